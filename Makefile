@@ -1,0 +1,38 @@
+# needle - build, test and benchmark.  `make` builds the agent library and
+# the command; `make test` runs every test; `make bench` runs benchmarks.
+CC ?= gcc
+BUILD ?= build
+CFLAGS ?= -O2 -g
+WARN := -Wall -Wextra -Werror
+AGENT_DIRS := common elf sites arch/x86_64 patch rcu thread dispatch link
+AGENT_INC := -Iinclude $(addprefix -Isrc/agent/,. $(AGENT_DIRS))
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
+
+AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c))
+AGENT_ASM := $(wildcard src/agent/arch/x86_64/*.S)
+AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
+AGENT_LIBS := -lelf -lpthread -ldl
+
+LIBNEEDLE := $(BUILD)/libneedle.so
+
+.PHONY: all test bench clean demo
+all: $(LIBNEEDLE)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.S
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) -c $< -o $@
+
+$(LIBNEEDLE): $(AGENT_OBJ)
+	@echo "  CC $@"; $(CC) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+
+include tests/tests.mk
+include bench/bench.mk
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(AGENT_OBJ:.o=.d)

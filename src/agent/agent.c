@@ -1,0 +1,56 @@
+/* agent.c - libneedle's start-up (see agent.h).
+ *
+ * The constructor discovers sites as soon as libneedle is loaded, so that
+ * gcc's multi-NOP sites and -pg's fentry calls are rewritten while the
+ * process usually has a single thread; everything else waits for the
+ * first API call.  Start-up failures are reported once and returned by
+ * every later call. */
+#include <errno.h>
+#include <pthread.h>
+
+#include "agent.h"
+#include "core_sync.h"
+#include "log.h"
+#include "module.h"
+#include "rcu.h"
+#include "thread_state.h"
+
+static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int init_error;
+
+static void agent_init(void)
+{
+	int err = thread_state_init();
+	if (!err)
+		err = rcu_init();
+	if (!err)
+		err = core_sync_init();
+	if (!err) {
+		pthread_mutex_lock(&control);
+		err = module_refresh();
+		pthread_mutex_unlock(&control);
+		if (err > 0)
+			err = 0;
+	}
+	init_error = err;
+}
+
+__attribute__((constructor)) static void agent_load(void)
+{
+	pthread_once(&once, agent_init);
+}
+
+int agent_lock(void)
+{
+	pthread_once(&once, agent_init);
+	if (init_error)
+		return init_error;
+	pthread_mutex_lock(&control);
+	return 0;
+}
+
+void agent_unlock(void)
+{
+	pthread_mutex_unlock(&control);
+}

@@ -1,0 +1,55 @@
+/* insn.h - the few x86-64 instruction encodings the patcher reads and
+ * writes at function entry sites. */
+#ifndef NEEDLE_INSN_H
+#define NEEDLE_INSN_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define INSN_SITE_LEN 5         /* every site is switched as 5 bytes */
+#define INSN_INT3 0xcc
+#define INSN_CALL_REL32 0xe8
+#define INSN_NOP1 0x90
+
+/* nopl 0x0(%rax,%rax,1): the canonical 5-byte NOP */
+static const uint8_t __attribute__((unused)) insn_nop5[INSN_SITE_LEN] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+static const uint8_t __attribute__((unused)) insn_endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* Any 5-byte "nopl disp8(%rax,%rax,1)": clang writes a non-zero disp8. */
+static inline int insn_is_nop5(const uint8_t *p)
+{
+	return p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00;
+}
+
+static inline int insn_is_gcc_nops(const uint8_t *p)
+{
+	return p[0] == INSN_NOP1 && p[1] == INSN_NOP1 && p[2] == INSN_NOP1 &&
+	       p[3] == INSN_NOP1 && p[4] == INSN_NOP1;
+}
+
+static inline int insn_is_endbr64(const uint8_t *p)
+{
+	return memcmp(p, insn_endbr64, sizeof(insn_endbr64)) == 0;
+}
+
+static inline int32_t insn_read_rel32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Encode "call target" placed at address at; 0 if out of rel32 reach. */
+static inline int insn_encode_call(uint8_t out[INSN_SITE_LEN], uint64_t at, uint64_t target)
+{
+	int64_t rel = (int64_t)(target - (at + INSN_SITE_LEN));
+	int32_t rel32 = (int32_t)rel;
+
+	if (rel != rel32)
+		return 0;
+	out[0] = INSN_CALL_REL32;
+	memcpy(out + 1, &rel32, sizeof(rel32));
+	return 1;
+}
+
+#endif

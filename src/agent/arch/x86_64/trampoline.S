@@ -1,0 +1,106 @@
+/* trampoline.S - the code a patched site calls, and the code a hijacked
+ * return lands in.  Both save what the traced code may still need (the
+ * argument registers on entry, the return registers on exit), align the
+ * stack to 16 bytes and call into C.
+ *
+ * At a site the traced function has just been called and has not touched
+ * its stack yet, so there is no live red zone to protect; the trampoline
+ * only grows the stack below the return address the CALL pushed.
+ *
+ * struct needle_regs layout (include/needle.h):
+ *   0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
+ *   64 + 16*i: xmm<i>, i = 0..7              total 192 bytes
+ */
+	.text
+
+	.globl	needle_entry_trampoline
+	.hidden	needle_entry_trampoline
+	.type	needle_entry_trampoline, @function
+	.p2align 4
+needle_entry_trampoline:
+	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
+	 * r11 = struct site * (loaded by the site's stub). */
+	.cfi_startproc
+	endbr64
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$192, %rsp
+	andq	$-16, %rsp
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+	movq	%r11, %rdi
+	movq	%rsp, %rsi
+	leaq	16(%rbp), %rdx
+	call	needle_dispatch_entry
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	needle_entry_trampoline, .-needle_entry_trampoline
+
+	.globl	needle_return_trampoline
+	.hidden	needle_return_trampoline
+	.type	needle_return_trampoline, @function
+	.p2align 4
+	/* A hijacked return arrives here: rsp is the caller's stack pointer
+	 * after the return, rax:rdx and xmm0:xmm1 hold the return value.  The
+	 * real return address comes back from C and is returned to. */
+needle_return_trampoline:
+	.cfi_startproc
+	.cfi_undefined rip
+	subq	$8, %rsp
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$192, %rsp
+	andq	$-16, %rsp
+	movq	%rax, 48(%rsp)
+	movq	%rdx, 16(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	call	needle_dispatch_exit
+	movq	%rax, 8(%rbp)
+	movq	48(%rsp), %rax
+	movq	16(%rsp), %rdx
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	leave
+	ret
+	.cfi_endproc
+	.size	needle_return_trampoline, .-needle_return_trampoline
+
+	.section .note.GNU-stack, "", @progbits

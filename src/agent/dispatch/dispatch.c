@@ -1,0 +1,166 @@
+/* dispatch.c - the C half of the trampolines: from a hit site to its
+ * consumers, and from a hijacked return back to the caller.
+ *
+ * Hot path rules: no lock, no syscall, no allocation, no write to a cache
+ * line another thread writes.  Everything per call lands in the calling
+ * thread's own state: the RCU word, the recursion guard, the shadow stack.
+ *
+ * Shadow stack frame, pushed at entry when some consumer wants the exit:
+ *     [frame_entry x entry_cnt][frame_header]   <- shadow_top
+ * The header sits on top so that a pop finds the entry count first. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "consumer.h"
+#include "rcu.h"
+#include "site_table.h"
+#include "thread_state.h"
+#include "trampoline.h"
+
+struct frame_entry {
+	uint32_t slot;
+	uint32_t generation;
+	uint64_t cookie;
+};
+
+struct frame_header {
+	uint64_t return_addr; /* where the traced function really returns */
+	struct site *site;
+	uint64_t sp;          /* stack pointer just after that return */
+	uint32_t entry_cnt;
+	uint32_t pad;
+};
+
+static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
+			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)
+{
+	uint64_t cookie = 0;
+	int ret = c->entry ? c->entry(ctx, &cookie, c->user_data) : 0;
+
+	if (!c->exit || (ret & NEEDLE_SKIP_EXIT))
+		return;
+	if (*n >= room) {
+		ts->shadow_overflows++;
+		return;
+	}
+	e[*n].slot = c->slot;
+	e[*n].generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	e[*n].cookie = cookie;
+	(*n)++;
+}
+
+void needle_dispatch_entry(struct site *site, struct needle_regs *regs, uint64_t *ret_slot)
+{
+	struct thread_state *ts = thread_state_get();
+
+	if (__builtin_expect(!ts, 0))
+		return;
+	if (__builtin_expect(ts->busy, 0)) {
+		ts->recursion_skips++;
+		return;
+	}
+	ts->busy = 1;
+	rcu_read_lock(ts);
+	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
+	if (list) {
+		const struct needle_ctx ctx = {
+			.func_ip = site->func_ip,
+			.site_addr = site->addr,
+			.func_name = site->name,
+			.site_id = site->id,
+			.is_exit = 0,
+			.regs = regs,
+		};
+		size_t free_bytes = ts->shadow_cap - ts->shadow_top;
+		uint32_t room = free_bytes > sizeof(struct frame_header)
+					? (uint32_t)((free_bytes - sizeof(struct frame_header)) / sizeof(struct frame_entry))
+					: 0;
+		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+		uint32_t n = 0;
+
+		if (list->cnt == 1)
+			run_entry(list->items[0], &ctx, e, &n, room, ts);
+		else
+			for (uint32_t i = 0; i < list->cnt; i++)
+				run_entry(list->items[i], &ctx, e, &n, room, ts);
+		if (n) {
+			struct frame_header *h = (struct frame_header *)(e + n);
+			h->return_addr = *ret_slot;
+			h->site = site;
+			h->sp = (uint64_t)(ret_slot + 1);
+			h->entry_cnt = n;
+			ts->shadow_top += n * sizeof(*e) + sizeof(*h);
+			*ret_slot = (uint64_t)needle_return_trampoline;
+		}
+	}
+	rcu_read_unlock(ts);
+	ts->busy = 0;
+}
+
+static struct frame_header *frame_top(struct thread_state *ts)
+{
+	return (struct frame_header *)(ts->shadow + ts->shadow_top) - 1;
+}
+
+static void frame_pop(struct thread_state *ts, const struct frame_header *h)
+{
+	ts->shadow_top -= sizeof(*h) + h->entry_cnt * sizeof(struct frame_entry);
+}
+
+static void __attribute__((noreturn)) shadow_stack_lost(uint64_t sp)
+{
+	/* A hijacked return with no frame to go back to: the return address is
+	 * gone and no guess is safe. */
+	fprintf(stderr, "needle: fatal: return at sp=0x%llx has no shadow frame; aborting\n",
+		(unsigned long long)sp);
+	abort();
+}
+
+/* Drop frames that a longjmp or an unwind skipped: they are deeper in the
+ * stack than the return being taken now. */
+static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
+{
+	for (;;) {
+		if (!ts->shadow_top)
+			shadow_stack_lost(sp);
+		struct frame_header *h = frame_top(ts);
+		if (h->sp >= sp)
+			return h;
+		frame_pop(ts, h);
+	}
+}
+
+uint64_t needle_dispatch_exit(struct needle_regs *regs, uint64_t sp)
+{
+	struct thread_state *ts = needle_thread;
+
+	if ((uintptr_t)ts <= 1)
+		shadow_stack_lost(sp);
+	/* Guard first: a signal handler's traced calls must not push over the
+	 * frame while it is being read. */
+	uint32_t busy = ts->busy;
+	ts->busy = 1;
+	struct frame_header *h = frame_for_return(ts, sp);
+	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
+	struct site *site = h->site;
+
+	rcu_read_lock(ts);
+	const struct needle_ctx ctx = {
+		.func_ip = site->func_ip,
+		.site_addr = site->addr,
+		.func_name = site->name,
+		.site_id = site->id,
+		.is_exit = 1,
+		.regs = regs,
+	};
+	for (uint32_t i = 0; i < h->entry_cnt; i++) {
+		struct consumer *c = &consumer_table[e[i].slot];
+		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && c->exit)
+			c->exit(&ctx, e[i].cookie, c->user_data);
+	}
+	rcu_read_unlock(ts);
+	uint64_t return_addr = h->return_addr;
+	frame_pop(ts, h);
+	ts->busy = busy;
+	return return_addr;
+}

@@ -1,0 +1,116 @@
+/* introspect.c - the read-only side of the API: sites and statistics. */
+#include <errno.h>
+#include <string.h>
+
+#include "needle.h"
+#include "agent.h"
+#include "core_sync.h"
+#include "module.h"
+#include "patch_batch.h"
+#include "rcu.h"
+#include "site_table.h"
+#include "thread_state.h"
+
+NEEDLE_API int needle_refresh(void)
+{
+	int err = agent_lock();
+
+	if (err)
+		return err;
+	err = module_refresh();
+	agent_unlock();
+	return err < 0 ? err : (int)site_table_count();
+}
+
+NEEDLE_API int needle_site_count(void)
+{
+	int err = agent_lock();
+
+	if (err)
+		return err;
+	agent_unlock();
+	return (int)site_table_count();
+}
+
+NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
+{
+	struct needle_site_info out;
+	struct site *s;
+	int err;
+
+	if (!info || info->sz < offsetof(struct needle_site_info, off_bytes))
+		return -EINVAL;
+	if ((err = agent_lock()))
+		return err;
+	s = site_table_get(id);
+	if (s) {
+		memset(&out, 0, sizeof(out));
+		out.sz = info->sz;
+		out.id = s->id;
+		out.form = s->form;
+		out.addr = s->addr;
+		out.func_ip = s->func_ip;
+		out.name = s->name;
+		out.module = s->module->path;
+		out.enabled = s->enabled;
+		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
+		memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
+	}
+	agent_unlock();
+	return s ? 0 : -ENOENT;
+}
+
+NEEDLE_API int needle_site_find(const char *name)
+{
+	size_t n = 0;
+	int err;
+
+	if (!name)
+		return -EINVAL;
+	if ((err = agent_lock()))
+		return err;
+	struct site *const *range = site_table_name_range(name, &n);
+	err = n ? (int)range[0]->id : -ENOENT;
+	agent_unlock();
+	return err;
+}
+
+struct counter_sum {
+	uint64_t recursion_skips, shadow_overflows;
+};
+
+static void add_counters(struct thread_state *ts, void *arg)
+{
+	struct counter_sum *sum = arg;
+	sum->recursion_skips += ts->recursion_skips;
+	sum->shadow_overflows += ts->shadow_overflows;
+}
+
+NEEDLE_API int needle_get_stats(struct needle_stats *stats)
+{
+	struct needle_stats out;
+	struct patch_stats ps;
+	struct counter_sum sum = { 0, 0 };
+	int err;
+
+	if (!stats || stats->sz < sizeof(size_t))
+		return -EINVAL;
+	if ((err = agent_lock()))
+		return err;
+	memset(&out, 0, sizeof(out));
+	out.sz = stats->sz;
+	patch_get_stats(&ps);
+	out.patch_batches = ps.batches;
+	out.last_batch_syncs = ps.last_syncs;
+	out.last_batch_sites = ps.last_sites;
+	out.core_syncs = core_sync_count();
+	for (uint32_t id = 0, n = site_table_count(); id < n; id++)
+		out.sites_enabled += site_table_get(id)->enabled;
+	out.grace_periods = rcu_grace_periods();
+	thread_state_for_each(add_counters, &sum);
+	out.recursion_skips = sum.recursion_skips;
+	out.shadow_overflows = sum.shadow_overflows;
+	agent_unlock();
+	memcpy(stats, &out, stats->sz < sizeof(out) ? stats->sz : sizeof(out));
+	return 0;
+}

@@ -1,0 +1,382 @@
+/* link.c - mass attach and detach (needle_attach, needle_link_detach).
+ *
+ * One attach resolves all its patterns and addresses to sites, publishes
+ * the new consumer lists, then enables every site that had no consumer in
+ * one patch batch: 3 core syncs whatever the count.  Detach is the mirror
+ * image, followed by one grace period (or none, for detach_nosync, which
+ * leaves it to a later needle_sync covering many links). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "consumer.h"
+#include "insn.h"
+#include "log.h"
+#include "module.h"
+#include "patch_batch.h"
+#include "rcu.h"
+#include "site_table.h"
+
+struct needle_link {
+	struct consumer *consumer;
+	struct site **sites;
+	size_t site_cnt;
+	int attached;
+};
+
+/* Consumers detached without a grace period, waiting for needle_sync. */
+static struct consumer **pending;
+static size_t pending_cnt, pending_cap;
+
+struct site_set {
+	struct site **v;
+	size_t cnt;
+	uint8_t *member; /* by site id */
+};
+
+static int set_add(struct site_set *set, struct site *s)
+{
+	if (set->member[s->id])
+		return 0;
+	set->member[s->id] = 1;
+	set->v[set->cnt++] = s;
+	return 0;
+}
+
+static int has_glob(const char *p)
+{
+	return strpbrk(p, "*?[") != NULL;
+}
+
+static int resolve_pattern(struct site_set *set, const char *pattern)
+{
+	size_t matched = 0;
+
+	if (!has_glob(pattern)) {
+		struct site *const *range = site_table_name_range(pattern, &matched);
+		for (size_t i = 0; i < matched; i++)
+			set_add(set, range[i]);
+	} else {
+		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
+			struct site *s = site_table_get(id);
+			if (!fnmatch(pattern, s->name, 0)) {
+				set_add(set, s);
+				matched++;
+			}
+		}
+	}
+	if (!matched) {
+		pr_warn("'%s' matches no traceable function\n", pattern);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int resolve(const struct needle_attach_opts *opts, struct site_set *set)
+{
+	uint32_t total = site_table_count();
+	int err = 0;
+
+	set->cnt = 0;
+	set->v = malloc((total ? total : 1) * sizeof(*set->v));
+	set->member = calloc(total ? total : 1, 1);
+	if (!set->v || !set->member)
+		return -ENOMEM;
+	for (size_t i = 0; i < opts->pattern_cnt && !err; i++) {
+		if (!opts->patterns[i]) {
+			err = -EINVAL;
+			break;
+		}
+		err = resolve_pattern(set, opts->patterns[i]);
+	}
+	for (size_t i = 0; i < opts->addr_cnt && !err; i++) {
+		struct site *s = site_table_find_func(opts->addrs[i]);
+		if (!s)
+			s = site_table_find_addr(opts->addrs[i]);
+		if (!s) {
+			pr_warn("address 0x%llx is not a traceable function\n", (unsigned long long)opts->addrs[i]);
+			err = -ENOENT;
+		} else {
+			set_add(set, s);
+		}
+	}
+	return err;
+}
+
+static void op_for(struct patch_op *op, struct site *s, int enable)
+{
+	memset(op, 0, sizeof(*op));
+	op->site = s;
+	op->len = INSN_SITE_LEN;
+	op->want_call = (uint8_t)enable;
+	if (enable)
+		insn_encode_call(op->bytes, s->addr, s->stub);
+	else
+		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);
+}
+
+static int check_opts(const struct needle_attach_opts *opts, struct needle_link **link)
+{
+	if (!opts || !link || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags))
+		return -EINVAL;
+	if (opts->sz > sizeof(*opts)) {
+		/* A newer caller: fields we do not know must be zero. */
+		for (size_t i = sizeof(*opts); i < opts->sz; i++)
+			if (((const char *)opts)[i])
+				return -EOPNOTSUPP;
+	}
+	if (!opts->entry && !opts->exit)
+		return -EINVAL;
+	if (!opts->pattern_cnt && !opts->addr_cnt)
+		return -EINVAL;
+	if ((opts->pattern_cnt && !opts->patterns) || (opts->addr_cnt && !opts->addrs))
+		return -EINVAL;
+	if (opts->flags & ~NEEDLE_ATTACH_EXCLUSIVE)
+		return -EINVAL;
+	return 0;
+}
+
+static int no_sites_error(void)
+{
+	pr_warn("the process has no patchable function entries: build the program with "
+		"-fpatchable-function-entry=5 (gcc or clang), or with -pg -mfentry -mnop-mcount "
+		"(gcc, non-PIE), or -pg -mfentry\n");
+	return -ENOEXEC;
+}
+
+/* Swap each site's consumer list; olds[i] keeps the previous list so that
+ * a failed batch can be undone.  Fills ops with sites changing state. */
+static int publish(struct site **sites, size_t n, struct consumer *c, int adding,
+		   struct consumer_list **olds, struct patch_op *ops, size_t *op_cnt)
+{
+	*op_cnt = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct site *s = sites[i];
+		struct consumer_list *old = atomic_load(&s->consumers), *new;
+		int err = 0;
+		new = adding ? consumer_list_add(old, c) : consumer_list_remove(old, c, &err);
+		if ((adding && !new) || err) {
+			for (size_t j = 0; j < i; j++) {
+				consumer_list_retire(atomic_exchange(&sites[j]->consumers, olds[j]));
+			}
+			return -ENOMEM;
+		}
+		olds[i] = old;
+		atomic_store_explicit(&s->consumers, new, memory_order_release);
+		if (adding && !old)
+			op_for(&ops[(*op_cnt)++], s, 1);
+		else if (!adding && !new && s->enabled)
+			op_for(&ops[(*op_cnt)++], s, 0);
+	}
+	return 0;
+}
+
+static int synchronize_and_reclaim(void)
+{
+	int err = rcu_synchronize();
+
+	if (err)
+		return err;
+	consumer_list_reclaim();
+	for (size_t i = 0; i < pending_cnt; i++)
+		consumer_destroy(pending[i]);
+	pending_cnt = 0;
+	return 0;
+}
+
+/* The consumer's slot is reused only after a grace period. */
+static int defer_destroy(struct consumer *c)
+{
+	if (pending_cnt == pending_cap) {
+		size_t cap = pending_cap ? pending_cap * 2 : 64;
+		struct consumer **p = realloc(pending, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		pending = p;
+		pending_cap = cap;
+	}
+	pending[pending_cnt++] = c;
+	return 0;
+}
+
+static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
+{
+	struct site_set set = { 0 };
+	struct consumer_list **olds = NULL;
+	struct patch_op *ops = NULL;
+	struct needle_link *link = NULL;
+	struct consumer *c = NULL;
+	size_t op_cnt;
+	int err = module_refresh();
+
+	if (err < 0)
+		return err;
+	if (!site_table_count())
+		return no_sites_error();
+	if ((err = resolve(opts, &set)))
+		goto out;
+	for (size_t i = 0; i < set.cnt && (opts->flags & NEEDLE_ATTACH_EXCLUSIVE); i++)
+		if (atomic_load(&set.v[i]->consumers)) {
+			pr_warn("%s is already traced by another link\n", set.v[i]->name);
+			err = -EBUSY;
+			goto out;
+		}
+	for (size_t i = 0; i < set.cnt; i++)
+		if (!set.v[i]->stub) {
+			pr_warn("%s cannot be traced: its object has no stub memory\n", set.v[i]->name);
+			err = -ENOMEM;
+			goto out;
+		}
+	link = calloc(1, sizeof(*link));
+	olds = malloc(set.cnt * sizeof(*olds));
+	ops = malloc(set.cnt * sizeof(*ops));
+	if (!link || !olds || !ops) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (!(c = consumer_create(opts->entry, opts->exit, opts->user_data))) {
+		pr_warn("too many links (at most %d)\n", CONSUMER_MAX);
+		err = -ENOSPC;
+		goto out;
+	}
+	if ((err = publish(set.v, set.cnt, c, 1, olds, ops, &op_cnt)))
+		goto out;
+	if ((err = patch_batch_apply(ops, op_cnt))) {
+		/* Undo: the lists go back, and sites this batch turned on go off. */
+		for (size_t i = 0; i < set.cnt; i++)
+			consumer_list_retire(atomic_exchange(&set.v[i]->consumers, olds[i]));
+		size_t undo = 0;
+		for (size_t i = 0; i < op_cnt; i++)
+			if (ops[i].site->enabled)
+				op_for(&ops[undo++], ops[i].site, 0);
+		patch_batch_apply(ops, undo);
+		goto out;
+	}
+	for (size_t i = 0; i < set.cnt; i++)
+		consumer_list_retire(olds[i]);
+	/* Retired lists are freed by the next grace period; bound the backlog. */
+	if (consumer_list_retired_count() > 65536)
+		synchronize_and_reclaim();
+	link->consumer = c;
+	link->sites = set.v;
+	link->site_cnt = set.cnt;
+	link->attached = 1;
+	set.v = NULL;
+	*out = link;
+	c = NULL;
+	link = NULL;
+	err = (int)(*out)->site_cnt;
+out:
+	if (c) {
+		consumer_retire(c);
+		synchronize_and_reclaim();
+		consumer_destroy(c);
+	}
+	free(link);
+	free(olds);
+	free(ops);
+	free(set.v);
+	free(set.member);
+	return err;
+}
+
+NEEDLE_API int needle_attach(const struct needle_attach_opts *opts, struct needle_link **link)
+{
+	int err = check_opts(opts, link);
+
+	if (err)
+		return err;
+	if ((err = agent_lock()))
+		return err;
+	err = attach_locked(opts, link);
+	agent_unlock();
+	return err;
+}
+
+static int detach_locked(struct needle_link *link, int sync)
+{
+	struct consumer_list **olds = malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*olds));
+	struct patch_op *ops = malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*ops));
+	size_t op_cnt;
+	int err;
+
+	if (!olds || !ops) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if ((err = publish(link->sites, link->site_cnt, link->consumer, 0, olds, ops, &op_cnt)))
+		goto out;
+	for (size_t i = 0; i < link->site_cnt; i++)
+		consumer_list_retire(olds[i]);
+	link->attached = 0;
+	/* Frames hijacked for this link from now on skip its exit handler. */
+	consumer_retire(link->consumer);
+	/* A failed batch leaves sites calling the trampoline with no consumer:
+	 * slower, still correct.  Report it. */
+	err = patch_batch_apply(ops, op_cnt);
+	if (defer_destroy(link->consumer)) {
+		int serr = rcu_synchronize();
+		if (!serr)
+			consumer_destroy(link->consumer);
+		err = err ? err : serr;
+	} else if (sync) {
+		int serr = synchronize_and_reclaim();
+		err = err ? err : serr;
+	}
+	link->consumer = NULL;
+out:
+	free(olds);
+	free(ops);
+	return err;
+}
+
+static int detach(struct needle_link *link, int sync)
+{
+	int err;
+
+	if (!link)
+		return -EINVAL;
+	if ((err = agent_lock()))
+		return err;
+	err = link->attached ? detach_locked(link, sync) : -ENOENT;
+	agent_unlock();
+	return err;
+}
+
+NEEDLE_API int needle_link_detach(struct needle_link *link)
+{
+	return detach(link, 1);
+}
+
+NEEDLE_API int needle_link_detach_nosync(struct needle_link *link)
+{
+	return detach(link, 0);
+}
+
+NEEDLE_API int needle_sync(void)
+{
+	int err = agent_lock();
+
+	if (err)
+		return err;
+	err = synchronize_and_reclaim();
+	agent_unlock();
+	return err;
+}
+
+NEEDLE_API void needle_link_destroy(struct needle_link *link)
+{
+	if (!link)
+		return;
+	if (link->attached)
+		needle_link_detach(link);
+	free(link->sites);
+	free(link);
+}
+
+NEEDLE_API int needle_link_site_count(const struct needle_link *link)
+{
+	return link ? (int)link->site_cnt : -EINVAL;
+}

@@ -1,0 +1,144 @@
+/* patch_batch.c - the batch protocol of the kernel's text_poke_bp_batch,
+ * in user space (see patch_batch.h).  Callers serialize batches with the
+ * agent's control mutex. */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core_sync.h"
+#include "insn.h"
+#include "log.h"
+#include "patch_batch.h"
+#include "site_table.h"
+#include "task_list.h"
+#include "text_window.h"
+#include "thread_stop.h"
+#include "trap.h"
+
+static struct patch_stats stats;
+
+static int op_cmp(const void *a, const void *b)
+{
+	const struct patch_op *x = a, *y = b;
+	return x->site->addr < y->site->addr ? -1 : x->site->addr > y->site->addr;
+}
+
+static int open_window(struct patch_op *ops, size_t n, struct text_window *w)
+{
+	uint64_t *addrs = malloc(n * sizeof(*addrs));
+	int err;
+
+	if (!addrs)
+		return -ENOMEM;
+	qsort(ops, n, sizeof(*ops), op_cmp);
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = ops[i].site->addr;
+	err = text_window_open(w, addrs, n, 8);
+	free(addrs);
+	return err;
+}
+
+static void finish(struct patch_op *ops, size_t n, uint64_t syncs_before)
+{
+	for (size_t i = 0; i < n; i++)
+		ops[i].site->enabled = ops[i].want_call;
+	stats.batches++;
+	stats.last_syncs = core_sync_count() - syncs_before;
+	stats.last_sites = n;
+}
+
+/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process. */
+static int sigtrap_blocked_somewhere(void)
+{
+	struct task_list list;
+	int blocked = 0;
+
+	if (task_list_read(&list))
+		return 1; /* cannot tell: take the safe path */
+	for (size_t i = 0; i < list.cnt && !blocked; i++)
+		blocked = task_blocks_signal(list.tids[i], SIGTRAP) == 1;
+	task_list_free(&list);
+	return blocked;
+}
+
+static void write_all(struct patch_op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		memcpy((void *)ops[i].site->addr, ops[i].bytes, ops[i].len);
+}
+
+int patch_rewrite_stopped(struct patch_op *ops, size_t n)
+{
+	struct text_window w;
+	struct site **sites;
+	uint64_t before = core_sync_count();
+	int err;
+
+	if (!n)
+		return 0;
+	if ((err = open_window(ops, n, &w)))
+		return err;
+	if (!(sites = malloc(n * sizeof(*sites)))) {
+		text_window_close(&w);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sites[i] = ops[i].site;
+		atomic_store(&ops[i].site->want_call, ops[i].want_call);
+	}
+	int alone = task_count() == 1;
+	if (alone || !(err = thread_stop_all(sites, n))) {
+		write_all(ops, n);
+		core_sync();
+		if (!alone)
+			thread_resume_all();
+		finish(ops, n, before);
+	}
+	free(sites);
+	int cerr = text_window_close(&w);
+	return err ? err : cerr;
+}
+
+int patch_batch_apply(struct patch_op *ops, size_t n)
+{
+	struct text_window w;
+	uint64_t before = core_sync_count();
+	int err;
+
+	if (!n)
+		return 0;
+	if (sigtrap_blocked_somewhere()) {
+		pr_info("a thread blocks SIGTRAP: patching %zu sites with threads stopped\n", n);
+		err = patch_rewrite_stopped(ops, n);
+		if (err == -EDEADLK)
+			pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
+				"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
+				"or attach before it starts\n");
+		return err;
+	}
+	if ((err = trap_install()))
+		return err;
+	if ((err = open_window(ops, n, &w)))
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		atomic_store_explicit(&ops[i].site->want_call, ops[i].want_call, memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst); /* want_call before the int3 */
+		*(volatile uint8_t *)ops[i].site->addr = INSN_INT3;
+	}
+	core_sync();
+	for (size_t i = 0; i < n; i++)
+		memcpy((uint8_t *)ops[i].site->addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
+	core_sync();
+	for (size_t i = 0; i < n; i++)
+		*(volatile uint8_t *)ops[i].site->addr = ops[i].bytes[0];
+	core_sync();
+	finish(ops, n, before);
+	return text_window_close(&w);
+}
+
+void patch_get_stats(struct patch_stats *st)
+{
+	*st = stats;
+}

@@ -1,0 +1,80 @@
+/* task_list.c - reads /proc/self/task (see task_list.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "task_list.h"
+
+int task_list_read(struct task_list *list)
+{
+	DIR *dir = opendir("/proc/self/task");
+	pid_t self = gettid();
+	size_t cap = 0;
+	struct dirent *de;
+
+	list->tids = NULL;
+	list->cnt = 0;
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0 || tid == self)
+			continue;
+		if (list->cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			pid_t *t = realloc(list->tids, cap * sizeof(*t));
+			if (!t) {
+				closedir(dir);
+				task_list_free(list);
+				return -ENOMEM;
+			}
+			list->tids = t;
+		}
+		list->tids[list->cnt++] = tid;
+	}
+	closedir(dir);
+	return 0;
+}
+
+void task_list_free(struct task_list *list)
+{
+	free(list->tids);
+	list->tids = NULL;
+	list->cnt = 0;
+}
+
+int task_blocks_signal(pid_t tid, int sig)
+{
+	char path[64], buf[4096];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	char *line = strstr(buf, "\nSigBlk:");
+	if (!line)
+		return -ENOENT;
+	unsigned long long mask = strtoull(line + 8, NULL, 16);
+	return (mask >> (sig - 1)) & 1;
+}
+
+long task_count(void)
+{
+	struct task_list list;
+	if (task_list_read(&list))
+		return -1;
+	long n = (long)list.cnt + 1;
+	task_list_free(&list);
+	return n;
+}

@@ -1,0 +1,23 @@
+/* task_list.h - the threads of this process as /proc/self/task shows them,
+ * with the signals each one blocks. */
+#ifndef NEEDLE_TASK_LIST_H
+#define NEEDLE_TASK_LIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct task_list {
+	pid_t *tids;
+	size_t cnt;
+};
+
+/* Fill list with every thread but the caller.  0 or negative errno. */
+int task_list_read(struct task_list *list);
+void task_list_free(struct task_list *list);
+/* 1 if thread tid blocks signal sig, 0 if not, negative errno if it is gone. */
+int task_blocks_signal(pid_t tid, int sig);
+/* Number of threads in the process (including the caller). */
+long task_count(void);
+
+#endif

@@ -1,0 +1,82 @@
+/* trap.c - the SIGTRAP handler for threads that hit a site while a patch
+ * batch has an int3 on it.
+ *
+ * Like the kernel's poke_int3_handler, it finds the site by binary search
+ * (site_table_find_addr over the sorted, immutable address index) and
+ * emulates the instruction the site is becoming: a CALL to the site's stub
+ * (push the return address, jump) or a NOP (skip the 5 bytes).  It writes
+ * only the trapped thread's own registers and stack: no counter, no lock,
+ * nothing another thread's cache holds.  A trap that is not one of ours
+ * goes to whatever SIGTRAP handler the program had, and a program that
+ * had none dies of SIGTRAP exactly as it would untraced. */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "site_table.h"
+#include "trap.h"
+
+static struct sigaction program_action;
+
+static void chain_to_program(int sig, siginfo_t *info, void *uc)
+{
+	struct sigaction act = program_action;
+
+	if (act.sa_flags & SA_SIGINFO) {
+		act.sa_sigaction(sig, info, uc);
+		return;
+	}
+	if (act.sa_handler == SIG_IGN && info->si_code != SI_KERNEL)
+		return;
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
+		/* Untraced, this trap would kill the process: let it. */
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGTRAP, &dfl, NULL);
+		raise(SIGTRAP);
+		return;
+	}
+	act.sa_handler(sig);
+}
+
+static void trap_handler(int sig, siginfo_t *info, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	greg_t *gregs = uc->uc_mcontext.gregs;
+	uint64_t at = (uint64_t)gregs[REG_RIP] - 1;
+	struct site *site = info->si_code == SI_KERNEL ? site_table_find_addr(at) : NULL;
+
+	if (!site) {
+		chain_to_program(sig, info, ucv);
+		return;
+	}
+	if (atomic_load_explicit(&site->want_call, memory_order_relaxed)) {
+		uint64_t *sp = (uint64_t *)gregs[REG_RSP] - 1;
+		*sp = site->addr + 5;
+		gregs[REG_RSP] = (greg_t)sp;
+		gregs[REG_RIP] = (greg_t)site->stub;
+	} else {
+		gregs[REG_RIP] = (greg_t)(site->addr + 5);
+	}
+}
+
+int trap_install(void)
+{
+	struct sigaction cur, act;
+
+	if (sigaction(SIGTRAP, NULL, &cur))
+		return -errno;
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_handler)
+		return 0;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = trap_handler;
+	act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&act.sa_mask);
+	program_action = cur;
+	if (sigaction(SIGTRAP, &act, NULL))
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,164 @@
+/* module.c - the registry of loaded objects (see module.h).  Objects are
+ * found with dl_iterate_phdr; the callback only copies what it needs,
+ * because it runs under the loader's lock, and discovery happens after. */
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "module.h"
+#include "patch_batch.h"
+#include "site_discover.h"
+#include "site_table.h"
+
+#define PAGE 4096ull
+
+static struct module *modules;
+
+struct module *module_list(void)
+{
+	return modules;
+}
+
+const struct module_span *module_exec_span(uint64_t addr)
+{
+	for (struct module *m = modules; m; m = m->next)
+		for (int i = 0; i < m->exec_cnt; i++)
+			if (addr >= m->exec[i].lo && addr < m->exec[i].hi)
+				return &m->exec[i];
+	return NULL;
+}
+
+struct object_list {
+	struct module *v;
+	size_t cnt, cap;
+	int err;
+};
+
+static int known(uint64_t bias, const char *path)
+{
+	for (struct module *m = modules; m; m = m->next)
+		if (m->bias == bias && !strcmp(m->path, path))
+			return 1;
+	return 0;
+}
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_list *list = arg;
+	struct module obj;
+	char exe[PATH_MAX];
+	const char *name = info->dlpi_name;
+	uint64_t self = (uint64_t)(uintptr_t)module_refresh;
+	(void)size;
+
+	memset(&obj, 0, sizeof(obj));
+	obj.bias = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || obj.exec_cnt == MODULE_MAX_EXEC)
+			continue;
+		struct module_span *s = &obj.exec[obj.exec_cnt++];
+		s->lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+		s->hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
+		s->prot = PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0);
+		if (self >= s->lo && self < s->hi)
+			return 0; /* libneedle itself is never traced */
+	}
+	if (!obj.exec_cnt || strstr(name, "linux-vdso") || strstr(name, "linux-gate"))
+		return 0;
+	if (!*name) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n <= 0)
+			return 0;
+		exe[n] = 0;
+		name = exe;
+	}
+	if (known(obj.bias, name))
+		return 0;
+	if (!(obj.path = strdup(name))) {
+		list->err = -ENOMEM;
+		return 1;
+	}
+	if (list->cnt == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 16;
+		struct module *v = realloc(list->v, cap * sizeof(*v));
+		if (!v) {
+			free(obj.path);
+			list->err = -ENOMEM;
+			return 1;
+		}
+		list->v = v;
+		list->cap = cap;
+	}
+	list->v[list->cnt++] = obj;
+	return 0;
+}
+
+static int normalize(struct discovery *d)
+{
+	int err = 0;
+
+	/* call __fentry__ -> NOP5 is one instruction for another: the int3
+	 * protocol suffices.  Five 1-byte NOPs -> NOP5 is not: a thread may be
+	 * between two of them, so other threads are stopped (if any). */
+	if (d->fentry_cnt)
+		err = patch_batch_apply(d->fentry_ops, d->fentry_cnt);
+	if (!err && d->nops_cnt)
+		err = patch_rewrite_stopped(d->nops_ops, d->nops_cnt);
+	return err;
+}
+
+int module_refresh(void)
+{
+	struct object_list list = { 0 };
+	struct discovery *disc = NULL;
+	int added = 0, err;
+
+	dl_iterate_phdr(collect, &list);
+	if (list.err) {
+		err = list.err;
+		goto out;
+	}
+	if (list.cnt && !(disc = calloc(list.cnt, sizeof(*disc)))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < list.cnt; i++) {
+		struct module *m = malloc(sizeof(*m));
+		if (!m) {
+			err = -ENOMEM;
+			goto out;
+		}
+		*m = list.v[i];
+		list.v[i].path = NULL;
+		m->next = modules;
+		modules = m;
+		if ((err = site_discover(m, &disc[i])))
+			goto out;
+		added += (int)disc[i].site_cnt;
+	}
+	/* The trap handler must find the new sites before any int3 lands. */
+	if (added && (err = site_table_reindex()))
+		goto out;
+	for (size_t i = 0; i < list.cnt; i++) {
+		if ((err = normalize(&disc[i]))) {
+			pr_warn("%s: cannot prepare its sites (%d)\n", list.v[i].path ? list.v[i].path : "object", err);
+			goto out;
+		}
+	}
+	err = added;
+out:
+	for (size_t i = 0; disc && i < list.cnt; i++)
+		discovery_free(&disc[i]);
+	for (size_t i = 0; i < list.cnt; i++)
+		free(list.v[i].path);
+	free(disc);
+	free(list.v);
+	return err;
+}

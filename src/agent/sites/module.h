@@ -1,0 +1,37 @@
+/* module.h - loaded objects (the main executable and shared objects) that
+ * hold sites, found through dl_iterate_phdr. */
+#ifndef NEEDLE_MODULE_H
+#define NEEDLE_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MODULE_MAX_EXEC 4
+
+struct module_span {
+	uint64_t lo, hi; /* runtime addresses, page aligned */
+	int prot;        /* PROT_* of the segment as loaded */
+};
+
+struct module {
+	char *path;
+	uint64_t bias;
+	struct module_span exec[MODULE_MAX_EXEC]; /* executable PT_LOAD segments */
+	int exec_cnt;
+	char *strings;        /* symbol names of this module's sites */
+	uint32_t first_site, site_cnt;
+	struct module *next;
+};
+
+/* Find objects loaded since the last call and discover their sites.
+ * Sites that need rewriting before use (gcc NOPs, fentry calls) are
+ * normalized before this returns.  Returns the number of new sites or a
+ * negative errno.  Caller holds the control mutex. */
+int module_refresh(void);
+
+/* Executable span of a known module holding addr, or NULL. */
+const struct module_span *module_exec_span(uint64_t addr);
+
+struct module *module_list(void);
+
+#endif

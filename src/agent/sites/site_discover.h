@@ -1,0 +1,25 @@
+/* site_discover.h - find the sites of one loaded object and classify the
+ * instruction each one holds. */
+#ifndef NEEDLE_SITE_DISCOVER_H
+#define NEEDLE_SITE_DISCOVER_H
+
+#include <stddef.h>
+
+#include "patch_batch.h"
+
+struct module;
+
+struct discovery {
+	struct site **sites;        /* new sites, in the site table */
+	size_t site_cnt;
+	struct patch_op *fentry_ops; /* call __fentry__ -> NOP5: int3 protocol */
+	size_t fentry_cnt;
+	struct patch_op *nops_ops;   /* gcc's five NOPs -> NOP5: threads stopped */
+	size_t nops_cnt;
+};
+
+/* Add the sites of m to the site table.  0 or negative errno. */
+int site_discover(struct module *m, struct discovery *d);
+void discovery_free(struct discovery *d);
+
+#endif

@@ -1,0 +1,142 @@
+/* site_table.c - storage and lookup of sites (see site_table.h).
+ *
+ * Writers (discovery) run under the agent's control mutex; readers may be
+ * any thread, including one inside the SIGTRAP handler, so the indexes are
+ * published with release stores and old indexes are kept, not freed: a
+ * trapped thread may still be searching one.  They cost 8 bytes per site
+ * per discovery round that found new objects. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "site_table.h"
+
+#define SITE_CHUNK_SHIFT 12
+#define SITE_CHUNK (1u << SITE_CHUNK_SHIFT)
+#define SITE_MAX_CHUNKS 1024 /* 4M sites */
+
+struct site_index {
+	size_t cnt;
+	struct site *sites[];
+};
+
+static struct site *chunks[SITE_MAX_CHUNKS];
+static _Atomic uint32_t site_cnt;
+static _Atomic(struct site_index *) by_addr;
+static _Atomic(struct site_index *) by_name;
+
+struct site *site_table_add(const struct site *proto)
+{
+	uint32_t id = atomic_load_explicit(&site_cnt, memory_order_relaxed);
+	uint32_t chunk = id >> SITE_CHUNK_SHIFT;
+
+	if (chunk >= SITE_MAX_CHUNKS)
+		return NULL;
+	if (!chunks[chunk] && !(chunks[chunk] = calloc(SITE_CHUNK, sizeof(struct site))))
+		return NULL;
+	struct site *s = &chunks[chunk][id & (SITE_CHUNK - 1)];
+	*s = *proto;
+	s->id = id;
+	atomic_store_explicit(&site_cnt, id + 1, memory_order_release);
+	return s;
+}
+
+struct site *site_table_get(uint32_t id)
+{
+	if (id >= atomic_load_explicit(&site_cnt, memory_order_acquire))
+		return NULL;
+	return &chunks[id >> SITE_CHUNK_SHIFT][id & (SITE_CHUNK - 1)];
+}
+
+uint32_t site_table_count(void)
+{
+	return atomic_load_explicit(&site_cnt, memory_order_acquire);
+}
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
+}
+
+static struct site_index *index_build(int (*cmp)(const void *, const void *))
+{
+	uint32_t n = site_table_count();
+	struct site_index *idx = malloc(sizeof(*idx) + n * sizeof(idx->sites[0]));
+
+	if (!idx)
+		return NULL;
+	idx->cnt = n;
+	for (uint32_t i = 0; i < n; i++)
+		idx->sites[i] = site_table_get(i);
+	qsort(idx->sites, n, sizeof(idx->sites[0]), cmp);
+	return idx;
+}
+
+int site_table_reindex(void)
+{
+	struct site_index *a = index_build(cmp_addr), *n = index_build(cmp_name);
+
+	if (!a || !n) {
+		free(a);
+		free(n);
+		return -ENOMEM;
+	}
+	/* The old address index may be under a trapped thread's search: leak it.
+	 * Nothing async reads the name index; it is replaced under the mutex. */
+	atomic_store_explicit(&by_addr, a, memory_order_release);
+	free(atomic_exchange(&by_name, n));
+	return 0;
+}
+
+struct site *site_table_find_addr(uint64_t addr)
+{
+	struct site_index *idx = atomic_load_explicit(&by_addr, memory_order_acquire);
+	size_t lo = 0, hi = idx ? idx->cnt : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		struct site *s = idx->sites[mid];
+		if (s->addr == addr)
+			return s;
+		if (s->addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct site *site_table_find_func(uint64_t func_ip)
+{
+	/* A site sits at the symbol or 4 bytes after it (endbr64). */
+	struct site *s = site_table_find_addr(func_ip);
+	if (!s)
+		s = site_table_find_addr(func_ip + 4);
+	return s && s->func_ip == func_ip ? s : NULL;
+}
+
+struct site *const *site_table_name_range(const char *name, size_t *cnt)
+{
+	struct site_index *idx = atomic_load_explicit(&by_name, memory_order_acquire);
+	size_t lo = 0, hi = idx ? idx->cnt : 0, end;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(idx->sites[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; idx && end < idx->cnt && !strcmp(idx->sites[end]->name, name); end++)
+		;
+	*cnt = end - lo;
+	return idx ? &idx->sites[lo] : NULL;
+}

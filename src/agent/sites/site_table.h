@@ -1,0 +1,49 @@
+/* site_table.h - every patchable function entry known to the process.
+ *
+ * Sites live in fixed-size chunks that are never freed or moved, so a
+ * struct site * stays valid for the life of the process (stubs embed it).
+ * A sorted index by address answers the trap handler's binary search; a
+ * sorted index by name answers exact-name attach requests.  Both indexes
+ * are replaced, never modified, when objects are discovered. */
+#ifndef NEEDLE_SITE_TABLE_H
+#define NEEDLE_SITE_TABLE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct module;
+struct consumer_list;
+
+struct site {
+	uint64_t addr;      /* the 5 bytes switched between NOP5 and CALL */
+	uint64_t func_ip;   /* the function's symbol address */
+	const char *name;
+	struct module *module;
+	uint64_t stub;      /* this site's stub: the CALL's target */
+	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
+	uint32_t id;
+	uint8_t form;       /* enum needle_site_form */
+	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */
+	uint8_t off_bytes[5];
+	uint8_t enabled;    /* the patcher's view: bytes are CALL (1) or NOP (0) */
+	_Atomic uint8_t want_call; /* what a thread trapped on this site's int3 emulates */
+};
+
+/* Append a site; the table assigns its id.  Returns NULL when full. */
+struct site *site_table_add(const struct site *proto);
+struct site *site_table_get(uint32_t id);
+uint32_t site_table_count(void);
+
+/* Rebuild the address and name indexes after a round of site_table_add. */
+int site_table_reindex(void);
+
+/* Site whose 5 bytes start at addr, or NULL.  Async-signal-safe. */
+struct site *site_table_find_addr(uint64_t addr);
+/* Site whose function starts at func_ip, or NULL. */
+struct site *site_table_find_func(uint64_t func_ip);
+/* The sites of functions named exactly name (static functions of several
+ * objects may share one): *cnt of them.  Valid until the next reindex. */
+struct site *const *site_table_name_range(const char *name, size_t *cnt);
+
+#endif

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# run.sh - run every test program under a build directory and print the
+# summary line "N passed, N failed".  A program that crashes or exits
+# non-zero without printing a FAIL: line counts as one failure.
+set -u
+build=$(cd "${1:-build/tests}" && pwd)
+passed=0
+failed=0
+log=$(mktemp)
+scratch=$(mktemp -d)
+trap 'rm -rf "$log" "$scratch"' EXIT
+
+for prog in "$build"/test_*; do
+	[ -x "$prog" ] || continue
+	name=$(basename "$prog")
+	# Programs run in a scratch directory: -pg binaries write gmon.out.
+	(cd "$scratch" && timeout 600 "$prog") >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^PASS:' "$log")
+	f=$(grep -c '^FAIL:' "$log")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+		echo "FAIL: $name exited with status $rc"
+	fi
+	grep -A1 '^FAIL:' "$log"
+	printf '%-40s %4d passed, %d failed\n' "$name" "$p" "$f"
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

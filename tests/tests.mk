@@ -1,0 +1,44 @@
+# tests.mk - test programs.  Each test program prints PASS:/FAIL: lines;
+# tests/run.sh runs them all and prints the summary.
+TEST_BUILD := $(BUILD)/tests
+TEST_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude -Itests
+TEST_LINK := -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread -ldl
+PFE := -fpatchable-function-entry=5
+
+# Site forms: each object with its own compiler and flags.
+$(TEST_BUILD)/forms/gcc.o: tests/patch/forms_gcc.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=none -c $< -o $@
+$(TEST_BUILD)/forms/gcc_cet.o: tests/patch/forms_gcc_cet.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=full -c $< -o $@
+$(TEST_BUILD)/forms/clang.o: tests/patch/forms_clang.c
+	@mkdir -p $(dir $@); clang $(TEST_CFLAGS) $(PFE) -fcf-protection=none -c $< -o $@
+$(TEST_BUILD)/forms/clang_cet.o: tests/patch/forms_clang_cet.c
+	@mkdir -p $(dir $@); clang $(TEST_CFLAGS) $(PFE) -fcf-protection=full -c $< -o $@
+$(TEST_BUILD)/forms/fentry_pie.o: tests/patch/forms_fentry.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -fPIE -c $< -o $@
+$(TEST_BUILD)/forms/fentry_nopie.o: tests/patch/forms_fentry.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -fno-pie -c $< -o $@
+$(TEST_BUILD)/forms/mnop.o: tests/patch/forms_mnop.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -mnop-mcount -fno-pie -c $< -o $@
+$(TEST_BUILD)/forms/gcc_nopie.o: tests/patch/forms_gcc.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fno-pie -c $< -o $@
+$(TEST_BUILD)/libforms.so: tests/patch/forms_lib.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fPIC -shared $< -o $@
+
+$(TEST_BUILD)/test_site_forms_pie: tests/patch/test_site_forms.c $(TEST_BUILD)/forms/gcc.o \
+		$(TEST_BUILD)/forms/gcc_cet.o $(TEST_BUILD)/forms/clang.o $(TEST_BUILD)/forms/clang_cet.o \
+		$(TEST_BUILD)/forms/fentry_pie.o $(TEST_BUILD)/libforms.so $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) -DFORMS_PIE -DFORMS_LIB='"$(abspath $(TEST_BUILD))/libforms.so"' \
+		$(filter %.c %.o,$^) -o $@ $(TEST_LINK)
+
+$(TEST_BUILD)/test_site_forms_nopie: tests/patch/test_site_forms.c $(TEST_BUILD)/forms/mnop.o \
+		$(TEST_BUILD)/forms/fentry_nopie.o $(TEST_BUILD)/forms/gcc_nopie.o $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) -fno-pie -no-pie -pg $(filter %.c %.o,$^) -o $@ $(TEST_LINK)
+
+TESTS := $(TEST_BUILD)/test_site_forms_pie $(TEST_BUILD)/test_site_forms_nopie
+
+.PHONY: tests
+tests: $(TESTS)
+
+test: tests
+	tests/run.sh $(TEST_BUILD)
