@@ -15,7 +15,7 @@ AGENT_LIBS := -lelf -lpthread -ldl
 
 LIBNEEDLE := $(BUILD)/libneedle.so
 
-.PHONY: all test bench clean demo
+.PHONY: all test tests bench clean demo
 all: $(LIBNEEDLE)
 
 $(BUILD)/obj/%.o: src/%.c
@@ -29,8 +29,13 @@ $(BUILD)/obj/%.o: src/%.S
 $(LIBNEEDLE): $(AGENT_OBJ)
 	@echo "  CC $@"; $(CC) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
+TESTS :=
 include tests/tests.mk
 include bench/bench.mk
+
+tests: $(TESTS)
+test: tests
+	tests/run.sh $(BUILD)/tests
 
 clean:
 	rm -rf $(BUILD)

@@ -35,10 +35,25 @@ $(TEST_BUILD)/test_site_forms_nopie: tests/patch/test_site_forms.c $(TEST_BUILD)
 		$(TEST_BUILD)/forms/fentry_nopie.o $(TEST_BUILD)/forms/gcc_nopie.o $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -fno-pie -no-pie -pg $(filter %.c %.o,$^) -o $@ $(TEST_LINK)
 
-TESTS := $(TEST_BUILD)/test_site_forms_pie $(TEST_BUILD)/test_site_forms_nopie
+TESTS += $(TEST_BUILD)/test_site_forms_pie $(TEST_BUILD)/test_site_forms_nopie
 
-.PHONY: tests
-tests: $(TESTS)
+$(TEST_BUILD)/gen/stress_funcs.c: tests/gen_funcs.sh
+	@mkdir -p $(dir $@); tests/gen_funcs.sh stress 1200 > $@
 
-test: tests
-	tests/run.sh $(TEST_BUILD)
+$(TEST_BUILD)/test_stress: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/test_stress
+
+# -O2 with patchable entries on every function of the test.
+$(TEST_BUILD)/test_%: tests/patch/test_%.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/test_args
+
+$(TEST_BUILD)/test_no_sites: tests/patch/test_no_sites.c $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) $< -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/test_trap $(TEST_BUILD)/test_sigtrap_blocked $(TEST_BUILD)/test_bad_input \
+	$(TEST_BUILD)/test_no_sites

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core_sync.h"
 #include "insn.h"
@@ -50,7 +51,7 @@ static void finish(struct patch_op *ops, size_t n, uint64_t syncs_before)
 }
 
 /* 1 if some other thread blocks SIGTRAP: an int3 would kill the process. */
-static int sigtrap_blocked_somewhere(void)
+static int sigtrap_blocked_now(void)
 {
 	struct task_list list;
 	int blocked = 0;
@@ -61,6 +62,20 @@ static int sigtrap_blocked_somewhere(void)
 		blocked = task_blocks_signal(list.tids[i], SIGTRAP) == 1;
 	task_list_free(&list);
 	return blocked;
+}
+
+/* A thread being created runs with every signal blocked for a moment (and
+ * runs no traced code then): look again a few times before concluding that
+ * a thread blocks SIGTRAP for good. */
+static int sigtrap_blocked_somewhere(void)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		if (!sigtrap_blocked_now())
+			return 0;
+		struct timespec t = { 0, 500 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	return 1;
 }
 
 static void write_all(struct patch_op *ops, size_t n)
