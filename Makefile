@@ -29,6 +29,22 @@ $(BUILD)/obj/%.o: src/%.S
 $(LIBNEEDLE): $(AGENT_OBJ)
 	@echo "  CC $@"; $(CC) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
+# The same agent built with AddressSanitizer, for the stress tests.
+ASAN := -fsanitize=address -fno-omit-frame-pointer
+ASAN_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/asan/obj/%,$(AGENT_OBJ))
+LIBNEEDLE_ASAN := $(BUILD)/asan/libneedle.so
+
+$(BUILD)/asan/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(ASAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+
+$(BUILD)/asan/obj/%.o: src/%.S
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC $(AGENT_INC) -c $< -o $@
+
+$(LIBNEEDLE_ASAN): $(ASAN_OBJ)
+	$(CC) $(ASAN) -shared -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+
 TESTS :=
 include tests/tests.mk
 include bench/bench.mk
@@ -40,4 +56,4 @@ test: tests
 clean:
 	rm -rf $(BUILD)
 
--include $(AGENT_OBJ:.o=.d)
+-include $(AGENT_OBJ:.o=.d) $(ASAN_OBJ:.o=.d)

@@ -38,14 +38,24 @@ struct needle_regs {
 	uint8_t xmm[8][16] __attribute__((aligned(16)));
 };
 
-/* What a handler learns about the call it runs for. */
+/* A traced function, as handlers see it.  Stable for the life of the
+ * process. */
+struct needle_func {
+	uint64_t ip;           /* the function's symbol address (like bpf_get_func_ip) */
+	uint64_t site_addr;    /* the patched 5 bytes: ip, or ip + 4 after endbr64 */
+	const char *name;      /* symbol name, never NULL ("?" when unknown) */
+	uint32_t site_id;      /* stable index of the site, see needle_site_info() */
+	uint32_t reserved;
+};
+
+/* What a handler gets: the registers the trampoline saved (so reading an
+ * argument is one load) and the function.  It lives on the traced
+ * thread's stack for the duration of the handler call. */
 struct needle_ctx {
-	uint64_t func_ip;        /* address of the traced function's symbol */
-	uint64_t site_addr;      /* address of the patched 5 bytes (func_ip, or func_ip + 4 after endbr64) */
-	const char *func_name;   /* symbol name, never NULL ("?" when unknown) */
-	uint32_t site_id;        /* stable index of the site, see needle_site_info() */
-	uint32_t is_exit;        /* 0 in an entry handler, 1 in an exit handler */
-	const struct needle_regs *regs;
+	struct needle_regs regs;
+	const struct needle_func *func;
+	uint32_t is_exit;      /* 0 in an entry handler, 1 in an exit handler */
+	uint32_t reserved;
 };
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit
@@ -59,7 +69,7 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
 /* Argument n (0-based) of the integer class: rdi, rsi, rdx, rcx, r8, r9. */
 static inline uint64_t needle_arg(const struct needle_ctx *ctx, unsigned n)
 {
-	const uint64_t *gpr = &ctx->regs->rdi;
+	const uint64_t *gpr = &ctx->regs.rdi;
 	return n < 6 ? gpr[n] : 0;
 }
 
@@ -68,14 +78,14 @@ static inline double needle_arg_double(const struct needle_ctx *ctx, unsigned n)
 {
 	double d = 0;
 	if (n < 8)
-		memcpy(&d, ctx->regs->xmm[n], sizeof(d));
+		memcpy(&d, ctx->regs.xmm[n], sizeof(d));
 	return d;
 }
 
 /* In an exit handler: the integer return value (rax). */
 static inline uint64_t needle_retval(const struct needle_ctx *ctx)
 {
-	return ctx->regs->rax;
+	return ctx->regs.rax;
 }
 
 /* In an exit handler: the floating-point return value (xmm0). */

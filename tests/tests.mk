@@ -57,3 +57,12 @@ $(TEST_BUILD)/test_no_sites: tests/patch/test_no_sites.c $(LIBNEEDLE)
 
 TESTS += $(TEST_BUILD)/test_trap $(TEST_BUILD)/test_sigtrap_blocked $(TEST_BUILD)/test_bad_input \
 	$(TEST_BUILD)/test_no_sites
+
+# Under AddressSanitizer: the stress test and the argument test.
+TEST_LINK_ASAN := -fsanitize=address -L$(BUILD)/asan -lneedle -Wl,-rpath,$(abspath $(BUILD))/asan -lpthread -ldl
+$(TEST_BUILD)/test_stress_asan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_ASAN)
+	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
+$(TEST_BUILD)/test_args_asan: tests/patch/test_args.c $(LIBNEEDLE_ASAN)
+	gcc $(TEST_CFLAGS) $(ASAN) $(PFE) $< -o $@ $(TEST_LINK_ASAN)
+
+TESTS += $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan

@@ -83,8 +83,8 @@ static void capture_exit(const struct needle_ctx *ctx, uint64_t cookie, void *da
 	(void)cookie;
 	(void)data;
 	seen_ret_double = needle_retval_double(ctx);
-	seen_rax = ctx->regs->rax;
-	seen_rdx = ctx->regs->rdx;
+	seen_rax = ctx->regs.rax;
+	seen_rdx = ctx->regs.rdx;
 }
 
 static int fib_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)

@@ -23,7 +23,7 @@ static _Atomic long last_ret;
 static int on_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	(void)data;
-	*cookie = ctx->func_ip ^ needle_arg(ctx, 0);
+	*cookie = ctx->func->ip ^ needle_arg(ctx, 0);
 	entries++;
 	return 0;
 }
@@ -33,7 +33,7 @@ static void on_exit_(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 	long delta = (long)(intptr_t)data;
 	exits++;
 	last_ret = (long)(int)needle_retval(ctx);
-	if ((cookie ^ ctx->func_ip) == (uint64_t)(last_ret - delta))
+	if ((cookie ^ ctx->func->ip) == (uint64_t)(last_ret - delta))
 		cookies_matched++;
 }
 

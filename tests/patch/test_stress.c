@@ -36,7 +36,7 @@ struct worker {
 static int stable_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	(void)data;
-	*cookie = ctx->site_id;
+	*cookie = ctx->func->site_id;
 	long i = (long)needle_arg(ctx, 0) >> 32;
 	stable_entries[i]++;
 	return 0;
@@ -45,7 +45,7 @@ static int stable_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *da
 static void stable_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 {
 	(void)data;
-	if (cookie == ctx->site_id)
+	if (cookie == ctx->func->site_id)
 		stable_exits[(long)((needle_retval(ctx)) >> 32)]++;
 }
 

@@ -49,52 +49,65 @@ static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 	(*n)++;
 }
 
-void needle_dispatch_entry(struct site *site, struct needle_regs *regs, uint64_t *ret_slot)
+/* Several consumers, or some that want the exit: the general path. */
+static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, struct site *site,
+						    const struct consumer_list *list,
+						    const struct needle_ctx *ctx, uint64_t *ret_slot)
 {
-	struct thread_state *ts = thread_state_get();
+	size_t free_bytes = ts->shadow_cap - ts->shadow_top;
+	uint32_t room = free_bytes > sizeof(struct frame_header)
+				? (uint32_t)((free_bytes - sizeof(struct frame_header)) / sizeof(struct frame_entry))
+				: 0;
+	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+	uint32_t n = 0;
 
-	if (__builtin_expect(!ts, 0))
-		return;
-	if (__builtin_expect(ts->busy, 0)) {
-		ts->recursion_skips++;
+	for (uint32_t i = 0; i < list->cnt; i++)
+		run_entry(list->items[i], ctx, e, &n, room, ts);
+	if (n) {
+		struct frame_header *h = (struct frame_header *)(e + n);
+		h->return_addr = *ret_slot;
+		h->site = site;
+		h->sp = (uint64_t)(ret_slot + 1);
+		h->entry_cnt = n;
+		ts->shadow_top += n * sizeof(*e) + sizeof(*h);
+		*ret_slot = (uint64_t)needle_return_trampoline;
+	}
+}
+
+static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, uint64_t *ret_slot)
+{
+	/* First traced call of this thread: take a state, then go again. */
+	if (thread_state_get())
+		needle_dispatch_entry(ctx, ret_slot);
+}
+
+void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
+{
+	struct thread_state *ts = needle_thread;
+	struct site *site = (struct site *)ctx->func;
+
+	if (__builtin_expect((uintptr_t)ts <= 1, 0)) {
+		if (!ts)
+			dispatch_no_state(ctx, ret_slot);
 		return;
 	}
-	ts->busy = 1;
-	rcu_read_lock(ts);
+	if (__builtin_expect(rcu_read_nested(ts), 0)) {
+		ts->recursion_skips++; /* a handler called a traced function */
+		return;
+	}
+	rcu_read_lock_outer(ts);
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
-	if (list) {
-		const struct needle_ctx ctx = {
-			.func_ip = site->func_ip,
-			.site_addr = site->addr,
-			.func_name = site->name,
-			.site_id = site->id,
-			.is_exit = 0,
-			.regs = regs,
-		};
-		size_t free_bytes = ts->shadow_cap - ts->shadow_top;
-		uint32_t room = free_bytes > sizeof(struct frame_header)
-					? (uint32_t)((free_bytes - sizeof(struct frame_header)) / sizeof(struct frame_entry))
-					: 0;
-		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-		uint32_t n = 0;
-
-		if (list->cnt == 1)
-			run_entry(list->items[0], &ctx, e, &n, room, ts);
-		else
-			for (uint32_t i = 0; i < list->cnt; i++)
-				run_entry(list->items[i], &ctx, e, &n, room, ts);
-		if (n) {
-			struct frame_header *h = (struct frame_header *)(e + n);
-			h->return_addr = *ret_slot;
-			h->site = site;
-			h->sp = (uint64_t)(ret_slot + 1);
-			h->entry_cnt = n;
-			ts->shadow_top += n * sizeof(*e) + sizeof(*h);
-			*ret_slot = (uint64_t)needle_return_trampoline;
+	if (__builtin_expect(list != NULL, 1)) {
+		struct consumer *c = list->items[0];
+		if (__builtin_expect(list->cnt == 1 && !c->exit, 1)) {
+			/* The common case: one entry-only consumer, no frame. */
+			uint64_t cookie = 0;
+			c->entry(ctx, &cookie, c->user_data);
+		} else {
+			dispatch_list(ts, site, list, ctx, ret_slot);
 		}
 	}
-	rcu_read_unlock(ts);
-	ts->busy = 0;
+	rcu_read_unlock(ts, 0);
 }
 
 static struct frame_header *frame_top(struct thread_state *ts)
@@ -130,37 +143,25 @@ static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t s
 	}
 }
 
-uint64_t needle_dispatch_exit(struct needle_regs *regs, uint64_t sp)
+uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 {
 	struct thread_state *ts = needle_thread;
 
 	if ((uintptr_t)ts <= 1)
 		shadow_stack_lost(sp);
-	/* Guard first: a signal handler's traced calls must not push over the
-	 * frame while it is being read. */
-	uint32_t busy = ts->busy;
-	ts->busy = 1;
+	/* Read section (and so recursion guard) first: a signal handler's
+	 * traced calls must not push over the frame while it is read. */
+	uint64_t rcu_saved = rcu_read_lock(ts);
 	struct frame_header *h = frame_for_return(ts, sp);
 	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
-	struct site *site = h->site;
-
-	rcu_read_lock(ts);
-	const struct needle_ctx ctx = {
-		.func_ip = site->func_ip,
-		.site_addr = site->addr,
-		.func_name = site->name,
-		.site_id = site->id,
-		.is_exit = 1,
-		.regs = regs,
-	};
+	ctx->func = &h->site->func;
 	for (uint32_t i = 0; i < h->entry_cnt; i++) {
 		struct consumer *c = &consumer_table[e[i].slot];
 		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && c->exit)
-			c->exit(&ctx, e[i].cookie, c->user_data);
+			c->exit(ctx, e[i].cookie, c->user_data);
 	}
-	rcu_read_unlock(ts);
 	uint64_t return_addr = h->return_addr;
 	frame_pop(ts, h);
-	ts->busy = busy;
+	rcu_read_unlock(ts, rcu_saved);
 	return return_addr;
 }

@@ -46,11 +46,11 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 	if (s) {
 		memset(&out, 0, sizeof(out));
 		out.sz = info->sz;
-		out.id = s->id;
+		out.id = s->func.site_id;
 		out.form = s->form;
-		out.addr = s->addr;
-		out.func_ip = s->func_ip;
-		out.name = s->name;
+		out.addr = s->func.site_addr;
+		out.func_ip = s->func.ip;
+		out.name = s->func.name;
 		out.module = s->module->path;
 		out.enabled = s->enabled;
 		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
@@ -70,7 +70,7 @@ NEEDLE_API int needle_site_find(const char *name)
 	if ((err = agent_lock()))
 		return err;
 	struct site *const *range = site_table_name_range(name, &n);
-	err = n ? (int)range[0]->id : -ENOENT;
+	err = n ? (int)range[0]->func.site_id : -ENOENT;
 	agent_unlock();
 	return err;
 }

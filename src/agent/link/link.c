@@ -38,9 +38,9 @@ struct site_set {
 
 static int set_add(struct site_set *set, struct site *s)
 {
-	if (set->member[s->id])
+	if (set->member[s->func.site_id])
 		return 0;
-	set->member[s->id] = 1;
+	set->member[s->func.site_id] = 1;
 	set->v[set->cnt++] = s;
 	return 0;
 }
@@ -61,7 +61,7 @@ static int resolve_pattern(struct site_set *set, const char *pattern)
 	} else {
 		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
 			struct site *s = site_table_get(id);
-			if (!fnmatch(pattern, s->name, 0)) {
+			if (!fnmatch(pattern, s->func.name, 0)) {
 				set_add(set, s);
 				matched++;
 			}
@@ -112,7 +112,7 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 	op->len = INSN_SITE_LEN;
 	op->want_call = (uint8_t)enable;
 	if (enable)
-		insn_encode_call(op->bytes, s->addr, s->stub);
+		insn_encode_call(op->bytes, s->func.site_addr, s->stub);
 	else
 		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);
 }
@@ -219,13 +219,13 @@ static int attach_locked(const struct needle_attach_opts *opts, struct needle_li
 		goto out;
 	for (size_t i = 0; i < set.cnt && (opts->flags & NEEDLE_ATTACH_EXCLUSIVE); i++)
 		if (atomic_load(&set.v[i]->consumers)) {
-			pr_warn("%s is already traced by another link\n", set.v[i]->name);
+			pr_warn("%s is already traced by another link\n", set.v[i]->func.name);
 			err = -EBUSY;
 			goto out;
 		}
 	for (size_t i = 0; i < set.cnt; i++)
 		if (!set.v[i]->stub) {
-			pr_warn("%s cannot be traced: its object has no stub memory\n", set.v[i]->name);
+			pr_warn("%s cannot be traced: its object has no stub memory\n", set.v[i]->func.name);
 			err = -ENOMEM;
 			goto out;
 		}

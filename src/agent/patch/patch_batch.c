@@ -23,7 +23,7 @@ static struct patch_stats stats;
 static int op_cmp(const void *a, const void *b)
 {
 	const struct patch_op *x = a, *y = b;
-	return x->site->addr < y->site->addr ? -1 : x->site->addr > y->site->addr;
+	return x->site->func.site_addr < y->site->func.site_addr ? -1 : x->site->func.site_addr > y->site->func.site_addr;
 }
 
 static int open_window(struct patch_op *ops, size_t n, struct text_window *w)
@@ -35,7 +35,7 @@ static int open_window(struct patch_op *ops, size_t n, struct text_window *w)
 		return -ENOMEM;
 	qsort(ops, n, sizeof(*ops), op_cmp);
 	for (size_t i = 0; i < n; i++)
-		addrs[i] = ops[i].site->addr;
+		addrs[i] = ops[i].site->func.site_addr;
 	err = text_window_open(w, addrs, n, 8);
 	free(addrs);
 	return err;
@@ -81,7 +81,7 @@ static int sigtrap_blocked_somewhere(void)
 static void write_all(struct patch_op *ops, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		memcpy((void *)ops[i].site->addr, ops[i].bytes, ops[i].len);
+		memcpy((void *)ops[i].site->func.site_addr, ops[i].bytes, ops[i].len);
 }
 
 int patch_rewrite_stopped(struct patch_op *ops, size_t n)
@@ -140,14 +140,14 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		atomic_store_explicit(&ops[i].site->want_call, ops[i].want_call, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst); /* want_call before the int3 */
-		*(volatile uint8_t *)ops[i].site->addr = INSN_INT3;
+		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
 	}
 	core_sync();
 	for (size_t i = 0; i < n; i++)
-		memcpy((uint8_t *)ops[i].site->addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
+		memcpy((uint8_t *)ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
 	core_sync();
 	for (size_t i = 0; i < n; i++)
-		*(volatile uint8_t *)ops[i].site->addr = ops[i].bytes[0];
+		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
 	core_sync();
 	finish(ops, n, before);
 	return text_window_close(&w);

@@ -36,14 +36,14 @@ static void move_pc_out_of_site(greg_t *gregs)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (fix_sites[mid]->addr < pc)
+		if (fix_sites[mid]->func.site_addr < pc)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* fix_sites[lo - 1] is the last site starting below pc. */
-	if (lo && pc < fix_sites[lo - 1]->addr + 5)
-		gregs[REG_RIP] = (greg_t)(fix_sites[lo - 1]->addr + 5);
+	if (lo && pc < fix_sites[lo - 1]->func.site_addr + 5)
+		gregs[REG_RIP] = (greg_t)(fix_sites[lo - 1]->func.site_addr + 5);
 }
 
 static void stop_handler(int sig, siginfo_t *info, void *ucv)

@@ -55,11 +55,11 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 	}
 	if (atomic_load_explicit(&site->want_call, memory_order_relaxed)) {
 		uint64_t *sp = (uint64_t *)gregs[REG_RSP] - 1;
-		*sp = site->addr + 5;
+		*sp = site->func.site_addr + 5;
 		gregs[REG_RSP] = (greg_t)sp;
 		gregs[REG_RIP] = (greg_t)site->stub;
 	} else {
-		gregs[REG_RIP] = (greg_t)(site->addr + 5);
+		gregs[REG_RIP] = (greg_t)(site->func.site_addr + 5);
 	}
 }
 

@@ -8,7 +8,11 @@
  * visible and later loads see the new pointers, then waits for each word
  * that is nested and older than the new generation.  One store updates
  * both fields, so a signal handler that nests a read section between the
- * reader's load and store restores exactly what it found. */
+ * reader's load and store restores exactly what it found.
+ *
+ * The dispatch path uses the nesting count as its recursion guard too: a
+ * thread whose word is nested is already inside needle (running a
+ * handler), and a traced call it makes is not dispatched. */
 #ifndef NEEDLE_RCU_H
 #define NEEDLE_RCU_H
 
@@ -20,24 +24,41 @@
 #define RCU_NEST_BITS 16
 #define RCU_NEST_MASK ((1u << RCU_NEST_BITS) - 1)
 
-extern _Atomic uint64_t rcu_gp_generation;
+extern _Atomic uint64_t rcu_gp_generation __attribute__((visibility("hidden")));
 
-static inline void rcu_read_lock(struct thread_state *ts)
+/* Enter a read section; returns the word to hand back to rcu_read_unlock.
+ * Unlock stores that saved word instead of decrementing, so consecutive
+ * calls do not chain through a load-modify-store of the same location. */
+static inline uint64_t rcu_read_lock(struct thread_state *ts)
 {
 	uint64_t w = atomic_load_explicit(&ts->rcu_word, memory_order_relaxed);
+	uint64_t nested = w & RCU_NEST_MASK
+				  ? w + 1
+				  : atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1;
 
-	if (!(w & RCU_NEST_MASK))
-		w = atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS;
-	atomic_store_explicit(&ts->rcu_word, w + 1, memory_order_relaxed);
+	atomic_store_explicit(&ts->rcu_word, nested, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return w;
+}
+
+/* Enter a read section known to be outermost (rcu_read_nested() was 0). */
+static inline void rcu_read_lock_outer(struct thread_state *ts)
+{
+	atomic_store_explicit(&ts->rcu_word,
+			      atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1,
+			      memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static inline void rcu_read_unlock(struct thread_state *ts)
+static inline int rcu_read_nested(const struct thread_state *ts)
+{
+	return (atomic_load_explicit(&ts->rcu_word, memory_order_relaxed) & RCU_NEST_MASK) != 0;
+}
+
+static inline void rcu_read_unlock(struct thread_state *ts, uint64_t saved)
 {
 	atomic_signal_fence(memory_order_seq_cst);
-	atomic_store_explicit(&ts->rcu_word,
-			      atomic_load_explicit(&ts->rcu_word, memory_order_relaxed) - 1,
-			      memory_order_relaxed);
+	atomic_store_explicit(&ts->rcu_word, saved, memory_order_relaxed);
 }
 
 int rcu_init(void);

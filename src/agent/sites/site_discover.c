@@ -187,9 +187,9 @@ static int make_site(struct module *m, const struct elf_image *img, uint64_t add
 	const struct elf_func *f = elf_image_func_at(img, addr);
 
 	memset(&proto, 0, sizeof(proto));
-	proto.addr = addr;
-	proto.func_ip = f ? f->addr : addr;
-	proto.name = f ? f->name : "?";
+	proto.func.site_addr = addr;
+	proto.func.ip = f ? f->addr : addr;
+	proto.func.name = f ? f->name : "?";
 	proto.module = m;
 	proto.form = (uint8_t)form;
 	proto.load_len = load_len;

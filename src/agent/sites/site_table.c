@@ -36,7 +36,7 @@ struct site *site_table_add(const struct site *proto)
 		return NULL;
 	struct site *s = &chunks[chunk][id & (SITE_CHUNK - 1)];
 	*s = *proto;
-	s->id = id;
+	s->func.site_id = id;
 	atomic_store_explicit(&site_cnt, id + 1, memory_order_release);
 	return s;
 }
@@ -56,14 +56,14 @@ uint32_t site_table_count(void)
 static int cmp_addr(const void *a, const void *b)
 {
 	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	return x->func.site_addr < y->func.site_addr ? -1 : x->func.site_addr > y->func.site_addr;
 }
 
 static int cmp_name(const void *a, const void *b)
 {
 	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
-	int c = strcmp(x->name, y->name);
-	return c ? c : (x->addr < y->addr ? -1 : x->addr > y->addr);
+	int c = strcmp(x->func.name, y->func.name);
+	return c ? c : (x->func.site_addr < y->func.site_addr ? -1 : x->func.site_addr > y->func.site_addr);
 }
 
 static struct site_index *index_build(int (*cmp)(const void *, const void *))
@@ -104,9 +104,9 @@ struct site *site_table_find_addr(uint64_t addr)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		struct site *s = idx->sites[mid];
-		if (s->addr == addr)
+		if (s->func.site_addr == addr)
 			return s;
-		if (s->addr < addr)
+		if (s->func.site_addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -120,7 +120,7 @@ struct site *site_table_find_func(uint64_t func_ip)
 	struct site *s = site_table_find_addr(func_ip);
 	if (!s)
 		s = site_table_find_addr(func_ip + 4);
-	return s && s->func_ip == func_ip ? s : NULL;
+	return s && s->func.ip == func_ip ? s : NULL;
 }
 
 struct site *const *site_table_name_range(const char *name, size_t *cnt)
@@ -130,12 +130,12 @@ struct site *const *site_table_name_range(const char *name, size_t *cnt)
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(idx->sites[mid]->name, name) < 0)
+		if (strcmp(idx->sites[mid]->func.name, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (end = lo; idx && end < idx->cnt && !strcmp(idx->sites[end]->name, name); end++)
+	for (end = lo; idx && end < idx->cnt && !strcmp(idx->sites[end]->func.name, name); end++)
 		;
 	*cnt = end - lo;
 	return idx ? &idx->sites[lo] : NULL;

@@ -12,17 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "needle.h"
+
 struct module;
 struct consumer_list;
 
 struct site {
-	uint64_t addr;      /* the 5 bytes switched between NOP5 and CALL */
-	uint64_t func_ip;   /* the function's symbol address */
-	const char *name;
+	struct needle_func func; /* first: the trampoline hands &site->func to handlers */
 	struct module *module;
 	uint64_t stub;      /* this site's stub: the CALL's target */
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
-	uint32_t id;
 	uint8_t form;       /* enum needle_site_form */
 	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */
 	uint8_t off_bytes[5];

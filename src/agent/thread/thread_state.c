@@ -98,7 +98,6 @@ static void thread_exit(void *arg)
 
 	/* Frames still hijacked on this thread never return now. */
 	ts->shadow_top = 0;
-	ts->busy = 0;
 	atomic_store(&ts->rcu_word, 0);
 	needle_thread = THREAD_STATE_GONE;
 	free_push(ts);

@@ -15,7 +15,6 @@
 
 struct thread_state {
 	_Atomic uint64_t rcu_word; /* see rcu.h; written only by the owner */
-	uint32_t busy;             /* nonzero while a handler runs: recursion guard */
 	uint32_t index;            /* position in the pool */
 	uint8_t *shadow;           /* base of this thread's shadow stack */
 	size_t shadow_top;         /* bytes in use */

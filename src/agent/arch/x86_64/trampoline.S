@@ -7,10 +7,17 @@
  * its stack yet, so there is no live red zone to protect; the trampoline
  * only grows the stack below the return address the CALL pushed.
  *
- * struct needle_regs layout (include/needle.h):
- *   0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
- *   64 + 16*i: xmm<i>, i = 0..7              total 192 bytes
+ * Both build a struct needle_ctx (include/needle.h) on the stack, so the
+ * handler reads saved registers in place:
+ *   regs:  0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
+ *          64 + 16*i: xmm<i>, i = 0..7
+ *   192 func (struct needle_func *)   200 is_exit        total 208 bytes
+ * A struct site starts with its struct needle_func, so the entry side
+ * stores the site pointer from r11 as ctx->func: no C stores at all.
  */
+#define CTX_SIZE 208
+#define CTX_FUNC 192
+#define CTX_IS_EXIT 200
 	.text
 
 	.globl	needle_entry_trampoline
@@ -27,8 +34,10 @@ needle_entry_trampoline:
 	.cfi_offset %rbp, -16
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
-	subq	$192, %rsp
+	subq	$CTX_SIZE, %rsp
 	andq	$-16, %rsp
+	movq	%r11, CTX_FUNC(%rsp)
+	movl	$0, CTX_IS_EXIT(%rsp)
 	movq	%rdi, 0(%rsp)
 	movq	%rsi, 8(%rsp)
 	movq	%rdx, 16(%rsp)
@@ -45,9 +54,8 @@ needle_entry_trampoline:
 	movaps	%xmm5, 144(%rsp)
 	movaps	%xmm6, 160(%rsp)
 	movaps	%xmm7, 176(%rsp)
-	movq	%r11, %rdi
-	movq	%rsp, %rsi
-	leaq	16(%rbp), %rdx
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
 	call	needle_dispatch_entry
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
@@ -84,8 +92,9 @@ needle_return_trampoline:
 	subq	$8, %rsp
 	pushq	%rbp
 	movq	%rsp, %rbp
-	subq	$192, %rsp
+	subq	$CTX_SIZE, %rsp
 	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
 	movq	%rax, 48(%rsp)
 	movq	%rdx, 16(%rsp)
 	movaps	%xmm0, 64(%rsp)

@@ -14,10 +14,11 @@ void needle_entry_trampoline(void);
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 
-/* Called by the trampolines.  ret_slot points at the traced function's
- * return address; sp is the stack pointer just after the traced function
- * returned.  needle_dispatch_exit returns where the function really returns. */
-void needle_dispatch_entry(struct site *site, struct needle_regs *regs, uint64_t *ret_slot);
-uint64_t needle_dispatch_exit(struct needle_regs *regs, uint64_t sp);
+/* Called by the trampolines with the context they built.  On entry
+ * ctx->func is the site; ret_slot points at the traced function's return
+ * address.  On exit sp is the stack pointer just after the traced function
+ * returned, and needle_dispatch_exit returns where it really returns. */
+void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot);
+uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp);
 
 #endif
