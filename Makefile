@@ -24,7 +24,7 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) -c $< -o $@
+	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 
 $(LIBNEEDLE): $(AGENT_OBJ)
 	@echo "  CC $@"; $(CC) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
@@ -40,7 +40,7 @@ $(BUILD)/asan/obj/%.o: src/%.c
 
 $(BUILD)/asan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	$(CC) -fPIC $(AGENT_INC) -c $< -o $@
+	$(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 
 $(LIBNEEDLE_ASAN): $(ASAN_OBJ)
 	$(CC) $(ASAN) -shared -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)

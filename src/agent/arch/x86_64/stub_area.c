@@ -1,5 +1,7 @@
 /* stub_area.c - allocates stub memory near an object's code and writes the
- * stubs (see stub_area.h).  Stub memory is never freed: a thread may be
+ * stubs (see stub_area.h).  An area starts with a copy of the entry
+ * trampoline, so that each stub reaches it with a direct jmp rel32: an
+ * indirect jump through a slot measured about 1 ns more per call.  Stub memory is never freed: a thread may be
  * preempted inside a stub at any time, and objects are rarely unloaded. */
 #include <errno.h>
 #include <string.h>
@@ -10,7 +12,6 @@
 #include "trampoline.h"
 
 #define STUB_SIZE 16
-#define STUB_HEADER 16 /* the 8-byte slot holding the trampoline address */
 #define REACH ((uint64_t)1 << 31)
 #define STEP ((uint64_t)1 << 24)
 
@@ -48,25 +49,29 @@ static void *map_near(size_t size, uint64_t lo, uint64_t hi)
 
 int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi)
 {
-	size_t size = (STUB_HEADER + cnt * STUB_SIZE + 4095) & ~(size_t)4095;
+	size_t tramp_len = (size_t)(needle_entry_trampoline_end - (const char *)needle_entry_trampoline);
+	size_t header = (tramp_len + 63) & ~(size_t)63;
+	size_t size = (header + cnt * STUB_SIZE + 4095) & ~(size_t)4095;
 	uint8_t *area = map_near(size, lo, hi);
-	uint64_t entry = (uint64_t)needle_entry_trampoline;
 
 	if (!area)
 		return -ENOMEM;
-	memcpy(area, &entry, sizeof(entry));
+	uint64_t dispatch = (uint64_t)needle_dispatch_entry;
+	memcpy(area, (const void *)needle_entry_trampoline, tramp_len);
+	memcpy(area + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch,
+	       sizeof(dispatch));
 	for (size_t i = 0; i < cnt; i++) {
-		uint8_t *stub = area + STUB_HEADER + i * STUB_SIZE;
+		uint8_t *stub = area + header + i * STUB_SIZE;
 		uint64_t site = (uint64_t)sites[i];
 		/* movabs $site, %r11 */
 		stub[0] = 0x49;
 		stub[1] = 0xbb;
 		memcpy(stub + 2, &site, 8);
-		/* jmp *slot(%rip) */
-		int32_t rel = (int32_t)((int64_t)(uint64_t)area - (int64_t)(uint64_t)(stub + 16));
-		stub[10] = 0xff;
-		stub[11] = 0x25;
-		memcpy(stub + 12, &rel, 4);
+		/* jmp trampoline copy */
+		int32_t rel = (int32_t)((int64_t)(uint64_t)area - (int64_t)(uint64_t)(stub + 15));
+		stub[10] = 0xe9;
+		memcpy(stub + 11, &rel, 4);
+		stub[15] = 0xcc; /* never reached */
 		sites[i]->stub = (uint64_t)stub;
 	}
 	if (mprotect(area, size, PROT_READ | PROT_EXEC)) {

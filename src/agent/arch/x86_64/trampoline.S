@@ -56,7 +56,7 @@ needle_entry_trampoline:
 	movaps	%xmm7, 176(%rsp)
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
-	call	needle_dispatch_entry
+	call	*needle_entry_dispatch_slot(%rip)
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
 	movq	16(%rsp), %rdx
@@ -77,6 +77,18 @@ needle_entry_trampoline:
 	.cfi_def_cfa %rsp, 8
 	ret
 	.cfi_endproc
+	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
+	 * is copied next to each object's stubs (a stub's jmp rel32 must
+	 * reach it).  The slot travels with it and each copy's slot is filled
+	 * with the C dispatcher's address; this original is never run. */
+	.p2align 3
+	.globl	needle_entry_dispatch_slot
+	.hidden	needle_entry_dispatch_slot
+needle_entry_dispatch_slot:
+	.quad	0
+	.globl	needle_entry_trampoline_end
+	.hidden	needle_entry_trampoline_end
+needle_entry_trampoline_end:
 	.size	needle_entry_trampoline, .-needle_entry_trampoline
 
 	.globl	needle_return_trampoline

@@ -9,8 +9,12 @@
 
 struct site;
 
-/* Reached from a site's stub with r11 = struct site *. */
+/* Reached from a site's stub with r11 = struct site *.  The code up to
+ * needle_entry_trampoline_end is position-independent and is copied into
+ * every stub area. */
 void needle_entry_trampoline(void);
+extern const char needle_entry_trampoline_end[];
+extern const char needle_entry_dispatch_slot[];
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 
