@@ -57,3 +57,17 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(AGENT_OBJ:.o=.d) $(ASAN_OBJ:.o=.d)
+
+# The bundled demo and the API example that runs on it.
+DEMO_CFLAGS := -std=gnu11 -O2 -g -fno-inline -Wall -Wextra -Werror -fpatchable-function-entry=5
+$(BUILD)/demo/kvstore: demo/kvstore.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DEMO_CFLAGS) $< -o $@ -lpthread
+
+$(BUILD)/examples/libcallcount.so: examples/callcount.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -fPIC -shared $< -o $@ \
+		-L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD))
+
+demo: $(BUILD)/demo/kvstore $(BUILD)/examples/libcallcount.so
+	LD_PRELOAD=$(abspath $(BUILD))/examples/libcallcount.so $(BUILD)/demo/kvstore 4 20000

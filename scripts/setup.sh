@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh - install what needle needs on Debian 12, from Debian's own
+# packages, then build.  Safe to run again: apt-get skips what is there.
+#
+#   build:      gcc, clang (second compiler and test objects), make,
+#               libelf-dev (ELF symbols and sections)
+#   compare:    uftrace, bpftrace (benchmarks run them side by side)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(gcc clang make libelf-dev uftrace bpftrace)
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: missing packages: ${missing[*]}; run this script as root" >&2
+		exit 1
+	fi
+	echo "setup: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+make -j"$(nproc)" all
