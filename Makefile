@@ -4,19 +4,34 @@ CC ?= gcc
 BUILD ?= build
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-AGENT_DIRS := common elf sites arch/x86_64 patch rcu thread dispatch link
-AGENT_INC := -Iinclude $(addprefix -Isrc/agent/,. $(AGENT_DIRS))
+AGENT_DIRS := sites arch/x86_64 patch rcu thread dispatch link record
+AGENT_INC := -Iinclude -Isrc/common $(addprefix -Isrc/agent/,. $(AGENT_DIRS))
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
-AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c))
+COMMON_SRC := $(wildcard src/common/*.c)
+AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c)) $(COMMON_SRC)
 AGENT_ASM := $(wildcard src/agent/arch/x86_64/*.S)
 AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
 AGENT_LIBS := -lelf -lpthread -ldl
 
 LIBNEEDLE := $(BUILD)/libneedle.so
+NEEDLE := $(BUILD)/needle
 
 .PHONY: all test tests bench clean demo
-all: $(LIBNEEDLE)
+all: $(LIBNEEDLE) $(NEEDLE)
+
+# The needle command: cli -> reader/format -> common.
+CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
+CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
+CLI_INC := -Iinclude -Isrc/common -Isrc/format -Isrc/reader -Isrc/cli
+
+$(BUILD)/cli-obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(CLI_INC) -MMD -MP -c $< -o $@
+
+$(NEEDLE): $(CLI_OBJ)
+	@echo "  LD $@"; $(CC) $^ -o $@ -lz
+
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -56,7 +71,7 @@ test: tests
 clean:
 	rm -rf $(BUILD)
 
--include $(AGENT_OBJ:.o=.d) $(ASAN_OBJ:.o=.d)
+-include $(AGENT_OBJ:.o=.d) $(ASAN_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
 
 # The bundled demo and the API example that runs on it.
 DEMO_CFLAGS := -std=gnu11 -O2 -g -fno-inline -Wall -Wextra -Werror -fpatchable-function-entry=5

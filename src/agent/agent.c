@@ -7,12 +7,14 @@
  * every later call. */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "core_sync.h"
 #include "log.h"
 #include "module.h"
 #include "rcu.h"
+#include "recorder.h"
 #include "thread_state.h"
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
@@ -29,6 +31,15 @@ static void agent_init(void)
 	if (!err) {
 		pthread_mutex_lock(&control);
 		err = module_refresh();
+		if (err >= 0) {
+			err = recorder_start_from_env();
+			if (err < 0) {
+				/* `needle record` asked for a trace and cannot get one:
+				 * stop before main rather than run the program untraced.
+				 * The reason is in the buffer's metadata for the reader. */
+				_exit(126);
+			}
+		}
 		pthread_mutex_unlock(&control);
 		if (err > 0)
 			err = 0;

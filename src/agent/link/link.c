@@ -18,6 +18,7 @@
 #include "patch_batch.h"
 #include "rcu.h"
 #include "site_table.h"
+#include "link_attach.h"
 
 struct needle_link {
 	struct consumer *consumer;
@@ -201,52 +202,46 @@ static int defer_destroy(struct consumer *c)
 	return 0;
 }
 
-static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
+int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn entry, needle_exit_fn exit,
+			     void *user_data, uint32_t flags, struct needle_link **out)
 {
-	struct site_set set = { 0 };
 	struct consumer_list **olds = NULL;
 	struct patch_op *ops = NULL;
 	struct needle_link *link = NULL;
 	struct consumer *c = NULL;
 	size_t op_cnt;
-	int err = module_refresh();
+	int err = 0;
 
-	if (err < 0)
-		return err;
-	if (!site_table_count())
-		return no_sites_error();
-	if ((err = resolve(opts, &set)))
-		goto out;
-	for (size_t i = 0; i < set.cnt && (opts->flags & NEEDLE_ATTACH_EXCLUSIVE); i++)
-		if (atomic_load(&set.v[i]->consumers)) {
-			pr_warn("%s is already traced by another link\n", set.v[i]->func.name);
+	for (size_t i = 0; i < cnt && (flags & NEEDLE_ATTACH_EXCLUSIVE); i++)
+		if (atomic_load(&sites[i]->consumers)) {
+			pr_warn("%s is already traced by another link\n", sites[i]->func.name);
 			err = -EBUSY;
 			goto out;
 		}
-	for (size_t i = 0; i < set.cnt; i++)
-		if (!set.v[i]->stub) {
-			pr_warn("%s cannot be traced: its object has no stub memory\n", set.v[i]->func.name);
+	for (size_t i = 0; i < cnt; i++)
+		if (!sites[i]->stub) {
+			pr_warn("%s cannot be traced: its object has no stub memory\n", sites[i]->func.name);
 			err = -ENOMEM;
 			goto out;
 		}
 	link = calloc(1, sizeof(*link));
-	olds = malloc(set.cnt * sizeof(*olds));
-	ops = malloc(set.cnt * sizeof(*ops));
+	olds = malloc((cnt ? cnt : 1) * sizeof(*olds));
+	ops = malloc((cnt ? cnt : 1) * sizeof(*ops));
 	if (!link || !olds || !ops) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!(c = consumer_create(opts->entry, opts->exit, opts->user_data))) {
+	if (!(c = consumer_create(entry, exit, user_data))) {
 		pr_warn("too many links (at most %d)\n", CONSUMER_MAX);
 		err = -ENOSPC;
 		goto out;
 	}
-	if ((err = publish(set.v, set.cnt, c, 1, olds, ops, &op_cnt)))
+	if ((err = publish(sites, cnt, c, 1, olds, ops, &op_cnt)))
 		goto out;
 	if ((err = patch_batch_apply(ops, op_cnt))) {
 		/* Undo: the lists go back, and sites this batch turned on go off. */
-		for (size_t i = 0; i < set.cnt; i++)
-			consumer_list_retire(atomic_exchange(&set.v[i]->consumers, olds[i]));
+		for (size_t i = 0; i < cnt; i++)
+			consumer_list_retire(atomic_exchange(&sites[i]->consumers, olds[i]));
 		size_t undo = 0;
 		for (size_t i = 0; i < op_cnt; i++)
 			if (ops[i].site->enabled)
@@ -254,16 +249,16 @@ static int attach_locked(const struct needle_attach_opts *opts, struct needle_li
 		patch_batch_apply(ops, undo);
 		goto out;
 	}
-	for (size_t i = 0; i < set.cnt; i++)
+	for (size_t i = 0; i < cnt; i++)
 		consumer_list_retire(olds[i]);
 	/* Retired lists are freed by the next grace period; bound the backlog. */
 	if (consumer_list_retired_count() > 65536)
 		synchronize_and_reclaim();
 	link->consumer = c;
-	link->sites = set.v;
-	link->site_cnt = set.cnt;
+	link->sites = sites;
+	link->site_cnt = cnt;
 	link->attached = 1;
-	set.v = NULL;
+	sites = NULL;
 	*out = link;
 	c = NULL;
 	link = NULL;
@@ -277,9 +272,27 @@ out:
 	free(link);
 	free(olds);
 	free(ops);
-	free(set.v);
-	free(set.member);
+	free(sites);
 	return err;
+}
+
+static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
+{
+	struct site_set set = { 0 };
+	int err = module_refresh();
+
+	if (err < 0)
+		return err;
+	if (!site_table_count())
+		return no_sites_error();
+	err = resolve(opts, &set);
+	free(set.member);
+	if (err) {
+		free(set.v);
+		return err;
+	}
+	return link_attach_sites_locked(set.v, set.cnt, opts->entry, opts->exit, opts->user_data,
+					opts->flags, out);
 }
 
 NEEDLE_API int needle_attach(const struct needle_attach_opts *opts, struct needle_link **link)

@@ -92,9 +92,14 @@ out:
 	return err;
 }
 
+void (*thread_state_exit_hook)(struct thread_state *ts);
+
 static void thread_exit(void *arg)
 {
 	struct thread_state *ts = arg;
+
+	if (thread_state_exit_hook)
+		thread_state_exit_hook(ts);
 
 	/* Frames still hijacked on this thread never return now. */
 	ts->shadow_top = 0;

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct shm_chunk;
+
 struct thread_state {
 	_Atomic uint64_t rcu_word; /* see rcu.h; written only by the owner */
 	uint32_t index;            /* position in the pool */
@@ -24,6 +26,16 @@ struct thread_state {
 	uint64_t recursion_skips;
 	uint64_t shadow_overflows;
 	uint64_t next_free;        /* pool link, see thread_state.c */
+	/* The recorder's chunk of the shared trace buffer (recorder.c). */
+	struct shm_chunk *rec_chunk;
+	uint64_t *rec_pos, *rec_end;
+	uint64_t rec_base;         /* timestamp the chunk's deltas count from */
+	uint64_t rec_seq;          /* number of the next chunk this thread takes */
+	uint32_t rec_chunk_idx;
+	uint32_t rec_depth;        /* function_graph frames open */
+	uint32_t rec_tid;
+	uint32_t rec_lost;         /* events dropped since the last chunk */
+	char rec_comm[16];         /* thread name, read when the first chunk is taken */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
@@ -44,6 +56,9 @@ static inline struct thread_state *thread_state_get(void)
 }
 
 int thread_state_init(void);
+
+/* Called when a thread with a state exits, before the state is reused. */
+extern void (*thread_state_exit_hook)(struct thread_state *ts);
 
 /* Call fn for every state ever handed out (free ones included). */
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg);

@@ -1,0 +1,18 @@
+/* link_attach.h - the attach machinery, for users inside the agent (the recorder)
+ * that pick their sites themselves. */
+#ifndef NEEDLE_LINK_H
+#define NEEDLE_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "needle.h"
+
+struct site;
+
+/* Attach to sites[0..cnt) (a malloc'ed array the link takes over, also on
+ * failure).  Caller holds the control mutex.  Returns cnt or -errno. */
+int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn entry, needle_exit_fn exit,
+			     void *user_data, uint32_t flags, struct needle_link **out);
+
+#endif

@@ -1,0 +1,350 @@
+/* recorder.c - the tracers behind `needle record` (see recorder.h).
+ *
+ * The hot path appends one 8-byte event to the calling thread's chunk with
+ * plain stores, then release-stores the chunk's fill level: no lock, no
+ * syscall, no atomic read-modify-write.  Taking a new chunk (every 2,000
+ * or so events) costs one CAS on the free list and one fetch_add on the
+ * ring, plus, only when the reader sleeps and the wake policy says so, one
+ * futex wake.  When no chunk is free, events are dropped and counted with
+ * an atomic add: exact totals matter more than speed once data is lost.
+ *
+ * Configuration comes from the environment set by `needle record`:
+ *   NEEDLE_BUFFER_FD  memfd of the shared buffer (shm_layout.h)
+ *   NEEDLE_META_FD    file the recorder writes the module and site tables to
+ *   NEEDLE_TRACER     function_graph (default) or function
+ *   NEEDLE_FILTER     globs to trace, separated by newlines (default: all)
+ *   NEEDLE_NOTRACE    globs not to trace
+ *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
+ * The variables are removed once read, and LD_PRELOAD is given back the
+ * value it had before `needle record` added libneedle, so that the traced
+ * program sees its own environment. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "link_attach.h"
+#include "log.h"
+#include "module.h"
+#include "needle.h"
+#include "recorder.h"
+#include "shm_layout.h"
+#include "site_table.h"
+#include "thread_state.h"
+#include "tsc.h"
+
+static struct shm_header *shm;
+static struct shm_ring_slot *ring;
+static int use_tsc;
+static uint32_t max_depth = UINT32_MAX;
+static int active; /* 0 in a forked child: the buffer belongs to the parent */
+static struct needle_link *rec_link;
+
+static inline uint64_t clock_now(void)
+{
+	return use_tsc ? tsc_read() : monotonic_ns();
+}
+
+static void wake_reader(void)
+{
+	if (!atomic_exchange(&shm->reader_waiting, 0))
+		return;
+	atomic_fetch_add(&shm->wake_word, 1);
+	syscall(SYS_futex, &shm->wake_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	atomic_fetch_add(&shm->producer_wakeups, 1);
+}
+
+static void chunk_publish(struct thread_state *ts)
+{
+	struct shm_chunk *c = ts->rec_chunk;
+	uint64_t pos;
+
+	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
+	pos = atomic_fetch_add(&shm->ring_tail, 1);
+	ring[pos % shm->chunk_count].chunk = ts->rec_chunk_idx;
+	atomic_store_explicit(&ring[pos % shm->chunk_count].seq, pos + 1, memory_order_release);
+	ts->rec_chunk = NULL;
+	ts->rec_pos = ts->rec_end = NULL;
+	if (!atomic_load_explicit(&shm->reader_waiting, memory_order_relaxed))
+		return;
+	if (shm->wake_mode == WAKE_WAIT) {
+		wake_reader();
+	} else if (shm->wake_mode == WAKE_PERCENT) {
+		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
+		if (queued * 100 >= (uint64_t)shm->wake_percent * shm->chunk_count)
+			wake_reader();
+	}
+}
+
+/* The slow path: publish the full chunk, take a fresh one. */
+static __attribute__((noinline)) int chunk_next(struct thread_state *ts, uint64_t now)
+{
+	if (ts->rec_chunk)
+		chunk_publish(ts);
+	int64_t idx = shm_free_pop(shm);
+	if (idx < 0)
+		return 0;
+	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
+	if (!ts->rec_tid) {
+		ts->rec_tid = (uint32_t)gettid();
+		prctl(PR_GET_NAME, ts->rec_comm);
+	}
+	c->tid = ts->rec_tid;
+	memcpy(c->comm, ts->rec_comm, sizeof(c->comm));
+	c->seq = ts->rec_seq++;
+	c->base = now;
+	c->lost_before = ts->rec_lost;
+	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
+	ts->rec_lost = 0;
+	ts->rec_chunk = c;
+	ts->rec_chunk_idx = (uint32_t)idx;
+	ts->rec_base = now;
+	ts->rec_pos = shm_chunk_events(c);
+	ts->rec_end = ts->rec_pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
+	return 1;
+}
+
+static __attribute__((noinline)) void event_lost(struct thread_state *ts)
+{
+	ts->rec_lost++;
+	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
+}
+
+static inline int event_write(struct thread_state *ts, unsigned type, uint32_t site)
+{
+	uint64_t now = clock_now();
+	uint64_t delta = now - ts->rec_base;
+
+	if (__builtin_expect(ts->rec_pos >= ts->rec_end || delta > EV_DELTA_MASK, 0)) {
+		if (!chunk_next(ts, now)) {
+			event_lost(ts);
+			return 0;
+		}
+		delta = 0;
+	}
+	*ts->rec_pos++ = ev_make(type, site, delta);
+	atomic_store_explicit(&ts->rec_chunk->used,
+			      (uint32_t)((char *)ts->rec_pos - (char *)shm_chunk_events(ts->rec_chunk)),
+			      memory_order_release);
+	return 1;
+}
+
+static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	struct thread_state *ts = needle_thread;
+	(void)cookie;
+	(void)data;
+
+	if (!active || ts->rec_depth >= max_depth || !event_write(ts, EV_ENTRY, ctx->func->site_id))
+		return NEEDLE_SKIP_EXIT;
+	ts->rec_depth++;
+	return 0;
+}
+
+static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
+{
+	struct thread_state *ts = needle_thread;
+	(void)cookie;
+	(void)data;
+
+	ts->rec_depth--;
+	if (active)
+		event_write(ts, EV_EXIT, ctx->func->site_id);
+}
+
+static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	if (active)
+		event_write(needle_thread, EV_ENTRY, ctx->func->site_id);
+	return NEEDLE_SKIP_EXIT;
+}
+
+static void thread_exit(struct thread_state *ts)
+{
+	/* The reader would salvage the chunk anyway; publishing it now lets
+	 * it be written out, and reused, before the process ends. */
+	if (active && ts->rec_chunk)
+		chunk_publish(ts);
+	ts->rec_depth = 0;
+	ts->rec_tid = 0;
+	ts->rec_seq = 0;
+}
+
+static void after_fork_child(void)
+{
+	/* The child must not write into its parent's chunks. */
+	active = 0;
+	if ((uintptr_t)needle_thread > 1) {
+		needle_thread->rec_chunk = NULL;
+		needle_thread->rec_pos = needle_thread->rec_end = NULL;
+	}
+}
+
+/* Meta records: one line each, written with plain write(2) (not a hot
+ * path).  "M <module-index> <path>", "S <site-id> <func-ip> <module-index>
+ * <name>", "E <errno> <message>". */
+static int meta_write(int fd, const char *line)
+{
+	size_t len = strlen(line), off = 0;
+	while (off < len) {
+		ssize_t n = write(fd, line + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static int meta_dump(int fd)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	int mod_idx = 0, err;
+
+	if (!out)
+		return -ENOMEM;
+	for (struct module *m = module_list(); m; m = m->next, mod_idx++) {
+		fprintf(out, "M %d %s\n", mod_idx, m->path);
+		for (uint32_t i = 0; i < m->site_cnt; i++) {
+			struct site *s = site_table_get(m->first_site + i);
+			fprintf(out, "S %u %llx %d %s\n", s->func.site_id, (unsigned long long)s->func.ip,
+				mod_idx, s->func.name);
+		}
+	}
+	fclose(out);
+	err = meta_write(fd, buf);
+	free(buf);
+	return err;
+}
+
+static int glob_list_match(const char *list, const char *name)
+{
+	const char *p = list;
+	char pat[512];
+
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = 0;
+			if (!fnmatch(pat, name, 0))
+				return 1;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+static void restore_environment(void)
+{
+	const char *orig = getenv("NEEDLE_ORIG_LD_PRELOAD");
+	if (orig && *orig)
+		setenv("LD_PRELOAD", orig, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
+					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
+					    "NEEDLE_ORIG_LD_PRELOAD" };
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+static int fail(int meta_fd, int err, const char *msg)
+{
+	char line[512];
+	snprintf(line, sizeof(line), "E %d %s\n", -err, msg);
+	if (meta_fd >= 0)
+		meta_write(meta_fd, line);
+	if (shm) {
+		shm->agent_error = err;
+		atomic_store(&shm->agent_state, AGENT_FAILED);
+	}
+	return err;
+}
+
+int recorder_start_from_env(void)
+{
+	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
+	const char *meta_env = getenv("NEEDLE_META_FD");
+	const char *tracer = getenv("NEEDLE_TRACER");
+	const char *filter = getenv("NEEDLE_FILTER");
+	const char *notrace = getenv("NEEDLE_NOTRACE");
+	const char *depth = getenv("NEEDLE_DEPTH");
+	int graph = !tracer || strcmp(tracer, "function") != 0;
+	int buf_fd, meta_fd, err;
+	struct site **sites;
+	size_t n = 0;
+
+	if (!buf_env || !meta_env)
+		return 0;
+	buf_fd = atoi(buf_env);
+	meta_fd = atoi(meta_env);
+	struct shm_header probe;
+	if (pread(buf_fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe) || probe.magic != SHM_MAGIC ||
+	    probe.version != SHM_VERSION)
+		return fail(meta_fd, -EINVAL, "trace buffer is not a needle buffer of this version");
+	void *map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
+	close(buf_fd);
+	if (map == MAP_FAILED)
+		return fail(meta_fd, -errno, "cannot map the trace buffer");
+	shm = map;
+	ring = shm_ring(shm);
+	use_tsc = tsc_usable();
+	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
+	if (depth && atoi(depth) > 0)
+		max_depth = (uint32_t)atoi(depth);
+
+	if ((err = meta_dump(meta_fd)))
+		return fail(meta_fd, err, "cannot write the site table");
+	uint32_t total = site_table_count();
+	if (!total) {
+		restore_environment();
+		return fail(meta_fd, -ENOEXEC,
+			    "the program has no patchable function entries: build it with "
+			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
+	}
+	if (!(sites = malloc(total * sizeof(*sites))))
+		return fail(meta_fd, -ENOMEM, "out of memory");
+	for (uint32_t id = 0; id < total; id++) {
+		struct site *s = site_table_get(id);
+		if (filter && *filter && !glob_list_match(filter, s->func.name))
+			continue;
+		if (notrace && *notrace && glob_list_match(notrace, s->func.name))
+			continue;
+		sites[n++] = s;
+	}
+	restore_environment();
+	if (!n) {
+		free(sites);
+		return fail(meta_fd, -ENOENT, "the filters match no function");
+	}
+	thread_state_exit_hook = thread_exit;
+	pthread_atfork(NULL, NULL, after_fork_child);
+	active = 1;
+	err = link_attach_sites_locked(sites, n, graph ? graph_entry : function_entry, graph ? graph_exit : NULL,
+				       NULL, 0, &rec_link);
+	if (err < 0) {
+		active = 0;
+		return fail(meta_fd, err, "cannot patch the program's functions");
+	}
+	char line[64];
+	snprintf(line, sizeof(line), "T %d\n", err);
+	meta_write(meta_fd, line);
+	close(meta_fd);
+	atomic_store(&shm->agent_state, AGENT_RECORDING);
+	return 1;
+}

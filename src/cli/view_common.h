@@ -1,0 +1,14 @@
+/* view_common.h - opening the trace for a view, with the error message
+ * every view prints the same way. */
+#ifndef NEEDLE_VIEW_COMMON_H
+#define NEEDLE_VIEW_COMMON_H
+
+#include "trace_reader.h"
+
+/* Open path (default needle.data); prints the error and returns NULL. */
+struct trace *view_open(const char *path);
+/* Run the iterator to the end, calling fn per event; prints errors.
+ * Returns 0, or 1 if the trace turned out damaged. */
+int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+
+#endif

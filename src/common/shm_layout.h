@@ -1,0 +1,150 @@
+/* shm_layout.h - the shared-memory trace buffer between a traced process
+ * (the producer: libneedle's recorder) and `needle record` (the reader).
+ *
+ * The buffer is a fixed pool of chunks, so its size does not depend on the
+ * number of threads.  A thread owns one chunk at a time and appends 8-byte
+ * events to it with plain stores; the only atomic read-modify-writes are
+ * per chunk (taking a chunk from the free list, publishing it to the ring).
+ * After each event the producer release-stores the chunk's fill level, so
+ * if the process dies the reader still finds every event written before.
+ *
+ *   [shm_header][ring: chunk_count slots][chunk 0][chunk 1]...
+ *
+ * Event word (little-endian u64):
+ *   bits 63..62  type: 0 entry, 1 exit
+ *   bits 61..40  site id (22 bits)
+ *   bits 39..0   timestamp - chunk base (clock units, see clock_source)
+ */
+#ifndef NEEDLE_SHM_LAYOUT_H
+#define NEEDLE_SHM_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
+#define SHM_VERSION 1
+
+#define EV_ENTRY 0u
+#define EV_EXIT 1u
+#define EV_TYPE_SHIFT 62
+#define EV_SITE_SHIFT 40
+#define EV_SITE_MASK ((1u << 22) - 1)
+#define EV_DELTA_BITS 40
+#define EV_DELTA_MASK ((1ull << EV_DELTA_BITS) - 1)
+
+static inline uint64_t ev_make(unsigned type, uint32_t site, uint64_t delta)
+{
+	return (uint64_t)type << EV_TYPE_SHIFT | (uint64_t)(site & EV_SITE_MASK) << EV_SITE_SHIFT | delta;
+}
+static inline unsigned ev_type(uint64_t ev) { return (unsigned)(ev >> EV_TYPE_SHIFT); }
+static inline uint32_t ev_site(uint64_t ev) { return (uint32_t)(ev >> EV_SITE_SHIFT) & EV_SITE_MASK; }
+static inline uint64_t ev_delta(uint64_t ev) { return ev & EV_DELTA_MASK; }
+
+enum chunk_state { CHUNK_FREE = 0, CHUNK_OWNED = 1, CHUNK_FULL = 2 };
+
+struct shm_chunk {
+	_Atomic uint32_t state;     /* enum chunk_state */
+	uint32_t tid;
+	uint64_t seq;               /* the owning thread's chunk number: 0, 1, ... */
+	uint64_t base;              /* timestamp the event deltas count from */
+	_Atomic uint32_t used;      /* bytes of events, release-stored per event */
+	uint32_t lost_before;       /* events the thread dropped before this chunk */
+	uint64_t next_free;         /* free list link (chunk index + 1) */
+	char comm[16];              /* the thread's name when it took its first chunk */
+	uint8_t pad[8];
+	/* events follow, up to the chunk size */
+};
+
+struct shm_ring_slot {
+	_Atomic uint64_t seq;       /* position + 1 once chunk is valid */
+	uint64_t chunk;
+};
+
+enum wake_mode { WAKE_WAIT = 0, WAKE_POLL = 1, WAKE_PERCENT = 2 };
+enum clock_source { CLOCK_SOURCE_TSC = 1, CLOCK_SOURCE_MONOTONIC = 2 };
+enum agent_state { AGENT_STARTING = 0, AGENT_RECORDING = 1, AGENT_FAILED = 2 };
+
+struct shm_header {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t chunk_size;        /* bytes, including the chunk header */
+	uint64_t total_size;
+	uint32_t chunk_count;
+	uint32_t wake_mode;         /* enum wake_mode */
+	uint32_t wake_percent;      /* WAKE_PERCENT: ring fill that wakes the reader */
+	uint32_t clock_source;      /* enum clock_source, set by the producer */
+
+	/* Producer side. */
+	_Atomic uint64_t free_head; /* (tag << 32) | (chunk index + 1) */
+	_Atomic uint64_t ring_tail;
+	_Atomic uint64_t lost_events;
+	_Atomic uint64_t producer_wakeups; /* futex wakes made by producers */
+	_Atomic uint32_t agent_state;
+	int32_t agent_error;
+	uint64_t pad1[8];
+
+	/* Reader side, on its own cache lines. */
+	_Atomic uint64_t ring_head __attribute__((aligned(64)));
+	_Atomic uint32_t reader_waiting;
+	_Atomic uint32_t wake_word;
+	uint64_t pad2[6];
+} __attribute__((aligned(64)));
+
+#define SHM_HEADER_SIZE 4096u
+
+static inline struct shm_ring_slot *shm_ring(struct shm_header *h)
+{
+	return (struct shm_ring_slot *)((char *)h + SHM_HEADER_SIZE);
+}
+
+static inline uint64_t shm_chunks_offset(uint32_t chunk_count)
+{
+	uint64_t ring = (uint64_t)chunk_count * sizeof(struct shm_ring_slot);
+	return (SHM_HEADER_SIZE + ring + 4095) & ~4095ull;
+}
+
+static inline struct shm_chunk *shm_chunk_at(struct shm_header *h, uint32_t idx)
+{
+	return (struct shm_chunk *)((char *)h + shm_chunks_offset(h->chunk_count) + (uint64_t)idx * h->chunk_size);
+}
+
+static inline uint64_t *shm_chunk_events(struct shm_chunk *c)
+{
+	return (uint64_t *)(c + 1);
+}
+
+static inline uint32_t shm_chunk_capacity(const struct shm_header *h)
+{
+	return h->chunk_size - (uint32_t)sizeof(struct shm_chunk);
+}
+
+/* Free list of chunks, shared by producers and the reader: a Treiber stack
+ * whose head carries a tag against ABA. */
+static inline void shm_free_push(struct shm_header *h, uint32_t idx)
+{
+	struct shm_chunk *c = shm_chunk_at(h, idx);
+	uint64_t head = atomic_load(&h->free_head), next;
+
+	atomic_store(&c->state, CHUNK_FREE);
+	do {
+		c->next_free = head & 0xffffffffu;
+		next = ((head >> 32) + 1) << 32 | (idx + 1);
+	} while (!atomic_compare_exchange_weak(&h->free_head, &head, next));
+}
+
+/* Index of a free chunk, or -1 if none. */
+static inline int64_t shm_free_pop(struct shm_header *h)
+{
+	uint64_t head = atomic_load_explicit(&h->free_head, memory_order_acquire), next;
+	uint32_t idx;
+
+	do {
+		idx = head & 0xffffffffu;
+		if (!idx)
+			return -1;
+		next = ((head >> 32) + 1) << 32 | (shm_chunk_at(h, idx - 1)->next_free & 0xffffffffu);
+	} while (!atomic_compare_exchange_weak(&h->free_head, &head, next));
+	return idx - 1;
+}
+
+#endif

@@ -1,0 +1,89 @@
+/* trace_format.h - the needle.data file format (docs/file-format.md).
+ *
+ *   file header (64 bytes)
+ *   section*: { u32 type, u32 crc32(payload), u64 payload length, payload }
+ *
+ * All integers are little-endian.  Every payload is covered by its CRC, so
+ * a corrupted file is reported as such, and the END section comes last,
+ * so a truncated file is too. */
+#ifndef NEEDLE_TRACE_FORMAT_H
+#define NEEDLE_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define TRACE_MAGIC "NEEDLE\0\1"
+#define TRACE_VERSION 1
+#define TRACE_MAX_SECTION (64u << 20) /* no section is larger; a bigger length means corruption */
+
+struct trace_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;   /* 64 */
+	uint64_t flags;         /* none defined */
+	uint8_t reserved[40];
+};
+
+struct trace_section_header {
+	uint32_t type;          /* enum trace_section */
+	uint32_t crc32;         /* zlib crc32 of the payload */
+	uint64_t length;        /* payload bytes */
+};
+
+enum trace_section {
+	SEC_CLOCK = 1,   /* struct sec_clock */
+	SEC_PROCESS = 2, /* struct sec_process + argv strings, NUL-separated */
+	SEC_MODULE = 3,  /* u32 index + path (not NUL-terminated) */
+	SEC_SITES = 4,   /* records: u32 site id, u32 module, u64 func ip, u16 name length, name */
+	SEC_THREAD = 5,  /* u32 tid + name */
+	SEC_CHUNK = 6,   /* struct sec_chunk + encoded events */
+	SEC_END = 7,     /* struct sec_end */
+};
+
+enum trace_clock_source { TRACE_CLOCK_TSC = 1, TRACE_CLOCK_MONOTONIC = 2 };
+enum trace_tracer { TRACER_FUNCTION_GRAPH = 1, TRACER_FUNCTION = 2 };
+
+/* raw clock -> ns: ns0 + (raw - raw0) * (ns1 - ns0) / (raw1 - raw0) */
+struct sec_clock {
+	uint32_t source;
+	uint32_t pad;
+	uint64_t raw0, ns0, raw1, ns1;
+};
+
+struct sec_process {
+	uint32_t pid;
+	int32_t wait_status;    /* as from waitpid(2) */
+	uint32_t tracer;        /* enum trace_tracer */
+	uint32_t wake_mode;     /* 0 wait, 1 poll, 2 buffer-percent */
+	uint32_t wake_arg;      /* poll interval in ms, or percent */
+	uint32_t argc;
+	uint64_t buffer_bytes;
+};
+
+/* Events of one chunk: per event a varint tag, then a varint delta from the
+ * previous event's time (the first from base).
+ *   tag & 3 == 0: entry of site tag >> 2
+ *   tag & 3 == 1: exit of the innermost open frame
+ *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame) */
+struct sec_chunk {
+	uint32_t tid;
+	uint32_t lost_before;   /* events the thread dropped just before this chunk */
+	uint64_t seq;           /* the thread's chunk number */
+	uint64_t base;          /* raw clock */
+	uint32_t event_count;
+	uint32_t salvaged;      /* 1: taken from a thread that never published it */
+};
+
+#define TAG_ENTRY 0u
+#define TAG_EXIT_TOP 1u
+#define TAG_EXIT_SITE 2u
+
+struct sec_end {
+	uint64_t events;
+	uint64_t lost_events;
+	uint64_t chunks;
+	uint64_t producer_wakeups;
+	uint64_t salvaged_chunks;
+	uint64_t sites_traced;
+};
+
+#endif

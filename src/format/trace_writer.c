@@ -1,0 +1,110 @@
+/* trace_writer.c - see trace_writer.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "shm_layout.h"
+#include "trace_writer.h"
+#include "varint.h"
+
+static void put(struct trace_writer *w, const void *p, size_t n)
+{
+	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
+		w->err = errno ? errno : EIO;
+}
+
+int trace_writer_open(struct trace_writer *w, FILE *f, int tracer)
+{
+	struct trace_file_header h;
+
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+	w->tracer = tracer;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, TRACE_MAGIC, sizeof(h.magic));
+	h.version = TRACE_VERSION;
+	h.header_size = sizeof(h);
+	h.flags = (uint64_t)tracer;
+	put(w, &h, sizeof(h));
+	return w->err ? -w->err : 0;
+}
+
+int trace_writer_section(struct trace_writer *w, uint32_t type, const void *payload, uint64_t len)
+{
+	struct trace_section_header sh = {
+		.type = type,
+		.crc32 = (uint32_t)crc32(0, payload, (uInt)len),
+		.length = len,
+	};
+	put(w, &sh, sizeof(sh));
+	put(w, payload, len);
+	return w->err ? -w->err : 0;
+}
+
+static int reserve(struct trace_writer *w, size_t need)
+{
+	if (need <= w->buf_cap)
+		return 0;
+	uint8_t *b = realloc(w->buf, need);
+	if (!b)
+		return -ENOMEM;
+	w->buf = b;
+	w->buf_cap = need;
+	return 0;
+}
+
+int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, const uint64_t *events, uint32_t n)
+{
+	/* Worst case: a 10-byte tag and a 10-byte delta per event. */
+	if (reserve(w, sizeof(*hdr) + (size_t)n * 20))
+		return -ENOMEM;
+	struct thread_stack *st = stack_map_get(&w->stacks, hdr->tid);
+	if (!st)
+		return -ENOMEM;
+	uint8_t *p = w->buf + sizeof(*hdr);
+	uint64_t prev = hdr->base;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ev = events[i];
+		uint32_t site = ev_site(ev);
+		uint64_t t = hdr->base + ev_delta(ev);
+		uint64_t tag;
+
+		if (ev_type(ev) == EV_ENTRY) {
+			tag = (uint64_t)site << 2 | TAG_ENTRY;
+			if (w->tracer == TRACER_FUNCTION_GRAPH && thread_stack_push(st, site, 0))
+				return -ENOMEM;
+		} else if (st->depth && st->v[st->depth - 1].site == site) {
+			tag = TAG_EXIT_TOP;
+			st->depth--;
+		} else {
+			tag = (uint64_t)site << 2 | TAG_EXIT_SITE;
+			long at = thread_stack_find(st, site);
+			if (at >= 0)
+				st->depth = (size_t)at;
+		}
+		p += varint_put(p, tag);
+		/* Events of one chunk are in time order; guard anyway. */
+		p += varint_put(p, t >= prev ? t - prev : 0);
+		prev = t >= prev ? t : prev;
+	}
+	memcpy(w->buf, hdr, sizeof(*hdr));
+	w->events += n;
+	w->chunks++;
+	w->salvaged += hdr->salvaged != 0;
+	return trace_writer_section(w, SEC_CHUNK, w->buf, (uint64_t)(p - w->buf));
+}
+
+int trace_writer_finish(struct trace_writer *w)
+{
+	if (!w->err && fflush(w->f))
+		w->err = errno;
+	if (!w->err && fsync(fileno(w->f)))
+		w->err = errno;
+	stack_map_free(&w->stacks);
+	free(w->buf);
+	w->buf = NULL;
+	return w->err ? -w->err : 0;
+}
