@@ -258,7 +258,9 @@ static struct shm_header *buffer_create(const struct record_opts *o, int *fd_out
 
 	if (fd < 0 || ftruncate(fd, (off_t)total))
 		return NULL;
-	h = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Populated now, so that the traced program never waits for the
+	 * kernel to zero a page of the buffer. */
+	h = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (h == MAP_FAILED) {
 		close(fd);
 		return NULL;

@@ -37,7 +37,7 @@ struct consumer_list {
 
 #define CONSUMER_MAX 65536
 
-extern struct consumer consumer_table[CONSUMER_MAX];
+extern struct consumer consumer_table[CONSUMER_MAX] __attribute__((visibility("hidden")));
 
 struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data);
 /* Stop the consumer's pending exits: frames hijacked for it now skip it. */

@@ -49,7 +49,27 @@ static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 	(*n)++;
 }
 
-/* Several consumers, or some that want the exit: the general path. */
+/* Room on the shadow stack for a frame of n entries. */
+static inline int frame_fits(const struct thread_state *ts, uint32_t n)
+{
+	return ts->shadow_cap - ts->shadow_top >= sizeof(struct frame_header) + n * sizeof(struct frame_entry);
+}
+
+/* Push the header over entries already written at the top, and hijack. */
+static inline void frame_push(struct thread_state *ts, struct site *site, uint32_t n, uint64_t *ret_slot)
+{
+	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+	struct frame_header *h = (struct frame_header *)(e + n);
+
+	h->return_addr = *ret_slot;
+	h->site = site;
+	h->sp = (uint64_t)(ret_slot + 1);
+	h->entry_cnt = n;
+	ts->shadow_top += n * sizeof(*e) + sizeof(*h);
+	*ret_slot = (uint64_t)needle_return_trampoline;
+}
+
+/* Several consumers: the general path. */
 static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, struct site *site,
 						    const struct consumer_list *list,
 						    const struct needle_ctx *ctx, uint64_t *ret_slot)
@@ -63,15 +83,28 @@ static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, str
 
 	for (uint32_t i = 0; i < list->cnt; i++)
 		run_entry(list->items[i], ctx, e, &n, room, ts);
-	if (n) {
-		struct frame_header *h = (struct frame_header *)(e + n);
-		h->return_addr = *ret_slot;
-		h->site = site;
-		h->sp = (uint64_t)(ret_slot + 1);
-		h->entry_cnt = n;
-		ts->shadow_top += n * sizeof(*e) + sizeof(*h);
-		*ret_slot = (uint64_t)needle_return_trampoline;
+	if (n)
+		frame_push(ts, site, n, ret_slot);
+}
+
+/* One consumer: no loop, and a one-entry frame if it wants the exit. */
+static inline void dispatch_one(struct thread_state *ts, struct site *site, struct consumer *c,
+				const struct needle_ctx *ctx, uint64_t *ret_slot)
+{
+	uint64_t cookie = 0;
+	int ret = c->entry ? c->entry(ctx, &cookie, c->user_data) : 0;
+
+	if (!c->exit || (ret & NEEDLE_SKIP_EXIT))
+		return;
+	if (__builtin_expect(!frame_fits(ts, 1), 0)) {
+		ts->shadow_overflows++;
+		return;
 	}
+	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+	e->slot = c->slot;
+	e->generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	e->cookie = cookie;
+	frame_push(ts, site, 1, ret_slot);
 }
 
 static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, uint64_t *ret_slot)
@@ -98,14 +131,10 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	rcu_read_lock_outer(ts);
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (__builtin_expect(list != NULL, 1)) {
-		struct consumer *c = list->items[0];
-		if (__builtin_expect(list->cnt == 1 && !c->exit, 1)) {
-			/* The common case: one entry-only consumer, no frame. */
-			uint64_t cookie = 0;
-			c->entry(ctx, &cookie, c->user_data);
-		} else {
+		if (__builtin_expect(list->cnt == 1, 1))
+			dispatch_one(ts, site, list->items[0], ctx, ret_slot);
+		else
 			dispatch_list(ts, site, list, ctx, ret_slot);
-		}
 	}
 	rcu_read_unlock(ts, 0);
 }

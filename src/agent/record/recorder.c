@@ -297,7 +297,9 @@ int recorder_start_from_env(void)
 	if (pread(buf_fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe) || probe.magic != SHM_MAGIC ||
 	    probe.version != SHM_VERSION)
 		return fail(meta_fd, -EINVAL, "trace buffer is not a needle buffer of this version");
-	void *map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
+	/* MAP_POPULATE: page-table entries up front, not a fault per page
+	 * on the hot path. */
+	void *map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, buf_fd, 0);
 	close(buf_fd);
 	if (map == MAP_FAILED)
 		return fail(meta_fd, -errno, "cannot map the trace buffer");

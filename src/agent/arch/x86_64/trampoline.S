@@ -114,13 +114,17 @@ needle_return_trampoline:
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
 	call	needle_dispatch_exit
-	movq	%rax, 8(%rbp)
+	movq	%rax, %r11
 	movq	48(%rsp), %rax
 	movq	16(%rsp), %rdx
 	movaps	64(%rsp), %xmm0
 	movaps	80(%rsp), %xmm1
 	leave
-	ret
+	addq	$8, %rsp
+	/* An indirect jump, not push + ret: a ret here would pop a return
+	 * stack buffer entry that belongs to an outer frame and mispredict
+	 * every outer return too. */
+	jmp	*%r11
 	.cfi_endproc
 	.size	needle_return_trampoline, .-needle_return_trampoline
 
