@@ -10,7 +10,9 @@ log=$(mktemp)
 scratch=$(mktemp -d)
 trap 'rm -rf "$log" "$scratch"' EXIT
 
-for prog in "$build"/test_*; do
+here=$(cd "$(dirname "$0")" && pwd)
+export NEEDLE_BUILD=$(cd "$build/.." && pwd)
+for prog in "$build"/test_* "$here"/cli/test_*.sh; do
 	[ -x "$prog" ] || continue
 	name=$(basename "$prog")
 	# Programs run in a scratch directory: -pg binaries write gmon.out.

@@ -66,3 +66,11 @@ $(TEST_BUILD)/test_args_asan: tests/patch/test_args.c $(LIBNEEDLE_ASAN)
 	gcc $(TEST_CFLAGS) $(ASAN) $(PFE) $< -o $@ $(TEST_LINK_ASAN)
 
 TESTS += $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan
+
+# Programs for the command-line tests (tests/cli/*.sh).
+CLI_PROGS := $(patsubst tests/cli/progs/%.c,$(TEST_BUILD)/cli/%,$(wildcard tests/cli/progs/*.c))
+$(TEST_BUILD)/cli/%: tests/cli/progs/%.c
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+
+TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore

@@ -201,6 +201,10 @@ int cmd_replay(int argc, char **argv)
 		cli_error("%s: %s", r.t->path, it.err);
 		ret = 1;
 	} else {
+		if (r.t->end.lost_events)
+			printf("# %llu events were lost (the buffer was full: record with a larger --buffer-size);"
+			       " calls around the losses may be missing\n",
+			       (unsigned long long)r.t->end.lost_events);
 		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
 		while ((n = trace_iter_next(&it, &ev)) > 0)
 			print_event(&ev, &r, &it);

@@ -99,23 +99,25 @@ static int cmp_stats(const void *a, const void *b)
 }
 
 static const char report_usage[] =
-	"usage: needle report [-i FILE] [--tid TID] [-s KEY]\n"
+	"usage: needle report [-i FILE] [--tid TID] [-s KEY] [--csv]\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
-	"  -s, --sort KEY     total (default), self, calls, avg, min, max or name\n";
+	"  -s, --sort KEY     total (default), self, calls, avg, min, max or name\n"
+	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n";
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' }, { "sort", required_argument, NULL, 's' },
 		{ "tid", required_argument, NULL, 'T' },   { "help", no_argument, NULL, 'h' },
+		{ "csv", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name" };
 	const char *input = NULL;
 	struct report r = { 0 };
 	uint32_t tid = 0;
-	int c, ok;
+	int c, ok, csv = 0;
 	char *end;
 
 	optind = 1;
@@ -140,6 +142,9 @@ int cmd_report(int argc, char **argv)
 				cli_error("--tid needs a thread id, not '%s'", optarg);
 				return 2;
 			}
+			break;
+		case 'C':
+			csv = 1;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -166,6 +171,19 @@ int cmd_report(int argc, char **argv)
 			r.v[n++] = r.v[i];
 	sort_trace = r.t;
 	qsort(r.v, n, sizeof(*r.v), cmp_stats);
+	if (csv) {
+		printf("function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n");
+		for (size_t i = 0; i < n; i++) {
+			struct func_stats *f = &r.v[i];
+			printf("%s,%llu,%llu,%llu,%llu,%llu,%llu\n", trace_site_name(r.t, f->site),
+			       (unsigned long long)f->calls, (unsigned long long)f->total, (unsigned long long)f->self,
+			       (unsigned long long)(f->timed ? f->total / f->timed : 0), (unsigned long long)f->min,
+			       (unsigned long long)f->max);
+		}
+		free(r.v);
+		trace_close(r.t);
+		return 0;
+	}
 	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls", "Average", "Min",
 	       "Max", "Function");
 	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "==========", "=========", "=====", "=======", "===",

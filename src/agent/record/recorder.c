@@ -143,8 +143,14 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	(void)cookie;
 	(void)data;
 
-	if (!active || ts->rec_depth >= max_depth || !event_write(ts, EV_ENTRY, ctx->func->site_id))
+	if (!active || ts->rec_depth >= max_depth)
 		return NEEDLE_SKIP_EXIT;
+	if (!event_write(ts, EV_ENTRY, ctx->func->site_id)) {
+		/* Without its entry the exit is not recorded either: count it
+		 * lost now, so that recorded + lost is every event. */
+		event_lost(ts);
+		return NEEDLE_SKIP_EXIT;
+	}
 	ts->rec_depth++;
 	return 0;
 }

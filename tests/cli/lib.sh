@@ -1,0 +1,35 @@
+# lib.sh - helpers for the command-line tests.  Each check prints one
+# PASS:/FAIL: line, which tests/run.sh counts.
+set -u
+BUILD=${NEEDLE_BUILD:?NEEDLE_BUILD must point at the build directory}
+NEEDLE="$BUILD/needle"
+PROGS="$BUILD/tests/cli"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; }
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+# check_eq DESCRIPTION GOT EXPECTED
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		echo "      got '$2', expected '$3'"
+	fi
+}
+
+# calls FILE FUNCTION-REGEX: the call count of the one function whose name
+# matches (anchored), from `needle report --csv`.
+calls() {
+	"$NEEDLE" report --csv -i "$1" | awk -F, -v re="^($2)\$" 'NR > 1 && $1 ~ re { n += $2; found = 1 }
+		END { print found ? n : "missing" }'
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# test_record_errors - bad input gets a clear message and a non-zero exit,
+# and never a half-written trace.
+. "$(dirname "$0")/lib.sh"
+cd "$T"
+
+"$NEEDLE" record -o "$T/a.data" -- no-such-program-xyz 2>"$T/err1"
+check_eq "missing program: exit 127" "$?" 127
+check "missing program: says so" grep -q "no-such-program-xyz: command not found" "$T/err1"
+check "missing program: no trace file" test ! -e "$T/a.data"
+
+"$NEEDLE" record -o "$T/b.data" -- /bin/true 2>"$T/err2"
+status=$?
+check "program without patchable entries: non-zero exit" test "$status" -ne 0
+check "program without patchable entries: names the flag" grep -q -- "-fpatchable-function-entry=5" "$T/err2"
+check "program without patchable entries: no trace file" test ! -e "$T/b.data"
+
+"$NEEDLE" record -o /nonexistent-dir/c.data -- "$PROGS/marker" "$T/ran" 2>"$T/err3"
+check "unwritable output: non-zero exit" test $? -ne 0
+check "unwritable output: says why" grep -q "cannot write /nonexistent-dir/c.data" "$T/err3"
+check "unwritable output: the program never started" test ! -e "$T/ran"
+
+"$NEEDLE" record --bogus -- /bin/true 2>"$T/err4"
+check_eq "unknown option: exit 2" "$?" 2
+check "unknown option: usage shown" grep -q "usage: needle record" "$T/err4"
+"$NEEDLE" record -F 'no_such_fn_*' -o "$T/d.data" -- "$PROGS/marker" "$T/ran2" 2>"$T/err5"
+check "filter matching nothing: non-zero exit" test $? -ne 0
+check "filter matching nothing: says so" grep -q "match no function" "$T/err5"
+check "filter matching nothing: no trace file" test ! -e "$T/d.data"
+"$NEEDLE" bogus 2>/dev/null
+check_eq "unknown command: exit 2" "$?" 2
+"$NEEDLE" replay -i "$T/missing.data" 2>"$T/err6"
+check_eq "missing trace: exit 1" "$?" 1
+check "missing trace: says so" grep -q "cannot open $T/missing.data" "$T/err6"
+"$NEEDLE" record --poll=0 -- /bin/true 2>/dev/null
+check_eq "bad --poll value: exit 2" "$?" 2
+
+# The environment the program sees is its own (LD_PRELOAD and needle's
+# variables are gone before main).
+# ("_" is the shell's record of the command it ran: needle, not the program.)
+"$NEEDLE" record -o "$T/f.data" -- "$PROGS/printenv" 2>/dev/null | grep -v '^_=' >"$T/env.traced"
+"$PROGS/printenv" | grep -v '^_=' >"$T/env.plain"
+check "the traced program sees its environment unchanged" cmp -s "$T/env.plain" "$T/env.traced"
