@@ -74,3 +74,10 @@ $(TEST_BUILD)/cli/%: tests/cli/progs/%.c
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 
 TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
+
+# The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
+READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
+$(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)
+	gcc $(TEST_CFLAGS) $(ASAN) -Isrc/common -Isrc/format -Isrc/reader $^ -o $@ -lz
+
+TESTS += $(TEST_BUILD)/fuzz_reader_asan

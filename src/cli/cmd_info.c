@@ -31,8 +31,14 @@ int cmd_info(int argc, char **argv)
 		return 2;
 	}
 	struct trace *t = view_open(input);
+	char err[512];
 	if (!t)
 		return 1;
+	if (trace_verify(t, err, sizeof(err))) {
+		cli_error("%s: %s", t->path, err);
+		trace_close(t);
+		return 1;
+	}
 	static const char *const modes[] = { "wait", "poll", "buffer-percent" };
 	printf("file:          %s (format version %u)\n", t->path, t->header.version);
 	printf("tracer:        %s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph");

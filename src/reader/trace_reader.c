@@ -328,6 +328,41 @@ void trace_close(struct trace *t)
 	free(t);
 }
 
+int trace_verify(struct trace *t, char *err, size_t errlen)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < t->thread_cnt && !ret; i++) {
+		for (size_t j = 0; j < t->threads[i].chunk_cnt && !ret; j++) {
+			struct trace_chunk_ref *ref = &t->threads[i].chunks[j];
+			struct trace_section_header sh;
+			if (ref->length > cap) {
+				uint8_t *b = realloc(buf, ref->length);
+				if (!b) {
+					set_err(err, errlen, "out of memory");
+					ret = -1;
+					break;
+				}
+				buf = b;
+				cap = ref->length;
+			}
+			if (read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) ||
+			    read_at(t->f, ref->offset, buf, ref->length)) {
+				set_err(err, errlen, "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
+				ret = -1;
+			} else if ((uint32_t)crc32(0, buf, (uInt)ref->length) != sh.crc32) {
+				set_err(err, errlen, "chunk at offset %llu fails its CRC check: the file is corrupted",
+					(unsigned long long)ref->offset);
+				ret = -1;
+			}
+		}
+	}
+	free(buf);
+	return ret;
+}
+
 const char *trace_site_name(const struct trace *t, uint32_t site)
 {
 	if (site < t->site_cap && t->sites[site].name)
@@ -541,15 +576,14 @@ int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		if (tid && t->threads[i].tid != tid)
 			continue;
-		struct trace_cursor *c = &it->cursors[it->cursor_cnt];
+		struct trace_cursor *c = &it->cursors[it->cursor_cnt++];
 		c->th = &t->threads[i];
 		c->stack.tid = c->th->tid;
 		int r = cursor_fill(it, c);
 		if (r < 0)
 			return -1;
 		if (r > 0)
-			it->heap[it->heap_cnt++] = it->cursor_cnt;
-		it->cursor_cnt++;
+			it->heap[it->heap_cnt++] = it->cursor_cnt - 1;
 	}
 	for (size_t i = it->heap_cnt / 2; i-- > 0;)
 		heap_down(it, i);

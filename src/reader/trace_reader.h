@@ -62,6 +62,9 @@ struct trace {
  * message that says what is wrong with the file. */
 struct trace *trace_open(const char *path, char *err, size_t errlen);
 void trace_close(struct trace *t);
+/* Check the CRC of every chunk (open checks the other sections).  0, or
+ * -1 with err saying which chunk is damaged. */
+int trace_verify(struct trace *t, char *err, size_t errlen);
 
 const char *trace_site_name(const struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */
