@@ -1,0 +1,47 @@
+/* zlib_driver ROUNDS - compresses and uncompresses ROUNDS deterministic
+ * buffers with zlib (built from Debian's source with patchable entries)
+ * and prints their checksums.  Per round it calls compress2 and uncompress
+ * once each, so the call counts of zlib's entry points are known. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define MAX_LEN 65536
+
+static void fill(unsigned char *buf, size_t len, unsigned seed)
+{
+	/* Compressible: runs of a few symbols. */
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (unsigned char)("abcdefgh"[(seed + i / (1 + seed % 7)) % 8]);
+}
+
+__attribute__((noinline)) static int round_trip(unsigned seed, unsigned long *crc_out)
+{
+	static unsigned char in[MAX_LEN], packed[MAX_LEN + 1024], out[MAX_LEN];
+	size_t len = 1024 + (seed * 7919) % (MAX_LEN - 1024);
+	uLongf packed_len = sizeof(packed), out_len = sizeof(out);
+
+	fill(in, len, seed);
+	if (compress2(packed, &packed_len, in, len, 6) != Z_OK)
+		return -1;
+	if (uncompress(out, &out_len, packed, packed_len) != Z_OK || out_len != len || memcmp(in, out, len))
+		return -1;
+	*crc_out = crc32(*crc_out, packed, (uInt)packed_len);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 100;
+	unsigned long crc = crc32(0, NULL, 0);
+
+	for (int i = 0; i < rounds; i++) {
+		if (round_trip((unsigned)i, &crc)) {
+			fprintf(stderr, "zlib_driver: round %d failed\n", i);
+			return 1;
+		}
+	}
+	printf("%d rounds, crc32 of the compressed data %08lx\n", rounds, crc);
+	return 0;
+}
