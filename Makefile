@@ -84,5 +84,13 @@ $(BUILD)/examples/libcallcount.so: examples/callcount.c $(LIBNEEDLE)
 	$(CC) -std=gnu11 -O2 -g $(WARN) -Iinclude -fPIC -shared $< -o $@ \
 		-L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD))
 
-demo: $(BUILD)/demo/kvstore $(BUILD)/examples/libcallcount.so
-	LD_PRELOAD=$(abspath $(BUILD))/examples/libcallcount.so $(BUILD)/demo/kvstore 4 20000
+# needle's main job on the demo: record it, show the function graph (its
+# first lines) and the per-function report.
+demo: all $(BUILD)/demo/kvstore $(BUILD)/examples/libcallcount.so
+	$(NEEDLE) record -o $(BUILD)/demo/needle.data -- $(BUILD)/demo/kvstore 4 20000
+	@echo; echo "== needle replay (first 40 lines of $$($(NEEDLE) replay -i $(BUILD)/demo/needle.data | wc -l))"
+	@$(NEEDLE) replay -i $(BUILD)/demo/needle.data | head -40
+	@echo; echo "== needle report"
+	@$(NEEDLE) report -i $(BUILD)/demo/needle.data
+	@echo; echo "== needle info"
+	@$(NEEDLE) info -i $(BUILD)/demo/needle.data

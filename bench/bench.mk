@@ -12,5 +12,12 @@ $(BENCH_BUILD)/bench_patch: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c
 
 BENCH_PROGS := $(BENCH_BUILD)/bench_patch
 
+
+$(BENCH_BUILD)/bench_loop: bench/bench_loop.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/cli/threads
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

@@ -31,6 +31,81 @@ else
 	note "bench: bpftrace not installed; uprobe_count_ns left out"
 fi
 
+# ---- recording: needle record against uftrace record, same binary ----
+NEEDLE="$dir/../needle"
+loop="$dir/bench_loop"
+calls=10000000
+
+# min_ns_per_call N CMD...: the smallest "ns_per_call" the program printed
+# over N runs (noise on a shared machine only ever adds time).
+min_ns_per_call() {
+	local n=$1 best=""
+	shift
+	for _ in $(seq "$n"); do
+		v=$("$@" 2>&1 >/dev/null | awk '/^ns_per_call/ {print $2}')
+		[ -n "$v" ] || continue
+		best=$(awk -v a="${best:-1e18}" -v b="$v" 'BEGIN {print (b < a) ? b : a}')
+	done
+	echo "$best"
+}
+now_ns() { date +%s%N; }
+
+note "bench: function_graph recording, $calls calls, needle and uftrace"
+plain=$(min_ns_per_call 3 "$loop" $calls)
+traced=$(min_ns_per_call 3 "$NEEDLE" record -o "$dir/loop.data" -- "$loop" $calls)
+awk -v p="$plain" -v t="$traced" 'BEGIN { printf "untraced_loop_ns_per_call %.3f\ngraph_record_ns_per_call %.3f\n", p, t - p }' >>"$raw"
+awk -v b="$(stat -c %s "$dir/loop.data")" -v n=$calls 'BEGIN { printf "bytes_per_call %.3f\n", b / n }' >>"$raw"
+if command -v uftrace >/dev/null 2>&1; then
+	rm -rf "$dir/uftrace.data"
+	utraced=$(min_ns_per_call 3 uftrace record -P . -d "$dir/uftrace.data" "$loop" $calls)
+	awk -v p="$plain" -v t="$utraced" 'BEGIN { printf "uftrace_record_ns_per_call %.3f\n", t - p }' >>"$raw"
+	awk -v b="$(du -sb "$dir/uftrace.data" | cut -f1)" -v n=$calls 'BEGIN { printf "uftrace_bytes_per_call %.3f\n", b / n }' >>"$raw"
+fi
+
+note "bench: export of the $calls-call trace to Perfetto"
+events=$("$NEEDLE" info -i "$dir/loop.data" | awk '/^events:/ {print $2}')
+t0=$(now_ns)
+"$NEEDLE" export --format=perfetto -i "$dir/loop.data" -o "$dir/loop.pftrace"
+t1=$(now_ns)
+awk -v ns=$((t1 - t0)) -v e="$events" 'BEGIN { printf "export_perfetto_s_per_mevent %.4f\n", ns / 1e9 / (e / 1e6) }' >>"$raw"
+
+note "bench: the zlib workload (zlib built from Debian source with patchable entries)"
+if "$dir/../../tests/real/build_real_programs.sh" "$dir/.." >"$dir/third_party.log" 2>&1 ||
+	[ -x "$dir/../third_party/zlib_driver" ]; then
+	zd="$dir/../third_party/zlib_driver"
+	rounds=3000
+	best() { # best N CMD...: smallest wall time in ns over N runs
+		local n=$1 b=""
+		shift
+		for _ in $(seq "$n"); do
+			t0=$(now_ns); "$@" >/dev/null 2>&1; t1=$(now_ns)
+			b=$(awk -v a="${b:-1e18}" -v v=$((t1 - t0)) 'BEGIN {print (v < a) ? v : a}')
+		done
+		echo "$b"
+	}
+	zplain=$(best 3 "$zd" $rounds)
+	zneedle=$(best 3 "$NEEDLE" record -o "$dir/zlib.data" -- "$zd" $rounds)
+	zcalls=$("$NEEDLE" report --csv -i "$dir/zlib.data" | awk -F, 'NR > 1 {n += $2} END {print n}')
+	awk -v p="$zplain" -v t="$zneedle" -v c="$zcalls" 'BEGIN { printf "zlib_calls %d\ngraph_record_ns_per_call_zlib %.3f\n", c, (t - p) / c }' >>"$raw"
+	awk -v b="$(stat -c %s "$dir/zlib.data")" -v c="$zcalls" 'BEGIN { printf "bytes_per_call_zlib %.3f\n", b / c }' >>"$raw"
+	if command -v uftrace >/dev/null 2>&1; then
+		rm -rf "$dir/uftrace-zlib.data"
+		zuft=$(best 3 uftrace record -P . -d "$dir/uftrace-zlib.data" "$zd" $rounds)
+		awk -v p="$zplain" -v t="$zuft" -v c="$zcalls" 'BEGIN { printf "uftrace_record_ns_per_call_zlib %.3f\n", (t - p) / c }' >>"$raw"
+	fi
+else
+	note "bench: could not build zlib from source (see $dir/third_party.log); zlib figures left out"
+fi
+
+note "bench: reader wake-up modes (system calls made by the traced program)"
+for mode in wait poll=1 buffer-percent=50; do
+	key=$(echo "$mode" | cut -d= -f1 | tr - _)
+	"$NEEDLE" record --"$mode" --chunk-size=4 -o "$dir/mode.data" -- "$dir/../tests/cli/threads" 2 1000000 >/dev/null 2>&1
+	"$NEEDLE" info -i "$dir/mode.data" | awk -v k="$key" '/^events:/ {e = $2} /^reader wakeups/ {w = $NF}
+		END { printf "producer_syscalls_per_mevent_%s %.3f\n", k, w / (e / 1e6) }' >>"$raw"
+done
+rm -f "$dir/mode.data"
+
 # results.json: one flat object of the figures.
 awk 'BEGIN { printf "{" } NR > 1 { printf "," } { printf "\n  \"%s\": %s", $1, $2 } END { print "\n}" }' \
 	"$raw" >"$dir/results.json"
@@ -49,5 +124,20 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		ratio=$(awk -v u="$u" -v c="$(val count_handler_ns)" 'BEGIN { if (c > 0) printf "%.0fx needle", u / c; else print "n/a" }')
 		printf '%-22s %12s  %s\n' "uprobe_count_ns" "$u" "kernel uprobe + bpftrace count: $ratio"
 	fi
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.1fx", b / a; else print "n/a" }'; }
+	printf '%-34s %10s  %s\n' "graph_record_ns_per_call" "$(val graph_record_ns_per_call)" \
+		"goal < 25; uftrace is $(ratio "$(val graph_record_ns_per_call)" "$(val uftrace_record_ns_per_call)") needle"
+	printf '%-34s %10s  %s\n' "uftrace_record_ns_per_call" "$(val uftrace_record_ns_per_call)" "same binary (uftrace -P .)"
+	printf '%-34s %10s  %s\n' "bytes_per_call" "$(val bytes_per_call)" \
+		"goal <= 8; uftrace writes $(ratio "$(val bytes_per_call)" "$(val uftrace_bytes_per_call)") as much"
+	printf '%-34s %10s  %s\n' "uftrace_bytes_per_call" "$(val uftrace_bytes_per_call)" ""
+	printf '%-34s %10s  %s\n' "graph_record_ns_per_call_zlib" "$(val graph_record_ns_per_call_zlib)" \
+		"$(val zlib_calls) calls; uftrace is $(ratio "$(val graph_record_ns_per_call_zlib)" "$(val uftrace_record_ns_per_call_zlib)") needle"
+	printf '%-34s %10s  %s\n' "uftrace_record_ns_per_call_zlib" "$(val uftrace_record_ns_per_call_zlib)" ""
+	printf '%-34s %10s  %s\n' "bytes_per_call_zlib" "$(val bytes_per_call_zlib)" ""
+	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_wait" "$(val producer_syscalls_per_mevent_wait)" "at most one per chunk"
+	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_poll" "$(val producer_syscalls_per_mevent_poll)" "goal 0"
+	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_buffer_percent" "$(val producer_syscalls_per_mevent_buffer_percent)" "50%"
+	printf '%-34s %10s  %s\n' "export_perfetto_s_per_mevent" "$(val export_perfetto_s_per_mevent)" ""
 } | tee "$dir/results.txt"
 echo "wrote $dir/results.json"

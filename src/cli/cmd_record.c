@@ -81,7 +81,7 @@ static const char record_usage[] =
 	"      --wait               wake the reader when a chunk fills (default)\n"
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
 	"      --buffer-percent=N   wake the reader only when N%% of the buffer is full\n"
-	"      --buffer-size=MB     shared buffer size (default 64)\n"
+	"      --buffer-size=MB     shared buffer size (default 16)\n"
 	"      --chunk-size=KB      chunk size (default 16)\n";
 
 static int append_glob(char **list, const char *glob)
@@ -114,7 +114,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 
 	o->output = "needle.data";
 	o->tracer = TRACER_FUNCTION_GRAPH;
-	o->buffer_bytes = 64ull << 20;
+	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
 	optind = 1;
