@@ -30,3 +30,9 @@ check_eq "a program killed by SIGTERM gives 143" "$?" 143
 plain=$("$CRASH" segv 100 2>/dev/null)
 traced=$("$NEEDLE" record -o "$T/s.data" -- "$CRASH" segv 100 2>/dev/null)
 check_eq "output before a crash is unchanged" "$traced" "$plain"
+
+# The trace keeps the symbols: replay works after the binary is deleted.
+cp "$CRASH" "$T/gone"
+"$NEEDLE" record -o "$T/gone.data" -- "$T/gone" exit 7 >/dev/null 2>&1
+rm -f "$T/gone"
+check "replay names functions of a deleted binary" grep -q 'outer() {' <("$NEEDLE" replay -i "$T/gone.data")

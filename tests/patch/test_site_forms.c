@@ -6,6 +6,7 @@
  * -pg (NOP5 from -mnop-mcount, fentry call through the PLT). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -38,6 +39,32 @@ static void on_exit_(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 }
 
 typedef int (*form_fn)(int);
+
+/* The protection of the mapping that holds addr, as "r-xp" etc. */
+static void page_perms(uint64_t addr, char out[5])
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long long lo, hi;
+	char perms[5];
+	strcpy(out, "?");
+	while (f && fscanf(f, "%llx-%llx %4s %*[^\n]", &lo, &hi, perms) == 3)
+		if (addr >= lo && addr < hi) {
+			strcpy(out, perms);
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+static _Atomic int spin_stop;
+static __attribute__((unused)) void *spinner(void *arg)
+{
+	form_fn fn = (form_fn)arg;
+	long s = 0;
+	while (!spin_stop)
+		s += fn(1);
+	return (void *)s;
+}
 
 static void check_form(const char *name, form_fn fn, int expect_form, int delta)
 {
@@ -72,8 +99,13 @@ static void check_form(const char *name, form_fn fn, int expect_form, int delta)
 	CHECK_EQ(exits, CALLS, "%s: exact exit count", name);
 	CHECK_EQ(last_ret, CALLS - 1 + delta, "%s: exit handler sees the return value", name);
 	CHECK_EQ(cookies_matched, CALLS, "%s: every exit gets its own call's cookie", name);
+	char perms[5];
+	page_perms(info.addr, perms);
+	CHECK(!strcmp(perms, "r-xp"), "%s: code page back to r-x while attached (%s)", name, perms);
 	CHECK_EQ(needle_link_detach(link), 0, "%s: detach", name);
 	CHECK(!memcmp((void *)info.addr, before, 5), "%s: original bytes restored", name);
+	page_perms(info.addr, perms);
+	CHECK(!strcmp(perms, "r-xp"), "%s: code page r-x after detach (%s)", name, perms);
 	fn(1);
 	CHECK_EQ(entries, CALLS, "%s: no entry after detach", name);
 	needle_link_destroy(link);
@@ -96,7 +128,11 @@ int main(void)
 	needle_site_info((uint32_t)needle_site_find("form_clang_nop5"), &info);
 	CHECK(!memcmp(info.off_bytes, clang_nop5, 5), "clang NOP5 kept verbatim");
 
-	/* A library loaded after start-up. */
+	/* A library loaded after start-up, while other threads run traced
+	 * code: its gcc NOPs are normalized with those threads stopped. */
+	pthread_t spin[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&spin[i], NULL, spinner, (void *)form_gcc_nops);
 	void *lib = dlopen(FORMS_LIB, RTLD_NOW);
 	CHECK(lib != NULL, "dlopen %s", FORMS_LIB);
 	if (lib) {
@@ -105,6 +141,9 @@ int main(void)
 		CHECK(needle_refresh() > 0, "refresh after dlopen");
 		check_form("form_dlopen", fn, NEEDLE_FORM_GCC_NOPS, 7);
 	}
+	spin_stop = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(spin[i], NULL);
 #else
 	check_form("form_mnop_mcount", form_mnop_mcount, NEEDLE_FORM_NOP5, 6);
 	check_form("form_fentry_call", form_fentry_call, NEEDLE_FORM_FENTRY_CALL, 5);

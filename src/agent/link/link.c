@@ -218,12 +218,19 @@ int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn en
 			err = -EBUSY;
 			goto out;
 		}
-	for (size_t i = 0; i < cnt; i++)
+	for (size_t i = 0; i < cnt; i++) {
+		if (sites[i]->unusable) {
+			pr_warn("%s cannot be traced: its entry could not be prepared (see above)\n",
+				sites[i]->func.name);
+			err = -EDEADLK;
+			goto out;
+		}
 		if (!sites[i]->stub) {
 			pr_warn("%s cannot be traced: its object has no stub memory\n", sites[i]->func.name);
 			err = -ENOMEM;
 			goto out;
 		}
+	}
 	link = calloc(1, sizeof(*link));
 	olds = malloc((cnt ? cnt : 1) * sizeof(*olds));
 	ops = malloc((cnt ? cnt : 1) * sizeof(*ops));

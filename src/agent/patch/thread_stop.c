@@ -115,6 +115,19 @@ static void wait_stopped(const pid_t *sent, size_t n)
 	}
 }
 
+/* A thread being created runs with every signal blocked for a moment:
+ * look again for a few milliseconds before concluding it blocks ours. */
+static int blocks_for_good(pid_t tid)
+{
+	for (int tries = 0; tries < 20; tries++) {
+		if (task_blocks_signal(tid, stop_signal) != 1)
+			return 0;
+		struct timespec t = { 0, 500 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	return 1;
+}
+
 int thread_stop_all(struct site *const *sites, size_t cnt)
 {
 	pid_t *sent = NULL;
@@ -144,7 +157,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt)
 			pid_t tid = list.tids[i];
 			if (contains(sent, sent_cnt, tid))
 				continue;
-			if (task_blocks_signal(tid, stop_signal) == 1) {
+			if (blocks_for_good(tid)) {
 				pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n",
 					(int)tid, stop_signal);
 				err = -EDEADLK;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "needle.h"
 #include "module.h"
 #include "patch_batch.h"
 #include "site_discover.h"
@@ -148,7 +149,11 @@ int module_refresh(void)
 		goto out;
 	for (size_t i = 0; i < list.cnt; i++) {
 		if ((err = normalize(&disc[i]))) {
-			pr_warn("%s: cannot prepare its sites (%d)\n", list.v[i].path ? list.v[i].path : "object", err);
+			/* Its sites keep bytes that a CALL cannot safely replace. */
+			for (size_t j = 0; j < disc[i].site_cnt; j++)
+				disc[i].sites[j]->unusable = disc[i].sites[j]->form != NEEDLE_FORM_NOP5;
+			pr_warn("%s: cannot prepare its functions for tracing (%d)\n",
+				disc[i].site_cnt ? disc[i].sites[0]->module->path : "object", err);
 			goto out;
 		}
 	}

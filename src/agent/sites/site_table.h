@@ -26,6 +26,7 @@ struct site {
 	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */
 	uint8_t off_bytes[5];
 	uint8_t enabled;    /* the patcher's view: bytes are CALL (1) or NOP (0) */
+	uint8_t unusable;   /* its bytes could not be normalized: never patched */
 	_Atomic uint8_t want_call; /* what a thread trapped on this site's int3 emulates */
 };
 
