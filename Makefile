@@ -30,7 +30,7 @@ $(BUILD)/cli-obj/%.o: src/%.c
 	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(CLI_INC) -MMD -MP -c $< -o $@
 
 $(NEEDLE): $(CLI_OBJ)
-	@echo "  LD $@"; $(CC) $^ -o $@ -lz
+	@echo "  LD $@"; $(CC) $^ -o $@ -lz -lstdc++
 
 
 $(BUILD)/obj/%.o: src/%.c

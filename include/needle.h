@@ -54,9 +54,16 @@ struct needle_func {
 struct needle_ctx {
 	struct needle_regs regs;
 	const struct needle_func *func;
-	uint32_t is_exit;      /* 0 in an entry handler, 1 in an exit handler */
+	uint32_t is_exit;      /* 0 entry, NEEDLE_EXIT_RETURN or NEEDLE_EXIT_UNWOUND */
 	uint32_t reserved;
 };
+
+/* ctx->is_exit in an exit handler: the function returned (regs hold its
+ * return value), or it was unwound (longjmp, a C++ exception, thread exit)
+ * without returning: its exit handler runs where the unwind was seen, and
+ * regs are zero. */
+#define NEEDLE_EXIT_RETURN 1
+#define NEEDLE_EXIT_UNWOUND 2
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit
  * handler (of the same link) does not run.  *cookie starts at 0 and is

@@ -78,6 +78,17 @@ TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 # The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
 READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
 $(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)
-	gcc $(TEST_CFLAGS) $(ASAN) -Isrc/common -Isrc/format -Isrc/reader $^ -o $@ -lz
+	gcc $(TEST_CFLAGS) $(ASAN) -Isrc/common -Isrc/format -Isrc/reader $^ -o $@ -lz -lstdc++
 
 TESTS += $(TEST_BUILD)/fuzz_reader_asan
+
+# Control flow that skips or interrupts traced returns (tests/cli/test_unwind.sh).
+$(TEST_BUILD)/cli/unwind_c_O0: tests/unwind/unwind_c.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O0 -g $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/cli/unwind_c_O2: tests/unwind/unwind_c.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g $(PFE) $< -o $@ -lpthread
+# clang++: gcc 12 cannot link C++ with patchable entries in COMDAT groups.
+$(TEST_BUILD)/cli/unwind_cpp: tests/unwind/unwind_cpp.cpp
+	@mkdir -p $(dir $@); clang++ -O2 -g $(PFE) $< -o $@
+
+TESTS += $(TEST_BUILD)/cli/unwind_c_O0 $(TEST_BUILD)/cli/unwind_c_O2 $(TEST_BUILD)/cli/unwind_cpp

@@ -16,6 +16,7 @@
 #include "rcu.h"
 #include "recorder.h"
 #include "thread_state.h"
+#include "trampoline.h"
 
 static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -24,6 +25,8 @@ static int init_error;
 static void agent_init(void)
 {
 	int err = thread_state_init();
+
+	dispatch_init();
 	if (!err)
 		err = rcu_init();
 	if (!err)

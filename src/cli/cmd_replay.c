@@ -108,7 +108,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		}
 		struct trace_event next;
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN))) {
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND))) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(dur, ev->tid, (int)ev->depth);
 			printf("%s();\n", name);
@@ -128,7 +128,10 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		} else {
 			cli_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
 			line(dur, ev->tid, (int)ev->depth);
-			printf("} /* %s%s */\n", name, ev->flags & TEV_UNMATCHED ? " (return not recorded)" : "");
+			printf("} /* %s%s */\n", name,
+			       ev->flags & TEV_UNWOUND     ? " (unwound)"
+			       : ev->flags & TEV_UNMATCHED ? " (return not recorded)"
+							   : "");
 		}
 		break;
 	}

@@ -11,7 +11,8 @@
  *   [shm_header][ring: chunk_count slots][chunk 0][chunk 1]...
  *
  * Event word (little-endian u64):
- *   bits 63..62  type: 0 entry, 1 exit
+ *   bits 63..62  type: 0 entry, 1 exit, 2 exit by unwinding (longjmp,
+ *                exception, thread exit)
  *   bits 61..40  site id (22 bits)
  *   bits 39..0   timestamp - chunk base (clock units, see clock_source)
  */
@@ -26,6 +27,7 @@
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
+#define EV_UNWIND 2u
 #define EV_TYPE_SHIFT 62
 #define EV_SITE_SHIFT 40
 #define EV_SITE_MASK ((1u << 22) - 1)

@@ -63,7 +63,9 @@ struct sec_process {
  * previous event's time (the first from base).
  *   tag & 3 == 0: entry of site tag >> 2
  *   tag & 3 == 1: exit of the innermost open frame
- *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame) */
+ *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame)
+ *   tag & 3 == 3: the innermost open frame was unwound (longjmp, exception,
+ *                 thread exit) without returning */
 struct sec_chunk {
 	uint32_t tid;
 	uint32_t lost_before;   /* events the thread dropped just before this chunk */
@@ -76,6 +78,7 @@ struct sec_chunk {
 #define TAG_ENTRY 0u
 #define TAG_EXIT_TOP 1u
 #define TAG_EXIT_SITE 2u
+#define TAG_UNWIND_TOP 3u
 
 struct sec_end {
 	uint64_t events;

@@ -77,7 +77,7 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 			if (w->tracer == TRACER_FUNCTION_GRAPH && thread_stack_push(st, site, 0))
 				return -ENOMEM;
 		} else if (st->depth && st->v[st->depth - 1].site == site) {
-			tag = TAG_EXIT_TOP;
+			tag = ev_type(ev) == EV_UNWIND ? TAG_UNWIND_TOP : TAG_EXIT_TOP;
 			st->depth--;
 		} else {
 			tag = (uint64_t)site << 2 | TAG_EXIT_SITE;

@@ -232,6 +232,47 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 	return 0;
 }
 
+/* From libstdc++: the Itanium C++ ABI demangler. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+/* Drop the parameter list (and what follows it) of a demangled name, as
+ * uftrace shows them: "ns::Class::method(int) const" -> "ns::Class::method". */
+static void strip_parameters(char *d)
+{
+	char *close = strrchr(d, ')');
+	int depth = 0;
+
+	for (char *p = close; p && p > d; p--) {
+		depth += *p == ')';
+		depth -= *p == '(';
+		if (!depth) {
+			*p = 0;
+			return;
+		}
+	}
+}
+
+/* C++ names are shown demangled ("thrower", not "_Z7throweri"). */
+static void demangle_sites(struct trace *t)
+{
+	for (size_t i = 0; i < t->site_cap; i++) {
+		const char *name = t->sites[i].name;
+		int status;
+		if (!name || name[0] != '_' || name[1] != 'Z')
+			continue;
+		char *d = __cxa_demangle(name, NULL, NULL, &status);
+		char **v = d ? realloc(t->demangled, (t->demangled_cnt + 1) * sizeof(char *)) : NULL;
+		if (!v) {
+			free(d);
+			continue;
+		}
+		strip_parameters(d);
+		t->demangled = v;
+		v[t->demangled_cnt++] = d;
+		t->sites[i].name = d;
+	}
+}
+
 struct trace *trace_open(const char *path, char *err, size_t errlen)
 {
 	struct trace *t = calloc(1, sizeof(*t));
@@ -300,6 +341,7 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 	for (size_t i = 0; i < t->site_cap; i++)
 		if (t->sites[i].name)
 			t->sites[i].name = t->names + (uintptr_t)t->sites[i].name - 1;
+	demangle_sites(t);
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		qsort(t->threads[i].chunks, t->threads[i].chunk_cnt, sizeof(struct trace_chunk_ref), chunk_cmp);
 	return t;
@@ -323,6 +365,9 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		free(t->threads[i].chunks);
 	free(t->threads);
+	for (size_t i = 0; i < t->demangled_cnt; i++)
+		free(t->demangled[i]);
+	free(t->demangled);
 	free(t->sites);
 	free(t->names);
 	free(t);
@@ -479,12 +524,13 @@ static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
 			break;
 		}
 		case TAG_EXIT_TOP:
+		case TAG_UNWIND_TOP:
 			if (!c->stack.depth) {
 				set_err(it->err, sizeof(it->err), "chunk at offset %llu: an exit with no open frame",
 					(unsigned long long)ref->offset);
 				return -1;
 			}
-			if (close_top(c, ns, 0))
+			if (close_top(c, ns, (tag & 3) == TAG_UNWIND_TOP ? TEV_UNWOUND : 0))
 				return -1;
 			break;
 		case TAG_EXIT_SITE: {
@@ -504,10 +550,6 @@ static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
 				return -1;
 			break;
 		}
-		default:
-			set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u has an invalid tag",
-				(unsigned long long)ref->offset, i);
-			return -1;
 		}
 	}
 	if (p != end) {

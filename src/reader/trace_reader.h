@@ -52,6 +52,8 @@ struct trace {
 	size_t site_cap;
 	char *names;              /* arena of site names */
 	size_t names_len, names_cap;
+	char **demangled;         /* demangled C++ names, owned */
+	size_t demangled_cnt;
 	struct trace_thread *threads;
 	size_t thread_cnt, thread_cap;
 	uint64_t first_raw;       /* smallest chunk base */
@@ -81,6 +83,7 @@ enum trace_event_kind {
 #define TEV_UNMATCHED 0x1 /* its own exit was lost or unwound: closed by an outer exit */
 #define TEV_OPEN 0x2      /* never returned before the trace ended */
 #define TEV_ORPHAN 0x4    /* an exit whose entry is not in the trace */
+#define TEV_UNWOUND 0x8   /* ended by longjmp, an exception or thread exit */
 
 struct trace_event {
 	uint64_t ns;

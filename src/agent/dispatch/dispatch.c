@@ -3,33 +3,19 @@
  *
  * Hot path rules: no lock, no syscall, no allocation, no write to a cache
  * line another thread writes.  Everything per call lands in the calling
- * thread's own state: the RCU word, the recursion guard, the shadow stack.
- *
- * Shadow stack frame, pushed at entry when some consumer wants the exit:
- *     [frame_entry x entry_cnt][frame_header]   <- shadow_top
- * The header sits on top so that a pop finds the entry count first. */
+ * thread's own state: the RCU word, the recursion guard, the shadow stack
+ * (shadow_frame.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "consumer.h"
 #include "rcu.h"
+#include "shadow_frame.h"
 #include "site_table.h"
 #include "thread_state.h"
 #include "trampoline.h"
-
-struct frame_entry {
-	uint32_t slot;
-	uint32_t generation;
-	uint64_t cookie;
-};
-
-struct frame_header {
-	uint64_t return_addr; /* where the traced function really returns */
-	struct site *site;
-	uint64_t sp;          /* stack pointer just after that return */
-	uint32_t entry_cnt;
-	uint32_t pad;
-};
 
 static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)
@@ -129,6 +115,17 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 		return;
 	}
 	rcu_read_lock_outer(ts);
+	/* A live caller's frame lies strictly above this call's stack
+	 * pointer (ret_slot + 1).  One at or below it belongs to a call that a
+	 * longjmp skipped: close it here, where the unwind is first seen.
+	 * The exception: a frame exactly at it whose return is still hijacked
+	 * is the caller of a tail call, which returns through both frames. */
+	if (ts->shadow_top) {
+		uint64_t sp = (uint64_t)(ret_slot + 1);
+		uint64_t top = frame_top(ts)->sp;
+		if (top < sp || (top == sp && *ret_slot != (uint64_t)needle_return_trampoline))
+			shadow_close_unwound(ts, sp);
+	}
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (__builtin_expect(list != NULL, 1)) {
 		if (__builtin_expect(list->cnt == 1, 1))
@@ -139,37 +136,51 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	rcu_read_unlock(ts, 0);
 }
 
-static struct frame_header *frame_top(struct thread_state *ts)
-{
-	return (struct frame_header *)(ts->shadow + ts->shadow_top) - 1;
-}
-
-static void frame_pop(struct thread_state *ts, const struct frame_header *h)
-{
-	ts->shadow_top -= sizeof(*h) + h->entry_cnt * sizeof(struct frame_entry);
-}
-
 static void __attribute__((noreturn)) shadow_stack_lost(uint64_t sp)
 {
 	/* A hijacked return with no frame to go back to: the return address is
 	 * gone and no guess is safe. */
-	fprintf(stderr, "needle: fatal: return at sp=0x%llx has no shadow frame; aborting\n",
-		(unsigned long long)sp);
+	fprintf(stderr, "needle: fatal: a traced function returned at sp=0x%llx without a shadow frame "
+		"(did it switch stacks?); aborting\n", (unsigned long long)sp);
 	abort();
 }
 
-/* Drop frames that a longjmp or an unwind skipped: they are deeper in the
- * stack than the return being taken now. */
-static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
+/* Run the exit handlers of h's consumers, if still attached. */
+static void frame_run_exits(struct frame_header *h, struct needle_ctx *ctx)
 {
-	for (;;) {
-		if (!ts->shadow_top)
-			shadow_stack_lost(sp);
+	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
+
+	ctx->func = &h->site->func;
+	for (uint32_t i = 0; i < h->entry_cnt; i++) {
+		struct consumer *c = &consumer_table[e[i].slot];
+		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && c->exit)
+			c->exit(ctx, e[i].cookie, c->user_data);
+	}
+}
+
+void shadow_close_unwound(struct thread_state *ts, uint64_t sp)
+{
+	struct needle_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.is_exit = NEEDLE_EXIT_UNWOUND;
+	while (ts->shadow_top && frame_top(ts)->sp <= sp) {
 		struct frame_header *h = frame_top(ts);
-		if (h->sp >= sp)
-			return h;
+		frame_run_exits(h, &ctx);
 		frame_pop(ts, h);
 	}
+}
+
+/* The frame of the return being taken at sp.  Frames above it whose stack
+ * pointer is lower were skipped by a longjmp that no traced call has
+ * noticed yet: they are closed first. */
+static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
+{
+	if (ts->shadow_top && frame_top(ts)->sp < sp)
+		shadow_close_unwound(ts, sp - 1);
+	if (!ts->shadow_top || frame_top(ts)->sp != sp)
+		shadow_stack_lost(sp);
+	return frame_top(ts);
 }
 
 uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
@@ -182,15 +193,24 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 	 * traced calls must not push over the frame while it is read. */
 	uint64_t rcu_saved = rcu_read_lock(ts);
 	struct frame_header *h = frame_for_return(ts, sp);
-	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
-	ctx->func = &h->site->func;
-	for (uint32_t i = 0; i < h->entry_cnt; i++) {
-		struct consumer *c = &consumer_table[e[i].slot];
-		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && c->exit)
-			c->exit(ctx, e[i].cookie, c->user_data);
-	}
+	frame_run_exits(h, ctx);
 	uint64_t return_addr = h->return_addr;
 	frame_pop(ts, h);
 	rcu_read_unlock(ts, rcu_saved);
 	return return_addr;
+}
+
+/* A thread exits with traced calls open (pthread_cancel unwinds without
+ * asking needle, or the thread ended from inside a traced call): they end
+ * here. */
+static void close_frames_at_exit(struct thread_state *ts)
+{
+	uint64_t saved = rcu_read_lock(ts);
+	shadow_close_unwound(ts, UINT64_MAX);
+	rcu_read_unlock(ts, saved);
+}
+
+void dispatch_init(void)
+{
+	thread_state_frames_hook = close_frames_at_exit;
 }

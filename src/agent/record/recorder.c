@@ -44,7 +44,7 @@ static struct shm_header *shm;
 static struct shm_ring_slot *ring;
 static int use_tsc;
 static uint32_t max_depth = UINT32_MAX;
-static int active; /* 0 in a forked child: the buffer belongs to the parent */
+static int active;
 static struct needle_link *rec_link;
 
 static inline uint64_t clock_now(void)
@@ -163,7 +163,7 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 
 	ts->rec_depth--;
 	if (active)
-		event_write(ts, EV_EXIT, ctx->func->site_id);
+		event_write(ts, ctx->is_exit == NEEDLE_EXIT_UNWOUND ? EV_UNWIND : EV_EXIT, ctx->func->site_id);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -188,11 +188,17 @@ static void thread_exit(struct thread_state *ts)
 
 static void after_fork_child(void)
 {
-	/* The child must not write into its parent's chunks. */
-	active = 0;
-	if ((uintptr_t)needle_thread > 1) {
-		needle_thread->rec_chunk = NULL;
-		needle_thread->rec_pos = needle_thread->rec_end = NULL;
+	/* The buffer is shared memory, so the child records into it too, as
+	 * the threads of another process: it forgets the chunk its parent's
+	 * thread owns (the parent keeps writing it) and takes its own, under
+	 * its own thread id. */
+	struct thread_state *ts = needle_thread;
+	if ((uintptr_t)ts > 1) {
+		ts->rec_chunk = NULL;
+		ts->rec_pos = ts->rec_end = NULL;
+		ts->rec_tid = 0;
+		ts->rec_seq = 0;
+		ts->rec_lost = 0;
 	}
 }
 

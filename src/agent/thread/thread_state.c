@@ -92,12 +92,15 @@ out:
 	return err;
 }
 
+void (*thread_state_frames_hook)(struct thread_state *ts);
 void (*thread_state_exit_hook)(struct thread_state *ts);
 
 static void thread_exit(void *arg)
 {
 	struct thread_state *ts = arg;
 
+	if (thread_state_frames_hook && ts->shadow_top)
+		thread_state_frames_hook(ts);
 	if (thread_state_exit_hook)
 		thread_state_exit_hook(ts);
 

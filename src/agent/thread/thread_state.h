@@ -57,7 +57,10 @@ static inline struct thread_state *thread_state_get(void)
 
 int thread_state_init(void);
 
-/* Called when a thread with a state exits, before the state is reused. */
+/* Called when a thread with a state exits, before the state is reused:
+ * first the frames hook (dispatch closes the calls still open), then the
+ * exit hook (the recorder hands its chunk over). */
+extern void (*thread_state_frames_hook)(struct thread_state *ts);
 extern void (*thread_state_exit_hook)(struct thread_state *ts);
 
 /* Call fn for every state ever handed out (free ones included). */

@@ -25,4 +25,7 @@ void needle_return_trampoline(void);
 void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot);
 uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp);
 
+/* Hooks the dispatcher needs from the rest of the agent. */
+void dispatch_init(void);
+
 #endif

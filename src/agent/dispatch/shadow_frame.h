@@ -1,0 +1,58 @@
+/* shadow_frame.h - the frames of a thread's shadow stack: one per traced
+ * call whose return was hijacked, pushed at entry, popped at the return or
+ * when an unwind (longjmp, exception, thread exit) skips the call.
+ *
+ *     [frame_entry x entry_cnt][frame_header]   <- shadow_top
+ * The header sits on top so that a pop finds the entry count first. */
+#ifndef NEEDLE_SHADOW_FRAME_H
+#define NEEDLE_SHADOW_FRAME_H
+
+#include <stdint.h>
+
+#include "thread_state.h"
+
+struct site;
+
+struct frame_entry {
+	uint32_t slot;        /* consumer slot */
+	uint32_t generation;  /* the consumer's generation at entry */
+	uint64_t cookie;
+};
+
+struct frame_header {
+	uint64_t return_addr; /* where the traced function really returns */
+	struct site *site;
+	uint64_t sp;          /* stack pointer just after that return; the
+			       * hijacked return address sits at sp - 8 */
+	uint32_t entry_cnt;
+	uint32_t pad;
+};
+
+static inline struct frame_header *frame_top(struct thread_state *ts)
+{
+	return (struct frame_header *)(ts->shadow + ts->shadow_top) - 1;
+}
+
+/* The frame below h, or NULL. */
+static inline struct frame_header *frame_below(struct thread_state *ts, struct frame_header *h)
+{
+	uint8_t *p = (uint8_t *)h - h->entry_cnt * sizeof(struct frame_entry);
+	return p == ts->shadow ? NULL : (struct frame_header *)p - 1;
+}
+
+static inline void frame_pop(struct thread_state *ts, const struct frame_header *h)
+{
+	ts->shadow_top -= sizeof(*h) + h->entry_cnt * sizeof(struct frame_entry);
+}
+
+static inline uint64_t *frame_ret_slot(const struct frame_header *h)
+{
+	return (uint64_t *)(h->sp - 8);
+}
+
+/* Close the calls whose frames lie at or below sp (deeper in the machine
+ * stack): an unwind skipped them.  Their exit handlers run with
+ * ctx->is_exit == NEEDLE_EXIT_UNWOUND.  Caller is inside a read section. */
+void shadow_close_unwound(struct thread_state *ts, uint64_t sp);
+
+#endif

@@ -1,0 +1,150 @@
+/* unwind.c - keeps hijacked returns out of the way of everything that
+ * walks or unwinds the stack: C++ exceptions, thread exit, backtrace().
+ *
+ * The unwinder reads return addresses from the machine stack; a hijacked
+ * one points at needle_return_trampoline, whose unwind info ends the walk,
+ * so an exception would find no handler and terminate the program.  Like
+ * uftrace (and unlike the kernel, whose unwinders ask ftrace_graph_ret_addr),
+ * needle interposes the entry points: before an exception is raised it
+ * writes every real return address back; when a handler catches it
+ * (__cxa_begin_catch), the calls that were unwound are closed at that point
+ * and the calls still live are hijacked again.  pthread_exit closes every
+ * call of the thread first; backtrace() sees real addresses for the
+ * duration of its walk.
+ *
+ * Each wrapper finds the real function with dlsym(RTLD_NEXT); libneedle
+ * is loaded before libstdc++ and libgcc_s (LD_PRELOAD, or linked first), so
+ * the program's calls reach the wrappers. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unwind.h>
+
+#include "needle.h"
+#include "rcu.h"
+#include "shadow_frame.h"
+#include "thread_state.h"
+#include "trampoline.h"
+
+static void *real_fn(void **cache, const char *name)
+{
+	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+/* Write every hijacked frame's real return address back. */
+static void restore_returns(struct thread_state *ts)
+{
+	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
+		uint64_t *slot = frame_ret_slot(h);
+		if (*slot == (uint64_t)needle_return_trampoline)
+			*slot = h->return_addr;
+	}
+}
+
+/* Hijack again the frames whose real return address is still in place. */
+static void rehijack_returns(struct thread_state *ts)
+{
+	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
+		uint64_t *slot = frame_ret_slot(h);
+		if (*slot == h->return_addr)
+			*slot = (uint64_t)needle_return_trampoline;
+	}
+}
+
+static struct thread_state *traced_thread(void)
+{
+	struct thread_state *ts = needle_thread;
+	return (uintptr_t)ts > 1 && ts->shadow_top ? ts : NULL;
+}
+
+typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
+
+NEEDLE_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
+{
+	static void *real;
+	struct thread_state *ts = traced_thread();
+
+	if (ts)
+		restore_returns(ts);
+	return ((raise_fn)real_fn(&real, "_Unwind_RaiseException"))(exc);
+}
+
+/* Rethrow (throw; and std::rethrow_exception) unwinds again from a catch
+ * block, where the live frames were hijacked again. */
+NEEDLE_API _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
+{
+	static void *real;
+	struct thread_state *ts = traced_thread();
+
+	if (ts)
+		restore_returns(ts);
+	return ((raise_fn)real_fn(&real, "_Unwind_Resume_or_Rethrow"))(exc);
+}
+
+NEEDLE_API void *__cxa_begin_catch(void *exc)
+{
+	static void *real;
+	struct thread_state *ts = traced_thread();
+
+	if (ts) {
+		/* The catching function called us: every traced call whose frame
+		 * is at or below our own caller's stack pointer was unwound. */
+		uint64_t catch_sp = (uint64_t)__builtin_frame_address(0) + 16;
+		uint64_t saved = rcu_read_lock(ts);
+		shadow_close_unwound(ts, catch_sp);
+		rehijack_returns(ts);
+		rcu_read_unlock(ts, saved);
+	}
+	return ((void *(*)(void *))real_fn(&real, "__cxa_begin_catch"))(exc);
+}
+
+NEEDLE_API void pthread_exit(void *retval)
+{
+	static void *real;
+	struct thread_state *ts = traced_thread();
+
+	if (ts) {
+		/* Every traced call of the thread ends here; the forced unwind
+		 * that follows must see real return addresses. */
+		uint64_t saved = rcu_read_lock(ts);
+		restore_returns(ts);
+		shadow_close_unwound(ts, UINT64_MAX);
+		rcu_read_unlock(ts, saved);
+	}
+	((void (*)(void *))real_fn(&real, "pthread_exit"))(retval);
+	__builtin_unreachable();
+}
+
+NEEDLE_API int backtrace(void **buffer, int size)
+{
+	static void *real;
+	struct thread_state *ts = traced_thread();
+	void *local[257], **frames = local;
+	int n;
+
+	if (size <= 0)
+		return 0;
+	/* One more frame than asked: this wrapper's own, dropped below. */
+	if (size >= 256 && !(frames = malloc(((size_t)size + 1) * sizeof(*frames))))
+		frames = buffer;
+	if (ts)
+		restore_returns(ts);
+	n = ((int (*)(void **, int))real_fn(&real, "backtrace"))(frames, frames == buffer ? size : size + 1);
+	if (ts)
+		rehijack_returns(ts);
+	if (frames != buffer) {
+		int skip = n > 0 ? 1 : 0;
+		n -= skip;
+		memcpy(buffer, frames + skip, (size_t)n * sizeof(*frames));
+		if (frames != local)
+			free(frames);
+	}
+	return n;
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# test_unwind - returns that do not happen the ordinary way: longjmp and
+# siglongjmp (-O0 and -O2), signal handlers running traced code (also on a
+# sigaltstack), pthread_exit and pthread_cancel from deep frames, fork,
+# vfork + exec, backtrace(), and C++ exceptions caught in traced and
+# untraced frames, rethrown and nested.  The program's output and exit
+# status are byte-identical to an untraced run, and the trace's nesting is
+# exact: calls skipped by an unwind are closed "(unwound)" where the unwind
+# happened.
+. "$(dirname "$0")/lib.sh"
+
+# same_run NAME PROG ARGS...: record PROG, compare with an untraced run.
+same_run() {
+	local name=$1
+	shift
+	local plain traced ps ts
+	plain=$("$@" 2>&1)
+	ps=$?
+	traced=$("$NEEDLE" record -o "$T/$name.data" -- "$@" 2>"$T/$name.err")
+	ts=$?
+	check_eq "$name: output byte-identical" "$traced" "$plain"
+	check_eq "$name: exit status identical" "$ts" "$ps"
+	"$NEEDLE" replay -i "$T/$name.data" >"$T/$name.replay"
+	"$NEEDLE" export --format=folded -i "$T/$name.data" -o "$T/$name.folded"
+}
+count() { grep -c -- "$1" "$2" | tr -d ' '; }
+
+for o in O0 O2; do
+	P="$PROGS/unwind_c_$o"
+	same_run "longjmp-$o" "$P" longjmp
+	check_eq "longjmp-$o: level3 called 100 times" "$(calls "$T/longjmp-$o.data" level3)" 100
+	check_eq "longjmp-$o: every level1..3 closed as unwound" "$(count '(unwound) \*/$' "$T/longjmp-$o.replay")" 300
+	check_eq "longjmp-$o: after() never nested under a skipped call" "$(count ';level[123];after' "$T/longjmp-$o.folded")" 0
+	check "longjmp-$o: after() is nested directly under run_jumps" grep -q ';main;run_jumps;after;leaf ' "$T/longjmp-$o.folded"
+	check_eq "longjmp-$o: no call left running" "$(count 'still running' "$T/longjmp-$o.replay")" 0
+
+	same_run "siglongjmp-$o" "$P" siglongjmp
+	check_eq "siglongjmp-$o: the handler is nested in the interrupted call" \
+		"$(calls "$T/siglongjmp-$o.data" on_usr1)" 100
+	check "siglongjmp-$o: handler under level3" grep -q ';level3;on_usr1 ' "$T/siglongjmp-$o.folded"
+	check_eq "siglongjmp-$o: handler and levels closed as unwound" "$(count '(unwound) \*/$' "$T/siglongjmp-$o.replay")" 400
+
+	for m in signal altstack; do
+		same_run "$m-$o" "$P" $m
+		check_eq "$m-$o: handler_work called 100 times" "$(calls "$T/$m-$o.data" handler_work)" 100
+		check_eq "$m-$o: handler_work always under the handler inside the interrupted call" \
+			"$(grep ';handler_work' "$T/$m-$o.folded" | grep -cv ';main;run_signals;interrupted;on_usr2;handler_work')" 0
+	done
+
+	for m in exit cancel; do
+		same_run "$m-$o" "$P" $m
+		check "$m-$o: t_level2 closed as unwound" grep -q '} /\* t_level2 (unwound) \*/' "$T/$m-$o.replay"
+		check "$m-$o: t_level1 closed as unwound" grep -q '} /\* t_level1 (unwound) \*/' "$T/$m-$o.replay"
+		check_eq "$m-$o: no call left running" "$(count 'still running' "$T/$m-$o.replay")" 0
+		check_eq "$m-$o: the main thread goes on: after() recorded" "$(calls "$T/$m-$o.data" after)" 1
+	done
+
+	same_run "fork-$o" "$P" fork
+	check_eq "fork-$o: child_work in the child and in the parent" "$(calls "$T/fork-$o.data" child_work)" 2
+	check_eq "fork-$o: every leaf of both processes" "$(calls "$T/fork-$o.data" leaf)" 110
+	check_eq "fork-$o: the child is its own thread in the trace" \
+		"$("$NEEDLE" info -i "$T/fork-$o.data" | awk '/^threads:/ {print $2}')" 2
+
+	same_run "vfork-$o" "$P" vfork
+	check_eq "vfork-$o: the parent goes on tracing" "$(calls "$T/vfork-$o.data" child_work)" 1
+	same_run "backtrace-$o" "$P" backtrace
+done
+
+P="$PROGS/unwind_cpp"
+same_run cpp-traced "$P" traced
+check_eq "cpp-traced: thrower called 100 times" "$(calls "$T/cpp-traced.data" thrower)" 100
+check_eq "cpp-traced: names are demangled" "$(calls "$T/cpp-traced.data" catcher)" 100
+check_eq "cpp-traced: 50 throws unwind thrower and middle" "$(count '(unwound) \*/$' "$T/cpp-traced.replay")" 100
+check_eq "cpp-traced: no call left running" "$(count 'still running' "$T/cpp-traced.replay")" 0
+same_run cpp-untraced "$P" untraced
+check_eq "cpp-untraced: caught in an untraced frame, thrower and middle unwound" \
+	"$(count '(unwound) \*/$' "$T/cpp-untraced.replay")" 100
+check_eq "cpp-untraced: main still encloses everything" "$(count '} /\* main \*/' "$T/cpp-untraced.replay")" 1
+same_run cpp-rethrow "$P" rethrow
+check_eq "cpp-rethrow: thrower, middle and rethrower unwound 50 times each" \
+	"$(count '(unwound) \*/$' "$T/cpp-rethrow.replay")" 150
+check_eq "cpp-rethrow: outer_catcher always returns" "$(count '} /\* outer_catcher \*/' "$T/cpp-rethrow.replay")" 100
+same_run cpp-nested "$P" nested
+check_eq "cpp-nested: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested.replay")" 100
+check_eq "cpp-nested: no call left running" "$(count 'still running' "$T/cpp-nested.replay")" 0
