@@ -2,7 +2,8 @@
 # test_unwind - returns that do not happen the ordinary way: longjmp and
 # siglongjmp (-O0 and -O2), signal handlers running traced code (also on a
 # sigaltstack), pthread_exit and pthread_cancel from deep frames, fork,
-# vfork + exec, backtrace(), and C++ exceptions caught in traced and
+# vfork + exec, backtrace(), swapcontext coroutines, and C++ exceptions
+# caught in traced and
 # untraced frames, rethrown and nested.  The program's output and exit
 # status are byte-identical to an untraced run, and the trace's nesting is
 # exact: calls skipped by an unwind are closed "(unwound)" where the unwind
@@ -64,6 +65,11 @@ for o in O0 O2; do
 	same_run "vfork-$o" "$P" vfork
 	check_eq "vfork-$o: the parent goes on tracing" "$(calls "$T/vfork-$o.data" child_work)" 1
 	same_run "backtrace-$o" "$P" backtrace
+
+	same_run "coroutine-$o" "$P" coroutine
+	check_eq "coroutine-$o: co_yield called 5 times" "$(calls "$T/coroutine-$o.data" co_yield)" 5
+	check_eq "coroutine-$o: co_resume called 6 times" "$(calls "$T/coroutine-$o.data" co_resume)" 6
+	check_eq "coroutine-$o: run_coroutine returns" "$(count '} /\* run_coroutine \*/' "$T/coroutine-$o.replay")" 1
 done
 
 P="$PROGS/unwind_cpp"

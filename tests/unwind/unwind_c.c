@@ -10,7 +10,9 @@
  *   cancel     a thread is cancelled inside t_level2
  *   fork       the child calls traced functions, then exits 7
  *   vfork      vfork + exec of /bin/true
- *   backtrace  backtrace() from level3: same depth traced and untraced */
+ *   backtrace  backtrace() from level3: same depth traced and untraced
+ *   coroutine  swapcontext between main and a coroutine that yields 5 times
+ *              from inside traced calls, then ends through uc_link */
 #include <execinfo.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
@@ -155,6 +158,46 @@ NOINLINE int bt_level1(void)
 	return bt_level2();
 }
 
+static ucontext_t main_ctx, co_ctx;
+
+NOINLINE void co_yield(void)
+{
+	swapcontext(&co_ctx, &main_ctx);
+}
+
+NOINLINE void co_body(void)
+{
+	for (int i = 0; i < 5; i++) {
+		leaf(i);
+		co_yield();
+	}
+}
+
+NOINLINE void co_entry(void)
+{
+	co_body();
+}
+
+NOINLINE int co_resume(void)
+{
+	swapcontext(&main_ctx, &co_ctx);
+	return leaf(1);
+}
+
+NOINLINE int run_coroutine(void)
+{
+	static char stack[65536];
+	int s = 0;
+	getcontext(&co_ctx);
+	co_ctx.uc_stack.ss_sp = stack;
+	co_ctx.uc_stack.ss_size = sizeof(stack);
+	co_ctx.uc_link = &main_ctx;
+	makecontext(&co_ctx, co_entry, 0);
+	for (int i = 0; i < 6; i++)
+		s += co_resume();
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "longjmp";
@@ -206,6 +249,8 @@ int main(int argc, char **argv)
 		int st;
 		waitpid(pid, &st, 0);
 		printf("vfork: child exited %d, parent %d\n", WEXITSTATUS(st), child_work(10));
+	} else if (!strcmp(mode, "coroutine")) {
+		printf("coroutine: %d\n", run_coroutine());
 	} else if (!strcmp(mode, "backtrace")) {
 		printf("backtrace depth %d\n", bt_level1());
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "consumer.h"
+#include "context_switch.h"
 #include "rcu.h"
 #include "shadow_frame.h"
 #include "site_table.h"
@@ -176,10 +177,14 @@ void shadow_close_unwound(struct thread_state *ts, uint64_t sp)
  * noticed yet: they are closed first. */
 static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
 {
+	if (ts->shadow_top && frame_top(ts)->sp != sp && context_recover(ts, sp))
+		return frame_top(ts);
 	if (ts->shadow_top && frame_top(ts)->sp < sp)
 		shadow_close_unwound(ts, sp - 1);
-	if (!ts->shadow_top || frame_top(ts)->sp != sp)
-		shadow_stack_lost(sp);
+	if (!ts->shadow_top || frame_top(ts)->sp != sp) {
+		if (!context_recover(ts, sp))
+			shadow_stack_lost(sp);
+	}
 	return frame_top(ts);
 }
 

@@ -1,0 +1,120 @@
+/* context_switch.c - coroutines: swapcontext switches a thread between
+ * machine stacks, each with traced calls of its own.  The shadow stack
+ * follows: at a switch, the frames of the context being left are put
+ * aside under its ucontext, and those of the context being entered come
+ * back.  A context that ends through uc_link re-enters its successor with
+ * a setcontext inside glibc that cannot be interposed; the first return
+ * that finds no frame then looks here for the frames whose stack pointer
+ * it matches (context_recover).
+ *
+ * Contexts may be resumed on another thread, so the store is global; a
+ * switch is not a traced call, and a mutex is fine here. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "context_switch.h"
+#include "needle.h"
+#include "rcu.h"
+#include "shadow_frame.h"
+#include "thread_state.h"
+
+struct saved_frames {
+	const void *context;
+	uint64_t top_sp;      /* sp of the innermost saved frame */
+	size_t bytes;
+	struct saved_frames *next;
+	uint8_t frames[];
+};
+
+static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct saved_frames *store;
+
+static void *real_fn(void **cache, const char *name)
+{
+	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
+	}
+	return fn;
+}
+
+/* Unlink and return the frames saved for context, or NULL.  Locked. */
+static struct saved_frames *take(const void *context, uint64_t sp)
+{
+	for (struct saved_frames **p = &store; *p; p = &(*p)->next) {
+		struct saved_frames *s = *p;
+		if ((context && s->context == context) || (!context && s->top_sp == sp)) {
+			*p = s->next;
+			return s;
+		}
+	}
+	return NULL;
+}
+
+static void put_aside(struct thread_state *ts, const void *context)
+{
+	if (!ts->shadow_top)
+		return;
+	struct saved_frames *s = malloc(sizeof(*s) + ts->shadow_top);
+	if (!s)
+		return; /* the frames stay; a mismatched return will close them */
+	s->context = context;
+	s->top_sp = frame_top(ts)->sp;
+	s->bytes = ts->shadow_top;
+	memcpy(s->frames, ts->shadow, ts->shadow_top);
+	pthread_mutex_lock(&store_lock);
+	struct saved_frames *old = take(context, 0); /* a context saved twice keeps the newest */
+	s->next = store;
+	store = s;
+	pthread_mutex_unlock(&store_lock);
+	free(old);
+	ts->shadow_top = 0;
+}
+
+static int bring_back(struct thread_state *ts, const void *context, uint64_t sp)
+{
+	pthread_mutex_lock(&store_lock);
+	struct saved_frames *s = take(context, sp);
+	pthread_mutex_unlock(&store_lock);
+	if (!s)
+		return 0;
+	if (ts->shadow_top + s->bytes <= ts->shadow_cap) {
+		memcpy(ts->shadow + ts->shadow_top, s->frames, s->bytes);
+		ts->shadow_top += s->bytes;
+	}
+	free(s);
+	return 1;
+}
+
+int context_recover(struct thread_state *ts, uint64_t sp)
+{
+	return store ? bring_back(ts, NULL, sp) : 0;
+}
+
+NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+{
+	static void *real;
+	struct thread_state *ts = needle_thread;
+
+	if ((uintptr_t)ts > 1) {
+		put_aside(ts, oucp);
+		bring_back(ts, ucp, 0);
+	}
+	return ((int (*)(ucontext_t *, const ucontext_t *))real_fn(&real, "swapcontext"))(oucp, ucp);
+}
+
+NEEDLE_API int setcontext(const ucontext_t *ucp)
+{
+	static void *real;
+	struct thread_state *ts = needle_thread;
+
+	if ((uintptr_t)ts > 1 && bring_back(ts, ucp, 0) == 0 && ts->shadow_top) {
+		/* Leaving for a context with no saved frames: like a longjmp,
+		 * the frames below its stack pointer will be closed when seen. */
+	}
+	return ((int (*)(const ucontext_t *))real_fn(&real, "setcontext"))(ucp);
+}
