@@ -19,5 +19,11 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/cli/threads
 
+$(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_threads
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

@@ -92,3 +92,10 @@ $(TEST_BUILD)/cli/unwind_cpp: tests/unwind/unwind_cpp.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g $(PFE) $< -o $@
 
 TESTS += $(TEST_BUILD)/cli/unwind_c_O0 $(TEST_BUILD)/cli/unwind_c_O2 $(TEST_BUILD)/cli/unwind_cpp
+
+
+$(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/cli/threads_scale

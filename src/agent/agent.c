@@ -14,6 +14,7 @@
 #include "log.h"
 #include "module.h"
 #include "rcu.h"
+#include "sigmask_watch.h"
 #include "recorder.h"
 #include "thread_state.h"
 #include "trampoline.h"
@@ -27,6 +28,8 @@ static void agent_init(void)
 	int err = thread_state_init();
 
 	dispatch_init();
+	sigmask_watch_init();
+	thread_state_mask_hook = sigmask_watch_thread_exit;
 	if (!err)
 		err = rcu_init();
 	if (!err)

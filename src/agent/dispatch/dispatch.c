@@ -53,6 +53,8 @@ static inline void frame_push(struct thread_state *ts, struct site *site, uint32
 	h->sp = (uint64_t)(ret_slot + 1);
 	h->entry_cnt = n;
 	ts->shadow_top += n * sizeof(*e) + sizeof(*h);
+	if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
+		ts->shadow_high = ts->shadow_top;
 	*ret_slot = (uint64_t)needle_return_trampoline;
 }
 

@@ -12,6 +12,7 @@
 #include "insn.h"
 #include "log.h"
 #include "patch_batch.h"
+#include "sigmask_watch.h"
 #include "site_table.h"
 #include "task_list.h"
 #include "text_window.h"
@@ -66,9 +67,12 @@ static int sigtrap_blocked_now(void)
 
 /* A thread being created runs with every signal blocked for a moment (and
  * runs no traced code then): look again a few times before concluding that
- * a thread blocks SIGTRAP for good. */
+ * a thread blocks SIGTRAP for good.  /proc is read only when sigmask_watch
+ * cannot vouch that no thread blocks SIGTRAP. */
 static int sigtrap_blocked_somewhere(void)
 {
+	if (!sigmask_may_block_sigtrap())
+		return 0;
 	for (int tries = 0; tries < 20; tries++) {
 		if (!sigtrap_blocked_now())
 			return 0;

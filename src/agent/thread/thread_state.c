@@ -1,10 +1,16 @@
 /* thread_state.c - the pool of per-thread states (see thread_state.h).
  *
- * States are carved from slabs that are never freed, so the RCU writer can
- * walk every state that ever existed without racing a free.  The free list
- * is a Treiber stack whose head packs a 32-bit tag with the index, which
- * defeats ABA without a double-width CAS.  Shadow stacks are reserved with
- * MAP_NORESERVE: a thread only pays for the pages its call depth touches. */
+ * The whole pool is reserved up front with MAP_NORESERVE: an array of
+ * states and, beside it, one shadow stack per state.  Nothing is committed
+ * until touched, so a thread's first traced call takes a state with one
+ * atomic operation and no system call, no lock and no allocation: the
+ * kernel backs the pages it touches.  States are never unmapped, so the
+ * RCU writer can walk every state that ever existed without racing a
+ * free.  Returned states go on a Treiber stack whose head packs a 32-bit
+ * tag with the index, which defeats ABA without a double-width CAS; reuse
+ * is LIFO, which keeps the resident pages few when threads come and go.
+ * A state whose shadow stack went deep gives those pages back when its
+ * thread exits (madvise, on the exit path, not the call path). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,23 +21,24 @@
 #include "log.h"
 #include "thread_state.h"
 
-#define SLAB_STATES 64
-#define MAX_SLABS 8192 /* 524,288 live threads */
+#define MAX_STATES_DEFAULT (1u << 20) /* concurrent traced threads */
 #define SHADOW_DEFAULT (256 * 1024)
+#define SHADOW_KEEP (16 * 1024)       /* resident shadow kept across reuse */
 
 __thread struct thread_state *needle_thread __attribute__((tls_model("initial-exec")));
 
-static struct thread_state *slabs[MAX_SLABS];
-static _Atomic uint32_t slab_cnt;
-static _Atomic uint64_t free_head; /* (tag << 32) | (index + 1); 0 = empty */
-static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_state *states;
+static uint8_t *shadows;
+static uint32_t max_states;
+static _Atomic uint32_t states_used; /* never-used states start here */
+static _Atomic uint64_t free_head;   /* (tag << 32) | (index + 1); 0 = empty */
+static _Atomic uint64_t threads_refused;
 static pthread_key_t exit_key;
 static size_t shadow_bytes = SHADOW_DEFAULT;
 
-static struct thread_state *state_at(uint32_t index)
-{
-	return &slabs[index / SLAB_STATES][index % SLAB_STATES];
-}
+void (*thread_state_frames_hook)(struct thread_state *ts);
+void (*thread_state_exit_hook)(struct thread_state *ts);
+void (*thread_state_mask_hook)(struct thread_state *ts);
 
 static void free_push(struct thread_state *ts)
 {
@@ -50,50 +57,13 @@ static struct thread_state *free_pop(void)
 		uint32_t idx = head & 0xffffffffu;
 		if (!idx)
 			return NULL;
-		ts = state_at(idx - 1);
+		ts = &states[idx - 1];
 		/* ts->next_free may be stale if another thread popped ts meanwhile;
 		 * the tag makes that CAS fail. */
 		next = ((head >> 32) + 1) << 32 | (ts->next_free & 0xffffffffu);
 	} while (!atomic_compare_exchange_weak(&free_head, &head, next));
 	return ts;
 }
-
-static int pool_grow(void)
-{
-	int err = 0;
-
-	pthread_mutex_lock(&grow_lock);
-	if (atomic_load(&free_head) & 0xffffffffu)
-		goto out; /* another thread refilled it */
-	uint32_t n = atomic_load(&slab_cnt);
-	if (n == MAX_SLABS) {
-		err = -ENOSPC;
-		goto out;
-	}
-	struct thread_state *slab = mmap(NULL, SLAB_STATES * sizeof(*slab), PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	uint8_t *shadow = mmap(NULL, SLAB_STATES * shadow_bytes, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (slab == MAP_FAILED || shadow == MAP_FAILED) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < SLAB_STATES; i++) {
-		slab[i].index = n * SLAB_STATES + i;
-		slab[i].shadow = shadow + i * shadow_bytes;
-		slab[i].shadow_cap = shadow_bytes;
-	}
-	slabs[n] = slab;
-	atomic_store(&slab_cnt, n + 1);
-	for (uint32_t i = SLAB_STATES; i-- > 0;)
-		free_push(&slab[i]);
-out:
-	pthread_mutex_unlock(&grow_lock);
-	return err;
-}
-
-void (*thread_state_frames_hook)(struct thread_state *ts);
-void (*thread_state_exit_hook)(struct thread_state *ts);
 
 static void thread_exit(void *arg)
 {
@@ -103,9 +73,13 @@ static void thread_exit(void *arg)
 		thread_state_frames_hook(ts);
 	if (thread_state_exit_hook)
 		thread_state_exit_hook(ts);
-
+	if (thread_state_mask_hook)
+		thread_state_mask_hook(ts);
 	/* Frames still hijacked on this thread never return now. */
 	ts->shadow_top = 0;
+	if (ts->shadow_high > SHADOW_KEEP)
+		madvise(ts->shadow + SHADOW_KEEP, ts->shadow_high - SHADOW_KEEP, MADV_DONTNEED);
+	ts->shadow_high = 0;
 	atomic_store(&ts->rcu_word, 0);
 	needle_thread = THREAD_STATE_GONE;
 	free_push(ts);
@@ -115,11 +89,20 @@ struct thread_state *thread_state_acquire(void)
 {
 	struct thread_state *ts;
 
-	if (needle_thread == THREAD_STATE_GONE)
+	if (needle_thread == THREAD_STATE_GONE || !states)
 		return NULL;
-	while (!(ts = free_pop()))
-		if (pool_grow())
+	if (!(ts = free_pop())) {
+		uint32_t idx = atomic_fetch_add(&states_used, 1);
+		if (idx >= max_states) {
+			atomic_store(&states_used, max_states);
+			atomic_fetch_add(&threads_refused, 1);
 			return NULL;
+		}
+		ts = &states[idx];
+		ts->index = idx;
+		ts->shadow = shadows + (size_t)idx * shadow_bytes;
+		ts->shadow_cap = shadow_bytes;
+	}
 	/* pthread_setspecific on a low key index writes into the thread's
 	 * descriptor: no allocation, no syscall. */
 	pthread_setspecific(exit_key, ts);
@@ -131,11 +114,16 @@ static void after_fork_child(void)
 {
 	/* Only the forking thread survives: every other state is orphaned.
 	 * Clear their RCU words so that grace periods do not wait on them. */
-	uint32_t n = atomic_load(&slab_cnt);
-	for (uint32_t s = 0; s < n; s++)
-		for (uint32_t i = 0; i < SLAB_STATES; i++)
-			if (&slabs[s][i] != needle_thread)
-				atomic_store(&slabs[s][i].rcu_word, 0);
+	uint32_t n = atomic_load(&states_used);
+	for (uint32_t i = 0; i < n; i++)
+		if (&states[i] != needle_thread)
+			atomic_store(&states[i].rcu_word, 0);
+}
+
+static void *reserve(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
 }
 
 int thread_state_init(void)
@@ -143,6 +131,21 @@ int thread_state_init(void)
 	const char *env = getenv("NEEDLE_SHADOW_BYTES");
 	if (env && atoi(env) >= 4096)
 		shadow_bytes = ((size_t)atoi(env) + 4095) & ~(size_t)4095;
+	env = getenv("NEEDLE_MAX_THREADS");
+	max_states = env && atoi(env) > 0 ? (uint32_t)atoi(env) : MAX_STATES_DEFAULT;
+	/* An address-space limit (ulimit -v) may refuse the reservation:
+	 * settle for fewer threads. */
+	for (; max_states >= 64; max_states /= 2) {
+		states = reserve((size_t)max_states * sizeof(*states));
+		shadows = states ? reserve((size_t)max_states * shadow_bytes) : NULL;
+		if (shadows)
+			break;
+		if (states)
+			munmap(states, (size_t)max_states * sizeof(*states));
+		states = NULL;
+	}
+	if (!states)
+		return -ENOMEM;
 	if (pthread_key_create(&exit_key, thread_exit))
 		return -EAGAIN;
 	pthread_atfork(NULL, NULL, after_fork_child);
@@ -151,8 +154,12 @@ int thread_state_init(void)
 
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg)
 {
-	uint32_t n = atomic_load(&slab_cnt);
-	for (uint32_t s = 0; s < n; s++)
-		for (uint32_t i = 0; i < SLAB_STATES; i++)
-			fn(&slabs[s][i], arg);
+	uint32_t n = atomic_load(&states_used);
+	for (uint32_t i = 0; i < n; i++)
+		fn(&states[i], arg);
+}
+
+uint64_t thread_state_refused(void)
+{
+	return atomic_load(&threads_refused);
 }

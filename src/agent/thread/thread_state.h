@@ -21,6 +21,7 @@ struct thread_state {
 	uint8_t *shadow;           /* base of this thread's shadow stack */
 	size_t shadow_top;         /* bytes in use */
 	size_t shadow_cap;         /* bytes reserved */
+	size_t shadow_high;        /* most bytes ever in use (pages touched) */
 	/* Counters summed by needle_get_stats(); per thread so that the hot
 	 * path never writes a cache line another thread writes. */
 	uint64_t recursion_skips;
@@ -36,6 +37,7 @@ struct thread_state {
 	uint32_t rec_tid;
 	uint32_t rec_lost;         /* events dropped since the last chunk */
 	char rec_comm[16];         /* thread name, read when the first chunk is taken */
+	uint8_t blocks_sigtrap;    /* sigmask_watch.c */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
@@ -62,8 +64,12 @@ int thread_state_init(void);
  * exit hook (the recorder hands its chunk over). */
 extern void (*thread_state_frames_hook)(struct thread_state *ts);
 extern void (*thread_state_exit_hook)(struct thread_state *ts);
+extern void (*thread_state_mask_hook)(struct thread_state *ts);
 
 /* Call fn for every state ever handed out (free ones included). */
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg);
+
+/* Threads that found the pool full and run untraced. */
+uint64_t thread_state_refused(void);
 
 #endif
