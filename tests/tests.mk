@@ -89,7 +89,7 @@ $(TEST_BUILD)/cli/unwind_c_O2: tests/unwind/unwind_c.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g $(PFE) $< -o $@ -lpthread
 # clang++: gcc 12 cannot link C++ with patchable entries in COMDAT groups.
 $(TEST_BUILD)/cli/unwind_cpp: tests/unwind/unwind_cpp.cpp
-	@mkdir -p $(dir $@); clang++ -O2 -g $(PFE) $< -o $@
+	@mkdir -p $(dir $@); clang++ -O2 -g $(PFE) $< -o $@ -lpthread
 
 TESTS += $(TEST_BUILD)/cli/unwind_c_O0 $(TEST_BUILD)/cli/unwind_c_O2 $(TEST_BUILD)/cli/unwind_cpp
 

@@ -89,3 +89,7 @@ check_eq "cpp-rethrow: outer_catcher always returns" "$(count '} /\* outer_catch
 same_run cpp-nested "$P" nested
 check_eq "cpp-nested: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested.replay")" 100
 check_eq "cpp-nested: no call left running" "$(count 'still running' "$T/cpp-nested.replay")" 0
+same_run cpp-cancel "$P" cancel
+check "cpp-cancel: all three destructors ran under tracing" grep -q 'destructors 3' <(cat "$T/cpp-cancel.err" /dev/null; "$NEEDLE" record -o "$T/cc.data" -- "$P" cancel 2>/dev/null)
+check "cpp-cancel: c_inner closed as unwound" grep -q '} /\* c_inner (unwound) \*/' "$T/cpp-cancel.replay"
+check "cpp-cancel: c_outer closed as unwound" grep -q '} /\* c_outer (unwound) \*/' "$T/cpp-cancel.replay"

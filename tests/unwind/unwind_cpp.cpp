@@ -5,9 +5,12 @@
 //   untraced  caught in a function built without a patchable entry
 //   rethrow   caught, rethrown, caught again one level up
 //   nested    a handler throws a second exception that is caught inside it
+//   cancel    a thread cancelled inside traced frames: every destructor runs
 #include <cstdio>
 #include <cstring>
+#include <pthread.h>
 #include <stdexcept>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 #define UNTRACED __attribute__((noinline, patchable_function_entry(0, 0)))
@@ -82,10 +85,44 @@ NOINLINE int nested(int x)
 	}
 }
 
+static volatile int cancel_ready;
+
+NOINLINE void c_inner()
+{
+	Guard g{&destructors};
+	cancel_ready = 1;
+	for (;;)
+		pause();
+}
+
+NOINLINE void c_outer()
+{
+	Guard g{&destructors};
+	c_inner();
+}
+
+static void *cancel_thread(void *)
+{
+	Guard g{&destructors};
+	c_outer();
+	return nullptr;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "traced";
 	long sum = 0;
+	if (!strcmp(mode, "cancel")) {
+		pthread_t t;
+		void *ret;
+		pthread_create(&t, nullptr, cancel_thread, nullptr);
+		while (!cancel_ready)
+			;
+		pthread_cancel(t);
+		pthread_join(t, &ret);
+		printf("cancel: %s, destructors %d\n", ret == PTHREAD_CANCELED ? "canceled" : "?", destructors);
+		return 0;
+	}
 	for (int i = 0; i < 100; i++) {
 		if (!strcmp(mode, "traced"))
 			sum += catcher(i);

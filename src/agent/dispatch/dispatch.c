@@ -207,6 +207,20 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 	return return_addr;
 }
 
+uint64_t needle_unwind_pop(uint64_t sp)
+{
+	struct thread_state *ts = needle_thread;
+
+	if ((uintptr_t)ts <= 1)
+		shadow_stack_lost(sp);
+	uint64_t saved = rcu_read_lock(ts);
+	struct frame_header *h = frame_for_return(ts, sp);
+	uint64_t return_addr = h->return_addr;
+	shadow_close_unwound(ts, sp);
+	rcu_read_unlock(ts, saved);
+	return return_addr;
+}
+
 /* A thread exits with traced calls open (pthread_cancel unwinds without
  * asking needle, or the thread ended from inside a traced call): they end
  * here. */

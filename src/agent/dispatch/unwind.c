@@ -88,6 +88,24 @@ NEEDLE_API _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exceptio
 	return ((raise_fn)real_fn(&real, "_Unwind_Resume_or_Rethrow"))(exc);
 }
 
+/* The personality routine of the hijacked-return pseudo frame (see
+ * trampoline.S).  A forced unwind (pthread_cancel) is sent to
+ * needle_unwind_landing, which closes the call and resumes the unwind from
+ * a frame with the real return address.  Exceptions never get here: their
+ * raise restored every return address first. */
+__attribute__((visibility("hidden"))) _Unwind_Reason_Code
+needle_return_personality(int version, _Unwind_Action actions, _Unwind_Exception_Class cls,
+			  struct _Unwind_Exception *exc, struct _Unwind_Context *ctx)
+{
+	(void)version;
+	(void)cls;
+	if (!(actions & _UA_CLEANUP_PHASE))
+		return _URC_FATAL_PHASE1_ERROR;
+	_Unwind_SetGR(ctx, __builtin_eh_return_data_regno(0), (_Unwind_Word)(uintptr_t)exc);
+	_Unwind_SetIP(ctx, (_Unwind_Ptr)needle_unwind_landing);
+	return _URC_INSTALL_CONTEXT;
+}
+
 NEEDLE_API void *__cxa_begin_catch(void *exc)
 {
 	static void *real;

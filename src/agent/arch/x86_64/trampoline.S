@@ -95,13 +95,22 @@ needle_entry_trampoline_end:
 	.hidden	needle_return_trampoline
 	.type	needle_return_trampoline, @function
 	.p2align 4
+	/* An unwinder that meets a hijacked return (pthread_cancel's forced
+	 * unwind, which needle cannot interpose) looks up the return address
+	 * minus one: the nop below.  There the frame has a personality
+	 * routine, needle_return_personality, which sends the unwind to
+	 * needle_unwind_landing instead of following this frame's (unusable)
+	 * return address rule.  Past the first instruction, the return address
+	 * is undefined: an unwind from inside an exit handler stops here. */
+	.cfi_startproc
+	.cfi_personality 0x9b, needle_personality_ref
+	nop
+needle_return_trampoline:
 	/* A hijacked return arrives here: rsp is the caller's stack pointer
 	 * after the return, rax:rdx and xmm0:xmm1 hold the return value.  The
-	 * real return address comes back from C and is returned to. */
-needle_return_trampoline:
-	.cfi_startproc
-	.cfi_undefined rip
+	 * real return address comes back from C. */
 	subq	$8, %rsp
+	.cfi_undefined rip
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$CTX_SIZE, %rsp
@@ -127,5 +136,39 @@ needle_return_trampoline:
 	jmp	*%r11
 	.cfi_endproc
 	.size	needle_return_trampoline, .-needle_return_trampoline
+
+	.globl	needle_unwind_landing
+	.hidden	needle_unwind_landing
+	.type	needle_unwind_landing, @function
+	.p2align 4
+needle_unwind_landing:
+	/* A forced unwind lands here instead of at the hijacked return: rsp
+	 * is the stack pointer after the traced call's return, rax the
+	 * unwind's exception object.  Build an ordinary frame whose return
+	 * address is the real one (from the shadow stack), and resume the
+	 * unwind from it: the frames above get their cleanups run as if the
+	 * return had never been hijacked. */
+	.cfi_startproc
+	.cfi_def_cfa %rsp, 0
+	subq	$8, %rsp                /* the return address slot */
+	.cfi_def_cfa_offset 8
+	pushq	%rbx                    /* rsp is 16-byte aligned again */
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -24
+	movq	%rax, %rbx
+	leaq	16(%rsp), %rdi
+	call	needle_unwind_pop
+	movq	%rax, 8(%rsp)
+	movq	%rbx, %rdi
+	call	_Unwind_Resume@PLT
+	ud2
+	.cfi_endproc
+	.size	needle_unwind_landing, .-needle_unwind_landing
+
+	.section .data.rel.ro.local, "aw"
+	.p2align 3
+	.hidden	needle_personality_ref
+needle_personality_ref:
+	.quad	needle_return_personality
 
 	.section .note.GNU-stack, "", @progbits

@@ -25,6 +25,10 @@ void needle_return_trampoline(void);
 void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot);
 uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp);
 
+/* The forced-unwind path through a hijacked return (unwind.c). */
+void needle_unwind_landing(void);
+uint64_t needle_unwind_pop(uint64_t sp);
+
 /* Hooks the dispatcher needs from the rest of the agent. */
 void dispatch_init(void);
 
