@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # test_threads - enabling exit hooks with 10,000 and 100,000 idle threads,
-# and 1,000,000 thread lifetimes with flat memory (tests/patch/threads_scale.c).
+# 1,000,000 thread lifetimes with flat memory, recursion deeper than the
+# shadow stack, and a detach while calls are hijacked
+# (tests/patch/threads_scale.c).
 # 100,000 threads need more pids and memory maps than a default kernel
 # allows; as root the test raises kernel.pid_max and vm.max_map_count.
 . "$(dirname "$0")/lib.sh"
@@ -20,3 +22,5 @@ else
 	fail "100,000 threads: this machine allows too few (kernel.pid_max, vm.max_map_count; run as root)"
 fi
 "$PROGS/threads_scale" churn 1000000
+NEEDLE_SHADOW_BYTES=8192 "$PROGS/threads_scale" deep 5000
+"$PROGS/threads_scale" detach

@@ -8,6 +8,14 @@
  *                                calls; resident memory after N lifetimes
  *                                stays within a small bound of memory after
  *                                10,000 (the states are reused).
+ *   threads_scale deep N         recursion N deep with a shadow stack far
+ *                                smaller (NEEDLE_SHADOW_BYTES): the result
+ *                                is right, frames past the reserve are
+ *                                counted as not hooked, the rest are exact
+ *   threads_scale detach         a link is detached while a thread is
+ *                                inside one of its calls: the call still
+ *                                returns home, and its exit handler does
+ *                                not run after the detach returned
  * With no arguments: idle 10000 and churn 1000000. */
 #include <linux/futex.h>
 #include <pthread.h>
@@ -160,12 +168,72 @@ static void run_churn(long n)
 	needle_link_destroy(link2);
 }
 
+/* Kept recursive: no tail-call or accumulator transformation. */
+__attribute__((noinline, optimize("no-optimize-sibling-calls"))) long recurse(long n)
+{
+	return n ? recurse(n - 1) + 1 : 0;
+}
+
+static void run_deep(long n)
+{
+	struct needle_stats before = { .sz = sizeof(before) }, after = { .sz = sizeof(after) };
+	struct needle_link *link = attach("recurse");
+	entries = exits = 0;
+	needle_get_stats(&before);
+	long r = recurse(n);
+	needle_get_stats(&after);
+	long overflow = (long)(after.shadow_overflows - before.shadow_overflows);
+	CHECK_EQ(r, n, "recursion %ld deep returns the right result", n);
+	CHECK_EQ(entries, n + 1, "every call's entry seen");
+	CHECK(overflow > 0, "frames past the shadow reserve counted (%ld)", overflow);
+	CHECK_EQ(exits + overflow, n + 1, "every exit seen or counted as not hooked");
+	needle_link_destroy(link);
+}
+
+static _Atomic int inside;
+__attribute__((noinline)) long blocker(long x)
+{
+	atomic_store(&inside, 1);
+	while (!atomic_load(&gate))
+		syscall(SYS_futex, &gate, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return x * 2;
+}
+
+static void *blocker_thread(void *arg)
+{
+	return (void *)blocker((long)arg);
+}
+
+static void run_detach(void)
+{
+	struct needle_link *link = attach("blocker");
+	pthread_t t;
+	void *r;
+	entries = exits = 0;
+	pthread_create(&t, NULL, blocker_thread, (void *)21);
+	while (!atomic_load(&inside))
+		;
+	CHECK_EQ(needle_link_detach(link), 0, "detach while a thread is inside a traced call");
+	long exits_at_detach = exits;
+	atomic_store(&gate, 1);
+	syscall(SYS_futex, &gate, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	pthread_join(t, &r);
+	CHECK_EQ((long)r, 42, "the hijacked return still goes home");
+	CHECK_EQ(entries, 1, "its entry was seen");
+	CHECK_EQ(exits - exits_at_detach, 0, "no exit handler ran after the detach returned");
+	needle_link_destroy(link);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "idle")) {
 		run_idle(atol(argv[2]));
 	} else if (argc >= 3 && !strcmp(argv[1], "churn")) {
 		run_churn(atol(argv[2]));
+	} else if (argc >= 3 && !strcmp(argv[1], "deep")) {
+		run_deep(atol(argv[2]));
+	} else if (argc >= 2 && !strcmp(argv[1], "detach")) {
+		run_detach();
 	} else {
 		run_idle(10000);
 		run_churn(1000000);
