@@ -95,6 +95,10 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
 		return 0;
 	switch (ev->kind) {
+	case TEV_SWITCH:
+		line("", ev->tid, (int)ev->depth);
+		printf("/* switch to coroutine context %u */\n", ev->site);
+		break;
 	case TEV_LOST:
 		line("", ev->tid, (int)ev->depth);
 		printf("/* LOST %llu events */\n", (unsigned long long)ev->lost);

@@ -12,7 +12,10 @@
  *
  * Event word (little-endian u64):
  *   bits 63..62  type: 0 entry, 1 exit, 2 exit by unwinding (longjmp,
- *                exception, thread exit)
+ *                exception, thread exit), 3 context switch (swapcontext):
+ *                the site field is EV_SWITCH_TO | context id when the
+ *                thread enters a context, the bare id of the context it
+ *                leaves otherwise
  *   bits 61..40  site id (22 bits)
  *   bits 39..0   timestamp - chunk base (clock units, see clock_source)
  */
@@ -28,6 +31,9 @@
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
 #define EV_UNWIND 2u
+#define EV_SWITCH 3u
+#define EV_SWITCH_TO (1u << 21)
+#define EV_CONTEXT_MASK (EV_SWITCH_TO - 1)
 #define EV_TYPE_SHIFT 62
 #define EV_SITE_SHIFT 40
 #define EV_SITE_MASK ((1u << 22) - 1)

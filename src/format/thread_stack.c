@@ -26,6 +26,67 @@ long thread_stack_find(const struct thread_stack *s, uint32_t site)
 	return -1;
 }
 
+struct saved_stack {
+	uint32_t context;
+	struct frame *v;
+	size_t depth, cap;
+};
+
+struct context_stacks {
+	uint32_t current; /* 0: the thread's own first context */
+	struct saved_stack *saved;
+	size_t cnt;
+};
+
+void thread_stack_switch_from(struct thread_stack *s, uint32_t context)
+{
+	if (!s->contexts)
+		s->contexts = calloc(1, sizeof(*s->contexts));
+	if (s->contexts)
+		s->contexts->current = context;
+}
+
+int thread_stack_switch_to(struct thread_stack *s, uint32_t context)
+{
+	struct context_stacks *c = s->contexts;
+
+	if (!c && !(c = s->contexts = calloc(1, sizeof(*c))))
+		return -1;
+	if (c->current == context)
+		return 0;
+	struct saved_stack *v = realloc(c->saved, (c->cnt + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	c->saved = v;
+	/* Set the current stack aside under the context being left. */
+	v[c->cnt++] = (struct saved_stack){ c->current, s->v, s->depth, s->cap };
+	s->v = NULL;
+	s->depth = s->cap = 0;
+	for (size_t i = 0; i + 1 < c->cnt; i++) {
+		if (v[i].context != context)
+			continue;
+		s->v = v[i].v;
+		s->depth = v[i].depth;
+		s->cap = v[i].cap;
+		v[i] = v[--c->cnt];
+		break;
+	}
+	c->current = context;
+	return 0;
+}
+
+void thread_stack_free(struct thread_stack *s)
+{
+	free(s->v);
+	if (s->contexts) {
+		for (size_t i = 0; i < s->contexts->cnt; i++)
+			free(s->contexts->saved[i].v);
+		free(s->contexts->saved);
+		free(s->contexts);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
 static size_t slot_of(uint32_t tid, size_t cap)
 {
 	return (size_t)(tid * 2654435761u) & (cap - 1);
@@ -63,7 +124,7 @@ struct thread_stack *stack_map_get(struct stack_map *m, uint32_t tid)
 void stack_map_free(struct stack_map *m)
 {
 	for (size_t i = 0; i < m->cap; i++)
-		free(m->slots[i].v);
+		thread_stack_free(&m->slots[i]);
 	free(m->slots);
 	memset(m, 0, sizeof(*m));
 }

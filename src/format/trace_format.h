@@ -79,6 +79,10 @@ struct sec_chunk {
 #define TAG_EXIT_TOP 1u
 #define TAG_EXIT_SITE 2u
 #define TAG_UNWIND_TOP 3u
+/* An entry tag whose site is at least TAG_SWITCH_BASE is a context switch
+ * (swapcontext): site - TAG_SWITCH_BASE is EV_SWITCH_TO | id when the
+ * thread enters context id, the bare id of the context it leaves. */
+#define TAG_SWITCH_BASE (1u << 22)
 
 struct sec_end {
 	uint64_t events;

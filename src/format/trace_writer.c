@@ -72,7 +72,15 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		uint64_t t = hdr->base + ev_delta(ev);
 		uint64_t tag;
 
-		if (ev_type(ev) == EV_ENTRY) {
+		if (ev_type(ev) == EV_SWITCH) {
+			tag = (uint64_t)(TAG_SWITCH_BASE + site) << 2 | TAG_ENTRY;
+			if (site & EV_SWITCH_TO) {
+				if (thread_stack_switch_to(st, site & EV_CONTEXT_MASK))
+					return -ENOMEM;
+			} else {
+				thread_stack_switch_from(st, site);
+			}
+		} else if (ev_type(ev) == EV_ENTRY) {
 			tag = (uint64_t)site << 2 | TAG_ENTRY;
 			if (w->tracer == TRACER_FUNCTION_GRAPH && thread_stack_push(st, site, 0))
 				return -ENOMEM;

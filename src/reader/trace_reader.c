@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "shm_layout.h"
 #include "trace_reader.h"
 #include "varint.h"
 
@@ -513,6 +514,20 @@ static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
 		uint64_t ns = trace_ns(t, raw);
 		uint32_t site = (uint32_t)(tag >> 2);
 		c->last_ns = ns;
+		if ((tag & 3) == TAG_ENTRY && site >= TAG_SWITCH_BASE) {
+			uint32_t which = site - TAG_SWITCH_BASE;
+			if (which & EV_SWITCH_TO) {
+				if (thread_stack_switch_to(&c->stack, which & EV_CONTEXT_MASK))
+					return -1;
+				struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = which & EV_CONTEXT_MASK,
+							 .kind = TEV_SWITCH, .depth = (uint32_t)c->stack.depth };
+				if (emit(c, &e))
+					return -1;
+			} else {
+				thread_stack_switch_from(&c->stack, which);
+			}
+			continue;
+		}
 		switch (tag & 3) {
 		case TAG_ENTRY: {
 			struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = site, .kind = TEV_ENTRY,
@@ -664,7 +679,7 @@ void trace_iter_free(struct trace_iter *it)
 {
 	for (size_t i = 0; i < it->cursor_cnt; i++) {
 		free(it->cursors[i].ev);
-		free(it->cursors[i].stack.v);
+		thread_stack_free(&it->cursors[i].stack);
 		free(it->cursors[i].buf);
 	}
 	free(it->cursors);

@@ -77,6 +77,7 @@ enum trace_event_kind {
 	TEV_ENTRY = 1,
 	TEV_EXIT = 2,
 	TEV_LOST = 3,     /* events were dropped here (count in .lost) */
+	TEV_SWITCH = 4,   /* the thread switched to coroutine context .site */
 };
 
 /* Flags of an exit. */

@@ -70,6 +70,11 @@ for o in O0 O2; do
 	check_eq "coroutine-$o: co_yield called 5 times" "$(calls "$T/coroutine-$o.data" co_yield)" 5
 	check_eq "coroutine-$o: co_resume called 6 times" "$(calls "$T/coroutine-$o.data" co_resume)" 6
 	check_eq "coroutine-$o: run_coroutine returns" "$(count '} /\* run_coroutine \*/' "$T/coroutine-$o.replay")" 1
+	# Each context keeps its own nesting: every call closes in its context.
+	check_eq "coroutine-$o: every co_resume closes normally" "$(count '} /\* co_resume \*/' "$T/coroutine-$o.replay")" 6
+	check_eq "coroutine-$o: every co_yield closes normally" "$(count '} /\* co_yield \*/' "$T/coroutine-$o.replay")" 5
+	check_eq "coroutine-$o: co_body closes normally" "$(count '} /\* co_body \*/' "$T/coroutine-$o.replay")" 1
+	check_eq "coroutine-$o: no call mismatched" "$(grep -cE 'not recorded|still running|its entry' "$T/coroutine-$o.replay")" 0
 done
 
 P="$PROGS/unwind_cpp"

@@ -32,6 +32,8 @@ struct saved_frames {
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct saved_frames *store;
 
+void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
+
 static void *real_fn(void **cache, const char *name)
 {
 	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
@@ -82,12 +84,38 @@ static int bring_back(struct thread_state *ts, const void *context, uint64_t sp)
 	pthread_mutex_unlock(&store_lock);
 	if (!s)
 		return 0;
+	/* Found by stack pointer: a context re-entered inside glibc (uc_link)
+	 * that nobody announced. */
+	if (!context) {
+		if (context_switch_hook)
+			context_switch_hook(ts, NULL, s->context);
+		ts->context = s->context;
+	}
 	if (ts->shadow_top + s->bytes <= ts->shadow_cap) {
 		memcpy(ts->shadow + ts->shadow_top, s->frames, s->bytes);
 		ts->shadow_top += s->bytes;
 	}
 	free(s);
 	return 1;
+}
+
+void context_check_entry(struct thread_state *ts, uint64_t sp)
+{
+	const ucontext_t *uc = ts->context;
+
+	/* Contexts saved by swapcontext carry no stack bounds: only those made
+	 * by makecontext can be checked. */
+	if (!uc->uc_stack.ss_size)
+		return;
+	uint64_t lo = (uint64_t)uc->uc_stack.ss_sp, hi = lo + uc->uc_stack.ss_size;
+	if (sp >= lo && sp < hi)
+		return;
+	ts->context = uc->uc_link;
+	if (uc->uc_link) {
+		if (context_switch_hook)
+			context_switch_hook(ts, uc, uc->uc_link);
+		bring_back(ts, uc->uc_link, 0);
+	}
 }
 
 int context_recover(struct thread_state *ts, uint64_t sp)
@@ -101,8 +129,11 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	struct thread_state *ts = needle_thread;
 
 	if ((uintptr_t)ts > 1) {
+		if (context_switch_hook)
+			context_switch_hook(ts, oucp, ucp);
 		put_aside(ts, oucp);
 		bring_back(ts, ucp, 0);
+		ts->context = ucp;
 	}
 	return ((int (*)(ucontext_t *, const ucontext_t *))real_fn(&real, "swapcontext"))(oucp, ucp);
 }
@@ -112,9 +143,13 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 	static void *real;
 	struct thread_state *ts = needle_thread;
 
-	if ((uintptr_t)ts > 1 && bring_back(ts, ucp, 0) == 0 && ts->shadow_top) {
-		/* Leaving for a context with no saved frames: like a longjmp,
-		 * the frames below its stack pointer will be closed when seen. */
+	if ((uintptr_t)ts > 1) {
+		if (context_switch_hook)
+			context_switch_hook(ts, NULL, ucp);
+		/* The frames of the context abandoned stay: like after a longjmp,
+		 * they are closed when a return or an entry shows them dead. */
+		bring_back(ts, ucp, 0);
+		ts->context = ucp;
 	}
 	return ((int (*)(const ucontext_t *))real_fn(&real, "setcontext"))(ucp);
 }

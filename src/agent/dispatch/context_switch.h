@@ -10,4 +10,13 @@ struct thread_state;
  * switch whose innermost frame returns at sp.  1 if found. */
 int context_recover(struct thread_state *ts, uint64_t sp);
 
+/* A traced call starts with no frame on the shadow stack while the thread
+ * was last switched into a coroutine context: if the call runs on another
+ * stack, that context ended and glibc entered its uc_link. */
+void context_check_entry(struct thread_state *ts, uint64_t sp);
+
+/* Told of every switch, before it happens: the context left (NULL when it
+ * is abandoned or unknown) and the context entered.  Set by the recorder. */
+extern void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
+
 #endif

@@ -123,6 +123,8 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	 * longjmp skipped: close it here, where the unwind is first seen.
 	 * The exception: a frame exactly at it whose return is still hijacked
 	 * is the caller of a tail call, which returns through both frames. */
+	if (__builtin_expect(!ts->shadow_top && ts->context, 0))
+		context_check_entry(ts, (uint64_t)(ret_slot + 1));
 	if (ts->shadow_top) {
 		uint64_t sp = (uint64_t)(ret_slot + 1);
 		uint64_t top = frame_top(ts)->sp;

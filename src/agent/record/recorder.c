@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "context_switch.h"
 #include "link_attach.h"
 #include "log.h"
 #include "module.h"
@@ -173,6 +174,49 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	if (active)
 		event_write(needle_thread, EV_ENTRY, ctx->func->site_id);
 	return NEEDLE_SKIP_EXIT;
+}
+
+/* Context ids for swapcontext events: one per ucontext_t seen, so that
+ * readers keep each context's calls on a stack of their own. */
+#define CONTEXT_SLOTS 4096
+static const void *context_keys[CONTEXT_SLOTS];
+static uint32_t context_ids[CONTEXT_SLOTS];
+static uint32_t context_next = 1;
+static pthread_mutex_t context_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t context_id(const void *ctx)
+{
+	size_t h = ((uintptr_t)ctx >> 4) * 2654435761u % CONTEXT_SLOTS;
+	uint32_t id = 0;
+
+	pthread_mutex_lock(&context_lock);
+	for (size_t i = 0; i < CONTEXT_SLOTS; i++, h = (h + 1) % CONTEXT_SLOTS) {
+		if (context_keys[h] == ctx) {
+			id = context_ids[h];
+			break;
+		}
+		if (!context_keys[h]) {
+			context_keys[h] = ctx;
+			id = context_ids[h] = context_next++ & EV_CONTEXT_MASK;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&context_lock);
+	return id; /* 0: table full, the switch goes unrecorded */
+}
+
+static void context_switch(struct thread_state *ts, const void *from, const void *to)
+{
+	uint32_t to_id = context_id(to);
+
+	if (!active || !to_id)
+		return;
+	if (from) {
+		uint32_t from_id = context_id(from);
+		if (from_id)
+			event_write(ts, EV_SWITCH, from_id);
+	}
+	event_write(ts, EV_SWITCH, EV_SWITCH_TO | to_id);
 }
 
 static void thread_exit(struct thread_state *ts)
@@ -347,6 +391,8 @@ int recorder_start_from_env(void)
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
 	thread_state_exit_hook = thread_exit;
+	if (graph)
+		context_switch_hook = context_switch;
 	pthread_atfork(NULL, NULL, after_fork_child);
 	active = 1;
 	err = link_attach_sites_locked(sites, n, graph ? graph_entry : function_entry, graph ? graph_exit : NULL,

@@ -38,6 +38,7 @@ struct thread_state {
 	uint32_t rec_lost;         /* events dropped since the last chunk */
 	char rec_comm[16];         /* thread name, read when the first chunk is taken */
 	uint8_t blocks_sigtrap;    /* sigmask_watch.c */
+	const void *context;       /* ucontext_t entered by the last swapcontext */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
