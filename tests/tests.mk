@@ -99,3 +99,10 @@ $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/cli/threads_scale
+
+$(TEST_BUILD)/gen/dstress_funcs.c: tests/gen_funcs.sh
+	@mkdir -p $(dir $@); tests/gen_funcs.sh dstress 1000 > $@
+$(TEST_BUILD)/test_dispatch_stress_asan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_ASAN)
+	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
+
+TESTS += $(TEST_BUILD)/test_dispatch_stress_asan
