@@ -40,6 +40,7 @@ struct record_opts {
 	int wake_arg;   /* poll ms or percent */
 	uint64_t buffer_bytes;
 	uint32_t chunk_bytes;
+	int ctl;        /* open the control socket in the program */
 };
 
 struct seen_thread {
@@ -82,7 +83,9 @@ static const char record_usage[] =
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
 	"      --buffer-percent=N   wake the reader only when N%% of the buffer is full\n"
 	"      --buffer-size=MB     shared buffer size (default 16)\n"
-	"      --chunk-size=KB      chunk size (default 16)\n";
+	"      --chunk-size=KB      chunk size (default 16)\n"
+	"      --ctl                let 'needle ctl PID' change filters and tracer while it runs\n"
+	"                           (adds a thread, needle-ctl, to the program)\n";
 
 static int append_glob(char **list, const char *glob)
 {
@@ -99,7 +102,7 @@ static int append_glob(char **list, const char *glob)
 
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK };
+	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -107,6 +110,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "poll", required_argument, NULL, OPT_POLL }, { "buffer-percent", required_argument, NULL, OPT_PERCENT },
 		{ "buffer-size", required_argument, NULL, OPT_BUFSIZE },
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
+		{ "ctl", no_argument, NULL, OPT_CTL },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -185,6 +189,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->chunk_bytes = (uint32_t)kb << 10;
 			break;
 		}
+		case OPT_CTL:
+			o->ctl = 1;
+			break;
 		case 'h':
 			fputs(record_usage, stdout);
 			exit(0);
@@ -565,6 +572,8 @@ static pid_t spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 			snprintf(num, sizeof(num), "%d", o->depth);
 			setenv("NEEDLE_DEPTH", num, 1);
 		}
+		if (o->ctl)
+			setenv("NEEDLE_CTL", "1", 1);
 		execvp(argv[0], argv);
 		int e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)

@@ -104,9 +104,10 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		printf("/* LOST %llu events */\n", (unsigned long long)ev->lost);
 		break;
 	case TEV_ENTRY:
-		if (r->t->tracer == TRACER_FUNCTION) {
-			snprintf(dur, sizeof(dur), "%.6f", ev->ns / 1e9);
-			line(dur, ev->tid, 0);
+		if (ev->flags & TEV_FLAT) {
+			/* The function tracer: when, not how long. */
+			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
+			line(dur, ev->tid, (int)ev->depth);
 			printf("%s();\n", name);
 			break;
 		}

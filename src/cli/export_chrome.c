@@ -47,7 +47,7 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 	if (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN))
 		return 0;
 	int entry = ev->kind == TEV_ENTRY;
-	if (entry && c->t->tracer == TRACER_FUNCTION) {
+	if (entry && (ev->flags & TEV_FLAT)) {
 		sep(c);
 		fputs("{\"name\":", c->out);
 		json_string(c->out, trace_site_name(c->t, ev->site));

@@ -82,7 +82,7 @@ static int folded_event(const struct trace_event *ev, void *arg)
 	if (!(st = stack_map_get(&f->stacks, ev->tid)))
 		return f->oom = 1;
 	if (ev->kind == TEV_ENTRY) {
-		if (f->t->tracer == TRACER_FUNCTION) {
+		if (ev->flags & TEV_FLAT) {
 			/* No durations without exits: count calls instead. */
 			snprintf(f->key_buf, sizeof(f->key_buf), "%s;%s", thread_label(f->t, ev->tid, label, sizeof(label)),
 				 trace_site_name(f->t, ev->site));

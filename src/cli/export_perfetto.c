@@ -160,7 +160,7 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 	if (ev->kind == TEV_LOST || (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
 		return 0;
 	if (ev->kind == TEV_ENTRY)
-		type = x->t->tracer == TRACER_FUNCTION ? 3 : 1;
+		type = ev->flags & TEV_FLAT ? 3 : 1;
 	else
 		type = 2;
 	x->interned.len = 0;

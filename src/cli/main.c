@@ -14,6 +14,7 @@ static const char usage[] =
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
 	"  export [-i FILE] --format=F -o OUT  perfetto, chrome or folded\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
+	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
 	"Run 'needle <command> --help' for the options of a command.\n";
 
@@ -66,7 +67,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
-		{ "export", cmd_export }, { "info", cmd_info },
+		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
 	};
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -32,6 +32,8 @@
 #define EV_EXIT 1u
 #define EV_UNWIND 2u
 #define EV_SWITCH 3u
+/* In an entry's site field: no exit will follow (the function tracer). */
+#define EV_ENTRY_FLAT (1u << 21)
 #define EV_SWITCH_TO (1u << 21)
 #define EV_CONTEXT_MASK (EV_SWITCH_TO - 1)
 #define EV_TYPE_SHIFT 62

@@ -61,7 +61,8 @@ struct sec_process {
 
 /* Events of one chunk: per event a varint tag, then a varint delta from the
  * previous event's time (the first from base).
- *   tag & 3 == 0: entry of site tag >> 2
+ *   tag & 3 == 0: entry of site tag >> 2; with EV_ENTRY_FLAT (bit 21 of the
+ *                 site) set, an entry with no exit to come (function tracer)
  *   tag & 3 == 1: exit of the innermost open frame
  *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame)
  *   tag & 3 == 3: the innermost open frame was unwound (longjmp, exception,

@@ -82,7 +82,7 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 			}
 		} else if (ev_type(ev) == EV_ENTRY) {
 			tag = (uint64_t)site << 2 | TAG_ENTRY;
-			if (w->tracer == TRACER_FUNCTION_GRAPH && thread_stack_push(st, site, 0))
+			if (!(site & EV_ENTRY_FLAT) && thread_stack_push(st, site, 0))
 				return -ENOMEM;
 		} else if (st->depth && st->v[st->depth - 1].site == site) {
 			tag = ev_type(ev) == EV_UNWIND ? TAG_UNWIND_TOP : TAG_EXIT_TOP;

@@ -530,11 +530,13 @@ static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
 		}
 		switch (tag & 3) {
 		case TAG_ENTRY: {
-			struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = site, .kind = TEV_ENTRY,
+			int flat = (site & EV_ENTRY_FLAT) != 0;
+			struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = site & ~EV_ENTRY_FLAT,
+						 .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
 						 .depth = (uint32_t)c->stack.depth };
 			if (emit(c, &e))
 				return -1;
-			if (t->tracer == TRACER_FUNCTION_GRAPH && thread_stack_push(&c->stack, site, ns))
+			if (!flat && thread_stack_push(&c->stack, site, ns))
 				return -1;
 			break;
 		}

@@ -85,6 +85,7 @@ enum trace_event_kind {
 #define TEV_OPEN 0x2      /* never returned before the trace ended */
 #define TEV_ORPHAN 0x4    /* an exit whose entry is not in the trace */
 #define TEV_UNWOUND 0x8   /* ended by longjmp, an exception or thread exit */
+#define TEV_FLAT 0x10     /* an entry with no exit (recorded by the function tracer) */
 
 struct trace_event {
 	uint64_t ns;

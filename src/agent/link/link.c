@@ -283,6 +283,79 @@ out:
 	return err;
 }
 
+int link_update_sites_locked(struct needle_link *link, struct site **sites, size_t cnt)
+{
+	uint32_t total = site_table_count();
+	uint8_t *was = calloc(total ? total : 1, 1), *now = calloc(total ? total : 1, 1);
+	size_t cap = link->site_cnt + cnt + 1, op_cnt = 0, old_cnt = 0;
+	struct patch_op *ops = malloc(cap * sizeof(*ops));
+	struct consumer_list **olds = malloc(cap * sizeof(*olds));
+	struct site **touched = malloc(cap * sizeof(*touched));
+	int err = 0;
+
+	if (!was || !now || !ops || !olds || !touched || !link->attached) {
+		err = link->attached ? -ENOMEM : -ENOENT;
+		goto out;
+	}
+	for (size_t i = 0; i < link->site_cnt; i++)
+		was[link->sites[i]->func.site_id] = 1;
+	for (size_t i = 0; i < cnt; i++)
+		now[sites[i]->func.site_id] = 1;
+	/* Sites gained, then sites lost: new lists published, and the sites
+	 * whose first consumer arrives or last one leaves go in one batch. */
+	for (int adding = 1; adding >= 0; adding--) {
+		size_t n = adding ? cnt : link->site_cnt;
+		for (size_t i = 0; i < n; i++) {
+			struct site *s = adding ? sites[i] : link->sites[i];
+			if (adding ? was[s->func.site_id] : now[s->func.site_id])
+				continue;
+			if (s->unusable || !s->stub)
+				continue;
+			struct consumer_list *old = atomic_load(&s->consumers), *new;
+			int lerr = 0;
+			new = adding ? consumer_list_add(old, link->consumer) : consumer_list_remove(old, link->consumer, &lerr);
+			if ((adding && !new) || lerr) {
+				err = -ENOMEM;
+				break;
+			}
+			atomic_store_explicit(&s->consumers, new, memory_order_release);
+			olds[old_cnt] = old;
+			touched[old_cnt++] = s;
+			if (adding && !old)
+				op_for(&ops[op_cnt++], s, 1);
+			else if (!adding && !new && s->enabled)
+				op_for(&ops[op_cnt++], s, 0);
+		}
+	}
+	if (!err)
+		err = patch_batch_apply(ops, op_cnt);
+	for (size_t i = 0; i < old_cnt; i++)
+		consumer_list_retire(olds[i]);
+	if (!err) {
+		free(link->sites);
+		link->sites = sites;
+		link->site_cnt = cnt;
+		sites = NULL;
+		err = (int)cnt;
+	}
+	synchronize_and_reclaim();
+out:
+	free(was);
+	free(now);
+	free(ops);
+	free(olds);
+	free(touched);
+	free(sites);
+	return err;
+}
+
+void link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
+{
+	__atomic_store_n(&link->consumer->entry, entry, __ATOMIC_RELEASE);
+	__atomic_store_n(&link->consumer->exit, exit, __ATOMIC_RELEASE);
+	synchronize_and_reclaim();
+}
+
 static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
 {
 	struct site_set set = { 0 };

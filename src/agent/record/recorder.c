@@ -35,6 +35,7 @@
 #include "log.h"
 #include "module.h"
 #include "needle.h"
+#include "control.h"
 #include "recorder.h"
 #include "shm_layout.h"
 #include "site_table.h"
@@ -47,6 +48,8 @@ static int use_tsc;
 static uint32_t max_depth = UINT32_MAX;
 static int active;
 static struct needle_link *rec_link;
+static int graph_tracer;
+static char *cur_filter, *cur_notrace; /* newline-separated globs, or NULL */
 
 static inline uint64_t clock_now(void)
 {
@@ -162,7 +165,9 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	(void)cookie;
 	(void)data;
 
-	ts->rec_depth--;
+	/* A call entered while the tracer was "function" has no depth. */
+	if (ts->rec_depth)
+		ts->rec_depth--;
 	if (active)
 		event_write(ts, ctx->is_exit == NEEDLE_EXIT_UNWOUND ? EV_UNWIND : EV_EXIT, ctx->func->site_id);
 }
@@ -172,7 +177,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)cookie;
 	(void)data;
 	if (active)
-		event_write(needle_thread, EV_ENTRY, ctx->func->site_id);
+		event_write(needle_thread, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT);
 	return NEEDLE_SKIP_EXIT;
 }
 
@@ -305,6 +310,80 @@ static int glob_list_match(const char *list, const char *name)
 	return 0;
 }
 
+/* The sites the filters select: a malloc'ed array, *n of them. */
+static struct site **select_sites(const char *filter, const char *notrace, size_t *n)
+{
+	uint32_t total = site_table_count();
+	struct site **sites = malloc((total ? total : 1) * sizeof(*sites));
+
+	*n = 0;
+	if (!sites)
+		return NULL;
+	for (uint32_t id = 0; id < total; id++) {
+		struct site *s = site_table_get(id);
+		if (s->unusable || !s->stub)
+			continue;
+		if (filter && *filter && !glob_list_match(filter, s->func.name))
+			continue;
+		if (notrace && *notrace && glob_list_match(notrace, s->func.name))
+			continue;
+		sites[(*n)++] = s;
+	}
+	return sites;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s && *s ? strdup(s) : NULL;
+}
+
+int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
+{
+	if (!rec_link) {
+		snprintf(msg, msglen, "not recording");
+		return -ENOENT;
+	}
+	const char *filter = cfg->set_filter ? cfg->filter : cur_filter;
+	const char *notrace = cfg->set_notrace ? cfg->notrace : cur_notrace;
+	int err = 0;
+
+	if (cfg->set_filter || cfg->set_notrace) {
+		size_t n;
+		struct site **sites = select_sites(filter, notrace, &n);
+		if (!sites) {
+			snprintf(msg, msglen, "out of memory");
+			return -ENOMEM;
+		}
+		if (!n) {
+			free(sites);
+			snprintf(msg, msglen, "the filters match no function; nothing changed");
+			return -ENOENT;
+		}
+		err = link_update_sites_locked(rec_link, sites, n);
+		if (err < 0) {
+			snprintf(msg, msglen, "patching failed (%d)", err);
+			return err;
+		}
+		char *f = dup_or_null(filter), *nt = dup_or_null(notrace);
+		free(cur_filter);
+		free(cur_notrace);
+		cur_filter = f;
+		cur_notrace = nt;
+	}
+	if (cfg->set_depth)
+		max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
+	if (cfg->set_tracer && cfg->graph != graph_tracer) {
+		graph_tracer = cfg->graph;
+		if (graph_tracer)
+			context_switch_hook = context_switch;
+		link_set_handlers_locked(rec_link, graph_tracer ? graph_entry : function_entry,
+					 graph_tracer ? graph_exit : NULL);
+	}
+	snprintf(msg, msglen, "tracing %d functions with %s", needle_link_site_count(rec_link),
+		 graph_tracer ? "function_graph" : "function");
+	return 0;
+}
+
 static void restore_environment(void)
 {
 	const char *orig = getenv("NEEDLE_ORIG_LD_PRELOAD");
@@ -314,7 +393,7 @@ static void restore_environment(void)
 		unsetenv("LD_PRELOAD");
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
-					    "NEEDLE_ORIG_LD_PRELOAD" };
+					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -375,16 +454,12 @@ int recorder_start_from_env(void)
 			    "the program has no patchable function entries: build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
 	}
-	if (!(sites = malloc(total * sizeof(*sites))))
+	if (!(sites = select_sites(filter, notrace, &n)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
-	for (uint32_t id = 0; id < total; id++) {
-		struct site *s = site_table_get(id);
-		if (filter && *filter && !glob_list_match(filter, s->func.name))
-			continue;
-		if (notrace && *notrace && glob_list_match(notrace, s->func.name))
-			continue;
-		sites[n++] = s;
-	}
+	cur_filter = dup_or_null(filter);
+	cur_notrace = dup_or_null(notrace);
+	graph_tracer = graph;
+	int want_ctl = getenv("NEEDLE_CTL") != NULL;
 	restore_environment();
 	if (!n) {
 		free(sites);
@@ -405,6 +480,8 @@ int recorder_start_from_env(void)
 	snprintf(line, sizeof(line), "T %d\n", err);
 	meta_write(meta_fd, line);
 	close(meta_fd);
+	if (want_ctl && (err = control_start()))
+		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;
 }

@@ -3,10 +3,25 @@
 #ifndef NEEDLE_RECORDER_H
 #define NEEDLE_RECORDER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /* If the environment carries a trace buffer (NEEDLE_BUFFER_FD), attach the
  * recorder as it asks.  Caller holds the control mutex.  0 when there is
  * nothing to record, 1 when recording, negative errno on failure (also
  * reported to the reader through the buffer header). */
 int recorder_start_from_env(void);
+
+/* A change asked for through the control socket (control.c). */
+struct recorder_config {
+	int set_filter, set_notrace, set_tracer, set_depth;
+	const char *filter, *notrace; /* newline-separated globs; "" = all / none */
+	int graph;                    /* 1 function_graph, 0 function */
+	uint32_t depth;               /* 0 = unlimited */
+};
+
+/* Apply cfg to the live recording: one patch batch at most.  Caller holds
+ * the control mutex.  0 or -errno; msg says what happened either way. */
+int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen);
 
 #endif

@@ -13,7 +13,7 @@
 
 #define SITE_CHUNK_SHIFT 12
 #define SITE_CHUNK (1u << SITE_CHUNK_SHIFT)
-#define SITE_MAX_CHUNKS 1024 /* 4M sites */
+#define SITE_MAX_CHUNKS 512 /* 2M sites: site ids fit the 21 bits of trace events */
 
 struct site_index {
 	size_t cnt;

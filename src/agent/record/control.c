@@ -1,0 +1,190 @@
+/* control.c - `needle ctl PID COMMAND` reaches a recording process here.
+ *
+ * A listener thread (named "needle-ctl") accepts connections on the
+ * abstract UNIX socket "needle-<pid>".  Abstract sockets have no file
+ * permissions, so each connection's credentials (SO_PEERCRED) are checked:
+ * only the process owner's uid is served.  One command per connection, one
+ * line each way:
+ *
+ *   filter GLOB...     trace only these functions ("filter" alone: all)
+ *   notrace GLOB...    do not trace these ("notrace" alone: none)
+ *   tracer function|function_graph
+ *   depth N            function_graph nesting recorded (0: unlimited)
+ *   status
+ *
+ * The reply is "ok <what is traced now>" or "error <why>".  A change is
+ * applied under the agent's control mutex as one patch batch.  The thread
+ * blocks the program's signals, so that none is delivered to it, but not
+ * SIGTRAP or needle's stop signal, which patching relies on. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "control.h"
+#include "recorder.h"
+
+#define LINE_MAX_BYTES 4096
+
+static int listen_fd = -1;
+
+static void reply(int fd, const char *status, const char *msg)
+{
+	char buf[LINE_MAX_BYTES + 16];
+	int n = snprintf(buf, sizeof(buf), "%s %s\n", status, msg);
+	if (n > 0 && write(fd, buf, (size_t)n) < 0)
+		return;
+}
+
+/* "a b c" -> "a\nb\nc" (the recorder's glob list format), in place. */
+static char *glob_list(char *args)
+{
+	char *out = args, *w = args;
+	for (char *tok = strtok(args, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (w != out)
+			*w++ = '\n';
+		memmove(w, tok, strlen(tok));
+		w += strlen(tok);
+	}
+	*w = 0;
+	return out;
+}
+
+static void handle(int fd, char *line)
+{
+	struct recorder_config cfg;
+	char msg[512];
+	char *args = strchr(line, ' ');
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (args)
+		*args++ = 0;
+	else
+		args = line + strlen(line);
+	if (!strcmp(line, "filter")) {
+		cfg.set_filter = 1;
+		cfg.filter = glob_list(args);
+	} else if (!strcmp(line, "notrace")) {
+		cfg.set_notrace = 1;
+		cfg.notrace = glob_list(args);
+	} else if (!strcmp(line, "tracer")) {
+		cfg.set_tracer = 1;
+		if (!strcmp(args, "function_graph")) {
+			cfg.graph = 1;
+		} else if (!strcmp(args, "function")) {
+			cfg.graph = 0;
+		} else {
+			reply(fd, "error", "tracer must be function or function_graph");
+			return;
+		}
+	} else if (!strcmp(line, "depth")) {
+		char *end;
+		long d = strtol(args, &end, 10);
+		if (!*args || *end || d < 0 || d > 1000000) {
+			reply(fd, "error", "depth needs a number (0 for unlimited)");
+			return;
+		}
+		cfg.set_depth = 1;
+		cfg.depth = (uint32_t)d;
+	} else if (strcmp(line, "status")) {
+		snprintf(msg, sizeof(msg), "unknown command '%.64s' (filter, notrace, tracer, depth, status)", line);
+		reply(fd, "error", msg);
+		return;
+	}
+	if (agent_lock()) {
+		reply(fd, "error", "the agent is not running");
+		return;
+	}
+	int err = recorder_reconfigure(&cfg, msg, sizeof(msg));
+	agent_unlock();
+	reply(fd, err ? "error" : "ok", msg);
+}
+
+static void serve(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	char line[LINE_MAX_BYTES];
+	size_t got = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != getuid()) {
+		reply(fd, "error", "permission denied: only the owner of the process may control it");
+		return;
+	}
+	/* One line; a client that sends more, or nothing, gets an error. */
+	struct timeval tv = { 2, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (got < sizeof(line) - 1) {
+		ssize_t n = read(fd, line + got, sizeof(line) - 1 - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (memchr(line, '\n', got))
+			break;
+	}
+	line[got] = 0;
+	char *nl = strchr(line, '\n');
+	if (!nl) {
+		reply(fd, "error", got ? "command too long or not ended by a newline" : "no command");
+		return;
+	}
+	*nl = 0;
+	if (nl > line && nl[-1] == '\r')
+		nl[-1] = 0;
+	handle(fd, line);
+}
+
+static void *listener(void *arg)
+{
+	(void)arg;
+	prctl(PR_SET_NAME, "needle-ctl");
+	for (;;) {
+		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return NULL;
+		}
+		serve(fd);
+		close(fd);
+	}
+}
+
+int control_start(void)
+{
+	struct sockaddr_un addr;
+	pthread_t thread;
+	sigset_t all, old;
+	int err;
+
+	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return -errno;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%d", (int)getpid());
+	if (bind(listen_fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
+	    listen(listen_fd, 8)) {
+		err = -errno;
+		close(listen_fd);
+		listen_fd = -1;
+		return err;
+	}
+	sigfillset(&all);
+	sigdelset(&all, SIGTRAP);
+	sigdelset(&all, SIGRTMAX - 2);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&thread, NULL, listener, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!err)
+		pthread_detach(thread);
+	return err;
+}
