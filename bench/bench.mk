@@ -25,5 +25,23 @@ $(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_threads
 
+# The reader-writer-lock ablation of the dispatch path, built only for
+# bench_probe: same agent, -DNEEDLE_RCU_ABLATION_RWLOCK.
+ABLATION_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/ablation/obj/%,$(AGENT_OBJ))
+$(BUILD)/ablation/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -DNEEDLE_RCU_ABLATION_RWLOCK -fPIC -fvisibility=hidden $(AGENT_INC) -c $< -o $@
+$(BUILD)/ablation/obj/%.o: src/%.S
+	@mkdir -p $(dir $@)
+	$(CC) -fPIC $(AGENT_INC) -c $< -o $@
+$(BUILD)/ablation/libneedle.so: $(ABLATION_OBJ)
+	$(CC) -shared -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+
+$(BENCH_BUILD)/bench_probe: bench/bench_probe.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_probe $(BUILD)/ablation/libneedle.so
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

@@ -128,6 +128,12 @@ static int blocks_for_good(pid_t tid)
 	return 1;
 }
 
+int thread_stop_signal(void)
+{
+	const char *env = getenv("NEEDLE_STOP_SIGNAL");
+	return stop_signal ? stop_signal : env ? atoi(env) : SIGRTMAX - 2;
+}
+
 int thread_stop_all(struct site *const *sites, size_t cnt)
 {
 	pid_t *sent = NULL;

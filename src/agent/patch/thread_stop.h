@@ -19,5 +19,7 @@ struct site;
  * to move PCs out of.  -EDEADLK if a thread blocks the stop signal. */
 int thread_stop_all(struct site *const *sites, size_t cnt);
 void thread_resume_all(void);
+/* The signal used to stop threads (which a helper thread must not block). */
+int thread_stop_signal(void);
 
 #endif

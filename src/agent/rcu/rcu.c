@@ -17,6 +17,9 @@
 #include "rcu.h"
 
 _Atomic uint64_t rcu_gp_generation = 1;
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+pthread_rwlock_t rcu_ablation_lock = PTHREAD_RWLOCK_INITIALIZER;
+#endif
 static _Atomic uint64_t grace_periods;
 static pthread_mutex_t gp_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -69,6 +72,11 @@ int rcu_synchronize(void)
 	if ((uintptr_t)self > 1 && (atomic_load(&self->rcu_word) & RCU_NEST_MASK))
 		return -EDEADLK;
 	pthread_mutex_lock(&gp_lock);
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+	/* The ablation's grace period: wait out every reader. */
+	pthread_rwlock_wrlock(&rcu_ablation_lock);
+	pthread_rwlock_unlock(&rcu_ablation_lock);
+#endif
 	wa.generation = atomic_fetch_add(&rcu_gp_generation, 1) + 1;
 	memory_barrier_all_threads();
 	thread_state_for_each(wait_for_reader, &wa);

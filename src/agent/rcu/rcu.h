@@ -29,6 +29,19 @@ extern _Atomic uint64_t rcu_gp_generation __attribute__((visibility("hidden")));
 /* Enter a read section; returns the word to hand back to rcu_read_unlock.
  * Unlock stores that saved word instead of decrementing, so consecutive
  * calls do not chain through a load-modify-store of the same location. */
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+/* Benchmark-only ablation (bench/bench_probe.c): the same dispatch with a
+ * reader-writer lock in place of RCU.  The word still carries the nesting
+ * count, which is the recursion guard. */
+#include <pthread.h>
+extern pthread_rwlock_t rcu_ablation_lock;
+#define RCU_ABLATION_READ_LOCK() pthread_rwlock_rdlock(&rcu_ablation_lock)
+#define RCU_ABLATION_READ_UNLOCK() pthread_rwlock_unlock(&rcu_ablation_lock)
+#else
+#define RCU_ABLATION_READ_LOCK() ((void)0)
+#define RCU_ABLATION_READ_UNLOCK() ((void)0)
+#endif
+
 static inline uint64_t rcu_read_lock(struct thread_state *ts)
 {
 	uint64_t w = atomic_load_explicit(&ts->rcu_word, memory_order_relaxed);
@@ -38,6 +51,7 @@ static inline uint64_t rcu_read_lock(struct thread_state *ts)
 
 	atomic_store_explicit(&ts->rcu_word, nested, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
+	RCU_ABLATION_READ_LOCK();
 	return w;
 }
 
@@ -48,6 +62,7 @@ static inline void rcu_read_lock_outer(struct thread_state *ts)
 			      atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1,
 			      memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
+	RCU_ABLATION_READ_LOCK();
 }
 
 static inline int rcu_read_nested(const struct thread_state *ts)
@@ -57,6 +72,7 @@ static inline int rcu_read_nested(const struct thread_state *ts)
 
 static inline void rcu_read_unlock(struct thread_state *ts, uint64_t saved)
 {
+	RCU_ABLATION_READ_UNLOCK();
 	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&ts->rcu_word, saved, memory_order_relaxed);
 }

@@ -31,6 +31,7 @@
 #include "agent.h"
 #include "control.h"
 #include "recorder.h"
+#include "thread_stop.h"
 
 #define LINE_MAX_BYTES 4096
 
@@ -180,7 +181,7 @@ int control_start(void)
 	}
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, SIGRTMAX - 2);
+	sigdelset(&all, thread_stop_signal());
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&thread, NULL, listener, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
