@@ -163,11 +163,8 @@ int cmd_replay(int argc, char **argv)
 			input = optarg;
 			break;
 		case 'T':
-			tid = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || !tid) {
-				cli_error("--tid needs a thread id, not '%s'", optarg);
+			if (view_parse_tid(optarg, &tid))
 				return 2;
-			}
 			break;
 		case 'D':
 			r.max_depth = (uint32_t)strtoul(optarg, &end, 10);
@@ -190,17 +187,9 @@ int cmd_replay(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		cli_error("replay: unexpected argument '%s'", argv[optind]);
-		return 2;
-	}
-	if (!(r.t = view_open(input)))
-		return 1;
-	if (tid && !trace_thread_find(r.t, tid)) {
-		cli_error("thread %u is not in %s (needle info lists the threads)", tid, r.t->path);
-		trace_close(r.t);
-		return 1;
-	}
+	int status;
+	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
+		return status;
 
 	struct trace_iter it;
 	struct trace_event ev;

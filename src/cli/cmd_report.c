@@ -118,7 +118,6 @@ int cmd_report(int argc, char **argv)
 	struct report r = { 0 };
 	uint32_t tid = 0;
 	int c, ok, csv = 0;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
@@ -137,11 +136,8 @@ int cmd_report(int argc, char **argv)
 			sort_key = optarg;
 			break;
 		case 'T':
-			tid = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || !tid) {
-				cli_error("--tid needs a thread id, not '%s'", optarg);
+			if (view_parse_tid(optarg, &tid))
 				return 2;
-			}
 			break;
 		case 'C':
 			csv = 1;
@@ -154,12 +150,9 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind < argc) {
-		cli_error("report: unexpected argument '%s'", argv[optind]);
-		return 2;
-	}
-	if (!(r.t = view_open(input)))
-		return 1;
+	int status;
+	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status)))
+		return status;
 	if (view_each_event(r.t, tid, account, &r)) {
 		trace_close(r.t);
 		free(r.v);

@@ -1,5 +1,6 @@
 /* view_common.c - see view_common.h. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cli.h"
 #include "view_common.h"
@@ -10,6 +11,40 @@ struct trace *view_open(const char *path)
 	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
 	if (!t)
 		cli_error("%s", err);
+	return t;
+}
+
+int view_parse_tid(const char *arg, uint32_t *tid)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !v || v > UINT32_MAX) {
+		cli_error("--tid needs a thread id, not '%s'", arg);
+		return -1;
+	}
+	*tid = (uint32_t)v;
+	return 0;
+}
+
+struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
+			 int *status)
+{
+	struct trace *t;
+
+	*status = 2;
+	if (optind_now < argc) {
+		cli_error("%s: unexpected argument '%s'", view, argv[optind_now]);
+		return NULL;
+	}
+	*status = 1;
+	if (!(t = view_open(input)))
+		return NULL;
+	if (tid && !trace_thread_find(t, tid)) {
+		cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
+		trace_close(t);
+		return NULL;
+	}
 	return t;
 }
 

@@ -7,6 +7,15 @@
 
 /* Open path (default needle.data); prints the error and returns NULL. */
 struct trace *view_open(const char *path);
+
+/* --tid's argument: 0, or -1 after printing why it is not a thread id. */
+int view_parse_tid(const char *arg, uint32_t *tid);
+
+/* After a view's options: refuse leftover arguments, open the trace and
+ * check that tid (if not 0) is in it.  NULL after printing the error, with
+ * *status the exit status to return. */
+struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
+			 int *status);
 /* Run the iterator to the end, calling fn per event; prints errors.
  * Returns 0, or 1 if the trace turned out damaged. */
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);

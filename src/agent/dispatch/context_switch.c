@@ -16,6 +16,7 @@
 #include <ucontext.h>
 
 #include "context_switch.h"
+#include "interpose.h"
 #include "needle.h"
 #include "rcu.h"
 #include "shadow_frame.h"
@@ -33,16 +34,6 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct saved_frames *store;
 
 void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
-
-static void *real_fn(void **cache, const char *name)
-{
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 /* Unlink and return the frames saved for context, or NULL.  Locked. */
 static struct saved_frames *take(const void *context, uint64_t sp)
@@ -135,7 +126,7 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
 	}
-	return ((int (*)(ucontext_t *, const ucontext_t *))real_fn(&real, "swapcontext"))(oucp, ucp);
+	return ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(&real, "swapcontext"))(oucp, ucp);
 }
 
 NEEDLE_API int setcontext(const ucontext_t *ucp)
@@ -151,5 +142,5 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
 	}
-	return ((int (*)(const ucontext_t *))real_fn(&real, "setcontext"))(ucp);
+	return ((int (*)(const ucontext_t *))interpose_next(&real, "setcontext"))(ucp);
 }

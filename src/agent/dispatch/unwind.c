@@ -22,21 +22,12 @@
 #include <string.h>
 #include <unwind.h>
 
+#include "interpose.h"
 #include "needle.h"
 #include "rcu.h"
 #include "shadow_frame.h"
 #include "thread_state.h"
 #include "trampoline.h"
-
-static void *real_fn(void **cache, const char *name)
-{
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 /* Write every hijacked frame's real return address back. */
 static void restore_returns(struct thread_state *ts)
@@ -73,7 +64,7 @@ NEEDLE_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *
 
 	if (ts)
 		restore_returns(ts);
-	return ((raise_fn)real_fn(&real, "_Unwind_RaiseException"))(exc);
+	return ((raise_fn)interpose_next(&real, "_Unwind_RaiseException"))(exc);
 }
 
 /* Rethrow (throw; and std::rethrow_exception) unwinds again from a catch
@@ -85,7 +76,7 @@ NEEDLE_API _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exceptio
 
 	if (ts)
 		restore_returns(ts);
-	return ((raise_fn)real_fn(&real, "_Unwind_Resume_or_Rethrow"))(exc);
+	return ((raise_fn)interpose_next(&real, "_Unwind_Resume_or_Rethrow"))(exc);
 }
 
 /* The personality routine of the hijacked-return pseudo frame (see
@@ -120,7 +111,7 @@ NEEDLE_API void *__cxa_begin_catch(void *exc)
 		rehijack_returns(ts);
 		rcu_read_unlock(ts, saved);
 	}
-	return ((void *(*)(void *))real_fn(&real, "__cxa_begin_catch"))(exc);
+	return ((void *(*)(void *))interpose_next(&real, "__cxa_begin_catch"))(exc);
 }
 
 NEEDLE_API void pthread_exit(void *retval)
@@ -136,7 +127,7 @@ NEEDLE_API void pthread_exit(void *retval)
 		shadow_close_unwound(ts, UINT64_MAX);
 		rcu_read_unlock(ts, saved);
 	}
-	((void (*)(void *))real_fn(&real, "pthread_exit"))(retval);
+	((void (*)(void *))interpose_next(&real, "pthread_exit"))(retval);
 	__builtin_unreachable();
 }
 
@@ -154,7 +145,7 @@ NEEDLE_API int backtrace(void **buffer, int size)
 		frames = buffer;
 	if (ts)
 		restore_returns(ts);
-	n = ((int (*)(void **, int))real_fn(&real, "backtrace"))(frames, frames == buffer ? size : size + 1);
+	n = ((int (*)(void **, int))interpose_next(&real, "backtrace"))(frames, frames == buffer ? size : size + 1);
 	if (ts)
 		rehijack_returns(ts);
 	if (frames != buffer) {

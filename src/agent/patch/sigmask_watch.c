@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "interpose.h"
 #include "needle.h"
 #include "sigmask_watch.h"
 #include "task_list.h"
@@ -23,16 +24,6 @@
 
 static _Atomic int blockers;
 static int check_always;
-
-static void *real_fn(void **cache, const char *name)
-{
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
-}
 
 static void set_blocking(struct thread_state *ts, int blocks)
 {
@@ -51,7 +42,7 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	static void *real;
 	sigset_t before, now;
-	int (*fn)(int, const sigset_t *, sigset_t *) = real_fn(&real, "pthread_sigmask");
+	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(&real, "pthread_sigmask");
 	int r = fn(how, set, old ? old : &before);
 
 	if (!r && set) {
@@ -92,7 +83,7 @@ NEEDLE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 {
 	static void *real;
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		real_fn(&real, "pthread_create");
+		interpose_next(&real, "pthread_create");
 	struct thread_state *ts = needle_thread;
 
 	if ((uintptr_t)ts > 1 && ts->blocks_sigtrap) {
