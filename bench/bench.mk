@@ -43,5 +43,12 @@ $(BENCH_BUILD)/bench_probe: bench/bench_probe.c $(LIBNEEDLE)
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_probe $(BUILD)/ablation/libneedle.so
 
+# liburcu-bp through its shared object, against needle's inlined read side.
+$(BENCH_BUILD)/bench_rcu: bench/bench_rcu.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) $(AGENT_INC) $< -o $@ -lurcu-bp -lpthread
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_rcu
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

@@ -1,12 +1,14 @@
 /* bench_probe - the seed's probe throughput table, for needle's dispatch:
  *
- *   bench_probe nop|ret THREADS SECONDS
+ *   bench_probe nop|ret|plain THREADS SECONDS
  *
  * THREADS threads call a small traced function in a loop for SECONDS; one
  * counting consumer is attached, entry only (nop) or entry and exit (ret).
  * Prints "probe_<mode>_mps_<T>t TOTAL" and "..._per_thread PER" in millions
  * of calls per second.  Run against libneedle.so (RCU) and against the
- * reader-writer-lock ablation (build/ablation/libneedle.so) to compare. */
+ * reader-writer-lock ablation (build/ablation/libneedle.so) to compare.
+ * "plain" attaches nothing: run under bpftrace, it measures a kernel
+ * uprobe on the same function of the same binary. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench_probe nop|ret THREADS SECONDS\n");
 		return 2;
 	}
-	int ret = !strcmp(argv[1], "ret");
+	int ret = !strcmp(argv[1], "ret"), plain = !strcmp(argv[1], "plain");
 	int threads = atoi(argv[2]);
 	seconds = atof(argv[3]);
 	struct worker *w = calloc((size_t)threads, sizeof(*w));
@@ -75,7 +77,7 @@ int main(int argc, char **argv)
 	uint64_t addr = (uint64_t)(uintptr_t)probe_target;
 	struct needle_attach_opts o = { .sz = sizeof(o), .addrs = &addr, .addr_cnt = 1, .entry = on_entry,
 					.exit = ret ? on_exit_ : NULL };
-	if (needle_attach(&o, &link) != 1)
+	if (!plain && needle_attach(&o, &link) != 1)
 		return 1;
 	for (int i = 0; i < threads; i++)
 		pthread_create(&w[i].t, NULL, loop, &w[i]);
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
 	const char *variant = getenv("PROBE_VARIANT") ? getenv("PROBE_VARIANT") : "rcu";
 	printf("probe_%s_%s_mps_%dt %.2f\n", argv[1], variant, threads, total / el / 1e6);
 	printf("probe_%s_%s_mps_%dt_per_thread %.2f\n", argv[1], variant, threads, total / el / 1e6 / threads);
-	needle_link_destroy(link);
+	if (link)
+		needle_link_destroy(link);
 	return 0;
 }

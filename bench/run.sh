@@ -124,6 +124,11 @@ for mode in nop ret; do
 	done
 done
 "$dir/bench_threads" sync >>"$raw"
+if command -v bpftrace >/dev/null 2>&1; then
+	timeout 120 bpftrace -e "uprobe:$dir/bench_probe:probe_target { @c = count(); }" \
+		-c "$dir/bench_probe plain 1 1" 2>/dev/null | grep '^probe_plain' | sed 's/_rcu_/_uprobe_/' >>"$raw"
+fi
+"$dir/bench_rcu" >>"$raw"
 
 # results.json: one flat object of the figures.
 awk 'BEGIN { printf "{" } NR > 1 { printf "," } { printf "\n  \"%s\": %s", $1, $2 } END { print "\n}" }' \
@@ -174,9 +179,10 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 				"$(val probe_${mode}_rwlock_mps_${t}t)" "$(val probe_${mode}_rwlock_mps_${t}t_per_thread)"
 		done
 	done
-	u=$(val uprobe_count_ns)
-	[ -n "$u" ] && printf '%-10s %8s %14s  %s\n' "uprobe" 1 "$(awk -v u="$u" 'BEGIN { printf "%.2f", 1000 / (u + 0.0001) }')" \
-		"kernel uprobe counted by bpftrace, same binary kind (reference)"
+	printf '%-10s %8s %14s  %s\n' "uprobe" 1 "$(val probe_plain_uprobe_mps_1t)" \
+		"kernel uprobe on probe_target of the same binary, counted by bpftrace (reference)"
+	printf '%-34s %10s  %s\n' "needle_rcu_read_ns" "$(val needle_rcu_read_ns)" \
+		"read section, inlined; liburcu-bp through its .so: $(val liburcu_bp_read_ns) ns"
 	printf '%-34s %10s  %s\n' "synchronize_ns" "$(val synchronize_ns)" "one grace period, 1,000 idle threads; goal < 100000"
 } | tee "$dir/results.txt"
 echo "wrote $dir/results.json"

@@ -5,13 +5,13 @@
 #   build:      gcc, clang (second compiler and test objects), make,
 #               libelf-dev (ELF symbols and sections), zlib1g-dev (CRC32
 #               of trace file sections)
-#   compare:    uftrace, bpftrace (benchmarks run them side by side)
+#   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
 #               export), python3 (checks the Chrome JSON export)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc clang make libelf-dev zlib1g-dev uftrace bpftrace protobuf-compiler python3)
+packages=(gcc clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
