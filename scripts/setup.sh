@@ -2,7 +2,8 @@
 # setup.sh - install what needle needs on Debian 12, from Debian's own
 # packages, then build.  Safe to run again: apt-get skips what is there.
 #
-#   build:      gcc, clang (second compiler and test objects), make,
+#   build:      gcc, g++ (libstdc++: the C++ demangler), clang (second
+#               compiler, and C++ test programs), make,
 #               libelf-dev (ELF symbols and sections), zlib1g-dev (CRC32
 #               of trace file sections)
 #   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
@@ -11,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3)
+packages=(gcc g++ clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -135,25 +135,20 @@ NEEDLE_API int backtrace(void **buffer, int size)
 {
 	static void *real;
 	struct thread_state *ts = traced_thread();
-	void *local[257], **frames = local;
 	int n;
 
-	if (size <= 0)
-		return 0;
-	/* One more frame than asked: this wrapper's own, dropped below. */
-	if (size >= 256 && !(frames = malloc(((size_t)size + 1) * sizeof(*frames))))
-		frames = buffer;
+	/* No allocation here: crash handlers call backtrace() from signal
+	 * handlers. */
 	if (ts)
 		restore_returns(ts);
-	n = ((int (*)(void **, int))interpose_next(&real, "backtrace"))(frames, frames == buffer ? size : size + 1);
+	n = ((int (*)(void **, int))interpose_next(&real, "backtrace"))(buffer, size);
 	if (ts)
 		rehijack_returns(ts);
-	if (frames != buffer) {
-		int skip = n > 0 ? 1 : 0;
-		n -= skip;
-		memcpy(buffer, frames + skip, (size_t)n * sizeof(*frames));
-		if (frames != local)
-			free(frames);
+	/* The first frame is this wrapper's own: the caller asked for its. */
+	uint64_t self = (uint64_t)(uintptr_t)backtrace;
+	if (n > 0 && (uint64_t)(uintptr_t)buffer[0] - self < 512) {
+		memmove(buffer, buffer + 1, (size_t)(n - 1) * sizeof(*buffer));
+		n--;
 	}
 	return n;
 }

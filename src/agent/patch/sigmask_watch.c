@@ -63,7 +63,12 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 NEEDLE_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	/* In a threaded process sigprocmask acts on the calling thread. */
-	return pthread_sigmask(how, set, old) ? (errno = EINVAL, -1) : 0;
+	int r = pthread_sigmask(how, set, old);
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	return 0;
 }
 
 struct start {
