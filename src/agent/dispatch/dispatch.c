@@ -151,7 +151,7 @@ static void __attribute__((noreturn)) shadow_stack_lost(uint64_t sp)
 }
 
 /* Run the exit handlers of h's consumers, if still attached. */
-static void frame_run_exits(struct frame_header *h, struct needle_ctx *ctx)
+static inline void frame_run_exits(struct frame_header *h, struct needle_ctx *ctx)
 {
 	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
 
@@ -179,7 +179,7 @@ void shadow_close_unwound(struct thread_state *ts, uint64_t sp)
 /* The frame of the return being taken at sp.  Frames above it whose stack
  * pointer is lower were skipped by a longjmp that no traced call has
  * noticed yet: they are closed first. */
-static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
+static __attribute__((noinline)) struct frame_header *frame_for_return_slow(struct thread_state *ts, uint64_t sp)
 {
 	if (ts->shadow_top && frame_top(ts)->sp != sp && context_recover(ts, sp))
 		return frame_top(ts);
@@ -190,6 +190,13 @@ static struct frame_header *frame_for_return(struct thread_state *ts, uint64_t s
 			shadow_stack_lost(sp);
 	}
 	return frame_top(ts);
+}
+
+static inline struct frame_header *frame_for_return(struct thread_state *ts, uint64_t sp)
+{
+	if (__builtin_expect(ts->shadow_top && frame_top(ts)->sp == sp, 1))
+		return frame_top(ts);
+	return frame_for_return_slow(ts, sp);
 }
 
 uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
