@@ -24,7 +24,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	fi
 	echo "setup: installing ${missing[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	for attempt in 1 2 3; do
+		apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null && break
+		[ "$attempt" = 3 ] && { echo "setup: apt-get failed three times" >&2; exit 1; }
+		sleep $((attempt * 5))
+	done
 fi
 make -j"$(nproc)" all

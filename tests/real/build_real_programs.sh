@@ -5,6 +5,17 @@
 # are never part of needle's tree.  Adds a deb-src entry if the machine has
 # none.  Idempotent: a finished build is reused.
 set -euo pipefail
+
+# retry CMD...: the mirror can fail a request now and then.
+retry() {
+	for attempt in 1 2 3; do
+		"$@" && return 0
+		echo "build_real_programs: '$*' failed (attempt $attempt)" >&2
+		sleep $((attempt * 5))
+	done
+	return 1
+}
+
 out=$(mkdir -p "$1/third_party" && cd "$1/third_party" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$out/lua" ] && [ -x "$out/zlib_driver" ] && exit 0
@@ -18,15 +29,15 @@ Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
-	apt-get update -qq
+	retry apt-get update -qq
 fi
-command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpkg-dev >/dev/null
+command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive retry apt-get install -y -qq dpkg-dev >/dev/null
 
 src="$out/src"
 mkdir -p "$src"
 cd "$src"
-[ -d lua5.4-* ] 2>/dev/null || apt-get source -qq lua5.4 >/dev/null 2>&1 || { echo "apt-get source lua5.4 failed" >&2; exit 1; }
-[ -d zlib-* ] 2>/dev/null || apt-get source -qq zlib >/dev/null 2>&1 || { echo "apt-get source zlib failed" >&2; exit 1; }
+ls -d lua5.4-*/src >/dev/null 2>&1 || retry apt-get source -qq lua5.4 >/dev/null || { echo "apt-get source lua5.4 failed" >&2; exit 1; }
+ls -d zlib-*/zlib.h >/dev/null 2>&1 || retry apt-get source -qq zlib >/dev/null || { echo "apt-get source zlib failed" >&2; exit 1; }
 
 flags="-O2 -g -fpatchable-function-entry=5"
 lua_src=$(echo "$src"/lua5.4-*/src)
