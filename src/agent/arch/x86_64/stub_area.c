@@ -1,7 +1,8 @@
 /* stub_area.c - allocates stub memory near an object's code and writes the
  * stubs (see stub_area.h).  An area starts with a copy of the entry
- * trampoline, so that each stub reaches it with a direct jmp rel32: an
- * indirect jump through a slot measured about 1 ns more per call.  Stub memory is never freed: a thread may be
+ * trampoline, so that each stub reaches it with a direct jmp rel32 rather
+ * than an indirect jump through a memory slot (a load and a branch-target
+ * entry per call).  Stub memory is never freed: a thread may be
  * preempted inside a stub at any time, and objects are rarely unloaded. */
 #include <errno.h>
 #include <string.h>
