@@ -34,3 +34,11 @@ check "events were lost" test "$lost" -gt 0
 # and both are counted.
 check_eq "recorded + lost = every event the program produced" $((events + lost)) $((2 * (600000 + 2)))
 check "replay warns about the loss" grep -q "^# $lost events were lost" <("$NEEDLE" replay -i "$T/tiny.data")
+
+# Where the TSC is unusable (or NEEDLE_NO_TSC=1), events carry
+# CLOCK_MONOTONIC nanoseconds: the same calls, and durations still ordered.
+NEEDLE_NO_TSC=1 "$NEEDLE" record -o "$T/mono.data" -- "$PROG" 2 1000 >/dev/null 2>&1
+check "monotonic clock: info says so" grep -q '^clock: *monotonic' <("$NEEDLE" info -i "$T/mono.data")
+check_eq "monotonic clock: work() calls exact" "$(calls "$T/mono.data" work)" 2000
+check_eq "monotonic clock: every call's duration covers its callees" \
+	"$("$NEEDLE" report --csv -i "$T/mono.data" | awk -F, 'NR > 1 && $4 > $3 {bad++} END {print bad + 0}')" 0
