@@ -185,6 +185,7 @@ struct needle_stats {
 	uint64_t grace_periods;
 	uint64_t recursion_skips; /* traced calls made by handlers, not dispatched */
 	uint64_t shadow_overflows; /* exits not hooked: the shadow stack was full */
+	uint64_t threads_refused;  /* threads running untraced: the state pool was full */
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 

@@ -112,6 +112,9 @@ static void run_idle(long n)
 		ok += (long)r == i + 1;
 	}
 	CHECK_EQ(ok, created, "every thread's work() returned its result");
+	struct needle_stats st = { .sz = sizeof(st) };
+	needle_get_stats(&st);
+	CHECK_EQ(st.threads_refused, 0, "no thread found the state pool full");
 	CHECK_EQ(entries, created, "every thread's first traced call was seen at entry");
 	CHECK_EQ(exits, created, "... and at exit");
 	needle_link_destroy(link);

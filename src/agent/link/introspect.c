@@ -110,6 +110,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	thread_state_for_each(add_counters, &sum);
 	out.recursion_skips = sum.recursion_skips;
 	out.shadow_overflows = sum.shadow_overflows;
+	out.threads_refused = thread_state_refused();
 	agent_unlock();
 	memcpy(stats, &out, stats->sz < sizeof(out) ? stats->sz : sizeof(out));
 	return 0;
