@@ -22,7 +22,8 @@ for prog in "$build"/test_* "$here"/cli/test_*.sh; do
 	f=$(grep -c '^FAIL:' "$log")
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
-		echo "FAIL: $name exited with status $rc"
+		echo "FAIL: $name exited with status $rc; the end of its output:"
+		tail -15 "$log" | sed 's/^/      /'
 	fi
 	grep -A1 '^FAIL:' "$log"
 	printf '%-40s %4d passed, %d failed\n' "$name" "$p" "$f"

@@ -399,8 +399,13 @@ static void wait_for_data(struct recording *r)
 	struct shm_header *h = r->shm;
 
 	if (r->o->wake_mode == WAKE_POLL) {
-		struct timespec t = { r->o->wake_arg / 1000, (long)(r->o->wake_arg % 1000) * 1000000 };
-		nanosleep(&t, NULL);
+		/* In slices, so that the end of the program is noticed even if
+		 * SIGCHLD came just before the sleep began. */
+		for (int left = r->o->wake_arg; left > 0 && !child_done; left -= 100) {
+			int ms = left < 100 ? left : 100;
+			struct timespec t = { 0, (long)ms * 1000000 };
+			nanosleep(&t, NULL);
+		}
 		return;
 	}
 	uint32_t word = atomic_load(&h->wake_word);

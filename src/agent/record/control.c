@@ -41,7 +41,8 @@ static void reply(int fd, const char *status, const char *msg)
 {
 	char buf[LINE_MAX_BYTES + 16];
 	int n = snprintf(buf, sizeof(buf), "%s %s\n", status, msg);
-	if (n > 0 && write(fd, buf, (size_t)n) < 0)
+	/* MSG_NOSIGNAL: a client that left must not raise SIGPIPE here. */
+	if (n > 0 && send(fd, buf, (size_t)n, MSG_NOSIGNAL) < 0)
 		return;
 }
 
