@@ -22,6 +22,9 @@ struct thread_state {
 	size_t shadow_top;         /* bytes in use */
 	size_t shadow_cap;         /* bytes reserved */
 	size_t shadow_high;        /* most bytes ever in use (pages touched) */
+	/* ucontext_t entered by the last swapcontext; read on every traced
+	 * entry, so it sits on the same cache line as the fields above. */
+	const void *context;
 	/* Counters summed by needle_get_stats(); per thread so that the hot
 	 * path never writes a cache line another thread writes. */
 	uint64_t recursion_skips;
@@ -38,7 +41,6 @@ struct thread_state {
 	uint32_t rec_lost;         /* events dropped since the last chunk */
 	char rec_comm[16];         /* thread name, read when the first chunk is taken */
 	uint8_t blocks_sigtrap;    /* sigmask_watch.c */
-	const void *context;       /* ucontext_t entered by the last swapcontext */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
