@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
-#define SHM_VERSION 1
+#define SHM_VERSION 2
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
@@ -60,8 +60,17 @@ struct shm_chunk {
 	_Atomic uint32_t used;      /* bytes of events, release-stored per event */
 	uint32_t lost_before;       /* events the thread dropped before this chunk */
 	uint64_t next_free;         /* free list link (chunk index + 1) */
-	char comm[16];              /* the thread's name when it took its first chunk */
-	uint8_t pad[8];
+	char comm[16];              /* the thread's name when it took this chunk */
+	/* Recorded calls of the thread still open (entry written, exit to
+	 * come) when it took this chunk: after lost events a reader cuts its
+	 * stack of open calls back to this depth, because every call above it
+	 * returned while events were being dropped. */
+	uint32_t open_depth;
+	/* Tells apart two threads that had the same tid (a recycled tid, or
+	 * a forked child's thread): unique among the threads of every process
+	 * that records into this buffer, taken from shm_header.thread_serial
+	 * once per thread lifetime.  0 in chunks of older producers. */
+	uint32_t serial;
 	/* events follow, up to the chunk size */
 };
 
@@ -91,7 +100,9 @@ struct shm_header {
 	_Atomic uint64_t producer_wakeups; /* futex wakes made by producers */
 	_Atomic uint32_t agent_state;
 	int32_t agent_error;
-	uint64_t pad1[8];
+	_Atomic uint32_t thread_serial; /* last serial handed to a thread */
+	uint32_t pad0;
+	uint64_t pad1[7];
 
 	/* Reader side, on its own cache lines. */
 	_Atomic uint64_t ring_head __attribute__((aligned(64)));

@@ -98,9 +98,14 @@ static __attribute__((noinline)) int chunk_next(struct thread_state *ts, uint64_
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
 	if (!ts->rec_tid) {
 		ts->rec_tid = (uint32_t)gettid();
-		prctl(PR_GET_NAME, ts->rec_comm);
+		ts->rec_serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
+	/* Once per chunk (about 2,000 events), so that a name the thread set
+	 * after its first traced call (pthread_setname_np) reaches the file. */
+	prctl(PR_GET_NAME, ts->rec_comm);
 	c->tid = ts->rec_tid;
+	c->serial = ts->rec_serial;
+	c->open_depth = ts->rec_depth;
 	memcpy(c->comm, ts->rec_comm, sizeof(c->comm));
 	c->seq = ts->rec_seq++;
 	c->base = now;

@@ -39,6 +39,7 @@ struct thread_state {
 	uint32_t rec_depth;        /* function_graph frames open */
 	uint32_t rec_tid;
 	uint32_t rec_lost;         /* events dropped since the last chunk */
+	uint32_t rec_serial;       /* shm_chunk.serial of this thread lifetime */
 	char rec_comm[16];         /* thread name, read when the first chunk is taken */
 	uint8_t blocks_sigtrap;    /* sigmask_watch.c */
 } __attribute__((aligned(64)));
