@@ -142,8 +142,13 @@ NEEDLE_API int needle_link_detach_nosync(struct needle_link *link);
 /* Wait until no thread can still run handlers of links detached before. */
 NEEDLE_API int needle_sync(void);
 
-/* Free a link (detaching it first if it is still attached). */
-NEEDLE_API void needle_link_destroy(struct needle_link *link);
+/* Free a link, detaching it first if it is still attached, and waiting
+ * for a grace period if it was detached without one.  Returns 0 once the
+ * link is freed and no thread can still run its handlers.  On an error
+ * (-ENOMEM: it could not be detached; -EDEADLK: called from one of its
+ * own handlers, which cannot wait for itself) nothing is freed, the
+ * handlers may still run, and the call can be made again later. */
+NEEDLE_API int needle_link_destroy(struct needle_link *link);
 
 /* Number of functions the link traces. */
 NEEDLE_API int needle_link_site_count(const struct needle_link *link);

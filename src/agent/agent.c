@@ -11,6 +11,7 @@
 
 #include "agent.h"
 #include "core_sync.h"
+#include "interpose.h"
 #include "log.h"
 #include "module.h"
 #include "rcu.h"
@@ -25,7 +26,10 @@ static int init_error;
 
 static void agent_init(void)
 {
-	int err = thread_state_init();
+	int err;
+
+	interpose_init();
+	err = thread_state_init();
 
 	dispatch_init();
 	sigmask_watch_init();

@@ -1,19 +1,42 @@
-/* interpose.h - the real function behind one that libneedle interposes
- * (pthread_create, swapcontext, _Unwind_RaiseException...): looked up once
- * with dlsym(RTLD_NEXT) and cached by the caller. */
+/* interpose.h - the real functions behind those that libneedle interposes
+ * (pthread_sigmask, sigaction, pthread_create, swapcontext,
+ * _Unwind_RaiseException...).
+ *
+ * Every one is looked up with dlsym(RTLD_NEXT) by interpose_init(), from
+ * the agent's constructor.  Several are async-signal-safe and are called
+ * from signal handlers, where dlsym (which takes the loader's lock) must
+ * not run: after init the lookup is one load.  A function whose library
+ * is not loaded at init (libstdc++'s __cxa_begin_catch in a program that
+ * dlopens C++ later) is looked up at its first use, which is never in a
+ * signal handler for those. */
 #ifndef NEEDLE_INTERPOSE_H
 #define NEEDLE_INTERPOSE_H
 
-#include <dlfcn.h>
+enum interposed {
+	IP_PTHREAD_SIGMASK,
+	IP_PTHREAD_CREATE,
+	IP_SIGACTION,
+	IP_SIGNAL,
+	IP_SWAPCONTEXT,
+	IP_SETCONTEXT,
+	IP_UNWIND_RAISE,
+	IP_UNWIND_RETHROW,
+	IP_CXA_BEGIN_CATCH,
+	IP_PTHREAD_EXIT,
+	IP_BACKTRACE,
+	IP_SIGALTSTACK,
+	IP_COUNT
+};
 
-static inline void *interpose_next(void **cache, const char *name)
+extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
+
+void *interpose_resolve(enum interposed which);
+void interpose_init(void);
+
+static inline void *interpose_next(enum interposed which)
 {
-	void *fn = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-	if (!fn) {
-		fn = dlsym(RTLD_NEXT, name);
-		__atomic_store_n(cache, fn, __ATOMIC_RELEASE);
-	}
-	return fn;
+	void *fn = __atomic_load_n(&interposed_real[which], __ATOMIC_ACQUIRE);
+	return fn ? fn : interpose_resolve(which);
 }
 
 #endif

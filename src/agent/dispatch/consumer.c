@@ -7,6 +7,8 @@
 #include "consumer.h"
 
 struct consumer consumer_table[CONSUMER_MAX];
+struct consumer_ops consumer_ops_table[CONSUMER_OPS_MAX];
+static uint32_t ops_cnt;
 static uint32_t free_slots[CONSUMER_MAX];
 static uint32_t free_cnt;
 static uint32_t used_cnt; /* slots ever handed out */
@@ -14,9 +16,36 @@ static uint32_t used_cnt; /* slots ever handed out */
 static struct consumer_list **retired;
 static size_t retired_cnt, retired_cap;
 
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit)
+{
+	for (uint32_t i = 0; i < ops_cnt; i++)
+		if (consumer_ops_table[i].entry == entry && consumer_ops_table[i].exit == exit)
+			return &consumer_ops_table[i];
+	if (ops_cnt == CONSUMER_OPS_MAX)
+		return NULL;
+	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit };
+	return &consumer_ops_table[ops_cnt++];
+}
+
+int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit)
+{
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit);
+
+	if (!ops)
+		return -ENOSPC;
+	/* Release: pairs with dispatch's acquire load of c->ops, so that a
+	 * thread that sees the new ops sees their contents. */
+	atomic_store_explicit(&c->ops, ops, memory_order_release);
+	return 0;
+}
+
 struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data)
 {
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit);
 	uint32_t slot;
+
+	if (!ops)
+		return NULL;
 
 	if (free_cnt)
 		slot = free_slots[--free_cnt];
@@ -33,8 +62,7 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	solo->cnt = 1;
 	solo->shared = 1;
 	solo->items[0] = c;
-	c->entry = entry;
-	c->exit = exit;
+	atomic_store_explicit(&c->ops, ops, memory_order_relaxed);
 	c->user_data = user_data;
 	c->slot = slot;
 	c->solo = solo;

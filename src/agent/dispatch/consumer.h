@@ -9,7 +9,15 @@
  * Consumers live in a fixed table of slots.  A hijacked frame remembers
  * (slot, generation), not a pointer: detaching bumps the generation, so a
  * frame that outlives its link finds a mismatch and skips the exit
- * handler, and the slot is reused only after a grace period. */
+ * handler, and the slot is reused only after a grace period.
+ *
+ * A consumer's entry and exit handlers are one immutable consumer_ops,
+ * swapped with a single pointer store (needle ctl switching the tracer),
+ * and a frame remembers the ops its entry ran with: a call entered with
+ * an exit handler gets that exit handler, whatever the consumer's
+ * handlers are when it returns.  Ops are never freed or changed, so the
+ * index in a frame stays valid; pairs are shared, so the table grows only
+ * with distinct (entry, exit) pairs. */
 #ifndef NEEDLE_CONSUMER_H
 #define NEEDLE_CONSUMER_H
 
@@ -20,9 +28,17 @@
 
 struct consumer_list;
 
-struct consumer {
+struct consumer_ops {
 	needle_entry_fn entry;
 	needle_exit_fn exit;
+};
+
+#define CONSUMER_OPS_MAX 65536
+
+extern struct consumer_ops consumer_ops_table[CONSUMER_OPS_MAX] __attribute__((visibility("hidden")));
+
+struct consumer {
+	_Atomic(const struct consumer_ops *) ops;
 	void *user_data;
 	_Atomic uint32_t generation;
 	uint32_t slot;
@@ -39,7 +55,16 @@ struct consumer_list {
 
 extern struct consumer consumer_table[CONSUMER_MAX] __attribute__((visibility("hidden")));
 
+/* The shared ops for (entry, exit), or NULL when the table is full. */
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit);
+static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
+{
+	return (uint16_t)(ops - consumer_ops_table);
+}
+
 struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data);
+/* Give c new handlers, as one store; -ENOSPC when the ops table is full. */
+int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit);
 /* Stop the consumer's pending exits: frames hijacked for it now skip it. */
 void consumer_retire(struct consumer *c);
 /* Put the slot back; only after a grace period that followed retire. */

@@ -11,6 +11,7 @@
  * switch is not a traced call, and a mutex is fine here. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucontext.h>
@@ -31,17 +32,23 @@ struct saved_frames {
 };
 
 static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct saved_frames *store;
+/* Written under store_lock; context_recover reads it unlocked only as a
+ * hint (nothing saved: no need to lock), hence atomic. */
+static _Atomic(struct saved_frames *) store;
 
 void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
 
 /* Unlink and return the frames saved for context, or NULL.  Locked. */
 static struct saved_frames *take(const void *context, uint64_t sp)
 {
-	for (struct saved_frames **p = &store; *p; p = &(*p)->next) {
-		struct saved_frames *s = *p;
+	struct saved_frames *prev = NULL;
+
+	for (struct saved_frames *s = atomic_load_explicit(&store, memory_order_relaxed); s; prev = s, s = s->next) {
 		if ((context && s->context == context) || (!context && s->top_sp == sp)) {
-			*p = s->next;
+			if (prev)
+				prev->next = s->next;
+			else
+				atomic_store_explicit(&store, s->next, memory_order_relaxed);
 			return s;
 		}
 	}
@@ -61,8 +68,8 @@ static void put_aside(struct thread_state *ts, const void *context)
 	memcpy(s->frames, ts->shadow, ts->shadow_top);
 	pthread_mutex_lock(&store_lock);
 	struct saved_frames *old = take(context, 0); /* a context saved twice keeps the newest */
-	s->next = store;
-	store = s;
+	s->next = atomic_load_explicit(&store, memory_order_relaxed);
+	atomic_store_explicit(&store, s, memory_order_relaxed);
 	pthread_mutex_unlock(&store_lock);
 	free(old);
 	ts->shadow_top = 0;
@@ -111,30 +118,28 @@ void context_check_entry(struct thread_state *ts, uint64_t sp)
 
 int context_recover(struct thread_state *ts, uint64_t sp)
 {
-	return store ? bring_back(ts, NULL, sp) : 0;
+	return atomic_load_explicit(&store, memory_order_relaxed) ? bring_back(ts, NULL, sp) : 0;
 }
 
 NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
-	static void *real;
-	struct thread_state *ts = needle_thread;
+	struct thread_state *ts = thread_state_self();
 
-	if ((uintptr_t)ts > 1) {
+	if (ts) {
 		if (context_switch_hook)
 			context_switch_hook(ts, oucp, ucp);
 		put_aside(ts, oucp);
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
 	}
-	return ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(&real, "swapcontext"))(oucp, ucp);
+	return ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(IP_SWAPCONTEXT))(oucp, ucp);
 }
 
 NEEDLE_API int setcontext(const ucontext_t *ucp)
 {
-	static void *real;
-	struct thread_state *ts = needle_thread;
+	struct thread_state *ts = thread_state_self();
 
-	if ((uintptr_t)ts > 1) {
+	if (ts) {
 		if (context_switch_hook)
 			context_switch_hook(ts, NULL, ucp);
 		/* The frames of the context abandoned stay: like after a longjmp,
@@ -142,5 +147,5 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
 	}
-	return ((int (*)(const ucontext_t *))interpose_next(&real, "setcontext"))(ucp);
+	return ((int (*)(const ucontext_t *))interpose_next(IP_SETCONTEXT))(ucp);
 }

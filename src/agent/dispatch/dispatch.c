@@ -5,9 +5,9 @@
  * line another thread writes.  Everything per call lands in the calling
  * thread's own state: the RCU word, the recursion guard, the shadow stack
  * (shadow_frame.h). */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 #include "consumer.h"
@@ -22,15 +22,17 @@ static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)
 {
 	uint64_t cookie = 0;
-	int ret = c->entry ? c->entry(ctx, &cookie, c->user_data) : 0;
+	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
 
-	if (!c->exit || (ret & NEEDLE_SKIP_EXIT))
+	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
 		return;
 	if (*n >= room) {
 		ts->shadow_overflows++;
 		return;
 	}
-	e[*n].slot = c->slot;
+	e[*n].slot = (uint16_t)c->slot;
+	e[*n].ops = consumer_ops_index(ops);
 	e[*n].generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	e[*n].cookie = cookie;
 	(*n)++;
@@ -81,16 +83,20 @@ static inline void dispatch_one(struct thread_state *ts, struct site *site, stru
 				const struct needle_ctx *ctx, uint64_t *ret_slot)
 {
 	uint64_t cookie = 0;
-	int ret = c->entry ? c->entry(ctx, &cookie, c->user_data) : 0;
+	/* Acquire pairs with consumer_set_ops' release: entry and exit are
+	 * read from one ops, never one old and one new. */
+	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
 
-	if (!c->exit || (ret & NEEDLE_SKIP_EXIT))
+	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
 		return;
 	if (__builtin_expect(!frame_fits(ts, 1), 0)) {
 		ts->shadow_overflows++;
 		return;
 	}
 	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-	e->slot = c->slot;
+	e->slot = (uint16_t)c->slot;
+	e->ops = consumer_ops_index(ops);
 	e->generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	e->cookie = cookie;
 	frame_push(ts, site, 1, ret_slot);
@@ -103,32 +109,55 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
 		needle_dispatch_entry(ctx, ret_slot);
 }
 
+/* The top frame lies deeper in memory than this call's stack pointer: a
+ * longjmp skipped it, unless this call runs on another stack than the
+ * frame, which is what a signal handler on an alternate stack mapped
+ * above the interrupted stack looks like.  Asking the kernel costs a
+ * system call, paid only on this path (an unwind, or a handler's
+ * outermost traced calls). */
+static __attribute__((noinline)) int frame_skipped(uint64_t top_sp, uint64_t sp)
+{
+	stack_t ss;
+
+	if (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK))
+		return 1;
+	uint64_t lo = (uint64_t)(uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
+	int here_on_alt = sp >= lo && sp <= hi, top_on_alt = top_sp >= lo && top_sp <= hi;
+	return here_on_alt == top_on_alt;
+}
+
 void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 {
 	struct thread_state *ts = needle_thread;
 	struct site *site = (struct site *)ctx->func;
+	uint64_t sp = (uint64_t)(ret_slot + 1);
 
-	if (__builtin_expect((uintptr_t)ts <= 1, 0)) {
+	if (thread_state_forked())
+		thread_state_after_fork();
+	if (__builtin_expect(!thread_state_valid(ts), 0)) {
 		if (!ts)
 			dispatch_no_state(ctx, ret_slot);
 		return;
 	}
+	/* Another thread sharing this TLS (raw clone) runs untraced. */
+	if (__builtin_expect(!thread_state_owns_stack(ts, sp), 0))
+		return;
 	if (__builtin_expect(rcu_read_nested(ts), 0)) {
 		ts->recursion_skips++; /* a handler called a traced function */
 		return;
 	}
 	rcu_read_lock_outer(ts);
 	/* A live caller's frame lies strictly above this call's stack
-	 * pointer (ret_slot + 1).  One at or below it belongs to a call that a
-	 * longjmp skipped: close it here, where the unwind is first seen.
-	 * The exception: a frame exactly at it whose return is still hijacked
+	 * pointer.  One at or below it belongs to a call that a longjmp
+	 * skipped: close it here, where the unwind is first seen.  The
+	 * exception: a frame exactly at it whose return is still hijacked
 	 * is the caller of a tail call, which returns through both frames. */
 	if (__builtin_expect(!ts->shadow_top && ts->context, 0))
-		context_check_entry(ts, (uint64_t)(ret_slot + 1));
+		context_check_entry(ts, sp);
 	if (ts->shadow_top) {
-		uint64_t sp = (uint64_t)(ret_slot + 1);
 		uint64_t top = frame_top(ts)->sp;
-		if (top < sp || (top == sp && *ret_slot != (uint64_t)needle_return_trampoline))
+		if ((top < sp && frame_skipped(top, sp)) ||
+		    (top == sp && *ret_slot != (uint64_t)needle_return_trampoline))
 			shadow_close_unwound(ts, sp);
 	}
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
@@ -158,8 +187,11 @@ static inline void frame_run_exits(struct frame_header *h, struct needle_ctx *ct
 	ctx->func = &h->site->func;
 	for (uint32_t i = 0; i < h->entry_cnt; i++) {
 		struct consumer *c = &consumer_table[e[i].slot];
-		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && c->exit)
-			c->exit(ctx, e[i].cookie, c->user_data);
+		/* The exit handler of the ops the entry ran with, even if the
+		 * consumer's handlers were replaced since. */
+		needle_exit_fn exit = consumer_ops_table[e[i].ops].exit;
+		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && exit)
+			exit(ctx, e[i].cookie, c->user_data);
 	}
 }
 
@@ -176,19 +208,31 @@ void shadow_close_unwound(struct thread_state *ts, uint64_t sp)
 	}
 }
 
-/* The frame of the return being taken at sp.  Frames above it whose stack
- * pointer is lower were skipped by a longjmp that no traced call has
- * noticed yet: they are closed first. */
+/* The frame of the return being taken at sp, when it is not the top one.
+ * The frames above it were skipped: by a longjmp that no traced call has
+ * noticed yet (their stack pointers are lower), or by a longjmp out of a
+ * signal handler that ran on an alternate stack (higher).  They are
+ * closed first.  A return whose frame is nowhere on this stack belongs to
+ * a coroutine context put aside (context_recover). */
 static __attribute__((noinline)) struct frame_header *frame_for_return_slow(struct thread_state *ts, uint64_t sp)
 {
 	if (ts->shadow_top && frame_top(ts)->sp != sp && context_recover(ts, sp))
 		return frame_top(ts);
-	if (ts->shadow_top && frame_top(ts)->sp < sp)
-		shadow_close_unwound(ts, sp - 1);
-	if (!ts->shadow_top || frame_top(ts)->sp != sp) {
-		if (!context_recover(ts, sp))
-			shadow_stack_lost(sp);
+	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
+		if (h->sp != sp)
+			continue;
+		struct needle_ctx ctx;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.is_exit = NEEDLE_EXIT_UNWOUND;
+		while (frame_top(ts) != h) {
+			struct frame_header *top = frame_top(ts);
+			frame_run_exits(top, &ctx);
+			frame_pop(ts, top);
+		}
+		return h;
 	}
+	if (!context_recover(ts, sp))
+		shadow_stack_lost(sp);
 	return frame_top(ts);
 }
 
@@ -203,7 +247,9 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 {
 	struct thread_state *ts = needle_thread;
 
-	if ((uintptr_t)ts <= 1)
+	if (thread_state_forked())
+		thread_state_after_fork();
+	if (!thread_state_valid(ts))
 		shadow_stack_lost(sp);
 	/* Read section (and so recursion guard) first: a signal handler's
 	 * traced calls must not push over the frame while it is read. */
@@ -220,7 +266,7 @@ uint64_t needle_unwind_pop(uint64_t sp)
 {
 	struct thread_state *ts = needle_thread;
 
-	if ((uintptr_t)ts <= 1)
+	if (!thread_state_valid(ts))
 		shadow_stack_lost(sp);
 	uint64_t saved = rcu_read_lock(ts);
 	struct frame_header *h = frame_for_return(ts, sp);

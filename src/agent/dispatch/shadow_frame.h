@@ -14,7 +14,8 @@
 struct site;
 
 struct frame_entry {
-	uint32_t slot;        /* consumer slot */
+	uint16_t slot;        /* consumer slot (CONSUMER_MAX is 65536) */
+	uint16_t ops;         /* consumer_ops the entry ran with */
 	uint32_t generation;  /* the consumer's generation at entry */
 	uint64_t cookie;
 };

@@ -51,32 +51,30 @@ static void rehijack_returns(struct thread_state *ts)
 
 static struct thread_state *traced_thread(void)
 {
-	struct thread_state *ts = needle_thread;
-	return (uintptr_t)ts > 1 && ts->shadow_top ? ts : NULL;
+	struct thread_state *ts = thread_state_self();
+	return ts && ts->shadow_top ? ts : NULL;
 }
 
 typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
 
 NEEDLE_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
-	static void *real;
 	struct thread_state *ts = traced_thread();
 
 	if (ts)
 		restore_returns(ts);
-	return ((raise_fn)interpose_next(&real, "_Unwind_RaiseException"))(exc);
+	return ((raise_fn)interpose_next(IP_UNWIND_RAISE))(exc);
 }
 
 /* Rethrow (throw; and std::rethrow_exception) unwinds again from a catch
  * block, where the live frames were hijacked again. */
 NEEDLE_API _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
-	static void *real;
 	struct thread_state *ts = traced_thread();
 
 	if (ts)
 		restore_returns(ts);
-	return ((raise_fn)interpose_next(&real, "_Unwind_Resume_or_Rethrow"))(exc);
+	return ((raise_fn)interpose_next(IP_UNWIND_RETHROW))(exc);
 }
 
 /* The personality routine of the hijacked-return pseudo frame (see
@@ -99,7 +97,6 @@ needle_return_personality(int version, _Unwind_Action actions, _Unwind_Exception
 
 NEEDLE_API void *__cxa_begin_catch(void *exc)
 {
-	static void *real;
 	struct thread_state *ts = traced_thread();
 
 	if (ts) {
@@ -111,12 +108,11 @@ NEEDLE_API void *__cxa_begin_catch(void *exc)
 		rehijack_returns(ts);
 		rcu_read_unlock(ts, saved);
 	}
-	return ((void *(*)(void *))interpose_next(&real, "__cxa_begin_catch"))(exc);
+	return ((void *(*)(void *))interpose_next(IP_CXA_BEGIN_CATCH))(exc);
 }
 
 NEEDLE_API void pthread_exit(void *retval)
 {
-	static void *real;
 	struct thread_state *ts = traced_thread();
 
 	if (ts) {
@@ -127,13 +123,12 @@ NEEDLE_API void pthread_exit(void *retval)
 		shadow_close_unwound(ts, UINT64_MAX);
 		rcu_read_unlock(ts, saved);
 	}
-	((void (*)(void *))interpose_next(&real, "pthread_exit"))(retval);
+	((void (*)(void *))interpose_next(IP_PTHREAD_EXIT))(retval);
 	__builtin_unreachable();
 }
 
 NEEDLE_API int backtrace(void **buffer, int size)
 {
-	static void *real;
 	struct thread_state *ts = traced_thread();
 	int n;
 
@@ -141,7 +136,7 @@ NEEDLE_API int backtrace(void **buffer, int size)
 	 * handlers. */
 	if (ts)
 		restore_returns(ts);
-	n = ((int (*)(void **, int))interpose_next(&real, "backtrace"))(buffer, size);
+	n = ((int (*)(void **, int))interpose_next(IP_BACKTRACE))(buffer, size);
 	if (ts)
 		rehijack_returns(ts);
 	/* The first frame is this wrapper's own: the caller asked for its. */

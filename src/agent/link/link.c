@@ -25,6 +25,9 @@ struct needle_link {
 	struct site **sites;
 	size_t site_cnt;
 	int attached;
+	/* Grace periods completed when the link was detached: once the count
+	 * has passed it, no thread can still run the link's handlers. */
+	uint64_t detached_gp;
 };
 
 /* Consumers detached without a grace period, waiting for needle_sync. */
@@ -349,11 +352,13 @@ out:
 	return err;
 }
 
-void link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
+int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
 {
-	__atomic_store_n(&link->consumer->entry, entry, __ATOMIC_RELEASE);
-	__atomic_store_n(&link->consumer->exit, exit, __ATOMIC_RELEASE);
-	synchronize_and_reclaim();
+	int err = consumer_set_ops(link->consumer, entry, exit);
+
+	if (!err)
+		err = synchronize_and_reclaim();
+	return err;
 }
 
 static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
@@ -404,6 +409,7 @@ static int detach_locked(struct needle_link *link, int sync)
 	for (size_t i = 0; i < link->site_cnt; i++)
 		consumer_list_retire(olds[i]);
 	link->attached = 0;
+	link->detached_gp = rcu_grace_periods();
 	/* Frames hijacked for this link from now on skip its exit handler. */
 	consumer_retire(link->consumer);
 	/* A failed batch leaves sites calling the trampoline with no consumer:
@@ -459,14 +465,29 @@ NEEDLE_API int needle_sync(void)
 	return err;
 }
 
-NEEDLE_API void needle_link_destroy(struct needle_link *link)
+NEEDLE_API int needle_link_destroy(struct needle_link *link)
 {
+	int err;
+
 	if (!link)
-		return;
-	if (link->attached)
-		needle_link_detach(link);
+		return 0;
+	if (link->attached) {
+		err = needle_link_detach(link);
+		/* Still attached (the new consumer lists could not be
+		 * allocated): its handlers keep running, so the link and
+		 * whatever they use must stay. */
+		if (link->attached)
+			return err;
+	}
+	/* Detached without a grace period (detach_nosync, or a detach called
+	 * from a handler): wait for one now, or keep the link. */
+	if (rcu_grace_periods() <= link->detached_gp) {
+		if ((err = needle_sync()))
+			return err;
+	}
 	free(link->sites);
 	free(link);
+	return 0;
 }
 
 NEEDLE_API int needle_link_site_count(const struct needle_link *link)

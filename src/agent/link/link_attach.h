@@ -23,6 +23,6 @@ int link_update_sites_locked(struct needle_link *link, struct site **sites, size
 
 /* Swap the link's handlers; calls already entered keep the exit handler
  * they were entered with only if it is the same function.  Locked. */
-void link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit);
+int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit);
 
 #endif

@@ -65,14 +65,32 @@ static int sigtrap_blocked_now(void)
 	return blocked;
 }
 
+/* Threads above which the per-batch /proc scan is skipped when
+ * interposition vouches for every mask (NEEDLE_MASK_SCAN_MAX). */
+static long mask_scan_max(void)
+{
+	static long max = -1;
+	if (max < 0) {
+		const char *env = getenv("NEEDLE_MASK_SCAN_MAX");
+		max = env ? atol(env) : 1024;
+	}
+	return max;
+}
+
 /* A thread being created runs with every signal blocked for a moment (and
  * runs no traced code then): look again a few times before concluding that
- * a thread blocks SIGTRAP for good.  /proc is read only when sigmask_watch
- * cannot vouch that no thread blocks SIGTRAP. */
+ * a thread blocks SIGTRAP for good.  Interposition (sigmask_watch.c) sees
+ * masks set through the C library in O(1); a raw rt_sigprocmask is seen
+ * only in /proc, read before every batch while the process has at most
+ * mask_scan_max() threads, so that the batches of a process with 100,000
+ * threads stay O(1) in threads. */
 static int sigtrap_blocked_somewhere(void)
 {
-	if (!sigmask_may_block_sigtrap())
-		return 0;
+	if (!sigmask_may_block_sigtrap()) {
+		long threads = task_count_fast();
+		if (threads == 1 || threads > mask_scan_max())
+			return 0;
+	}
 	for (int tries = 0; tries < 20; tries++) {
 		if (!sigtrap_blocked_now())
 			return 0;
@@ -141,18 +159,26 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 		return err;
 	if ((err = open_window(ops, n, &w)))
 		return err;
+	/* Ordering.  x86-TSO keeps stores in program order for every other
+	 * CPU, so want_call is visible before the int3 that makes a thread
+	 * read it (trap.c's relaxed load pairs with this store; the compiler
+	 * barrier only stops the compiler from reordering the two).  Each
+	 * core_sync() is a membarrier that serializes every CPU running one of
+	 * our threads: after it, no CPU executes bytes fetched before it.  On
+	 * a weakly ordered architecture the store would need release and the
+	 * trap handler's load acquire. */
 	for (size_t i = 0; i < n; i++) {
 		atomic_store_explicit(&ops[i].site->want_call, ops[i].want_call, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst); /* want_call before the int3 */
 		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
 	}
-	core_sync();
+	core_sync(); /* every CPU sees the int3s before any tail changes */
 	for (size_t i = 0; i < n; i++)
 		memcpy((uint8_t *)ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
-	core_sync();
+	core_sync(); /* the tails are in place before any first byte leaves int3 */
 	for (size_t i = 0; i < n; i++)
 		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
-	core_sync();
+	core_sync(); /* no CPU still runs the int3: the trap handler is done with ops */
 	finish(ops, n, before);
 	return text_window_close(&w);
 }

@@ -1,15 +1,35 @@
-/* sigmask_watch.c - knows, without reading /proc, whether any thread may
- * block SIGTRAP (an int3 would then kill the process, see patch_batch.c).
+/* sigmask_watch.c - keeps signal masks and handlers from turning a patch
+ * batch into a crash (see patch_batch.c).
  *
- * The program changes signal masks through pthread_sigmask and sigprocmask,
- * which libneedle interposes: after each change the calling thread's
- * thread_state records whether SIGTRAP is blocked, and a global count of
- * such threads is kept.  A new thread inherits its creator's mask, so
- * pthread_create is interposed too.  Masks changed by raw system calls
- * are not seen; neither are threads that existed before libneedle was
- * loaded, so if there were others then, every batch checks /proc instead.
- * This keeps a patch batch O(1) in the number of threads. */
-#include <dlfcn.h>
+ * An int3 hit by a thread that blocks SIGTRAP makes the kernel reset
+ * SIGTRAP to its default action and kill the process.  Masks change
+ * through pthread_sigmask and sigprocmask, which libneedle interposes:
+ * after each change the calling thread's TLS byte records whether SIGTRAP
+ * is blocked, and a global count of such threads is kept, so a batch in a
+ * process with 100,000 threads does not read 100,000 /proc files.  A new
+ * thread inherits its creator's mask, so pthread_create is interposed
+ * too.  What interposition cannot see (raw rt_sigprocmask system calls,
+ * threads that existed before libneedle was loaded) is caught by reading
+ * every thread's SigBlk from /proc before each batch, when the process
+ * has at most NEEDLE_MASK_SCAN_MAX threads (default 1024; patch_batch.c).
+ *
+ * Signal handlers.  While a handler runs, its sa_mask is added to the
+ * thread's mask by the kernel, where no interposition sees it.  So
+ * sigaction (and signal) are interposed to change what the kernel gets:
+ *  - SIGTRAP is taken out of a handler's sa_mask: an int3 inside the
+ *    handler during a batch would otherwise kill the process.  The only
+ *    difference a program could see is a SIGTRAP of its own arriving
+ *    inside such a handler rather than after it;
+ *  - needle's stop signal is added to it: a thread is then never stopped
+ *    for a rewrite while a handler runs, so the PC that thread_stop.c
+ *    moves out of a site is always the one the thread resumes at (a
+ *    handler's interrupted PC sits in a signal frame that the stop
+ *    handler cannot see).
+ * The program reads back (oldact) exactly the sa_mask it gave.  Handlers
+ * installed with raw rt_sigaction calls are not seen (docs/design.md).
+ *
+ * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
+ * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,28 +41,28 @@
 #include "sigmask_watch.h"
 #include "task_list.h"
 #include "thread_state.h"
+#include "thread_stop.h"
 
 static _Atomic int blockers;
 static int check_always;
+static __thread uint8_t blocks_sigtrap __attribute__((tls_model("initial-exec")));
 
-static void set_blocking(struct thread_state *ts, int blocks)
+/* Per signal, what needle changed in the sa_mask the program gave, so that
+ * sigaction(sig, NULL, &old) shows the program its own mask. */
+static _Atomic uint8_t trap_taken_out[NSIG], stop_put_in[NSIG];
+
+static void set_blocking(int blocks)
 {
-	if (ts && blocks != ts->blocks_sigtrap) {
-		ts->blocks_sigtrap = (uint8_t)blocks;
+	if (blocks != blocks_sigtrap) {
+		blocks_sigtrap = (uint8_t)blocks;
 		atomic_fetch_add(&blockers, blocks ? 1 : -1);
 	}
 }
 
-static void note_mask(const sigset_t *now)
-{
-	set_blocking(thread_state_get(), sigismember(now, SIGTRAP) == 1);
-}
-
 NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static void *real;
 	sigset_t before, now;
-	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(&real, "pthread_sigmask");
+	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
 	int r = fn(how, set, old ? old : &before);
 
 	if (!r && set) {
@@ -55,14 +75,15 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 			for (int sig = 1; sig < NSIG; sig++)
 				if (sigismember(set, sig) == 1)
 					sigdelset(&now, sig);
-		note_mask(&now);
+		set_blocking(sigismember(&now, SIGTRAP) == 1);
 	}
 	return r;
 }
 
 NEEDLE_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	/* In a threaded process sigprocmask acts on the calling thread. */
+	/* In a threaded process sigprocmask acts on the calling thread.  It
+	 * returns -1 and sets errno; pthread_sigmask returns the error. */
 	int r = pthread_sigmask(how, set, old);
 	if (r) {
 		errno = r;
@@ -80,18 +101,16 @@ static void *start_blocking(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
-	set_blocking(thread_state_get(), 1);
+	set_blocking(1);
 	return s.fn(s.arg);
 }
 
 NEEDLE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	static void *real;
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-		interpose_next(&real, "pthread_create");
-	struct thread_state *ts = needle_thread;
+		interpose_next(IP_PTHREAD_CREATE);
 
-	if ((uintptr_t)ts > 1 && ts->blocks_sigtrap) {
+	if (blocks_sigtrap) {
 		/* The new thread starts with our mask: SIGTRAP blocked. */
 		struct start *s = malloc(sizeof(*s));
 		if (s) {
@@ -107,13 +126,89 @@ NEEDLE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 	return create(thread, attr, fn, arg);
 }
 
+int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int (*fn)(int, const struct sigaction *, struct sigaction *) = interpose_next(IP_SIGACTION);
+	return fn(sig, act, old);
+}
+
+static int is_handler(const struct sigaction *act)
+{
+	return (act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
+}
+
+/* The mask the program asked for, from the one the kernel holds. */
+static void program_view(int sig, struct sigaction *old)
+{
+	if (atomic_load(&trap_taken_out[sig]))
+		sigaddset(&old->sa_mask, SIGTRAP);
+	if (atomic_load(&stop_put_in[sig]))
+		sigdelset(&old->sa_mask, thread_stop_signal());
+}
+
+/* Install act for sig with needle's changes to its mask (see top). */
+static int install_adjusted(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction mine = *act;
+	int stop = thread_stop_signal();
+	uint8_t trap_out = 0, stop_in = 0;
+
+	if (is_handler(act) && sig != SIGTRAP && sig != stop) {
+		if (sigismember(&mine.sa_mask, SIGTRAP) == 1) {
+			sigdelset(&mine.sa_mask, SIGTRAP);
+			trap_out = 1;
+		}
+		if (stop > 0 && stop < NSIG && sigismember(&mine.sa_mask, stop) != 1) {
+			sigaddset(&mine.sa_mask, stop);
+			stop_in = 1;
+		}
+	}
+	int r = sigaction_real(sig, &mine, old);
+	if (!r) {
+		if (old)
+			program_view(sig, old);
+		atomic_store(&trap_taken_out[sig], trap_out);
+		atomic_store(&stop_put_in[sig], stop_in);
+	}
+	return r;
+}
+
+NEEDLE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig <= 0 || sig >= NSIG || !act) {
+		int r = sigaction_real(sig, act, old);
+		if (!r && old && sig > 0 && sig < NSIG)
+			program_view(sig, old);
+		return r;
+	}
+	return install_adjusted(sig, act, old);
+}
+
+NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
+{
+	sighandler_t (*fn)(int, sighandler_t) = interpose_next(IP_SIGNAL);
+	sighandler_t prev = fn(sig, handler);
+	struct sigaction cur;
+
+	/* glibc chose the flags (SA_RESTART unless siginterrupt said
+	 * otherwise); only the mask is adjusted, as for sigaction. */
+	if (prev != SIG_ERR && sig > 0 && sig < NSIG && !sigaction_real(sig, NULL, &cur)) {
+		int saved = errno;
+		install_adjusted(sig, &cur, NULL);
+		errno = saved;
+	}
+	return prev;
+}
+
 void sigmask_watch_thread_exit(struct thread_state *ts)
 {
-	set_blocking(ts, 0);
+	(void)ts;
+	set_blocking(0);
 }
 
 void sigmask_watch_init(void)
 {
+	thread_stop_signal();
 	long n = task_count();
 	if (n != 1)
 		check_always = 1;

@@ -1,7 +1,9 @@
 /* sigmask_watch.h - whether any thread may block SIGTRAP, kept up to date
- * by interposing the functions that change signal masks. */
+ * by interposing the functions that change signal masks and handlers. */
 #ifndef NEEDLE_SIGMASK_WATCH_H
 #define NEEDLE_SIGMASK_WATCH_H
+
+#include <signal.h>
 
 struct thread_state;
 
@@ -9,5 +11,7 @@ void sigmask_watch_init(void);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
 void sigmask_watch_thread_exit(struct thread_state *ts);
+/* sigaction without needle's adjustments: for needle's own handlers. */
+int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif

@@ -19,5 +19,7 @@ void task_list_free(struct task_list *list);
 int task_blocks_signal(pid_t tid, int sig);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
+/* The same from one read of /proc/self/status: O(1) in threads. */
+long task_count_fast(void);
 
 #endif

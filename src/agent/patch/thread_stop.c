@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "sigmask_watch.h"
 #include "site_table.h"
 #include "task_list.h"
 #include "thread_stop.h"
@@ -81,7 +82,7 @@ static int install(void)
 	act.sa_sigaction = stop_handler;
 	act.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&act.sa_mask);
-	if (sigaction(sig, &act, &program_action))
+	if (sigaction_real(sig, &act, &program_action))
 		return -errno;
 	stop_signal = sig;
 	return 0;
@@ -130,8 +131,19 @@ static int blocks_for_good(pid_t tid)
 
 int thread_stop_signal(void)
 {
-	const char *env = getenv("NEEDLE_STOP_SIGNAL");
-	return stop_signal ? stop_signal : env ? atoi(env) : SIGRTMAX - 2;
+	/* Read once, at start-up (sigmask_watch_init): sigaction, which needs
+	 * it, may run inside a signal handler. */
+	static _Atomic int chosen;
+	int sig = atomic_load_explicit(&chosen, memory_order_relaxed);
+
+	if (stop_signal)
+		return stop_signal;
+	if (!sig) {
+		const char *env = getenv("NEEDLE_STOP_SIGNAL");
+		sig = env ? atoi(env) : SIGRTMAX - 2;
+		atomic_store_explicit(&chosen, sig, memory_order_relaxed);
+	}
+	return sig;
 }
 
 int thread_stop_all(struct site *const *sites, size_t cnt)

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "sigmask_watch.h"
 #include "site_table.h"
 #include "trap.h"
 
@@ -35,7 +36,7 @@ static void chain_to_program(int sig, siginfo_t *info, void *uc)
 		struct sigaction dfl;
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
-		sigaction(SIGTRAP, &dfl, NULL);
+		sigaction_real(SIGTRAP, &dfl, NULL);
 		raise(SIGTRAP);
 		return;
 	}
@@ -67,7 +68,7 @@ int trap_install(void)
 {
 	struct sigaction cur, act;
 
-	if (sigaction(SIGTRAP, NULL, &cur))
+	if (sigaction_real(SIGTRAP, NULL, &cur))
 		return -errno;
 	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == trap_handler)
 		return 0;
@@ -76,7 +77,7 @@ int trap_install(void)
 	act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&act.sa_mask);
 	program_action = cur;
-	if (sigaction(SIGTRAP, &act, NULL))
+	if (sigaction_real(SIGTRAP, &act, NULL))
 		return -errno;
 	return 0;
 }

@@ -69,7 +69,7 @@ int rcu_synchronize(void)
 	struct thread_state *self = needle_thread;
 	struct wait_arg wa;
 
-	if ((uintptr_t)self > 1 && (atomic_load(&self->rcu_word) & RCU_NEST_MASK))
+	if (thread_state_valid(self) && (atomic_load(&self->rcu_word) & RCU_NEST_MASK))
 		return -EDEADLK;
 	pthread_mutex_lock(&gp_lock);
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK

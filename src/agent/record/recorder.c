@@ -97,7 +97,7 @@ static __attribute__((noinline)) int chunk_next(struct thread_state *ts, uint64_
 		return 0;
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
 	if (!ts->rec_tid) {
-		ts->rec_tid = (uint32_t)gettid();
+		ts->rec_tid = ts->tid;
 		ts->rec_serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
 	/* Once per chunk (about 2,000 events), so that a name the thread set
@@ -240,14 +240,13 @@ static void thread_exit(struct thread_state *ts)
 	ts->rec_seq = 0;
 }
 
-static void after_fork_child(void)
+static void after_fork_child(struct thread_state *ts)
 {
 	/* The buffer is shared memory, so the child records into it too, as
 	 * the threads of another process: it forgets the chunk its parent's
 	 * thread owns (the parent keeps writing it) and takes its own, under
 	 * its own thread id. */
-	struct thread_state *ts = needle_thread;
-	if ((uintptr_t)ts > 1) {
+	if (ts) {
 		ts->rec_chunk = NULL;
 		ts->rec_pos = ts->rec_end = NULL;
 		ts->rec_tid = 0;
@@ -278,11 +277,17 @@ static int meta_dump(int fd)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
-	int mod_idx = 0, err;
+	int mod_idx = -1, err;
 
 	if (!out)
 		return -ENOMEM;
-	for (struct module *m = module_list(); m; m = m->next, mod_idx++) {
+	/* Objects without a traceable function are left out: among them are
+	 * libneedle's own dependencies (libelf, libz), which are not the
+	 * program's. */
+	for (struct module *m = module_list(); m; m = m->next) {
+		if (!m->site_cnt)
+			continue;
+		mod_idx++;
 		fprintf(out, "M %d %s\n", mod_idx, m->path);
 		for (uint32_t i = 0; i < m->site_cnt; i++) {
 			struct site *s = site_table_get(m->first_site + i);
@@ -381,8 +386,12 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 		graph_tracer = cfg->graph;
 		if (graph_tracer)
 			context_switch_hook = context_switch;
-		link_set_handlers_locked(rec_link, graph_tracer ? graph_entry : function_entry,
-					 graph_tracer ? graph_exit : NULL);
+		err = link_set_handlers_locked(rec_link, graph_tracer ? graph_entry : function_entry,
+					       graph_tracer ? graph_exit : NULL);
+		if (err < 0) {
+			snprintf(msg, msglen, "cannot switch the tracer (%d)", err);
+			return err;
+		}
 	}
 	snprintf(msg, msglen, "tracing %d functions with %s", needle_link_site_count(rec_link),
 		 graph_tracer ? "function_graph" : "function");
@@ -473,7 +482,7 @@ int recorder_start_from_env(void)
 	thread_state_exit_hook = thread_exit;
 	if (graph)
 		context_switch_hook = context_switch;
-	pthread_atfork(NULL, NULL, after_fork_child);
+	thread_state_fork_hook = after_fork_child;
 	active = 1;
 	err = link_attach_sites_locked(sites, n, graph ? graph_entry : function_entry, graph ? graph_exit : NULL,
 				       NULL, 0, &rec_link);

@@ -115,11 +115,17 @@ static int normalize(struct discovery *d)
 	return err;
 }
 
+/* Invariant on return, success or not: every site in the table is in the
+ * address index (an int3 on any of them is found by the trap handler),
+ * and every object in the module list had its discovery completed.  An
+ * object whose discovery failed leaves nothing behind and is tried again
+ * by the next refresh. */
 int module_refresh(void)
 {
 	struct object_list list = { 0 };
 	struct discovery *disc = NULL;
-	int added = 0, err;
+	size_t discovered = 0;
+	int added = 0, err = 0;
 
 	dl_iterate_phdr(collect, &list);
 	if (list.err) {
@@ -130,34 +136,55 @@ int module_refresh(void)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < list.cnt; i++) {
+	for (size_t i = 0; i < list.cnt && !err; i++) {
 		struct module *m = malloc(sizeof(*m));
+		uint32_t sites_before = site_table_count();
 		if (!m) {
 			err = -ENOMEM;
-			goto out;
+			break;
 		}
 		*m = list.v[i];
+		if ((err = site_discover(m, &disc[i]))) {
+			/* Nothing indexed or patched refers to its sites yet. */
+			discovery_free(&disc[i]);
+			memset(&disc[i], 0, sizeof(disc[i]));
+			site_table_truncate(sites_before);
+			pr_warn("%s: cannot discover its functions (%d); will try again at the next refresh\n",
+				m->path, err);
+			free(m);
+			break;
+		}
 		list.v[i].path = NULL;
 		m->next = modules;
 		modules = m;
-		if ((err = site_discover(m, &disc[i])))
-			goto out;
 		added += (int)disc[i].site_cnt;
+		discovered = i + 1;
 	}
 	/* The trap handler must find the new sites before any int3 lands. */
-	if (added && (err = site_table_reindex()))
-		goto out;
-	for (size_t i = 0; i < list.cnt; i++) {
-		if ((err = normalize(&disc[i]))) {
+	if (added) {
+		int ierr = site_table_reindex();
+		if (ierr) {
+			/* The old index stays: the new sites must never be patched. */
+			for (size_t i = 0; i < discovered; i++)
+				for (size_t j = 0; j < disc[i].site_cnt; j++)
+					disc[i].sites[j]->unusable = 1;
+			err = err ? err : ierr;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < discovered; i++) {
+		int nerr = normalize(&disc[i]);
+		if (nerr) {
 			/* Its sites keep bytes that a CALL cannot safely replace. */
 			for (size_t j = 0; j < disc[i].site_cnt; j++)
 				disc[i].sites[j]->unusable = disc[i].sites[j]->form != NEEDLE_FORM_NOP5;
 			pr_warn("%s: cannot prepare its functions for tracing (%d)\n",
-				disc[i].site_cnt ? disc[i].sites[0]->module->path : "object", err);
-			goto out;
+				disc[i].site_cnt ? disc[i].sites[0]->module->path : "object", nerr);
+			err = err ? err : nerr;
 		}
 	}
-	err = added;
+	if (!err)
+		err = added;
 out:
 	for (size_t i = 0; disc && i < list.cnt; i++)
 		discovery_free(&disc[i]);

@@ -41,6 +41,12 @@ struct site *site_table_add(const struct site *proto)
 	return s;
 }
 
+void site_table_truncate(uint32_t count)
+{
+	if (count < atomic_load_explicit(&site_cnt, memory_order_relaxed))
+		atomic_store_explicit(&site_cnt, count, memory_order_release);
+}
+
 struct site *site_table_get(uint32_t id)
 {
 	if (id >= atomic_load_explicit(&site_cnt, memory_order_acquire))

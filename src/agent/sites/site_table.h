@@ -35,6 +35,10 @@ struct site *site_table_add(const struct site *proto);
 struct site *site_table_get(uint32_t id);
 uint32_t site_table_count(void);
 
+/* Forget the sites added since the table held count: only for sites that
+ * no index, stub or patch has seen yet (a discovery that failed). */
+void site_table_truncate(uint32_t count);
+
 /* Rebuild the address and name indexes after a round of site_table_add. */
 int site_table_reindex(void);
 

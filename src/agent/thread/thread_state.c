@@ -10,12 +10,28 @@
  * tag with the index, which defeats ABA without a double-width CAS; reuse
  * is LIFO, which keeps the resident pages few when threads come and go.
  * A state whose shadow stack went deep gives those pages back when its
- * thread exits (madvise, on the exit path, not the call path). */
+ * thread exits (madvise, on the exit path, not the call path).
+ *
+ * Ownership.  A state belongs to the thread whose tid it records, and the
+ * only way to it is that thread's TLS pointer.  A thread made by a raw
+ * clone without CLONE_SETTLS shares its creator's TLS, and would push and
+ * pop the creator's shadow stack from another stack at the same time.
+ * Stacks are what tell the two apart without a system call per call: the
+ * state remembers the stack windows (three 256 KiB blocks) where its
+ * owner was seen, a call outside them asks the kernel for the caller's
+ * tid once, and the window is remembered if it matches.  A thread that
+ * does not match runs untraced and is counted once (shared_tls).
+ *
+ * Invariants: states_used never exceeds max_states as seen by a reader
+ * (it is advanced by CAS, not by an add that could overshoot); a state
+ * is on the free list or owned by exactly one thread; a thread refused a
+ * state is refused once (its TLS says so), not at every call. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -39,6 +55,92 @@ static size_t shadow_bytes = SHADOW_DEFAULT;
 void (*thread_state_frames_hook)(struct thread_state *ts);
 void (*thread_state_exit_hook)(struct thread_state *ts);
 void (*thread_state_mask_hook)(struct thread_state *ts);
+void (*thread_state_fork_hook)(struct thread_state *ts);
+
+/* Before init, and where MADV_WIPEONFORK is missing: never reads 0. */
+static const uint64_t fork_word_fallback = 1;
+volatile uint64_t *thread_state_fork_word = (volatile uint64_t *)&fork_word_fallback;
+
+/* Threads seen sharing another's TLS, counted once each: a small open
+ * addressing set of tids, lock-free.  Past its size, every further sighting
+ * counts (an overcount of a program that is already hostile). */
+#define SHARED_TLS_SLOTS 256
+static _Atomic uint32_t shared_tls_tids[SHARED_TLS_SLOTS];
+static _Atomic uint64_t shared_tls_threads;
+
+static void note_shared_tls(uint32_t tid)
+{
+	uint32_t h = (tid * 2654435761u) % SHARED_TLS_SLOTS;
+
+	for (uint32_t i = 0; i < SHARED_TLS_SLOTS; i++, h = (h + 1) % SHARED_TLS_SLOTS) {
+		uint32_t cur = atomic_load_explicit(&shared_tls_tids[h], memory_order_relaxed);
+		if (cur == tid)
+			return;
+		if (!cur) {
+			uint32_t expect = 0;
+			if (atomic_compare_exchange_strong(&shared_tls_tids[h], &expect, tid)) {
+				atomic_fetch_add(&shared_tls_threads, 1);
+				return;
+			}
+			if (expect == tid)
+				return;
+		}
+	}
+	atomic_fetch_add(&shared_tls_threads, 1);
+}
+
+static inline uint64_t window_of(uint64_t sp)
+{
+	return (sp >> STACK_BLOCK_SHIFT) - 1;
+}
+
+/* The tid of the thread that pthread_self() describes, without a system
+ * call: glibc computes a thread's CPU-time clock id from the tid in its
+ * descriptor (MAKE_THREAD_CPUCLOCK: ~tid << 3 | flags). */
+static uint32_t descriptor_tid(void)
+{
+	clockid_t cid;
+
+	if (pthread_getcpuclockid(pthread_self(), &cid))
+		return 0;
+	return (uint32_t)(~(uint32_t)cid >> 3);
+}
+
+int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp)
+{
+	uint64_t block = sp >> STACK_BLOCK_SHIFT;
+
+	for (uint32_t i = 0; i < STACK_SPARE_WINDOWS; i++) {
+		uint64_t w = ts->spare_windows[i];
+		if (w && block - w < STACK_WINDOW_BLOCKS) {
+			ts->spare_windows[i] = ts->stack_window;
+			ts->stack_window = w;
+			return 1;
+		}
+	}
+	/* A stack this thread was not seen on: a signal handler on an
+	 * alternate stack, a coroutine, a deep recursion, or another thread
+	 * sharing this TLS.  One system call settles it; the window is
+	 * remembered, so a thread pays it once per 256 KiB of stack. */
+	uint32_t tid = (uint32_t)gettid();
+	if (tid != ts->tid) {
+		note_shared_tls(tid);
+		return 0;
+	}
+	ts->spare_windows[ts->spare_next] = ts->stack_window;
+	ts->spare_next = (ts->spare_next + 1) % STACK_SPARE_WINDOWS;
+	ts->stack_window = window_of(sp);
+	return 1;
+}
+
+struct thread_state *thread_state_self(void)
+{
+	struct thread_state *ts = needle_thread;
+
+	if (!thread_state_valid(ts))
+		return NULL;
+	return thread_state_owns_stack(ts, (uint64_t)(uintptr_t)__builtin_frame_address(0)) ? ts : NULL;
+}
 
 static void free_push(struct thread_state *ts)
 {
@@ -85,24 +187,49 @@ static void thread_exit(void *arg)
 	free_push(ts);
 }
 
+/* A pool index for a new state, or -1 when the pool is full.  A CAS, not
+ * fetch_add: a reader of states_used (a grace period, a forked child)
+ * must never see it past max_states, even for a moment. */
+static int64_t take_index(void)
+{
+	uint32_t idx = atomic_load_explicit(&states_used, memory_order_relaxed);
+
+	do {
+		if (idx >= max_states)
+			return -1;
+	} while (!atomic_compare_exchange_weak(&states_used, &idx, idx + 1));
+	return idx;
+}
+
 struct thread_state *thread_state_acquire(void)
 {
 	struct thread_state *ts;
 
-	if (needle_thread == THREAD_STATE_GONE || !states)
+	if (needle_thread || !states)
 		return NULL;
+	/* The one system call of a thread's first traced call: the tid that
+	 * the state's stack windows are later checked against.  A thread
+	 * whose tid is not the one its TLS belongs to shares that TLS. */
+	uint32_t tid = (uint32_t)gettid();
+	if (tid != descriptor_tid()) {
+		note_shared_tls(tid);
+		return NULL;
+	}
 	if (!(ts = free_pop())) {
-		uint32_t idx = atomic_fetch_add(&states_used, 1);
-		if (idx >= max_states) {
-			atomic_store(&states_used, max_states);
+		int64_t idx = take_index();
+		if (idx < 0) {
 			atomic_fetch_add(&threads_refused, 1);
+			needle_thread = THREAD_STATE_REFUSED;
 			return NULL;
 		}
 		ts = &states[idx];
-		ts->index = idx;
+		ts->index = (uint32_t)idx;
 		ts->shadow = shadows + (size_t)idx * shadow_bytes;
 		ts->shadow_cap = shadow_bytes;
 	}
+	ts->tid = tid;
+	ts->stack_window = window_of((uint64_t)(uintptr_t)__builtin_frame_address(0));
+	memset(ts->spare_windows, 0, sizeof(ts->spare_windows));
 	/* pthread_setspecific on a low key index writes into the thread's
 	 * descriptor: no allocation, no syscall. */
 	pthread_setspecific(exit_key, ts);
@@ -110,14 +237,43 @@ struct thread_state *thread_state_acquire(void)
 	return ts;
 }
 
-static void after_fork_child(void)
+void thread_state_after_fork(void)
 {
+	struct thread_state *self = needle_thread;
+
 	/* Only the forking thread survives: every other state is orphaned.
 	 * Clear their RCU words so that grace periods do not wait on them. */
 	uint32_t n = atomic_load(&states_used);
 	for (uint32_t i = 0; i < n; i++)
-		if (&states[i] != needle_thread)
+		if (&states[i] != self)
 			atomic_store(&states[i].rcu_word, 0);
+	if (thread_state_valid(self)) {
+		self->tid = (uint32_t)gettid();
+		if (thread_state_fork_hook)
+			thread_state_fork_hook(self);
+	}
+	if (thread_state_fork_word != &fork_word_fallback)
+		*thread_state_fork_word = 1;
+}
+
+static void after_fork_child(void)
+{
+	thread_state_after_fork();
+}
+
+static void fork_word_init(void)
+{
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return;
+	if (madvise(page, 4096, MADV_WIPEONFORK)) {
+		/* Linux < 4.14: raw forks are not detected (docs/design.md). */
+		munmap(page, 4096);
+		return;
+	}
+	*(volatile uint64_t *)page = 1;
+	thread_state_fork_word = page;
 }
 
 static void *reserve(size_t bytes)
@@ -148,6 +304,7 @@ int thread_state_init(void)
 		return -ENOMEM;
 	if (pthread_key_create(&exit_key, thread_exit))
 		return -EAGAIN;
+	fork_word_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	return 0;
 }
@@ -162,4 +319,9 @@ void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void 
 uint64_t thread_state_refused(void)
 {
 	return atomic_load(&threads_refused);
+}
+
+uint64_t thread_state_shared_tls(void)
+{
+	return atomic_load(&shared_tls_threads);
 }

@@ -15,16 +15,31 @@
 
 struct shm_chunk;
 
+/* Machine stack known to belong to a state's owner is tracked in blocks of
+ * 256 KiB: a window is three consecutive blocks, and sp is inside it when
+ * (sp >> STACK_BLOCK_SHIFT) - base < 3. */
+#define STACK_BLOCK_SHIFT 18
+#define STACK_WINDOW_BLOCKS 3
+#define STACK_SPARE_WINDOWS 4
+
 struct thread_state {
+	/* Read or written on every traced call: one cache line. */
 	_Atomic uint64_t rcu_word; /* see rcu.h; written only by the owner */
 	uint32_t index;            /* position in the pool */
+	uint32_t tid;              /* the owner's thread id */
 	uint8_t *shadow;           /* base of this thread's shadow stack */
 	size_t shadow_top;         /* bytes in use */
 	size_t shadow_cap;         /* bytes reserved */
-	size_t shadow_high;        /* most bytes ever in use (pages touched) */
-	/* ucontext_t entered by the last swapcontext; read on every traced
-	 * entry, so it sits on the same cache line as the fields above. */
+	/* ucontext_t entered by the last swapcontext. */
 	const void *context;
+	/* First block of the stack window the owner ran on last: a call whose
+	 * stack pointer is outside it is checked against the spare windows,
+	 * then against the owner's tid (thread_state_check_stack). */
+	uint64_t stack_window;
+	size_t shadow_high;        /* most bytes ever in use (pages touched) */
+
+	uint64_t spare_windows[STACK_SPARE_WINDOWS];
+	uint32_t spare_next;       /* round-robin victim among the spares */
 	/* Counters summed by needle_get_stats(); per thread so that the hot
 	 * path never writes a cache line another thread writes. */
 	uint64_t recursion_skips;
@@ -40,40 +55,86 @@ struct thread_state {
 	uint32_t rec_tid;
 	uint32_t rec_lost;         /* events dropped since the last chunk */
 	uint32_t rec_serial;       /* shm_chunk.serial of this thread lifetime */
-	char rec_comm[16];         /* thread name, read when the first chunk is taken */
-	uint8_t blocks_sigtrap;    /* sigmask_watch.c */
+	char rec_comm[16];         /* thread name, read when a chunk is taken */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
- * THREAD_STATE_GONE once its exit has returned the state to the pool. */
+ * THREAD_STATE_GONE once its exit has returned the state to the pool,
+ * THREAD_STATE_REFUSED when the pool was full at its first traced call (it
+ * runs untraced, and is counted once). */
 extern __thread struct thread_state *needle_thread __attribute__((tls_model("initial-exec")));
 #define THREAD_STATE_GONE ((struct thread_state *)1)
+#define THREAD_STATE_REFUSED ((struct thread_state *)2)
+#define THREAD_STATE_SENTINEL_MAX 2u
 
-/* Take a state for the calling thread; NULL if it is exiting or the pool
- * cannot grow. */
+static inline int thread_state_valid(const struct thread_state *ts)
+{
+	return (uintptr_t)ts > THREAD_STATE_SENTINEL_MAX;
+}
+
+/* Take a state for the calling thread; NULL if it is exiting, the pool is
+ * full, or the thread shares its TLS with another (see thread_state.c). */
 struct thread_state *thread_state_acquire(void);
 
 static inline struct thread_state *thread_state_get(void)
 {
 	struct thread_state *ts = needle_thread;
-	if (__builtin_expect((uintptr_t)ts <= 1, 0))
+	if (__builtin_expect(!thread_state_valid(ts), 0))
 		return ts ? NULL : thread_state_acquire();
 	return ts;
 }
+
+/* 1 if the thread running at sp is ts's owner.  Another thread can reach
+ * ts only through TLS it shares with the owner (a raw clone without
+ * CLONE_SETTLS); it must then run untraced, or both would push and pop one
+ * shadow stack. */
+int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp);
+
+static inline int thread_state_owns_stack(struct thread_state *ts, uint64_t sp)
+{
+	if (__builtin_expect((sp >> STACK_BLOCK_SHIFT) - ts->stack_window < STACK_WINDOW_BLOCKS, 1))
+		return 1;
+	return thread_state_check_stack_slow(ts, sp);
+}
+
+/* The calling thread's own state, or NULL: for the interposed functions
+ * (unwinding, swapcontext, pthread_exit), which must not act on the state
+ * of another thread that shares this one's TLS. */
+struct thread_state *thread_state_self(void);
+
+/* Raw forks (clone or clone3 without the C library) run no pthread_atfork
+ * handlers.  A word in a MADV_WIPEONFORK page reads 0 in such a child:
+ * dispatch checks it on every entry and exit, a load of a line that
+ * is written once per process. */
+extern volatile uint64_t *thread_state_fork_word __attribute__((visibility("hidden")));
+
+static inline int thread_state_forked(void)
+{
+	return __builtin_expect(!*thread_state_fork_word, 0);
+}
+
+/* Bring the state pool (and the recorder, through the fork hook) into the
+ * new process: run by the pthread_atfork child handler, or by the first
+ * traced entry or exit of a raw fork's child. */
+void thread_state_after_fork(void);
 
 int thread_state_init(void);
 
 /* Called when a thread with a state exits, before the state is reused:
  * first the frames hook (dispatch closes the calls still open), then the
- * exit hook (the recorder hands its chunk over). */
+ * exit hook (the recorder hands its chunk over).  The fork hook runs in a
+ * forked child, after the pool was fixed. */
 extern void (*thread_state_frames_hook)(struct thread_state *ts);
 extern void (*thread_state_exit_hook)(struct thread_state *ts);
 extern void (*thread_state_mask_hook)(struct thread_state *ts);
+extern void (*thread_state_fork_hook)(struct thread_state *ts);
 
 /* Call fn for every state ever handed out (free ones included). */
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg);
 
 /* Threads that found the pool full and run untraced. */
 uint64_t thread_state_refused(void);
+/* Threads that shared another thread's TLS and ran untraced. */
+uint64_t thread_state_shared_tls(void);
 
 #endif

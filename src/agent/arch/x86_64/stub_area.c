@@ -73,12 +73,15 @@ int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi)
 		stub[10] = 0xe9;
 		memcpy(stub + 11, &rel, 4);
 		stub[15] = 0xcc; /* never reached */
-		sites[i]->stub = (uint64_t)stub;
 	}
 	if (mprotect(area, size, PROT_READ | PROT_EXEC)) {
 		int err = -errno;
 		munmap(area, size);
 		return err;
 	}
+	/* Only now, with the area executable for good: a site never points
+	 * at a stub that could be unmapped or is not executable. */
+	for (size_t i = 0; i < cnt; i++)
+		sites[i]->stub = (uint64_t)(area + header + i * STUB_SIZE);
 	return 0;
 }

@@ -1,0 +1,35 @@
+/* interpose.c - see interpose.h. */
+#include <dlfcn.h>
+
+#include "interpose.h"
+
+void *interposed_real[IP_COUNT];
+
+static const char *const interposed_names[IP_COUNT] = {
+	[IP_PTHREAD_SIGMASK] = "pthread_sigmask",
+	[IP_PTHREAD_CREATE] = "pthread_create",
+	[IP_SIGACTION] = "sigaction",
+	[IP_SIGNAL] = "signal",
+	[IP_SWAPCONTEXT] = "swapcontext",
+	[IP_SETCONTEXT] = "setcontext",
+	[IP_UNWIND_RAISE] = "_Unwind_RaiseException",
+	[IP_UNWIND_RETHROW] = "_Unwind_Resume_or_Rethrow",
+	[IP_CXA_BEGIN_CATCH] = "__cxa_begin_catch",
+	[IP_PTHREAD_EXIT] = "pthread_exit",
+	[IP_BACKTRACE] = "backtrace",
+	[IP_SIGALTSTACK] = "sigaltstack",
+};
+
+void *interpose_resolve(enum interposed which)
+{
+	void *fn = dlsym(RTLD_NEXT, interposed_names[which]);
+	__atomic_store_n(&interposed_real[which], fn, __ATOMIC_RELEASE);
+	return fn;
+}
+
+void interpose_init(void)
+{
+	for (int i = 0; i < IP_COUNT; i++)
+		if (!__atomic_load_n(&interposed_real[i], __ATOMIC_ACQUIRE))
+			interpose_resolve((enum interposed)i);
+}
