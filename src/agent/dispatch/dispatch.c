@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "consumer.h"
 #include "context_switch.h"
@@ -286,7 +288,28 @@ static void close_frames_at_exit(struct thread_state *ts)
 	rcu_read_unlock(ts, saved);
 }
 
+/* CET user shadow stacks (Linux 6.6+, and a C library that enables them)
+ * check every return against a copy the program cannot write: a hijacked
+ * return would kill the process with SIGSEGV.  Exit handlers are then
+ * refused (dispatch_returns_hookable), entry handlers still work.
+ * NEEDLE_ASSUME_SHSTK=1 makes needle behave as if they were on, for tests. */
+#define ARCH_SHSTK_STATUS 0x5005
+#define ARCH_SHSTK_SHSTK (1ull << 0)
+static int shadow_stack_enabled;
+
+int dispatch_returns_hookable(void)
+{
+	return !shadow_stack_enabled;
+}
+
 void dispatch_init(void)
 {
+	unsigned long long features = 0;
+	const char *assume = getenv("NEEDLE_ASSUME_SHSTK");
+
+	if (!syscall(SYS_arch_prctl, ARCH_SHSTK_STATUS, &features) && (features & ARCH_SHSTK_SHSTK))
+		shadow_stack_enabled = 1;
+	if (assume && *assume == '1')
+		shadow_stack_enabled = 1;
 	thread_state_frames_hook = close_frames_at_exit;
 }

@@ -18,6 +18,7 @@
 #include "patch_batch.h"
 #include "rcu.h"
 #include "site_table.h"
+#include "trampoline.h"
 #include "link_attach.h"
 
 struct needle_link {
@@ -221,6 +222,13 @@ int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn en
 			err = -EBUSY;
 			goto out;
 		}
+	if (exit && !dispatch_returns_hookable()) {
+		pr_warn("CET shadow stacks are enabled in this process: exit handlers would need to "
+			"hijack returns, which the shadow stack forbids; attach entry handlers only, or run "
+			"the program with GLIBC_TUNABLES=glibc.cpu.x86_shstk=off\n");
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 	for (size_t i = 0; i < cnt; i++) {
 		if (sites[i]->unusable) {
 			pr_warn("%s cannot be traced: its entry could not be prepared (see above)\n",
@@ -354,6 +362,8 @@ out:
 
 int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
 {
+	if (exit && !dispatch_returns_hookable())
+		return -EOPNOTSUPP;
 	int err = consumer_set_ops(link->consumer, entry, exit);
 
 	if (!err)

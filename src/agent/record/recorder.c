@@ -486,6 +486,12 @@ int recorder_start_from_env(void)
 	active = 1;
 	err = link_attach_sites_locked(sites, n, graph ? graph_entry : function_entry, graph ? graph_exit : NULL,
 				       NULL, 0, &rec_link);
+	if (err == -EOPNOTSUPP) {
+		active = 0;
+		return fail(meta_fd, err, "CET shadow stacks are enabled in this process, so function_graph "
+			    "cannot hook returns: record with -t function, or run with "
+			    "GLIBC_TUNABLES=glibc.cpu.x86_shstk=off");
+	}
 	if (err < 0) {
 		active = 0;
 		return fail(meta_fd, err, "cannot patch the program's functions");

@@ -31,5 +31,7 @@ uint64_t needle_unwind_pop(uint64_t sp);
 
 /* Hooks the dispatcher needs from the rest of the agent. */
 void dispatch_init(void);
+/* 0 when return addresses cannot be hijacked (CET shadow stacks). */
+int dispatch_returns_hookable(void);
 
 #endif

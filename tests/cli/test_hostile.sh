@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_hostile - programs that do what well-behaved programs do not, each
+# of which once killed the traced program or garbled its trace: a thread
+# sharing its creator's TLS (raw clone), a raw fork, and a tracer switched
+# while calls are in flight.  Output and exit status must be those of the
+# untraced run; counts and nesting exact.
+. "$(dirname "$0")/lib.sh"
+
+# replay lines of FUNCTION: "tid" per line
+tids_of() { "$NEEDLE" replay -i "$1" | awk -v f="$2" '$0 ~ "[ |] " f "\\(" { match($0, /\[ *[0-9]+\]/); t = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", t); print t }'; }
+
+# --- A: a raw clone without CLONE_SETTLS shares the parent's TLS --------
+P="$PROGS/hostile_clone"
+"$P" >"$T/clone.plain"; plain_rc=$?
+"$NEEDLE" record -o "$T/clone.data" -- "$P" >"$T/clone.out" 2>"$T/clone.err"; rc=$?
+check_eq "clone without SETTLS: exit status as untraced" "$rc" "$plain_rc"
+check "clone without SETTLS: output as untraced" cmp -s "$T/clone.plain" "$T/clone.out"
+check "clone without SETTLS: no fatal message" bash -c "! grep -q fatal '$T/clone.err'"
+check_eq "clone without SETTLS: every parent call traced" "$(calls "$T/clone.data" parent_work)" 100001
+check_eq "clone without SETTLS: the sharing thread runs untraced" "$(calls "$T/clone.data" child_work)" missing
+
+# --- F: a raw fork records the child under its own thread id ------------
+P="$PROGS/hostile_fork"
+"$P" >"$T/fork.plain"; plain_rc=$?
+"$NEEDLE" record -o "$T/fork.data" -- "$P" >"$T/fork.out" 2>"$T/fork.err"; rc=$?
+check_eq "raw fork: exit status as untraced" "$rc" "$plain_rc"
+check "raw fork: output as untraced" cmp -s "$T/fork.plain" "$T/fork.out"
+check_eq "raw fork: child calls" "$(calls "$T/fork.data" in_child)" 300
+check_eq "raw fork: parent calls" "$(calls "$T/fork.data" in_parent)" 200
+check_eq "raw fork: shared function, both processes" "$(calls "$T/fork.data" both)" 301
+child_tids=$(tids_of "$T/fork.data" in_child | sort -u)
+parent_tids=$(tids_of "$T/fork.data" in_parent | sort -u)
+check_eq "raw fork: the child's calls under one thread id" "$(echo "$child_tids" | wc -l)" 1
+check "raw fork: which is not the parent's" test -n "$child_tids" -a "$child_tids" != "$parent_tids"
+check_eq "raw fork: the child's calls nest at depth 0" \
+	"$("$NEEDLE" replay -i "$T/fork.data" --tid "$child_tids" | grep -c '^ *[0-9.]* [um]s \[ *[0-9]*\] | in_child')" 300
+
+# --- D: a tracer switch while a call is in flight ------------------------
+P="$PROGS/switch_tracer"
+touch "$T/plain.go"; "$P" "$T/plain.go" >"$T/sw.plain"
+"$NEEDLE" record --ctl -o "$T/sw.data" -- "$P" "$T/sw.go" >"$T/sw.out" 2>"$T/sw.err" &
+rec=$!
+pid=
+for _ in $(seq 1 200); do
+	pid=$(pgrep -n -f "switch_tracer $T/sw.go" | grep -v "^$rec\$" | head -1)
+	[ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+check_eq "tracer switch: to function while outer() runs" "$("$NEEDLE" ctl "$pid" tracer function)" \
+	"tracing 3 functions with function"
+touch "$T/sw.go"
+wait $rec; rc=$?
+check_eq "tracer switch: exit status" "$rc" 0
+check "tracer switch: output as untraced" cmp -s "$T/sw.plain" "$T/sw.out"
+"$NEEDLE" replay -i "$T/sw.data" >"$T/sw.replay"
+check "tracer switch: outer() entered under function_graph gets its exit" grep -q '} /\* outer \*/' "$T/sw.replay"
+check "tracer switch: nothing left running" bash -c "! grep -q 'still running' '$T/sw.replay'"
+check_eq "tracer switch: leaf calls after the switch at depth 1 of main" \
+	"$(grep -c '^ *@[0-9.]* *\[ *[0-9]*\] |   leaf()\|^ *@[0-9.]* *\[ *[0-9]*\] |     leaf()' "$T/sw.replay")" 15
