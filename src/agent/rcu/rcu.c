@@ -77,9 +77,14 @@ int rcu_synchronize(void)
 	pthread_rwlock_wrlock(&rcu_ablation_lock);
 	pthread_rwlock_unlock(&rcu_ablation_lock);
 #endif
+	/* The bump is a locked RMW (a full barrier on x86): the lists the
+	 * caller unpublished are visible before the new generation. */
 	wa.generation = atomic_fetch_add(&rcu_gp_generation, 1) + 1;
+	/* Pairs with rcu_read_lock's unfenced store (rcu.h). */
 	memory_barrier_all_threads();
+	/* Acquire loads there pair with rcu_read_unlock's store. */
 	thread_state_for_each(wait_for_reader, &wa);
+	/* Nothing the caller frees next may be reordered before the waits. */
 	atomic_thread_fence(memory_order_seq_cst);
 	atomic_fetch_add(&grace_periods, 1);
 	pthread_mutex_unlock(&gp_lock);

@@ -10,6 +10,22 @@
  * both fields, so a signal handler that nests a read section between the
  * reader's load and store restores exactly what it found.
  *
+ * Which barrier pairs with which (x86-64 only; each relies on TSO):
+ *  - lock: the relaxed store of the nested word has no fence after it.
+ *    The writer's membarrier(PRIVATE_EXPEDITED) runs a full barrier on
+ *    every CPU running one of our threads, so after it either the
+ *    writer sees the reader's word, or the reader's later loads of
+ *    consumer lists see what the writer published before the
+ *    membarrier.  This pairs lock with rcu_synchronize()'s membarrier and
+ *    closes the race "reader loads the old list, writer misses the
+ *    reader".
+ *  - unlock: a relaxed store, preceded only by a compiler barrier.  Under
+ *    TSO a store is never made visible before the loads and stores that
+ *    precede it in program order, so it acts as a release store; it pairs
+ *    with wait_for_reader()'s acquire load, and closes the race "writer
+ *    frees a list the reader is still reading".  A weakly ordered port
+ *    needs memory_order_release here.
+ *
  * The dispatch path uses the nesting count as its recursion guard too: a
  * thread whose word is nested is already inside needle (running a
  * handler), and a traced call it makes is not dispatched. */
@@ -70,6 +86,8 @@ static inline int rcu_read_nested(const struct thread_state *ts)
 	return (atomic_load_explicit(&ts->rcu_word, memory_order_relaxed) & RCU_NEST_MASK) != 0;
 }
 
+/* Release by TSO (see the top of this file): pairs with the acquire load
+ * in rcu.c's wait_for_reader. */
 static inline void rcu_read_unlock(struct thread_state *ts, uint64_t saved)
 {
 	RCU_ABLATION_READ_UNLOCK();

@@ -70,6 +70,9 @@ static void chunk_publish(struct thread_state *ts)
 	struct shm_chunk *c = ts->rec_chunk;
 	uint64_t pos;
 
+	/* Release stores here pair with the reader's acquire loads of the
+	 * slot's seq and the chunk's state (cmd_record.c): events, then the
+	 * chunk's header, then the ring slot become visible in that order. */
 	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
 	pos = atomic_fetch_add(&shm->ring_tail, 1);
 	ring[pos % shm->chunk_count].chunk = ts->rec_chunk_idx;
@@ -140,6 +143,9 @@ static inline int event_write(struct thread_state *ts, unsigned type, uint32_t s
 		delta = 0;
 	}
 	*ts->rec_pos++ = ev_make(type, site, delta);
+	/* Release: the event is visible before the fill level that covers
+	 * it, to a reader salvaging the chunk of a dead process (it loads
+	 * used with acquire).  A plain store under x86-TSO. */
 	atomic_store_explicit(&ts->rec_chunk->used,
 			      (uint32_t)((char *)ts->rec_pos - (char *)shm_chunk_events(ts->rec_chunk)),
 			      memory_order_release);
