@@ -38,22 +38,22 @@ static void agent_init(void)
 		err = rcu_init();
 	if (!err)
 		err = core_sync_init();
+	/* When `needle record` asked for a trace and the agent or the
+	 * recorder cannot start, the reason goes to needle record through
+	 * the buffer's metadata, and the program runs on, untraced: a tracer
+	 * that cannot trace must not stop the program.  A recorder failure
+	 * leaves the C API working. */
 	if (!err) {
 		pthread_mutex_lock(&control);
 		err = module_refresh();
 		if (err >= 0) {
-			err = recorder_start_from_env();
-			if (err < 0) {
-				/* `needle record` asked for a trace and cannot get one:
-				 * stop before main rather than run the program untraced.
-				 * The reason is in the buffer's metadata for the reader. */
-				_exit(126);
-			}
+			recorder_start_from_env();
+			err = 0;
 		}
 		pthread_mutex_unlock(&control);
-		if (err > 0)
-			err = 0;
 	}
+	if (err)
+		recorder_report_failure(err);
 	init_error = err;
 }
 

@@ -421,6 +421,8 @@ static void restore_environment(void)
 static int fail(int meta_fd, int err, const char *msg)
 {
 	char line[512];
+
+	restore_environment(); /* the program runs on, and its children too */
 	snprintf(line, sizeof(line), "E %d %s\n", -err, msg);
 	if (meta_fd >= 0)
 		meta_write(meta_fd, line);
@@ -429,6 +431,26 @@ static int fail(int meta_fd, int err, const char *msg)
 		atomic_store(&shm->agent_state, AGENT_FAILED);
 	}
 	return err;
+}
+
+void recorder_report_failure(int err)
+{
+	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
+	const char *meta_env = getenv("NEEDLE_META_FD");
+	struct shm_header probe;
+
+	if (!buf_env || !meta_env)
+		return;
+	int buf_fd = atoi(buf_env), meta_fd = atoi(meta_env);
+	if (pread(buf_fd, &probe, sizeof(probe), 0) == (ssize_t)sizeof(probe) && probe.magic == SHM_MAGIC) {
+		void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
+		if (map != MAP_FAILED)
+			shm = map; /* only the header: for fail() to set the state */
+	}
+	close(buf_fd);
+	fail(meta_fd, err, err == -ENOMEM ? "libneedle could not start: out of memory"
+					  : "libneedle could not start in this process");
+	close(meta_fd);
 }
 
 int recorder_start_from_env(void)

@@ -11,6 +11,8 @@
  * nothing to record, 1 when recording, negative errno on failure (also
  * reported to the reader through the buffer header). */
 int recorder_start_from_env(void);
+/* The agent could not start: tell `needle record` why (if it asked). */
+void recorder_report_failure(int err);
 
 /* A change asked for through the control socket (control.c). */
 struct recorder_config {
