@@ -107,3 +107,14 @@ $(TEST_BUILD)/test_dispatch_stress_asan: tests/patch/test_dispatch_stress.c $(TE
 	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
 
 TESTS += $(TEST_BUILD)/test_dispatch_stress_asan
+
+# Fault injection (tests/cli/test_faults.sh): a preloaded shim fails the Nth
+# allocation, mmap or mprotect made by libneedle's code.
+$(TEST_BUILD)/fault/fault_shim.so: tests/fault/fault_shim.c
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
+$(TEST_BUILD)/fault/fault_api: tests/fault/fault_api.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/fault/fault_shim.so $(TEST_BUILD)/fault/fault_api

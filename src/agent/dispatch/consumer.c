@@ -71,6 +71,11 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	return c;
 }
 
+int consumer_table_full(void)
+{
+	return !free_cnt && used_cnt >= CONSUMER_MAX;
+}
+
 void consumer_retire(struct consumer *c)
 {
 	atomic_fetch_add(&c->generation, 1);

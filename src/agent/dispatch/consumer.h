@@ -63,6 +63,9 @@ static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
 }
 
 struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data);
+/* 1 when every slot is taken (consumer_create's NULL is then -ENOSPC,
+ * otherwise -ENOMEM). */
+int consumer_table_full(void);
 /* Give c new handlers, as one store; -ENOSPC when the ops table is full. */
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit);
 /* Stop the consumer's pending exits: frames hijacked for it now skip it. */

@@ -250,8 +250,12 @@ int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn en
 		goto out;
 	}
 	if (!(c = consumer_create(entry, exit, user_data))) {
-		pr_warn("too many links (at most %d)\n", CONSUMER_MAX);
-		err = -ENOSPC;
+		if (consumer_table_full()) {
+			pr_warn("too many links (at most %d)\n", CONSUMER_MAX);
+			err = -ENOSPC;
+		} else {
+			err = -ENOMEM;
+		}
 		goto out;
 	}
 	if ((err = publish(sites, cnt, c, 1, olds, ops, &op_cnt)))

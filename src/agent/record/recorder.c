@@ -521,8 +521,10 @@ int recorder_start_from_env(void)
 			    "GLIBC_TUNABLES=glibc.cpu.x86_shstk=off");
 	}
 	if (err < 0) {
+		char why[160];
 		active = 0;
-		return fail(meta_fd, err, "cannot patch the program's functions");
+		snprintf(why, sizeof(why), "cannot patch the program's functions: %s", strerror(-err));
+		return fail(meta_fd, err, why);
 	}
 	char line[64];
 	snprintf(line, sizeof(line), "T %d\n", err);

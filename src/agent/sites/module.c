@@ -178,9 +178,8 @@ int module_refresh(void)
 			/* Its sites keep bytes that a CALL cannot safely replace. */
 			for (size_t j = 0; j < disc[i].site_cnt; j++)
 				disc[i].sites[j]->unusable = disc[i].sites[j]->form != NEEDLE_FORM_NOP5;
-			pr_warn("%s: cannot prepare its functions for tracing (%d)\n",
+			pr_warn("%s: cannot prepare its functions for tracing (%d); they stay untraced\n",
 				disc[i].site_cnt ? disc[i].sites[0]->module->path : "object", nerr);
-			err = err ? err : nerr;
 		}
 	}
 	if (!err)
