@@ -191,6 +191,7 @@ struct needle_stats {
 	uint64_t recursion_skips; /* traced calls made by handlers, not dispatched */
 	uint64_t shadow_overflows; /* exits not hooked: the shadow stack was full */
 	uint64_t threads_refused;  /* threads running untraced: the state pool was full */
+	uint64_t threads_shared_tls; /* threads running untraced: they shared another's TLS (raw clone) */
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 

@@ -111,6 +111,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	out.recursion_skips = sum.recursion_skips;
 	out.shadow_overflows = sum.shadow_overflows;
 	out.threads_refused = thread_state_refused();
+	out.threads_shared_tls = thread_state_shared_tls();
 	agent_unlock();
 	memcpy(stats, &out, stats->sz < sizeof(out) ? stats->sz : sizeof(out));
 	return 0;
