@@ -118,3 +118,14 @@ $(TEST_BUILD)/fault/fault_api: tests/fault/fault_api.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/fault/fault_shim.so $(TEST_BUILD)/fault/fault_api
+
+# dlclose of traced objects (test_dlclose).
+$(TEST_BUILD)/libdl_lib.so: tests/patch/dl_lib.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fPIC -shared $< -o $@
+$(TEST_BUILD)/libdl_lib_b.so: tests/patch/dl_lib.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -DDL_PAD -fPIC -shared $< -o $@
+$(TEST_BUILD)/test_dlclose: tests/patch/test_dlclose.c $(TEST_BUILD)/libdl_lib.so $(TEST_BUILD)/libdl_lib_b.so $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) $(PFE) -DDL_LIB='"$(abspath $(TEST_BUILD))/libdl_lib.so"' \
+		-DDL_LIB_B='"$(abspath $(TEST_BUILD))/libdl_lib_b.so"' $< -o $@ $(TEST_LINK)
+
+TESTS += $(TEST_BUILD)/test_dlclose

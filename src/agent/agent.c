@@ -14,6 +14,7 @@
 #include "interpose.h"
 #include "log.h"
 #include "module.h"
+#include "needle.h"
 #include "rcu.h"
 #include "sigmask_watch.h"
 #include "recorder.h"
@@ -60,6 +61,34 @@ static void agent_init(void)
 __attribute__((constructor)) static void agent_load(void)
 {
 	pthread_once(&once, agent_init);
+}
+
+/* An object unloaded by dlclose takes its sites with it.  The real dlclose
+ * runs under the control mutex, so that no patch batch writes into the
+ * object while it is unmapped; then its sites leave the indexes
+ * (module_forget_unloaded).  Lock order: control mutex, then the loader's
+ * lock, as in discovery.  A destructor that calls dlclose runs inside the
+ * outer call, which holds the mutex already. */
+static __thread int in_dlclose;
+
+NEEDLE_API int dlclose(void *handle)
+{
+	int (*real)(void *) = interpose_next(IP_DLCLOSE);
+
+	pthread_once(&once, agent_init);
+	if (init_error || in_dlclose)
+		return real(handle);
+	pthread_mutex_lock(&control);
+	in_dlclose = 1;
+	int r = real(handle);
+	in_dlclose = 0;
+	int saved = errno;
+	int gone = module_forget_unloaded();
+	if (gone < 0)
+		pr_warn("cannot forget the sites of an unloaded object (%d)\n", gone);
+	pthread_mutex_unlock(&control);
+	errno = saved;
+	return r;
 }
 
 int agent_lock(void)

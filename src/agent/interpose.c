@@ -18,6 +18,7 @@ static const char *const interposed_names[IP_COUNT] = {
 	[IP_PTHREAD_EXIT] = "pthread_exit",
 	[IP_BACKTRACE] = "backtrace",
 	[IP_SIGALTSTACK] = "sigaltstack",
+	[IP_DLCLOSE] = "dlclose",
 };
 
 void *interpose_resolve(enum interposed which)

@@ -25,6 +25,7 @@ enum interposed {
 	IP_PTHREAD_EXIT,
 	IP_BACKTRACE,
 	IP_SIGALTSTACK,
+	IP_DLCLOSE,
 	IP_COUNT
 };
 

@@ -66,7 +66,7 @@ static int resolve_pattern(struct site_set *set, const char *pattern)
 	} else {
 		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
 			struct site *s = site_table_get(id);
-			if (!fnmatch(pattern, s->func.name, 0)) {
+			if (!s->gone && !fnmatch(pattern, s->func.name, 0)) {
 				set_add(set, s);
 				matched++;
 			}
@@ -170,6 +170,8 @@ static int publish(struct site **sites, size_t n, struct consumer *c, int adding
 		}
 		olds[i] = old;
 		atomic_store_explicit(&s->consumers, new, memory_order_release);
+		if (s->gone)
+			continue; /* its object was unloaded: its bytes are not ours */
 		if (adding && !old)
 			op_for(&ops[(*op_cnt)++], s, 1);
 		else if (!adding && !new && s->enabled)
@@ -324,7 +326,7 @@ int link_update_sites_locked(struct needle_link *link, struct site **sites, size
 			struct site *s = adding ? sites[i] : link->sites[i];
 			if (adding ? was[s->func.site_id] : now[s->func.site_id])
 				continue;
-			if (s->unusable || !s->stub)
+			if (s->unusable || s->gone || !s->stub)
 				continue;
 			struct consumer_list *old = atomic_load(&s->consumers), *new;
 			int lerr = 0;

@@ -337,7 +337,7 @@ static struct site **select_sites(const char *filter, const char *notrace, size_
 		return NULL;
 	for (uint32_t id = 0; id < total; id++) {
 		struct site *s = site_table_get(id);
-		if (s->unusable || !s->stub)
+		if (s->unusable || s->gone || !s->stub)
 			continue;
 		if (filter && *filter && !glob_list_match(filter, s->func.name))
 			continue;

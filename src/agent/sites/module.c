@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -113,6 +114,64 @@ static int normalize(struct discovery *d)
 	if (!err && d->nops_cnt)
 		err = patch_rewrite_stopped(d->nops_ops, d->nops_cnt);
 	return err;
+}
+
+struct loaded_list {
+	struct module *m;
+	int found;
+};
+
+static int still_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct loaded_list *l = arg;
+	(void)size;
+	if (info->dlpi_addr != l->m->bias || (*info->dlpi_name && strcmp(info->dlpi_name, l->m->path)))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && lo == l->m->exec[0].lo) {
+			l->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Modules forgotten stay allocated: sites keep pointing at them. */
+static struct module *forgotten;
+
+int module_forget_unloaded(void)
+{
+	int gone = 0;
+
+	for (struct module **p = &modules; *p;) {
+		struct module *m = *p;
+		struct loaded_list l = { m, 0 };
+		dl_iterate_phdr(still_loaded, &l);
+		if (l.found) {
+			p = &m->next;
+			continue;
+		}
+		for (uint32_t i = 0; i < m->site_cnt; i++) {
+			struct site *s = site_table_get(m->first_site + i);
+			s->gone = 1;
+			s->enabled = 0;
+			atomic_store(&s->want_call, 0);
+		}
+		stub_area_release(&m->stubs);
+		m->stubs.at = NULL;
+		*p = m->next;
+		m->next = forgotten;
+		forgotten = m;
+		gone++;
+	}
+	if (gone) {
+		int err = site_table_reindex();
+		if (err)
+			return err;
+	}
+	return gone;
 }
 
 /* Invariant on return, success or not: every site in the table is in the

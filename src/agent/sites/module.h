@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "stub_area.h"
+
 #define MODULE_MAX_EXEC 4
 
 struct module_span {
@@ -20,6 +22,7 @@ struct module {
 	int exec_cnt;
 	char *strings;        /* symbol names of this module's sites */
 	uint32_t first_site, site_cnt;
+	struct stub_span stubs;
 	struct module *next;
 };
 
@@ -33,5 +36,12 @@ int module_refresh(void);
 const struct module_span *module_exec_span(uint64_t addr);
 
 struct module *module_list(void);
+
+/* Forget objects that are no longer loaded (after dlclose): their sites
+ * are marked gone and leave the indexes, so that an object loaded at the
+ * same addresses is discovered afresh.  Returns how many were forgotten,
+ * or a negative errno (then the old indexes stay).  Caller holds the
+ * control mutex. */
+int module_forget_unloaded(void);
 
 #endif

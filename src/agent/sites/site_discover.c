@@ -262,7 +262,8 @@ int site_discover(struct module *m, struct discovery *d)
 	if (!err && d->site_cnt) {
 		m->strings = img.strings; /* the sites' names live on */
 		img.strings = NULL;
-		err = stub_area_create(d->sites, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi);
+		err = stub_area_create(d->sites, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
+				       &m->stubs);
 		if (err)
 			pr_warn("%s: no memory for trampoline stubs within 2 GiB of its code (%d)\n",
 				m->path, err);

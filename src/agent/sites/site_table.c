@@ -79,10 +79,14 @@ static struct site_index *index_build(int (*cmp)(const void *, const void *))
 
 	if (!idx)
 		return NULL;
-	idx->cnt = n;
-	for (uint32_t i = 0; i < n; i++)
-		idx->sites[i] = site_table_get(i);
-	qsort(idx->sites, n, sizeof(idx->sites[0]), cmp);
+	idx->cnt = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct site *s = site_table_get(i);
+		/* An unloaded object's addresses may be reused by the next one. */
+		if (!s->gone)
+			idx->sites[idx->cnt++] = s;
+	}
+	qsort(idx->sites, idx->cnt, sizeof(idx->sites[0]), cmp);
 	return idx;
 }
 

@@ -27,6 +27,7 @@ struct site {
 	uint8_t off_bytes[5];
 	uint8_t enabled;    /* the patcher's view: bytes are CALL (1) or NOP (0) */
 	uint8_t unusable;   /* its bytes could not be normalized: never patched */
+	uint8_t gone;       /* its object was unloaded (dlclose): in no index, never patched */
 	_Atomic uint8_t want_call; /* what a thread trapped on this site's int3 emulates */
 };
 

@@ -1,10 +1,22 @@
-/* stub_area.c - allocates stub memory near an object's code and writes the
- * stubs (see stub_area.h).  An area starts with a copy of the entry
+/* stub_area.c - stub memory near an object's code (see stub_area.h).
+ *
+ * Stubs live in arenas of 4 MiB reserved PROT_NONE within rel32 reach of
+ * the code they serve.  An arena starts with a copy of the entry
  * trampoline, so that each stub reaches it with a direct jmp rel32 rather
  * than an indirect jump through a memory slot (a load and a branch-target
- * entry per call).  Stub memory is never freed: a thread may be
- * preempted inside a stub at any time, and objects are rarely unloaded. */
+ * entry per call); objects get whole pages after it.  Many objects share
+ * an arena: mapping one area per object at 16 MiB steps ran out of room
+ * within 2 GiB after about 128 dlopen/dlclose cycles.
+ *
+ * Invariants: a page of an arena is PROT_NONE (free), or read-execute and
+ * holding the stubs of exactly one live object, or the trampoline header.
+ * Pages are made writable only while nothing points at them: stubs are
+ * written on fresh or freed pages, then sealed read-execute, and only then
+ * do sites point at them.  No page that a thread may execute is ever
+ * mprotected.  The pages of an unloaded object go back to the arena: its
+ * sites' bytes went with the object, so no CALL can reach them any more. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -13,15 +25,33 @@
 #include "trampoline.h"
 
 #define STUB_SIZE 16
+#define PAGE 4096u
 #define REACH ((uint64_t)1 << 31)
 #define STEP ((uint64_t)1 << 24)
+#define ARENA_SIZE ((size_t)4 << 20)
+
+struct free_run {
+	uint8_t *at;
+	size_t size;
+	struct free_run *next;
+};
+
+struct arena {
+	uint8_t *base;
+	size_t header;  /* bytes of the trampoline copy, page rounded */
+	size_t used;    /* bump offset: pages below it are taken or on free */
+	struct free_run *free;
+	struct arena *next;
+};
+
+static struct arena *arenas;
 
 static int in_reach(uint64_t at, size_t size, uint64_t lo, uint64_t hi)
 {
 	/* Every site in [lo, hi) must reach every byte of [at, at+size). */
 	uint64_t end = at + size;
 	uint64_t far = end > hi ? end - lo : hi - at;
-	return far < REACH - 4096;
+	return far < REACH - PAGE;
 }
 
 static void *map_near(size_t size, uint64_t lo, uint64_t hi)
@@ -36,8 +66,8 @@ static void *map_near(size_t size, uint64_t lo, uint64_t hi)
 				break;
 			if (!in_reach(at, size, lo, hi))
 				break;
-			void *p = mmap((void *)at, size, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+			void *p = mmap((void *)at, size, PROT_NONE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
 			if ((uint64_t)p == at)
@@ -48,40 +78,130 @@ static void *map_near(size_t size, uint64_t lo, uint64_t hi)
 	return NULL;
 }
 
-int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi)
+static size_t trampoline_len(void)
 {
-	size_t tramp_len = (size_t)(needle_entry_trampoline_end - (const char *)needle_entry_trampoline);
-	size_t header = (tramp_len + 63) & ~(size_t)63;
-	size_t size = (header + cnt * STUB_SIZE + 4095) & ~(size_t)4095;
-	uint8_t *area = map_near(size, lo, hi);
+	return (size_t)(needle_entry_trampoline_end - (const char *)needle_entry_trampoline);
+}
 
-	if (!area)
-		return -ENOMEM;
+static struct arena *arena_create(uint64_t lo, uint64_t hi)
+{
+	struct arena *a = calloc(1, sizeof(*a));
+	size_t len = trampoline_len();
+
+	if (!a)
+		return NULL;
+	a->header = (len + PAGE - 1) & ~(size_t)(PAGE - 1);
+	a->base = map_near(ARENA_SIZE, lo, hi);
+	if (!a->base) {
+		free(a);
+		return NULL;
+	}
+	if (mprotect(a->base, a->header, PROT_READ | PROT_WRITE))
+		goto fail;
 	uint64_t dispatch = (uint64_t)needle_dispatch_entry;
-	memcpy(area, (const void *)needle_entry_trampoline, tramp_len);
-	memcpy(area + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch,
+	memcpy(a->base, (const void *)needle_entry_trampoline, len);
+	memcpy(a->base + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch,
 	       sizeof(dispatch));
+	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
+		goto fail;
+	a->used = a->header;
+	a->next = arenas;
+	arenas = a;
+	return a;
+fail:
+	munmap(a->base, ARENA_SIZE);
+	free(a);
+	return NULL;
+}
+
+/* size bytes of free pages in a, reachable from [lo, hi), or NULL. */
+static uint8_t *arena_take(struct arena *a, size_t size, uint64_t lo, uint64_t hi)
+{
+	for (struct free_run **p = &a->free; *p; p = &(*p)->next) {
+		struct free_run *r = *p;
+		if (r->size < size || !in_reach((uint64_t)r->at, size, lo, hi))
+			continue;
+		uint8_t *at = r->at;
+		r->at += size;
+		r->size -= size;
+		if (!r->size) {
+			*p = r->next;
+			free(r);
+		}
+		return at;
+	}
+	if (ARENA_SIZE - a->used < size || !in_reach((uint64_t)(a->base + a->used), size, lo, hi))
+		return NULL;
+	uint8_t *at = a->base + a->used;
+	a->used += size;
+	return at;
+}
+
+static void arena_give_back(uint8_t *at, size_t size)
+{
+	for (struct arena *a = arenas; a; a = a->next) {
+		if (at < a->base || at >= a->base + ARENA_SIZE)
+			continue;
+		struct free_run *r = malloc(sizeof(*r));
+		mprotect(at, size, PROT_NONE);
+		if (!r)
+			return; /* the pages stay unused */
+		r->at = at;
+		r->size = size;
+		r->next = a->free;
+		a->free = r;
+		return;
+	}
+}
+
+int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi, struct stub_span *out)
+{
+	size_t size = (cnt * STUB_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
+	struct arena *a;
+	uint8_t *area = NULL;
+
+	if (size > ARENA_SIZE / 2)
+		return -E2BIG;
+	for (a = arenas; a && !area; a = area ? a : a->next)
+		area = arena_take(a, size, lo, hi);
+	if (!area) {
+		if (!(a = arena_create(lo, hi)) || !(area = arena_take(a, size, lo, hi)))
+			return -ENOMEM;
+	}
+	if (mprotect(area, size, PROT_READ | PROT_WRITE)) {
+		int err = -errno;
+		arena_give_back(area, size);
+		return err;
+	}
 	for (size_t i = 0; i < cnt; i++) {
-		uint8_t *stub = area + header + i * STUB_SIZE;
+		uint8_t *stub = area + i * STUB_SIZE;
 		uint64_t site = (uint64_t)sites[i];
 		/* movabs $site, %r11 */
 		stub[0] = 0x49;
 		stub[1] = 0xbb;
 		memcpy(stub + 2, &site, 8);
-		/* jmp trampoline copy */
-		int32_t rel = (int32_t)((int64_t)(uint64_t)area - (int64_t)(uint64_t)(stub + 15));
+		/* jmp to the arena's trampoline copy */
+		int32_t rel = (int32_t)((int64_t)(uint64_t)a->base - (int64_t)(uint64_t)(stub + 15));
 		stub[10] = 0xe9;
 		memcpy(stub + 11, &rel, 4);
 		stub[15] = 0xcc; /* never reached */
 	}
 	if (mprotect(area, size, PROT_READ | PROT_EXEC)) {
 		int err = -errno;
-		munmap(area, size);
+		arena_give_back(area, size);
 		return err;
 	}
-	/* Only now, with the area executable for good: a site never points
-	 * at a stub that could be unmapped or is not executable. */
+	/* Only now, with the pages executable for good: a site never points
+	 * at a stub that could be given back or is not executable. */
 	for (size_t i = 0; i < cnt; i++)
-		sites[i]->stub = (uint64_t)(area + header + i * STUB_SIZE);
+		sites[i]->stub = (uint64_t)(area + i * STUB_SIZE);
+	out->at = area;
+	out->size = size;
 	return 0;
+}
+
+void stub_area_release(const struct stub_span *span)
+{
+	if (span->at)
+		arena_give_back(span->at, span->size);
 }
