@@ -102,7 +102,11 @@ struct shm_header {
 	int32_t agent_error;
 	_Atomic uint32_t thread_serial; /* last serial handed to a thread */
 	uint32_t pad0;
-	uint64_t pad1[7];
+	/* Threads that ran untraced, each counted once: the thread-state pool
+	 * was full, or the thread shared another's TLS (raw clone). */
+	_Atomic uint64_t threads_refused;
+	_Atomic uint64_t threads_shared_tls;
+	uint64_t pad1[5];
 
 	/* Reader side, on its own cache lines. */
 	_Atomic uint64_t ring_head __attribute__((aligned(64)));

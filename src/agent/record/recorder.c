@@ -482,6 +482,7 @@ int recorder_start_from_env(void)
 		return fail(meta_fd, -errno, "cannot map the trace buffer");
 	shm = map;
 	ring = shm_ring(shm);
+	thread_state_mirror_counters(&shm->threads_refused, &shm->threads_shared_tls);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
 	if (depth && atoi(depth) > 0)

@@ -67,6 +67,21 @@ volatile uint64_t *thread_state_fork_word = (volatile uint64_t *)&fork_word_fall
 #define SHARED_TLS_SLOTS 256
 static _Atomic uint32_t shared_tls_tids[SHARED_TLS_SLOTS];
 static _Atomic uint64_t shared_tls_threads;
+static _Atomic(_Atomic uint64_t *) mirror_refused, mirror_shared_tls;
+
+void thread_state_mirror_counters(_Atomic uint64_t *refused, _Atomic uint64_t *shared_tls)
+{
+	atomic_store(&mirror_refused, refused);
+	atomic_store(&mirror_shared_tls, shared_tls);
+}
+
+static void count_into(_Atomic uint64_t *counter, _Atomic(_Atomic uint64_t *) *mirror)
+{
+	_Atomic uint64_t *m = atomic_load(mirror);
+	atomic_fetch_add(counter, 1);
+	if (m)
+		atomic_fetch_add(m, 1);
+}
 
 static void note_shared_tls(uint32_t tid)
 {
@@ -79,14 +94,14 @@ static void note_shared_tls(uint32_t tid)
 		if (!cur) {
 			uint32_t expect = 0;
 			if (atomic_compare_exchange_strong(&shared_tls_tids[h], &expect, tid)) {
-				atomic_fetch_add(&shared_tls_threads, 1);
+				count_into(&shared_tls_threads, &mirror_shared_tls);
 				return;
 			}
 			if (expect == tid)
 				return;
 		}
 	}
-	atomic_fetch_add(&shared_tls_threads, 1);
+	count_into(&shared_tls_threads, &mirror_shared_tls);
 }
 
 static inline uint64_t window_of(uint64_t sp)
@@ -218,7 +233,7 @@ struct thread_state *thread_state_acquire(void)
 	if (!(ts = free_pop())) {
 		int64_t idx = take_index();
 		if (idx < 0) {
-			atomic_fetch_add(&threads_refused, 1);
+			count_into(&threads_refused, &mirror_refused);
 			needle_thread = THREAD_STATE_REFUSED;
 			return NULL;
 		}

@@ -132,6 +132,10 @@ extern void (*thread_state_fork_hook)(struct thread_state *ts);
 /* Call fn for every state ever handed out (free ones included). */
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg);
 
+/* Also count refused and TLS-sharing threads into these (the trace
+ * buffer's header), so that a reader outside the process sees them. */
+void thread_state_mirror_counters(_Atomic uint64_t *refused, _Atomic uint64_t *shared_tls);
+
 /* Threads that found the pool full and run untraced. */
 uint64_t thread_state_refused(void);
 /* Threads that shared another thread's TLS and ran untraced. */
