@@ -57,3 +57,24 @@ check "tracer switch: outer() entered under function_graph gets its exit" grep -
 check "tracer switch: nothing left running" bash -c "! grep -q 'still running' '$T/sw.replay'"
 check_eq "tracer switch: leaf calls after the switch at depth 1 of main" \
 	"$(grep -c '^ *@[0-9.]* *\[ *[0-9]*\] |   leaf()\|^ *@[0-9.]* *\[ *[0-9]*\] |     leaf()' "$T/sw.replay")" 15
+
+# --- A: a thread that blocks SIGTRAP with a raw system call ---------------
+P="$PROGS/raw_sigmask"
+touch "$T/plainmask.go"; "$P" "$T/plainmask.go" >"$T/mask.plain"
+"$NEEDLE" record --ctl -F masked_work -o "$T/mask.data" -- "$P" "$T/mask.go" >"$T/mask.out" 2>"$T/mask.err" &
+rec=$!
+pid=
+for _ in $(seq 1 200); do
+	pid=$(pgrep -n -f "raw_sigmask $T/mask.go" | grep -v "^$rec\$" | head -1)
+	[ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1 && break
+	sleep 0.05
+done
+ok=0
+for f in other_work masked_work 'masked_work other_work' masked_work; do
+	"$NEEDLE" ctl "$pid" filter $f >/dev/null 2>&1 && ok=$((ok + 1))
+done
+check_eq "raw SIGTRAP mask: four live filter changes applied" "$ok" 4
+touch "$T/mask.go"
+wait $rec; rc=$?
+check_eq "raw SIGTRAP mask: the program was not killed" "$rc" 0
+check "raw SIGTRAP mask: output as untraced" cmp -s "$T/mask.plain" "$T/mask.out"
