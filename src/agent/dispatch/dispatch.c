@@ -134,8 +134,6 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	struct site *site = (struct site *)ctx->func;
 	uint64_t sp = (uint64_t)(ret_slot + 1);
 
-	if (thread_state_forked())
-		thread_state_after_fork();
 	if (__builtin_expect(!thread_state_valid(ts), 0)) {
 		if (!ts)
 			dispatch_no_state(ctx, ret_slot);
@@ -249,8 +247,6 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 {
 	struct thread_state *ts = needle_thread;
 
-	if (thread_state_forked())
-		thread_state_after_fork();
 	if (!thread_state_valid(ts))
 		shadow_stack_lost(sp);
 	/* Read section (and so recursion guard) first: a signal handler's

@@ -69,6 +69,8 @@ int rcu_synchronize(void)
 	struct thread_state *self = needle_thread;
 	struct wait_arg wa;
 
+	if (thread_state_forked())
+		thread_state_after_fork();
 	if (thread_state_valid(self) && (atomic_load(&self->rcu_word) & RCU_NEST_MASK))
 		return -EDEADLK;
 	pthread_mutex_lock(&gp_lock);

@@ -132,6 +132,9 @@ static __attribute__((noinline)) void event_lost(struct thread_state *ts)
 
 static inline int event_write(struct thread_state *ts, unsigned type, uint32_t site)
 {
+	/* A raw fork's child must not write into its parent's chunk. */
+	if (thread_state_forked())
+		thread_state_after_fork();
 	uint64_t now = clock_now();
 	uint64_t delta = now - ts->rec_base;
 

@@ -137,6 +137,8 @@ int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp)
 	 * alternate stack, a coroutine, a deep recursion, or another thread
 	 * sharing this TLS.  One system call settles it; the window is
 	 * remembered, so a thread pays it once per 256 KiB of stack. */
+	if (thread_state_forked())
+		thread_state_after_fork();
 	uint32_t tid = (uint32_t)gettid();
 	if (tid != ts->tid) {
 		note_shared_tls(tid);
@@ -222,6 +224,8 @@ struct thread_state *thread_state_acquire(void)
 
 	if (needle_thread || !states)
 		return NULL;
+	if (thread_state_forked())
+		thread_state_after_fork();
 	/* The one system call of a thread's first traced call: the tid that
 	 * the state's stack windows are later checked against.  A thread
 	 * whose tid is not the one its TLS belongs to shares that TLS. */

@@ -103,9 +103,12 @@ static inline int thread_state_owns_stack(struct thread_state *ts, uint64_t sp)
 struct thread_state *thread_state_self(void);
 
 /* Raw forks (clone or clone3 without the C library) run no pthread_atfork
- * handlers.  A word in a MADV_WIPEONFORK page reads 0 in such a child:
- * dispatch checks it on every entry and exit, a load of a line that
- * is written once per process. */
+ * handlers.  A word in a MADV_WIPEONFORK page reads 0 in such a child.
+ * It is checked where a stale copy of the parent's state would do harm,
+ * not on every traced call: before the recorder writes an event (the
+ * parent's chunk is shared memory), before a grace period (other
+ * threads' RCU words are stale), and before a stack check concludes that
+ * a thread is not the owner (the tid changed). */
 extern volatile uint64_t *thread_state_fork_word __attribute__((visibility("hidden")));
 
 static inline int thread_state_forked(void)
