@@ -78,3 +78,12 @@ touch "$T/mask.go"
 wait $rec; rc=$?
 check_eq "raw SIGTRAP mask: the program was not killed" "$rc" 0
 check "raw SIGTRAP mask: output as untraced" cmp -s "$T/mask.plain" "$T/mask.out"
+
+# --- H: a stripped binary's functions are told apart by offset ----------
+cp "$PROGS/threads" "$T/threads-stripped"
+strip "$T/threads-stripped"
+off=0x$(nm "$PROGS/threads" | awk '$3 == "work" { print $1 }' | sed 's/^0*//')
+"$NEEDLE" record -o "$T/strip.data" -- "$T/threads-stripped" 2 50 >/dev/null 2>&1
+check_eq "stripped binary: work() named by its offset, with its calls" \
+	"$(calls "$T/strip.data" "func_$off@threads-stripped")" 100
+check_eq "stripped binary: no function shown as ?" "$("$NEEDLE" replay -i "$T/strip.data" | grep -c '| *? *(')" 0

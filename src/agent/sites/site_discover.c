@@ -10,6 +10,7 @@
  * where the loader has already relocated them. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,20 @@ static struct patch_op *op_add(struct patch_op **ops, size_t *cnt, struct site *
 	return op;
 }
 
+/* A function no symbol names (a stripped object): func_0xOFFSET@object,
+ * the offset from the object's load address, so that functions can be
+ * told apart and found again with a disassembler.  Lives as long as the
+ * site. */
+static const char *unnamed(const struct module *m, uint64_t ip)
+{
+	const char *base = strrchr(m->path, '/');
+	char *name = NULL;
+
+	if (asprintf(&name, "func_0x%llx@%s", (unsigned long long)(ip - m->bias), base ? base + 1 : m->path) < 0)
+		return "?";
+	return name;
+}
+
 static int make_site(struct module *m, const struct elf_image *img, uint64_t addr, int form,
 		     uint8_t load_len, struct discovery *d)
 {
@@ -189,7 +204,7 @@ static int make_site(struct module *m, const struct elf_image *img, uint64_t add
 	memset(&proto, 0, sizeof(proto));
 	proto.func.site_addr = addr;
 	proto.func.ip = f ? f->addr : addr;
-	proto.func.name = f ? f->name : "?";
+	proto.func.name = f ? f->name : unnamed(m, addr);
 	proto.module = m;
 	proto.form = (uint8_t)form;
 	proto.load_len = load_len;
