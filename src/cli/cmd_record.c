@@ -6,10 +6,11 @@
  *  - Everything that can be refused is refused before the program starts:
  *    options, a program that cannot be found, a trace file that cannot or
  *    must not be written (record_output.c).  Once started, the program
- *    always runs to its end, and needle record exits with its status
- *    (128+N for signal N), traced or not; the one exceptions are filters
- *    that match nothing (bad input, exit 1) and a trace file that could
- *    not be written in full (exit 1, after keeping what fit).
+ *    runs to its end, and needle record exits with its status (128+N for
+ *    signal N), traced or not, with two exceptions, each said in one line:
+ *    the agent stopped the program before main (no patchable entry,
+ *    filters that match nothing: exit 1), and a trace file that could not
+ *    be written in full (exit 1, after keeping what fit).
  *  - The trace file is replaced only when the agent reports that it
  *    records; then the modules, the sites and a first clock go in before
  *    any chunk.  If the program dies (SIGKILL, SIGSEGV), every event it
@@ -207,7 +208,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	return optind;
 }
 
-
 static void write_clock(struct recording *r, uint64_t raw1, uint64_t ns1)
 {
 	struct sec_clock clock = { .source = TRACE_CLOCK_TSC, .raw0 = r->raw0, .ns0 = r->ns0, .raw1 = raw1, .ns1 = ns1 };
@@ -294,11 +294,10 @@ static void follow_descendants(struct recording *r)
 {
 	struct stat st;
 	struct sigaction sa;
+	siginfo_t si;
 	pid_t pids[8];
 	char list[160];
 	size_t n;
-
-	siginfo_t si;
 
 	/* Every live descendant has a live parent among them, or is ours by
 	 * now: with no child at all, there is nothing to look for. */

@@ -178,7 +178,8 @@ void record_out_commit(struct recording *r)
 		out->mark_cnt++;
 }
 
-/* Put the write position at a mark, with nothing after it in the file. */
+/* Put the write position at a mark, with nothing after it in the file
+ * (a regular file: the only kind that can be cut). */
 static int cut_to(struct recording *r, uint64_t end)
 {
 	struct record_out *out = &r->out;
@@ -186,9 +187,9 @@ static int cut_to(struct recording *r, uint64_t end)
 	__fpurge(out->f);
 	clearerr(out->f);
 	r->w.err = 0;
-	if (out->regular && ftruncate(out->fd, (off_t)end))
+	if (ftruncate(out->fd, (off_t)end))
 		return -1;
-	return out->regular ? fseeko(out->f, (off_t)end, SEEK_SET) : 0;
+	return fseeko(out->f, (off_t)end, SEEK_SET);
 }
 
 int record_out_finish(struct recording *r, int (*tail)(struct recording *, const struct out_mark *, int minimal),
@@ -202,9 +203,12 @@ int record_out_finish(struct recording *r, int (*tail)(struct recording *, const
 	if (!out->regular) {
 		/* A pipe or a device (-f): what was written stays written. */
 		*kept = out->mark_cnt ? out->marks[(out->mark_next + OUT_MARKS - 1) % OUT_MARKS] : out->base;
-		if (first_err || tail(r, kept, 0) || flush_out(r))
+		if (first_err)
 			return -1;
-		return 0;
+		int err = tail(r, kept, 0) ? r->w.err : flush_out(r);
+		if (err)
+			out->err = err;
+		return err ? -1 : 0;
 	}
 	/* Newest mark first: with no error that is where the file ends. */
 	for (unsigned i = 0; i <= out->mark_cnt; i++) {
@@ -214,7 +218,7 @@ int record_out_finish(struct recording *r, int (*tail)(struct recording *, const
 			if ((i || minimal || first_err) && cut_to(r, m->end))
 				continue;
 			int err = tail(r, m, minimal) ? r->w.err : flush_out(r);
-			if (!err && out->regular && fsync(out->fd))
+			if (!err && fsync(out->fd))
 				err = errno;
 			if (!err) {
 				*kept = *m;

@@ -50,8 +50,10 @@ rec=$!
 exec 3>"$T/in"
 check "killed recording: the program ran" wait_for grep -q '^ready' "$T/k.out"
 check "killed recording: chunks reached the file while the program ran" wait_for has_chunks "$T/k.data"
+exec 4>&2 2>/dev/null # the shell's "Killed" notice
 kill -KILL $rec
-{ wait $rec; } 2>/dev/null
+wait $rec
+exec 2>&4 4>&-
 exec 3>&-
 check_eq "killed recording: no temporary file is left" "$(ls "$T" | grep -c tmp)" 0
 check_eq "killed recording: modules, sites and clock, then chunks, nothing damaged" \
@@ -81,6 +83,7 @@ all=$(events_and_lost "$T/all.data")
 check "a whole recording counts $all events" test "$all" -ge 2400000
 mkdir "$T/small"
 (ulimit -f 2048; full_disk "file size limit" "$T/small")
+trap 'umount "$T/tmpfs" 2>/dev/null; rm -rf "$T"' EXIT
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/tmpfs" && mount -t tmpfs -o size=1m needle-test "$T/tmpfs" 2>/dev/null; then
 	full_disk "1 MiB tmpfs" "$T/tmpfs"
 	umount "$T/tmpfs"
