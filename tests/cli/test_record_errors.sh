@@ -2,6 +2,7 @@
 # test_record_errors - bad input gets a clear message and a non-zero exit,
 # and never a half-written trace.
 . "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
 cd "$T"
 
 "$NEEDLE" record -o "$T/a.data" -- no-such-program-xyz 2>"$T/err1"
@@ -9,11 +10,30 @@ check_eq "missing program: exit 127" "$?" 127
 check "missing program: says so" grep -q "no-such-program-xyz: command not found" "$T/err1"
 check "missing program: no trace file" test ! -e "$T/a.data"
 
-"$NEEDLE" record -o "$T/b.data" -- /bin/true 2>"$T/err2"
-status=$?
-check "program without patchable entries: non-zero exit" test "$status" -ne 0
+# A program without patchable entries: the agent ends it before main (it
+# must not run untraced by mistake); one line says why, exit 1.
+"$NEEDLE" record -o "$T/b.data" -- /bin/sh -c "touch $T/ranb" 2>"$T/err2"
+check_eq "program without patchable entries: exit 1" "$?" 1
 check "program without patchable entries: names the flag" grep -q -- "-fpatchable-function-entry=5" "$T/err2"
+check "program without patchable entries: says it was stopped" grep -q "/bin/sh was stopped before main" "$T/err2"
+check "program without patchable entries: it did not run" test ! -e "$T/ranb"
+check_eq "program without patchable entries: one line" "$(grep -c . "$T/err2")" 1
 check "program without patchable entries: no trace file" test ! -e "$T/b.data"
+# A program the agent cannot be loaded into (static) runs untraced:
+# needle record exits with its status and says, in one line, that
+# nothing was recorded.
+if gcc -static -O2 "$HERE/progs/exitwith.c" -o "$T/static" 2>"$T/gcc.err"; then
+	"$NEEDLE" record -o "$T/st.data" -- "$T/static" 7 2>"$T/err2s"
+	check_eq "static program: its own exit status" "$?" 7
+	check "static program: a warning says it was not traced" grep -q "warning: .*not traced.*statically linked" "$T/err2s"
+	check_eq "static program: one line" "$(grep -c . "$T/err2s")" 1
+	check "static program: no trace file" test ! -e "$T/st.data"
+	echo old >"$T/keep.data"
+	"$NEEDLE" record -f -o "$T/keep.data" -- "$T/static" 0 2>/dev/null
+	check_eq "static program: a file given with -f is left as it was" "$(cat "$T/keep.data")" old
+else
+	fail "cannot build a static program: $(head -1 "$T/gcc.err")"
+fi
 
 "$NEEDLE" record -o /nonexistent-dir/c.data -- "$PROGS/marker" "$T/ran" 2>"$T/err3"
 check "unwritable output: non-zero exit" test $? -ne 0
@@ -41,3 +61,10 @@ check_eq "bad --poll value: exit 2" "$?" 2
 "$NEEDLE" record -o "$T/f.data" -- "$PROGS/printenv" 2>/dev/null | grep -v '^_=' >"$T/env.traced"
 "$PROGS/printenv" | grep -v '^_=' >"$T/env.plain"
 check "the traced program sees its environment unchanged" cmp -s "$T/env.plain" "$T/env.traced"
+
+# Help texts are printed, not passed through printf: no doubled percent.
+"$NEEDLE" record --help >"$T/h1"
+check_eq "record --help: exit 0" "$?" 0
+check "record --help: 'N% of the buffer'" grep -q "N% of the buffer" "$T/h1"
+check "record --help: documents -f" grep -q -- "-f, --force" "$T/h1"
+check_eq "no '%%' in any help text" "$( { "$NEEDLE" --help; "$NEEDLE" record --help; "$NEEDLE" ctl --help; } | grep -c '%%')" 0

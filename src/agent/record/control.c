@@ -1,9 +1,7 @@
 /* control.c - `needle ctl PID COMMAND` reaches a recording process here.
  *
  * A listener thread (named "needle-ctl") accepts connections on the
- * abstract UNIX socket "needle-<pid>".  Abstract sockets have no file
- * permissions, so each connection's credentials (SO_PEERCRED) are checked:
- * only the process owner's uid is served.  One command per connection, one
+ * abstract UNIX socket "needle-<pid>".  One command per connection, one
  * line each way:
  *
  *   filter GLOB...     trace only these functions ("filter" alone: all)
@@ -13,9 +11,25 @@
  *   status
  *
  * The reply is "ok <what is traced now>" or "error <why>".  A change is
- * applied under the agent's control mutex as one patch batch.  The thread
- * blocks the program's signals, so that none is delivered to it, but not
- * SIGTRAP or needle's stop signal, which patching relies on. */
+ * applied under the agent's control mutex as one patch batch.
+ *
+ * Invariants:
+ *  - Abstract sockets have no file permissions, so each connection's
+ *    credentials (SO_PEERCRED) decide: the process owner's uid and root
+ *    are served, anyone else gets an error line.
+ *  - The listening descriptor is close-on-exec and sits at a high number
+ *    (below min(RLIMIT_NOFILE, 1024)), away from the numbers a program
+ *    assumes are free.
+ *  - The program may close it (daemons close every descriptor) or put
+ *    another file at its number: before each accept the listener checks
+ *    that the descriptor is still its socket (same inode), and opens a new
+ *    one under the same name otherwise, never touching what the program
+ *    put there.
+ *  - A forked child closes its inherited copy (it has no listener
+ *    thread): the name then lives and dies with the process that serves it.
+ *  - The thread blocks the program's signals, so that none is delivered
+ *    to it, but not SIGTRAP or needle's stop signal, which patching needs.
+ */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,8 +38,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -36,6 +54,8 @@
 #define LINE_MAX_BYTES 4096
 
 static int listen_fd = -1;
+static dev_t listen_dev;
+static ino_t listen_ino;
 
 static void reply(int fd, const char *status, const char *msg)
 {
@@ -117,8 +137,9 @@ static void serve(int fd)
 	char line[LINE_MAX_BYTES];
 	size_t got = 0;
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) || cred.uid != getuid()) {
-		reply(fd, "error", "permission denied: only the owner of the process may control it");
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    (cred.uid != 0 && cred.uid != getuid() && cred.uid != geteuid())) {
+		reply(fd, "error", "permission denied: only the owner of the process, or root, may control it");
 		return;
 	}
 	/* One line; a client that sends more, or nothing, gets an error. */
@@ -144,49 +165,119 @@ static void serve(int fd)
 	handle(fd, line);
 }
 
+/* A copy of fd at a number the program is unlikely to use, just below
+ * min(RLIMIT_NOFILE, 1024); the original is closed. */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long top = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	int h = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32 > 10 ? top - 32 : 10));
+	if (h < 0)
+		return fd;
+	close(fd);
+	return h;
+}
+
+/* Bind and listen on "needle-<pid>"; the new descriptor in listen_fd. */
+static int listen_open(void)
+{
+	struct sockaddr_un addr;
+	struct stat st;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+
+	if (fd < 0)
+		return -errno;
+	fd = fd_high(fd);
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%d", (int)getpid());
+	if (bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
+	    listen(fd, 8) || fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	listen_fd = fd;
+	listen_dev = st.st_dev;
+	listen_ino = st.st_ino;
+	return 0;
+}
+
+/* Is listen_fd still the socket this file opened? */
+static int listen_still_ours(void)
+{
+	struct stat st;
+	return listen_fd >= 0 && !fstat(listen_fd, &st) && st.st_dev == listen_dev && st.st_ino == listen_ino;
+}
+
+static void pause_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&t, NULL);
+}
+
 static void *listener(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-ctl");
 	for (;;) {
+		if (!listen_still_ours()) {
+			/* The program closed it: the number is its own now. */
+			listen_fd = -1;
+			if (listen_open()) {
+				/* The old socket may still hold the name for
+				 * a moment (or for good, if the program keeps
+				 * a copy): try again. */
+				pause_ms(1000);
+				continue;
+			}
+		}
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return NULL;
+			if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
+				continue; /* checked at the top */
+			if (errno != EINTR && errno != ECONNABORTED)
+				pause_ms(100); /* EMFILE, ENOMEM: the queue keeps the client */
+			continue;
 		}
 		serve(fd);
 		close(fd);
 	}
+	return NULL;
+}
+
+static void after_fork_child(void)
+{
+	/* No listener here: a copy of the socket would keep the parent's
+	 * name bound after the parent is gone, with nobody to answer. */
+	if (listen_fd >= 0)
+		close(listen_fd);
+	listen_fd = -1;
 }
 
 int control_start(void)
 {
-	struct sockaddr_un addr;
 	pthread_t thread;
 	sigset_t all, old;
 	int err;
 
-	listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (listen_fd < 0)
-		return -errno;
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%d", (int)getpid());
-	if (bind(listen_fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
-	    listen(listen_fd, 8)) {
-		err = -errno;
-		close(listen_fd);
-		listen_fd = -1;
+	if ((err = listen_open()))
 		return err;
-	}
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);
 	sigdelset(&all, thread_stop_signal());
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&thread, NULL, listener, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!err)
+	if (!err) {
 		pthread_detach(thread);
+		pthread_atfork(NULL, NULL, after_fork_child);
+	} else {
+		close(listen_fd);
+		listen_fd = -1;
+	}
 	return err;
 }

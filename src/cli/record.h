@@ -1,0 +1,125 @@
+/* record.h - what the parts of `needle record` share.
+ *
+ *   cmd_record.c     options and the life of one recording
+ *   record_spawn.c   starting the program; finding the processes it left
+ *   record_drain.c   the shared buffer: creating it, draining, salvaging
+ *   record_meta.c    the agent's meta file and the metadata sections
+ *   record_output.c  the trace file: refusing bad output, locking,
+ *                    keeping what reached the disk when it fills
+ */
+#ifndef NEEDLE_RECORD_H
+#define NEEDLE_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shm_layout.h"
+#include "trace_writer.h"
+
+struct record_opts {
+	const char *output;
+	int tracer;
+	char *filter;   /* newline-separated globs */
+	char *notrace;
+	int depth;
+	int wake_mode;
+	int wake_arg;   /* poll ms or percent */
+	uint64_t buffer_bytes;
+	uint32_t chunk_bytes;
+	int ctl;        /* open the control socket in the program */
+	int force;      /* -f: overwrite a file that is not a needle trace */
+};
+
+struct seen_thread {
+	uint32_t tid;
+	char name[17];
+};
+
+/* A point of the trace file where a section ends, and what the file holds
+ * up to there. */
+struct out_mark {
+	uint64_t end;
+	uint64_t events, chunks, salvaged;
+};
+
+#define OUT_MARKS 64
+
+struct record_out {
+	const char *path;
+	int fd;
+	FILE *f;
+	int regular;    /* a regular file: it can be truncated */
+	int created;    /* the file did not exist before: removed if unused */
+	int begun;      /* the header is written: the old contents are gone */
+	int err;        /* first write error (positive errno): no chunk written after */
+	int have_base;
+	struct out_mark base;            /* after the header and the symbols */
+	struct out_mark marks[OUT_MARKS]; /* the last chunks written, a ring */
+	unsigned mark_next, mark_cnt;
+};
+
+struct recording {
+	struct record_opts *o;
+	struct shm_header *shm;
+	int buf_fd, meta_fd;
+	pid_t pid;
+	struct trace_writer w;
+	struct record_out out;
+	struct seen_thread *threads;
+	size_t thread_cnt, thread_cap;
+	uint64_t raw0, ns0;     /* clock samples when the program started */
+	uint64_t raw1, ns1;     /* ... and when the recording ended */
+	uint64_t drained;       /* events taken from the buffer, written or not */
+	uint64_t sites_traced;  /* from the agent's meta file */
+	int status;             /* the program's wait status */
+	char **argv;            /* the program's command line */
+};
+
+/* Bumped by the SIGCHLD handler: a wait that began after the program
+ * ended, or after a descendant did, must not sleep. */
+extern volatile sig_atomic_t record_sigchld;
+/* Set by SIGINT/SIGTERM once the program itself has exited. */
+extern volatile sig_atomic_t record_stop;
+
+/* record_spawn.c */
+int record_find_agent(char *out, size_t len);
+int record_find_program(const char *prog, char *out, size_t len);
+pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
+		   int *exec_errno);
+/* Processes descended from needle record that still map the buffer of
+ * inode buf_ino: up to max PIDs in pids; returns how many were found. */
+size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max);
+
+/* record_drain.c */
+struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);
+size_t record_drain(struct recording *r, int final);
+void record_salvage(struct recording *r);
+/* Sleep until the buffer is worth draining (the wake-up mode decides),
+ * a SIGCHLD arrives after sigchld_seen was sampled, a stop request, or
+ * max_ms (-1: the --poll interval, or a second as a safety net). */
+void record_wait(struct recording *r, sig_atomic_t sigchld_seen, int max_ms);
+int record_buffer_ready(struct recording *r);
+
+/* record_meta.c */
+void record_write_symbols(struct recording *r);
+void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen);
+void record_write_threads(struct recording *r);
+void record_write_process(struct recording *r, int status, char **argv);
+
+/* record_output.c */
+int record_out_open(struct record_out *out, const char *path, int force);
+int record_out_begin(struct recording *r);
+void record_out_commit(struct recording *r);
+/* Write the closing sections with tail(r, mark, minimal); on a write
+ * error, step back over the last chunks until they fit.  0: the file is
+ * complete; 1: complete but shorter than what was drained; -1: no END. */
+int record_out_finish(struct recording *r, int (*tail)(struct recording *, const struct out_mark *, int minimal),
+		      struct out_mark *kept);
+/* Close FILE, the lock with it. */
+void record_out_close(struct record_out *out);
+/* Nothing was recorded: a file created for the recording is removed, an
+ * older one is left as it was.  Closes FILE. */
+void record_out_abandon(struct record_out *out);
+
+#endif

@@ -1,0 +1,170 @@
+/* record_meta.c - the agent's meta file, and the metadata sections of the
+ * trace.
+ *
+ * The agent writes its meta file (a memfd) in this order: "M <index>
+ * <path>" per module and "S <id> <ip> <module> <name>" per site before it
+ * patches anything, then "T <sites traced>" once attached, or "E <errno>
+ * <message>" if it fails.  So once the agent says it is recording, the
+ * module and site lines are complete, and the trace file can carry them
+ * ahead of the first chunk: a recording cut short still names its
+ * functions.
+ *
+ * Invariants:
+ *  - The meta file is read through a descriptor of its own (opened again
+ *    through /proc/self/fd), never through one that shares the file
+ *    offset with the agent's copy in the program.
+ *  - MODULE and SITES sections are written once per trace; PROCESS and
+ *    THREAD sections once, at the end (readers take the last CLOCK).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "record.h"
+
+static FILE *meta_open(int meta_fd)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", meta_fd);
+	if ((f = fopen(path, "re")))
+		return f;
+	/* No /proc: the same description, read from the start.  Only safe
+	 * once the agent no longer writes, which is the case at the end. */
+	int fd = dup(meta_fd);
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewind(f);
+	return f;
+}
+
+void record_write_symbols(struct recording *r)
+{
+	FILE *f = meta_open(r->meta_fd);
+	char *line = NULL;
+	size_t cap = 0;
+	uint8_t *sites = NULL;
+	size_t sites_len = 0, sites_cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == 'M') {
+			unsigned idx;
+			int off = 0;
+			if (sscanf(line, "M %u %n", &idx, &off) < 1 || !off)
+				continue;
+			size_t plen = strlen(line + off);
+			uint8_t *p = malloc(4 + plen);
+			if (!p)
+				continue;
+			memcpy(p, &idx, 4);
+			memcpy(p + 4, line + off, plen);
+			trace_writer_section(&r->w, SEC_MODULE, p, 4 + plen);
+			free(p);
+		} else if (line[0] == 'S') {
+			unsigned id, mod;
+			unsigned long long ip;
+			int off = 0;
+			if (sscanf(line, "S %u %llx %u %n", &id, &ip, &mod, &off) < 3 || !off)
+				continue;
+			const char *name = line + off;
+			uint16_t nlen = (uint16_t)(strlen(name) > 65535 ? 65535 : strlen(name));
+			if (sites_len + 18 + nlen > sites_cap) {
+				sites_cap = (sites_cap + 18 + nlen) * 2;
+				uint8_t *s = realloc(sites, sites_cap);
+				if (!s)
+					break;
+				sites = s;
+			}
+			uint64_t ip64 = ip;
+			memcpy(sites + sites_len, &id, 4);
+			memcpy(sites + sites_len + 4, &mod, 4);
+			memcpy(sites + sites_len + 8, &ip64, 8);
+			memcpy(sites + sites_len + 16, &nlen, 2);
+			memcpy(sites + sites_len + 18, name, nlen);
+			sites_len += 18 + nlen;
+			/* Keep sections well under the reader's limit. */
+			if (sites_len > (8u << 20)) {
+				trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+				sites_len = 0;
+			}
+		}
+	}
+	if (sites_len)
+		trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+	free(sites);
+	free(line);
+	fclose(f);
+}
+
+void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen)
+{
+	FILE *f = meta_open(r->meta_fd);
+	char *line = NULL;
+	size_t cap = 0;
+
+	*sites_traced = 0;
+	agent_err[0] = 0;
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		if (line[0] == 'T') {
+			*sites_traced = strtoull(line + 2, NULL, 10);
+		} else if (line[0] == 'E') {
+			char *msg = strchr(line + 2, ' ');
+			snprintf(agent_err, errlen, "%s", msg ? msg + 1 : line);
+		}
+	}
+	free(line);
+	fclose(f);
+}
+
+void record_write_threads(struct recording *r)
+{
+	for (size_t i = 0; i < r->thread_cnt; i++) {
+		uint8_t buf[4 + 17];
+		size_t n = strlen(r->threads[i].name);
+		memcpy(buf, &r->threads[i].tid, 4);
+		memcpy(buf + 4, r->threads[i].name, n);
+		trace_writer_section(&r->w, SEC_THREAD, buf, 4 + n);
+	}
+}
+
+void record_write_process(struct recording *r, int status, char **argv)
+{
+	size_t len = sizeof(struct sec_process);
+	uint32_t argc = 0;
+	for (; argv[argc]; argc++)
+		len += strlen(argv[argc]) + 1;
+	uint8_t *p = malloc(len);
+	if (!p)
+		return;
+	struct sec_process sp = {
+		.pid = (uint32_t)r->pid,
+		.wait_status = status,
+		.tracer = (uint32_t)r->o->tracer,
+		.wake_mode = (uint32_t)r->o->wake_mode,
+		.wake_arg = (uint32_t)r->o->wake_arg,
+		.argc = argc,
+		.buffer_bytes = r->o->buffer_bytes,
+	};
+	memcpy(p, &sp, sizeof(sp));
+	size_t off = sizeof(sp);
+	for (uint32_t i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(p + off, argv[i], n);
+		off += n;
+	}
+	trace_writer_section(&r->w, SEC_PROCESS, p, len);
+	free(p);
+}
