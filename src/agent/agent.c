@@ -40,15 +40,20 @@ static void agent_init(void)
 	if (!err)
 		err = core_sync_init();
 	/* When `needle record` asked for a trace and the agent or the
-	 * recorder cannot start, the reason goes to needle record through
-	 * the buffer's metadata, and the program runs on, untraced: a tracer
-	 * that cannot trace must not stop the program.  A recorder failure
+	 * recorder cannot do its part, the reason goes to needle record
+	 * through the buffer's metadata, and the program runs on, untraced:
+	 * a tracer that fails must not stop the program.  A recorder failure
 	 * leaves the C API working. */
 	if (!err) {
 		pthread_mutex_lock(&control);
 		err = module_refresh();
 		if (err >= 0) {
-			recorder_start_from_env();
+			int rerr = recorder_start_from_env();
+			/* The request itself cannot be met (no patchable entry,
+			 * filters that match nothing): end the program before
+			 * main rather than let it run untraced by mistake. */
+			if (rerr == -ENOEXEC || rerr == -ENOENT)
+				_exit(126);
 			err = 0;
 		}
 		pthread_mutex_unlock(&control);

@@ -339,10 +339,11 @@ static void follow_descendants(struct recording *r)
 }
 
 /* The agent never recorded.  Either it never started (a static program,
- * or one that drops LD_PRELOAD): the program ran untraced and its status
- * is needle record's, with a warning.  Or it failed (no patchable entry,
- * filters that match nothing): then it ended the program before main, so
- * that nothing runs untraced by mistake, and that is an error. */
+ * or one that drops LD_PRELOAD) or could not do its part (out of memory):
+ * the program ran untraced and its status is needle record's, with a
+ * warning.  Or the request cannot be met (no patchable entry, filters
+ * that match nothing): then it ended the program before main, so that
+ * nothing runs untraced by mistake, and that is an error. */
 static int not_traced(struct recording *r, uint32_t state)
 {
 	char agent_err[512];
@@ -356,6 +357,11 @@ static int not_traced(struct recording *r, uint32_t state)
 			  agent_err[0] ? agent_err : "recording failed in the program",
 			  r->shm->agent_error == -ENOENT ? " (check -F and -N)" : "", prog);
 		return 1;
+	}
+	if (state == AGENT_UNTRACED) {
+		cli_error("warning: %s was not traced: %s; it ran untraced, and no trace was written", prog,
+			  agent_err[0] ? agent_err : "libneedle failed in it");
+		return exit_status(r->status);
 	}
 	cli_error("warning: %s was not traced: libneedle did not start in it (is it statically linked, or does it "
 		  "drop LD_PRELOAD?); it ran untraced, and no trace was written", prog);

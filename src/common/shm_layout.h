@@ -81,7 +81,12 @@ struct shm_ring_slot {
 
 enum wake_mode { WAKE_WAIT = 0, WAKE_POLL = 1, WAKE_PERCENT = 2 };
 enum clock_source { CLOCK_SOURCE_TSC = 1, CLOCK_SOURCE_MONOTONIC = 2 };
-enum agent_state { AGENT_STARTING = 0, AGENT_RECORDING = 1, AGENT_FAILED = 2 };
+/* AGENT_FAILED: the request cannot be met (no patchable entry, filters
+ * that match nothing) and the agent ended the program before main, so
+ * that nothing runs untraced by mistake.  AGENT_UNTRACED: the agent could
+ * not do its part (out of memory...) and lets the program run untraced.
+ * Either way shm_header.agent_error and the meta file say why. */
+enum agent_state { AGENT_STARTING = 0, AGENT_RECORDING = 1, AGENT_FAILED = 2, AGENT_UNTRACED = 3 };
 
 struct shm_header {
 	uint64_t magic;

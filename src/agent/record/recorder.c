@@ -421,6 +421,12 @@ static void restore_environment(void)
 		unsetenv(vars[i]);
 }
 
+/* What the user asked for cannot be traced in this program at all. */
+static int user_error(int err)
+{
+	return err == -ENOEXEC || err == -ENOENT;
+}
+
 static int fail(int meta_fd, int err, const char *msg)
 {
 	char line[512];
@@ -431,7 +437,7 @@ static int fail(int meta_fd, int err, const char *msg)
 		meta_write(meta_fd, line);
 	if (shm) {
 		shm->agent_error = err;
-		atomic_store(&shm->agent_state, AGENT_FAILED);
+		atomic_store(&shm->agent_state, user_error(err) ? AGENT_FAILED : AGENT_UNTRACED);
 	}
 	return err;
 }
@@ -508,7 +514,12 @@ int recorder_start_from_env(void)
 	int want_ctl = getenv("NEEDLE_CTL") != NULL;
 	restore_environment();
 	if (!n) {
+		size_t usable;
 		free(sites);
+		/* Nothing usable at all is the agent's failure, not the filters'. */
+		free(select_sites(NULL, NULL, &usable));
+		if (!usable)
+			return fail(meta_fd, -EIO, "no function could be prepared for tracing (see above)");
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
 	thread_state_exit_hook = thread_exit;

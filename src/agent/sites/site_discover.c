@@ -248,6 +248,10 @@ int site_discover(struct module *m, struct discovery *d)
 
 	memset(d, 0, sizeof(*d));
 	if ((err = elf_image_load(&img, m->path, m->bias))) {
+		/* Out of memory is worth another try at the next refresh; a
+		 * file that cannot be read (deleted, not ELF) is not. */
+		if (err == -ENOMEM)
+			return err;
 		pr_debug("cannot read %s (%d); its functions cannot be traced\n", m->path, err);
 		return 0;
 	}
