@@ -82,5 +82,5 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)th->events, (unsigned long long)th->lost, th->chunk_cnt);
 	}
 	trace_close(t);
-	return 0;
+	return view_close_output(stdout, "standard output");
 }

@@ -203,8 +203,11 @@ int cmd_replay(int argc, char **argv)
 			       " calls around the losses may be missing\n",
 			       (unsigned long long)r.t->end.lost_events);
 		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
-		while ((n = trace_iter_next(&it, &ev)) > 0)
+		while ((n = trace_iter_next(&it, &ev)) > 0) {
 			print_event(&ev, &r, &it);
+			if (view_output_failed(stdout))
+				break;
+		}
 		if (n < 0) {
 			fflush(stdout);
 			cli_error("%s: %s", r.t->path, it.err);
@@ -214,5 +217,5 @@ int cmd_replay(int argc, char **argv)
 	trace_iter_free(&it);
 	trace_close(r.t);
 	free(r.skip);
-	return ret;
+	return view_close_output(stdout, "standard output") | ret;
 }

@@ -175,7 +175,7 @@ int cmd_report(int argc, char **argv)
 		}
 		free(r.v);
 		trace_close(r.t);
-		return 0;
+		return view_close_output(stdout, "standard output");
 	}
 	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls", "Average", "Min",
 	       "Max", "Function");
@@ -194,5 +194,5 @@ int cmd_report(int argc, char **argv)
 	}
 	free(r.v);
 	trace_close(r.t);
-	return 0;
+	return view_close_output(stdout, "standard output");
 }

@@ -62,7 +62,7 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 	if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
 		fputs(",\"args\":{\"still_running\":true}", c->out);
 	fputc('}', c->out);
-	return 0;
+	return view_output_failed(c->out);
 }
 
 int export_chrome(struct trace *t, FILE *out)

@@ -181,7 +181,7 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 		x->first_event ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE : SEQ_NEEDS_INCREMENTAL_STATE);
 	x->first_event = 0;
 	emit_packet(x);
-	return x->oom;
+	return x->oom || view_output_failed(x->out);
 }
 
 int export_perfetto(struct trace *t, FILE *out)

@@ -1,6 +1,8 @@
 /* view_common.c - see view_common.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "view_common.h"
@@ -66,4 +68,35 @@ int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+/* errno of the first failed write, caught right after the call that
+ * failed: later calls (fflush of an emptied buffer) may not repeat it. */
+static int output_errno;
+
+int view_output_failed(FILE *out)
+{
+	if (!ferror_unlocked(out))
+		return 0;
+	if (!output_errno)
+		output_errno = errno ? errno : EIO;
+	return 1;
+}
+
+int view_close_output(FILE *out, const char *name)
+{
+	int err;
+
+	view_output_failed(out);
+	errno = 0;
+	if (fflush(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	view_output_failed(out);
+	if (fclose(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	if (!(err = output_errno))
+		return 0;
+	output_errno = 0;
+	cli_error("cannot write %s: %s", name, strerror(err));
+	return 1;
 }

@@ -3,6 +3,8 @@
 #ifndef NEEDLE_VIEW_COMMON_H
 #define NEEDLE_VIEW_COMMON_H
 
+#include <stdio.h>
+
 #include "trace_reader.h"
 
 /* Open path (default needle.data); prints the error and returns NULL. */
@@ -19,5 +21,14 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 /* Run the iterator to the end, calling fn per event; prints errors.
  * Returns 0, or 1 if the trace turned out damaged. */
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+
+/* Output.  A view stops as soon as a write fails (view_output_failed,
+ * checked after each event, remembers why), and view_close_output flushes
+ * and closes the stream, standard output included, so that an error at
+ * the last flush or at close is seen too.  Either way the view prints one
+ * message, "cannot write NAME: reason", and exits non-zero. */
+int view_output_failed(FILE *out);
+/* 0, or 1 after printing the message. */
+int view_close_output(FILE *out, const char *name);
 
 #endif
