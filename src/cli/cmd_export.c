@@ -102,6 +102,6 @@ int cmd_export(int argc, char **argv)
 			err = 1;
 		}
 	}
-	trace_close(t);
+	view_close(t);
 	return err;
 }

@@ -8,7 +8,12 @@
  *
  * A call with no traced children takes one line with its duration; others
  * open with "{" and close with their duration.  Calls still running when
- * the trace ended close with "(still running)". */
+ * the trace ended close with "(still running)"; calls that returned while
+ * events were being lost close with "exit lost", where the loss begins.
+ *
+ * Invariants: one pass over the events, O(1) work per event (a thread's
+ * pending one-line leaf is a flag indexed by the thread), memory bounded
+ * by the number of threads; the output stops at the first write error. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,34 +26,10 @@ struct replay {
 	struct trace *t;
 	uint32_t max_depth;  /* 0: all */
 	uint64_t threshold;  /* ns; 0: none */
-	/* Threads whose next event is the exit of a leaf already printed with
-	 * its entry: at most one per thread. */
-	uint32_t *skip;
-	size_t skip_cnt, skip_cap;
+	/* By thread index: the thread's next event is the exit of a leaf
+	 * already printed with its entry. */
+	uint8_t *skip;
 };
-
-static int skip_take(struct replay *r, uint32_t tid)
-{
-	for (size_t i = 0; i < r->skip_cnt; i++)
-		if (r->skip[i] == tid) {
-			r->skip[i] = r->skip[--r->skip_cnt];
-			return 1;
-		}
-	return 0;
-}
-
-static void skip_add(struct replay *r, uint32_t tid)
-{
-	if (r->skip_cnt == r->skip_cap) {
-		size_t cap = r->skip_cap ? r->skip_cap * 2 : 16;
-		uint32_t *v = realloc(r->skip, cap * sizeof(*v));
-		if (!v)
-			return;
-		r->skip = v;
-		r->skip_cap = cap;
-	}
-	r->skip[r->skip_cnt++] = tid;
-}
 
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-D DEPTH] [-t TIME]\n"
@@ -59,8 +40,16 @@ static const char replay_usage[] =
 
 static void indent(int depth)
 {
-	for (int i = 0; i < depth; i++)
-		fputs("  ", stdout);
+	static const char spaces[] = "                                                                ";
+	size_t n = (size_t)depth * 2;
+
+	/* One call per 64 columns: the output grows with the depth (that is
+	 * the format), the calls made to write it need not. */
+	while (n) {
+		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+		fwrite_unlocked(spaces, 1, k, stdout);
+		n -= k;
+	}
 }
 
 static void line(const char *dur, uint32_t tid, int depth)
@@ -72,7 +61,7 @@ static void line(const char *dur, uint32_t tid, int depth)
 static int print_threshold(struct replay *r, const struct trace_event *ev)
 {
 	char dur[32];
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN)))
+	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)))
 		return 0;
 	uint64_t ns = ev->ns - ev->entry_ns;
 	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
@@ -88,8 +77,10 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	char dur[32];
 	const char *name = trace_site_name(r->t, ev->site);
 
-	if (ev->kind == TEV_EXIT && r->skip_cnt && skip_take(r, ev->tid))
+	if (ev->kind == TEV_EXIT && r->skip[ev->thread]) {
+		r->skip[ev->thread] = 0;
 		return 0;
+	}
 	if (r->threshold)
 		return print_threshold(r, ev);
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
@@ -113,11 +104,11 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		}
 		struct trace_event next;
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND))) {
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(dur, ev->tid, (int)ev->depth);
 			printf("%s();\n", name);
-			skip_add(r, ev->tid);
+			r->skip[ev->thread] = 1;
 		} else {
 			line("", ev->tid, (int)ev->depth);
 			printf("%s() {\n", name);
@@ -127,6 +118,9 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		if (ev->flags & TEV_OPEN) {
 			line("", ev->tid, (int)ev->depth);
 			printf("} /* %s (still running) */\n", name);
+		} else if (ev->flags & TEV_EXIT_LOST) {
+			line("", ev->tid, (int)ev->depth);
+			printf("} /* %s: exit lost */\n", name);
 		} else if (ev->flags & TEV_ORPHAN) {
 			line("", ev->tid, (int)ev->depth);
 			printf("/* return from %s (its entry was not recorded) */\n", name);
@@ -190,6 +184,11 @@ int cmd_replay(int argc, char **argv)
 	int status;
 	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
 		return status;
+	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1))) {
+		cli_error("out of memory");
+		trace_close(r.t);
+		return 1;
+	}
 
 	struct trace_iter it;
 	struct trace_event ev;
@@ -204,6 +203,7 @@ int cmd_replay(int argc, char **argv)
 			       (unsigned long long)r.t->end.lost_events);
 		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
 		while ((n = trace_iter_next(&it, &ev)) > 0) {
+			r.t->work++;
 			print_event(&ev, &r, &it);
 			if (view_output_failed(stdout))
 				break;
@@ -215,7 +215,7 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	trace_iter_free(&it);
-	trace_close(r.t);
+	view_close(r.t);
 	free(r.skip);
 	return view_close_output(stdout, "standard output") | ret;
 }

@@ -61,6 +61,8 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 		ev->tid);
 	if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
 		fputs(",\"args\":{\"still_running\":true}", c->out);
+	else if (ev->kind == TEV_EXIT && (ev->flags & TEV_EXIT_LOST))
+		fputs(",\"args\":{\"exit_lost\":true}", c->out);
 	fputc('}', c->out);
 	return view_output_failed(c->out);
 }

@@ -96,9 +96,11 @@ static void emit_packet(struct perfetto *x)
 	x->packet.len = 0;
 }
 
-static uint64_t thread_uuid(uint32_t tid)
+/* A track per thread (tid, serial): two lifetimes of one tid are two
+ * tracks. */
+static uint64_t thread_uuid(uint32_t thread)
 {
-	return (uint64_t)tid << 8 | 2;
+	return ((uint64_t)thread + 1) << 8 | 2;
 }
 
 static void track_descriptors(struct perfetto *x)
@@ -120,7 +122,7 @@ static void track_descriptors(struct perfetto *x)
 		pb_uint(&x->nested, 2, t->threads[i].tid);
 		pb_string(&x->nested, 5, t->threads[i].name[0] ? t->threads[i].name : "thread");
 		x->event.len = 0;
-		pb_uint(&x->event, 1, thread_uuid(t->threads[i].tid));
+		pb_uint(&x->event, 1, thread_uuid((uint32_t)i));
 		pb_uint(&x->event, 5, PROCESS_UUID);
 		pb_bytes(&x->event, 4, x->nested.p, x->nested.len);
 		pb_bytes(&x->packet, 60, x->event.p, x->event.len);
@@ -166,7 +168,7 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 	x->interned.len = 0;
 	x->event.len = 0;
 	pb_uint(&x->event, 9, (uint64_t)type);
-	pb_uint(&x->event, 11, thread_uuid(ev->tid));
+	pb_uint(&x->event, 11, thread_uuid(ev->thread));
 	if (type != 2) {
 		if (intern(x, ev->site))
 			return x->oom = 1;

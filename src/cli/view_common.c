@@ -50,24 +50,42 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
-int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
 {
 	struct trace_iter it;
 	struct trace_event ev;
 	int r;
 
-	if (trace_iter_init(&it, t, tid)) {
+	if (trace_iter_init_tree(&it, t, tid, tree)) {
 		cli_error("%s: %s", t->path, it.err);
 		trace_iter_free(&it);
 		return 1;
 	}
-	while ((r = trace_iter_next(&it, &ev)) > 0)
+	while ((r = trace_iter_next(&it, &ev)) > 0) {
+		t->work++;
 		if (fn(&ev, arg))
 			break;
+	}
 	if (r < 0)
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return view_each_event_tree(t, tid, NULL, fn, arg);
+}
+
+void view_close(struct trace *t)
+{
+	if (!t)
+		return;
+	if (getenv("NEEDLE_VIEW_WORK"))
+		fprintf(stderr, "needle: view work: %llu steps, %llu events\n", (unsigned long long)t->work,
+			(unsigned long long)t->end.events);
+	trace_close(t);
 }
 
 /* errno of the first failed write, caught right after the call that

@@ -18,9 +18,19 @@ int view_parse_tid(const char *arg, uint32_t *tid);
  * *status the exit status to return. */
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
 			 int *status);
+/* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
+ * environment, first print on stderr the inner-loop steps the reader and
+ * the view took ("needle: view work: STEPS steps, EVENTS events"): a test
+ * compares them across traces to check that work grows with the events,
+ * not with the depth of the stacks. */
+void view_close(struct trace *t);
+
 /* Run the iterator to the end, calling fn per event; prints errors.
  * Returns 0, or 1 if the trace turned out damaged. */
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call's node in tree (trace_event.node). */
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
 
 /* Output.  A view stops as soon as a write fails (view_output_failed,
  * checked after each event, remembers why), and view_close_output flushes
