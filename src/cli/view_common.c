@@ -13,6 +13,11 @@ struct trace *view_open(const char *path)
 	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
 	if (!t)
 		cli_error("%s", err);
+	else if (t->incomplete)
+		/* Readable, but not all there: say so once, whatever the view. */
+		cli_error("warning: %s is incomplete (the recording did not finish): showing %llu chunks, %llu bytes at "
+			  "the end ignored",
+			  t->path, (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes);
 	return t;
 }
 

@@ -7,7 +7,8 @@
 
 #include "trace_reader.h"
 
-/* Open path (default needle.data); prints the error and returns NULL. */
+/* Open path (default needle.data); prints the error and returns NULL.  A
+ * file whose recording did not finish opens, with one warning line. */
 struct trace *view_open(const char *path);
 
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */

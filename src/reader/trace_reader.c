@@ -410,6 +410,35 @@ static void apply_thread_names(struct trace *t, struct open_state *os)
 	}
 }
 
+/* The recording did not finish: the chunk written last may have been
+ * complete in length but not in content (the writer died in the middle
+ * of it, or the blocks never reached the disk).  Check its CRC now and
+ * leave it out if it fails, so that the views show every chunk up to the
+ * last good one instead of stopping at the damage. */
+static void drop_torn_chunk(struct trace *t, struct open_state *os)
+{
+	struct trace_thread *th = os->last_chunk_thread;
+	if (!th)
+		return;
+	struct trace_chunk_ref *ref = &th->chunks[th->chunk_cnt - 1];
+	struct trace_section_header sh;
+	uint8_t *buf = malloc(ref->length ? ref->length : 1);
+	int good = buf && !read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) &&
+		   !read_at(t->f, ref->offset, buf, ref->length) &&
+		   (uint32_t)crc32(0, buf, (uInt)ref->length) == sh.crc32;
+	free(buf);
+	if (good)
+		return;
+	t->tail_bytes += sizeof(sh) + ref->length;
+	th->events -= ref->event_count;
+	th->lost -= ref->lost_before;
+	t->lost_in_chunks -= ref->lost_before;
+	t->end.events -= ref->event_count;
+	t->end.lost_events -= ref->lost_before;
+	t->end.chunks--;
+	th->chunk_cnt--;
+}
+
 /* An incomplete file may stop before its CLOCK section.  Its chunk bases
  * are then either this machine's TSC or CLOCK_MONOTONIC nanoseconds: a
  * value above the monotonic clock now can only be a TSC reading (it runs
@@ -474,24 +503,26 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 				(unsigned long long)off);
 			goto fail;
 		}
-		if (size - off < sizeof(sh) || read_at(t->f, off, &sh, sizeof(sh))) {
-			set_err(err, errlen, "truncated: a section header at offset %llu is cut short", (unsigned long long)off);
+		/* A header or payload cut short by the end of the file: the
+		 * recording stopped while writing it. */
+		if (size - off < sizeof(sh) || read_at(t->f, off, &sh, sizeof(sh)))
+			break;
+		if (sh.length > TRACE_MAX_SECTION) {
+			set_err(err, errlen, "corrupted: the section at offset %llu claims %llu bytes",
+				(unsigned long long)off, (unsigned long long)sh.length);
 			goto fail;
 		}
-		if (sh.length > TRACE_MAX_SECTION || sh.length > size - off - sizeof(sh)) {
-			set_err(err, errlen, "truncated or corrupted: the section at offset %llu claims %llu bytes, the file has %llu left",
-				(unsigned long long)off, (unsigned long long)sh.length,
-				(unsigned long long)(size - off - sizeof(sh)));
-			goto fail;
-		}
+		if (sh.length > size - off - sizeof(sh))
+			break;
 		if (load_section(t, &os, &sh, off + sizeof(sh), err, errlen))
 			goto fail;
 		ended = sh.type == SEC_END;
 		off += sizeof(sh) + sh.length;
 	}
 	if (!ended) {
-		set_err(err, errlen, "truncated: %s ends before its END section (was the recording interrupted?)", path);
-		goto fail;
+		t->incomplete = 1;
+		t->tail_bytes = size - off;
+		drop_torn_chunk(t, &os);
 	}
 	if (t->have_clock) {
 		if (t->clock.raw1 <= t->clock.raw0 || t->clock.ns1 < t->clock.ns0) {
