@@ -88,6 +88,7 @@ int cmd_export(int argc, char **argv)
 			return 1;
 		}
 	}
+	view_buffer_output(out);
 	int err = fn(t, out);
 	/* One message for a write error, whether it happened while writing,
 	 * at the last flush or at close. */

@@ -29,6 +29,10 @@ struct replay {
 	/* By thread index: the thread's next event is the exit of a leaf
 	 * already printed with its entry. */
 	uint8_t *skip;
+	/* The line being built, written with one call when complete. */
+	char *buf;
+	size_t len, cap;
+	int oom;
 };
 
 static const char replay_usage[] =
@@ -38,24 +42,51 @@ static const char replay_usage[] =
 	"  -D, --depth N      only the N outermost levels\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), one line each\n";
 
-static void indent(int depth)
+static int reserve(struct replay *r, size_t more)
 {
-	static const char spaces[] = "                                                                ";
-	size_t n = (size_t)depth * 2;
+	if (r->len + more <= r->cap)
+		return 0;
+	size_t cap = (r->len + more) * 2;
+	char *b = realloc(r->buf, cap);
+	if (!b) {
+		r->oom = 1;
+		return -1;
+	}
+	r->buf = b;
+	r->cap = cap;
+	return 0;
+}
 
-	/* One call per 64 columns: the output grows with the depth (that is
-	 * the format), the calls made to write it need not. */
-	while (n) {
-		size_t k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
-		fwrite_unlocked(spaces, 1, k, stdout);
-		n -= k;
+static void put(struct replay *r, const char *s)
+{
+	size_t n = strlen(s);
+	if (!reserve(r, n)) {
+		memcpy(r->buf + r->len, s, n);
+		r->len += n;
 	}
 }
 
-static void line(const char *dur, uint32_t tid, int depth)
+/* Start a line: "%10s [%6u] | " and two spaces per level.  The output
+ * grows with the depth (that is the format); the work to make it is a
+ * memset. */
+static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth)
 {
-	printf("%10s [%6u] | ", dur, tid);
-	indent(depth);
+	char pre[48];
+	int n = view_format_prefix(pre, dur, tid);
+
+	r->len = 0;
+	if (reserve(r, (size_t)n + 2 * (size_t)depth + 64))
+		return;
+	memcpy(r->buf, pre, (size_t)n);
+	memset(r->buf + n, ' ', 2 * (size_t)depth);
+	r->len = (size_t)n + 2 * (size_t)depth;
+}
+
+static void end_line(struct replay *r)
+{
+	put(r, "\n");
+	if (!r->oom)
+		fwrite_unlocked(r->buf, 1, r->len, stdout);
 }
 
 static int print_threshold(struct replay *r, const struct trace_event *ev)
@@ -66,9 +97,11 @@ static int print_threshold(struct replay *r, const struct trace_event *ev)
 	uint64_t ns = ev->ns - ev->entry_ns;
 	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
 		return 0;
-	cli_format_duration(dur, sizeof(dur), ns);
-	line(dur, ev->tid, (int)ev->depth);
-	printf("%s();\n", trace_site_name(r->t, ev->site));
+	view_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, ev->depth);
+	put(r, trace_site_name(r->t, ev->site));
+	put(r, "();");
+	end_line(r);
 	return 0;
 }
 
@@ -87,53 +120,72 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		return 0;
 	switch (ev->kind) {
 	case TEV_SWITCH:
-		line("", ev->tid, (int)ev->depth);
-		printf("/* switch to coroutine context %u */\n", ev->site);
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%u", ev->site);
+		put(r, "/* switch to coroutine context ");
+		put(r, dur);
+		put(r, " */");
 		break;
 	case TEV_LOST:
-		line("", ev->tid, (int)ev->depth);
-		printf("/* LOST %llu events */\n", (unsigned long long)ev->lost);
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%llu", (unsigned long long)ev->lost);
+		put(r, "/* LOST ");
+		put(r, dur);
+		put(r, " events */");
 		break;
 	case TEV_ENTRY:
 		if (ev->flags & TEV_FLAT) {
 			/* The function tracer: when, not how long. */
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("%s();\n", name);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put(r, "();");
 			break;
 		}
 		struct trace_event next;
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
 		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
-			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("%s();\n", name);
+			view_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put(r, "();");
 			r->skip[ev->thread] = 1;
 		} else {
-			line("", ev->tid, (int)ev->depth);
-			printf("%s() {\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, name);
+			put(r, "() {");
 		}
 		break;
 	case TEV_EXIT:
 		if (ev->flags & TEV_OPEN) {
-			line("", ev->tid, (int)ev->depth);
-			printf("} /* %s (still running) */\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, " (still running) */");
 		} else if (ev->flags & TEV_EXIT_LOST) {
-			line("", ev->tid, (int)ev->depth);
-			printf("} /* %s: exit lost */\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, ": exit lost */");
 		} else if (ev->flags & TEV_ORPHAN) {
-			line("", ev->tid, (int)ev->depth);
-			printf("/* return from %s (its entry was not recorded) */\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, "/* return from ");
+			put(r, name);
+			put(r, " (its entry was not recorded) */");
 		} else {
-			cli_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("} /* %s%s */\n", name,
-			       ev->flags & TEV_UNWOUND     ? " (unwound)"
-			       : ev->flags & TEV_UNMATCHED ? " (return not recorded)"
-							   : "");
+			view_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
+			       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
+							   : " */");
 		}
 		break;
+	default:
+		return 0;
 	}
+	end_line(r);
 	return 0;
 }
 
@@ -184,6 +236,7 @@ int cmd_replay(int argc, char **argv)
 	int status;
 	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
 		return status;
+	view_buffer_output(stdout);
 	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1))) {
 		cli_error("out of memory");
 		trace_close(r.t);
@@ -217,5 +270,10 @@ int cmd_replay(int argc, char **argv)
 	trace_iter_free(&it);
 	view_close(r.t);
 	free(r.skip);
+	free(r.buf);
+	if (r.oom) {
+		cli_error("out of memory");
+		ret = 1;
+	}
 	return view_close_output(stdout, "standard output") | ret;
 }

@@ -4,6 +4,11 @@
  * per trace as InternedData, referred to by iid), which keeps the file
  * near 12 bytes per event.
  *
+ * Invariants: one pass, O(1) per event, no allocation per event (the
+ * packet buffers are reused); a track per thread (tid, serial); every
+ * slice begun is ended, calls still running or whose exit was lost
+ * included; exits without an entry and losses are left out.
+ *
  * The protobuf is encoded directly.  Field numbers, from Perfetto's protos:
  *   Trace.packet 1
  *   TracePacket: timestamp 8, trusted_packet_sequence_id 10, track_event 11,
@@ -31,28 +36,35 @@ struct pb {
 	int oom;
 };
 
+static int pb_reserve(struct pb *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
 static void pb_raw(struct pb *b, const void *data, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
+	if (pb_reserve(b, n))
+		return;
 	memcpy(b->p + b->len, data, n);
 	b->len += n;
 }
 
 static void pb_varint(struct pb *b, uint64_t v)
 {
-	uint8_t tmp[10];
-	pb_raw(b, tmp, varint_put(tmp, v));
+	if (!pb_reserve(b, 10))
+		b->len += varint_put(b->p + b->len, v);
 }
 
 static void pb_uint(struct pb *b, unsigned field, uint64_t v)
@@ -83,16 +95,20 @@ struct perfetto {
 	int oom;
 };
 
-/* Write one TracePacket (the Trace.packet field). */
+/* Write one TracePacket (the Trace.packet field): its key and length,
+ * then the packet, straight from the packet buffer. */
 static void emit_packet(struct perfetto *x)
 {
-	struct pb frame = { 0 };
-	pb_bytes(&frame, 1, x->packet.p, x->packet.len);
-	if (frame.oom || x->packet.oom)
+	uint8_t key[16];
+	size_t n = varint_put(key, 1u << 3 | 2);
+
+	n += varint_put(key + n, x->packet.len);
+	if (x->packet.oom || x->event.oom || x->nested.oom || x->interned.oom) {
 		x->oom = 1;
-	else
-		fwrite(frame.p, 1, frame.len, x->out);
-	free(frame.p);
+	} else {
+		fwrite_unlocked(key, 1, n, x->out);
+		fwrite_unlocked(x->packet.p, 1, x->packet.len, x->out);
+	}
 	x->packet.len = 0;
 }
 

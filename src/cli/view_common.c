@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "view_common.h"
@@ -122,4 +123,72 @@ int view_close_output(FILE *out, const char *name)
 	output_errno = 0;
 	cli_error("cannot write %s: %s", name, strerror(err));
 	return 1;
+}
+
+void view_buffer_output(FILE *out)
+{
+	if (!isatty(fileno(out)))
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
+}
+
+int view_format_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void view_format_duration(char *buf, size_t len, uint64_t ns)
+{
+	char num[24];
+	int n;
+
+	/* Below a millisecond "%7.3f us" of ns / 1000 is exactly these
+	 * digits; above, the rounding is printf's. */
+	if (ns >= 1000000 || len < 11) {
+		cli_format_duration(buf, len, ns);
+		return;
+	}
+	n = view_format_u64(num, ns / 1000);
+	num[n++] = '.';
+	num[n++] = (char)('0' + ns / 100 % 10);
+	num[n++] = (char)('0' + ns / 10 % 10);
+	num[n++] = (char)('0' + ns % 10);
+	memset(buf, ' ', 7 - (size_t)n);
+	memcpy(buf + 7 - n, num, (size_t)n);
+	memcpy(buf + 7, " us", 4);
+}
+
+int view_format_prefix(char *buf, const char *dur, uint32_t tid)
+{
+	size_t dl = strlen(dur);
+	char num[16];
+	int n = 0, tl;
+
+	if (dl > 32)
+		dl = 32;
+	if (dl < 10) {
+		memset(buf, ' ', 10 - dl);
+		n = (int)(10 - dl);
+	}
+	memcpy(buf + n, dur, dl);
+	n += (int)dl;
+	buf[n++] = ' ';
+	buf[n++] = '[';
+	tl = view_format_u64(num, tid);
+	if (tl < 6) {
+		memset(buf + n, ' ', (size_t)(6 - tl));
+		n += 6 - tl;
+	}
+	memcpy(buf + n, num, (size_t)tl);
+	n += tl;
+	memcpy(buf + n, "] | ", 4);
+	return n + 4;
 }

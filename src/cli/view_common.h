@@ -39,6 +39,17 @@ int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
  * the last flush or at close is seen too.  Either way the view prints one
  * message, "cannot write NAME: reason", and exits non-zero. */
 int view_output_failed(FILE *out);
+/* A large buffer for a stream that is not a terminal (views that write a
+ * line per event): fewer copies and system calls.  Before any output. */
+void view_buffer_output(FILE *out);
+
+/* Formatting without printf, for the lines written per event.  As
+ * cli_format_duration ("  1.234 us"), exactly. */
+void view_format_duration(char *buf, size_t len, uint64_t ns);
+/* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
+int view_format_prefix(char *buf, const char *dur, uint32_t tid);
+/* v in decimal at p; returns the number of digits. */
+int view_format_u64(char *p, uint64_t v);
 /* 0, or 1 after printing the message. */
 int view_close_output(FILE *out, const char *name);
 

@@ -588,6 +588,7 @@ int trace_verify(struct trace *t, char *err, size_t errlen)
 		for (size_t j = 0; j < t->threads[i].chunk_cnt && !ret; j++) {
 			struct trace_chunk_ref *ref = &t->threads[i].chunks[j];
 			struct trace_section_header sh;
+			t->work++;
 			if (ref->length > cap) {
 				uint8_t *b = realloc(buf, ref->length);
 				if (!b) {
