@@ -38,14 +38,14 @@ struct context_stacks {
 	size_t cnt;
 };
 
-size_t thread_stack_cut_depth(const struct thread_stack *s, uint32_t open_depth)
+size_t thread_stack_cut_depth(const struct thread_stack *s, uint32_t open_depth, int first_is_exit)
 {
-	size_t saved = 0, want;
+	size_t saved = 0, want, open = (size_t)open_depth + (first_is_exit != 0);
 
 	if (s->contexts)
 		for (size_t i = 0; i < s->contexts->cnt; i++)
 			saved += s->contexts->saved[i].depth;
-	want = open_depth > saved ? open_depth - saved : 0;
+	want = open > saved ? open - saved : 0;
 	return want < s->depth ? want : s->depth;
 }
 

@@ -47,10 +47,14 @@ long thread_stack_find(const struct thread_stack *s, uint32_t site);
 
 /* After events were lost: the depth the current stack is cut back to,
  * given the number of the thread's calls still open (the chunk's
- * open_depth).  That count covers the frames of every context of the
- * thread, so the frames set aside under other contexts are taken off it
- * first.  Never more than the current depth. */
-size_t thread_stack_cut_depth(const struct thread_stack *s, uint32_t open_depth);
+ * open_depth) and whether the chunk's first event is an exit (or unwind).
+ * The program takes a chunk in the middle of writing an event, and it
+ * counts a call as returned before it writes its exit: a chunk that
+ * begins with an exit has that call open too.  The count covers the
+ * frames of every context of the thread, so the frames set aside under
+ * other contexts are taken off it first.  Never more than the current
+ * depth. */
+size_t thread_stack_cut_depth(const struct thread_stack *s, uint32_t open_depth, int first_is_exit);
 
 /* Coroutines: each context of a thread has a stack of its own.  A context
  * switch event first names the context left (its stack is the current

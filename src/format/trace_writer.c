@@ -74,7 +74,8 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		return -ENOMEM;
 	/* The calls above open_depth returned while events were dropped. */
 	if (hdr->lost_before)
-		st->depth = thread_stack_cut_depth(st, hdr->open_depth);
+		st->depth = thread_stack_cut_depth(st, hdr->open_depth,
+						   n && (ev_type(events[0]) == EV_EXIT || ev_type(events[0]) == EV_UNWIND));
 	uint8_t *p = w->buf + sizeof(*hdr);
 	uint64_t prev = hdr->base;
 

@@ -765,7 +765,11 @@ static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 		/* Calls above the depth the thread had when it took this chunk
 		 * returned during the loss (version 2; a version 1 writer did
 		 * not cut, so neither does its reader). */
-		size_t cut = t->version >= 2 ? thread_stack_cut_depth(&c->stack, hdr.open_depth) : c->stack.depth;
+		const uint8_t *q = c->p;
+		uint64_t first = 0;
+		int first_is_exit = c->left && !varint_get(&q, c->end, &first) && (first & 3) != TAG_ENTRY;
+		size_t cut = t->version >= 2 ? thread_stack_cut_depth(&c->stack, hdr.open_depth, first_is_exit)
+					     : c->stack.depth;
 		c->close_to = cut;
 		c->close_ns = c->last_ns;
 		c->close_flags = TEV_EXIT_LOST;

@@ -78,3 +78,32 @@ g,3,5,5,5,5,5
 main,1,1110,110,1110,1110,1110"
 check_eq "constructed trace: folded nests the call after the loss under f" \
 	"$("$NEEDLE" export --format=folded -i "$T/cut.data" -o - | grep -c '^w-7;main;f;g ')" 1
+
+# The chunk after a loss can begin with an exit: the program took the
+# chunk to write that exit, after counting the call as returned, so the
+# call is one more than open_depth says.  g (inner) returned during the
+# loss; g (outer) returns first thing in the next chunk.
+cat >"$T/exit.spec" <<'EOF2'
+version 2
+clock
+site 1 main
+site 2 f
+site 3 g
+chunk tid=7 serial=1 seq=0 base=1000 depth=0 comm=w : E1@0 E2@10 E3@10 E3@10
+chunk tid=7 serial=1 seq=1 base=2000 depth=2 lost=1 comm=w : X@0 X@10 X@10
+end
+EOF2
+python3 "$MK" "$T/exit.spec" "$T/exit.data"
+"$NEEDLE" replay -i "$T/exit.data" 2>&1 | grep -v '^#' >"$T/exit.replay"
+cat >"$T/exit.want" <<'EOF2'
+           [     7] | main() {
+           [     7] |   f() {
+           [     7] |     g() {
+           [     7] |       g() {
+           [     7] |       } /* g: exit lost */
+           [     7] |       /* LOST 1 events */
+  0.980 us [     7] |     } /* g */
+  1.000 us [     7] |   } /* f */
+  1.020 us [     7] | } /* main */
+EOF2
+check "constructed trace: an exit first after the loss closes its own call" diff -u "$T/exit.want" "$T/exit.replay"
