@@ -50,5 +50,12 @@ $(BENCH_BUILD)/bench_rcu: bench/bench_rcu.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_rcu
 
+# The views on a trace of deep stacks (bench_views.c: workload and driver).
+$(BENCH_BUILD)/bench_views: bench/bench_views.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_views
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

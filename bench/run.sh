@@ -69,6 +69,9 @@ t0=$(now_ns)
 t1=$(now_ns)
 awk -v ns=$((t1 - t0)) -v e="$events" 'BEGIN { printf "export_perfetto_s_per_mevent %.4f\n", ns / 1e9 / (e / 1e6) }' >>"$raw"
 
+note "bench: the views on 50M events of a recursion 1,000 deep (time per million events, peak memory)"
+"$dir/bench_views" run "$NEEDLE" "$dir" >>"$raw" || note "bench: the view benchmark failed"
+
 note "bench: the zlib workload (zlib built from Debian source with patchable entries)"
 if "$dir/../../tests/real/build_real_programs.sh" "$dir/.." >"$dir/third_party.log" 2>&1 ||
 	[ -x "$dir/../third_party/zlib_driver" ]; then
@@ -163,6 +166,10 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_poll" "$(val producer_syscalls_per_mevent_poll)" "goal 0"
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_buffer_percent" "$(val producer_syscalls_per_mevent_buffer_percent)" "50%"
 	printf '%-34s %10s  %s\n' "export_perfetto_s_per_mevent" "$(val export_perfetto_s_per_mevent)" ""
+	for v in replay report folded perfetto chrome; do
+		printf '%-34s %10s  %s\n' "view_s_per_mevent_$v" "$(val view_s_per_mevent_$v)" \
+			"50M events, 1,000 deep; peak RSS $(val view_max_rss_kib_$v) KiB"
+	done
 	printf '%-34s %10s  %s\n' "graph_enable_ms_1k_threads" "$(val graph_enable_ms_1k_threads)" ""
 	printf '%-34s %10s  %s\n' "graph_enable_ms_10k_threads" "$(val graph_enable_ms_10k_threads)" ""
 	printf '%-34s %10s  %s\n' "graph_enable_ms_100k_threads" "$(val graph_enable_ms_100k_threads)" \

@@ -88,13 +88,13 @@ int cmd_export(int argc, char **argv)
 			return 1;
 		}
 	}
+	view_buffer_output(out);
 	int err = fn(t, out);
+	/* One message for a write error, whether it happened while writing,
+	 * at the last flush or at close. */
+	if (view_close_output(out, to_stdout ? "standard output" : output))
+		err = 1;
 	if (!to_stdout) {
-		if (fflush(out) || ferror(out)) {
-			cli_error("cannot write %s: %s", output, strerror(errno));
-			err = 1;
-		}
-		fclose(out);
 		if (err)
 			unlink(tmp);
 		else if (rename(tmp, output)) {
@@ -103,6 +103,6 @@ int cmd_export(int argc, char **argv)
 			err = 1;
 		}
 	}
-	trace_close(t);
+	view_close(t);
 	return err;
 }

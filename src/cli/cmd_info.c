@@ -1,6 +1,12 @@
-/* cmd_info.c - `needle info`: what a trace file holds: the header, the
- * recorded command, the clock, threads with their event and loss counts,
- * and the totals of the END section. */
+/* cmd_info.c - `needle info`: what a trace file holds: the header, whether
+ * the recording finished writing it, the recorded command, the clock,
+ * threads with their event and loss counts, and the totals.
+ *
+ * Invariants: the LOST column adds up to the "lost events" total (losses
+ * no chunk could carry, because the thread never took another chunk, get
+ * a row of their own); a thread is (tid, serial) and is named by its own
+ * latest chunk; the command line is printed so that it can be pasted back
+ * into a shell. */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +14,48 @@
 
 #include "cli.h"
 #include "view_common.h"
+
+/* One argument as a POSIX shell reads it back: bare if it has only safe
+ * characters, in single quotes otherwise ('\'' for a quote), and as
+ * $'...' if it holds control characters, which would break the line. */
+static void print_shell_word(const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+	int ctl = 0;
+
+	if (*s && strspn(s, safe) == strlen(s)) {
+		fputs(s, stdout);
+		return;
+	}
+	for (const char *p = s; *p; p++)
+		ctl |= (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (!ctl) {
+		putchar('\'');
+		for (; *s; s++) {
+			if (*s == '\'')
+				fputs("'\\''", stdout);
+			else
+				putchar(*s);
+		}
+		putchar('\'');
+		return;
+	}
+	fputs("$'", stdout);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '\\' || ch == '\'')
+			printf("\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", stdout);
+		else if (ch == '\t')
+			fputs("\\t", stdout);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('\'');
+}
 
 int cmd_info(int argc, char **argv)
 {
@@ -41,11 +89,20 @@ int cmd_info(int argc, char **argv)
 	}
 	static const char *const modes[] = { "wait", "poll", "buffer-percent" };
 	printf("file:          %s (format version %u)\n", t->path, t->header.version);
+	if (t->incomplete)
+		printf("status:        incomplete (the recording did not finish): %llu chunks read, %llu bytes at the end"
+		       " ignored%s\n",
+		       (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes,
+		       t->have_process ? "" : "; no metadata (function names show as site#N)");
+	else
+		printf("status:        complete\n");
 	printf("tracer:        %s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph");
 	if (t->have_process) {
 		printf("command:      ");
-		for (size_t i = 0; t->argv && t->argv[i]; i++)
-			printf(" %s", t->argv[i]);
+		for (size_t i = 0; t->argv && t->argv[i]; i++) {
+			putchar(' ');
+			print_shell_word(t->argv[i]);
+		}
 		printf("\npid:           %u\n", t->process.pid);
 		int st = t->process.wait_status;
 		if (WIFEXITED(st))
@@ -62,25 +119,38 @@ int cmd_info(int argc, char **argv)
 	printf("clock:         %s", t->clock.source == TRACE_CLOCK_TSC ? "tsc" : "monotonic");
 	if (t->clock.source == TRACE_CLOCK_TSC)
 		printf(" (%.3f GHz)", 1.0 / t->ns_per_raw);
+	if (t->clock_guessed)
+		printf(", estimated here: the file has no clock section");
 	printf("\nmodules:       %zu\n", t->module_cnt);
 	for (size_t i = 0; i < t->module_cnt; i++)
 		printf("  [%zu] %s\n", i, t->modules[i]);
 	size_t sites = 0;
 	for (size_t i = 0; i < t->site_cap; i++)
 		sites += t->sites[i].name != NULL;
-	printf("sites:         %zu known, %llu traced\n", sites, (unsigned long long)t->end.sites_traced);
+	if (t->have_end)
+		printf("sites:         %zu known, %llu traced\n", sites, (unsigned long long)t->end.sites_traced);
+	else
+		printf("sites:         %zu known\n", sites);
 	printf("events:        %llu in %llu chunks (%llu salvaged after the program ended)\n",
 	       (unsigned long long)t->end.events, (unsigned long long)t->end.chunks,
 	       (unsigned long long)t->end.salvaged_chunks);
 	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
-	printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
+	if (t->have_end)
+		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
 	printf("threads:       %zu\n", t->thread_cnt);
-	printf("  %8s  %-16s  %12s  %10s  %8s\n", "TID", "NAME", "EVENTS", "LOST", "CHUNKS");
+	printf("  %8s  %6s  %12s  %10s  %8s  %s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS", "NAME");
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		struct trace_thread *th = &t->threads[i];
-		printf("  %8u  %-16s  %12llu  %10llu  %8zu\n", th->tid, th->name[0] ? th->name : "?",
-		       (unsigned long long)th->events, (unsigned long long)th->lost, th->chunk_cnt);
+		printf("  %8u  %6u  %12llu  %10llu  %8zu  %s\n", th->tid, th->serial, (unsigned long long)th->events,
+		       (unsigned long long)th->lost, th->chunk_cnt, th->name[0] ? th->name : "?");
 	}
-	trace_close(t);
-	return 0;
+	/* A thread that drops events and never takes another chunk (it
+	 * ended, or the program did) has no chunk to count them in: only the
+	 * total has them. */
+	if (t->end.lost_events > t->lost_in_chunks)
+		printf("  %8s  %6s  %12s  %10llu  %8s  %s\n", "-", "-", "0",
+		       (unsigned long long)(t->end.lost_events - t->lost_in_chunks), "-",
+		       "(lost after a thread's last chunk)");
+	view_close(t);
+	return view_close_output(stdout, "standard output");
 }

@@ -8,7 +8,12 @@
  *
  * A call with no traced children takes one line with its duration; others
  * open with "{" and close with their duration.  Calls still running when
- * the trace ended close with "(still running)". */
+ * the trace ended close with "(still running)"; calls that returned while
+ * events were being lost close with "exit lost", where the loss begins.
+ *
+ * Invariants: one pass over the events, O(1) work per event (a thread's
+ * pending one-line leaf is a flag indexed by the thread), memory bounded
+ * by the number of threads; the output stops at the first write error. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,34 +26,14 @@ struct replay {
 	struct trace *t;
 	uint32_t max_depth;  /* 0: all */
 	uint64_t threshold;  /* ns; 0: none */
-	/* Threads whose next event is the exit of a leaf already printed with
-	 * its entry: at most one per thread. */
-	uint32_t *skip;
-	size_t skip_cnt, skip_cap;
+	/* By thread index: the thread's next event is the exit of a leaf
+	 * already printed with its entry. */
+	uint8_t *skip;
+	/* The line being built, written with one call when complete. */
+	char *buf;
+	size_t len, cap;
+	int oom;
 };
-
-static int skip_take(struct replay *r, uint32_t tid)
-{
-	for (size_t i = 0; i < r->skip_cnt; i++)
-		if (r->skip[i] == tid) {
-			r->skip[i] = r->skip[--r->skip_cnt];
-			return 1;
-		}
-	return 0;
-}
-
-static void skip_add(struct replay *r, uint32_t tid)
-{
-	if (r->skip_cnt == r->skip_cap) {
-		size_t cap = r->skip_cap ? r->skip_cap * 2 : 16;
-		uint32_t *v = realloc(r->skip, cap * sizeof(*v));
-		if (!v)
-			return;
-		r->skip = v;
-		r->skip_cap = cap;
-	}
-	r->skip[r->skip_cnt++] = tid;
-}
 
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-D DEPTH] [-t TIME]\n"
@@ -57,29 +42,66 @@ static const char replay_usage[] =
 	"  -D, --depth N      only the N outermost levels\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), one line each\n";
 
-static void indent(int depth)
+static int reserve(struct replay *r, size_t more)
 {
-	for (int i = 0; i < depth; i++)
-		fputs("  ", stdout);
+	if (r->len + more <= r->cap)
+		return 0;
+	size_t cap = (r->len + more) * 2;
+	char *b = realloc(r->buf, cap);
+	if (!b) {
+		r->oom = 1;
+		return -1;
+	}
+	r->buf = b;
+	r->cap = cap;
+	return 0;
 }
 
-static void line(const char *dur, uint32_t tid, int depth)
+static void put(struct replay *r, const char *s)
 {
-	printf("%10s [%6u] | ", dur, tid);
-	indent(depth);
+	size_t n = strlen(s);
+	if (!reserve(r, n)) {
+		memcpy(r->buf + r->len, s, n);
+		r->len += n;
+	}
+}
+
+/* Start a line: "%10s [%6u] | " and two spaces per level.  The output
+ * grows with the depth (that is the format); the work to make it is a
+ * memset. */
+static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth)
+{
+	char pre[48];
+	int n = view_format_prefix(pre, dur, tid);
+
+	r->len = 0;
+	if (reserve(r, (size_t)n + 2 * (size_t)depth + 64))
+		return;
+	memcpy(r->buf, pre, (size_t)n);
+	memset(r->buf + n, ' ', 2 * (size_t)depth);
+	r->len = (size_t)n + 2 * (size_t)depth;
+}
+
+static void end_line(struct replay *r)
+{
+	put(r, "\n");
+	if (!r->oom)
+		fwrite_unlocked(r->buf, 1, r->len, stdout);
 }
 
 static int print_threshold(struct replay *r, const struct trace_event *ev)
 {
 	char dur[32];
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN)))
+	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)))
 		return 0;
 	uint64_t ns = ev->ns - ev->entry_ns;
 	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
 		return 0;
-	cli_format_duration(dur, sizeof(dur), ns);
-	line(dur, ev->tid, (int)ev->depth);
-	printf("%s();\n", trace_site_name(r->t, ev->site));
+	view_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, ev->depth);
+	put(r, trace_site_name(r->t, ev->site));
+	put(r, "();");
+	end_line(r);
 	return 0;
 }
 
@@ -88,58 +110,82 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	char dur[32];
 	const char *name = trace_site_name(r->t, ev->site);
 
-	if (ev->kind == TEV_EXIT && r->skip_cnt && skip_take(r, ev->tid))
+	if (ev->kind == TEV_EXIT && r->skip[ev->thread]) {
+		r->skip[ev->thread] = 0;
 		return 0;
+	}
 	if (r->threshold)
 		return print_threshold(r, ev);
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
 		return 0;
 	switch (ev->kind) {
 	case TEV_SWITCH:
-		line("", ev->tid, (int)ev->depth);
-		printf("/* switch to coroutine context %u */\n", ev->site);
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%u", ev->site);
+		put(r, "/* switch to coroutine context ");
+		put(r, dur);
+		put(r, " */");
 		break;
 	case TEV_LOST:
-		line("", ev->tid, (int)ev->depth);
-		printf("/* LOST %llu events */\n", (unsigned long long)ev->lost);
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%llu", (unsigned long long)ev->lost);
+		put(r, "/* LOST ");
+		put(r, dur);
+		put(r, " events */");
 		break;
 	case TEV_ENTRY:
 		if (ev->flags & TEV_FLAT) {
 			/* The function tracer: when, not how long. */
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("%s();\n", name);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put(r, "();");
 			break;
 		}
 		struct trace_event next;
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND))) {
-			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("%s();\n", name);
-			skip_add(r, ev->tid);
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
+			view_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put(r, "();");
+			r->skip[ev->thread] = 1;
 		} else {
-			line("", ev->tid, (int)ev->depth);
-			printf("%s() {\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, name);
+			put(r, "() {");
 		}
 		break;
 	case TEV_EXIT:
 		if (ev->flags & TEV_OPEN) {
-			line("", ev->tid, (int)ev->depth);
-			printf("} /* %s (still running) */\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, " (still running) */");
+		} else if (ev->flags & TEV_EXIT_LOST) {
+			line(r, "", ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, ": exit lost */");
 		} else if (ev->flags & TEV_ORPHAN) {
-			line("", ev->tid, (int)ev->depth);
-			printf("/* return from %s (its entry was not recorded) */\n", name);
+			line(r, "", ev->tid, ev->depth);
+			put(r, "/* return from ");
+			put(r, name);
+			put(r, " (its entry was not recorded) */");
 		} else {
-			cli_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
-			line(dur, ev->tid, (int)ev->depth);
-			printf("} /* %s%s */\n", name,
-			       ev->flags & TEV_UNWOUND     ? " (unwound)"
-			       : ev->flags & TEV_UNMATCHED ? " (return not recorded)"
-							   : "");
+			view_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, "} /* ");
+			put(r, name);
+			put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
+			       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
+							   : " */");
 		}
 		break;
+	default:
+		return 0;
 	}
+	end_line(r);
 	return 0;
 }
 
@@ -190,6 +236,12 @@ int cmd_replay(int argc, char **argv)
 	int status;
 	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
 		return status;
+	view_buffer_output(stdout);
+	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1))) {
+		cli_error("out of memory");
+		trace_close(r.t);
+		return 1;
+	}
 
 	struct trace_iter it;
 	struct trace_event ev;
@@ -203,8 +255,12 @@ int cmd_replay(int argc, char **argv)
 			       " calls around the losses may be missing\n",
 			       (unsigned long long)r.t->end.lost_events);
 		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
-		while ((n = trace_iter_next(&it, &ev)) > 0)
+		while ((n = trace_iter_next(&it, &ev)) > 0) {
+			r.t->work++;
 			print_event(&ev, &r, &it);
+			if (view_output_failed(stdout))
+				break;
+		}
 		if (n < 0) {
 			fflush(stdout);
 			cli_error("%s: %s", r.t->path, it.err);
@@ -212,7 +268,12 @@ int cmd_replay(int argc, char **argv)
 		}
 	}
 	trace_iter_free(&it);
-	trace_close(r.t);
+	view_close(r.t);
 	free(r.skip);
-	return ret;
+	free(r.buf);
+	if (r.oom) {
+		cli_error("out of memory");
+		ret = 1;
+	}
+	return view_close_output(stdout, "standard output") | ret;
 }

@@ -1,7 +1,13 @@
 /* cmd_report.c - `needle report`: per function, the number of calls and
  * the total (inclusive), self (exclusive), average, minimum and maximum
- * time, like uftrace report and ftrace's function profiler.  Streams the
- * trace: memory grows with the number of functions, not of events. */
+ * time, like uftrace report and ftrace's function profiler.
+ *
+ * Invariants: one pass, O(1) per event; memory grows with the number of
+ * functions, not of events.  A time is only ever computed from a
+ * recorded entry and a recorded exit: calls still running at the end,
+ * calls whose exit was lost and exits without an entry count as calls
+ * but add no time.  A trace with no durations at all (the function
+ * tracer) shows counts only, and a trace with losses says so first. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,9 +54,11 @@ static int account(const struct trace_event *ev, void *arg)
 			f->calls++;
 		return 0;
 	}
-	/* Durations come from exits; a call still running at the end, or
-	 * whose entry is missing, counts as a call but has no time. */
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN)) || !(f = stats_for(r, ev->site)))
+	/* Durations come from exits; a call still running at the end, whose
+	 * exit was lost or whose entry is missing counts as a call but has
+	 * no time. */
+	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) ||
+	    !(f = stats_for(r, ev->site)))
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
 	uint64_t self = d > ev->child_ns ? d - ev->child_ns : 0;
@@ -154,16 +162,46 @@ int cmd_report(int argc, char **argv)
 	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status)))
 		return status;
 	if (view_each_event(r.t, tid, account, &r)) {
-		trace_close(r.t);
+		view_close(r.t);
 		free(r.v);
 		return 1;
 	}
 	size_t n = 0;
-	for (size_t i = 0; i < r.cap; i++)
+	int timed = 0;
+	for (size_t i = 0; i < r.cap; i++) {
 		if (r.v[i].calls)
 			r.v[n++] = r.v[i];
+		timed |= r.v[i].timed != 0;
+	}
+	/* Entries only (the function tracer): no time to sort by. */
+	if (!timed && strcmp(sort_key, "name"))
+		sort_key = "calls";
 	sort_trace = r.t;
 	qsort(r.v, n, sizeof(*r.v), cmp_stats);
+	/* The times of calls that overlap a loss are missing or bounds; CSV
+	 * keeps its lines all data, so the note goes to stderr there. */
+	if (r.t->end.lost_events && csv)
+		cli_error("warning: %llu events lost: times of calls around the loss are incomplete",
+			  (unsigned long long)r.t->end.lost_events);
+	else if (r.t->end.lost_events)
+		printf("# %llu events lost: times of calls around the loss are incomplete\n",
+		       (unsigned long long)r.t->end.lost_events);
+	if (!timed) {
+		if (csv)
+			printf("function,calls\n");
+		else
+			printf("  %10s  %s\n  %10s  %s\n", "Calls", "Function", "=====", "========");
+		for (size_t i = 0; i < n; i++) {
+			const char *name = trace_site_name(r.t, r.v[i].site);
+			if (csv)
+				printf("%s,%llu\n", name, (unsigned long long)r.v[i].calls);
+			else
+				printf("  %10llu  %s\n", (unsigned long long)r.v[i].calls, name);
+		}
+		free(r.v);
+		view_close(r.t);
+		return view_close_output(stdout, "standard output");
+	}
 	if (csv) {
 		printf("function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n");
 		for (size_t i = 0; i < n; i++) {
@@ -174,8 +212,8 @@ int cmd_report(int argc, char **argv)
 			       (unsigned long long)f->max);
 		}
 		free(r.v);
-		trace_close(r.t);
-		return 0;
+		view_close(r.t);
+		return view_close_output(stdout, "standard output");
 	}
 	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls", "Average", "Min",
 	       "Max", "Function");
@@ -184,15 +222,24 @@ int cmd_report(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		struct func_stats *f = &r.v[i];
 		char tot[32], self[32], avg[32], mn[32], mx[32];
-		cli_format_duration(tot, sizeof(tot), f->total);
-		cli_format_duration(self, sizeof(self), f->self);
-		cli_format_duration(avg, sizeof(avg), f->timed ? f->total / f->timed : 0);
-		cli_format_duration(mn, sizeof(mn), f->min);
-		cli_format_duration(mx, sizeof(mx), f->max);
+		if (f->timed) {
+			cli_format_duration(tot, sizeof(tot), f->total);
+			cli_format_duration(self, sizeof(self), f->self);
+			cli_format_duration(avg, sizeof(avg), f->total / f->timed);
+			cli_format_duration(mn, sizeof(mn), f->min);
+			cli_format_duration(mx, sizeof(mx), f->max);
+		} else {
+			/* Called, but no call of it has a duration. */
+			strcpy(tot, "-");
+			strcpy(self, "-");
+			strcpy(avg, "-");
+			strcpy(mn, "-");
+			strcpy(mx, "-");
+		}
 		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s\n", tot, self, (unsigned long long)f->calls, avg, mn,
 		       mx, trace_site_name(r.t, f->site));
 	}
 	free(r.v);
-	trace_close(r.t);
-	return 0;
+	view_close(r.t);
+	return view_close_output(stdout, "standard output");
 }

@@ -1,7 +1,15 @@
 /* export_chrome.c - Chrome trace event JSON ({"traceEvents": [...]}), which
  * chrome://tracing, Perfetto and speedscope open: a B/E event pair per
- * call, thread names as metadata events. */
+ * call, thread names as metadata events.
+ *
+ * Invariants: one pass, O(1) per event (a line is built in a buffer and
+ * written with one call); every B has its E, calls still running or whose
+ * exit was lost included (marked in args); exits without an entry are left
+ * out.  Timestamps are microseconds with the nanoseconds as 3 decimals,
+ * formatted from integers. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "export.h"
 #include "view_common.h"
@@ -10,74 +18,160 @@ struct chrome {
 	struct trace *t;
 	FILE *out;
 	int first;
+	char *buf;
+	size_t len, cap;
+	int oom;
 };
 
-static void json_string(FILE *out, const char *s)
+static int reserve(struct chrome *c, size_t more)
 {
-	fputc('"', out);
+	if (c->len + more <= c->cap)
+		return 0;
+	size_t cap = (c->len + more) * 2;
+	char *b = realloc(c->buf, cap);
+	if (!b) {
+		c->oom = 1;
+		return -1;
+	}
+	c->buf = b;
+	c->cap = cap;
+	return 0;
+}
+
+static void put(struct chrome *c, const char *s, size_t n)
+{
+	if (reserve(c, n))
+		return;
+	memcpy(c->buf + c->len, s, n);
+	c->len += n;
+}
+
+#define PUT(c, lit) put(c, lit, sizeof(lit) - 1)
+
+static void put_u64(struct chrome *c, uint64_t v)
+{
+	if (!reserve(c, 24))
+		c->len += (size_t)view_format_u64(c->buf + c->len, v);
+}
+
+/* ns as microseconds: "12.345". */
+static void put_us(struct chrome *c, uint64_t ns)
+{
+	if (reserve(c, 28))
+		return;
+	c->len += (size_t)view_format_u64(c->buf + c->len, ns / 1000);
+	c->buf[c->len++] = '.';
+	c->buf[c->len++] = (char)('0' + ns / 100 % 10);
+	c->buf[c->len++] = (char)('0' + ns / 10 % 10);
+	c->buf[c->len++] = (char)('0' + ns % 10);
+}
+
+static void json_string(struct chrome *c, const char *s)
+{
+	PUT(c, "\"");
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
+		if (ch == '"' || ch == '\\') {
+			char e[2] = { '\\', (char)ch };
+			put(c, e, 2);
+		} else if (ch < 0x20) {
+			char e[8];
+			snprintf(e, sizeof(e), "\\u%04x", ch);
+			put(c, e, 6);
+		} else {
+			put(c, (const char *)&ch, 1);
+		}
 	}
-	fputc('"', out);
+	PUT(c, "\"");
 }
 
 static void sep(struct chrome *c)
 {
-	fputs(c->first ? "\n" : ",\n", c->out);
+	if (c->first)
+		PUT(c, "\n");
+	else
+		PUT(c, ",\n");
 	c->first = 0;
+}
+
+static void flush_line(struct chrome *c)
+{
+	if (!c->oom)
+		fwrite_unlocked(c->buf, 1, c->len, c->out);
+	c->len = 0;
+}
+
+/* ,"ts":T,"pid":P,"tid":T} */
+static void put_where(struct chrome *c, const struct trace_event *ev)
+{
+	PUT(c, ",\"ts\":");
+	put_us(c, ev->ns);
+	PUT(c, ",\"pid\":");
+	put_u64(c, c->t->process.pid);
+	PUT(c, ",\"tid\":");
+	put_u64(c, ev->tid);
 }
 
 static int chrome_event(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
-	uint32_t pid = c->t->process.pid;
 
 	if (ev->kind == TEV_LOST) {
 		sep(c);
-		fprintf(c->out, "{\"name\":\"LOST %llu events\",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%u,\"tid\":%u}",
-			(unsigned long long)ev->lost, ev->ns / 1e3, pid, ev->tid);
-		return 0;
-	}
-	if (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN))
-		return 0;
-	int entry = ev->kind == TEV_ENTRY;
-	if (entry && (ev->flags & TEV_FLAT)) {
+		PUT(c, "{\"name\":\"LOST ");
+		put_u64(c, ev->lost);
+		PUT(c, " events\",\"ph\":\"i\",\"s\":\"t\"");
+		put_where(c, ev);
+		PUT(c, "}");
+	} else if (ev->kind == TEV_ENTRY && (ev->flags & TEV_FLAT)) {
 		sep(c);
-		fputs("{\"name\":", c->out);
-		json_string(c->out, trace_site_name(c->t, ev->site));
-		fprintf(c->out, ",\"ph\":\"i\",\"s\":\"t\",\"ts\":%.3f,\"pid\":%u,\"tid\":%u}", ev->ns / 1e3, pid, ev->tid);
-		return 0;
+		PUT(c, "{\"name\":");
+		json_string(c, trace_site_name(c->t, ev->site));
+		PUT(c, ",\"ph\":\"i\",\"s\":\"t\"");
+		put_where(c, ev);
+		PUT(c, "}");
+	} else if (ev->kind == TEV_ENTRY || (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN))) {
+		sep(c);
+		PUT(c, "{\"name\":");
+		json_string(c, trace_site_name(c->t, ev->site));
+		if (ev->kind == TEV_ENTRY)
+			PUT(c, ",\"ph\":\"B\"");
+		else
+			PUT(c, ",\"ph\":\"E\"");
+		put_where(c, ev);
+		if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
+			PUT(c, ",\"args\":{\"still_running\":true}");
+		else if (ev->kind == TEV_EXIT && (ev->flags & TEV_EXIT_LOST))
+			PUT(c, ",\"args\":{\"exit_lost\":true}");
+		PUT(c, "}");
 	}
-	sep(c);
-	fputs("{\"name\":", c->out);
-	json_string(c->out, trace_site_name(c->t, ev->site));
-	fprintf(c->out, ",\"ph\":\"%s\",\"ts\":%.3f,\"pid\":%u,\"tid\":%u", entry ? "B" : "E", ev->ns / 1e3, pid,
-		ev->tid);
-	if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
-		fputs(",\"args\":{\"still_running\":true}", c->out);
-	fputc('}', c->out);
-	return 0;
+	flush_line(c);
+	return c->oom || view_output_failed(c->out);
 }
 
 int export_chrome(struct trace *t, FILE *out)
 {
-	struct chrome c = { t, out, 1 };
+	struct chrome c = { .t = t, .out = out, .first = 1 };
 
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+	PUT(&c, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		sep(&c);
-		fprintf(out, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-			t->process.pid, t->threads[i].tid);
-		json_string(out, t->threads[i].name);
-		fputs("}}", out);
+		PUT(&c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+		put_u64(&c, t->process.pid);
+		PUT(&c, ",\"tid\":");
+		put_u64(&c, t->threads[i].tid);
+		PUT(&c, ",\"args\":{\"name\":");
+		json_string(&c, t->threads[i].name);
+		PUT(&c, "}}");
+		flush_line(&c);
 	}
 	int err = view_each_event(t, 0, chrome_event, &c);
-	fputs("\n]}\n", out);
+	PUT(&c, "\n]}\n");
+	flush_line(&c);
+	if (c.oom) {
+		fprintf(stderr, "needle: out of memory while writing the Chrome trace\n");
+		err = 1;
+	}
+	free(c.buf);
 	return err;
 }

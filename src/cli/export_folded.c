@@ -1,144 +1,210 @@
 /* export_folded.c - folded stacks ("thread;main;f;g 1234"), the input of
  * flamegraph.pl and speedscope: one line per distinct call stack, valued
  * by the self time (ns) spent in the innermost function of that stack.
- * A trace of the function tracer (entries only) folds to call counts. */
+ * A trace of the function tracer (entries only) folds to call counts.
+ *
+ * Invariants:
+ *  - the reader gives every call its node in a call tree of (parent node,
+ *    site) (call_tree.h), so an event costs at most one hash lookup and
+ *    one addition, whatever the depth of the stack: no path is ever built
+ *    or hashed per event;
+ *  - the lines are written at the end by one depth-first walk that
+ *    extends and cuts a single line buffer, children in name order: the
+ *    walk costs the size of the output plus sorting each node's children;
+ *  - memory grows with the distinct paths, not with the events;
+ *  - threads with the same label (name-tid) share their root, so that a
+ *    path is one line. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "export.h"
-#include "thread_stack.h"
 #include "view_common.h"
-
-struct folded_entry {
-	char *key;
-	uint64_t ns;
-};
 
 struct folded {
 	struct trace *t;
-	struct stack_map stacks;
-	struct folded_entry *slots;
-	size_t cap, cnt;
-	char *key;
-	size_t key_cap;
-	char key_buf[1024];
+	struct call_tree tree;
+	char **labels;     /* by root key */
 	int oom;
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static int table_add(struct folded *f, const char *key, uint64_t ns)
-{
-	if ((f->cnt + 1) * 2 > f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 1024;
-		struct folded_entry *s = calloc(cap, sizeof(*s));
-		if (!s)
-			return -1;
-		for (size_t i = 0; i < f->cap; i++) {
-			if (!f->slots[i].key)
-				continue;
-			size_t j = hash_str(f->slots[i].key) & (cap - 1);
-			while (s[j].key)
-				j = (j + 1) & (cap - 1);
-			s[j] = f->slots[i];
-		}
-		free(f->slots);
-		f->slots = s;
-		f->cap = cap;
-	}
-	size_t j = hash_str(key) & (f->cap - 1);
-	while (f->slots[j].key && strcmp(f->slots[j].key, key))
-		j = (j + 1) & (f->cap - 1);
-	if (!f->slots[j].key) {
-		if (!(f->slots[j].key = strdup(key)))
-			return -1;
-		f->cnt++;
-	}
-	f->slots[j].ns += ns;
-	return 0;
-}
-
-static const char *thread_label(struct trace *t, uint32_t tid, char *buf, size_t len)
-{
-	struct trace_thread *th = trace_thread_find(t, tid);
-	snprintf(buf, len, "%s-%u", th && th->name[0] ? th->name : "thread", tid);
-	return buf;
-}
 
 static int folded_event(const struct trace_event *ev, void *arg)
 {
 	struct folded *f = arg;
-	struct thread_stack *st;
-	char label[96];
+	struct call_node *n;
 
-	if (ev->kind == TEV_LOST || (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
+	if (ev->kind == TEV_ENTRY && (ev->flags & TEV_FLAT)) {
+		/* No durations without exits: count calls instead. */
+		n = &f->tree.v[ev->node];
+		n->value++;
+		n->seen = 1;
 		return 0;
-	if (!(st = stack_map_get(&f->stacks, ev->tid)))
-		return f->oom = 1;
-	if (ev->kind == TEV_ENTRY) {
-		if (ev->flags & TEV_FLAT) {
-			/* No durations without exits: count calls instead. */
-			snprintf(f->key_buf, sizeof(f->key_buf), "%s;%s", thread_label(f->t, ev->tid, label, sizeof(label)),
-				 trace_site_name(f->t, ev->site));
-			return table_add(f, f->key_buf, 1) ? (f->oom = 1) : 0;
-		}
-		return thread_stack_push(st, ev->site, ev->ns) ? (f->oom = 1) : 0;
 	}
-	if (!st->depth)
+	if (ev->kind != TEV_EXIT || (ev->flags & TEV_ORPHAN))
 		return 0;
-	/* thread;outer;...;inner */
-	size_t need = 96;
-	for (size_t i = 0; i < st->depth; i++)
-		need += strlen(trace_site_name(f->t, st->v[i].site)) + 1;
-	if (need > f->key_cap) {
-		char *k = realloc(f->key, need);
-		if (!k)
-			return f->oom = 1;
-		f->key = k;
-		f->key_cap = need;
-	}
-	char *p = f->key + sprintf(f->key, "%s", thread_label(f->t, ev->tid, label, sizeof(label)));
-	for (size_t i = 0; i < st->depth; i++)
-		p += sprintf(p, ";%s", trace_site_name(f->t, st->v[i].site));
 	uint64_t d = ev->ns - ev->entry_ns;
-	st->depth--;
-	if (table_add(f, f->key, d > ev->child_ns ? d - ev->child_ns : 0))
-		return f->oom = 1;
+	n = &f->tree.v[ev->node];
+	n->value += d > ev->child_ns ? d - ev->child_ns : 0;
+	n->seen = 1;
 	return 0;
 }
 
-static int cmp_key(const void *a, const void *b)
+/* Thread labels, and one root key per distinct label: the index of the
+ * first thread that has it. */
+struct label_ref {
+	const char *label;
+	uint32_t thread;
+};
+
+static int label_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct folded_entry *)a)->key, ((const struct folded_entry *)b)->key);
+	const struct label_ref *x = a, *y = b;
+	int c = strcmp(x->label, y->label);
+	return c ? c : (x->thread > y->thread) - (x->thread < y->thread);
+}
+
+static uint32_t *thread_roots(struct folded *f)
+{
+	size_t n = f->t->thread_cnt;
+	uint32_t *root = calloc(n ? n : 1, sizeof(*root));
+	struct label_ref *v = calloc(n ? n : 1, sizeof(*v));
+
+	f->labels = calloc(n ? n : 1, sizeof(*f->labels));
+	if (!root || !v || !f->labels)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		struct trace_thread *th = &f->t->threads[i];
+		size_t len = strlen(th->name) + 32;
+		if (!(f->labels[i] = malloc(len)))
+			goto oom;
+		snprintf(f->labels[i], len, "%s-%u", th->name[0] ? th->name : "thread", th->tid);
+		v[i] = (struct label_ref){ f->labels[i], (uint32_t)i };
+	}
+	qsort(v, n, sizeof(*v), label_cmp);
+	for (size_t i = 0; i < n; i++)
+		root[v[i].thread] = i && !strcmp(v[i].label, v[i - 1].label) ? root[v[i - 1].thread] : v[i].thread;
+	free(v);
+	return root;
+oom:
+	free(root);
+	free(v);
+	return NULL;
+}
+
+static int child_cmp(const void *a, const void *b, void *arg)
+{
+	struct folded *f = arg;
+	const struct call_node *x = &f->tree.v[*(const uint32_t *)a], *y = &f->tree.v[*(const uint32_t *)b];
+	int c;
+
+	if (x->parent == 0) /* threads: by label */
+		c = strcmp(f->labels[x->site], f->labels[y->site]);
+	else
+		c = strcmp(trace_site_name(f->t, x->site), trace_site_name(f->t, y->site));
+	return c ? c : (x->site > y->site) - (x->site < y->site);
+}
+
+struct walk_item {
+	uint32_t node;
+	size_t len; /* of the line before this node's frame */
+};
+
+/* Depth first, children in name order. */
+static int write_paths(struct folded *f, FILE *out)
+{
+	struct walk_item *stack = NULL;
+	size_t depth = 0, stack_cap = 0;
+	uint32_t *kids = NULL;
+	size_t kids_cap = 0;
+	char *line = NULL;
+	size_t line_cap = 0;
+	uint32_t node = 0;
+	size_t len = 0;
+	int ret = -1;
+
+	for (;;) {
+		struct call_node *n = &f->tree.v[node];
+		f->t->work++;
+		if (node) {
+			const char *name = n->parent ? trace_site_name(f->t, n->site) : f->labels[n->site];
+			size_t nlen = strlen(name), need = len + nlen + 32;
+			if (need > line_cap) {
+				char *l = realloc(line, need * 2);
+				if (!l)
+					goto out;
+				line = l;
+				line_cap = need * 2;
+			}
+			if (n->parent)
+				line[len++] = ';';
+			memcpy(line + len, name, nlen);
+			len += nlen;
+			if (n->seen) {
+				int k = snprintf(line + len, line_cap - len, " %llu\n", (unsigned long long)n->value);
+				fwrite_unlocked(line, 1, len + (size_t)k, out);
+				if (view_output_failed(out))
+					break;
+			}
+		}
+		/* Children, sorted, pushed last first. */
+		size_t k = 0;
+		for (uint32_t c = n->first_child; c; c = f->tree.v[c].next_sibling) {
+			if (k == kids_cap) {
+				size_t cap = kids_cap ? kids_cap * 2 : 64;
+				uint32_t *v = realloc(kids, cap * sizeof(*v));
+				if (!v)
+					goto out;
+				kids = v;
+				kids_cap = cap;
+			}
+			kids[k++] = c;
+			f->t->work++;
+		}
+		qsort_r(kids, k, sizeof(*kids), child_cmp, f);
+		if (depth + k > stack_cap) {
+			size_t cap = (depth + k) * 2;
+			struct walk_item *v = realloc(stack, cap * sizeof(*v));
+			if (!v)
+				goto out;
+			stack = v;
+			stack_cap = cap;
+		}
+		while (k)
+			stack[depth++] = (struct walk_item){ kids[--k], len };
+		if (!depth)
+			break;
+		node = stack[--depth].node;
+		len = stack[depth].len;
+	}
+	ret = 0;
+out:
+	free(stack);
+	free(kids);
+	free(line);
+	return ret;
 }
 
 int export_folded(struct trace *t, FILE *out)
 {
 	struct folded f = { .t = t };
-	int err = view_each_event(t, 0, folded_event, &f);
+	uint32_t *roots = NULL;
+	int err = 1;
 
+	if (call_tree_init(&f.tree, &t->work) || !(roots = thread_roots(&f))) {
+		f.oom = 1;
+	} else {
+		f.tree.thread_root = roots;
+		err = view_each_event_tree(t, 0, &f.tree, folded_event, &f);
+		if (!err && write_paths(&f, out))
+			f.oom = 1;
+	}
 	if (f.oom) {
 		fprintf(stderr, "needle: out of memory while folding stacks\n");
 		err = 1;
 	}
-	size_t n = 0;
-	for (size_t i = 0; i < f.cap; i++)
-		if (f.slots[i].key)
-			f.slots[n++] = f.slots[i];
-	if (n)
-		qsort(f.slots, n, sizeof(*f.slots), cmp_key);
-	for (size_t i = 0; i < n; i++) {
-		fprintf(out, "%s %llu\n", f.slots[i].key, (unsigned long long)f.slots[i].ns);
-		free(f.slots[i].key);
-	}
-	free(f.slots);
-	free(f.key);
-	stack_map_free(&f.stacks);
+	for (size_t i = 0; f.labels && i < t->thread_cnt; i++)
+		free(f.labels[i]);
+	free(f.labels);
+	free(roots);
+	call_tree_free(&f.tree);
 	return err;
 }

@@ -4,6 +4,11 @@
  * per trace as InternedData, referred to by iid), which keeps the file
  * near 12 bytes per event.
  *
+ * Invariants: one pass, O(1) per event, no allocation per event (the
+ * packet buffers are reused); a track per thread (tid, serial); every
+ * slice begun is ended, calls still running or whose exit was lost
+ * included; exits without an entry and losses are left out.
+ *
  * The protobuf is encoded directly.  Field numbers, from Perfetto's protos:
  *   Trace.packet 1
  *   TracePacket: timestamp 8, trusted_packet_sequence_id 10, track_event 11,
@@ -31,28 +36,35 @@ struct pb {
 	int oom;
 };
 
+static int pb_reserve(struct pb *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
 static void pb_raw(struct pb *b, const void *data, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
+	if (pb_reserve(b, n))
+		return;
 	memcpy(b->p + b->len, data, n);
 	b->len += n;
 }
 
 static void pb_varint(struct pb *b, uint64_t v)
 {
-	uint8_t tmp[10];
-	pb_raw(b, tmp, varint_put(tmp, v));
+	if (!pb_reserve(b, 10))
+		b->len += varint_put(b->p + b->len, v);
 }
 
 static void pb_uint(struct pb *b, unsigned field, uint64_t v)
@@ -83,22 +95,28 @@ struct perfetto {
 	int oom;
 };
 
-/* Write one TracePacket (the Trace.packet field). */
+/* Write one TracePacket (the Trace.packet field): its key and length,
+ * then the packet, straight from the packet buffer. */
 static void emit_packet(struct perfetto *x)
 {
-	struct pb frame = { 0 };
-	pb_bytes(&frame, 1, x->packet.p, x->packet.len);
-	if (frame.oom || x->packet.oom)
+	uint8_t key[16];
+	size_t n = varint_put(key, 1u << 3 | 2);
+
+	n += varint_put(key + n, x->packet.len);
+	if (x->packet.oom || x->event.oom || x->nested.oom || x->interned.oom) {
 		x->oom = 1;
-	else
-		fwrite(frame.p, 1, frame.len, x->out);
-	free(frame.p);
+	} else {
+		fwrite_unlocked(key, 1, n, x->out);
+		fwrite_unlocked(x->packet.p, 1, x->packet.len, x->out);
+	}
 	x->packet.len = 0;
 }
 
-static uint64_t thread_uuid(uint32_t tid)
+/* A track per thread (tid, serial): two lifetimes of one tid are two
+ * tracks. */
+static uint64_t thread_uuid(uint32_t thread)
 {
-	return (uint64_t)tid << 8 | 2;
+	return ((uint64_t)thread + 1) << 8 | 2;
 }
 
 static void track_descriptors(struct perfetto *x)
@@ -120,7 +138,7 @@ static void track_descriptors(struct perfetto *x)
 		pb_uint(&x->nested, 2, t->threads[i].tid);
 		pb_string(&x->nested, 5, t->threads[i].name[0] ? t->threads[i].name : "thread");
 		x->event.len = 0;
-		pb_uint(&x->event, 1, thread_uuid(t->threads[i].tid));
+		pb_uint(&x->event, 1, thread_uuid((uint32_t)i));
 		pb_uint(&x->event, 5, PROCESS_UUID);
 		pb_bytes(&x->event, 4, x->nested.p, x->nested.len);
 		pb_bytes(&x->packet, 60, x->event.p, x->event.len);
@@ -166,7 +184,7 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 	x->interned.len = 0;
 	x->event.len = 0;
 	pb_uint(&x->event, 9, (uint64_t)type);
-	pb_uint(&x->event, 11, thread_uuid(ev->tid));
+	pb_uint(&x->event, 11, thread_uuid(ev->thread));
 	if (type != 2) {
 		if (intern(x, ev->site))
 			return x->oom = 1;
@@ -181,7 +199,7 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 		x->first_event ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE : SEQ_NEEDS_INCREMENTAL_STATE);
 	x->first_event = 0;
 	emit_packet(x);
-	return x->oom;
+	return x->oom || view_output_failed(x->out);
 }
 
 int export_perfetto(struct trace *t, FILE *out)

@@ -103,7 +103,10 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 		.base = c->base,
 		.event_count = (used > cap ? cap : used) / 8,
 		.salvaged = (uint32_t)salvaged,
+		.open_depth = c->open_depth,
+		.serial = c->serial,
 	};
+	memcpy(hdr.comm, c->comm, sizeof(hdr.comm));
 
 	note_thread(r, c);
 	r->drained += hdr.event_count;

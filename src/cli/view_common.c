@@ -1,6 +1,9 @@
 /* view_common.c - see view_common.h. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "view_common.h"
@@ -11,6 +14,11 @@ struct trace *view_open(const char *path)
 	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
 	if (!t)
 		cli_error("%s", err);
+	else if (t->incomplete)
+		/* Readable, but not all there: say so once, whatever the view. */
+		cli_error("warning: %s is incomplete (the recording did not finish): showing %llu chunks, %llu bytes at "
+			  "the end ignored",
+			  t->path, (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes);
 	return t;
 }
 
@@ -48,22 +56,139 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
-int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
 {
 	struct trace_iter it;
 	struct trace_event ev;
 	int r;
 
-	if (trace_iter_init(&it, t, tid)) {
+	if (trace_iter_init_tree(&it, t, tid, tree)) {
 		cli_error("%s: %s", t->path, it.err);
 		trace_iter_free(&it);
 		return 1;
 	}
-	while ((r = trace_iter_next(&it, &ev)) > 0)
+	while ((r = trace_iter_next(&it, &ev)) > 0) {
+		t->work++;
 		if (fn(&ev, arg))
 			break;
+	}
 	if (r < 0)
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return view_each_event_tree(t, tid, NULL, fn, arg);
+}
+
+void view_close(struct trace *t)
+{
+	if (!t)
+		return;
+	if (getenv("NEEDLE_VIEW_WORK"))
+		fprintf(stderr, "needle: view work: %llu steps, %llu events\n", (unsigned long long)t->work,
+			(unsigned long long)t->end.events);
+	trace_close(t);
+}
+
+/* errno of the first failed write, caught right after the call that
+ * failed: later calls (fflush of an emptied buffer) may not repeat it. */
+static int output_errno;
+
+int view_output_failed(FILE *out)
+{
+	if (!ferror_unlocked(out))
+		return 0;
+	if (!output_errno)
+		output_errno = errno ? errno : EIO;
+	return 1;
+}
+
+int view_close_output(FILE *out, const char *name)
+{
+	int err;
+
+	view_output_failed(out);
+	errno = 0;
+	if (fflush(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	view_output_failed(out);
+	if (fclose(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	if (!(err = output_errno))
+		return 0;
+	output_errno = 0;
+	cli_error("cannot write %s: %s", name, strerror(err));
+	return 1;
+}
+
+void view_buffer_output(FILE *out)
+{
+	if (!isatty(fileno(out)))
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
+}
+
+int view_format_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void view_format_duration(char *buf, size_t len, uint64_t ns)
+{
+	char num[24];
+	int n;
+
+	/* Below a millisecond "%7.3f us" of ns / 1000 is exactly these
+	 * digits; above, the rounding is printf's. */
+	if (ns >= 1000000 || len < 11) {
+		cli_format_duration(buf, len, ns);
+		return;
+	}
+	n = view_format_u64(num, ns / 1000);
+	num[n++] = '.';
+	num[n++] = (char)('0' + ns / 100 % 10);
+	num[n++] = (char)('0' + ns / 10 % 10);
+	num[n++] = (char)('0' + ns % 10);
+	memset(buf, ' ', 7 - (size_t)n);
+	memcpy(buf + 7 - n, num, (size_t)n);
+	memcpy(buf + 7, " us", 4);
+}
+
+int view_format_prefix(char *buf, const char *dur, uint32_t tid)
+{
+	size_t dl = strlen(dur);
+	char num[16];
+	int n = 0, tl;
+
+	if (dl > 32)
+		dl = 32;
+	if (dl < 10) {
+		memset(buf, ' ', 10 - dl);
+		n = (int)(10 - dl);
+	}
+	memcpy(buf + n, dur, dl);
+	n += (int)dl;
+	buf[n++] = ' ';
+	buf[n++] = '[';
+	tl = view_format_u64(num, tid);
+	if (tl < 6) {
+		memset(buf + n, ' ', (size_t)(6 - tl));
+		n += 6 - tl;
+	}
+	memcpy(buf + n, num, (size_t)tl);
+	n += tl;
+	memcpy(buf + n, "] | ", 4);
+	return n + 4;
 }

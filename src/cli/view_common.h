@@ -3,9 +3,12 @@
 #ifndef NEEDLE_VIEW_COMMON_H
 #define NEEDLE_VIEW_COMMON_H
 
+#include <stdio.h>
+
 #include "trace_reader.h"
 
-/* Open path (default needle.data); prints the error and returns NULL. */
+/* Open path (default needle.data); prints the error and returns NULL.  A
+ * file whose recording did not finish opens, with one warning line. */
 struct trace *view_open(const char *path);
 
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */
@@ -16,8 +19,38 @@ int view_parse_tid(const char *arg, uint32_t *tid);
  * *status the exit status to return. */
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
 			 int *status);
+/* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
+ * environment, first print on stderr the inner-loop steps the reader and
+ * the view took ("needle: view work: STEPS steps, EVENTS events"): a test
+ * compares them across traces to check that work grows with the events,
+ * not with the depth of the stacks. */
+void view_close(struct trace *t);
+
 /* Run the iterator to the end, calling fn per event; prints errors.
  * Returns 0, or 1 if the trace turned out damaged. */
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call's node in tree (trace_event.node). */
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+
+/* Output.  A view stops as soon as a write fails (view_output_failed,
+ * checked after each event, remembers why), and view_close_output flushes
+ * and closes the stream, standard output included, so that an error at
+ * the last flush or at close is seen too.  Either way the view prints one
+ * message, "cannot write NAME: reason", and exits non-zero. */
+int view_output_failed(FILE *out);
+/* A large buffer for a stream that is not a terminal (views that write a
+ * line per event): fewer copies and system calls.  Before any output. */
+void view_buffer_output(FILE *out);
+
+/* Formatting without printf, for the lines written per event.  As
+ * cli_format_duration ("  1.234 us"), exactly. */
+void view_format_duration(char *buf, size_t len, uint64_t ns);
+/* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
+int view_format_prefix(char *buf, const char *dur, uint32_t tid);
+/* v in decimal at p; returns the number of digits. */
+int view_format_u64(char *p, uint64_t v);
+/* 0, or 1 after printing the message. */
+int view_close_output(FILE *out, const char *name);
 
 #endif

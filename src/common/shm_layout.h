@@ -64,7 +64,10 @@ struct shm_chunk {
 	/* Recorded calls of the thread still open (entry written, exit to
 	 * come) when it took this chunk: after lost events a reader cuts its
 	 * stack of open calls back to this depth, because every call above it
-	 * returned while events were being dropped. */
+	 * returned while events were being dropped.  A chunk taken to write an
+	 * exit already counts that call as returned (the recorder lowers its
+	 * depth first), so readers keep one more call when the chunk's first
+	 * event is an exit (docs/file-format.md). */
 	uint32_t open_depth;
 	/* Tells apart two threads that had the same tid (a recycled tid, or
 	 * a forked child's thread): unique among the threads of every process

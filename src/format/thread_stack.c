@@ -14,7 +14,7 @@ int thread_stack_push(struct thread_stack *s, uint32_t site, uint64_t ns)
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->depth++] = (struct frame){ site, ns, 0 };
+	s->v[s->depth++] = (struct frame){ .site = site, .ns = ns };
 	return 0;
 }
 
@@ -37,6 +37,17 @@ struct context_stacks {
 	struct saved_stack *saved;
 	size_t cnt;
 };
+
+size_t thread_stack_cut_depth(const struct thread_stack *s, uint32_t open_depth, int first_is_exit)
+{
+	size_t saved = 0, want, open = (size_t)open_depth + (first_is_exit != 0);
+
+	if (s->contexts)
+		for (size_t i = 0; i < s->contexts->cnt; i++)
+			saved += s->contexts->saved[i].depth;
+	want = open > saved ? open - saved : 0;
+	return want < s->depth ? want : s->depth;
+}
 
 void thread_stack_switch_from(struct thread_stack *s, uint32_t context)
 {
@@ -87,12 +98,12 @@ void thread_stack_free(struct thread_stack *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static size_t slot_of(uint32_t tid, size_t cap)
+static size_t slot_of(uint64_t key, size_t cap)
 {
-	return (size_t)(tid * 2654435761u) & (cap - 1);
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
-struct thread_stack *stack_map_get(struct stack_map *m, uint32_t tid)
+struct thread_stack *stack_map_get(struct stack_map *m, uint64_t key)
 {
 	if ((m->cnt + 1) * 2 > m->cap) {
 		size_t cap = m->cap ? m->cap * 2 : 64;
@@ -100,10 +111,10 @@ struct thread_stack *stack_map_get(struct stack_map *m, uint32_t tid)
 		if (!slots)
 			return NULL;
 		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->slots[i].tid)
+			if (!m->slots[i].used)
 				continue;
-			size_t j = slot_of(m->slots[i].tid, cap);
-			while (slots[j].tid)
+			size_t j = slot_of(m->slots[i].key, cap);
+			while (slots[j].used)
 				j = (j + 1) & (cap - 1);
 			slots[j] = m->slots[i];
 		}
@@ -111,11 +122,12 @@ struct thread_stack *stack_map_get(struct stack_map *m, uint32_t tid)
 		m->slots = slots;
 		m->cap = cap;
 	}
-	size_t j = slot_of(tid, m->cap);
-	while (m->slots[j].tid && m->slots[j].tid != tid)
+	size_t j = slot_of(key, m->cap);
+	while (m->slots[j].used && m->slots[j].key != key)
 		j = (j + 1) & (m->cap - 1);
-	if (!m->slots[j].tid) {
-		m->slots[j].tid = tid;
+	if (!m->slots[j].used) {
+		m->slots[j].used = 1;
+		m->slots[j].key = key;
 		m->cnt++;
 	}
 	return &m->slots[j];

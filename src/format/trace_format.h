@@ -5,14 +5,20 @@
  *
  * All integers are little-endian.  Every payload is covered by its CRC, so
  * a corrupted file is reported as such, and the END section comes last,
- * so a truncated file is too. */
+ * so a file whose recording did not finish is known to be incomplete.
+ *
+ * Version 2 (written now) differs from version 1 (still read) only in the
+ * chunk header: it adds the thread's open-call depth, its serial and its
+ * name.  A reader takes the version from the file header and the chunk
+ * header size from the version. */
 #ifndef NEEDLE_TRACE_FORMAT_H
 #define NEEDLE_TRACE_FORMAT_H
 
 #include <stdint.h>
 
 #define TRACE_MAGIC "NEEDLE\0\1"
-#define TRACE_VERSION 1
+#define TRACE_VERSION 2     /* written */
+#define TRACE_VERSION_MIN 1 /* the oldest version read */
 #define TRACE_MAX_SECTION (64u << 20) /* no section is larger; a bigger length means corruption */
 
 struct trace_file_header {
@@ -67,7 +73,7 @@ struct sec_process {
  *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame)
  *   tag & 3 == 3: the innermost open frame was unwound (longjmp, exception,
  *                 thread exit) without returning */
-struct sec_chunk {
+struct sec_chunk_v1 {
 	uint32_t tid;
 	uint32_t lost_before;   /* events the thread dropped just before this chunk */
 	uint64_t seq;           /* the thread's chunk number */
@@ -75,6 +81,31 @@ struct sec_chunk {
 	uint32_t event_count;
 	uint32_t salvaged;      /* 1: taken from a thread that never published it */
 };
+
+/* Version 2: the version 1 fields, then what a reader needs to keep each
+ * thread's nesting right across losses and recycled thread ids. */
+struct sec_chunk {
+	uint32_t tid;
+	uint32_t lost_before;
+	uint64_t seq;
+	uint64_t base;
+	uint32_t event_count;
+	uint32_t salvaged;
+	/* Calls of the thread whose entry is recorded and whose exit was
+	 * still to come when it took this chunk.  After lost events (and only
+	 * then) writer and readers cut the thread's stack of open calls back
+	 * to this depth: the calls above it returned while events were being
+	 * dropped, and their exits are lost. */
+	uint32_t open_depth;
+	/* The thread is (tid, serial): two threads that had the same tid (a
+	 * recycled id, a forked child) have different serials.  Chunks are
+	 * numbered (seq) per (tid, serial). */
+	uint32_t serial;
+	char comm[16];          /* the thread's name when it took this chunk */
+};
+
+_Static_assert(sizeof(struct sec_chunk_v1) == 32, "version 1 chunk header is 32 bytes");
+_Static_assert(sizeof(struct sec_chunk) == 56, "version 2 chunk header is 56 bytes");
 
 #define TAG_ENTRY 0u
 #define TAG_EXIT_TOP 1u

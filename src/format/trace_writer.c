@@ -1,4 +1,13 @@
-/* trace_writer.c - see trace_writer.h. */
+/* trace_writer.c - see trace_writer.h.
+ *
+ * Invariants:
+ *  - the file is written front to back, never rewritten: a recording that
+ *    stops at any point leaves a prefix that readers can use up to its last
+ *    complete section;
+ *  - the writer keeps, per thread (tid, serial), the stack of open calls
+ *    that every reader rebuilds, and encodes an exit as "the innermost
+ *    call" only when that is what the readers will find there: so it
+ *    applies the same cut after lost events as they do (thread_stack.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +69,13 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 	/* Worst case: a 10-byte tag and a 10-byte delta per event. */
 	if (reserve(w, sizeof(*hdr) + (size_t)n * 20))
 		return -ENOMEM;
-	struct thread_stack *st = stack_map_get(&w->stacks, hdr->tid);
+	struct thread_stack *st = stack_map_get(&w->stacks, thread_key(hdr->tid, hdr->serial));
 	if (!st)
 		return -ENOMEM;
+	/* The calls above open_depth returned while events were dropped. */
+	if (hdr->lost_before)
+		st->depth = thread_stack_cut_depth(st, hdr->open_depth,
+						   n && (ev_type(events[0]) == EV_EXIT || ev_type(events[0]) == EV_UNWIND));
 	uint8_t *p = w->buf + sizeof(*hdr);
 	uint64_t prev = hdr->base;
 

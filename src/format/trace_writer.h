@@ -21,7 +21,9 @@ struct trace_writer {
 
 int trace_writer_open(struct trace_writer *w, FILE *f, int tracer);
 int trace_writer_section(struct trace_writer *w, uint32_t type, const void *payload, uint64_t len);
-/* Encode and write one chunk of raw 8-byte events (shm_layout.h). */
+/* Encode and write one chunk of raw 8-byte events (shm_layout.h).  The
+ * header is the file's: every field of the shared-memory chunk, open_depth,
+ * serial and comm included. */
 int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, const uint64_t *events, uint32_t n);
 /* Flush and report the first error: 0 or negative errno. */
 int trace_writer_finish(struct trace_writer *w);

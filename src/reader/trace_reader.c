@@ -1,18 +1,29 @@
 /* trace_reader.c - see trace_reader.h.
  *
  * Opening walks the section headers once: metadata sections are read and
- * checked (CRC), chunk sections are only indexed.  A length that points
- * past the end of the file, an unknown section type, a missing END section
- * or a bad CRC are reported with the offset where they were found. */
+ * checked (CRC), chunk sections are only indexed (their CRC is checked
+ * when they are decoded, or by trace_verify).  An unknown section type, a
+ * length beyond any section's limit or a bad CRC are errors, reported with
+ * the offset where they were found.  A file that simply stops (the
+ * recording was killed before it wrote the END section) is not an error:
+ * what is complete is read, and the file is marked incomplete.
+ *
+ * Iteration keeps one cursor per thread, decoding its current chunk one
+ * event at a time.  A decoded tag may close several frames (an exit that
+ * names an outer call, a cut after lost events, the end of the trace):
+ * the cursor records the closes still due and hands them out one per
+ * call, so that no view ever holds more than one event per thread. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <zlib.h>
 
 #include "shm_layout.h"
 #include "trace_reader.h"
+#include "tsc.h"
 #include "varint.h"
 
 static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -29,6 +40,30 @@ static int read_at(FILE *f, uint64_t off, void *buf, size_t len)
 	if (fseeko(f, (off_t)off, SEEK_SET))
 		return -1;
 	return fread(buf, 1, len, f) == len ? 0 : -1;
+}
+
+static size_t chunk_header_size(const struct trace *t)
+{
+	return t->version >= 2 ? sizeof(struct sec_chunk) : sizeof(struct sec_chunk_v1);
+}
+
+/* The chunk header at the start of payload p (len >= chunk_header_size),
+ * as a version 2 header: a version 1 one has no open depth, serial or
+ * name. */
+static void chunk_header(const struct trace *t, const uint8_t *p, struct sec_chunk *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c, p, chunk_header_size(t));
+}
+
+static int add_name(struct trace *t, char *s)
+{
+	char **v = realloc(t->owned, (t->owned_cnt + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	t->owned = v;
+	v[t->owned_cnt++] = s;
+	return 0;
 }
 
 static int add_site(struct trace *t, uint32_t id, uint32_t module, uint64_t ip, const char *name, size_t nlen)
@@ -58,6 +93,7 @@ static int add_site(struct trace *t, uint32_t id, uint32_t module, uint64_t ip, 
 	}
 	memcpy(t->names + t->names_len, name, nlen);
 	t->names[t->names_len + nlen] = 0;
+	/* An offset into the arena until it stops moving (trace_open). */
 	t->sites[id] = (struct trace_site){ id, module, ip, (const char *)(uintptr_t)(t->names_len + 1) };
 	t->names_len += nlen + 1;
 	return 0;
@@ -94,11 +130,40 @@ struct trace_thread *trace_thread_find(struct trace *t, uint32_t tid)
 	return NULL;
 }
 
-static struct trace_thread *thread_get(struct trace *t, uint32_t tid)
+static size_t thread_slot(uint64_t key, size_t cap)
 {
-	struct trace_thread *th = trace_thread_find(t, tid);
-	if (th)
-		return th;
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static int thread_slots_grow(struct trace *t)
+{
+	size_t cap = t->thread_slot_cap ? t->thread_slot_cap * 2 : 64;
+	uint32_t *s = calloc(cap, sizeof(*s));
+
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		size_t j = thread_slot(thread_key(t->threads[i].tid, t->threads[i].serial), cap);
+		while (s[j])
+			j = (j + 1) & (cap - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	free(t->thread_slots);
+	t->thread_slots = s;
+	t->thread_slot_cap = cap;
+	return 0;
+}
+
+/* The thread (tid, serial), created on first sight: one hash lookup, so
+ * that indexing is linear in chunks however many threads there are. */
+static struct trace_thread *thread_get(struct trace *t, uint32_t tid, uint32_t serial)
+{
+	if ((t->thread_cnt + 1) * 2 > t->thread_slot_cap && thread_slots_grow(t))
+		return NULL;
+	size_t j = thread_slot(thread_key(tid, serial), t->thread_slot_cap);
+	for (uint32_t id; (id = t->thread_slots[j]); j = (j + 1) & (t->thread_slot_cap - 1))
+		if (t->threads[id - 1].tid == tid && t->threads[id - 1].serial == serial)
+			return &t->threads[id - 1];
 	if (t->thread_cnt == t->thread_cap) {
 		size_t cap = t->thread_cap ? t->thread_cap * 2 : 16;
 		struct trace_thread *v = realloc(t->threads, cap * sizeof(*v));
@@ -107,9 +172,11 @@ static struct trace_thread *thread_get(struct trace *t, uint32_t tid)
 		t->threads = v;
 		t->thread_cap = cap;
 	}
-	th = &t->threads[t->thread_cnt++];
+	struct trace_thread *th = &t->threads[t->thread_cnt++];
 	memset(th, 0, sizeof(*th));
 	th->tid = tid;
+	th->serial = serial;
+	t->thread_slots[j] = (uint32_t)t->thread_cnt;
 	return th;
 }
 
@@ -119,25 +186,46 @@ static int chunk_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int load_section(struct trace *t, const struct trace_section_header *sh, uint64_t off, char *err,
-			size_t errlen)
+/* THREAD sections name a tid; they are applied once every thread is known,
+ * to the threads of that tid whose chunks carry no name. */
+struct thread_name {
+	uint32_t tid;
+	char name[64];
+};
+
+struct open_state {
+	struct thread_name *names;
+	size_t name_cnt;
+	struct trace_thread *last_chunk_thread; /* of the last section, if a chunk */
+};
+
+static int load_section(struct trace *t, struct open_state *os, const struct trace_section_header *sh, uint64_t off,
+			char *err, size_t errlen)
 {
 	uint8_t *p;
 
+	os->last_chunk_thread = NULL;
 	if (sh->type == SEC_CHUNK) {
+		uint8_t raw[sizeof(struct sec_chunk)];
 		struct sec_chunk c;
-		if (sh->length < sizeof(c) || read_at(t->f, off, &c, sizeof(c))) {
+		size_t hsize = chunk_header_size(t);
+		if (sh->length < hsize || read_at(t->f, off, raw, hsize)) {
 			set_err(err, errlen, "chunk section at offset %llu is too short", (unsigned long long)off);
 			return -1;
 		}
-		struct trace_thread *th = thread_get(t, c.tid);
-		if (!th)
+		chunk_header(t, raw, &c);
+		struct trace_thread *th = thread_get(t, c.tid, c.serial);
+		if (!th) {
+			set_err(err, errlen, "out of memory");
 			return -1;
+		}
 		if (th->chunk_cnt == th->chunk_cap) {
 			size_t cap = th->chunk_cap ? th->chunk_cap * 2 : 16;
 			struct trace_chunk_ref *v = realloc(th->chunks, cap * sizeof(*v));
-			if (!v)
+			if (!v) {
+				set_err(err, errlen, "out of memory");
 				return -1;
+			}
 			th->chunks = v;
 			th->chunk_cap = cap;
 		}
@@ -145,12 +233,28 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 									c.event_count };
 		th->events += c.event_count;
 		th->lost += c.lost_before;
+		t->lost_in_chunks += c.lost_before;
+		/* The thread's name as of its latest chunk: a name set after
+		 * the thread began (pthread_setname_np) wins. */
+		if (c.comm[0] && c.seq + 1 > th->name_seq) {
+			snprintf(th->name, sizeof(th->name), "%.*s", (int)sizeof(c.comm), c.comm);
+			th->name_seq = c.seq + 1;
+		}
+		if (!t->have_end) {
+			t->end.events += c.event_count;
+			t->end.lost_events += c.lost_before;
+			t->end.chunks++;
+			t->end.salvaged_chunks += c.salvaged != 0;
+		}
 		if (!t->first_raw || c.base < t->first_raw)
 			t->first_raw = c.base;
+		os->last_chunk_thread = th;
 		return 0;
 	}
-	if (!(p = malloc(sh->length + 1)))
+	if (!(p = malloc(sh->length + 1))) {
+		set_err(err, errlen, "out of memory");
 		return -1;
+	}
 	if (read_at(t->f, off, p, sh->length)) {
 		set_err(err, errlen, "section at offset %llu is cut short", (unsigned long long)off);
 		free(p);
@@ -173,7 +277,7 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 		}
 		break;
 	case SEC_PROCESS:
-		bad = sh->length < sizeof(t->process);
+		bad = sh->length < sizeof(t->process) || t->have_process;
 		if (!bad) {
 			memcpy(&t->process, p, sizeof(t->process));
 			t->have_process = 1;
@@ -185,6 +289,8 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 			const char *s = (const char *)p + sizeof(t->process), *e = (const char *)p + sh->length;
 			for (uint32_t i = 0; t->argv && i < t->process.argc && s < e; i++) {
 				t->argv[i] = strndup(s, (size_t)(e - s));
+				if (!t->argv[i])
+					break;
 				s += strlen(t->argv[i]) + 1;
 			}
 		}
@@ -197,7 +303,8 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 		if (!m)
 			break;
 		t->modules = m;
-		m[t->module_cnt++] = strndup((const char *)p + 4, sh->length - 4);
+		if ((m[t->module_cnt] = strndup((const char *)p + 4, sh->length - 4)))
+			t->module_cnt++;
 		break;
 	}
 	case SEC_SITES:
@@ -207,17 +314,21 @@ static int load_section(struct trace *t, const struct trace_section_header *sh, 
 		bad = sh->length < 4;
 		if (bad)
 			break;
-		uint32_t tid;
-		memcpy(&tid, p, 4);
-		struct trace_thread *th = thread_get(t, tid);
-		if (th)
-			snprintf(th->name, sizeof(th->name), "%.*s", (int)(sh->length - 4), (const char *)p + 4);
+		struct thread_name *v = realloc(os->names, (os->name_cnt + 1) * sizeof(*v));
+		if (!v)
+			break;
+		os->names = v;
+		memcpy(&v[os->name_cnt].tid, p, 4);
+		snprintf(v[os->name_cnt].name, sizeof(v[0].name), "%.*s", (int)(sh->length - 4), (const char *)p + 4);
+		os->name_cnt++;
 		break;
 	}
 	case SEC_END:
 		bad = sh->length != sizeof(t->end);
-		if (!bad)
+		if (!bad) {
 			memcpy(&t->end, p, sizeof(t->end));
+			t->have_end = 1;
+		}
 		break;
 	default:
 		set_err(err, errlen, "unknown section type %u at offset %llu: the file is corrupted or from a newer needle",
@@ -262,21 +373,97 @@ static void demangle_sites(struct trace *t)
 		if (!name || name[0] != '_' || name[1] != 'Z')
 			continue;
 		char *d = __cxa_demangle(name, NULL, NULL, &status);
-		char **v = d ? realloc(t->demangled, (t->demangled_cnt + 1) * sizeof(char *)) : NULL;
-		if (!v) {
+		if (!d)
+			continue;
+		if (add_name(t, d)) {
 			free(d);
 			continue;
 		}
 		strip_parameters(d);
-		t->demangled = v;
-		v[t->demangled_cnt++] = d;
 		t->sites[i].name = d;
 	}
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const struct thread_name *x = a, *y = b;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Names from THREAD sections for the threads whose chunks named none
+ * (version 1 files; chunks of a thread that had no name). */
+static void apply_thread_names(struct trace *t, struct open_state *os)
+{
+	if (!os->name_cnt)
+		return;
+	qsort(os->names, os->name_cnt, sizeof(*os->names), name_cmp);
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		struct trace_thread *th = &t->threads[i];
+		struct thread_name key = { .tid = th->tid };
+		struct thread_name *n = bsearch(&key, os->names, os->name_cnt, sizeof(key), name_cmp);
+		if (th->name_seq || !n)
+			continue;
+		/* Of several sections for one tid, the last one written. */
+		while (n + 1 < os->names + os->name_cnt && n[1].tid == th->tid)
+			n++;
+		snprintf(th->name, sizeof(th->name), "%s", n->name);
+	}
+}
+
+/* The recording did not finish: the chunk written last may have been
+ * complete in length but not in content (the writer died in the middle
+ * of it, or the blocks never reached the disk).  Check its CRC now and
+ * leave it out if it fails, so that the views show every chunk up to the
+ * last good one instead of stopping at the damage. */
+static void drop_torn_chunk(struct trace *t, struct open_state *os)
+{
+	struct trace_thread *th = os->last_chunk_thread;
+	if (!th)
+		return;
+	struct trace_chunk_ref *ref = &th->chunks[th->chunk_cnt - 1];
+	struct trace_section_header sh;
+	uint8_t *buf = malloc(ref->length ? ref->length : 1);
+	int good = buf && !read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) &&
+		   !read_at(t->f, ref->offset, buf, ref->length) &&
+		   (uint32_t)crc32(0, buf, (uInt)ref->length) == sh.crc32;
+	free(buf);
+	if (good)
+		return;
+	t->tail_bytes += sizeof(sh) + ref->length;
+	th->events -= ref->event_count;
+	th->lost -= ref->lost_before;
+	t->lost_in_chunks -= ref->lost_before;
+	t->end.events -= ref->event_count;
+	t->end.lost_events -= ref->lost_before;
+	t->end.chunks--;
+	th->chunk_cnt--;
+}
+
+/* An incomplete file may stop before its CLOCK section.  Its chunk bases
+ * are then either this machine's TSC or CLOCK_MONOTONIC nanoseconds: a
+ * value above the monotonic clock now can only be a TSC reading (it runs
+ * faster than 1 GHz), and its rate is measured here over a millisecond.  The
+ * views say that times are estimated. */
+static void guess_clock(struct trace *t)
+{
+	uint64_t mono0 = monotonic_ns(), tsc0 = tsc_read();
+
+	t->clock_guessed = 1;
+	t->clock = (struct sec_clock){ .source = TRACE_CLOCK_MONOTONIC, .raw0 = 0, .ns0 = 0, .raw1 = 1, .ns1 = 1 };
+	if (t->first_raw <= mono0)
+		return;
+	struct timespec d = { 0, 1000000 };
+	nanosleep(&d, NULL);
+	uint64_t mono1 = monotonic_ns(), tsc1 = tsc_read();
+	if (tsc1 > tsc0 && mono1 > mono0)
+		t->clock = (struct sec_clock){ .source = TRACE_CLOCK_TSC, .raw0 = tsc0, .ns0 = mono0, .raw1 = tsc1,
+					       .ns1 = mono1 };
 }
 
 struct trace *trace_open(const char *path, char *err, size_t errlen)
 {
 	struct trace *t = calloc(1, sizeof(*t));
+	struct open_state os = { 0 };
 	struct stat st;
 	uint64_t off, size;
 	int ended = 0;
@@ -290,17 +477,19 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	size = (uint64_t)st.st_size;
+	t->size = size = (uint64_t)st.st_size;
 	if (size < sizeof(t->header) || read_at(t->f, 0, &t->header, sizeof(t->header)) ||
 	    memcmp(t->header.magic, TRACE_MAGIC, 8)) {
 		set_err(err, errlen, "%s is not a needle trace (bad magic)", path);
 		goto fail;
 	}
-	if (t->header.version != TRACE_VERSION || t->header.header_size != sizeof(t->header)) {
-		set_err(err, errlen, "%s has format version %u; this needle reads version %u", path,
-			t->header.version, TRACE_VERSION);
+	if (t->header.version < TRACE_VERSION_MIN || t->header.version > TRACE_VERSION ||
+	    t->header.header_size != sizeof(t->header)) {
+		set_err(err, errlen, "%s has format version %u; this needle reads versions %u to %u", path,
+			t->header.version, TRACE_VERSION_MIN, TRACE_VERSION);
 		goto fail;
 	}
+	t->version = (int)t->header.version;
 	t->tracer = (int)(t->header.flags & 0xff);
 	if (t->tracer != TRACER_FUNCTION_GRAPH && t->tracer != TRACER_FUNCTION) {
 		set_err(err, errlen, "%s: unknown tracer %d in the header", path, t->tracer);
@@ -314,28 +503,36 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 				(unsigned long long)off);
 			goto fail;
 		}
-		if (size - off < sizeof(sh) || read_at(t->f, off, &sh, sizeof(sh))) {
-			set_err(err, errlen, "truncated: a section header at offset %llu is cut short", (unsigned long long)off);
+		/* A header or payload cut short by the end of the file: the
+		 * recording stopped while writing it. */
+		if (size - off < sizeof(sh) || read_at(t->f, off, &sh, sizeof(sh)))
+			break;
+		if (sh.length > TRACE_MAX_SECTION) {
+			set_err(err, errlen, "corrupted: the section at offset %llu claims %llu bytes",
+				(unsigned long long)off, (unsigned long long)sh.length);
 			goto fail;
 		}
-		off += sizeof(sh);
-		if (sh.length > TRACE_MAX_SECTION || sh.length > size - off) {
-			set_err(err, errlen, "truncated or corrupted: the section at offset %llu claims %llu bytes, the file has %llu left",
-				(unsigned long long)(off - sizeof(sh)), (unsigned long long)sh.length,
-				(unsigned long long)(size - off));
-			goto fail;
-		}
-		if (load_section(t, &sh, off, err, errlen))
+		if (sh.length > size - off - sizeof(sh))
+			break;
+		if (load_section(t, &os, &sh, off + sizeof(sh), err, errlen))
 			goto fail;
 		ended = sh.type == SEC_END;
-		off += sh.length;
+		off += sizeof(sh) + sh.length;
 	}
 	if (!ended) {
-		set_err(err, errlen, "truncated: %s ends before its END section (was the recording interrupted?)", path);
-		goto fail;
+		t->incomplete = 1;
+		t->tail_bytes = size - off;
+		drop_torn_chunk(t, &os);
 	}
-	if (!t->have_clock || t->clock.raw1 <= t->clock.raw0 || t->clock.ns1 < t->clock.ns0) {
-		set_err(err, errlen, "%s has no valid clock section", path);
+	if (t->have_clock) {
+		if (t->clock.raw1 <= t->clock.raw0 || t->clock.ns1 < t->clock.ns0) {
+			set_err(err, errlen, "%s has no valid clock section", path);
+			goto fail;
+		}
+	} else if (t->incomplete) {
+		guess_clock(t);
+	} else {
+		set_err(err, errlen, "%s has no clock section", path);
 		goto fail;
 	}
 	t->ns_per_raw = (double)(t->clock.ns1 - t->clock.ns0) / (double)(t->clock.raw1 - t->clock.raw0);
@@ -343,10 +540,13 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		if (t->sites[i].name)
 			t->sites[i].name = t->names + (uintptr_t)t->sites[i].name - 1;
 	demangle_sites(t);
+	apply_thread_names(t, &os);
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		qsort(t->threads[i].chunks, t->threads[i].chunk_cnt, sizeof(struct trace_chunk_ref), chunk_cmp);
+	free(os.names);
 	return t;
 fail:
+	free(os.names);
 	trace_close(t);
 	return NULL;
 }
@@ -366,9 +566,13 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		free(t->threads[i].chunks);
 	free(t->threads);
-	for (size_t i = 0; i < t->demangled_cnt; i++)
-		free(t->demangled[i]);
-	free(t->demangled);
+	free(t->thread_slots);
+	for (size_t i = 0; i < t->owned_cnt; i++)
+		free(t->owned[i]);
+	free(t->owned);
+	for (size_t i = 0; i < t->placeholder_cap; i++)
+		free(t->placeholders[i]);
+	free(t->placeholders);
 	free(t->sites);
 	free(t->names);
 	free(t);
@@ -384,6 +588,7 @@ int trace_verify(struct trace *t, char *err, size_t errlen)
 		for (size_t j = 0; j < t->threads[i].chunk_cnt && !ret; j++) {
 			struct trace_chunk_ref *ref = &t->threads[i].chunks[j];
 			struct trace_section_header sh;
+			t->work++;
 			if (ref->length > cap) {
 				uint8_t *b = realloc(buf, ref->length);
 				if (!b) {
@@ -409,11 +614,55 @@ int trace_verify(struct trace *t, char *err, size_t errlen)
 	return ret;
 }
 
-const char *trace_site_name(const struct trace *t, uint32_t site)
+/* Placeholders for sites the file has no name for, in a hash of their
+ * own: ids come from the events, and a damaged file may name any id up to
+ * 2^22, which must not size the sites array. */
+struct placeholder {
+	uint32_t site;
+	char name[20];
+};
+
+static const char *placeholder(struct trace *t, uint32_t site)
+{
+	if ((t->placeholder_cnt + 1) * 2 > t->placeholder_cap) {
+		size_t cap = t->placeholder_cap ? t->placeholder_cap * 2 : 64;
+		struct placeholder **v = calloc(cap, sizeof(*v));
+		if (!v)
+			return "?";
+		for (size_t i = 0; i < t->placeholder_cap; i++) {
+			if (!t->placeholders[i])
+				continue;
+			size_t j = (t->placeholders[i]->site * 2654435761u) & (cap - 1);
+			while (v[j])
+				j = (j + 1) & (cap - 1);
+			v[j] = t->placeholders[i];
+		}
+		free(t->placeholders);
+		t->placeholders = v;
+		t->placeholder_cap = cap;
+	}
+	size_t j = (site * 2654435761u) & (t->placeholder_cap - 1);
+	while (t->placeholders[j] && t->placeholders[j]->site != site)
+		j = (j + 1) & (t->placeholder_cap - 1);
+	if (!t->placeholders[j]) {
+		struct placeholder *p = malloc(sizeof(*p));
+		if (!p)
+			return "?";
+		p->site = site;
+		snprintf(p->name, sizeof(p->name), "site#%u", site);
+		t->placeholders[j] = p;
+		t->placeholder_cnt++;
+	}
+	return t->placeholders[j]->name;
+}
+
+const char *trace_site_name(struct trace *t, uint32_t site)
 {
 	if (site < t->site_cap && t->sites[site].name)
 		return t->sites[site].name;
-	return "?";
+	/* Not in the file's SITES sections (they are written when the
+	 * recording ends, so an incomplete file may have none). */
+	return placeholder(t, site);
 }
 
 uint64_t trace_ns(const struct trace *t, uint64_t raw)
@@ -425,67 +674,74 @@ uint64_t trace_ns(const struct trace *t, uint64_t raw)
 
 /* ---- iteration ---- */
 
+enum { THEN_NONE, THEN_CLOSE_TOP, THEN_EVENT };
+
 struct trace_cursor {
 	struct trace_thread *th;
+	uint32_t index;           /* of th in trace.threads */
+	uint32_t root;            /* call tree node of the thread */
 	size_t next_chunk;
-	struct trace_event *ev;   /* decoded events of the current chunk */
-	size_t ev_cnt, ev_pos, ev_cap;
+	uint8_t *buf;             /* the current chunk's payload */
+	size_t buf_cap;
+	const uint8_t *p, *end;   /* its events not decoded yet */
+	uint32_t left, event_no;
+	uint64_t raw;             /* clock of the last decoded event */
+	uint64_t chunk_off;
 	struct thread_stack stack;
 	uint64_t last_ns;
-	int finished;             /* open frames flushed */
-	uint8_t *buf;
-	size_t buf_cap;
+	/* Closes still due: while the stack is deeper than close_to, close
+	 * its top at close_ns with close_flags; then "then". */
+	size_t close_to;
+	uint64_t close_ns;
+	uint8_t close_flags;
+	uint8_t then;
+	uint8_t ended;            /* chunks exhausted, open frames being closed */
+	uint8_t has_head;
+	struct trace_event later; /* THEN_EVENT */
+	struct trace_event head;  /* the next event of the thread */
 };
 
-static int emit(struct trace_cursor *c, const struct trace_event *e)
-{
-	if (c->ev_cnt == c->ev_cap) {
-		size_t cap = c->ev_cap ? c->ev_cap * 2 : 4096;
-		struct trace_event *v = realloc(c->ev, cap * sizeof(*v));
-		if (!v)
-			return -1;
-		c->ev = v;
-		c->ev_cap = cap;
-	}
-	c->ev[c->ev_cnt++] = *e;
-	return 0;
-}
-
-/* Close the innermost frame (an exit event, real or synthetic). */
-static int close_top(struct trace_cursor *c, uint64_t ns, uint8_t flags)
+static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns, uint8_t flags,
+		      struct trace_event *e)
 {
 	struct frame *f = &c->stack.v[--c->stack.depth];
-	struct trace_event e = {
+	*e = (struct trace_event){
 		.ns = ns < f->ns ? f->ns : ns,
 		.entry_ns = f->ns,
 		.child_ns = f->child_ns,
 		.tid = c->th->tid,
+		.thread = c->index,
 		.site = f->site,
 		.depth = (uint32_t)c->stack.depth,
+		.node = f->node,
 		.kind = TEV_EXIT,
 		.flags = flags,
 	};
 	if (c->stack.depth)
-		c->stack.v[c->stack.depth - 1].child_ns += e.ns - e.entry_ns;
-	return emit(c, &e);
+		c->stack.v[c->stack.depth - 1].child_ns += e->ns - e->entry_ns;
+	it->t->work++;
 }
 
-static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
+static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 {
 	struct trace_chunk_ref *ref = &c->th->chunks[c->next_chunk++];
 	struct trace *t = it->t;
 	struct sec_chunk hdr;
 	struct trace_section_header sh;
+	size_t hsize = chunk_header_size(t);
 
-	c->ev_cnt = c->ev_pos = 0;
 	if (ref->length > c->buf_cap) {
 		uint8_t *b = realloc(c->buf, ref->length);
-		if (!b)
+		if (!b) {
+			set_err(it->err, sizeof(it->err), "out of memory");
 			return -1;
+		}
 		c->buf = b;
 		c->buf_cap = ref->length;
 	}
-	if (read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) || read_at(t->f, ref->offset, c->buf, ref->length)) {
+	c->chunk_off = ref->offset;
+	if (ref->length < hsize || read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) ||
+	    read_at(t->f, ref->offset, c->buf, ref->length)) {
 		set_err(it->err, sizeof(it->err), "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
 		return -1;
 	}
@@ -494,121 +750,190 @@ static int decode_chunk(struct trace_iter *it, struct trace_cursor *c)
 			(unsigned long long)ref->offset);
 		return -1;
 	}
-	memcpy(&hdr, c->buf, sizeof(hdr));
-	if (hdr.lost_before) {
-		struct trace_event e = { .ns = trace_ns(t, hdr.base), .tid = c->th->tid, .kind = TEV_LOST,
-					 .lost = hdr.lost_before, .depth = (uint32_t)c->stack.depth };
-		if (emit(c, &e))
-			return -1;
-	}
-	const uint8_t *p = c->buf + sizeof(hdr), *end = c->buf + ref->length;
-	uint64_t raw = hdr.base;
-	for (uint32_t i = 0; i < hdr.event_count; i++) {
-		uint64_t tag, delta;
-		if (varint_get(&p, end, &tag) || varint_get(&p, end, &delta)) {
-			set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u is cut short",
-				(unsigned long long)ref->offset, i);
-			return -1;
-		}
-		raw += delta;
-		uint64_t ns = trace_ns(t, raw);
-		uint32_t site = (uint32_t)(tag >> 2);
-		c->last_ns = ns;
-		if ((tag & 3) == TAG_ENTRY && site >= TAG_SWITCH_BASE) {
-			uint32_t which = site - TAG_SWITCH_BASE;
-			if (which & EV_SWITCH_TO) {
-				if (thread_stack_switch_to(&c->stack, which & EV_CONTEXT_MASK))
-					return -1;
-				struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = which & EV_CONTEXT_MASK,
-							 .kind = TEV_SWITCH, .depth = (uint32_t)c->stack.depth };
-				if (emit(c, &e))
-					return -1;
-			} else {
-				thread_stack_switch_from(&c->stack, which);
-			}
-			continue;
-		}
-		switch (tag & 3) {
-		case TAG_ENTRY: {
-			int flat = (site & EV_ENTRY_FLAT) != 0;
-			struct trace_event e = { .ns = ns, .tid = c->th->tid, .site = site & ~EV_ENTRY_FLAT,
-						 .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
-						 .depth = (uint32_t)c->stack.depth };
-			if (emit(c, &e))
-				return -1;
-			if (!flat && thread_stack_push(&c->stack, site, ns))
-				return -1;
-			break;
-		}
-		case TAG_EXIT_TOP:
-		case TAG_UNWIND_TOP:
-			if (!c->stack.depth) {
-				set_err(it->err, sizeof(it->err), "chunk at offset %llu: an exit with no open frame",
-					(unsigned long long)ref->offset);
-				return -1;
-			}
-			if (close_top(c, ns, (tag & 3) == TAG_UNWIND_TOP ? TEV_UNWOUND : 0))
-				return -1;
-			break;
-		case TAG_EXIT_SITE: {
-			long at = thread_stack_find(&c->stack, site);
-			if (at < 0) {
-				struct trace_event e = { .ns = ns, .entry_ns = ns, .tid = c->th->tid, .site = site,
-							 .kind = TEV_EXIT, .flags = TEV_ORPHAN,
-							 .depth = (uint32_t)c->stack.depth };
-				if (emit(c, &e))
-					return -1;
-				break;
-			}
-			while (c->stack.depth > (size_t)at + 1)
-				if (close_top(c, ns, TEV_UNMATCHED))
-					return -1;
-			if (close_top(c, ns, 0))
-				return -1;
-			break;
-		}
-		}
-	}
-	if (p != end) {
+	chunk_header(t, c->buf, &hdr);
+	c->p = c->buf + hsize;
+	c->end = c->buf + ref->length;
+	c->left = hdr.event_count;
+	c->event_no = 0;
+	c->raw = hdr.base;
+	if (!c->left && c->p != c->end) {
 		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)ref->offset, (size_t)(end - p));
+			(unsigned long long)ref->offset, (size_t)(c->end - c->p));
 		return -1;
+	}
+	if (hdr.lost_before) {
+		/* Calls above the depth the thread had when it took this chunk
+		 * returned during the loss (version 2; a version 1 writer did
+		 * not cut, so neither does its reader). */
+		const uint8_t *q = c->p;
+		uint64_t first = 0;
+		int first_is_exit = c->left && !varint_get(&q, c->end, &first) && (first & 3) != TAG_ENTRY;
+		size_t cut = t->version >= 2 ? thread_stack_cut_depth(&c->stack, hdr.open_depth, first_is_exit)
+					     : c->stack.depth;
+		c->close_to = cut;
+		c->close_ns = c->last_ns;
+		c->close_flags = TEV_EXIT_LOST;
+		c->later = (struct trace_event){ .ns = trace_ns(t, hdr.base), .tid = c->th->tid, .thread = c->index,
+						 .kind = TEV_LOST, .lost = hdr.lost_before, .depth = (uint32_t)cut };
+		c->then = THEN_EVENT;
 	}
 	return 0;
 }
 
-/* Make sure the cursor has an event ready: 1, 0 (exhausted), -1. */
-static int cursor_fill(struct trace_iter *it, struct trace_cursor *c)
+/* Decode the next event of the current chunk: 1 with *e set, 0 if it
+ * produced no event of its own (a context left, or closes now due), -1. */
+static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
 {
-	while (c->ev_pos >= c->ev_cnt) {
+	struct trace *t = it->t;
+	uint64_t tag, delta;
+
+	t->work++;
+	if (varint_get(&c->p, c->end, &tag) || varint_get(&c->p, c->end, &delta)) {
+		set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u is cut short",
+			(unsigned long long)c->chunk_off, c->event_no);
+		return -1;
+	}
+	c->event_no++;
+	if (!--c->left && c->p != c->end) {
+		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
+			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+		return -1;
+	}
+	c->raw += delta;
+	uint64_t ns = trace_ns(t, c->raw);
+	c->last_ns = ns;
+	if (tag >> 2 > UINT32_MAX) {
+		set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u has an impossible site",
+			(unsigned long long)c->chunk_off, c->event_no - 1);
+		return -1;
+	}
+	uint32_t site = (uint32_t)(tag >> 2);
+	if ((tag & 3) == TAG_ENTRY && site >= TAG_SWITCH_BASE) {
+		uint32_t which = site - TAG_SWITCH_BASE;
+		if (!(which & EV_SWITCH_TO)) {
+			thread_stack_switch_from(&c->stack, which);
+			return 0;
+		}
+		if (thread_stack_switch_to(&c->stack, which & EV_CONTEXT_MASK)) {
+			set_err(it->err, sizeof(it->err), "out of memory");
+			return -1;
+		}
+		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = which & EV_CONTEXT_MASK,
+					   .kind = TEV_SWITCH, .depth = (uint32_t)c->stack.depth };
+		return 1;
+	}
+	switch (tag & 3) {
+	case TAG_ENTRY: {
+		int flat = (site & EV_ENTRY_FLAT) != 0;
+		uint32_t node = 0;
+		if (it->tree) {
+			uint32_t parent = c->stack.depth ? c->stack.v[c->stack.depth - 1].node : c->root;
+			node = call_tree_child(it->tree, parent, site & ~EV_ENTRY_FLAT);
+			if (!node) {
+				set_err(it->err, sizeof(it->err), "out of memory");
+				return -1;
+			}
+		}
+		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~EV_ENTRY_FLAT,
+					   .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
+					   .depth = (uint32_t)c->stack.depth, .node = node };
+		if (!flat) {
+			if (thread_stack_push(&c->stack, site, ns)) {
+				set_err(it->err, sizeof(it->err), "out of memory");
+				return -1;
+			}
+			c->stack.v[c->stack.depth - 1].node = node;
+		}
+		return 1;
+	}
+	case TAG_EXIT_TOP:
+	case TAG_UNWIND_TOP:
+		if (!c->stack.depth) {
+			set_err(it->err, sizeof(it->err), "chunk at offset %llu: an exit with no open frame",
+				(unsigned long long)c->chunk_off);
+			return -1;
+		}
+		close_top(it, c, ns, (tag & 3) == TAG_UNWIND_TOP ? TEV_UNWOUND : 0, e);
+		return 1;
+	default: { /* TAG_EXIT_SITE */
+		long at = thread_stack_find(&c->stack, site);
+		t->work += c->stack.depth - (at < 0 ? 0 : (size_t)at);
+		if (at < 0) {
+			*e = (struct trace_event){ .ns = ns, .entry_ns = ns, .tid = c->th->tid, .thread = c->index,
+						   .site = site, .kind = TEV_EXIT, .flags = TEV_ORPHAN,
+						   .depth = (uint32_t)c->stack.depth };
+			return 1;
+		}
+		/* The calls above it never returned: closed by this exit. */
+		c->close_to = (size_t)at + 1;
+		c->close_ns = ns;
+		c->close_flags = TEV_UNMATCHED;
+		c->then = THEN_CLOSE_TOP;
+		return 0;
+	}
+	}
+}
+
+/* The next event of a thread: 1, 0 (none left) or -1. */
+static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
+{
+	for (;;) {
+		if (c->close_to < c->stack.depth) {
+			close_top(it, c, c->close_ns, c->close_flags, e);
+			return 1;
+		}
+		c->close_to = SIZE_MAX;
+		if (c->then == THEN_CLOSE_TOP) {
+			c->then = THEN_NONE;
+			if (c->stack.depth) {
+				close_top(it, c, c->close_ns, 0, e);
+				return 1;
+			}
+		}
+		if (c->then == THEN_EVENT) {
+			c->then = THEN_NONE;
+			*e = c->later;
+			return 1;
+		}
+		if (c->left) {
+			int r = decode_one(it, c, e);
+			if (r)
+				return r;
+			continue;
+		}
 		if (c->next_chunk < c->th->chunk_cnt) {
-			if (decode_chunk(it, c))
+			if (load_chunk(it, c))
 				return -1;
 			continue;
 		}
-		if (c->finished)
+		if (c->ended)
 			return 0;
 		/* The trace ended with frames still open: close them as open. */
-		c->ev_cnt = c->ev_pos = 0;
-		while (c->stack.depth)
-			if (close_top(c, c->last_ns, TEV_OPEN))
-				return -1;
-		c->finished = 1;
+		c->ended = 1;
+		free(c->buf);
+		c->buf = NULL;
+		c->buf_cap = 0;
+		c->close_to = 0;
+		c->close_ns = c->last_ns;
+		c->close_flags = TEV_OPEN;
 	}
-	return 1;
 }
 
 static int heap_less(struct trace_iter *it, size_t a, size_t b)
 {
-	const struct trace_cursor *x = &it->cursors[a], *y = &it->cursors[b];
-	uint64_t tx = x->ev[x->ev_pos].ns, ty = y->ev[y->ev_pos].ns;
-	return tx != ty ? tx < ty : x->th->tid < y->th->tid;
+	const struct trace_event *x = &it->cursors[a].head, *y = &it->cursors[b].head;
+	if (x->ns != y->ns)
+		return x->ns < y->ns;
+	if (x->tid != y->tid)
+		return x->tid < y->tid;
+	return x->thread < y->thread;
 }
 
 static void heap_down(struct trace_iter *it, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, r = l + 1, m = i;
+		it->t->work++;
 		if (l < it->heap_cnt && heap_less(it, it->heap[l], it->heap[m]))
 			m = l;
 		if (r < it->heap_cnt && heap_less(it, it->heap[r], it->heap[m]))
@@ -622,10 +947,11 @@ static void heap_down(struct trace_iter *it, size_t i)
 	}
 }
 
-int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
+int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree)
 {
 	memset(it, 0, sizeof(*it));
 	it->t = t;
+	it->tree = tree;
 	it->cursors = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->cursors));
 	it->heap = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->heap));
 	if (!it->cursors || !it->heap) {
@@ -637,16 +963,29 @@ int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
 			continue;
 		struct trace_cursor *c = &it->cursors[it->cursor_cnt++];
 		c->th = &t->threads[i];
-		c->stack.tid = c->th->tid;
-		int r = cursor_fill(it, c);
+		c->index = (uint32_t)i;
+		c->close_to = SIZE_MAX;
+		c->stack.key = thread_key(c->th->tid, c->th->serial);
+		if (tree && !(c->root = call_tree_child(tree, 0, tree->thread_root ? tree->thread_root[i] : c->th->tid))) {
+			set_err(it->err, sizeof(it->err), "out of memory");
+			return -1;
+		}
+		int r = cursor_next(it, c, &c->head);
 		if (r < 0)
 			return -1;
-		if (r > 0)
+		if (r > 0) {
+			c->has_head = 1;
 			it->heap[it->heap_cnt++] = it->cursor_cnt - 1;
+		}
 	}
 	for (size_t i = it->heap_cnt / 2; i-- > 0;)
 		heap_down(it, i);
 	return 0;
+}
+
+int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
+{
+	return trace_iter_init_tree(it, t, tid, NULL);
 }
 
 int trace_iter_next(struct trace_iter *it, struct trace_event *ev)
@@ -654,13 +993,15 @@ int trace_iter_next(struct trace_iter *it, struct trace_event *ev)
 	if (!it->heap_cnt)
 		return 0;
 	struct trace_cursor *c = &it->cursors[it->heap[0]];
-	*ev = c->ev[c->ev_pos++];
+	*ev = c->head;
 	it->last = c;
-	int r = cursor_fill(it, c);
+	int r = cursor_next(it, c, &c->head);
 	if (r < 0)
 		return -1;
-	if (r == 0)
+	if (r == 0) {
+		c->has_head = 0;
 		it->heap[0] = it->heap[--it->heap_cnt];
+	}
 	heap_down(it, 0);
 	return 1;
 }
@@ -668,19 +1009,15 @@ int trace_iter_next(struct trace_iter *it, struct trace_event *ev)
 int trace_iter_peek_same_thread(struct trace_iter *it, struct trace_event *ev)
 {
 	struct trace_cursor *c = it->last;
-	if (!c)
+	if (!c || !c->has_head)
 		return 0;
-	int r = cursor_fill(it, c);
-	if (r <= 0)
-		return r;
-	*ev = c->ev[c->ev_pos];
+	*ev = c->head;
 	return 1;
 }
 
 void trace_iter_free(struct trace_iter *it)
 {
 	for (size_t i = 0; i < it->cursor_cnt; i++) {
-		free(it->cursors[i].ev);
 		thread_stack_free(&it->cursors[i].stack);
 		free(it->cursors[i].buf);
 	}

@@ -1,7 +1,18 @@
 /* trace_reader.h - reads needle.data for the views, streaming: metadata is
- * loaded, chunks are indexed by offset and decoded one at a time per
- * thread, and events of all threads come out merged in time order.  Memory
- * grows with the number of chunks and threads, not with the events. */
+ * loaded, chunks are indexed by offset and decoded lazily, one event at a
+ * time per thread, and events of all threads come out merged in time
+ * order.
+ *
+ * Invariants:
+ *  - a thread is (tid, serial); version 1 files have serial 0 everywhere;
+ *  - per event the work is O(1) plus O(log threads) for the merge, except
+ *    the frames an exit or a cut closes (each frame is closed once);
+ *  - memory grows with the threads, the chunks (an index entry each) and
+ *    the deepest stack, never with the number of events;
+ *  - a file whose recording did not finish (no END section, a section cut
+ *    short at the end) is read up to its last complete section: the file
+ *    is marked incomplete and the views say so; damage anywhere else
+ *    (a bad CRC, an impossible length) is an error. */
 #ifndef NEEDLE_TRACE_READER_H
 #define NEEDLE_TRACE_READER_H
 
@@ -9,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "call_tree.h"
 #include "thread_stack.h"
 #include "trace_format.h"
 
@@ -27,37 +39,53 @@ struct trace_chunk_ref {
 	uint32_t event_count;
 };
 
+struct placeholder;
+
 struct trace_thread {
 	uint32_t tid;
-	char name[64];
+	uint32_t serial;          /* 0 in version 1 files */
+	char name[64];            /* the name in its latest chunk, else the THREAD section's */
 	struct trace_chunk_ref *chunks;
 	size_t chunk_cnt, chunk_cap;
 	uint64_t events, lost;
+	uint64_t name_seq;        /* seq of the chunk the name was taken from, + 1 */
 };
 
 struct trace {
 	FILE *f;
 	char path[4096];
 	struct trace_file_header header;
+	int version;
 	int tracer;
 	struct sec_clock clock;
 	int have_clock;
+	int clock_guessed;        /* no CLOCK section (incomplete file): estimated */
 	struct sec_process process;
 	char **argv;
 	int have_process;
-	struct sec_end end;
+	struct sec_end end;       /* without an END section: totals of the chunks read */
+	int have_end;
+	int incomplete;           /* the recording did not finish writing the file */
+	uint64_t tail_bytes;      /* bytes at the end not read (a section cut short) */
+	uint64_t size;            /* of the file */
+	uint64_t lost_in_chunks;  /* losses the chunks attribute to a thread */
 	char **modules;
 	size_t module_cnt;
 	struct trace_site *sites; /* by id */
 	size_t site_cap;
 	char *names;              /* arena of site names */
 	size_t names_len, names_cap;
-	char **demangled;         /* demangled C++ names, owned */
-	size_t demangled_cnt;
+	char **owned;             /* demangled names */
+	size_t owned_cnt;
+	struct placeholder **placeholders; /* "site#N" names, by site */
+	size_t placeholder_cnt, placeholder_cap;
 	struct trace_thread *threads;
 	size_t thread_cnt, thread_cap;
+	uint32_t *thread_slots;   /* hash of (tid, serial) -> index + 1 */
+	size_t thread_slot_cap;
 	uint64_t first_raw;       /* smallest chunk base */
 	double ns_per_raw;
+	uint64_t work;            /* inner-loop steps of the reader and views (NEEDLE_VIEW_WORK) */
 };
 
 /* Open and index a trace.  On failure returns NULL and puts in err a
@@ -68,9 +96,12 @@ void trace_close(struct trace *t);
  * -1 with err saying which chunk is damaged. */
 int trace_verify(struct trace *t, char *err, size_t errlen);
 
-const char *trace_site_name(const struct trace *t, uint32_t site);
+/* The function's name; "site#N" for a site the file has no name for (its
+ * metadata was never written). */
+const char *trace_site_name(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */
 uint64_t trace_ns(const struct trace *t, uint64_t raw);
+/* The first thread with this tid, or NULL. */
 struct trace_thread *trace_thread_find(struct trace *t, uint32_t tid);
 
 enum trace_event_kind {
@@ -86,6 +117,10 @@ enum trace_event_kind {
 #define TEV_ORPHAN 0x4    /* an exit whose entry is not in the trace */
 #define TEV_UNWOUND 0x8   /* ended by longjmp, an exception or thread exit */
 #define TEV_FLAT 0x10     /* an entry with no exit (recorded by the function tracer) */
+/* Returned while events were being dropped: closed where the loss begins
+ * (.ns is the thread's last event before it, so .ns - .entry_ns is only
+ * a lower bound of the duration). */
+#define TEV_EXIT_LOST 0x20
 
 struct trace_event {
 	uint64_t ns;
@@ -93,8 +128,10 @@ struct trace_event {
 	uint64_t child_ns;  /* exits: time spent in traced children */
 	uint64_t lost;
 	uint32_t tid;
+	uint32_t thread;    /* index in trace.threads */
 	uint32_t site;
 	uint32_t depth;     /* nesting depth of the call, 0 = outermost */
+	uint32_t node;      /* call tree node of the call (iterations with a tree) */
 	uint8_t kind;
 	uint8_t flags;
 };
@@ -103,6 +140,7 @@ struct trace_cursor;
 
 struct trace_iter {
 	struct trace *t;
+	struct call_tree *tree;
 	struct trace_cursor *cursors;
 	size_t cursor_cnt;
 	size_t *heap;
@@ -111,8 +149,11 @@ struct trace_iter {
 	char err[256];
 };
 
-/* Iterate over all threads (tid 0) or one.  0 or -1 with it->err set. */
+/* Iterate over all threads (tid 0) or those with one tid.  0 or -1 with
+ * it->err set. */
 int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid);
+/* The same, and give every call its node in tree (trace_event.node). */
+int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree);
 /* 1: an event, 0: the end, -1: the file is damaged (it->err says how). */
 int trace_iter_next(struct trace_iter *it, struct trace_event *ev);
 /* The next event of the same thread as the last one returned, without

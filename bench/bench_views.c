@@ -1,0 +1,142 @@
+/* bench_views - how long each view takes per million events on a trace of
+ * deep stacks, and how much memory it needs.
+ *
+ *   bench_views recurse ITERATIONS DEPTH   the traced workload: ITERATIONS
+ *                                          recursions DEPTH calls deep
+ *   bench_views run NEEDLE DIR [EVENTS]    record the workload (EVENTS,
+ *                                          default 50M, at depth 1,000)
+ *                                          into DIR/views.data, then run
+ *                                          every view on it, its output to
+ *                                          /dev/null
+ *
+ * "run" prints one line per figure, as bench/run.sh collects them:
+ *   view_s_per_mevent_<view>  wall seconds per million events
+ *   view_max_rss_kib_<view>   the view's peak resident memory (wait4)
+ * Views are run one after another, never side by side. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+__attribute__((noinline)) long recurse(int d)
+{
+	long s = d;
+	if (d > 1)
+		s += recurse(d - 1);
+	/* Not a tail call: every level is a real frame. */
+	__asm__ volatile("" : "+r"(s));
+	return s;
+}
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Run argv with stdout (and stdin) on /dev/null; 0 and its peak RSS, or -1. */
+static int run(char *const argv[], long *max_rss_kib, int quiet)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		if (quiet)
+			dup2(null, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -1;
+	*max_rss_kib = ru.ru_maxrss;
+	return 0;
+}
+
+static long long trace_events(const char *needle, const char *data)
+{
+	char cmd[8192], line[512];
+	long long events = -1;
+
+	snprintf(cmd, sizeof(cmd), "'%s' info -i '%s'", needle, data);
+	FILE *p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (sscanf(line, "events: %lld", &events) == 1)
+			break;
+	pclose(p);
+	return events;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "recurse")) {
+		long iterations = atol(argv[2]), s = 0;
+		int depth = atoi(argv[3]);
+		for (long i = 0; i < iterations; i++)
+			s += recurse(depth);
+		return s == 42; /* keep the result */
+	}
+	if (argc < 4 || strcmp(argv[1], "run")) {
+		fprintf(stderr, "usage: bench_views recurse ITERATIONS DEPTH | run NEEDLE DIR [EVENTS]\n");
+		return 2;
+	}
+	char *needle = argv[2], data[4096], iters[32], self[4096];
+	long long want = argc > 4 ? atoll(argv[4]) : 50000000;
+	const int depth = 1000;
+	long rss;
+
+	snprintf(data, sizeof(data), "%s/views.data", argv[3]);
+	snprintf(iters, sizeof(iters), "%lld", want / (2 * depth));
+	if (!realpath("/proc/self/exe", self))
+		return 1;
+	/* A buffer that holds the whole run: no event may be lost. */
+	char *rec[] = { needle, "record", "--buffer-size=256", "-o", data, "--", self, "recurse", iters, "1000", NULL };
+	if (run(rec, &rss, 1)) {
+		fprintf(stderr, "bench_views: recording failed\n");
+		return 1;
+	}
+	long long events = trace_events(needle, data);
+	if (events <= 0)
+		return 1;
+	fprintf(stderr, "bench_views: %lld events, recursion %d deep\n", events, depth);
+	static const struct {
+		const char *key;
+		const char *args[4];
+	} views[] = {
+		{ "replay", { "replay" } },
+		{ "report", { "report" } },
+		{ "folded", { "export", "--format=folded", "-o", "-" } },
+		{ "perfetto", { "export", "--format=perfetto", "-o", "-" } },
+		{ "chrome", { "export", "--format=chrome", "-o", "-" } },
+	};
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		char *v[10] = { needle };
+		int n = 1;
+		for (int j = 0; j < 4 && views[i].args[j]; j++)
+			v[n++] = (char *)views[i].args[j];
+		v[n++] = "-i";
+		v[n++] = data;
+		double t0 = now();
+		if (run(v, &rss, 0)) {
+			fprintf(stderr, "bench_views: %s failed\n", views[i].key);
+			continue;
+		}
+		double s = now() - t0;
+		printf("view_s_per_mevent_%s %.4f\n", views[i].key, s / (events / 1e6));
+		printf("view_max_rss_kib_%s %ld\n", views[i].key, rss);
+		fflush(stdout);
+	}
+	unlink(data);
+	return 0;
+}
