@@ -138,6 +138,10 @@ int cmd_info(int argc, char **argv)
 	if (t->have_end)
 		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
 	printf("threads:       %zu\n", t->thread_cnt);
+	if (t->end.threads_refused || t->end.threads_shared_tls)
+		printf("untraced threads: %llu (the agent's thread-state pool was full), %llu (shared another "
+		       "thread's TLS: made by a raw clone without CLONE_SETTLS)\n",
+		       (unsigned long long)t->end.threads_refused, (unsigned long long)t->end.threads_shared_tls);
 	printf("  %8s  %6s  %12s  %10s  %8s  %s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS", "NAME");
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		struct trace_thread *th = &t->threads[i];

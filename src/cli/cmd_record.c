@@ -249,6 +249,8 @@ static int write_tail(struct recording *r, const struct out_mark *m, int minimal
 		.producer_wakeups = atomic_load(&r->shm->producer_wakeups),
 		.salvaged_chunks = m->salvaged,
 		.sites_traced = r->sites_traced,
+		.threads_refused = atomic_load(&r->shm->threads_refused),
+		.threads_shared_tls = atomic_load(&r->shm->threads_shared_tls),
 	};
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }

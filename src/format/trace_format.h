@@ -123,6 +123,13 @@ struct sec_end {
 	uint64_t producer_wakeups;
 	uint64_t salvaged_chunks;
 	uint64_t sites_traced;
+	/* Threads that ran untraced (each counted once): the agent's pool of
+	 * thread states was full, or the thread shared another's TLS (a raw
+	 * clone without CLONE_SETTLS).  Not in files of needle before these
+	 * fields: an END of 48 bytes reads them as 0. */
+	uint64_t threads_refused;
+	uint64_t threads_shared_tls;
 };
+#define SEC_END_V1_SIZE 48u
 
 #endif

@@ -324,9 +324,10 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		break;
 	}
 	case SEC_END:
-		bad = sh->length != sizeof(t->end);
+		bad = sh->length != sizeof(t->end) && sh->length != SEC_END_V1_SIZE;
 		if (!bad) {
-			memcpy(&t->end, p, sizeof(t->end));
+			memset(&t->end, 0, sizeof(t->end));
+			memcpy(&t->end, p, sh->length);
 			t->have_end = 1;
 		}
 		break;

@@ -87,3 +87,5 @@ off=0x$(nm "$PROGS/threads" | awk '$3 == "work" { print $1 }' | sed 's/^0*//')
 check_eq "stripped binary: work() named by its offset, with its calls" \
 	"$(calls "$T/strip.data" "func_$off@threads-stripped")" 100
 check_eq "stripped binary: no function shown as ?" "$("$NEEDLE" replay -i "$T/strip.data" | grep -c '| *? *(')" 0
+check "clone without SETTLS: info counts the thread that ran untraced" \
+	grep -q "^untraced threads: 0 (.*), 1 (shared" <("$NEEDLE" info -i "$T/clone.data")
