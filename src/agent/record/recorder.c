@@ -244,6 +244,12 @@ static void thread_exit(struct thread_state *ts)
 	 * it be written out, and reused, before the process ends. */
 	if (active && ts->rec_chunk)
 		chunk_publish(ts);
+	/* Events dropped since the thread's last chunk would be counted only
+	 * in the total: an empty chunk carries them to the thread's own count,
+	 * if the buffer has room for one by now. */
+	if (active && ts->rec_lost && chunk_next(ts, clock_now()))
+		chunk_publish(ts);
+	ts->rec_lost = 0;
 	ts->rec_depth = 0;
 	ts->rec_tid = 0;
 	ts->rec_seq = 0;
