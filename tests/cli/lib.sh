@@ -33,3 +33,26 @@ calls() {
 	"$NEEDLE" report --csv -i "$1" | awk -F, -v re="^($2)\$" 'NR > 1 && $1 ~ re { n += $2; found = 1 }
 		END { print found ? n : "missing" }'
 }
+
+wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
+	for _ in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ctl_pid PATTERN: the PID of the recorded program whose command line
+# matches PATTERN, once its control socket answers (30 s at most).
+ctl_pid() {
+	local pid
+	for _ in $(seq 1 600); do
+		pid=$(pgrep -n -f "$1" | head -1)
+		if [ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1; then
+			echo "$pid"
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}

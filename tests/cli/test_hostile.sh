@@ -40,12 +40,7 @@ P="$PROGS/switch_tracer"
 touch "$T/plain.go"; "$P" "$T/plain.go" >"$T/sw.plain"
 "$NEEDLE" record --ctl -o "$T/sw.data" -- "$P" "$T/sw.go" >"$T/sw.out" 2>"$T/sw.err" &
 rec=$!
-pid=
-for _ in $(seq 1 200); do
-	pid=$(pgrep -n -f "switch_tracer $T/sw.go" | grep -v "^$rec\$" | head -1)
-	[ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1 && break
-	sleep 0.05
-done
+pid=$(ctl_pid "^$PROGS/switch_tracer $T/sw.go")
 check_eq "tracer switch: to function while outer() runs" "$("$NEEDLE" ctl "$pid" tracer function)" \
 	"tracing 3 functions with function"
 touch "$T/sw.go"
@@ -63,12 +58,7 @@ P="$PROGS/raw_sigmask"
 touch "$T/plainmask.go"; "$P" "$T/plainmask.go" >"$T/mask.plain"
 "$NEEDLE" record --ctl -F masked_work -o "$T/mask.data" -- "$P" "$T/mask.go" >"$T/mask.out" 2>"$T/mask.err" &
 rec=$!
-pid=
-for _ in $(seq 1 200); do
-	pid=$(pgrep -n -f "raw_sigmask $T/mask.go" | grep -v "^$rec\$" | head -1)
-	[ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1 && break
-	sleep 0.05
-done
+pid=$(ctl_pid "^$PROGS/raw_sigmask $T/mask.go")
 ok=0
 for f in other_work masked_work 'masked_work other_work' masked_work; do
 	"$NEEDLE" ctl "$pid" filter $f >/dev/null 2>&1 && ok=$((ok + 1))

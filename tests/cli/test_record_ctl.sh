@@ -7,13 +7,6 @@
 # another user's recording, other users may not.
 . "$(dirname "$0")/lib.sh"
 W="$PROGS/waiter"
-wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
-	for _ in $(seq 1 600); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 pid_of() { sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$1" | head -1; }
 
 # --ctl prints the PID to control; ctl also takes needle record's PID.

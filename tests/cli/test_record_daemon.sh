@@ -6,13 +6,6 @@
 # recording early and says which processes go on unrecorded.
 . "$(dirname "$0")/lib.sh"
 D="$PROGS/daemon"
-wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
-	for _ in $(seq 1 600); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 
 # The daemon holds until the test closes its stdin, after needle record
 # said it waits for it: nothing here depends on timing.

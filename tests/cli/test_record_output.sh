@@ -33,13 +33,6 @@ while off < len(d):
 print(' '.join(out))
 PY
 }
-wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
-	for _ in $(seq 1 600); do
-		"$@" && return 0
-		sleep 0.05
-	done
-	return 1
-}
 has_chunks() { sections "$1" | grep -qw 6; }
 
 # (1) SIGKILL of needle record while the program runs: the file is at its
