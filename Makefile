@@ -4,8 +4,10 @@ CC ?= gcc
 BUILD ?= build
 CFLAGS ?= -O2 -g
 WARN := -Wall -Wextra -Werror
-AGENT_DIRS := sites arch/x86_64 patch rcu thread dispatch link record
-AGENT_INC := -Iinclude -Isrc/common $(addprefix -Isrc/agent/,. $(AGENT_DIRS))
+AGENT_DIRS := base sites arch/x86_64 patch rcu thread dispatch link record
+# One include root: every include names its folder ("agent/patch/patch_batch.h"),
+# and tests/check_layers.sh checks that each points down the layers.
+AGENT_INC := -Iinclude -Isrc
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
 COMMON_SRC := $(wildcard src/common/*.c)
@@ -23,7 +25,7 @@ all: $(LIBNEEDLE) $(NEEDLE)
 # The needle command: cli -> reader/format -> common.
 CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
 CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
-CLI_INC := -Iinclude -Isrc/common -Isrc/format -Isrc/reader -Isrc/cli
+CLI_INC := -Iinclude -Isrc
 
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "rcu.h"
+#include "agent/rcu/rcu.h"
 
 /* The agent's definitions, private to this benchmark. */
 __thread struct thread_state *needle_thread __attribute__((tls_model("initial-exec")));

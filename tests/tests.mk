@@ -79,7 +79,7 @@ TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 # The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
 READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
 $(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)
-	gcc $(TEST_CFLAGS) $(ASAN) -Isrc/common -Isrc/format -Isrc/reader $^ -o $@ -lz -lstdc++
+	gcc $(TEST_CFLAGS) $(ASAN) -Isrc $^ -o $@ -lz -lstdc++
 
 TESTS += $(TEST_BUILD)/fuzz_reader_asan
 

@@ -1,4 +1,5 @@
-/* agent.c - libneedle's start-up (see agent.h).
+/* agent.c - libneedle's start-up: the top of the agent, the only file
+ * that knows every layer (docs/design.md, "Layers").
  *
  * The constructor discovers sites as soon as libneedle is loaded, so that
  * gcc's multi-NOP sites and -pg's fentry calls are rewritten while the
@@ -9,20 +10,18 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "core_sync.h"
-#include "interpose.h"
-#include "log.h"
-#include "module.h"
+#include "agent/base/control_lock.h"
+#include "agent/patch/core_sync.h"
+#include "agent/base/interpose.h"
+#include "agent/base/log.h"
+#include "agent/sites/module.h"
 #include "needle.h"
-#include "rcu.h"
-#include "sigmask_watch.h"
-#include "recorder.h"
-#include "thread_state.h"
-#include "trampoline.h"
+#include "agent/rcu/rcu.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/record/recorder.h"
+#include "agent/thread/thread_state.h"
+#include "agent/arch/x86_64/trampoline.h"
 
-static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int init_error;
 
 static void agent_init(void)
@@ -45,7 +44,7 @@ static void agent_init(void)
 	 * a tracer that fails must not stop the program.  A recorder failure
 	 * leaves the C API working. */
 	if (!err) {
-		pthread_mutex_lock(&control);
+		control_lock_raw();
 		err = module_refresh();
 		if (err >= 0) {
 			int rerr = recorder_start_from_env();
@@ -56,16 +55,17 @@ static void agent_init(void)
 				_exit(126);
 			err = 0;
 		}
-		pthread_mutex_unlock(&control);
+		control_unlock();
 	}
 	if (err)
 		recorder_report_failure(err);
 	init_error = err;
+	control_lock_set_error(err);
 }
 
 __attribute__((constructor)) static void agent_load(void)
 {
-	pthread_once(&once, agent_init);
+	control_lock_startup(agent_init);
 }
 
 /* An object unloaded by dlclose takes its sites with it.  The real dlclose
@@ -80,10 +80,8 @@ NEEDLE_API int dlclose(void *handle)
 {
 	int (*real)(void *) = interpose_next(IP_DLCLOSE);
 
-	pthread_once(&once, agent_init);
-	if (init_error || in_dlclose)
+	if (init_error || in_dlclose || control_lock())
 		return real(handle);
-	pthread_mutex_lock(&control);
 	in_dlclose = 1;
 	int r = real(handle);
 	in_dlclose = 0;
@@ -91,21 +89,8 @@ NEEDLE_API int dlclose(void *handle)
 	int gone = module_forget_unloaded();
 	if (gone < 0)
 		pr_warn("cannot forget the sites of an unloaded object (%d)\n", gone);
-	pthread_mutex_unlock(&control);
+	control_unlock();
 	errno = saved;
 	return r;
 }
 
-int agent_lock(void)
-{
-	pthread_once(&once, agent_init);
-	if (init_error)
-		return init_error;
-	pthread_mutex_lock(&control);
-	return 0;
-}
-
-void agent_unlock(void)
-{
-	pthread_mutex_unlock(&control);
-}

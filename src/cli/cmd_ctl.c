@@ -31,7 +31,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 #define REPLY_TIMEOUT_S 30
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "export.h"
-#include "view_common.h"
+#include "cli/cli.h"
+#include "cli/export.h"
+#include "cli/view_common.h"
 
 static const char export_usage[] =
 	"usage: needle export [-i FILE] --format=perfetto|chrome|folded [-o OUT]\n"

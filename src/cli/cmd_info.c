@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "cli.h"
-#include "view_common.h"
+#include "cli/cli.h"
+#include "cli/view_common.h"
 
 /* One argument as a POSIX shell reads it back: bare if it has only safe
  * characters, in single quotes otherwise ('\'' for a quote), and as

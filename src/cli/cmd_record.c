@@ -37,9 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "record.h"
-#include "tsc.h"
+#include "cli/cli.h"
+#include "cli/record.h"
+#include "common/tsc.h"
 
 volatile sig_atomic_t record_sigchld;
 volatile sig_atomic_t record_stop;

@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "view_common.h"
+#include "cli/cli.h"
+#include "cli/view_common.h"
 
 struct replay {
 	struct trace *t;

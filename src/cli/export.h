@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "trace_reader.h"
+#include "reader/trace_reader.h"
 
 /* Each writes the whole trace to out; 0, or 1 if the trace is damaged. */
 int export_perfetto(struct trace *t, FILE *out);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "view_common.h"
+#include "cli/export.h"
+#include "cli/view_common.h"
 
 struct folded {
 	struct trace *t;

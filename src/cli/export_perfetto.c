@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
-#include "varint.h"
-#include "view_common.h"
+#include "cli/export.h"
+#include "format/varint.h"
+#include "cli/view_common.h"
 
 #define SEQ_ID 1
 #define SEQ_INCREMENTAL_STATE_CLEARED 1

@@ -14,8 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "shm_layout.h"
-#include "trace_writer.h"
+#include "common/shm_layout.h"
+#include "format/trace_writer.h"
 
 struct record_opts {
 	const char *output;

@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "cli/record.h"
 
 struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out)
 {

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record.h"
+#include "cli/record.h"
 
 static FILE *meta_open(int meta_fd)
 {

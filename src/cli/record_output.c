@@ -32,9 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "record.h"
-#include "trace_format.h"
+#include "cli/cli.h"
+#include "cli/record.h"
+#include "format/trace_format.h"
 
 static void say_locked(const char *path, int fd)
 {

@@ -30,8 +30,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "record.h"
+#include "cli/cli.h"
+#include "cli/record.h"
 
 /* libneedle.so beside the needle binary, or where NEEDLE_LIB says. */
 int record_find_agent(char *out, size_t len)

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "view_common.h"
+#include "cli/cli.h"
+#include "cli/view_common.h"
 
 struct trace *view_open(const char *path)
 {

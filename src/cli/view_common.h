@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "trace_reader.h"
+#include "reader/trace_reader.h"
 
 /* Open path (default needle.data); prints the error and returns NULL.  A
  * file whose recording did not finish opens, with one warning line. */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tsc.h"
+#include "common/tsc.h"
 
 int tsc_usable(void)
 {

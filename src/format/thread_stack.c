@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "thread_stack.h"
+#include "format/thread_stack.h"
 
 int thread_stack_push(struct thread_stack *s, uint32_t site, uint64_t ns)
 {

@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "shm_layout.h"
-#include "trace_writer.h"
-#include "varint.h"
+#include "common/shm_layout.h"
+#include "format/trace_writer.h"
+#include "format/varint.h"
 
 static void put(struct trace_writer *w, const void *p, size_t n)
 {

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "thread_stack.h"
-#include "trace_format.h"
+#include "format/thread_stack.h"
+#include "format/trace_format.h"
 
 struct trace_writer {
 	FILE *f;

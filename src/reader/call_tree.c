@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call_tree.h"
+#include "reader/call_tree.h"
 
 static size_t slot_of(uint32_t parent, uint32_t site, size_t cap)
 {

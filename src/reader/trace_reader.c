@@ -21,10 +21,10 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "shm_layout.h"
-#include "trace_reader.h"
-#include "tsc.h"
-#include "varint.h"
+#include "common/shm_layout.h"
+#include "reader/trace_reader.h"
+#include "common/tsc.h"
+#include "format/varint.h"
 
 static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_err(char *err, size_t len, const char *fmt, ...)

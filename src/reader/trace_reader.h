@@ -20,9 +20,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "call_tree.h"
-#include "thread_stack.h"
-#include "trace_format.h"
+#include "reader/call_tree.h"
+#include "format/thread_stack.h"
+#include "format/trace_format.h"
 
 struct trace_site {
 	uint32_t id;

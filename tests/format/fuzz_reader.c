@@ -13,8 +13,8 @@
 #include <zlib.h>
 
 #include "harness.h"
-#include "trace_format.h"
-#include "trace_reader.h"
+#include "format/trace_format.h"
+#include "reader/trace_reader.h"
 
 static uint64_t rng_state;
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consumer.h"
+#include "agent/dispatch/consumer.h"
 
 struct consumer consumer_table[CONSUMER_MAX];
 struct consumer_ops consumer_ops_table[CONSUMER_OPS_MAX];

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "context_switch.h"
-#include "interpose.h"
+#include "agent/dispatch/context_switch.h"
+#include "agent/base/interpose.h"
 #include "needle.h"
-#include "rcu.h"
-#include "shadow_frame.h"
-#include "thread_state.h"
+#include "agent/rcu/rcu.h"
+#include "agent/dispatch/shadow_frame.h"
+#include "agent/thread/thread_state.h"
 
 struct saved_frames {
 	const void *context;

@@ -12,13 +12,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "consumer.h"
-#include "context_switch.h"
-#include "rcu.h"
-#include "shadow_frame.h"
-#include "site_table.h"
-#include "thread_state.h"
-#include "trampoline.h"
+#include "agent/dispatch/consumer.h"
+#include "agent/dispatch/context_switch.h"
+#include "agent/rcu/rcu.h"
+#include "agent/dispatch/shadow_frame.h"
+#include "agent/sites/site_table.h"
+#include "agent/thread/thread_state.h"
+#include "agent/arch/x86_64/trampoline.h"
 
 static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)

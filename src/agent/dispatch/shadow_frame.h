@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "thread_state.h"
+#include "agent/thread/thread_state.h"
 
 struct site;
 

@@ -22,12 +22,12 @@
 #include <string.h>
 #include <unwind.h>
 
-#include "interpose.h"
+#include "agent/base/interpose.h"
 #include "needle.h"
-#include "rcu.h"
-#include "shadow_frame.h"
-#include "thread_state.h"
-#include "trampoline.h"
+#include "agent/rcu/rcu.h"
+#include "agent/dispatch/shadow_frame.h"
+#include "agent/thread/thread_state.h"
+#include "agent/arch/x86_64/trampoline.h"
 
 /* Write every hijacked frame's real return address back. */
 static void restore_returns(struct thread_state *ts)

@@ -3,32 +3,32 @@
 #include <string.h>
 
 #include "needle.h"
-#include "agent.h"
-#include "core_sync.h"
-#include "module.h"
-#include "patch_batch.h"
-#include "rcu.h"
-#include "site_table.h"
-#include "thread_state.h"
+#include "agent/base/control_lock.h"
+#include "agent/patch/core_sync.h"
+#include "agent/sites/module.h"
+#include "agent/patch/patch_batch.h"
+#include "agent/rcu/rcu.h"
+#include "agent/sites/site_table.h"
+#include "agent/thread/thread_state.h"
 
 NEEDLE_API int needle_refresh(void)
 {
-	int err = agent_lock();
+	int err = control_lock();
 
 	if (err)
 		return err;
 	err = module_refresh();
-	agent_unlock();
+	control_unlock();
 	return err < 0 ? err : (int)site_table_count();
 }
 
 NEEDLE_API int needle_site_count(void)
 {
-	int err = agent_lock();
+	int err = control_lock();
 
 	if (err)
 		return err;
-	agent_unlock();
+	control_unlock();
 	return (int)site_table_count();
 }
 
@@ -40,7 +40,7 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 
 	if (!info || info->sz < offsetof(struct needle_site_info, off_bytes))
 		return -EINVAL;
-	if ((err = agent_lock()))
+	if ((err = control_lock()))
 		return err;
 	s = site_table_get(id);
 	if (s) {
@@ -56,7 +56,7 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
 		memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
 	}
-	agent_unlock();
+	control_unlock();
 	return s ? 0 : -ENOENT;
 }
 
@@ -67,11 +67,11 @@ NEEDLE_API int needle_site_find(const char *name)
 
 	if (!name)
 		return -EINVAL;
-	if ((err = agent_lock()))
+	if ((err = control_lock()))
 		return err;
 	struct site *const *range = site_table_name_range(name, &n);
 	err = n ? (int)range[0]->func.site_id : -ENOENT;
-	agent_unlock();
+	control_unlock();
 	return err;
 }
 
@@ -95,7 +95,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 
 	if (!stats || stats->sz < sizeof(size_t))
 		return -EINVAL;
-	if ((err = agent_lock()))
+	if ((err = control_lock()))
 		return err;
 	memset(&out, 0, sizeof(out));
 	out.sz = stats->sz;
@@ -112,7 +112,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	out.shadow_overflows = sum.shadow_overflows;
 	out.threads_refused = thread_state_refused();
 	out.threads_shared_tls = thread_state_shared_tls();
-	agent_unlock();
+	control_unlock();
 	memcpy(stats, &out, stats->sz < sizeof(out) ? stats->sz : sizeof(out));
 	return 0;
 }

@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
-#include "consumer.h"
-#include "insn.h"
-#include "log.h"
-#include "module.h"
-#include "patch_batch.h"
-#include "rcu.h"
-#include "site_table.h"
-#include "trampoline.h"
-#include "link_attach.h"
+#include "agent/base/control_lock.h"
+#include "agent/dispatch/consumer.h"
+#include "agent/arch/x86_64/insn.h"
+#include "agent/base/log.h"
+#include "agent/sites/module.h"
+#include "agent/patch/patch_batch.h"
+#include "agent/rcu/rcu.h"
+#include "agent/sites/site_table.h"
+#include "agent/arch/x86_64/trampoline.h"
+#include "agent/link/link_attach.h"
 
 struct needle_link {
 	struct consumer *consumer;
@@ -402,10 +402,10 @@ NEEDLE_API int needle_attach(const struct needle_attach_opts *opts, struct needl
 
 	if (err)
 		return err;
-	if ((err = agent_lock()))
+	if ((err = control_lock()))
 		return err;
 	err = attach_locked(opts, link);
-	agent_unlock();
+	control_unlock();
 	return err;
 }
 
@@ -453,10 +453,10 @@ static int detach(struct needle_link *link, int sync)
 
 	if (!link)
 		return -EINVAL;
-	if ((err = agent_lock()))
+	if ((err = control_lock()))
 		return err;
 	err = link->attached ? detach_locked(link, sync) : -ENOENT;
-	agent_unlock();
+	control_unlock();
 	return err;
 }
 
@@ -472,12 +472,12 @@ NEEDLE_API int needle_link_detach_nosync(struct needle_link *link)
 
 NEEDLE_API int needle_sync(void)
 {
-	int err = agent_lock();
+	int err = control_lock();
 
 	if (err)
 		return err;
 	err = synchronize_and_reclaim();
-	agent_unlock();
+	control_unlock();
 	return err;
 }
 

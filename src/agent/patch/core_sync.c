@@ -7,8 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core_sync.h"
-#include "log.h"
+#include "agent/patch/core_sync.h"
+#include "agent/base/log.h"
 
 static _Atomic uint64_t syncs;
 

@@ -8,16 +8,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "core_sync.h"
-#include "insn.h"
-#include "log.h"
-#include "patch_batch.h"
-#include "sigmask_watch.h"
-#include "site_table.h"
-#include "task_list.h"
-#include "text_window.h"
-#include "thread_stop.h"
-#include "trap.h"
+#include "agent/patch/core_sync.h"
+#include "agent/arch/x86_64/insn.h"
+#include "agent/base/log.h"
+#include "agent/patch/patch_batch.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/sites/site_table.h"
+#include "agent/patch/task_list.h"
+#include "agent/patch/text_window.h"
+#include "agent/patch/thread_stop.h"
+#include "agent/patch/trap.h"
 
 static struct patch_stats stats;
 

@@ -36,12 +36,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "interpose.h"
+#include "agent/base/interpose.h"
 #include "needle.h"
-#include "sigmask_watch.h"
-#include "task_list.h"
-#include "thread_state.h"
-#include "thread_stop.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/patch/task_list.h"
+#include "agent/thread/thread_state.h"
+#include "agent/patch/thread_stop.h"
 
 static _Atomic int blockers;
 static int check_always;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "task_list.h"
+#include "agent/patch/task_list.h"
 
 int task_list_read(struct task_list *list)
 {

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "log.h"
-#include "module.h"
-#include "text_window.h"
+#include "agent/base/log.h"
+#include "agent/sites/module.h"
+#include "agent/patch/text_window.h"
 
 #define PAGE 4096ull
 

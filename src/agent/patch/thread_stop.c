@@ -16,11 +16,11 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "sigmask_watch.h"
-#include "site_table.h"
-#include "task_list.h"
-#include "thread_stop.h"
+#include "agent/base/log.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/sites/site_table.h"
+#include "agent/patch/task_list.h"
+#include "agent/patch/thread_stop.h"
 
 static int stop_signal;
 static struct sigaction program_action;

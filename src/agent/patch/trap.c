@@ -15,9 +15,9 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "sigmask_watch.h"
-#include "site_table.h"
-#include "trap.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/sites/site_table.h"
+#include "agent/patch/trap.h"
 
 static struct sigaction program_action;
 

@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "rcu.h"
+#include "agent/base/log.h"
+#include "agent/rcu/rcu.h"
 
 _Atomic uint64_t rcu_gp_generation = 1;
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK

@@ -35,7 +35,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "thread_state.h"
+#include "agent/thread/thread_state.h"
 
 #define RCU_NEST_BITS 16
 #define RCU_NEST_MASK ((1u << RCU_NEST_BITS) - 1)

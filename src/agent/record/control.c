@@ -46,10 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "control.h"
-#include "recorder.h"
-#include "thread_stop.h"
+#include "agent/base/control_lock.h"
+#include "agent/record/control.h"
+#include "agent/record/recorder.h"
+#include "agent/patch/thread_stop.h"
 
 #define LINE_MAX_BYTES 4096
 
@@ -121,12 +121,12 @@ static void handle(int fd, char *line)
 		reply(fd, "error", msg);
 		return;
 	}
-	if (agent_lock()) {
+	if (control_lock()) {
 		reply(fd, "error", "the agent is not running");
 		return;
 	}
 	int err = recorder_reconfigure(&cfg, msg, sizeof(msg));
-	agent_unlock();
+	control_unlock();
 	reply(fd, err ? "error" : "ok", msg);
 }
 

@@ -30,17 +30,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "context_switch.h"
-#include "link_attach.h"
-#include "log.h"
-#include "module.h"
+#include "agent/dispatch/context_switch.h"
+#include "agent/link/link_attach.h"
+#include "agent/base/log.h"
+#include "agent/sites/module.h"
 #include "needle.h"
-#include "control.h"
-#include "recorder.h"
-#include "shm_layout.h"
-#include "site_table.h"
-#include "thread_state.h"
-#include "tsc.h"
+#include "agent/record/control.h"
+#include "agent/record/recorder.h"
+#include "common/shm_layout.h"
+#include "agent/sites/site_table.h"
+#include "agent/thread/thread_state.h"
+#include "common/tsc.h"
 
 static struct shm_header *shm;
 static struct shm_ring_slot *ring;

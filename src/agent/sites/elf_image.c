@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elf_image.h"
+#include "agent/sites/elf_image.h"
 
 struct string_arena {
 	char *buf;

@@ -11,12 +11,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "agent/base/log.h"
 #include "needle.h"
-#include "module.h"
-#include "patch_batch.h"
-#include "site_discover.h"
-#include "site_table.h"
+#include "agent/sites/module.h"
+#include "agent/patch/patch_batch.h"
+#include "agent/sites/site_discover.h"
+#include "agent/sites/site_table.h"
 
 #define PAGE 4096ull
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "stub_area.h"
+#include "agent/arch/x86_64/stub_area.h"
 
 #define MODULE_MAX_EXEC 4
 

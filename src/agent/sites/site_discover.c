@@ -14,14 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elf_image.h"
-#include "insn.h"
-#include "log.h"
-#include "module.h"
+#include "agent/sites/elf_image.h"
+#include "agent/arch/x86_64/insn.h"
+#include "agent/base/log.h"
+#include "agent/sites/module.h"
 #include "needle.h"
-#include "site_discover.h"
-#include "site_table.h"
-#include "stub_area.h"
+#include "agent/sites/site_discover.h"
+#include "agent/sites/site_table.h"
+#include "agent/arch/x86_64/stub_area.h"
 
 struct candidate {
 	uint64_t addr;

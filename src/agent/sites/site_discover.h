@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "patch_batch.h"
+#include "agent/patch/patch_batch.h"
 
 struct module;
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "site_table.h"
+#include "agent/sites/site_table.h"
 
 #define SITE_CHUNK_SHIFT 12
 #define SITE_CHUNK (1u << SITE_CHUNK_SHIFT)

@@ -34,8 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "thread_state.h"
+#include "agent/base/log.h"
+#include "agent/thread/thread_state.h"
 
 #define MAX_STATES_DEFAULT (1u << 20) /* concurrent traced threads */
 #define SHADOW_DEFAULT (256 * 1024)

@@ -20,9 +20,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "site_table.h"
-#include "stub_area.h"
-#include "trampoline.h"
+#include "agent/sites/site_table.h"
+#include "agent/arch/x86_64/stub_area.h"
+#include "agent/arch/x86_64/trampoline.h"
 
 #define STUB_SIZE 16
 #define PAGE 4096u

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "log.h"
+#include "agent/base/log.h"
 
 static int print_stderr(enum needle_print_level level, const char *fmt, va_list ap)
 {

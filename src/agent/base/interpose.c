@@ -1,7 +1,7 @@
 /* interpose.c - see interpose.h. */
 #include <dlfcn.h>
 
-#include "interpose.h"
+#include "agent/base/interpose.h"
 
 void *interposed_real[IP_COUNT];
 

@@ -1,0 +1,53 @@
+/* control_lock.c - see control_lock.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "agent/base/control_lock.h"
+
+static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void (*startup)(void);
+static _Atomic int started;
+static int startup_error;
+
+static void run_startup(void)
+{
+	if (startup)
+		startup();
+	atomic_store(&started, 1);
+}
+
+void control_lock_startup(void (*init)(void))
+{
+	startup = init;
+	pthread_once(&once, run_startup);
+}
+
+void control_lock_set_error(int err)
+{
+	startup_error = err;
+}
+
+int control_lock(void)
+{
+	/* Waits if start-up is running in another thread. */
+	if (startup)
+		pthread_once(&once, run_startup);
+	if (!atomic_load(&started))
+		return -EAGAIN;
+	if (startup_error)
+		return startup_error;
+	pthread_mutex_lock(&control);
+	return 0;
+}
+
+void control_unlock(void)
+{
+	pthread_mutex_unlock(&control);
+}
+
+void control_lock_raw(void)
+{
+	pthread_mutex_lock(&control);
+}

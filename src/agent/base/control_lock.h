@@ -1,0 +1,29 @@
+/* control_lock.h - the control mutex that serializes everything that
+ * changes sites, links or patches, and the once-only start-up that every
+ * taker of it waits for.
+ *
+ * The start-up itself lives at the top of the agent (agent.c), which
+ * registers it from libneedle's constructor; this lower layer only runs
+ * it once, so that every layer can take the mutex without including the
+ * top one. */
+#ifndef NEEDLE_CONTROL_LOCK_H
+#define NEEDLE_CONTROL_LOCK_H
+
+/* Set the start-up function (agent.c's constructor, before anything
+ * else) and run it, once. */
+void control_lock_startup(void (*init)(void));
+
+/* Record the start-up's result: 0, or a negative errno that every later
+ * control_lock() returns. */
+void control_lock_set_error(int err);
+
+/* Wait for start-up and take the control mutex.  Returns 0, or the
+ * negative errno of a failed start-up (mutex not taken), or -EAGAIN
+ * before libneedle's constructor has run. */
+int control_lock(void);
+void control_unlock(void);
+
+/* For start-up itself and dlclose: the mutex without the start-up check. */
+void control_lock_raw(void);
+
+#endif
