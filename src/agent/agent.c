@@ -14,6 +14,7 @@
 #include "agent/patch/core_sync.h"
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
+#include "agent/link/refresh.h"
 #include "agent/sites/module.h"
 #include "needle.h"
 #include "agent/rcu/rcu.h"
@@ -21,6 +22,7 @@
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
 #include "agent/arch/x86_64/trampoline.h"
+#include "agent/dispatch/dispatch.h"
 
 static int init_error;
 
@@ -45,7 +47,7 @@ static void agent_init(void)
 	 * leaves the C API working. */
 	if (!err) {
 		control_lock_raw();
-		err = module_refresh();
+		err = refresh_locked();
 		if (err >= 0) {
 			int rerr = recorder_start_from_env();
 			/* The request itself cannot be met (no patchable entry,

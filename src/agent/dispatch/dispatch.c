@@ -18,7 +18,9 @@
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
+#include "agent/arch/x86_64/stub_area.h"
 #include "agent/arch/x86_64/trampoline.h"
+#include "agent/dispatch/dispatch.h"
 
 static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
 			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)
@@ -300,6 +302,7 @@ int dispatch_returns_hookable(void)
 
 void dispatch_init(void)
 {
+	stub_area_set_dispatch((uint64_t)(uintptr_t)needle_dispatch_entry);
 	unsigned long long features = 0;
 	const char *assume = getenv("NEEDLE_ASSUME_SHSTK");
 

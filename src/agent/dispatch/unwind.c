@@ -28,6 +28,7 @@
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/thread/thread_state.h"
 #include "agent/arch/x86_64/trampoline.h"
+#include "agent/dispatch/dispatch.h"
 
 /* Write every hijacked frame's real return address back. */
 static void restore_returns(struct thread_state *ts)

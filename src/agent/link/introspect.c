@@ -5,6 +5,7 @@
 #include "needle.h"
 #include "agent/base/control_lock.h"
 #include "agent/patch/core_sync.h"
+#include "agent/link/refresh.h"
 #include "agent/sites/module.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/rcu/rcu.h"
@@ -17,7 +18,7 @@ NEEDLE_API int needle_refresh(void)
 
 	if (err)
 		return err;
-	err = module_refresh();
+	err = refresh_locked();
 	control_unlock();
 	return err < 0 ? err : (int)site_table_count();
 }

@@ -14,11 +14,13 @@
 #include "agent/dispatch/consumer.h"
 #include "agent/arch/x86_64/insn.h"
 #include "agent/base/log.h"
+#include "agent/link/refresh.h"
 #include "agent/sites/module.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/rcu/rcu.h"
 #include "agent/sites/site_table.h"
 #include "agent/arch/x86_64/trampoline.h"
+#include "agent/dispatch/dispatch.h"
 #include "agent/link/link_attach.h"
 
 struct needle_link {
@@ -380,7 +382,7 @@ int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, ne
 static int attach_locked(const struct needle_attach_opts *opts, struct needle_link **out)
 {
 	struct site_set set = { 0 };
-	int err = module_refresh();
+	int err = refresh_locked();
 
 	if (err < 0)
 		return err;

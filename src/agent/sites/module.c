@@ -14,7 +14,6 @@
 #include "agent/base/log.h"
 #include "needle.h"
 #include "agent/sites/module.h"
-#include "agent/patch/patch_batch.h"
 #include "agent/sites/site_discover.h"
 #include "agent/sites/site_table.h"
 
@@ -56,7 +55,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	struct module obj;
 	char exe[PATH_MAX];
 	const char *name = info->dlpi_name;
-	uint64_t self = (uint64_t)(uintptr_t)module_refresh;
+	uint64_t self = (uint64_t)(uintptr_t)module_discover_new;
 	(void)size;
 
 	memset(&obj, 0, sizeof(obj));
@@ -100,20 +99,6 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	list->v[list->cnt++] = obj;
 	return 0;
-}
-
-static int normalize(struct discovery *d)
-{
-	int err = 0;
-
-	/* call __fentry__ -> NOP5 is one instruction for another: the int3
-	 * protocol suffices.  Five 1-byte NOPs -> NOP5 is not: a thread may be
-	 * between two of them, so other threads are stopped (if any). */
-	if (d->fentry_cnt)
-		err = patch_batch_apply(d->fentry_ops, d->fentry_cnt);
-	if (!err && d->nops_cnt)
-		err = patch_rewrite_stopped(d->nops_ops, d->nops_cnt);
-	return err;
 }
 
 struct loaded_list {
@@ -178,35 +163,34 @@ int module_forget_unloaded(void)
  * address index (an int3 on any of them is found by the trap handler),
  * and every object in the module list had its discovery completed.  An
  * object whose discovery failed leaves nothing behind and is tried again
- * by the next refresh. */
-int module_refresh(void)
+ * by the next call. */
+int module_discover_new(struct discovery_set *set)
 {
 	struct object_list list = { 0 };
-	struct discovery *disc = NULL;
-	size_t discovered = 0;
 	int added = 0, err = 0;
 
+	memset(set, 0, sizeof(*set));
 	dl_iterate_phdr(collect, &list);
 	if (list.err) {
 		err = list.err;
 		goto out;
 	}
-	if (list.cnt && !(disc = calloc(list.cnt, sizeof(*disc)))) {
+	if (list.cnt && !(set->v = calloc(list.cnt, sizeof(*set->v)))) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < list.cnt && !err; i++) {
 		struct module *m = malloc(sizeof(*m));
+		struct discovery *d = &set->v[set->cnt];
 		uint32_t sites_before = site_table_count();
 		if (!m) {
 			err = -ENOMEM;
 			break;
 		}
 		*m = list.v[i];
-		if ((err = site_discover(m, &disc[i]))) {
+		if ((err = site_discover(m, d))) {
 			/* Nothing indexed or patched refers to its sites yet. */
-			discovery_free(&disc[i]);
-			memset(&disc[i], 0, sizeof(disc[i]));
+			discovery_free(d);
 			site_table_truncate(sites_before);
 			pr_warn("%s: cannot discover its functions (%d); will try again at the next refresh\n",
 				m->path, err);
@@ -216,39 +200,33 @@ int module_refresh(void)
 		list.v[i].path = NULL;
 		m->next = modules;
 		modules = m;
-		added += (int)disc[i].site_cnt;
-		discovered = i + 1;
+		added += (int)d->site_cnt;
+		set->cnt++;
 	}
 	/* The trap handler must find the new sites before any int3 lands. */
 	if (added) {
 		int ierr = site_table_reindex();
 		if (ierr) {
 			/* The old index stays: the new sites must never be patched. */
-			for (size_t i = 0; i < discovered; i++)
-				for (size_t j = 0; j < disc[i].site_cnt; j++)
-					disc[i].sites[j]->unusable = 1;
+			for (size_t i = 0; i < set->cnt; i++)
+				for (size_t j = 0; j < set->v[i].site_cnt; j++)
+					set->v[i].sites[j]->unusable = 1;
 			err = err ? err : ierr;
-			goto out;
-		}
-	}
-	for (size_t i = 0; i < discovered; i++) {
-		int nerr = normalize(&disc[i]);
-		if (nerr) {
-			/* Its sites keep bytes that a CALL cannot safely replace. */
-			for (size_t j = 0; j < disc[i].site_cnt; j++)
-				disc[i].sites[j]->unusable = disc[i].sites[j]->form != NEEDLE_FORM_NOP5;
-			pr_warn("%s: cannot prepare its functions for tracing (%d); they stay untraced\n",
-				disc[i].site_cnt ? disc[i].sites[0]->module->path : "object", nerr);
 		}
 	}
 	if (!err)
 		err = added;
 out:
-	for (size_t i = 0; disc && i < list.cnt; i++)
-		discovery_free(&disc[i]);
 	for (size_t i = 0; i < list.cnt; i++)
 		free(list.v[i].path);
-	free(disc);
 	free(list.v);
 	return err;
+}
+
+void discovery_set_free(struct discovery_set *set)
+{
+	for (size_t i = 0; i < set->cnt; i++)
+		discovery_free(&set->v[i]);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
 }

@@ -26,11 +26,22 @@ struct module {
 	struct module *next;
 };
 
-/* Find objects loaded since the last call and discover their sites.
- * Sites that need rewriting before use (gcc NOPs, fentry calls) are
- * normalized before this returns.  Returns the number of new sites or a
- * negative errno.  Caller holds the control mutex. */
-int module_refresh(void);
+struct discovery;
+
+/* What one round of discovery found, one entry per new object. */
+struct discovery_set {
+	struct discovery *v;
+	size_t cnt;
+};
+
+/* Find objects loaded since the last call, discover their sites and add
+ * them to the indexes.  Sites that need rewriting before use (gcc NOPs,
+ * fentry calls) are listed in *set for the patching layer to prepare
+ * (link/refresh.c); free it with discovery_set_free.  Returns the number
+ * of new sites or a negative errno (the objects found before the error
+ * are in *set all the same).  Caller holds the control mutex. */
+int module_discover_new(struct discovery_set *set);
+void discovery_set_free(struct discovery_set *set);
 
 /* Executable span of a known module holding addr, or NULL. */
 const struct module_span *module_exec_span(uint64_t addr);

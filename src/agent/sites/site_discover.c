@@ -166,19 +166,14 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 	return 0;
 }
 
-static struct patch_op *op_add(struct patch_op **ops, size_t *cnt, struct site *s)
+static int list_add(struct site ***list, size_t *cnt, struct site *s)
 {
-	struct patch_op *v = realloc(*ops, (*cnt + 1) * sizeof(*v));
+	struct site **v = realloc(*list, (*cnt + 1) * sizeof(*v));
 	if (!v)
-		return NULL;
-	*ops = v;
-	struct patch_op *op = &v[(*cnt)++];
-	memset(op, 0, sizeof(*op));
-	op->site = s;
-	op->len = s->load_len;
-	memcpy(op->bytes, insn_nop5, 5);
-	op->bytes[5] = INSN_NOP1;
-	return op;
+		return 0;
+	*list = v;
+	v[(*cnt)++] = s;
+	return 1;
 }
 
 /* A function no symbol names (a stripped object): func_0xOFFSET@object,
@@ -219,9 +214,9 @@ static int make_site(struct module *m, const struct elf_image *img, uint64_t add
 		return -ENOMEM;
 	d->sites = v;
 	v[d->site_cnt++] = s;
-	if (form == NEEDLE_FORM_FENTRY_CALL && !op_add(&d->fentry_ops, &d->fentry_cnt, s))
+	if (form == NEEDLE_FORM_FENTRY_CALL && !list_add(&d->fentry, &d->fentry_cnt, s))
 		return -ENOMEM;
-	if (form == NEEDLE_FORM_GCC_NOPS && !op_add(&d->nops_ops, &d->nops_cnt, s))
+	if (form == NEEDLE_FORM_GCC_NOPS && !list_add(&d->nops, &d->nops_cnt, s))
 		return -ENOMEM;
 	return 0;
 }
@@ -281,8 +276,18 @@ int site_discover(struct module *m, struct discovery *d)
 	if (!err && d->site_cnt) {
 		m->strings = img.strings; /* the sites' names live on */
 		img.strings = NULL;
-		err = stub_area_create(d->sites, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
-				       &m->stubs);
+		uint64_t *io = malloc(d->site_cnt * 2 * sizeof(*io));
+		if (!io) {
+			err = -ENOMEM;
+		} else {
+			for (size_t i = 0; i < d->site_cnt; i++)
+				io[i] = (uint64_t)(uintptr_t)d->sites[i];
+			err = stub_area_create(io, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
+					       io + d->site_cnt, &m->stubs);
+			for (size_t i = 0; !err && i < d->site_cnt; i++)
+				d->sites[i]->stub = io[d->site_cnt + i];
+			free(io);
+		}
 		if (err)
 			pr_warn("%s: no memory for trampoline stubs within 2 GiB of its code (%d)\n",
 				m->path, err);
@@ -294,7 +299,7 @@ int site_discover(struct module *m, struct discovery *d)
 void discovery_free(struct discovery *d)
 {
 	free(d->sites);
-	free(d->fentry_ops);
-	free(d->nops_ops);
+	free(d->fentry);
+	free(d->nops);
 	memset(d, 0, sizeof(*d));
 }

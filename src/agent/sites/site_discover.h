@@ -5,16 +5,18 @@
 
 #include <stddef.h>
 
-#include "agent/patch/patch_batch.h"
-
 struct module;
+struct site;
 
+/* What one object's discovery found.  Sites whose bytes must be rewritten
+ * before they can be switched (normalized) are listed by kind; the layer
+ * that patches does it (patch/prepare.c), since discovery does not. */
 struct discovery {
 	struct site **sites;        /* new sites, in the site table */
 	size_t site_cnt;
-	struct patch_op *fentry_ops; /* call __fentry__ -> NOP5: int3 protocol */
+	struct site **fentry;       /* call __fentry__ -> NOP5: int3 protocol */
 	size_t fentry_cnt;
-	struct patch_op *nops_ops;   /* gcc's five NOPs -> NOP5: threads stopped */
+	struct site **nops;         /* gcc's five NOPs -> NOP5: threads stopped */
 	size_t nops_cnt;
 };
 

@@ -20,7 +20,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "agent/sites/site_table.h"
 #include "agent/arch/x86_64/stub_area.h"
 #include "agent/arch/x86_64/trampoline.h"
 
@@ -45,6 +44,12 @@ struct arena {
 };
 
 static struct arena *arenas;
+static uint64_t dispatch_entry;
+
+void stub_area_set_dispatch(uint64_t entry)
+{
+	dispatch_entry = entry;
+}
 
 static int in_reach(uint64_t at, size_t size, uint64_t lo, uint64_t hi)
 {
@@ -98,10 +103,9 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi)
 	}
 	if (mprotect(a->base, a->header, PROT_READ | PROT_WRITE))
 		goto fail;
-	uint64_t dispatch = (uint64_t)needle_dispatch_entry;
 	memcpy(a->base, (const void *)needle_entry_trampoline, len);
-	memcpy(a->base + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch,
-	       sizeof(dispatch));
+	memcpy(a->base + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch_entry,
+	       sizeof(dispatch_entry));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;
@@ -154,7 +158,8 @@ static void arena_give_back(uint8_t *at, size_t size)
 	}
 }
 
-int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi, struct stub_span *out)
+int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t hi, uint64_t *stubs,
+		     struct stub_span *out)
 {
 	size_t size = (cnt * STUB_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
 	struct arena *a;
@@ -175,11 +180,10 @@ int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi, 
 	}
 	for (size_t i = 0; i < cnt; i++) {
 		uint8_t *stub = area + i * STUB_SIZE;
-		uint64_t site = (uint64_t)sites[i];
-		/* movabs $site, %r11 */
+		/* movabs $cookie, %r11 */
 		stub[0] = 0x49;
 		stub[1] = 0xbb;
-		memcpy(stub + 2, &site, 8);
+		memcpy(stub + 2, &cookies[i], 8);
 		/* jmp to the arena's trampoline copy */
 		int32_t rel = (int32_t)((int64_t)(uint64_t)a->base - (int64_t)(uint64_t)(stub + 15));
 		stub[10] = 0xe9;
@@ -191,10 +195,10 @@ int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi, 
 		arena_give_back(area, size);
 		return err;
 	}
-	/* Only now, with the pages executable for good: a site never points
-	 * at a stub that could be given back or is not executable. */
+	/* Only now, with the pages executable for good: nobody is handed a
+	 * stub that could be given back or is not executable. */
 	for (size_t i = 0; i < cnt; i++)
-		sites[i]->stub = (uint64_t)(area + i * STUB_SIZE);
+		stubs[i] = (uint64_t)(area + i * STUB_SIZE);
 	out->at = area;
 	out->size = size;
 	return 0;

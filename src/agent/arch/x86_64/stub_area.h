@@ -1,14 +1,13 @@
 /* stub_area.h - per-object memory, within CALL rel32 reach of the object's
  * code, holding one 16-byte stub per site.  A site's CALL lands in its
- * stub, which loads the struct site * into r11 and jumps to the shared
- * entry trampoline, so the trampoline never has to search for the site. */
+ * stub, which loads the site's cookie (the struct site *, opaque here)
+ * into r11 and jumps to the shared entry trampoline, so the trampoline
+ * never has to search for the site. */
 #ifndef NEEDLE_STUB_AREA_H
 #define NEEDLE_STUB_AREA_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-struct site;
 
 /* The pages holding one object's stubs. */
 struct stub_span {
@@ -16,10 +15,16 @@ struct stub_span {
 	size_t size;
 };
 
-/* Build stubs for sites[0..cnt) whose code spans [lo, hi).  On success
- * each site's ->stub is set and *out says where they are.  0 or negative
- * errno.  Caller holds the control mutex. */
-int stub_area_create(struct site **sites, size_t cnt, uint64_t lo, uint64_t hi, struct stub_span *out);
+/* The C function the trampoline copies call (dispatch's entry point): set
+ * once, before the first stub_area_create. */
+void stub_area_set_dispatch(uint64_t dispatch_entry);
+
+/* Build one stub for each of cookies[0..cnt) (sites whose code spans
+ * [lo, hi)); on success stubs[i] is the address of cookie i's stub, ready
+ * to run, and *out says where they are.  0 or negative errno.  Caller
+ * holds the control mutex. */
+int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t hi, uint64_t *stubs,
+		     struct stub_span *out);
 /* Give an unloaded object's stub pages back (see stub_area.c). */
 void stub_area_release(const struct stub_span *span);
 
