@@ -56,6 +56,16 @@ struct needle_ctx {
 	const struct needle_func *func;
 	uint32_t is_exit;      /* 0 entry, NEEDLE_EXIT_RETURN or NEEDLE_EXIT_UNWOUND */
 	uint32_t reserved;
+	/* This link's storage in the running thread (opts.thread_data_size
+	 * bytes, zeroed before the thread's first use), or NULL if it reserved
+	 * none.  Like the kernel's fgraph_get_task_var. */
+	void *thread_data;
+	/* This call's storage for this link (opts.call_data_size bytes): the
+	 * entry handler fills it, the exit handler of the same call reads it.
+	 * Like fgraph_reserve_data / fgraph_retrieve_data.  NULL if the link
+	 * reserved none, or if this call's exit will not run (the shadow stack
+	 * is full); not zeroed. */
+	void *call_data;
 };
 
 /* ctx->is_exit in an exit handler: the function returned (regs hold its
@@ -115,6 +125,21 @@ struct needle_attach_opts {
 	needle_exit_fn exit;   /* may be NULL; at least one of the two is set */
 	void *user_data;
 	uint32_t flags;        /* NEEDLE_ATTACH_* */
+	/* Everything below is optional (zero: none).  Like the kernel's
+	 * fgraph_ops, a link can keep state per thread and per call, and hear
+	 * of a thread's end, a fork and coroutine switches. */
+	size_t thread_data_size; /* ctx->thread_data bytes per thread (at most 1024) */
+	size_t call_data_size;   /* ctx->call_data bytes per call (at most 256) */
+	/* A thread whose thread_data this link used exits (runs in that
+	 * thread, after the exits of its calls still open). */
+	void (*thread_exit)(void *thread_data, void *user_data);
+	/* In a forked child, for the thread that forked: thread_data is its
+	 * copy of the parent's (also after raw clone/clone3 forks). */
+	void (*thread_fork)(void *thread_data, void *user_data);
+	/* The thread switches coroutine context (swapcontext, setcontext, a
+	 * context ending through uc_link): from (NULL if unknown) and to are
+	 * the ucontext_t pointers.  Runs before the switch. */
+	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
 };
 
 /* Fail with -EBUSY instead of sharing a function with another link. */
@@ -141,6 +166,25 @@ NEEDLE_API int needle_link_detach_nosync(struct needle_link *link);
 
 /* Wait until no thread can still run handlers of links detached before. */
 NEEDLE_API int needle_sync(void);
+
+/* Change the functions a link traces, as one patch batch (functions
+ * gained and lost together): opts gives the new set with patterns and/or
+ * addrs, as for needle_attach; its other fields are ignored.  The link
+ * keeps its handlers and storage, so calls in flight keep their exits.
+ * Returns the number of functions now traced, or -ENOENT (a pattern or
+ * address matched nothing: nothing changed), -EINVAL, -ENOMEM. */
+NEEDLE_API int needle_link_update(struct needle_link *link, const struct needle_attach_opts *opts);
+
+/* Replace a link's handlers, entry and exit as one: a call entered before
+ * keeps the exit handler it was entered with.  Returns when no thread runs
+ * the old entry handler any more.  -EOPNOTSUPP for an exit handler where
+ * returns cannot be hooked (CET shadow stacks). */
+NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit);
+
+/* The real-time signal libneedle uses to stop threads for the rewrites the
+ * int3 protocol cannot cover: a thread a tool creates should not block it
+ * (nor SIGTRAP). */
+NEEDLE_API int needle_stop_signal(void);
 
 /* Free a link, detaching it first if it is still attached, and waiting
  * for a grace period if it was detached without one.  Returns 0 once the
@@ -170,6 +214,7 @@ struct needle_site_info {
 	const char *module;   /* path of the object that holds it */
 	int enabled;          /* 1 while the site calls the trampoline */
 	uint8_t off_bytes[5]; /* the bytes the site holds while disabled */
+	int traceable;        /* 0 when it cannot be attached (unprepared, unloaded) */
 };
 
 /* Discover sites in objects loaded since the last call (it also runs at

@@ -35,7 +35,6 @@ static void agent_init(void)
 
 	dispatch_init();
 	sigmask_watch_init();
-	thread_state_mask_hook = sigmask_watch_thread_exit;
 	if (!err)
 		err = rcu_init();
 	if (!err)
@@ -48,16 +47,9 @@ static void agent_init(void)
 	if (!err) {
 		control_lock_raw();
 		err = refresh_locked();
-		if (err >= 0) {
-			int rerr = recorder_start_from_env();
-			/* The request itself cannot be met (no patchable entry,
-			 * filters that match nothing): end the program before
-			 * main rather than let it run untraced by mistake. */
-			if (rerr == -ENOEXEC || rerr == -ENOENT)
-				_exit(126);
-			err = 0;
-		}
 		control_unlock();
+		if (err > 0)
+			err = 0;
 	}
 	if (err)
 		recorder_report_failure(err);
@@ -65,9 +57,28 @@ static void agent_init(void)
 	control_lock_set_error(err);
 }
 
+/* The recorder is a consumer of the public API, which waits for start-up:
+ * it starts after it, not inside it. */
+static void recorder_start(void)
+{
+	int err = recorder_start_from_env();
+	_Atomic uint64_t *refused, *shared_tls;
+
+	/* The request itself cannot be met (no patchable entry, filters that
+	 * match nothing): end the program before main rather than let it run
+	 * untraced by mistake. */
+	if (err == -ENOEXEC || err == -ENOENT)
+		_exit(126);
+	recorder_untraced_counters(&refused, &shared_tls);
+	if (refused)
+		thread_state_mirror_counters(refused, shared_tls);
+}
+
 __attribute__((constructor)) static void agent_load(void)
 {
 	control_lock_startup(agent_init);
+	if (!init_error)
+		recorder_start();
 }
 
 /* An object unloaded by dlclose takes its sites with it.  The real dlclose

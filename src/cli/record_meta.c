@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/record.h"
+#include "common/meta_protocol.h"
 
 static FILE *meta_open(int meta_fd)
 {
@@ -57,10 +58,10 @@ void record_write_symbols(struct recording *r)
 		return;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
-		if (line[0] == 'M') {
+		if (line[0] == META_MODULE) {
 			unsigned idx;
 			int off = 0;
-			if (sscanf(line, "M %u %n", &idx, &off) < 1 || !off)
+			if (sscanf(line, META_MODULE_READ, &idx, &off) < 1 || !off)
 				continue;
 			size_t plen = strlen(line + off);
 			uint8_t *p = malloc(4 + plen);
@@ -70,11 +71,11 @@ void record_write_symbols(struct recording *r)
 			memcpy(p + 4, line + off, plen);
 			trace_writer_section(&r->w, SEC_MODULE, p, 4 + plen);
 			free(p);
-		} else if (line[0] == 'S') {
+		} else if (line[0] == META_SITE) {
 			unsigned id, mod;
 			unsigned long long ip;
 			int off = 0;
-			if (sscanf(line, "S %u %llx %u %n", &id, &ip, &mod, &off) < 3 || !off)
+			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &off) < 3 || !off)
 				continue;
 			const char *name = line + off;
 			uint16_t nlen = (uint16_t)(strlen(name) > 65535 ? 65535 : strlen(name));
@@ -118,12 +119,12 @@ void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent
 		return;
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
-		if (line[0] == 'T') {
-			*sites_traced = strtoull(line + 2, NULL, 10);
-		} else if (line[0] == 'E') {
-			char *msg = strchr(line + 2, ' ');
-			snprintf(agent_err, errlen, "%s", msg ? msg + 1 : line);
-		}
+		unsigned long long traced;
+		int code, off = 0;
+		if (line[0] == META_TRACED && sscanf(line, META_TRACED_READ, &traced) == 1)
+			*sites_traced = traced;
+		else if (line[0] == META_ERROR && sscanf(line, META_ERROR_READ, &code, &off) >= 1 && off)
+			snprintf(agent_err, errlen, "%s", line + off);
 	}
 	free(line);
 	fclose(f);

@@ -16,20 +16,68 @@ static uint32_t used_cnt; /* slots ever handed out */
 static struct consumer_list **retired;
 static size_t retired_cnt, retired_cap;
 
-const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit)
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size)
 {
 	for (uint32_t i = 0; i < ops_cnt; i++)
-		if (consumer_ops_table[i].entry == entry && consumer_ops_table[i].exit == exit)
+		if (consumer_ops_table[i].entry == entry && consumer_ops_table[i].exit == exit &&
+		    consumer_ops_table[i].call_data_size == call_data_size)
 			return &consumer_ops_table[i];
 	if (ops_cnt == CONSUMER_OPS_MAX)
 		return NULL;
-	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit };
+	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit, call_data_size };
 	return &consumer_ops_table[ops_cnt++];
+}
+
+/* Per-thread storage: header slots and byte ranges of the block, handed to
+ * consumers and taken back when they are destroyed (after a grace period:
+ * no handler can use them any more).  A new owner of a range finds the
+ * previous owner's tag in each thread's header slot and zeroes the range
+ * before its first use there. */
+#define TDATA_SLOTS (THREAD_DATA_HEADER / 4)
+static struct consumer *tdata_owner[TDATA_SLOTS];
+static uint32_t tdata_next_tag;
+
+static int tdata_reserve(struct consumer *c, uint32_t size)
+{
+	uint32_t idx = 0, off = THREAD_DATA_HEADER;
+
+	if (!size)
+		return 0;
+	size = (size + 15) & ~15u;
+	while (idx < TDATA_SLOTS && tdata_owner[idx])
+		idx++;
+	if (idx == TDATA_SLOTS)
+		return -ENOSPC;
+	/* First fit among the ranges the live owners hold. */
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (uint32_t i = 0; i < TDATA_SLOTS; i++) {
+			struct consumer *o = tdata_owner[i];
+			if (o && off < (uint32_t)o->tdata_off + o->tdata_size && o->tdata_off < off + size) {
+				off = o->tdata_off + o->tdata_size;
+				moved = 1;
+			}
+		}
+	}
+	if (off + size > THREAD_DATA_BYTES)
+		return -ENOSPC;
+	tdata_owner[idx] = c;
+	c->tdata_idx = idx;
+	c->tdata_off = (uint16_t)off;
+	c->tdata_size = (uint16_t)size;
+	c->tdata_tag = ++tdata_next_tag ? tdata_next_tag : ++tdata_next_tag; /* never 0 */
+	return 0;
+}
+
+uint32_t consumer_slots_used(void)
+{
+	return __atomic_load_n(&used_cnt, __ATOMIC_ACQUIRE);
 }
 
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit)
 {
-	const struct consumer_ops *ops = consumer_ops_get(entry, exit);
+	const struct consumer_ops *cur = atomic_load_explicit(&c->ops, memory_order_relaxed);
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit, cur->call_data_size);
 
 	if (!ops)
 		return -ENOSPC;
@@ -39,26 +87,44 @@ int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn e
 	return 0;
 }
 
-struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data)
+struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data,
+				 const struct consumer_extras *extras, int *err)
 {
-	const struct consumer_ops *ops = consumer_ops_get(entry, exit);
+	static const struct consumer_extras none;
+	const struct consumer_extras *x = extras ? extras : &none;
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit, (x->call_data_size + 15) & ~15u);
 	uint32_t slot;
 
+	*err = -ENOSPC;
 	if (!ops)
 		return NULL;
-
 	if (free_cnt)
 		slot = free_slots[--free_cnt];
 	else if (used_cnt < CONSUMER_MAX)
-		slot = used_cnt++;
+		slot = used_cnt; /* counted below, once the slot is filled */
 	else
 		return NULL;
 	struct consumer *c = &consumer_table[slot];
-	struct consumer_list *solo = malloc(sizeof(*solo) + sizeof(solo->items[0]));
-	if (!solo) {
-		free_slots[free_cnt++] = slot;
+	c->tdata_size = 0;
+	if ((*err = tdata_reserve(c, x->thread_data_size))) {
+		if (slot != used_cnt)
+			free_slots[free_cnt++] = slot;
 		return NULL;
 	}
+	struct consumer_list *solo = malloc(sizeof(*solo) + sizeof(solo->items[0]));
+	if (!solo) {
+		if (c->tdata_size)
+			tdata_owner[c->tdata_idx] = NULL;
+		if (slot != used_cnt)
+			free_slots[free_cnt++] = slot;
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (slot == used_cnt)
+		__atomic_store_n(&used_cnt, used_cnt + 1, __ATOMIC_RELEASE);
+	c->thread_exit = x->thread_exit;
+	c->thread_fork = x->thread_fork;
+	c->context_switch = x->context_switch;
 	solo->cnt = 1;
 	solo->shared = 1;
 	solo->items[0] = c;
@@ -66,14 +132,12 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	c->user_data = user_data;
 	c->slot = slot;
 	c->solo = solo;
-	/* Odd generations are live; even ones mean "retired". */
+	/* Odd generations are live; even ones mean "retired".  The RMW is a
+	 * release: walkers that see the generation odd (consumer_live's
+	 * acquire) see the fields above. */
 	atomic_fetch_add(&c->generation, 1);
+	*err = 0;
 	return c;
-}
-
-int consumer_table_full(void)
-{
-	return !free_cnt && used_cnt >= CONSUMER_MAX;
 }
 
 void consumer_retire(struct consumer *c)
@@ -83,6 +147,8 @@ void consumer_retire(struct consumer *c)
 
 void consumer_destroy(struct consumer *c)
 {
+	if (c->tdata_size)
+		tdata_owner[c->tdata_idx] = NULL;
 	free(c->solo);
 	c->solo = NULL;
 	free_slots[free_cnt++] = c->slot;

@@ -23,7 +23,9 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "agent/thread/thread_state.h"
 #include "needle.h"
 
 struct consumer_list;
@@ -31,11 +33,21 @@ struct consumer_list;
 struct consumer_ops {
 	needle_entry_fn entry;
 	needle_exit_fn exit;
+	uint32_t call_data_size; /* per-call storage, a multiple of 16 */
 };
 
 #define CONSUMER_OPS_MAX 65536
 
 extern struct consumer_ops consumer_ops_table[CONSUMER_OPS_MAX] __attribute__((visibility("hidden")));
+
+/* What a link asked for beside its handlers (needle_attach_opts). */
+struct consumer_extras {
+	uint32_t thread_data_size;
+	uint32_t call_data_size;
+	void (*thread_exit)(void *thread_data, void *user_data);
+	void (*thread_fork)(void *thread_data, void *user_data);
+	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
+};
 
 struct consumer {
 	_Atomic(const struct consumer_ops *) ops;
@@ -43,6 +55,14 @@ struct consumer {
 	_Atomic uint32_t generation;
 	uint32_t slot;
 	struct consumer_list *solo;
+	/* Per-thread storage: tdata_size bytes at tdata_off in every thread's
+	 * block, which a thread's header slot tdata_idx claims with tdata_tag
+	 * (a thread whose slot holds another tag zeroes the storage first). */
+	uint16_t tdata_off, tdata_size;
+	uint32_t tdata_idx, tdata_tag;
+	void (*thread_exit)(void *thread_data, void *user_data);
+	void (*thread_fork)(void *thread_data, void *user_data);
+	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
 };
 
 struct consumer_list {
@@ -55,17 +75,51 @@ struct consumer_list {
 
 extern struct consumer consumer_table[CONSUMER_MAX] __attribute__((visibility("hidden")));
 
-/* The shared ops for (entry, exit), or NULL when the table is full. */
-const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit);
+/* The shared ops for (entry, exit, call data size), or NULL when the table
+ * is full. */
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size);
 static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
 {
 	return (uint16_t)(ops - consumer_ops_table);
 }
 
-struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data);
-/* 1 when every slot is taken (consumer_create's NULL is then -ENOSPC,
- * otherwise -ENOMEM). */
-int consumer_table_full(void);
+/* NULL when out of slots, ops, memory or per-thread storage (*err says
+ * which: -ENOSPC or -ENOMEM). */
+struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data,
+				 const struct consumer_extras *extras, int *err);
+/* The consumers alive now: slots [0, consumer_slots_used()) of
+ * consumer_table whose generation is odd.  For walks at thread exit, fork
+ * and context switch, inside a read section. */
+uint32_t consumer_slots_used(void);
+static inline int consumer_live(struct consumer *c)
+{
+	return atomic_load_explicit(&c->generation, memory_order_acquire) & 1;
+}
+
+/* c's storage in the thread's block, zeroed and claimed if the thread had
+ * not used it yet; NULL if c reserved none. */
+static inline void *consumer_thread_data(const struct consumer *c, struct thread_state *ts)
+{
+	if (!c->tdata_size)
+		return NULL;
+	uint32_t *tags = (uint32_t *)ts->data;
+	uint8_t *p = ts->data + c->tdata_off;
+	if (__builtin_expect(tags[c->tdata_idx] != c->tdata_tag, 0)) {
+		memset(p, 0, c->tdata_size);
+		tags[c->tdata_idx] = c->tdata_tag;
+		ts->data_used = 1;
+	}
+	return p;
+}
+
+/* c's storage in the thread's block only if the thread has claimed it
+ * (for callbacks that must not create it). */
+static inline void *consumer_thread_data_if_used(const struct consumer *c, struct thread_state *ts)
+{
+	if (!c->tdata_size || !ts->data_used || ((uint32_t *)ts->data)[c->tdata_idx] != c->tdata_tag)
+		return NULL;
+	return ts->data + c->tdata_off;
+}
 /* Give c new handlers, as one store; -ENOSPC when the ops table is full. */
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit);
 /* Stop the consumer's pending exits: frames hijacked for it now skip it. */

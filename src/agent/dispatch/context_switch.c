@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "agent/dispatch/context_switch.h"
+#include "agent/dispatch/dispatch.h"
 #include "agent/base/interpose.h"
 #include "needle.h"
 #include "agent/rcu/rcu.h"
@@ -36,7 +37,6 @@ static pthread_mutex_t store_lock = PTHREAD_MUTEX_INITIALIZER;
  * hint (nothing saved: no need to lock), hence atomic. */
 static _Atomic(struct saved_frames *) store;
 
-void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
 
 /* Unlink and return the frames saved for context, or NULL.  Locked. */
 static struct saved_frames *take(const void *context, uint64_t sp)
@@ -85,8 +85,7 @@ static int bring_back(struct thread_state *ts, const void *context, uint64_t sp)
 	/* Found by stack pointer: a context re-entered inside glibc (uc_link)
 	 * that nobody announced. */
 	if (!context) {
-		if (context_switch_hook)
-			context_switch_hook(ts, NULL, s->context);
+		dispatch_context_switch(ts, NULL, s->context);
 		ts->context = s->context;
 	}
 	if (ts->shadow_top + s->bytes <= ts->shadow_cap) {
@@ -110,8 +109,7 @@ void context_check_entry(struct thread_state *ts, uint64_t sp)
 		return;
 	ts->context = uc->uc_link;
 	if (uc->uc_link) {
-		if (context_switch_hook)
-			context_switch_hook(ts, uc, uc->uc_link);
+		dispatch_context_switch(ts, uc, uc->uc_link);
 		bring_back(ts, uc->uc_link, 0);
 	}
 }
@@ -126,8 +124,7 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	struct thread_state *ts = thread_state_self();
 
 	if (ts) {
-		if (context_switch_hook)
-			context_switch_hook(ts, oucp, ucp);
+		dispatch_context_switch(ts, oucp, ucp);
 		put_aside(ts, oucp);
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
@@ -140,8 +137,7 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 	struct thread_state *ts = thread_state_self();
 
 	if (ts) {
-		if (context_switch_hook)
-			context_switch_hook(ts, NULL, ucp);
+		dispatch_context_switch(ts, NULL, ucp);
 		/* The frames of the context abandoned stay: like after a longjmp,
 		 * they are closed when a return or an entry shows them dead. */
 		bring_back(ts, ucp, 0);

@@ -15,8 +15,5 @@ int context_recover(struct thread_state *ts, uint64_t sp);
  * stack, that context ended and glibc entered its uc_link. */
 void context_check_entry(struct thread_state *ts, uint64_t sp);
 
-/* Told of every switch, before it happens: the context left (NULL when it
- * is abandoned or unknown) and the context entered.  Set by the recorder. */
-extern void (*context_switch_hook)(struct thread_state *ts, const void *from, const void *to);
 
 #endif

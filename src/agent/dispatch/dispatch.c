@@ -22,88 +22,100 @@
 #include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
 
-static inline void run_entry(struct consumer *c, const struct needle_ctx *ctx,
-			     struct frame_entry *e, uint32_t *n, uint32_t room, struct thread_state *ts)
+/* Room on the shadow stack for bytes more of entries and a header. */
+static inline int frame_fits(const struct thread_state *ts, size_t bytes)
 {
-	uint64_t cookie = 0;
-	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
-	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
-
-	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
-		return;
-	if (*n >= room) {
-		ts->shadow_overflows++;
-		return;
-	}
-	e[*n].slot = (uint16_t)c->slot;
-	e[*n].ops = consumer_ops_index(ops);
-	e[*n].generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
-	e[*n].cookie = cookie;
-	(*n)++;
+	return ts->shadow_cap - ts->shadow_top >= sizeof(struct frame_header) + bytes;
 }
 
-/* Room on the shadow stack for a frame of n entries. */
-static inline int frame_fits(const struct thread_state *ts, uint32_t n)
+/* Push the header over the entries (bytes of them, n) already written at
+ * the top, and hijack. */
+static inline void frame_push(struct thread_state *ts, struct site *site, uint32_t n, uint32_t bytes,
+			      uint64_t *ret_slot)
 {
-	return ts->shadow_cap - ts->shadow_top >= sizeof(struct frame_header) + n * sizeof(struct frame_entry);
-}
-
-/* Push the header over entries already written at the top, and hijack. */
-static inline void frame_push(struct thread_state *ts, struct site *site, uint32_t n, uint64_t *ret_slot)
-{
-	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-	struct frame_header *h = (struct frame_header *)(e + n);
+	struct frame_header *h = (struct frame_header *)(ts->shadow + ts->shadow_top + bytes);
 
 	h->return_addr = *ret_slot;
 	h->site = site;
 	h->sp = (uint64_t)(ret_slot + 1);
 	h->entry_cnt = n;
-	ts->shadow_top += n * sizeof(*e) + sizeof(*h);
+	h->frame_bytes = bytes;
+	ts->shadow_top += bytes + sizeof(*h);
 	if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 		ts->shadow_high = ts->shadow_top;
 	*ret_slot = (uint64_t)needle_return_trampoline;
 }
 
-/* Several consumers: the general path. */
-static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, struct site *site,
-						    const struct consumer_list *list,
-						    const struct needle_ctx *ctx, uint64_t *ret_slot)
-{
-	size_t free_bytes = ts->shadow_cap - ts->shadow_top;
-	uint32_t room = free_bytes > sizeof(struct frame_header)
-				? (uint32_t)((free_bytes - sizeof(struct frame_header)) / sizeof(struct frame_entry))
-				: 0;
-	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < list->cnt; i++)
-		run_entry(list->items[i], ctx, e, &n, room, ts);
-	if (n)
-		frame_push(ts, site, n, ret_slot);
-}
-
-/* One consumer: no loop, and a one-entry frame if it wants the exit. */
-static inline void dispatch_one(struct thread_state *ts, struct site *site, struct consumer *c,
-				const struct needle_ctx *ctx, uint64_t *ret_slot)
+/* Run c's entry handler with its entry (and call data) at e, if there is
+ * room for them.  Returns the bytes the entry takes when the exit is
+ * wanted and fits, 0 otherwise. */
+static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, struct needle_ctx *ctx,
+				 struct frame_entry *e, size_t room)
 {
 	uint64_t cookie = 0;
-	/* Acquire pairs with consumer_set_ops' release: entry and exit are
-	 * read from one ops, never one old and one new. */
+	/* Acquire pairs with consumer_set_ops' release: entry, exit and the
+	 * call data size are read from one ops, never one old and one new. */
 	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	uint32_t bytes = (uint32_t)sizeof(*e) + ops->call_data_size;
+	int fits = ops->exit && room >= bytes;
+
+	/* A consumer that keeps per-process state in its thread data (the
+	 * recorder's chunk) must hear of a raw fork before the child uses it;
+	 * the others do not pay for the check. */
+	if (__builtin_expect(c->thread_fork != NULL, 0) && thread_state_forked())
+		thread_state_after_fork();
+	ctx->thread_data = consumer_thread_data(c, ts);
+	ctx->call_data = fits && ops->call_data_size ? e + 1 : NULL;
 	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
 
 	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
-		return;
-	if (__builtin_expect(!frame_fits(ts, 1), 0)) {
+		return 0;
+	if (__builtin_expect(!fits, 0)) {
 		ts->shadow_overflows++;
-		return;
+		return 0;
 	}
-	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
 	e->slot = (uint16_t)c->slot;
 	e->ops = consumer_ops_index(ops);
 	e->generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	e->cookie = cookie;
-	frame_push(ts, site, 1, ret_slot);
+	return bytes;
+}
+
+/* Bytes free above shadow_top for entries, once a header is counted. */
+static inline size_t entry_room(const struct thread_state *ts)
+{
+	size_t free_bytes = ts->shadow_cap - ts->shadow_top;
+	return free_bytes > sizeof(struct frame_header) ? free_bytes - sizeof(struct frame_header) : 0;
+}
+
+/* Several consumers: the general path.  Each entry (with its call data)
+ * is laid out after the previous one that wants its exit. */
+static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, struct site *site,
+						    const struct consumer_list *list, struct needle_ctx *ctx,
+						    uint64_t *ret_slot)
+{
+	size_t room = entry_room(ts);
+	uint32_t bytes = 0, n = 0;
+
+	for (uint32_t i = 0; i < list->cnt; i++) {
+		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top + bytes);
+		uint32_t used = run_entry(ts, list->items[i], ctx, e, room - bytes);
+		bytes += used;
+		n += used != 0;
+	}
+	if (n)
+		frame_push(ts, site, n, bytes, ret_slot);
+}
+
+/* One consumer: no loop, and a one-entry frame if it wants the exit. */
+static inline void dispatch_one(struct thread_state *ts, struct site *site, struct consumer *c,
+				struct needle_ctx *ctx, uint64_t *ret_slot)
+{
+	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+	uint32_t bytes = run_entry(ts, c, ctx, e, entry_room(ts));
+
+	if (bytes)
+		frame_push(ts, site, 1, bytes, ret_slot);
 }
 
 static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, uint64_t *ret_slot)
@@ -181,19 +193,28 @@ static void __attribute__((noreturn)) shadow_stack_lost(uint64_t sp)
 	abort();
 }
 
-/* Run the exit handlers of h's consumers, if still attached. */
-static inline void frame_run_exits(struct frame_header *h, struct needle_ctx *ctx)
+/* Run the exit handlers of h's consumers, if still attached, in the
+ * order their entries ran. */
+static inline void frame_run_exits(struct thread_state *ts, struct frame_header *h, struct needle_ctx *ctx)
 {
-	const struct frame_entry *e = (const struct frame_entry *)h - h->entry_cnt;
+	uint8_t *p = (uint8_t *)h - h->frame_bytes;
 
 	ctx->func = &h->site->func;
 	for (uint32_t i = 0; i < h->entry_cnt; i++) {
-		struct consumer *c = &consumer_table[e[i].slot];
+		const struct frame_entry *e = (const struct frame_entry *)p;
 		/* The exit handler of the ops the entry ran with, even if the
-		 * consumer's handlers were replaced since. */
-		needle_exit_fn exit = consumer_ops_table[e[i].ops].exit;
-		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e[i].generation && exit)
-			exit(ctx, e[i].cookie, c->user_data);
+		 * consumer's handlers were replaced since; the ops also say how
+		 * much call data follows the entry. */
+		const struct consumer_ops *ops = &consumer_ops_table[e->ops];
+		struct consumer *c = &consumer_table[e->slot];
+		p += sizeof(*e) + ops->call_data_size;
+		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e->generation && ops->exit) {
+			if (__builtin_expect(c->thread_fork != NULL, 0) && thread_state_forked())
+				thread_state_after_fork();
+			ctx->thread_data = consumer_thread_data(c, ts);
+			ctx->call_data = ops->call_data_size ? (void *)(e + 1) : NULL;
+			ops->exit(ctx, e->cookie, c->user_data);
+		}
 	}
 }
 
@@ -205,7 +226,7 @@ void shadow_close_unwound(struct thread_state *ts, uint64_t sp)
 	ctx.is_exit = NEEDLE_EXIT_UNWOUND;
 	while (ts->shadow_top && frame_top(ts)->sp <= sp) {
 		struct frame_header *h = frame_top(ts);
-		frame_run_exits(h, &ctx);
+		frame_run_exits(ts, h, &ctx);
 		frame_pop(ts, h);
 	}
 }
@@ -228,7 +249,7 @@ static __attribute__((noinline)) struct frame_header *frame_for_return_slow(stru
 		ctx.is_exit = NEEDLE_EXIT_UNWOUND;
 		while (frame_top(ts) != h) {
 			struct frame_header *top = frame_top(ts);
-			frame_run_exits(top, &ctx);
+			frame_run_exits(ts, top, &ctx);
 			frame_pop(ts, top);
 		}
 		return h;
@@ -255,7 +276,7 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 	 * traced calls must not push over the frame while it is read. */
 	uint64_t rcu_saved = rcu_read_lock(ts);
 	struct frame_header *h = frame_for_return(ts, sp);
-	frame_run_exits(h, ctx);
+	frame_run_exits(ts, h, ctx);
 	uint64_t return_addr = h->return_addr;
 	frame_pop(ts, h);
 	rcu_read_unlock(ts, rcu_saved);
@@ -276,13 +297,48 @@ uint64_t needle_unwind_pop(uint64_t sp)
 	return return_addr;
 }
 
-/* A thread exits with traced calls open (pthread_cancel unwinds without
- * asking needle, or the thread ended from inside a traced call): they end
- * here. */
-static void close_frames_at_exit(struct thread_state *ts)
+/* A thread exits.  Traced calls still open (pthread_cancel unwinds without
+ * asking needle, or the thread ended from inside a traced call) end here,
+ * then every consumer whose storage the thread used hears of it. */
+static void thread_exit(struct thread_state *ts)
 {
 	uint64_t saved = rcu_read_lock(ts);
-	shadow_close_unwound(ts, UINT64_MAX);
+	if (ts->shadow_top)
+		shadow_close_unwound(ts, UINT64_MAX);
+	if (ts->data_used) {
+		for (uint32_t i = 0, n = consumer_slots_used(); i < n; i++) {
+			struct consumer *c = &consumer_table[i];
+			void *data;
+			if (c->thread_exit && consumer_live(c) && (data = consumer_thread_data_if_used(c, ts)))
+				c->thread_exit(data, c->user_data);
+		}
+	}
+	rcu_read_unlock(ts, saved);
+}
+
+/* In a forked child: the thread that forked has a copy of its storage. */
+static void thread_fork(struct thread_state *ts)
+{
+	uint64_t saved = rcu_read_lock(ts);
+	for (uint32_t i = 0, n = ts->data_used ? consumer_slots_used() : 0; i < n; i++) {
+		struct consumer *c = &consumer_table[i];
+		void *data;
+		if (c->thread_fork && consumer_live(c) && (data = consumer_thread_data_if_used(c, ts)))
+			c->thread_fork(data, c->user_data);
+	}
+	rcu_read_unlock(ts, saved);
+}
+
+void dispatch_context_switch(struct thread_state *ts, const void *from, const void *to)
+{
+	if (thread_state_forked())
+		thread_state_after_fork();
+	uint64_t saved = rcu_read_lock(ts);
+	for (uint32_t i = 0, n = consumer_slots_used(); i < n; i++) {
+		struct consumer *c = &consumer_table[i];
+		if (c->context_switch && consumer_live(c))
+			c->context_switch(from, to, consumer_thread_data(c, ts), c->user_data);
+	}
 	rcu_read_unlock(ts, saved);
 }
 
@@ -310,5 +366,6 @@ void dispatch_init(void)
 		shadow_stack_enabled = 1;
 	if (assume && *assume == '1')
 		shadow_stack_enabled = 1;
-	thread_state_frames_hook = close_frames_at_exit;
+	static const struct thread_callbacks cb = { .on_exit = thread_exit, .on_fork = thread_fork };
+	thread_state_register(&cb);
 }

@@ -17,6 +17,10 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp);
 /* The forced-unwind path through a hijacked return (unwind.c). */
 uint64_t needle_unwind_pop(uint64_t sp);
 
+struct thread_state;
+/* swapcontext and friends: the consumers that asked hear of the switch. */
+void dispatch_context_switch(struct thread_state *ts, const void *from, const void *to);
+
 /* Once, at start-up, before any stub is made. */
 void dispatch_init(void);
 /* 0 when return addresses cannot be hijacked (CET shadow stacks). */

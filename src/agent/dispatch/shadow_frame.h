@@ -2,8 +2,11 @@
  * call whose return was hijacked, pushed at entry, popped at the return or
  * when an unwind (longjmp, exception, thread exit) skips the call.
  *
- *     [frame_entry x entry_cnt][frame_header]   <- shadow_top
- * The header sits on top so that a pop finds the entry count first. */
+ *     [entry 0][call data 0][entry 1][call data 1]...[frame_header]   <- shadow_top
+ * The header sits on top so that a pop finds the frame's size first.  An
+ * entry's call data is as long as its ops say (consumer_ops.call_data_size,
+ * 0 for most): ops never change, so the layout can be walked at the exit
+ * whatever happened to the consumer since. */
 #ifndef NEEDLE_SHADOW_FRAME_H
 #define NEEDLE_SHADOW_FRAME_H
 
@@ -26,7 +29,7 @@ struct frame_header {
 	uint64_t sp;          /* stack pointer just after that return; the
 			       * hijacked return address sits at sp - 8 */
 	uint32_t entry_cnt;
-	uint32_t pad;
+	uint32_t frame_bytes; /* entries and their call data, below the header */
 };
 
 static inline struct frame_header *frame_top(struct thread_state *ts)
@@ -37,13 +40,13 @@ static inline struct frame_header *frame_top(struct thread_state *ts)
 /* The frame below h, or NULL. */
 static inline struct frame_header *frame_below(struct thread_state *ts, struct frame_header *h)
 {
-	uint8_t *p = (uint8_t *)h - h->entry_cnt * sizeof(struct frame_entry);
+	uint8_t *p = (uint8_t *)h - h->frame_bytes;
 	return p == ts->shadow ? NULL : (struct frame_header *)p - 1;
 }
 
 static inline void frame_pop(struct thread_state *ts, const struct frame_header *h)
 {
-	ts->shadow_top -= sizeof(*h) + h->entry_cnt * sizeof(struct frame_entry);
+	ts->shadow_top -= sizeof(*h) + h->frame_bytes;
 }
 
 static inline uint64_t *frame_ret_slot(const struct frame_header *h)

@@ -8,6 +8,7 @@
 #include "agent/link/refresh.h"
 #include "agent/sites/module.h"
 #include "agent/patch/patch_batch.h"
+#include "agent/patch/thread_stop.h"
 #include "agent/rcu/rcu.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
@@ -54,6 +55,7 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 		out.name = s->func.name;
 		out.module = s->module->path;
 		out.enabled = s->enabled;
+		out.traceable = !s->unusable && !s->gone && s->stub;
 		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
 		memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
 	}
@@ -116,4 +118,9 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	control_unlock();
 	memcpy(stats, &out, stats->sz < sizeof(out) ? stats->sz : sizeof(out));
 	return 0;
+}
+
+NEEDLE_API int needle_stop_signal(void)
+{
+	return thread_stop_signal();
 }

@@ -21,7 +21,6 @@
 #include "agent/sites/site_table.h"
 #include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
-#include "agent/link/link_attach.h"
 
 struct needle_link {
 	struct consumer *consumer;
@@ -124,9 +123,24 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);
 }
 
+/* A field of a caller's opts, or 0 if its struct ends before it. */
+#define OPTS_GET(opts, field) \
+	((opts)->sz >= offsetof(struct needle_attach_opts, field) + sizeof((opts)->field) ? (opts)->field : 0)
+
+static void extras_of(const struct needle_attach_opts *opts, struct consumer_extras *x)
+{
+	x->thread_data_size = (uint32_t)OPTS_GET(opts, thread_data_size);
+	x->call_data_size = (uint32_t)OPTS_GET(opts, call_data_size);
+	x->thread_exit = OPTS_GET(opts, thread_exit);
+	x->thread_fork = OPTS_GET(opts, thread_fork);
+	x->context_switch = OPTS_GET(opts, context_switch);
+}
+
 static int check_opts(const struct needle_attach_opts *opts, struct needle_link **link)
 {
 	if (!opts || !link || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags))
+		return -EINVAL;
+	if (OPTS_GET(opts, thread_data_size) > 1024 || OPTS_GET(opts, call_data_size) > 256)
 		return -EINVAL;
 	if (opts->sz > sizeof(*opts)) {
 		/* A newer caller: fields we do not know must be zero. */
@@ -210,8 +224,11 @@ static int defer_destroy(struct consumer *c)
 	return 0;
 }
 
-int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn entry, needle_exit_fn exit,
-			     void *user_data, uint32_t flags, struct needle_link **out)
+/* Attach to sites[0..cnt) (a malloc'ed array the link takes over, also on
+ * failure).  Caller holds the control mutex.  Returns cnt or -errno. */
+static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn entry, needle_exit_fn exit,
+			     void *user_data, uint32_t flags, const struct consumer_extras *extras,
+			     struct needle_link **out)
 {
 	struct consumer_list **olds = NULL;
 	struct patch_op *ops = NULL;
@@ -253,13 +270,10 @@ int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entry_fn en
 		err = -ENOMEM;
 		goto out;
 	}
-	if (!(c = consumer_create(entry, exit, user_data))) {
-		if (consumer_table_full()) {
-			pr_warn("too many links (at most %d)\n", CONSUMER_MAX);
-			err = -ENOSPC;
-		} else {
-			err = -ENOMEM;
-		}
+	if (!(c = consumer_create(entry, exit, user_data, extras, &err))) {
+		if (err == -ENOSPC)
+			pr_warn("too many links (at most %d), handler pairs, or per-thread storage in use "
+				"(at most %d bytes)\n", CONSUMER_MAX, THREAD_DATA_BYTES - THREAD_DATA_HEADER);
 		goto out;
 	}
 	if ((err = publish(sites, cnt, c, 1, olds, ops, &op_cnt)))
@@ -302,7 +316,10 @@ out:
 	return err;
 }
 
-int link_update_sites_locked(struct needle_link *link, struct site **sites, size_t cnt)
+/* Make the link trace exactly sites[0..cnt) (array taken over): sites it
+ * gains and loses change in one patch batch, followed by a grace period.
+ * Its consumer stays, so calls in flight on any site keep their exits. */
+static int link_update_sites_locked(struct needle_link *link, struct site **sites, size_t cnt)
 {
 	uint32_t total = site_table_count();
 	uint8_t *was = calloc(total ? total : 1, 1), *now = calloc(total ? total : 1, 1);
@@ -368,7 +385,7 @@ out:
 	return err;
 }
 
-int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
+static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
 {
 	if (exit && !dispatch_returns_hookable())
 		return -EOPNOTSUPP;
@@ -394,8 +411,10 @@ static int attach_locked(const struct needle_attach_opts *opts, struct needle_li
 		free(set.v);
 		return err;
 	}
+	struct consumer_extras extras;
+	extras_of(opts, &extras);
 	return link_attach_sites_locked(set.v, set.cnt, opts->entry, opts->exit, opts->user_data,
-					opts->flags, out);
+					opts->flags, &extras, out);
 }
 
 NEEDLE_API int needle_attach(const struct needle_attach_opts *opts, struct needle_link **link)
@@ -506,6 +525,48 @@ NEEDLE_API int needle_link_destroy(struct needle_link *link)
 	free(link->sites);
 	free(link);
 	return 0;
+}
+
+NEEDLE_API int needle_link_update(struct needle_link *link, const struct needle_attach_opts *opts)
+{
+	struct site_set set = { 0 };
+	int err;
+
+	if (!link || !opts || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags) ||
+	    (!opts->pattern_cnt && !opts->addr_cnt) || (opts->pattern_cnt && !opts->patterns) ||
+	    (opts->addr_cnt && !opts->addrs))
+		return -EINVAL;
+	if ((err = control_lock()))
+		return err;
+	if (!link->attached) {
+		err = -ENOENT;
+		goto out;
+	}
+	if ((err = refresh_locked()) < 0)
+		goto out;
+	err = resolve(opts, &set);
+	free(set.member);
+	if (err) {
+		free(set.v);
+		goto out;
+	}
+	err = link_update_sites_locked(link, set.v, set.cnt);
+out:
+	control_unlock();
+	return err;
+}
+
+NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
+{
+	int err;
+
+	if (!link || (!entry && !exit))
+		return -EINVAL;
+	if ((err = control_lock()))
+		return err;
+	err = link->attached ? link_set_handlers_locked(link, entry, exit) : -ENOENT;
+	control_unlock();
+	return err;
 }
 
 NEEDLE_API int needle_link_site_count(const struct needle_link *link)

@@ -200,7 +200,7 @@ NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
 	return prev;
 }
 
-void sigmask_watch_thread_exit(struct thread_state *ts)
+static void thread_exit(struct thread_state *ts)
 {
 	(void)ts;
 	set_blocking(0);
@@ -208,6 +208,8 @@ void sigmask_watch_thread_exit(struct thread_state *ts)
 
 void sigmask_watch_init(void)
 {
+	static const struct thread_callbacks cb = { .on_exit = thread_exit };
+	thread_state_register(&cb);
 	thread_stop_signal();
 	long n = task_count();
 	if (n != 1)

@@ -10,7 +10,6 @@ struct thread_state;
 void sigmask_watch_init(void);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
-void sigmask_watch_thread_exit(struct thread_state *ts);
 /* sigaction without needle's adjustments: for needle's own handlers. */
 int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old);
 

@@ -46,10 +46,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/base/control_lock.h"
 #include "agent/record/control.h"
 #include "agent/record/recorder.h"
-#include "agent/patch/thread_stop.h"
+#include "needle.h"
 
 #define LINE_MAX_BYTES 4096
 
@@ -121,12 +120,9 @@ static void handle(int fd, char *line)
 		reply(fd, "error", msg);
 		return;
 	}
-	if (control_lock()) {
-		reply(fd, "error", "the agent is not running");
-		return;
-	}
+	/* The recorder changes its link through the public API, which takes
+	 * the agent's control mutex itself. */
 	int err = recorder_reconfigure(&cfg, msg, sizeof(msg));
-	control_unlock();
 	reply(fd, err ? "error" : "ok", msg);
 }
 
@@ -268,7 +264,7 @@ int control_start(void)
 		return err;
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, thread_stop_signal());
+	sigdelset(&all, needle_stop_signal());
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	err = -pthread_create(&thread, NULL, listener, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

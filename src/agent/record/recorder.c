@@ -17,7 +17,15 @@
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
  * The variables are removed once read, and LD_PRELOAD is given back the
  * value it had before `needle record` added libneedle, so that the traced
- * program sees its own environment. */
+ * program sees its own environment.
+ *
+ * The recorder is an ordinary consumer of the public API (needle.h), as
+ * any tool built on libneedle could be: its per-thread state (the chunk it
+ * fills) is the link's thread_data, it hears of thread exits, forks and
+ * coroutine switches through the link's callbacks, and it changes its
+ * functions and handlers with needle_link_update and
+ * needle_link_set_handlers.  It includes nothing of the layers below but
+ * the agent's logging (docs/design.md, "Layers"). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <linux/futex.h>
@@ -30,17 +38,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/dispatch/context_switch.h"
-#include "agent/link/link_attach.h"
 #include "agent/base/log.h"
-#include "agent/sites/module.h"
-#include "needle.h"
 #include "agent/record/control.h"
 #include "agent/record/recorder.h"
+#include "common/meta_protocol.h"
 #include "common/shm_layout.h"
-#include "agent/sites/site_table.h"
-#include "agent/thread/thread_state.h"
 #include "common/tsc.h"
+#include "needle.h"
 
 static struct shm_header *shm;
 static struct shm_ring_slot *ring;
@@ -50,6 +54,22 @@ static int active;
 static struct needle_link *rec_link;
 static int graph_tracer;
 static char *cur_filter, *cur_notrace; /* newline-separated globs, or NULL */
+/* Serializes reconfigurations (control.c) with each other. */
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A thread's recording state: the link's per-thread storage. */
+struct rec_thread {
+	struct shm_chunk *chunk;
+	uint64_t *pos, *end;
+	uint64_t base;         /* timestamp the chunk's deltas count from */
+	uint64_t seq;          /* number of the next chunk this thread takes */
+	uint32_t chunk_idx;
+	uint32_t depth;        /* function_graph calls open */
+	uint32_t tid;          /* 0 until the first chunk */
+	uint32_t lost;         /* events dropped since the last chunk */
+	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
+	char comm[16];         /* thread name, read when a chunk is taken */
+};
 
 static inline uint64_t clock_now(void)
 {
@@ -65,9 +85,9 @@ static void wake_reader(void)
 	atomic_fetch_add(&shm->producer_wakeups, 1);
 }
 
-static void chunk_publish(struct thread_state *ts)
+static void chunk_publish(struct rec_thread *rt)
 {
-	struct shm_chunk *c = ts->rec_chunk;
+	struct shm_chunk *c = rt->chunk;
 	uint64_t pos;
 
 	/* Release stores here pair with the reader's acquire loads of the
@@ -75,10 +95,10 @@ static void chunk_publish(struct thread_state *ts)
 	 * chunk's header, then the ring slot become visible in that order. */
 	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
 	pos = atomic_fetch_add(&shm->ring_tail, 1);
-	ring[pos % shm->chunk_count].chunk = ts->rec_chunk_idx;
+	ring[pos % shm->chunk_count].chunk = rt->chunk_idx;
 	atomic_store_explicit(&ring[pos % shm->chunk_count].seq, pos + 1, memory_order_release);
-	ts->rec_chunk = NULL;
-	ts->rec_pos = ts->rec_end = NULL;
+	rt->chunk = NULL;
+	rt->pos = rt->end = NULL;
 	if (!atomic_load_explicit(&shm->reader_waiting, memory_order_relaxed))
 		return;
 	if (shm->wake_mode == WAKE_WAIT) {
@@ -91,99 +111,96 @@ static void chunk_publish(struct thread_state *ts)
 }
 
 /* The slow path: publish the full chunk, take a fresh one. */
-static __attribute__((noinline)) int chunk_next(struct thread_state *ts, uint64_t now)
+static __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 {
-	if (ts->rec_chunk)
-		chunk_publish(ts);
+	if (rt->chunk)
+		chunk_publish(rt);
 	int64_t idx = shm_free_pop(shm);
 	if (idx < 0)
 		return 0;
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
-	if (!ts->rec_tid) {
-		ts->rec_tid = ts->tid;
-		ts->rec_serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
+	if (!rt->tid) {
+		rt->tid = (uint32_t)gettid(); /* once per thread */
+		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
 	/* Once per chunk (about 2,000 events), so that a name the thread set
 	 * after its first traced call (pthread_setname_np) reaches the file. */
-	prctl(PR_GET_NAME, ts->rec_comm);
-	c->tid = ts->rec_tid;
-	c->serial = ts->rec_serial;
-	c->open_depth = ts->rec_depth;
-	memcpy(c->comm, ts->rec_comm, sizeof(c->comm));
-	c->seq = ts->rec_seq++;
+	prctl(PR_GET_NAME, rt->comm);
+	c->tid = rt->tid;
+	c->serial = rt->serial;
+	c->open_depth = rt->depth;
+	memcpy(c->comm, rt->comm, sizeof(c->comm));
+	c->seq = rt->seq++;
 	c->base = now;
-	c->lost_before = ts->rec_lost;
+	c->lost_before = rt->lost;
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
-	ts->rec_lost = 0;
-	ts->rec_chunk = c;
-	ts->rec_chunk_idx = (uint32_t)idx;
-	ts->rec_base = now;
-	ts->rec_pos = shm_chunk_events(c);
-	ts->rec_end = ts->rec_pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
+	rt->lost = 0;
+	rt->chunk = c;
+	rt->chunk_idx = (uint32_t)idx;
+	rt->base = now;
+	rt->pos = shm_chunk_events(c);
+	rt->end = rt->pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
 	return 1;
 }
 
-static __attribute__((noinline)) void event_lost(struct thread_state *ts)
+static __attribute__((noinline)) void event_lost(struct rec_thread *rt)
 {
-	ts->rec_lost++;
+	rt->lost++;
 	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
 }
 
-static inline int event_write(struct thread_state *ts, unsigned type, uint32_t site)
+static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t site)
 {
-	/* A raw fork's child must not write into its parent's chunk. */
-	if (thread_state_forked())
-		thread_state_after_fork();
 	uint64_t now = clock_now();
-	uint64_t delta = now - ts->rec_base;
+	uint64_t delta = now - rt->base;
 
-	if (__builtin_expect(ts->rec_pos >= ts->rec_end || delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(ts, now)) {
-			event_lost(ts);
+	if (__builtin_expect(rt->pos >= rt->end || delta > EV_DELTA_MASK, 0)) {
+		if (!chunk_next(rt, now)) {
+			event_lost(rt);
 			return 0;
 		}
 		delta = 0;
 	}
-	*ts->rec_pos++ = ev_make(type, site, delta);
+	*rt->pos++ = ev_make(type, site, delta);
 	/* Release: the event is visible before the fill level that covers
 	 * it, to a reader salvaging the chunk of a dead process (it loads
 	 * used with acquire).  A plain store under x86-TSO. */
-	atomic_store_explicit(&ts->rec_chunk->used,
-			      (uint32_t)((char *)ts->rec_pos - (char *)shm_chunk_events(ts->rec_chunk)),
+	atomic_store_explicit(&rt->chunk->used,
+			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
 			      memory_order_release);
 	return 1;
 }
 
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
-	struct thread_state *ts = needle_thread;
+	struct rec_thread *rt = ctx->thread_data;
 	(void)cookie;
 	(void)data;
 
-	if (!active || ts->rec_depth >= max_depth)
+	if (!active || rt->depth >= max_depth)
 		return NEEDLE_SKIP_EXIT;
-	if (!event_write(ts, EV_ENTRY, ctx->func->site_id)) {
+	if (!event_write(rt, EV_ENTRY, ctx->func->site_id)) {
 		/* Without its entry the exit is not recorded either: count it
 		 * lost now, so that recorded + lost is every event. */
-		event_lost(ts);
+		event_lost(rt);
 		return NEEDLE_SKIP_EXIT;
 	}
-	ts->rec_depth++;
+	rt->depth++;
 	return 0;
 }
 
 static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 {
-	struct thread_state *ts = needle_thread;
+	struct rec_thread *rt = ctx->thread_data;
 	(void)cookie;
 	(void)data;
 
 	/* A call entered while the tracer was "function" has no depth. */
-	if (ts->rec_depth)
-		ts->rec_depth--;
+	if (rt->depth)
+		rt->depth--;
 	if (active)
-		event_write(ts, ctx->is_exit == NEEDLE_EXIT_UNWOUND ? EV_UNWIND : EV_EXIT, ctx->func->site_id);
+		event_write(rt, ctx->is_exit == NEEDLE_EXIT_UNWOUND ? EV_UNWIND : EV_EXIT, ctx->func->site_id);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -191,7 +208,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)cookie;
 	(void)data;
 	if (active)
-		event_write(needle_thread, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT);
+		event_write(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT);
 	return NEEDLE_SKIP_EXIT;
 }
 
@@ -224,55 +241,61 @@ static uint32_t context_id(const void *ctx)
 	return id; /* 0: table full, the switch goes unrecorded */
 }
 
-static void context_switch(struct thread_state *ts, const void *from, const void *to)
+static void context_switch(const void *from, const void *to, void *thread_data, void *user_data)
 {
+	struct rec_thread *rt = thread_data;
+	(void)user_data;
+	if (!active || !graph_tracer)
+		return;
 	uint32_t to_id = context_id(to);
-
-	if (!active || !to_id)
+	if (!to_id)
 		return;
 	if (from) {
 		uint32_t from_id = context_id(from);
 		if (from_id)
-			event_write(ts, EV_SWITCH, from_id);
+			event_write(rt, EV_SWITCH, from_id);
 	}
-	event_write(ts, EV_SWITCH, EV_SWITCH_TO | to_id);
+	event_write(rt, EV_SWITCH, EV_SWITCH_TO | to_id);
 }
 
-static void thread_exit(struct thread_state *ts)
+static void thread_exit(void *thread_data, void *user_data)
 {
+	struct rec_thread *rt = thread_data;
+	(void)user_data;
 	/* The reader would salvage the chunk anyway; publishing it now lets
 	 * it be written out, and reused, before the process ends. */
-	if (active && ts->rec_chunk)
-		chunk_publish(ts);
+	if (active && rt->chunk)
+		chunk_publish(rt);
 	/* Events dropped since the thread's last chunk would be counted only
 	 * in the total: an empty chunk carries them to the thread's own count,
 	 * if the buffer has room for one by now. */
-	if (active && ts->rec_lost && chunk_next(ts, clock_now()))
-		chunk_publish(ts);
-	ts->rec_lost = 0;
-	ts->rec_depth = 0;
-	ts->rec_tid = 0;
-	ts->rec_seq = 0;
+	if (active && rt->lost && chunk_next(rt, clock_now()))
+		chunk_publish(rt);
+	rt->lost = 0;
+	rt->depth = 0;
+	rt->tid = 0;
+	rt->seq = 0;
 }
 
-static void after_fork_child(struct thread_state *ts)
+static void after_fork_child(void *thread_data, void *user_data)
 {
+	struct rec_thread *rt = thread_data;
+	(void)user_data;
 	/* The buffer is shared memory, so the child records into it too, as
 	 * the threads of another process: it forgets the chunk its parent's
 	 * thread owns (the parent keeps writing it) and takes its own, under
 	 * its own thread id. */
-	if (ts) {
-		ts->rec_chunk = NULL;
-		ts->rec_pos = ts->rec_end = NULL;
-		ts->rec_tid = 0;
-		ts->rec_seq = 0;
-		ts->rec_lost = 0;
+	if (rt) {
+		rt->chunk = NULL;
+		rt->pos = rt->end = NULL;
+		rt->tid = 0;
+		rt->seq = 0;
+		rt->lost = 0;
 	}
 }
 
-/* Meta records: one line each, written with plain write(2) (not a hot
- * path).  "M <module-index> <path>", "S <site-id> <func-ip> <module-index>
- * <name>", "E <errno> <message>". */
+/* Meta records (common/meta_protocol.h): written with plain write(2),
+ * not on a hot path. */
 static int meta_write(int fd, const char *line)
 {
 	size_t len = strlen(line), off = 0;
@@ -287,31 +310,43 @@ static int meta_write(int fd, const char *line)
 	return 0;
 }
 
+/* The module and site tables, from the public site list.  Objects without
+ * a traceable function never appear: among them are libneedle's own
+ * dependencies (libelf, libz), which are not the program's. */
 static int meta_dump(int fd)
 {
 	char *buf = NULL;
-	size_t len = 0;
+	size_t len = 0, mod_cnt = 0;
+	const char **mods = NULL;
 	FILE *out = open_memstream(&buf, &len);
-	int mod_idx = -1, err;
+	int total = needle_site_count(), err = 0;
 
 	if (!out)
 		return -ENOMEM;
-	/* Objects without a traceable function are left out: among them are
-	 * libneedle's own dependencies (libelf, libz), which are not the
-	 * program's. */
-	for (struct module *m = module_list(); m; m = m->next) {
-		if (!m->site_cnt)
+	for (int id = 0; id < total && !err; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
 			continue;
-		mod_idx++;
-		fprintf(out, "M %d %s\n", mod_idx, m->path);
-		for (uint32_t i = 0; i < m->site_cnt; i++) {
-			struct site *s = site_table_get(m->first_site + i);
-			fprintf(out, "S %u %llx %d %s\n", s->func.site_id, (unsigned long long)s->func.ip,
-				mod_idx, s->func.name);
+		size_t m = 0;
+		while (m < mod_cnt && strcmp(mods[m], info.module))
+			m++;
+		if (m == mod_cnt) {
+			const char **v = realloc(mods, (mod_cnt + 1) * sizeof(*v));
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			mods = v;
+			mods[mod_cnt++] = info.module;
+			fprintf(out, META_MODULE_WRITE, (unsigned)m, info.module);
 		}
+		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, (unsigned)m, info.name);
 	}
-	fclose(out);
-	err = meta_write(fd, buf);
+	free(mods);
+	if (fclose(out))
+		err = err ? err : -ENOMEM;
+	if (!err)
+		err = meta_write(fd, buf);
 	free(buf);
 	return err;
 }
@@ -335,26 +370,28 @@ static int glob_list_match(const char *list, const char *name)
 	return 0;
 }
 
-/* The sites the filters select: a malloc'ed array, *n of them. */
-static struct site **select_sites(const char *filter, const char *notrace, size_t *n)
+/* The site addresses the filters select among the traceable sites: a
+ * malloc'ed array, *n of them (*usable: how many were traceable). */
+static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n, size_t *usable)
 {
-	uint32_t total = site_table_count();
-	struct site **sites = malloc((total ? total : 1) * sizeof(*sites));
+	int total = needle_site_count();
+	uint64_t *addrs = malloc((total > 0 ? (size_t)total : 1) * sizeof(*addrs));
 
-	*n = 0;
-	if (!sites)
+	*n = *usable = 0;
+	if (!addrs)
 		return NULL;
-	for (uint32_t id = 0; id < total; id++) {
-		struct site *s = site_table_get(id);
-		if (s->unusable || s->gone || !s->stub)
+	for (int id = 0; id < total; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
 			continue;
-		if (filter && *filter && !glob_list_match(filter, s->func.name))
+		(*usable)++;
+		if (filter && *filter && !glob_list_match(filter, info.name))
 			continue;
-		if (notrace && *notrace && glob_list_match(notrace, s->func.name))
+		if (notrace && *notrace && glob_list_match(notrace, info.name))
 			continue;
-		sites[(*n)++] = s;
+		addrs[(*n)++] = info.addr;
 	}
-	return sites;
+	return addrs;
 }
 
 static char *dup_or_null(const char *s)
@@ -362,7 +399,7 @@ static char *dup_or_null(const char *s)
 	return s && *s ? strdup(s) : NULL;
 }
 
-int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
+static int reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
 {
 	if (!rec_link) {
 		snprintf(msg, msglen, "not recording");
@@ -373,18 +410,20 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 	int err = 0;
 
 	if (cfg->set_filter || cfg->set_notrace) {
-		size_t n;
-		struct site **sites = select_sites(filter, notrace, &n);
-		if (!sites) {
+		size_t n, usable;
+		uint64_t *addrs = select_sites(filter, notrace, &n, &usable);
+		if (!addrs) {
 			snprintf(msg, msglen, "out of memory");
 			return -ENOMEM;
 		}
 		if (!n) {
-			free(sites);
+			free(addrs);
 			snprintf(msg, msglen, "the filters match no function; nothing changed");
 			return -ENOENT;
 		}
-		err = link_update_sites_locked(rec_link, sites, n);
+		struct needle_attach_opts o = { .sz = sizeof(o), .addrs = addrs, .addr_cnt = n };
+		err = needle_link_update(rec_link, &o);
+		free(addrs);
 		if (err < 0) {
 			snprintf(msg, msglen, "patching failed (%d)", err);
 			return err;
@@ -398,19 +437,25 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 	if (cfg->set_depth)
 		max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
 	if (cfg->set_tracer && cfg->graph != graph_tracer) {
-		graph_tracer = cfg->graph;
-		if (graph_tracer)
-			context_switch_hook = context_switch;
-		err = link_set_handlers_locked(rec_link, graph_tracer ? graph_entry : function_entry,
-					       graph_tracer ? graph_exit : NULL);
+		err = needle_link_set_handlers(rec_link, cfg->graph ? graph_entry : function_entry,
+					       cfg->graph ? graph_exit : NULL);
 		if (err < 0) {
 			snprintf(msg, msglen, "cannot switch the tracer (%d)", err);
 			return err;
 		}
+		graph_tracer = cfg->graph;
 	}
 	snprintf(msg, msglen, "tracing %d functions with %s", needle_link_site_count(rec_link),
 		 graph_tracer ? "function_graph" : "function");
 	return 0;
+}
+
+int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
+{
+	pthread_mutex_lock(&config_lock);
+	int err = reconfigure(cfg, msg, msglen);
+	pthread_mutex_unlock(&config_lock);
+	return err;
 }
 
 static void restore_environment(void)
@@ -438,7 +483,7 @@ static int fail(int meta_fd, int err, const char *msg)
 	char line[512];
 
 	restore_environment(); /* the program runs on, and its children too */
-	snprintf(line, sizeof(line), "E %d %s\n", -err, msg);
+	snprintf(line, sizeof(line), META_ERROR_WRITE, -err, msg);
 	if (meta_fd >= 0)
 		meta_write(meta_fd, line);
 	if (shm) {
@@ -478,8 +523,8 @@ int recorder_start_from_env(void)
 	const char *depth = getenv("NEEDLE_DEPTH");
 	int graph = !tracer || strcmp(tracer, "function") != 0;
 	int buf_fd, meta_fd, err;
-	struct site **sites;
-	size_t n = 0;
+	uint64_t *addrs;
+	size_t n = 0, usable = 0;
 
 	if (!buf_env || !meta_env)
 		return 0;
@@ -497,7 +542,6 @@ int recorder_start_from_env(void)
 		return fail(meta_fd, -errno, "cannot map the trace buffer");
 	shm = map;
 	ring = shm_ring(shm);
-	thread_state_mirror_counters(&shm->threads_refused, &shm->threads_shared_tls);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
 	if (depth && atoi(depth) > 0)
@@ -505,14 +549,11 @@ int recorder_start_from_env(void)
 
 	if ((err = meta_dump(meta_fd)))
 		return fail(meta_fd, err, "cannot write the site table");
-	uint32_t total = site_table_count();
-	if (!total) {
-		restore_environment();
+	if (needle_site_count() <= 0)
 		return fail(meta_fd, -ENOEXEC,
 			    "the program has no patchable function entries: build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
-	}
-	if (!(sites = select_sites(filter, notrace, &n)))
+	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	cur_filter = dup_or_null(filter);
 	cur_notrace = dup_or_null(notrace);
@@ -520,21 +561,26 @@ int recorder_start_from_env(void)
 	int want_ctl = getenv("NEEDLE_CTL") != NULL;
 	restore_environment();
 	if (!n) {
-		size_t usable;
-		free(sites);
+		free(addrs);
 		/* Nothing usable at all is the agent's failure, not the filters'. */
-		free(select_sites(NULL, NULL, &usable));
 		if (!usable)
 			return fail(meta_fd, -EIO, "no function could be prepared for tracing (see above)");
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
-	thread_state_exit_hook = thread_exit;
-	if (graph)
-		context_switch_hook = context_switch;
-	thread_state_fork_hook = after_fork_child;
+	struct needle_attach_opts o = {
+		.sz = sizeof(o),
+		.addrs = addrs,
+		.addr_cnt = n,
+		.entry = graph ? graph_entry : function_entry,
+		.exit = graph ? graph_exit : NULL,
+		.thread_data_size = sizeof(struct rec_thread),
+		.thread_exit = thread_exit,
+		.thread_fork = after_fork_child,
+		.context_switch = context_switch,
+	};
 	active = 1;
-	err = link_attach_sites_locked(sites, n, graph ? graph_entry : function_entry, graph ? graph_exit : NULL,
-				       NULL, 0, &rec_link);
+	err = needle_attach(&o, &rec_link);
+	free(addrs);
 	if (err == -EOPNOTSUPP) {
 		active = 0;
 		return fail(meta_fd, err, "CET shadow stacks are enabled in this process, so function_graph "
@@ -548,11 +594,17 @@ int recorder_start_from_env(void)
 		return fail(meta_fd, err, why);
 	}
 	char line[64];
-	snprintf(line, sizeof(line), "T %d\n", err);
+	snprintf(line, sizeof(line), META_TRACED_WRITE, err);
 	meta_write(meta_fd, line);
 	close(meta_fd);
 	if (want_ctl && (err = control_start()))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;
+}
+
+void recorder_untraced_counters(_Atomic uint64_t **refused, _Atomic uint64_t **shared_tls)
+{
+	*refused = shm ? &shm->threads_refused : NULL;
+	*shared_tls = shm ? &shm->threads_shared_tls : NULL;
 }

@@ -3,6 +3,9 @@
 #ifndef NEEDLE_RECORDER_H
 #define NEEDLE_RECORDER_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,6 +14,11 @@
  * nothing to record, 1 when recording, negative errno on failure (also
  * reported to the reader through the buffer header). */
 int recorder_start_from_env(void);
+/* Counters in the trace buffer's header for threads that run untraced,
+ * for the agent to wire to the thread-state pool (NULLs when not
+ * recording). */
+void recorder_untraced_counters(_Atomic uint64_t **refused, _Atomic uint64_t **shared_tls);
+
 /* The agent could not start: tell `needle record` why (if it asked). */
 void recorder_report_failure(int err);
 

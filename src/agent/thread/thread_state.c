@@ -52,10 +52,17 @@ static _Atomic uint64_t threads_refused;
 static pthread_key_t exit_key;
 static size_t shadow_bytes = SHADOW_DEFAULT;
 
-void (*thread_state_frames_hook)(struct thread_state *ts);
-void (*thread_state_exit_hook)(struct thread_state *ts);
-void (*thread_state_mask_hook)(struct thread_state *ts);
-void (*thread_state_fork_hook)(struct thread_state *ts);
+static uint8_t *datas;
+static struct thread_callbacks callbacks[THREAD_CALLBACKS_MAX];
+static int callback_cnt;
+
+int thread_state_register(const struct thread_callbacks *cb)
+{
+	if (callback_cnt == THREAD_CALLBACKS_MAX)
+		return -ENOSPC;
+	callbacks[callback_cnt++] = *cb;
+	return 0;
+}
 
 /* Before init, and where MADV_WIPEONFORK is missing: never reads 0. */
 static const uint64_t fork_word_fallback = 1;
@@ -188,12 +195,15 @@ static void thread_exit(void *arg)
 {
 	struct thread_state *ts = arg;
 
-	if (thread_state_frames_hook && ts->shadow_top)
-		thread_state_frames_hook(ts);
-	if (thread_state_exit_hook)
-		thread_state_exit_hook(ts);
-	if (thread_state_mask_hook)
-		thread_state_mask_hook(ts);
+	for (int i = 0; i < callback_cnt; i++)
+		if (callbacks[i].on_exit)
+			callbacks[i].on_exit(ts);
+	/* The next owner starts with no consumer storage (a block never
+	 * written is not touched: its pages stay uncommitted). */
+	if (ts->data_used) {
+		memset(ts->data, 0, THREAD_DATA_HEADER);
+		ts->data_used = 0;
+	}
 	/* Frames still hijacked on this thread never return now. */
 	ts->shadow_top = 0;
 	if (ts->shadow_high > SHADOW_KEEP)
@@ -245,6 +255,7 @@ struct thread_state *thread_state_acquire(void)
 		ts->index = (uint32_t)idx;
 		ts->shadow = shadows + (size_t)idx * shadow_bytes;
 		ts->shadow_cap = shadow_bytes;
+		ts->data = datas + (size_t)idx * THREAD_DATA_BYTES;
 	}
 	ts->tid = tid;
 	ts->stack_window = window_of((uint64_t)(uintptr_t)__builtin_frame_address(0));
@@ -268,8 +279,9 @@ void thread_state_after_fork(void)
 			atomic_store(&states[i].rcu_word, 0);
 	if (thread_state_valid(self)) {
 		self->tid = (uint32_t)gettid();
-		if (thread_state_fork_hook)
-			thread_state_fork_hook(self);
+		for (int i = 0; i < callback_cnt; i++)
+			if (callbacks[i].on_fork)
+				callbacks[i].on_fork(self);
 	}
 	if (thread_state_fork_word != &fork_word_fallback)
 		*thread_state_fork_word = 1;
@@ -313,8 +325,11 @@ int thread_state_init(void)
 	for (; max_states >= 64; max_states /= 2) {
 		states = reserve((size_t)max_states * sizeof(*states));
 		shadows = states ? reserve((size_t)max_states * shadow_bytes) : NULL;
-		if (shadows)
+		datas = shadows ? reserve((size_t)max_states * THREAD_DATA_BYTES) : NULL;
+		if (datas)
 			break;
+		if (shadows)
+			munmap(shadows, (size_t)max_states * shadow_bytes);
 		if (states)
 			munmap(states, (size_t)max_states * sizeof(*states));
 		states = NULL;

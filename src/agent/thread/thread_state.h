@@ -45,17 +45,16 @@ struct thread_state {
 	uint64_t recursion_skips;
 	uint64_t shadow_overflows;
 	uint64_t next_free;        /* pool link, see thread_state.c */
-	/* The recorder's chunk of the shared trace buffer (recorder.c). */
-	struct shm_chunk *rec_chunk;
-	uint64_t *rec_pos, *rec_end;
-	uint64_t rec_base;         /* timestamp the chunk's deltas count from */
-	uint64_t rec_seq;          /* number of the next chunk this thread takes */
-	uint32_t rec_chunk_idx;
-	uint32_t rec_depth;        /* function_graph frames open */
-	uint32_t rec_tid;
-	uint32_t rec_lost;         /* events dropped since the last chunk */
-	uint32_t rec_serial;       /* shm_chunk.serial of this thread lifetime */
-	char rec_comm[16];         /* thread name, read when a chunk is taken */
+	/* Consumers' per-thread storage (dispatch/consumer.c): a block of
+	 * THREAD_DATA_BYTES reserved beside the shadow stack, whose first
+	 * THREAD_DATA_HEADER bytes say which reservation each slot holds. */
+	uint8_t *data;
+	/* What the handler being run may ask for (needle_thread_data,
+	 * needle_call_data): set by dispatch before it calls a handler of a
+	 * consumer that reserved storage. */
+	void *cur_thread_data;
+	void *cur_call_data;
+	uint8_t data_used;         /* the block was written: clear it at exit */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
@@ -116,21 +115,29 @@ static inline int thread_state_forked(void)
 	return __builtin_expect(!*thread_state_fork_word, 0);
 }
 
-/* Bring the state pool (and the recorder, through the fork hook) into the
+/* Bring the state pool (and the layers above, through their on_fork) into the
  * new process: run by the pthread_atfork child handler, or by the first
  * traced entry or exit of a raw fork's child. */
 void thread_state_after_fork(void);
 
 int thread_state_init(void);
 
-/* Called when a thread with a state exits, before the state is reused:
- * first the frames hook (dispatch closes the calls still open), then the
- * exit hook (the recorder hands its chunk over).  The fork hook runs in a
- * forked child, after the pool was fixed. */
-extern void (*thread_state_frames_hook)(struct thread_state *ts);
-extern void (*thread_state_exit_hook)(struct thread_state *ts);
-extern void (*thread_state_mask_hook)(struct thread_state *ts);
-extern void (*thread_state_fork_hook)(struct thread_state *ts);
+/* Per-thread callbacks of the layers above, registered once at start-up
+ * (in layer order: each runs in the order registered).  on_exit runs in a
+ * thread with a state that exits, before the state is reused; on_fork in
+ * a forked child, for the thread that forked, after the pool was fixed. */
+struct thread_callbacks {
+	void (*on_exit)(struct thread_state *ts);
+	void (*on_fork)(struct thread_state *ts);
+};
+#define THREAD_CALLBACKS_MAX 4
+/* 0, or -ENOSPC past THREAD_CALLBACKS_MAX registrations. */
+int thread_state_register(const struct thread_callbacks *cb);
+
+/* Bytes of per-thread storage for consumers, and the part of it that says
+ * which reservation holds each slot (see dispatch/consumer.c). */
+#define THREAD_DATA_BYTES 2048
+#define THREAD_DATA_HEADER 64
 
 /* Call fn for every state ever handed out (free ones included). */
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg);

@@ -11,11 +11,12 @@
  * handler reads saved registers in place:
  *   regs:  0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
  *          64 + 16*i: xmm<i>, i = 0..7
- *   192 func (struct needle_func *)   200 is_exit        total 208 bytes
+ *   192 func (struct needle_func *)   200 is_exit
+ *   208 thread_data   216 call_data (set by dispatch)     total 224 bytes
  * A struct site starts with its struct needle_func, so the entry side
  * stores the site pointer from r11 as ctx->func: no C stores at all.
  */
-#define CTX_SIZE 208
+#define CTX_SIZE 224
 #define CTX_FUNC 192
 #define CTX_IS_EXIT 200
 	.text

@@ -1,0 +1,32 @@
+/* meta_protocol.h - what libneedle's recorder tells `needle record`
+ * besides events: a text file (NEEDLE_META_FD) of one record per line,
+ * written by the agent (src/agent/record/recorder.c) and read by the
+ * command (src/cli/record_meta.c).  Both sides spell every record with
+ * these formats and no other.
+ *
+ *   M <module index> <path>                      an object with traced sites
+ *   S <site id> <function address, hex> <module index> <name>
+ *   T <number of functions traced>               the recorder is attached
+ *   E <errno> <message>                          the recorder failed
+ *
+ * Paths and names run to the end of the line (they may hold spaces). */
+#ifndef NEEDLE_META_PROTOCOL_H
+#define NEEDLE_META_PROTOCOL_H
+
+#define META_MODULE 'M'
+#define META_MODULE_WRITE "M %u %s\n"
+#define META_MODULE_READ "M %u %n"   /* then the path from %n */
+
+#define META_SITE 'S'
+#define META_SITE_WRITE "S %u %llx %u %s\n"
+#define META_SITE_READ "S %u %llx %u %n" /* then the name from %n */
+
+#define META_TRACED 'T'
+#define META_TRACED_WRITE "T %d\n"
+#define META_TRACED_READ "T %llu"
+
+#define META_ERROR 'E'
+#define META_ERROR_WRITE "E %d %s\n"
+#define META_ERROR_READ "E %d %n"    /* then the message from %n */
+
+#endif
