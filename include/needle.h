@@ -56,14 +56,15 @@
  *   - in signal handlers (a traced function called from a signal handler,
  *     which may have interrupted the program anywhere, e.g. inside malloc
  *     or while holding a lock);
- *   - on the exit path of threads and processes: TLS destructors, pthread
- *     key destructors, atexit handlers and destructors; libneedle's own
- *     key destructor runs the exit handlers of a thread's calls left open
- *     (NEEDLE_EXIT_UNWOUND);
+ *   - on the way out of threads and processes: thread_local destructors,
+ *     atexit handlers, destructors; at thread exit libneedle's own pthread
+ *     key destructor runs the exit handlers of the calls the thread left
+ *     open (NEEDLE_EXIT_UNWOUND), and key destructors called after it
+ *     (keys created after libneedle was loaded) run untraced;
  *   - during unwinding: exit handlers with NEEDLE_EXIT_UNWOUND run inside
  *     __cxa_begin_catch, pthread_exit, a pthread_cancel unwind, or the next
  *     traced call or return after a longjmp;
- *   - in forked children (and vfork children, in the parent's memory);
+ *   - in forked children, which keep the parent's links;
  *   - for calls that hit a site while a patch batch had its int3 on it:
  *     libneedle's SIGTRAP handler emulates the call and the handlers run
  *     as for any other, as soon as needle_attach has started patching;
@@ -76,9 +77,10 @@
  * or exception out of a handler), and must not call the needle_* functions
  * declared below (the inline accessors and needle_version excepted): those
  * take libneedle's lock, which a detach holds while it waits for running
- * handlers.  needle_link_detach and needle_link_destroy called from a
- * handler return -EDEADLK.  A traced function called from a handler runs
- * untraced.
+ * handlers (needle_link_detach and needle_link_destroy called from a
+ * handler, when they get the lock, detach the link and return -EDEADLK
+ * rather than wait for themselves).  A traced function called from a
+ * handler runs untraced.
  */
 #ifndef NEEDLE_H
 #define NEEDLE_H
