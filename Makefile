@@ -16,6 +16,12 @@ AGENT_ASM := $(wildcard src/agent/arch/x86_64/*.S)
 AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
 AGENT_LIBS := -lelf -lpthread -ldl -lgcc_s
 
+# libneedle.so.1 (the soname, bumped with NEEDLE_VERSION_MAJOR) and the
+# libneedle.so symlink that -lneedle and `needle record` use.  The version
+# script exports the API under NEEDLE_1.0 (see src/agent/libneedle.map).
+LIBNEEDLE_SONAME := libneedle.so.1
+LIBNEEDLE_MAP := src/agent/libneedle.map
+LIBNEEDLE_LDFLAGS := -shared -Wl,-soname,$(LIBNEEDLE_SONAME) -Wl,--version-script,$(LIBNEEDLE_MAP)
 LIBNEEDLE := $(BUILD)/libneedle.so
 NEEDLE := $(BUILD)/needle
 
@@ -43,8 +49,13 @@ $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 
-$(LIBNEEDLE): $(AGENT_OBJ)
-	@echo "  CC $@"; $(CC) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+$(BUILD)/$(LIBNEEDLE_SONAME): $(AGENT_OBJ) $(LIBNEEDLE_MAP)
+	@echo "  CC $@"; $(CC) $(LIBNEEDLE_LDFLAGS) -Wl,-z,defs $(AGENT_OBJ) -o $@ $(AGENT_LIBS)
+
+# Every libneedle.so (this one, the AddressSanitizer build's, the benchmark
+# ablation's) is a symlink to the libneedle.so.1 beside it.
+%/libneedle.so: %/$(LIBNEEDLE_SONAME)
+	@echo "  LN $@"; ln -sfn $(LIBNEEDLE_SONAME) $@
 
 # The same agent built with AddressSanitizer, for the stress tests.
 ASAN := -fsanitize=address -fno-omit-frame-pointer
@@ -59,8 +70,8 @@ $(BUILD)/asan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 
-$(LIBNEEDLE_ASAN): $(ASAN_OBJ)
-	$(CC) $(ASAN) -shared -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+$(BUILD)/asan/$(LIBNEEDLE_SONAME): $(ASAN_OBJ) $(LIBNEEDLE_MAP)
+	$(CC) $(ASAN) $(LIBNEEDLE_LDFLAGS) $(ASAN_OBJ) -o $@ $(AGENT_LIBS)
 
 TESTS :=
 include tests/tests.mk

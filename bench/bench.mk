@@ -34,8 +34,8 @@ $(BUILD)/ablation/obj/%.o: src/%.c
 $(BUILD)/ablation/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC $(AGENT_INC) -c $< -o $@
-$(BUILD)/ablation/libneedle.so: $(ABLATION_OBJ)
-	$(CC) -shared -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+$(BUILD)/ablation/$(LIBNEEDLE_SONAME): $(ABLATION_OBJ) $(LIBNEEDLE_MAP)
+	$(CC) $(LIBNEEDLE_LDFLAGS) $(ABLATION_OBJ) -o $@ $(AGENT_LIBS)
 
 $(BENCH_BUILD)/bench_probe: bench/bench_probe.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)

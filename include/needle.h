@@ -13,6 +13,74 @@
  * breaking callers built against an older header.  Error details are
  * reported through the print callback (needle_set_print), which by default
  * writes warnings and errors to stderr.
+ *
+ * Linking.  The library is libneedle.so.1 (soname); its needle_* functions
+ * carry the symbol version NEEDLE_1.0.  NEEDLE_VERSION is the version this
+ * header describes, needle_version() the one the program runs with.
+ *
+ * What loading libneedle brings.  It interposes these functions of the C
+ * library and of the C++ runtime (each wrapper calls the real one, which
+ * it finds with dlsym(RTLD_NEXT)).  They are exported without a symbol
+ * version, so that they take the place of the versioned originals; for
+ * that, libneedle must come before the C library in the symbol search
+ * order: link with -lneedle, or preload it (LD_PRELOAD=libneedle.so, ahead
+ * of any library that uses it).
+ *   pthread_sigmask, sigprocmask: note whether the calling thread now
+ *       blocks SIGTRAP (a thread that hits a site being patched while it
+ *       blocks SIGTRAP would be killed), so that patch batches know it
+ *       without reading /proc; the mask is set as asked.
+ *   pthread_create: a thread created by one that blocks SIGTRAP inherits
+ *       that mask, and is noted as blocking it.
+ *   sigaction, signal: a handler's sa_mask is installed without SIGTRAP
+ *       (a site hit inside the handler during a patch batch must not kill
+ *       the process) and with needle's stop signal (a thread is never
+ *       stopped for a rewrite inside a signal handler); reading the action
+ *       back shows the mask the program gave.
+ *   swapcontext, setcontext: the shadow stack of hooked returns follows
+ *       the switch to another machine stack (coroutines).
+ *   _Unwind_RaiseException, _Unwind_Resume_or_Rethrow: the real return
+ *       addresses go back on the stack before a C++ exception unwinds it
+ *       (the unwinder cannot walk through a hooked return).
+ *   __cxa_begin_catch: where an exception is caught, the exit handlers of
+ *       the calls it unwound run (NEEDLE_EXIT_UNWOUND) and the returns of
+ *       the live calls are hooked again.
+ *   pthread_exit: the exit handlers of the thread's open calls run
+ *       (NEEDLE_EXIT_UNWOUND) and real return addresses are restored
+ *       before the thread unwinds.
+ *   backtrace: walks the stack with the real return addresses.
+ *   dlclose: unloads under libneedle's lock, so that no patch batch writes
+ *       into an object being unmapped, then retires the object's sites.
+ *
+ * Where handlers run.  An entry or exit handler runs on the thread that
+ * made the traced call, wherever that call is made:
+ *   - in signal handlers (a traced function called from a signal handler,
+ *     which may have interrupted the program anywhere, e.g. inside malloc
+ *     or while holding a lock);
+ *   - on the way out of threads and processes: thread_local destructors,
+ *     atexit handlers, destructors; at thread exit libneedle's own pthread
+ *     key destructor runs the exit handlers of the calls the thread left
+ *     open (NEEDLE_EXIT_UNWOUND), and key destructors called after it
+ *     (keys created after libneedle was loaded) run untraced;
+ *   - during unwinding: exit handlers with NEEDLE_EXIT_UNWOUND run inside
+ *     __cxa_begin_catch, pthread_exit, a pthread_cancel unwind, or the next
+ *     traced call or return after a longjmp;
+ *   - in forked children, which keep the parent's links;
+ *   - for calls that hit a site while a patch batch had its int3 on it:
+ *     libneedle's SIGTRAP handler emulates the call and the handlers run
+ *     as for any other, as soon as needle_attach has started patching;
+ *   - on any thread, including threads the program made with a raw clone
+ *     system call that have their own TLS (threads that share their
+ *     creator's TLS run untraced: threads_shared_tls in needle_get_stats).
+ * So handlers must be async-signal-safe (no malloc, stdio, locks or
+ * anything else a signal handler may not call; keep errno as found) and
+ * reentrant across threads; they must not block, must return (no longjmp
+ * or exception out of a handler), and must not call the needle_* functions
+ * declared below (the inline accessors and needle_version excepted): those
+ * take libneedle's lock, which a detach holds while it waits for running
+ * handlers (needle_link_detach and needle_link_destroy called from a
+ * handler, when they get the lock, detach the link and return -EDEADLK
+ * rather than wait for themselves).  A traced function called from a
+ * handler runs untraced.
  */
 #ifndef NEEDLE_H
 #define NEEDLE_H
@@ -28,11 +96,30 @@ extern "C" {
 
 #define NEEDLE_API __attribute__((visibility("default")))
 
+/* The version of the API this header describes.  NEEDLE_VERSION orders
+ * versions as one number (minor and patch stay below 100): compare it with
+ * NEEDLE_VERSION_CODE(1, 0, 0) in #if, and with needle_version() at run
+ * time.  The soname changes with the major version only. */
+#define NEEDLE_VERSION_MAJOR 1
+#define NEEDLE_VERSION_MINOR 0
+#define NEEDLE_VERSION_PATCH 0
+#define NEEDLE_VERSION_CODE(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))
+#define NEEDLE_VERSION NEEDLE_VERSION_CODE(NEEDLE_VERSION_MAJOR, NEEDLE_VERSION_MINOR, NEEDLE_VERSION_PATCH)
+
+/* The NEEDLE_VERSION of the libneedle the program runs with. */
+NEEDLE_API uint32_t needle_version(void);
+
 /* Registers as the entry trampoline saved them.  On entry they hold the
  * traced function's arguments; on exit rax/rdx and xmm0/xmm1 hold its
  * return value.  Handlers must treat them as read-only. */
 struct needle_regs {
-	uint64_t rdi, rsi, rdx, rcx, r8, r9; /* integer arguments, in order */
+	/* The integer argument registers, by name or as args[0..5]. */
+	__extension__ union {
+		uint64_t args[6];
+		__extension__ struct {
+			uint64_t rdi, rsi, rdx, rcx, r8, r9;
+		};
+	};
 	uint64_t rax;                        /* vector count for varargs; return value on exit */
 	uint64_t r10;                        /* static chain */
 	uint8_t xmm[8][16] __attribute__((aligned(16)));
@@ -68,6 +155,24 @@ struct needle_ctx {
 	void *call_data;
 };
 
+/* The layout the trampoline (src/agent/arch/x86_64/trampoline.S) writes. */
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define NEEDLE_LAYOUT_(cond) static_assert(cond, "struct needle_ctx layout: " #cond)
+#elif defined(__cplusplus)
+#define NEEDLE_LAYOUT_(cond) extern int needle_layout_check_[(cond) ? 1 : -1]
+#else
+#define NEEDLE_LAYOUT_(cond) __extension__ _Static_assert(cond, "struct needle_ctx layout: " #cond)
+#endif
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, args) == 0 && sizeof(((struct needle_regs *)0)->args) == 48);
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, rdi) == 0 && offsetof(struct needle_regs, rsi) == 8);
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, rdx) == 16 && offsetof(struct needle_regs, rcx) == 24);
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, r8) == 32 && offsetof(struct needle_regs, r9) == 40);
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, rax) == 48 && offsetof(struct needle_regs, r10) == 56);
+NEEDLE_LAYOUT_(offsetof(struct needle_regs, xmm) == 64 && sizeof(struct needle_regs) == 192);
+NEEDLE_LAYOUT_(offsetof(struct needle_ctx, func) == 192 && offsetof(struct needle_ctx, is_exit) == 200);
+NEEDLE_LAYOUT_(sizeof(struct needle_ctx) == 208);
+#undef NEEDLE_LAYOUT_
+
 /* ctx->is_exit in an exit handler: the function returned (regs hold its
  * return value), or it was unwound (longjmp, a C++ exception, thread exit)
  * without returning: its exit handler runs where the unwind was seen, and
@@ -86,8 +191,7 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
 /* Argument n (0-based) of the integer class: rdi, rsi, rdx, rcx, r8, r9. */
 static inline uint64_t needle_arg(const struct needle_ctx *ctx, unsigned n)
 {
-	const uint64_t *gpr = &ctx->regs.rdi;
-	return n < 6 ? gpr[n] : 0;
+	return n < 6 ? ctx->regs.args[n] : 0;
 }
 
 /* Argument n (0-based) of the SSE class (double in xmm0..xmm7). */

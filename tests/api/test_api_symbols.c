@@ -1,0 +1,150 @@
+/* test_api_symbols - what libneedle exports, as a program that links
+ * against it sees it: the soname libneedle.so.1 behind the libneedle.so
+ * symlink, exactly the NEEDLE_API functions of include/needle.h under the
+ * version NEEDLE_1.0, exactly the interposed C library and C++ runtime
+ * functions without a version, and nothing else; the version macros and
+ * needle_version(). */
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "api/elf_syms.h"
+#include "harness.h"
+#include "needle.h"
+
+static const char *const interposed[] = {
+	"pthread_create", "pthread_sigmask", "sigprocmask", "sigaction", "signal",
+	"swapcontext", "setcontext", "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow",
+	"__cxa_begin_catch", "pthread_exit", "backtrace", "dlclose",
+};
+#define N_INTERPOSED (sizeof(interposed) / sizeof(interposed[0]))
+
+static int in_list(const char *name, char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return 1;
+	return 0;
+}
+
+/* The functions include/needle.h declares NEEDLE_API: the identifier
+ * before the first '(' of each such declaration. */
+static size_t header_api(char **out, size_t max)
+{
+	FILE *f = fopen(NEEDLE_HEADER, "r");
+	char line[512];
+	size_t n = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		char *p = strstr(line, "NEEDLE_API ");
+		char *paren = p ? strchr(p, '(') : NULL;
+		if (!p || !paren || strstr(line, "#define"))
+			continue;
+		char *end = paren;
+		while (end > p && end[-1] == ' ')
+			end--;
+		char *start = end;
+		while (start > p && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
+				     (start[-1] >= 'A' && start[-1] <= 'Z') || (start[-1] >= '0' && start[-1] <= '9')))
+			start--;
+		out[n++] = strndup(start, (size_t)(end - start));
+	}
+	fclose(f);
+	return n;
+}
+
+int main(void)
+{
+	char link_target[PATH_MAX] = "";
+	struct stat st;
+	struct elf_syms lib, self;
+	char *api[64];
+	size_t api_cnt = header_api(api, 64);
+
+	/* The files. */
+	CHECK(lstat(LIBNEEDLE_DIR "/libneedle.so", &st) == 0 && S_ISLNK(st.st_mode),
+	      "build/libneedle.so is a symlink");
+	ssize_t len = readlink(LIBNEEDLE_DIR "/libneedle.so", link_target, sizeof(link_target) - 1);
+	if (len > 0)
+		link_target[len] = 0;
+	CHECK(!strcmp(link_target, "libneedle.so.1"), "it points at libneedle.so.1 (%s)", link_target);
+	if (elf_syms_read(LIBNEEDLE_DIR "/libneedle.so.1", &lib)) {
+		CHECK(0, "libneedle.so.1 is readable");
+		return harness_exit();
+	}
+	char expect_soname[32];
+	snprintf(expect_soname, sizeof(expect_soname), "libneedle.so.%d", NEEDLE_VERSION_MAJOR);
+	CHECK(lib.soname && !strcmp(lib.soname, "libneedle.so.1") && !strcmp(lib.soname, expect_soname),
+	      "soname is libneedle.so.1, the major version (%s)", lib.soname ? lib.soname : "none");
+
+	/* The API as the header declares it. */
+	CHECK(api_cnt >= 13 && in_list("needle_attach", api, api_cnt) && in_list("needle_version", api, api_cnt),
+	      "include/needle.h declares %zu NEEDLE_API functions", api_cnt);
+	int defines_1_0 = 0;
+	for (int i = 2; i < ELF_SYMS_MAX_VERSIONS; i++)
+		if (lib.verdefs[i] && !strcmp(lib.verdefs[i], "NEEDLE_1.0"))
+			defines_1_0 = 1;
+	CHECK(defines_1_0, "libneedle.so.1 defines the version NEEDLE_1.0");
+
+	/* Every exported symbol, against the two lists. */
+	size_t api_seen = 0, ip_seen = 0, unexpected = 0;
+	for (size_t i = 0; i < lib.cnt; i++) {
+		const struct elf_sym *e = &lib.v[i];
+		if (!e->defined || (e->bind != STB_GLOBAL && e->bind != STB_WEAK))
+			continue;
+		if (e->abs && !strcmp(e->name, e->version))
+			continue; /* the symbol ld gives the version definition itself */
+		if (in_list(e->name, api, api_cnt)) {
+			api_seen++;
+			if (strcmp(e->version, "NEEDLE_1.0") || e->hidden) {
+				CHECK(0, "%s is exported as %s@@NEEDLE_1.0 (%s%s%s)", e->name, e->name,
+				      e->hidden ? "@" : "@@", e->version, e->hidden ? ", hidden" : "");
+				unexpected++;
+			}
+		} else if (in_list(e->name, (char *const *)interposed, N_INTERPOSED)) {
+			ip_seen++;
+			if (e->version[0]) {
+				CHECK(0, "interposed %s is exported without a version (has %s)", e->name, e->version);
+				unexpected++;
+			}
+		} else {
+			CHECK(0, "%s (%s) is exported but is neither API nor interposed", e->name, e->version);
+			unexpected++;
+		}
+	}
+	CHECK_EQ(api_seen, api_cnt, "every NEEDLE_API function of needle.h is exported");
+	CHECK_EQ(ip_seen, N_INTERPOSED, "every interposed function is exported");
+	CHECK_EQ(unexpected, 0, "nothing else is exported; API under NEEDLE_1.0, interposers unversioned");
+	for (size_t i = 0; i < api_cnt; i++) {
+		const struct elf_sym *e = elf_syms_find(&lib, api[i]);
+		if (!e || !e->defined)
+			CHECK(0, "%s is exported", api[i]);
+	}
+
+	/* A program linked with -lneedle (this one) depends on libneedle.so.1
+	 * and binds needle_* at NEEDLE_1.0. */
+	if (elf_syms_read("/proc/self/exe", &self) == 0) {
+		const struct elf_sym *e = elf_syms_find(&self, "needle_version");
+		CHECK(e && !e->defined && !strcmp(e->version, "NEEDLE_1.0") && !strcmp(e->file, "libneedle.so.1"),
+		      "this program references needle_version@NEEDLE_1.0 in libneedle.so.1 (%s in %s)",
+		      e ? e->version : "-", e ? e->file : "-");
+		elf_syms_free(&self);
+	}
+
+	/* Versions. */
+	CHECK_EQ(NEEDLE_VERSION, NEEDLE_VERSION_MAJOR * 10000 + NEEDLE_VERSION_MINOR * 100 + NEEDLE_VERSION_PATCH,
+		 "NEEDLE_VERSION is major * 10000 + minor * 100 + patch");
+	CHECK(NEEDLE_VERSION_CODE(1, 2, 3) < NEEDLE_VERSION_CODE(1, 10, 0) &&
+	      NEEDLE_VERSION_CODE(1, 99, 99) < NEEDLE_VERSION_CODE(2, 0, 0), "NEEDLE_VERSION_CODE orders versions");
+#if NEEDLE_VERSION < NEEDLE_VERSION_CODE(1, 0, 0)
+	CHECK(0, "NEEDLE_VERSION is usable in #if");
+#endif
+	CHECK_EQ(needle_version(), NEEDLE_VERSION, "needle_version() is the header's NEEDLE_VERSION");
+
+	elf_syms_free(&lib);
+	for (size_t i = 0; i < api_cnt; i++)
+		free(api[i]);
+	return harness_exit();
+}
