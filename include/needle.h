@@ -170,7 +170,8 @@ NEEDLE_LAYOUT_(offsetof(struct needle_regs, r8) == 32 && offsetof(struct needle_
 NEEDLE_LAYOUT_(offsetof(struct needle_regs, rax) == 48 && offsetof(struct needle_regs, r10) == 56);
 NEEDLE_LAYOUT_(offsetof(struct needle_regs, xmm) == 64 && sizeof(struct needle_regs) == 192);
 NEEDLE_LAYOUT_(offsetof(struct needle_ctx, func) == 192 && offsetof(struct needle_ctx, is_exit) == 200);
-NEEDLE_LAYOUT_(sizeof(struct needle_ctx) == 208);
+NEEDLE_LAYOUT_(offsetof(struct needle_ctx, thread_data) == 208 && offsetof(struct needle_ctx, call_data) == 216);
+NEEDLE_LAYOUT_(sizeof(struct needle_ctx) == 224);
 #undef NEEDLE_LAYOUT_
 
 /* ctx->is_exit in an exit handler: the function returned (regs hold its
