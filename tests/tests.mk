@@ -129,3 +129,4 @@ $(TEST_BUILD)/test_dlclose: tests/patch/test_dlclose.c $(TEST_BUILD)/libdl_lib.s
 		-DDL_LIB_B='"$(abspath $(TEST_BUILD))/libdl_lib_b.so"' $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/test_dlclose
+include tests/unit.mk
