@@ -36,4 +36,4 @@ $(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format
 	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ -lz -lstdc++
 
 TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \
-	$(TEST_BUILD)/test_unit_site_table
+	$(TEST_BUILD)/test_unit_site_table $(TEST_BUILD)/test_unit_trace_roundtrip
