@@ -17,7 +17,8 @@ static inline size_t varint_put(uint8_t *p, uint64_t v)
 	return n;
 }
 
-/* Decode from [*p, end); 0 on success, -1 on a truncated or overlong varint. */
+/* Decode from [*p, end); 0 on success, -1 on a truncated or overlong
+ * varint, or one whose value does not fit 64 bits (a 10th byte above 1). */
 static inline int varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -25,6 +26,8 @@ static inline int varint_get(const uint8_t **p, const uint8_t *end, uint64_t *ou
 		if (*p >= end)
 			return -1;
 		uint8_t b = *(*p)++;
+		if (shift == 63 && b > 1)
+			return -1;
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*out = v;

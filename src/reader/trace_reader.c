@@ -894,6 +894,11 @@ static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct tra
 		if (c->then == THEN_EVENT) {
 			c->then = THEN_NONE;
 			*e = c->later;
+			/* The loss is the thread's latest event: calls that
+			 * are closed after it (still open when the trace
+			 * ends) must not go back before it. */
+			if (e->ns > c->last_ns)
+				c->last_ns = e->ns;
 			return 1;
 		}
 		if (c->left) {

@@ -69,6 +69,11 @@ static int tdata_reserve(struct consumer *c, uint32_t size)
 	return 0;
 }
 
+int consumer_table_full(void)
+{
+	return !free_cnt && used_cnt >= CONSUMER_MAX;
+}
+
 uint32_t consumer_slots_used(void)
 {
 	return __atomic_load_n(&used_cnt, __ATOMIC_ACQUIRE);

@@ -87,6 +87,9 @@ static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
  * which: -ENOSPC or -ENOMEM). */
 struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, void *user_data,
 				 const struct consumer_extras *extras, int *err);
+/* 1 when every slot is taken. */
+int consumer_table_full(void);
+
 /* The consumers alive now: slots [0, consumer_slots_used()) of
  * consumer_table whose generation is odd.  For walks at thread exit, fork
  * and context switch, inside a read section. */

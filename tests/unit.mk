@@ -1,0 +1,39 @@
+# unit.mk - unit tests of internals (tests/unit/*.c).  Each test program
+# is compiled together with the source files of the unit it tests, with
+# the include flags that part of needle is built with (AGENT_INC for the
+# agent, CLI_INC for the format and the reader), so that it reaches
+# internal functions and state, not only what libneedle.so exports.
+UNIT_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -Itests
+
+# Consumers: the test counts what consumer.c allocates and frees (the
+# linker sends consumer.c's malloc, realloc and free to the test's
+# wrappers), and can make one allocation fail.
+UNIT_CONSUMER_SRC := tests/unit/test_consumer.c src/agent/dispatch/consumer.c
+$(TEST_BUILD)/test_unit_consumer: $(UNIT_CONSUMER_SRC) src/agent/dispatch/consumer.h include/needle.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $(UNIT_CONSUMER_SRC) -o $@ \
+		-Wl,--wrap=malloc -Wl,--wrap=realloc -Wl,--wrap=free -Wl,--wrap=calloc
+
+UNIT_SITES_SRC := tests/unit/test_site_table.c src/agent/sites/site_table.c
+$(TEST_BUILD)/test_unit_site_table: $(UNIT_SITES_SRC) src/agent/sites/site_table.h include/needle.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $(UNIT_SITES_SRC) -o $@
+
+$(TEST_BUILD)/test_unit_shm_free: tests/unit/test_shm_free.c src/common/shm_layout.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -Isrc $< -o $@ -lpthread
+
+$(TEST_BUILD)/test_unit_varint: tests/unit/test_varint.c src/format/varint.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $< -o $@
+
+# The writer and the reader, as `needle record` and the views use them.
+UNIT_TRACE_SRC := tests/unit/test_trace_roundtrip.c $(wildcard src/format/*.c) $(wildcard src/reader/*.c) \
+	src/common/tsc.c
+$(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format/*.h) $(wildcard src/reader/*.h) \
+		src/common/shm_layout.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ -lz -lstdc++
+
+TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \
+	$(TEST_BUILD)/test_unit_site_table $(TEST_BUILD)/test_unit_trace_roundtrip
