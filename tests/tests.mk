@@ -55,7 +55,7 @@ TESTS += $(TEST_BUILD)/test_args
 $(TEST_BUILD)/test_no_sites: tests/patch/test_no_sites.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_hostile
+TESTS += $(TEST_BUILD)/test_hostile $(TEST_BUILD)/test_consumer_api
 TESTS += $(TEST_BUILD)/test_trap $(TEST_BUILD)/test_sigtrap_blocked $(TEST_BUILD)/test_bad_input \
 	$(TEST_BUILD)/test_no_sites
 

@@ -1,5 +1,6 @@
 /* interpose.c - see interpose.h. */
 #include <dlfcn.h>
+#include <stddef.h>
 
 #include "agent/base/interpose.h"
 
@@ -21,9 +22,27 @@ static const char *const interposed_names[IP_COUNT] = {
 	[IP_DLCLOSE] = "dlclose",
 };
 
+/* libneedle loaded after the C library (preloaded by another preloaded
+ * library that depends on it, or dlopen'ed): nothing comes after it in
+ * the lookup order, so RTLD_NEXT finds nothing.  The first definition in
+ * the global scope is then the real one, unless it is libneedle's own
+ * (the program's calls bypass the interposer either way). */
+static void *first_not_ours(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
+	Dl_info mine, theirs;
+
+	if (!fn || !dladdr((void *)interpose_resolve, &mine) || !dladdr(fn, &theirs) ||
+	    mine.dli_fbase == theirs.dli_fbase)
+		return NULL;
+	return fn;
+}
+
 void *interpose_resolve(enum interposed which)
 {
 	void *fn = dlsym(RTLD_NEXT, interposed_names[which]);
+	if (!fn)
+		fn = first_not_ours(interposed_names[which]);
 	__atomic_store_n(&interposed_real[which], fn, __ATOMIC_RELEASE);
 	return fn;
 }
