@@ -67,7 +67,7 @@ struct sec_process {
 
 /* Events of one chunk: per event a varint tag, then a varint delta from the
  * previous event's time (the first from base).
- *   tag & 3 == 0: entry of site tag >> 2; with EV_ENTRY_FLAT (bit 21 of the
+ *   tag & 3 == 0: entry of site tag >> 2; with TAG_SITE_FLAT (bit 21 of the
  *                 site) set, an entry with no exit to come (function tracer)
  *   tag & 3 == 1: exit of the innermost open frame
  *   tag & 3 == 2: exit of site tag >> 2 (not the innermost open frame)
@@ -111,10 +111,16 @@ _Static_assert(sizeof(struct sec_chunk) == 56, "version 2 chunk header is 56 byt
 #define TAG_EXIT_TOP 1u
 #define TAG_EXIT_SITE 2u
 #define TAG_UNWIND_TOP 3u
+/* In an entry's site: no exit will follow (the function tracer). */
+#define TAG_SITE_FLAT (1u << 21)
 /* An entry tag whose site is at least TAG_SWITCH_BASE is a context switch
- * (swapcontext): site - TAG_SWITCH_BASE is EV_SWITCH_TO | id when the
+ * (swapcontext): site - TAG_SWITCH_BASE is TAG_SWITCH_TO | id when the
  * thread enters context id, the bare id of the context it leaves. */
 #define TAG_SWITCH_BASE (1u << 22)
+#define TAG_SWITCH_TO (1u << 21)
+#define TAG_CONTEXT_MASK (TAG_SWITCH_TO - 1)
+/* The file's own constants: the trace buffer's (EV_*, shm_layout.h) may
+ * change with the agent, the file's may not.  The writer translates. */
 
 struct sec_end {
 	uint64_t events;

@@ -86,16 +86,21 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		uint64_t tag;
 
 		if (ev_type(ev) == EV_SWITCH) {
-			tag = (uint64_t)(TAG_SWITCH_BASE + site) << 2 | TAG_ENTRY;
+			/* Buffer constants in, file constants out. */
+			uint32_t ctx = site & EV_CONTEXT_MASK;
+			uint32_t file_site = (site & EV_SWITCH_TO ? TAG_SWITCH_TO : 0) | ctx;
+			tag = (uint64_t)(TAG_SWITCH_BASE + file_site) << 2 | TAG_ENTRY;
 			if (site & EV_SWITCH_TO) {
-				if (thread_stack_switch_to(st, site & EV_CONTEXT_MASK))
+				if (thread_stack_switch_to(st, ctx))
 					return -ENOMEM;
 			} else {
-				thread_stack_switch_from(st, site);
+				thread_stack_switch_from(st, ctx);
 			}
 		} else if (ev_type(ev) == EV_ENTRY) {
-			tag = (uint64_t)site << 2 | TAG_ENTRY;
-			if (!(site & EV_ENTRY_FLAT) && thread_stack_push(st, site, 0))
+			int flat = (site & EV_ENTRY_FLAT) != 0;
+			uint32_t id = site & ~EV_ENTRY_FLAT;
+			tag = (uint64_t)(id | (flat ? TAG_SITE_FLAT : 0)) << 2 | TAG_ENTRY;
+			if (!flat && thread_stack_push(st, site, 0))
 				return -ENOMEM;
 		} else if (st->depth && st->v[st->depth - 1].site == site) {
 			tag = ev_type(ev) == EV_UNWIND ? TAG_UNWIND_TOP : TAG_EXIT_TOP;

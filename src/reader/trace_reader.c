@@ -21,7 +21,6 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "common/shm_layout.h"
 #include "reader/trace_reader.h"
 #include "common/tsc.h"
 #include "format/varint.h"
@@ -811,31 +810,31 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 	uint32_t site = (uint32_t)(tag >> 2);
 	if ((tag & 3) == TAG_ENTRY && site >= TAG_SWITCH_BASE) {
 		uint32_t which = site - TAG_SWITCH_BASE;
-		if (!(which & EV_SWITCH_TO)) {
+		if (!(which & TAG_SWITCH_TO)) {
 			thread_stack_switch_from(&c->stack, which);
 			return 0;
 		}
-		if (thread_stack_switch_to(&c->stack, which & EV_CONTEXT_MASK)) {
+		if (thread_stack_switch_to(&c->stack, which & TAG_CONTEXT_MASK)) {
 			set_err(it->err, sizeof(it->err), "out of memory");
 			return -1;
 		}
-		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = which & EV_CONTEXT_MASK,
+		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = which & TAG_CONTEXT_MASK,
 					   .kind = TEV_SWITCH, .depth = (uint32_t)c->stack.depth };
 		return 1;
 	}
 	switch (tag & 3) {
 	case TAG_ENTRY: {
-		int flat = (site & EV_ENTRY_FLAT) != 0;
+		int flat = (site & TAG_SITE_FLAT) != 0;
 		uint32_t node = 0;
 		if (it->tree) {
 			uint32_t parent = c->stack.depth ? c->stack.v[c->stack.depth - 1].node : c->root;
-			node = call_tree_child(it->tree, parent, site & ~EV_ENTRY_FLAT);
+			node = call_tree_child(it->tree, parent, site & ~TAG_SITE_FLAT);
 			if (!node) {
 				set_err(it->err, sizeof(it->err), "out of memory");
 				return -1;
 			}
 		}
-		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~EV_ENTRY_FLAT,
+		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~TAG_SITE_FLAT,
 					   .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
 					   .depth = (uint32_t)c->stack.depth, .node = node };
 		if (!flat) {
