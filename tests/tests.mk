@@ -106,3 +106,4 @@ $(TEST_BUILD)/test_dispatch_stress_asan: tests/patch/test_dispatch_stress.c $(TE
 	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
 
 TESTS += $(TEST_BUILD)/test_dispatch_stress_asan
+include tests/robust.mk

@@ -1,0 +1,58 @@
+# robust.mk - robustness checks (docs/design.md, "Robustness checks"):
+# UndefinedBehaviorSanitizer builds of the agent, of the stress tests and
+# of the needle command; a ThreadSanitizer build of the dispatch stress
+# test; a libFuzzer harness for the trace reader; and the soak.
+# `make test` runs them all for a bounded time; `make check-sanitizers`
+# runs only the sanitizer programs; `make fuzz` and `make soak` run long.
+
+# --- UndefinedBehaviorSanitizer: the agent, three test programs, the CLI.
+UBSAN := -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+UBSAN_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/ubsan/obj/%,$(AGENT_OBJ))
+LIBNEEDLE_UBSAN := $(BUILD)/ubsan/libneedle.so
+
+$(BUILD)/ubsan/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+$(BUILD)/ubsan/obj/%.o: src/%.S
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+$(LIBNEEDLE_UBSAN): $(UBSAN_OBJ)
+	@echo "  LD $@"; $(CC) $(UBSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+
+# The command beside its agent: `build/ubsan/needle record` preloads
+# build/ubsan/libneedle.so.
+UBSAN_CLI_OBJ := $(patsubst $(BUILD)/cli-obj/%,$(BUILD)/ubsan/cli-obj/%,$(CLI_OBJ))
+NEEDLE_UBSAN := $(BUILD)/ubsan/needle
+$(BUILD)/ubsan/cli-obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(UBSAN) $(CLI_INC) -MMD -MP -c $< -o $@
+$(NEEDLE_UBSAN): $(UBSAN_CLI_OBJ) | $(LIBNEEDLE_UBSAN)
+	@echo "  LD $@"; $(CC) $(UBSAN) $^ -o $@ -lz -lstdc++
+
+TEST_LINK_UBSAN := $(UBSAN) -L$(BUILD)/ubsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/ubsan -lpthread -ldl
+$(TEST_BUILD)/test_stress_ubsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_UBSAN)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(UBSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_UBSAN)
+$(TEST_BUILD)/test_args_ubsan: tests/patch/test_args.c $(LIBNEEDLE_UBSAN)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(UBSAN) $(PFE) $< -o $@ $(TEST_LINK_UBSAN)
+$(TEST_BUILD)/test_dispatch_stress_ubsan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_UBSAN)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(UBSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_UBSAN)
+# Records with the UBSan command and agent, reads with the UBSan reader.
+$(TEST_BUILD)/test_ubsan_cli: tests/robust/ubsan_cli.sh $(NEEDLE_UBSAN) $(LIBNEEDLE_UBSAN) $(CLI_PROGS)
+	@mkdir -p $(dir $@); cp $< $@; chmod +x $@
+
+SANITIZER_TESTS := $(TEST_BUILD)/test_stress_ubsan $(TEST_BUILD)/test_args_ubsan \
+	$(TEST_BUILD)/test_dispatch_stress_ubsan $(TEST_BUILD)/test_ubsan_cli
+
+-include $(UBSAN_OBJ:.o=.d) $(UBSAN_CLI_OBJ:.o=.d)
+
+TESTS += $(SANITIZER_TESTS)
+
+.PHONY: check-sanitizers
+check-sanitizers: $(SANITIZER_TESTS) $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan \
+		$(TEST_BUILD)/test_dispatch_stress_asan
+	@export NEEDLE_BUILD=$(abspath $(BUILD)); fails=0; \
+	for t in $^; do echo "== $$t"; $$t || fails=$$((fails + 1)); done; \
+	echo "check-sanitizers: $$fails program(s) failed"; [ $$fails -eq 0 ]
