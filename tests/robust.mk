@@ -4,6 +4,7 @@
 # test; a libFuzzer harness for the trace reader; and the soak.
 # `make test` runs them all for a bounded time; `make check-sanitizers`
 # runs only the sanitizer programs; `make fuzz` and `make soak` run long.
+# The sanitizer builds use gcc, whose runtimes the test programs link.
 
 # --- UndefinedBehaviorSanitizer: the agent, three test programs, the CLI.
 UBSAN := -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -12,12 +13,12 @@ LIBNEEDLE_UBSAN := $(BUILD)/ubsan/libneedle.so
 
 $(BUILD)/ubsan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
 $(BUILD)/ubsan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 $(LIBNEEDLE_UBSAN): $(UBSAN_OBJ)
-	@echo "  LD $@"; $(CC) $(UBSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+	@echo "  LD $@"; gcc $(UBSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
 # The command beside its agent: `build/ubsan/needle record` preloads
 # build/ubsan/libneedle.so.
@@ -25,9 +26,9 @@ UBSAN_CLI_OBJ := $(patsubst $(BUILD)/cli-obj/%,$(BUILD)/ubsan/cli-obj/%,$(CLI_OB
 NEEDLE_UBSAN := $(BUILD)/ubsan/needle
 $(BUILD)/ubsan/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(UBSAN) $(CLI_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) $(CLI_INC) -MMD -MP -c $< -o $@
 $(NEEDLE_UBSAN): $(UBSAN_CLI_OBJ) | $(LIBNEEDLE_UBSAN)
-	@echo "  LD $@"; $(CC) $(UBSAN) $^ -o $@ -lz -lstdc++
+	@echo "  LD $@"; gcc $(UBSAN) $^ -o $@ -lz -lstdc++
 
 TEST_LINK_UBSAN := $(UBSAN) -L$(BUILD)/ubsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/ubsan -lpthread -ldl
 $(TEST_BUILD)/test_stress_ubsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_UBSAN)
@@ -43,10 +44,39 @@ $(TEST_BUILD)/test_dispatch_stress_ubsan: tests/patch/test_dispatch_stress.c $(T
 $(TEST_BUILD)/test_ubsan_cli: tests/robust/ubsan_cli.sh $(NEEDLE_UBSAN) $(LIBNEEDLE_UBSAN) $(CLI_PROGS)
 	@mkdir -p $(dir $@); cp $< $@; chmod +x $@
 
-SANITIZER_TESTS := $(TEST_BUILD)/test_stress_ubsan $(TEST_BUILD)/test_args_ubsan \
-	$(TEST_BUILD)/test_dispatch_stress_ubsan $(TEST_BUILD)/test_ubsan_cli
+# --- ThreadSanitizer: the agent, the RCU/dispatch stress and the stress
+# test.  patch_batch.c is built without instrumentation: its byte stores
+# into the program's code would be checked against shadow memory that TSan
+# maps read-only for read-only mappings (code), and fault.  Everything
+# else, the RCU read side, dispatch and the handlers included, is checked.
+TSAN := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/tsan/obj/%,$(AGENT_OBJ))
+LIBNEEDLE_TSAN := $(BUILD)/tsan/libneedle.so
+TSAN_FILE := $(TSAN)
+$(BUILD)/tsan/obj/agent/patch/patch_batch.o: TSAN_FILE :=
 
--include $(UBSAN_OBJ:.o=.d) $(UBSAN_CLI_OBJ:.o=.d)
+$(BUILD)/tsan/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(TSAN_FILE) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+$(BUILD)/tsan/obj/%.o: src/%.S
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+$(LIBNEEDLE_TSAN): $(TSAN_OBJ)
+	@echo "  LD $@"; gcc $(TSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
+
+TEST_LINK_TSAN := $(TSAN) -L$(BUILD)/tsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/tsan -lpthread -ldl
+$(TEST_BUILD)/test_dispatch_stress_tsan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_TSAN)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(TSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_TSAN)
+$(TEST_BUILD)/test_stress_tsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_TSAN)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) $(TSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_TSAN)
+
+SANITIZER_TESTS := $(TEST_BUILD)/test_stress_ubsan $(TEST_BUILD)/test_args_ubsan \
+	$(TEST_BUILD)/test_dispatch_stress_ubsan $(TEST_BUILD)/test_ubsan_cli \
+	$(TEST_BUILD)/test_dispatch_stress_tsan $(TEST_BUILD)/test_stress_tsan
+
+-include $(UBSAN_OBJ:.o=.d) $(UBSAN_CLI_OBJ:.o=.d) $(TSAN_OBJ:.o=.d)
 
 TESTS += $(SANITIZER_TESTS)
 
