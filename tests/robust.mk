@@ -7,7 +7,8 @@
 # The sanitizer builds use gcc, whose runtimes the test programs link.
 
 # --- UndefinedBehaviorSanitizer: the agent, three test programs, the CLI.
-UBSAN := -fsanitize=undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# gcc leaves float-cast-overflow out of -fsanitize=undefined; clang does not.
+UBSAN := -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 UBSAN_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/ubsan/obj/%,$(AGENT_OBJ))
 LIBNEEDLE_UBSAN := $(BUILD)/ubsan/libneedle.so
 
@@ -86,3 +87,38 @@ check-sanitizers: $(SANITIZER_TESTS) $(TEST_BUILD)/test_stress_asan $(TEST_BUILD
 	@export NEEDLE_BUILD=$(abspath $(BUILD)); fails=0; \
 	for t in $^; do echo "== $$t"; $$t || fails=$$((fails + 1)); done; \
 	echo "check-sanitizers: $$fails program(s) failed"; [ $$fails -eq 0 ]
+
+# --- The trace reader under libFuzzer (clang), with ASan and UBSan.  The
+# seed corpus is checked in (tests/format/corpus/, made by
+# tests/format/make_corpus.sh, and tests/format/findings/, the inputs of
+# findings reported); `make test` fuzzes for FUZZ_TEST_SECONDS
+# from a fresh copy of it, `make fuzz` for FUZZ_SECONDS and keeps what it
+# finds in build/fuzz/corpus.  Findings are saved in build/fuzz/artifacts.
+FUZZ_SECONDS ?= 600
+FUZZ_TEST_SECONDS ?= 30
+LIBFUZZER := -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
+FUZZER := $(TEST_BUILD)/fuzz/fuzz_reader_libfuzzer
+FUZZ_SEEDS := $(wildcard tests/format/corpus/* tests/format/findings/*)
+$(FUZZER): tests/format/fuzz_reader_libfuzzer.c $(READER_SRC)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -D_GNU_SOURCE -O1 -g $(WARN) $(LIBFUZZER) -Isrc/common -Isrc/format -Isrc/reader \
+		$^ -o $@ -lz -lstdc++
+# UBSan is recoverable in the fuzzer, so that tests/robust/known_findings.supp
+# can hold back a reported finding; UBSAN_OPTIONS=halt_on_error=1 stops at
+# any other.  tests/robust/known_leaks.supp does the same for leaks.
+$(TEST_BUILD)/fuzz/seed.stamp: $(FUZZ_SEEDS) tests/robust/known_findings.supp tests/robust/known_leaks.supp
+	@mkdir -p $(TEST_BUILD)/fuzz/seed; rm -f $(TEST_BUILD)/fuzz/seed/*
+	cp $(FUZZ_SEEDS) $(TEST_BUILD)/fuzz/seed/
+	cp tests/robust/known_findings.supp tests/robust/known_leaks.supp $(TEST_BUILD)/fuzz/
+	touch $@
+$(TEST_BUILD)/test_fuzz_reader_libfuzzer: tests/robust/fuzz_reader.sh $(FUZZER) $(TEST_BUILD)/fuzz/seed.stamp
+	@mkdir -p $(dir $@)
+	sed 's/@FUZZ_TEST_SECONDS@/$(FUZZ_TEST_SECONDS)/' $< >$@; chmod +x $@
+
+TESTS += $(TEST_BUILD)/test_fuzz_reader_libfuzzer
+
+.PHONY: fuzz
+fuzz: $(TEST_BUILD)/test_fuzz_reader_libfuzzer
+	@mkdir -p $(BUILD)/fuzz/corpus
+	NEEDLE_BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_CORPUS=$(abspath $(BUILD))/fuzz/corpus \
+		$(TEST_BUILD)/test_fuzz_reader_libfuzzer
