@@ -91,11 +91,12 @@ check-sanitizers: $(SANITIZER_TESTS) $(TEST_BUILD)/test_stress_asan $(TEST_BUILD
 # --- The trace reader under libFuzzer (clang), with ASan and UBSan.  The
 # seed corpus is checked in (tests/format/corpus/, made by
 # tests/format/make_corpus.sh, and tests/format/findings/, the inputs of
-# findings reported); `make test` fuzzes for FUZZ_TEST_SECONDS
-# from a fresh copy of it, `make fuzz` for FUZZ_SECONDS and keeps what it
-# finds in build/fuzz/corpus.  Findings are saved in build/fuzz/artifacts.
+# findings reported); `make test` runs FUZZ_TEST_RUNS inputs from a fixed
+# seed (the same inputs every time: a failure is the reader's, not luck's),
+# `make fuzz` fuzzes for FUZZ_SECONDS and keeps what it finds in
+# build/fuzz/corpus.  Findings are saved in build/fuzz/artifacts.
 FUZZ_SECONDS ?= 600
-FUZZ_TEST_SECONDS ?= 30
+FUZZ_TEST_RUNS ?= 3000
 LIBFUZZER := -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer
 FUZZER := $(TEST_BUILD)/fuzz/fuzz_reader_libfuzzer
 FUZZ_SEEDS := $(wildcard tests/format/corpus/* tests/format/findings/*)
@@ -111,9 +112,9 @@ $(TEST_BUILD)/fuzz/seed.stamp: $(FUZZ_SEEDS) tests/robust/known_findings.supp te
 	cp $(FUZZ_SEEDS) $(TEST_BUILD)/fuzz/seed/
 	cp tests/robust/known_findings.supp tests/robust/known_leaks.supp $(TEST_BUILD)/fuzz/
 	touch $@
-$(TEST_BUILD)/test_fuzz_reader_libfuzzer: tests/robust/fuzz_reader.sh $(FUZZER) $(TEST_BUILD)/fuzz/seed.stamp
+$(TEST_BUILD)/test_fuzz_reader_libfuzzer: tests/robust/fuzz_reader.sh $(FUZZER) $(TEST_BUILD)/fuzz/seed.stamp tests/robust.mk
 	@mkdir -p $(dir $@)
-	sed 's/@FUZZ_TEST_SECONDS@/$(FUZZ_TEST_SECONDS)/' $< >$@; chmod +x $@
+	sed 's/@FUZZ_TEST_RUNS@/$(FUZZ_TEST_RUNS)/g' $< >$@; chmod +x $@
 
 TESTS += $(TEST_BUILD)/test_fuzz_reader_libfuzzer
 
