@@ -6,6 +6,11 @@
 # runs only the sanitizer programs; `make fuzz` and `make soak` run long.
 # The sanitizer builds use gcc, whose runtimes the test programs link.
 
+# Leaks reported and not fixed yet (tests/robust/known_leaks.supp, one line
+# each, removed when the fix lands) are held back in every LeakSanitizer run
+# under make, tests/cli/test_corrupt.sh's reader fuzzing included.
+export LSAN_OPTIONS ?= suppressions=$(abspath tests/robust/known_leaks.supp)
+
 # --- UndefinedBehaviorSanitizer: the agent, three test programs, the CLI.
 # gcc leaves float-cast-overflow out of -fsanitize=undefined; clang does not.
 UBSAN := -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
