@@ -8,11 +8,14 @@
 #               of trace file sections)
 #   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
-#               export), python3 (checks the Chrome JSON export)
+#               export), python3 (checks the Chrome JSON export),
+#               libclang-rt-14-dev (clang's libFuzzer and sanitizer runtimes:
+#               the reader's fuzzer; gcc's come with gcc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3)
+packages=(gcc g++ clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
+	libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

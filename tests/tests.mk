@@ -131,3 +131,4 @@ $(TEST_BUILD)/test_dlclose: tests/patch/test_dlclose.c $(TEST_BUILD)/libdl_lib.s
 TESTS += $(TEST_BUILD)/test_dlclose
 include tests/api.mk
 include tests/unit.mk
+include tests/robust.mk

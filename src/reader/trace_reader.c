@@ -542,7 +542,9 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 	demangle_sites(t);
 	apply_thread_names(t, &os);
 	for (size_t i = 0; i < t->thread_cnt; i++)
-		qsort(t->threads[i].chunks, t->threads[i].chunk_cnt, sizeof(struct trace_chunk_ref), chunk_cmp);
+		if (t->threads[i].chunk_cnt) /* a THREAD section may name a tid with no chunk */
+			qsort(t->threads[i].chunks, t->threads[i].chunk_cnt, sizeof(struct trace_chunk_ref),
+			      chunk_cmp);
 	free(os.names);
 	return t;
 fail:
@@ -669,7 +671,12 @@ uint64_t trace_ns(const struct trace *t, uint64_t raw)
 {
 	if (raw <= t->first_raw)
 		return 0;
-	return (uint64_t)((double)(raw - t->first_raw) * t->ns_per_raw + 0.5);
+	double ns = (double)(raw - t->first_raw) * t->ns_per_raw + 0.5;
+	/* A damaged clock (valid CRC, absurd values) must not make the
+	 * conversion undefined: saturate. */
+	if (!(ns < 18446744073709549568.0))
+		return ns != ns ? 0 : UINT64_MAX;
+	return (uint64_t)ns;
 }
 
 /* ---- iteration ---- */

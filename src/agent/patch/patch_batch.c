@@ -149,11 +149,24 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	if (sigtrap_blocked_somewhere()) {
 		pr_info("a thread blocks SIGTRAP: patching %zu sites with threads stopped\n", n);
 		err = patch_rewrite_stopped(ops, n);
-		if (err == -EDEADLK)
+		if (err != -EDEADLK)
+			return err;
+		if (sigmask_may_block_sigtrap()) {
 			pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
 				"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
 				"or attach before it starts\n");
-		return err;
+			return err;
+		}
+		/* Seen only in /proc: a thread that blocks every signal and was
+		 * made outside the C library's pthread_create (a runtime's
+		 * helper thread: a sanitizer's, a timer's).  Such threads run
+		 * no program code; refusing to patch because of them would make
+		 * needle unusable in those processes.  The int3 protocol goes
+		 * on, and the one risk left is said once. */
+		static int warned;
+		if (!warned++)
+			pr_info("a thread blocks every signal, SIGTRAP included; it is taken for a helper "
+				"thread that runs no traced code\n");
 	}
 	if ((err = trap_install()))
 		return err;

@@ -162,7 +162,8 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 				err = cand_add(c, img->funcs[i].addr, 0);
 	if (err)
 		return err;
-	qsort(c->v, c->cnt, sizeof(*c->v), cand_cmp);
+	if (c->cnt > 1) /* an object without candidates has no array: qsort(NULL) is undefined */
+		qsort(c->v, c->cnt, sizeof(*c->v), cand_cmp);
 	return 0;
 }
 
