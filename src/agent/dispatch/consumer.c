@@ -130,6 +130,7 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	c->thread_exit = x->thread_exit;
 	c->thread_fork = x->thread_fork;
 	c->context_switch = x->context_switch;
+	c->has_extras = c->tdata_size || ops->call_data_size || x->thread_exit || x->thread_fork || x->context_switch;
 	solo->cnt = 1;
 	solo->shared = 1;
 	solo->items[0] = c;

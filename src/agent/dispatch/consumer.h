@@ -58,6 +58,7 @@ struct consumer {
 	/* Per-thread storage: tdata_size bytes at tdata_off in every thread's
 	 * block, which a thread's header slot tdata_idx claims with tdata_tag
 	 * (a thread whose slot holds another tag zeroes the storage first). */
+	uint8_t has_extras;  /* any of: thread data, call data, thread callbacks */
 	uint16_t tdata_off, tdata_size;
 	uint32_t tdata_idx, tdata_tag;
 	void (*thread_exit)(void *thread_data, void *user_data);

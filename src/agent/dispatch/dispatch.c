@@ -56,21 +56,26 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, st
 	/* Acquire pairs with consumer_set_ops' release: entry, exit and the
 	 * call data size are read from one ops, never one old and one new. */
 	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
-	uint32_t bytes = (uint32_t)sizeof(*e) + ops->call_data_size;
-	int fits = ops->exit && room >= bytes;
+	uint32_t bytes = (uint32_t)sizeof(*e);
 
-	/* A consumer that keeps per-process state in its thread data (the
-	 * recorder's chunk) must hear of a raw fork before the child uses it;
-	 * the others do not pay for the check. */
-	if (__builtin_expect(c->thread_fork != NULL, 0) && thread_state_forked())
-		thread_state_after_fork();
-	ctx->thread_data = consumer_thread_data(c, ts);
-	ctx->call_data = fits && ops->call_data_size ? e + 1 : NULL;
+	ctx->thread_data = NULL;
+	ctx->call_data = NULL;
+	if (__builtin_expect(c->has_extras, 0)) {
+		/* A consumer that keeps per-process state in its thread data
+		 * (the recorder's chunk) must hear of a raw fork before the
+		 * child uses it; the others do not pay for the check. */
+		if (c->thread_fork && thread_state_forked())
+			thread_state_after_fork();
+		ctx->thread_data = consumer_thread_data(c, ts);
+		bytes += ops->call_data_size;
+		if (ops->call_data_size && ops->exit && room >= bytes)
+			ctx->call_data = e + 1;
+	}
 	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
 
 	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
 		return 0;
-	if (__builtin_expect(!fits, 0)) {
+	if (__builtin_expect(room < bytes, 0)) {
 		ts->shadow_overflows++;
 		return 0;
 	}
@@ -209,10 +214,13 @@ static inline void frame_run_exits(struct thread_state *ts, struct frame_header 
 		struct consumer *c = &consumer_table[e->slot];
 		p += sizeof(*e) + ops->call_data_size;
 		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e->generation && ops->exit) {
-			if (__builtin_expect(c->thread_fork != NULL, 0) && thread_state_forked())
-				thread_state_after_fork();
-			ctx->thread_data = consumer_thread_data(c, ts);
+			ctx->thread_data = NULL;
 			ctx->call_data = ops->call_data_size ? (void *)(e + 1) : NULL;
+			if (__builtin_expect(c->has_extras, 0)) {
+				if (c->thread_fork && thread_state_forked())
+					thread_state_after_fork();
+				ctx->thread_data = consumer_thread_data(c, ts);
+			}
 			ops->exit(ctx, e->cookie, c->user_data);
 		}
 	}
