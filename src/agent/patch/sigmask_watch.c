@@ -11,7 +11,7 @@
  * too.  What interposition cannot see (raw rt_sigprocmask system calls,
  * threads that existed before libneedle was loaded) is caught by reading
  * every thread's SigBlk from /proc before each batch, when the process
- * has at most NEEDLE_MASK_SCAN_MAX threads (default 1024; patch_batch.c).
+ * has at most NEEDLE_MASK_SCAN_MAX threads (default 64; patch_batch.c).
  *
  * Signal handlers.  While a handler runs, its sa_mask is added to the
  * thread's mask by the kernel, where no interposition sees it.  So
