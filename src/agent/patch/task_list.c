@@ -47,43 +47,50 @@ void task_list_free(struct task_list *list)
 	list->cnt = 0;
 }
 
+/* The text after "\nKEY" in a /proc status file, read into buf, or NULL
+ * with *err set. */
+static const char *status_field(const char *path, const char *key, char *buf, size_t len, int *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0) {
+		*err = -ESRCH;
+		return NULL;
+	}
+	buf[n] = 0;
+	char *line = strstr(buf, key);
+	if (!line)
+		*err = -ENOENT;
+	return line ? line + strlen(key) : NULL;
+}
+
 int task_blocks_signal(pid_t tid, int sig)
 {
 	char path[64], buf[4096];
-	int fd;
-	ssize_t n;
+	int err = 0;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
-	char *line = strstr(buf, "\nSigBlk:");
-	if (!line)
-		return -ENOENT;
-	unsigned long long mask = strtoull(line + 8, NULL, 16);
+	const char *v = status_field(path, "\nSigBlk:", buf, sizeof(buf), &err);
+	if (!v)
+		return err;
+	unsigned long long mask = strtoull(v, NULL, 16);
 	return (mask >> (sig - 1)) & 1;
 }
 
 long task_count_fast(void)
 {
 	char buf[4096];
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t n;
+	int err = 0;
+	const char *v = status_field("/proc/self/status", "\nThreads:", buf, sizeof(buf), &err);
 
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	char *line = strstr(buf, "\nThreads:");
-	return line ? strtol(line + 9, NULL, 10) : -ENOENT;
+	return v ? strtol(v, NULL, 10) : err;
 }
 
 long task_count(void)
