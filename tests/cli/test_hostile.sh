@@ -79,3 +79,7 @@ check_eq "stripped binary: work() named by its offset, with its calls" \
 check_eq "stripped binary: no function shown as ?" "$("$NEEDLE" replay -i "$T/strip.data" | grep -c '| *? *(')" 0
 check "clone without SETTLS: info counts the thread that ran untraced" \
 	grep -q "^untraced threads: 0 (.*), 1 (shared" <("$NEEDLE" info -i "$T/clone.data")
+
+# --- H: info lists the program's objects, not libneedle's dependencies --
+check "info: no module of libneedle's own (libelf, libz)" \
+	bash -c "! \"$NEEDLE\" info -i \"$T/fork.data\" | grep -q 'libelf\|libz\.so'"
