@@ -22,12 +22,6 @@
 #include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
 
-/* Room on the shadow stack for bytes more of entries and a header. */
-static inline int frame_fits(const struct thread_state *ts, size_t bytes)
-{
-	return ts->shadow_cap - ts->shadow_top >= sizeof(struct frame_header) + bytes;
-}
-
 /* Push the header over the entries (bytes of them, n) already written at
  * the top, and hijack. */
 static inline void frame_push(struct thread_state *ts, struct site *site, uint32_t n, uint32_t bytes,
