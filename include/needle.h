@@ -50,6 +50,9 @@
  *   backtrace: walks the stack with the real return addresses.
  *   dlclose: unloads under libneedle's lock, so that no patch batch writes
  *       into an object being unmapped, then retires the object's sites.
+ *   sigaltstack: remembers the thread's alternate signal stack, so that a
+ *       handler's calls on it (SS_AUTODISARM included) nest above the
+ *       interrupted call instead of closing it.
  *
  * Where handlers run.  An entry or exit handler runs on the thread that
  * made the traced call, wherever that call is made:

@@ -85,8 +85,10 @@ __attribute__((constructor)) static void agent_load(void)
  * runs under the control mutex, so that no patch batch writes into the
  * object while it is unmapped; then its sites leave the indexes
  * (module_forget_unloaded).  Lock order: control mutex, then the loader's
- * lock, as in discovery.  A destructor that calls dlclose runs inside the
- * outer call, which holds the mutex already. */
+ * lock, as in discovery.  The mutex is recursive: a destructor of the
+ * object may call dlclose or the API.  A thread that holds the loader's
+ * lock (in dlopen, running a constructor) and calls the API while another
+ * thread is in here would deadlock: documented in docs/design.md. */
 static __thread int in_dlclose;
 
 NEEDLE_API int dlclose(void *handle)

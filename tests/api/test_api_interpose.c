@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 		{ "pthread_exit", (void *)&pthread_exit },
 		{ "backtrace", (void *)&backtrace },
 		{ "dlclose", (void *)&dlclose },
+		{ "sigaltstack", (void *)&sigaltstack },
 	};
 	size_t n = sizeof(refs) / sizeof(refs[0]);
 	(void)argc;

@@ -23,6 +23,9 @@
 #include <unistd.h>
 
 #include "harness.h"
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31) /* linux/signal.h; not in glibc 2.36 headers */
+#endif
 #include "needle.h"
 
 __attribute__((noinline)) long hostile_fn(long x)
@@ -204,8 +207,8 @@ __attribute__((noinline)) long alt_outer(long x)
 
 static void *alt_thread(void *arg)
 {
-	stack_t ss = { .ss_sp = alt_mem, .ss_size = 1 << 16 };
-	(void)arg;
+	stack_t ss = { .ss_sp = alt_mem, .ss_size = 1 << 16, .ss_flags = (int)(intptr_t)arg };
+
 	sigaltstack(&ss, NULL);
 	char here;
 	CHECK((uintptr_t)alt_mem > (uintptr_t)&here, "altstack: the alternate stack lies above the thread's stack");
@@ -235,15 +238,18 @@ static void altstack(void)
 					 .entry = count_entry, .exit = count_exit };
 	struct needle_link *l2 = NULL;
 	needle_attach(&o, &l2);
-	entries = exits = unwound = wrong = 0;
-	pthread_create(&t, &attr, alt_thread, NULL);
-	pthread_join(t, NULL);
+	for (int autodisarm = 0; autodisarm < 2; autodisarm++) {
+		const char *how = autodisarm ? "altstack with SS_AUTODISARM" : "altstack";
+		entries = exits = unwound = wrong = 0;
+		pthread_create(&t, &attr, alt_thread, (void *)(intptr_t)(autodisarm ? SS_AUTODISARM : 0));
+		pthread_join(t, NULL);
+		CHECK_EQ(wrong, 0, "%s: alt_outer returned its value", how);
+		CHECK_EQ(entries, 12, "%s: 12 entries (alt_outer, 10 in the handler, one after)", how);
+		CHECK_EQ(exits, 12, "%s: 12 exits", how);
+		CHECK_EQ(unwound, 0, "%s: no call taken for unwound", how);
+	}
 	needle_link_destroy(l);
 	needle_link_destroy(l2);
-	CHECK_EQ(wrong, 0, "altstack: alt_outer returned its value");
-	CHECK_EQ(entries, 12, "altstack: 12 entries (alt_outer, 10 in the handler, one after)");
-	CHECK_EQ(exits, 12, "altstack: 12 exits");
-	CHECK_EQ(unwound, 0, "altstack: no call taken for unwound");
 }
 
 /* destroy: from inside its own handler, destroy cannot wait for itself. */

@@ -5,7 +5,10 @@
 
 #include "agent/base/control_lock.h"
 
-static pthread_mutex_t control = PTHREAD_MUTEX_INITIALIZER;
+/* Recursive: the real dlclose runs under it (agent.c), and a destructor
+ * of the object being unloaded may call the API (a tool's plugin
+ * destroying its links). */
+static pthread_mutex_t control = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void (*startup)(void);
 static _Atomic int started;

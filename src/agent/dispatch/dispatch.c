@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/base/interpose.h"
 #include "agent/dispatch/consumer.h"
 #include "agent/dispatch/context_switch.h"
 #include "agent/rcu/rcu.h"
@@ -51,6 +52,11 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, st
 	 * call data size are read from one ops, never one old and one new. */
 	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
 	uint32_t bytes = (uint32_t)sizeof(*e);
+	/* Before the handler runs: a detach during it retires the consumer,
+	 * and a frame must then carry the live generation it was entered
+	 * under (which no longer matches), never the retired one (which
+	 * would keep matching until the slot is reused). */
+	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 
 	ctx->thread_data = NULL;
 	ctx->call_data = NULL;
@@ -73,9 +79,11 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, st
 		ts->shadow_overflows++;
 		return 0;
 	}
+	if (__builtin_expect(!(generation & 1), 0))
+		return 0; /* retired already: its exit must not run */
 	e->slot = (uint16_t)c->slot;
 	e->ops = consumer_ops_index(ops);
-	e->generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	e->generation = generation;
 	e->cookie = cookie;
 	return bytes;
 }
@@ -130,13 +138,39 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
  * above the interrupted stack looks like.  Asking the kernel costs a
  * system call, paid only on this path (an unwind, or a handler's
  * outermost traced calls). */
+/* The alternate stack each thread set last (sigaltstack is interposed
+ * below): with SS_AUTODISARM the kernel reports it disabled while a
+ * handler runs on it, so its range is kept here. */
+static __thread uint64_t altstack_lo, altstack_hi __attribute__((tls_model("initial-exec")));
+
+NEEDLE_API int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
+	int r = real(ss, old);
+
+	if (!r && ss) {
+		if (ss->ss_flags & SS_DISABLE) {
+			altstack_lo = altstack_hi = 0;
+		} else {
+			altstack_lo = (uint64_t)(uintptr_t)ss->ss_sp;
+			altstack_hi = altstack_lo + ss->ss_size;
+		}
+	}
+	return r;
+}
+
 static __attribute__((noinline)) int frame_skipped(uint64_t top_sp, uint64_t sp)
 {
+	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
+	uint64_t lo = altstack_lo, hi = altstack_hi;
 	stack_t ss;
 
-	if (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK))
+	if (real && !real(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+		lo = (uint64_t)(uintptr_t)ss.ss_sp;
+		hi = lo + ss.ss_size;
+	}
+	if (lo == hi)
 		return 1;
-	uint64_t lo = (uint64_t)(uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
 	int here_on_alt = sp >= lo && sp <= hi, top_on_alt = top_sp >= lo && top_sp <= hi;
 	return here_on_alt == top_on_alt;
 }

@@ -339,7 +339,10 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 		now[sites[i]->func.site_id] = 1;
 	/* Sites gained, then sites lost: new lists published, and the sites
 	 * whose first consumer arrives or last one leaves go in one batch. */
-	for (int adding = 1; adding >= 0; adding--) {
+	size_t traced = 0;
+	for (size_t i = 0; i < cnt; i++)
+		traced += !(sites[i]->unusable || sites[i]->gone || !sites[i]->stub);
+	for (int adding = 1; adding >= 0 && !err; adding--) {
 		size_t n = adding ? cnt : link->site_cnt;
 		for (size_t i = 0; i < n; i++) {
 			struct site *s = adding ? sites[i] : link->sites[i];
@@ -365,14 +368,21 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 	}
 	if (!err)
 		err = patch_batch_apply(ops, op_cnt);
-	for (size_t i = 0; i < old_cnt; i++)
-		consumer_list_retire(olds[i]);
-	if (!err) {
+	if (err) {
+		/* Undo: every touched site gets its old list back (the new ones
+		 * are retired), so the link stays exactly on the sites it had;
+		 * a site this batch already turned off keeps being served by
+		 * the trampoline, harmless. */
+		for (size_t i = 0; i < old_cnt; i++)
+			consumer_list_retire(atomic_exchange(&touched[i]->consumers, olds[i]));
+	} else {
+		for (size_t i = 0; i < old_cnt; i++)
+			consumer_list_retire(olds[i]);
 		free(link->sites);
 		link->sites = sites;
 		link->site_cnt = cnt;
 		sites = NULL;
-		err = (int)cnt;
+		err = (int)traced;
 	}
 	synchronize_and_reclaim();
 out:

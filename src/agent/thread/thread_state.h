@@ -49,11 +49,6 @@ struct thread_state {
 	 * THREAD_DATA_BYTES reserved beside the shadow stack, whose first
 	 * THREAD_DATA_HEADER bytes say which reservation each slot holds. */
 	uint8_t *data;
-	/* What the handler being run may ask for (needle_thread_data,
-	 * needle_call_data): set by dispatch before it calls a handler of a
-	 * consumer that reserved storage. */
-	void *cur_thread_data;
-	void *cur_call_data;
 	uint8_t data_used;         /* the block was written: clear it at exit */
 } __attribute__((aligned(64)));
 
