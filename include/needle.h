@@ -50,6 +50,10 @@
  *   backtrace: walks the stack with the real return addresses.
  *   dlclose: unloads under libneedle's lock, so that no patch batch writes
  *       into an object being unmapped, then retires the object's sites.
+ *   longjmp, _longjmp, siglongjmp, __longjmp_chk: unblock libneedle's stop
+ *       signal (which sigaction adds to handlers' masks) unless the program
+ *       blocked it itself, so that leaving a handler by a jump leaves the
+ *       mask as it would be untraced.
  *   sigaltstack: remembers the thread's alternate signal stack, so that a
  *       handler's calls on it (SS_AUTODISARM included) nest above the
  *       interrupted call instead of closing it.

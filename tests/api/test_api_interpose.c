@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		{ "backtrace", (void *)&backtrace },
 		{ "dlclose", (void *)&dlclose },
 		{ "sigaltstack", (void *)&sigaltstack },
+		{ "longjmp", (void *)&longjmp },
+		{ "siglongjmp", (void *)&siglongjmp },
 	};
 	size_t n = sizeof(refs) / sizeof(refs[0]);
 	(void)argc;

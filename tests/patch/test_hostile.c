@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -185,6 +186,37 @@ static void sa_view(void)
 	CHECK(kernel[3] & (1ull << (SIGRTMAX - 2 - 1)), "sa_view: the kernel's mask holds the stop signal");
 	CHECK(kernel[3] & (1ull << (SIGUSR2 - 1)), "sa_view: the program's other signals stay masked");
 	signal(SIGURG, SIG_DFL);
+}
+
+/* longjmp_mask: a handler left with longjmp (no mask restored) must not
+ * leave the thread with needle's stop signal blocked. */
+static jmp_buf out_of_handler;
+
+static void jumping_handler(int sig)
+{
+	(void)sig;
+	longjmp(out_of_handler, 1);
+}
+
+static void longjmp_mask(void)
+{
+	struct sigaction act;
+	sigset_t before, after;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = jumping_handler;
+	sigemptyset(&act.sa_mask);
+	sigaction(SIGUSR2, &act, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &before);
+	if (!setjmp(out_of_handler))
+		raise(SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, NULL, &after);
+	CHECK(sigismember(&after, SIGRTMAX - 2) == sigismember(&before, SIGRTMAX - 2),
+	      "longjmp_mask: leaving a handler by longjmp leaves the stop signal as it was");
+	/* SIGUSR2 itself stays blocked, as it would untraced (plain longjmp). */
+	CHECK(sigismember(&after, SIGUSR2) == 1, "longjmp_mask: the program's own mask is what longjmp leaves");
+	sigprocmask(SIG_UNBLOCK, &after, NULL);
+	signal(SIGUSR2, SIG_DFL);
 }
 
 /* altstack: the handler's stack is mapped above the thread's stack, so
@@ -410,6 +442,7 @@ int main(int argc, char **argv)
 	run_batches_against("raw_mask", raw_mask_worker);
 	run_batches_against("handler_mask", handler_mask_worker);
 	sa_view();
+	longjmp_mask();
 	altstack();
 	destroy_in_handler();
 	return harness_exit();

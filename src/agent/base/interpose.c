@@ -20,6 +20,10 @@ static const char *const interposed_names[IP_COUNT] = {
 	[IP_BACKTRACE] = "backtrace",
 	[IP_SIGALTSTACK] = "sigaltstack",
 	[IP_DLCLOSE] = "dlclose",
+	[IP_LONGJMP] = "longjmp",
+	[IP_UNDERSCORE_LONGJMP] = "_longjmp",
+	[IP_SIGLONGJMP] = "siglongjmp",
+	[IP_LONGJMP_CHK] = "__longjmp_chk",
 };
 
 /* libneedle loaded after the C library (preloaded by another preloaded

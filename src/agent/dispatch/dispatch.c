@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/base/altstack.h"
 #include "agent/base/interpose.h"
 #include "agent/dispatch/consumer.h"
 #include "agent/dispatch/context_switch.h"
@@ -138,33 +139,13 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
  * above the interrupted stack looks like.  Asking the kernel costs a
  * system call, paid only on this path (an unwind, or a handler's
  * outermost traced calls). */
-/* The alternate stack each thread set last (sigaltstack is interposed
- * below): with SS_AUTODISARM the kernel reports it disabled while a
- * handler runs on it, so its range is kept here. */
-static __thread uint64_t altstack_lo, altstack_hi __attribute__((tls_model("initial-exec")));
-
-NEEDLE_API int sigaltstack(const stack_t *ss, stack_t *old)
-{
-	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
-	int r = real(ss, old);
-
-	if (!r && ss) {
-		if (ss->ss_flags & SS_DISABLE) {
-			altstack_lo = altstack_hi = 0;
-		} else {
-			altstack_lo = (uint64_t)(uintptr_t)ss->ss_sp;
-			altstack_hi = altstack_lo + ss->ss_size;
-		}
-	}
-	return r;
-}
-
 static __attribute__((noinline)) int frame_skipped(uint64_t top_sp, uint64_t sp)
 {
 	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
-	uint64_t lo = altstack_lo, hi = altstack_hi;
+	uint64_t lo, hi;
 	stack_t ss;
 
+	altstack_last(&lo, &hi);
 	if (real && !real(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
 		lo = (uint64_t)(uintptr_t)ss.ss_sp;
 		hi = lo + ss.ss_size;

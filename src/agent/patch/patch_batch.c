@@ -65,6 +65,24 @@ static int sigtrap_blocked_now(void)
 	return blocked;
 }
 
+/* 1 if every thread that blocks SIGTRAP also blocks the stop signal: all
+ * of them look like helper threads that block every signal, not program
+ * threads with a SIGTRAP-blocking mask (those must not meet an int3). */
+static int sigtrap_blockers_block_all(void)
+{
+	struct task_list list;
+	int all = 1;
+
+	if (task_list_read(&list))
+		return 0;
+	for (size_t i = 0; i < list.cnt && all; i++)
+		if (task_blocks_signal(list.tids[i], SIGTRAP) == 1 &&
+		    task_blocks_signal(list.tids[i], thread_stop_signal()) != 1)
+			all = 0;
+	task_list_free(&list);
+	return all;
+}
+
 /* Threads above which the per-batch /proc scan is skipped when
  * interposition vouches for every mask (NEEDLE_MASK_SCAN_MAX). */
 static long mask_scan_max(void)
@@ -153,7 +171,7 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 		err = patch_rewrite_stopped(ops, n);
 		if (err != -EDEADLK)
 			return err;
-		if (sigmask_may_block_sigtrap()) {
+		if (sigmask_may_block_sigtrap() || !sigtrap_blockers_block_all()) {
 			pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
 				"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
 				"or attach before it starts\n");

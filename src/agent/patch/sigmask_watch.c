@@ -31,6 +31,10 @@
  * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
  * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -46,6 +50,8 @@
 static _Atomic int blockers;
 static int check_always;
 static __thread uint8_t blocks_sigtrap __attribute__((tls_model("initial-exec")));
+/* The program blocked needle's stop signal itself (see unblock_stop_signal). */
+static __thread uint8_t program_blocks_stop __attribute__((tls_model("initial-exec")));
 
 /* Per signal, what needle changed in the sa_mask the program gave, so that
  * sigaction(sig, NULL, &old) shows the program its own mask. */
@@ -76,6 +82,7 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 				if (sigismember(set, sig) == 1)
 					sigdelset(&now, sig);
 		set_blocking(sigismember(&now, SIGTRAP) == 1);
+		program_blocks_stop = sigismember(&now, thread_stop_signal()) == 1;
 	}
 	return r;
 }
@@ -199,6 +206,37 @@ NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
 	}
 	return prev;
 }
+
+/* Leaving a signal handler with longjmp (which, unlike siglongjmp with a
+ * saved mask, restores no mask) would keep the stop signal that needle
+ * put into the handler's mask blocked for good: the program would see a
+ * signal blocked that it never blocked, and every later stop-the-world
+ * batch would fail.  Unless the program blocked it itself, it is
+ * unblocked on the way out (one system call per longjmp). */
+
+static void unblock_stop_signal(void)
+{
+	int stop = thread_stop_signal();
+	if (program_blocks_stop || stop <= 0 || stop >= NSIG)
+		return;
+	uint64_t set = 1ull << (stop - 1);
+	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, sizeof(set));
+}
+
+#define LONGJMP_WRAPPER(name, which)                                                  \
+	NEEDLE_API void name(struct __jmp_buf_tag env[1], int val)                    \
+	{                                                                             \
+		void (*real)(struct __jmp_buf_tag *, int) = interpose_next(which);    \
+		int saved = errno;                                                    \
+		unblock_stop_signal();                                                \
+		errno = saved;                                                        \
+		real(env, val);                                                       \
+		__builtin_unreachable();                                              \
+	}
+LONGJMP_WRAPPER(longjmp, IP_LONGJMP)
+LONGJMP_WRAPPER(_longjmp, IP_UNDERSCORE_LONGJMP)
+LONGJMP_WRAPPER(siglongjmp, IP_SIGLONGJMP)
+LONGJMP_WRAPPER(__longjmp_chk, IP_LONGJMP_CHK)
 
 static void thread_exit(struct thread_state *ts)
 {

@@ -179,7 +179,7 @@ int module_discover_new(struct discovery_set *set)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < list.cnt && !err; i++) {
+	for (size_t i = 0; i < list.cnt; i++) {
 		struct module *m = malloc(sizeof(*m));
 		struct discovery *d = &set->v[set->cnt];
 		uint32_t sites_before = site_table_count();
@@ -188,14 +188,19 @@ int module_discover_new(struct discovery_set *set)
 			break;
 		}
 		*m = list.v[i];
-		if ((err = site_discover(m, d))) {
-			/* Nothing indexed or patched refers to its sites yet. */
+		m->strings = NULL;
+		int derr = site_discover(m, d);
+		if (derr) {
+			/* Nothing indexed or patched refers to its sites yet.  The
+			 * other objects go on; this one is tried again next time. */
 			discovery_free(d);
 			site_table_truncate(sites_before);
 			pr_warn("%s: cannot discover its functions (%d); will try again at the next refresh\n",
-				m->path, err);
+				m->path, derr);
+			free(m->strings);
 			free(m);
-			break;
+			err = err ? err : derr;
+			continue;
 		}
 		list.v[i].path = NULL;
 		m->next = modules;

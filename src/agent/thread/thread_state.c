@@ -247,7 +247,10 @@ struct thread_state *thread_state_acquire(void)
 	 * the state's stack windows are later checked against.  A thread
 	 * whose tid is not the one its TLS belongs to shares that TLS. */
 	uint32_t tid = (uint32_t)gettid();
-	if (tid != descriptor_tid()) {
+	/* A raw fork's child keeps its parent's descriptor (and its tid): its
+	 * one thread is the new process's main thread, tid == pid, which a
+	 * thread sharing another's TLS never is. */
+	if (tid != descriptor_tid() && tid != (uint32_t)getpid()) {
 		note_shared_tls(tid);
 		return NULL;
 	}

@@ -39,6 +39,7 @@ struct arena {
 	uint8_t *base;
 	size_t header;  /* bytes of the trampoline copy, page rounded */
 	size_t used;    /* bump offset: pages below it are taken or on free */
+	size_t size;    /* bytes reserved */
 	struct free_run *free;
 	struct arena *next;
 };
@@ -88,7 +89,9 @@ static size_t trampoline_len(void)
 	return (size_t)(needle_entry_trampoline_end - (const char *)needle_entry_trampoline);
 }
 
-static struct arena *arena_create(uint64_t lo, uint64_t hi)
+/* An arena of ARENA_SIZE, or larger for an object with more stubs than
+ * that holds (more than about 260,000 functions). */
+static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 {
 	struct arena *a = calloc(1, sizeof(*a));
 	size_t len = trampoline_len();
@@ -96,7 +99,10 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi)
 	if (!a)
 		return NULL;
 	a->header = (len + PAGE - 1) & ~(size_t)(PAGE - 1);
-	a->base = map_near(ARENA_SIZE, lo, hi);
+	a->size = ARENA_SIZE;
+	if (a->header + need > a->size)
+		a->size = (a->header + need + ARENA_SIZE - 1) & ~(ARENA_SIZE - 1);
+	a->base = map_near(a->size, lo, hi);
 	if (!a->base) {
 		free(a);
 		return NULL;
@@ -113,7 +119,7 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi)
 	arenas = a;
 	return a;
 fail:
-	munmap(a->base, ARENA_SIZE);
+	munmap(a->base, a->size);
 	free(a);
 	return NULL;
 }
@@ -134,7 +140,7 @@ static uint8_t *arena_take(struct arena *a, size_t size, uint64_t lo, uint64_t h
 		}
 		return at;
 	}
-	if (ARENA_SIZE - a->used < size || !in_reach((uint64_t)(a->base + a->used), size, lo, hi))
+	if (a->size - a->used < size || !in_reach((uint64_t)(a->base + a->used), size, lo, hi))
 		return NULL;
 	uint8_t *at = a->base + a->used;
 	a->used += size;
@@ -144,7 +150,7 @@ static uint8_t *arena_take(struct arena *a, size_t size, uint64_t lo, uint64_t h
 static void arena_give_back(uint8_t *at, size_t size)
 {
 	for (struct arena *a = arenas; a; a = a->next) {
-		if (at < a->base || at >= a->base + ARENA_SIZE)
+		if (at < a->base || at >= a->base + a->size)
 			continue;
 		struct free_run *r = malloc(sizeof(*r));
 		mprotect(at, size, PROT_NONE);
@@ -165,12 +171,10 @@ int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t 
 	struct arena *a;
 	uint8_t *area = NULL;
 
-	if (size > ARENA_SIZE / 2)
-		return -E2BIG;
 	for (a = arenas; a && !area; a = area ? a : a->next)
 		area = arena_take(a, size, lo, hi);
 	if (!area) {
-		if (!(a = arena_create(lo, hi)) || !(area = arena_take(a, size, lo, hi)))
+		if (!(a = arena_create(lo, hi, size)) || !(area = arena_take(a, size, lo, hi)))
 			return -ENOMEM;
 	}
 	if (mprotect(area, size, PROT_READ | PROT_WRITE)) {

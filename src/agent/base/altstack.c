@@ -1,0 +1,38 @@
+/* altstack.c - sigaltstack interposed to remember each thread's alternate
+ * signal stack: with SS_AUTODISARM the kernel reports it disabled while a
+ * handler runs on it, so dispatch could not tell a handler's calls on it
+ * from calls a longjmp skipped (dispatch.c, frame_skipped).
+ *
+ * Not a hot path.  The interposer runs during a sanitizer runtime's own
+ * start-up too, which is why it sits in base (built without sanitizer
+ * instrumentation where that matters, tests/robust.mk). */
+#include <signal.h>
+#include <stdint.h>
+
+#include "agent/base/altstack.h"
+#include "agent/base/interpose.h"
+#include "needle.h"
+
+static __thread uint64_t altstack_lo, altstack_hi __attribute__((tls_model("initial-exec")));
+
+NEEDLE_API int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
+	int r = real(ss, old);
+
+	if (!r && ss) {
+		if (ss->ss_flags & SS_DISABLE) {
+			altstack_lo = altstack_hi = 0;
+		} else {
+			altstack_lo = (uint64_t)(uintptr_t)ss->ss_sp;
+			altstack_hi = altstack_lo + ss->ss_size;
+		}
+	}
+	return r;
+}
+
+void altstack_last(uint64_t *lo, uint64_t *hi)
+{
+	*lo = altstack_lo;
+	*hi = altstack_hi;
+}
