@@ -299,7 +299,11 @@ void thread_state_after_fork(void)
 
 static void after_fork_child(void)
 {
-	thread_state_after_fork();
+	/* Traced code run by an atfork handler registered before ours may
+	 * have done the fix-up already (it found the wiped word): once is
+	 * enough.  Without MADV_WIPEONFORK there is no word to tell. */
+	if (thread_state_fork_word == &fork_word_fallback || thread_state_forked())
+		thread_state_after_fork();
 }
 
 static void fork_word_init(void)
