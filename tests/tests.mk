@@ -132,3 +132,12 @@ TESTS += $(TEST_BUILD)/test_dlclose
 include tests/api.mk
 include tests/unit.mk
 include tests/robust.mk
+
+# Loading libneedle into a running process (src/cli/inject.c).
+$(TEST_BUILD)/attach/ticker: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject.c src/cli/inject.h
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -Isrc tests/attach/inject_driver.c src/cli/inject.c -o $@ -ldl
+$(TEST_BUILD)/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
+	cp $< $@; chmod +x $@
+TESTS += $(TEST_BUILD)/test_inject

@@ -1,0 +1,46 @@
+/* ticker N - four threads compute while the main thread prints N lines,
+ * one every 2 ms, then the threads' sums: the same output whether or not
+ * a library is loaded into it meanwhile. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static _Atomic int done;
+
+__attribute__((noinline)) long tick_work(long x)
+{
+	__asm__ volatile("");
+	return x * 7 + 1;
+}
+
+static void *worker(void *arg)
+{
+	long s = 0;
+	for (long i = 0; !done; i++)
+		s += tick_work(i) & 1;
+	*(long *)arg = s > 0;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 500;
+	pthread_t t[4];
+	long ok[4];
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, worker, &ok[i]);
+	for (int i = 0; i < n; i++) {
+		struct timespec d = { 0, 2 * 1000 * 1000 };
+		printf("tick %d %ld\n", i, tick_work(i));
+		fflush(stdout);
+		nanosleep(&d, NULL);
+	}
+	done = 1;
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("workers %ld %ld %ld %ld\n", ok[0], ok[1], ok[2], ok[3]);
+	return 0;
+}
