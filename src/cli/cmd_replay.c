@@ -30,9 +30,7 @@ struct replay {
 	 * already printed with its entry. */
 	uint8_t *skip;
 	/* The line being built, written with one call when complete. */
-	char *buf;
-	size_t len, cap;
-	int oom;
+	struct view_buf line;
 };
 
 static const char replay_usage[] =
@@ -42,28 +40,9 @@ static const char replay_usage[] =
 	"  -D, --depth N      only the N outermost levels\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), one line each\n";
 
-static int reserve(struct replay *r, size_t more)
-{
-	if (r->len + more <= r->cap)
-		return 0;
-	size_t cap = (r->len + more) * 2;
-	char *b = realloc(r->buf, cap);
-	if (!b) {
-		r->oom = 1;
-		return -1;
-	}
-	r->buf = b;
-	r->cap = cap;
-	return 0;
-}
-
 static void put(struct replay *r, const char *s)
 {
-	size_t n = strlen(s);
-	if (!reserve(r, n)) {
-		memcpy(r->buf + r->len, s, n);
-		r->len += n;
-	}
+	view_buf_put(&r->line, s, strlen(s));
 }
 
 /* Start a line: "%10s [%6u] | " and two spaces per level.  The output
@@ -74,19 +53,19 @@ static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth
 	char pre[48];
 	int n = view_format_prefix(pre, dur, tid);
 
-	r->len = 0;
-	if (reserve(r, (size_t)n + 2 * (size_t)depth + 64))
+	r->line.len = 0;
+	if (view_buf_reserve(&r->line, (size_t)n + 2 * (size_t)depth + 64))
 		return;
-	memcpy(r->buf, pre, (size_t)n);
-	memset(r->buf + n, ' ', 2 * (size_t)depth);
-	r->len = (size_t)n + 2 * (size_t)depth;
+	memcpy(r->line.p, pre, (size_t)n);
+	memset(r->line.p + n, ' ', 2 * (size_t)depth);
+	r->line.len = (size_t)n + 2 * (size_t)depth;
 }
 
 static void end_line(struct replay *r)
 {
 	put(r, "\n");
-	if (!r->oom)
-		fwrite_unlocked(r->buf, 1, r->len, stdout);
+	if (!r->line.oom)
+		fwrite_unlocked(r->line.p, 1, r->line.len, stdout);
 }
 
 static int print_threshold(struct replay *r, const struct trace_event *ev)
@@ -270,8 +249,8 @@ int cmd_replay(int argc, char **argv)
 	trace_iter_free(&it);
 	view_close(r.t);
 	free(r.skip);
-	free(r.buf);
-	if (r.oom) {
+	free(r.line.p);
+	if (r.line.oom) {
 		cli_error("out of memory");
 		ret = 1;
 	}

@@ -18,52 +18,32 @@ struct chrome {
 	struct trace *t;
 	FILE *out;
 	int first;
-	char *buf;
-	size_t len, cap;
-	int oom;
+	struct view_buf b;
 };
-
-static int reserve(struct chrome *c, size_t more)
-{
-	if (c->len + more <= c->cap)
-		return 0;
-	size_t cap = (c->len + more) * 2;
-	char *b = realloc(c->buf, cap);
-	if (!b) {
-		c->oom = 1;
-		return -1;
-	}
-	c->buf = b;
-	c->cap = cap;
-	return 0;
-}
 
 static void put(struct chrome *c, const char *s, size_t n)
 {
-	if (reserve(c, n))
-		return;
-	memcpy(c->buf + c->len, s, n);
-	c->len += n;
+	view_buf_put(&c->b, s, n);
 }
 
 #define PUT(c, lit) put(c, lit, sizeof(lit) - 1)
 
 static void put_u64(struct chrome *c, uint64_t v)
 {
-	if (!reserve(c, 24))
-		c->len += (size_t)view_format_u64(c->buf + c->len, v);
+	if (!view_buf_reserve(&c->b, 24))
+		c->b.len += (size_t)view_format_u64(c->b.p + c->b.len, v);
 }
 
 /* ns as microseconds: "12.345". */
 static void put_us(struct chrome *c, uint64_t ns)
 {
-	if (reserve(c, 28))
+	if (view_buf_reserve(&c->b, 28))
 		return;
-	c->len += (size_t)view_format_u64(c->buf + c->len, ns / 1000);
-	c->buf[c->len++] = '.';
-	c->buf[c->len++] = (char)('0' + ns / 100 % 10);
-	c->buf[c->len++] = (char)('0' + ns / 10 % 10);
-	c->buf[c->len++] = (char)('0' + ns % 10);
+	c->b.len += (size_t)view_format_u64(c->b.p + c->b.len, ns / 1000);
+	c->b.p[c->b.len++] = '.';
+	c->b.p[c->b.len++] = (char)('0' + ns / 100 % 10);
+	c->b.p[c->b.len++] = (char)('0' + ns / 10 % 10);
+	c->b.p[c->b.len++] = (char)('0' + ns % 10);
 }
 
 static void json_string(struct chrome *c, const char *s)
@@ -96,9 +76,9 @@ static void sep(struct chrome *c)
 
 static void flush_line(struct chrome *c)
 {
-	if (!c->oom)
-		fwrite_unlocked(c->buf, 1, c->len, c->out);
-	c->len = 0;
+	if (!c->b.oom)
+		fwrite_unlocked(c->b.p, 1, c->b.len, c->out);
+	c->b.len = 0;
 }
 
 /* ,"ts":T,"pid":P,"tid":T} */
@@ -146,7 +126,7 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 		PUT(c, "}");
 	}
 	flush_line(c);
-	return c->oom || view_output_failed(c->out);
+	return c->b.oom || view_output_failed(c->out);
 }
 
 int export_chrome(struct trace *t, FILE *out)
@@ -168,10 +148,10 @@ int export_chrome(struct trace *t, FILE *out)
 	int err = view_each_event(t, 0, chrome_event, &c);
 	PUT(&c, "\n]}\n");
 	flush_line(&c);
-	if (c.oom) {
+	if (c.b.oom) {
 		fprintf(stderr, "needle: out of memory while writing the Chrome trace\n");
 		err = 1;
 	}
-	free(c.buf);
+	free(c.b.p);
 	return err;
 }

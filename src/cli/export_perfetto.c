@@ -30,57 +30,31 @@
 #define SEQ_NEEDS_INCREMENTAL_STATE 2
 #define PROCESS_UUID 1
 
-struct pb {
-	uint8_t *p;
-	size_t len, cap;
-	int oom;
-};
-
-static int pb_reserve(struct pb *b, size_t n)
+static void pb_raw(struct view_buf *b, const void *data, size_t n)
 {
-	if (b->len + n <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap * 2 : 256;
-	while (cap < b->len + n)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = cap;
-	return 0;
+	view_buf_put(b, data, n);
 }
 
-static void pb_raw(struct pb *b, const void *data, size_t n)
+static void pb_varint(struct view_buf *b, uint64_t v)
 {
-	if (pb_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
+	if (!view_buf_reserve(b, 10))
+		b->len += varint_put((uint8_t *)b->p + b->len, v);
 }
 
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	if (!pb_reserve(b, 10))
-		b->len += varint_put(b->p + b->len, v);
-}
-
-static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+static void pb_uint(struct view_buf *b, unsigned field, uint64_t v)
 {
 	pb_varint(b, (uint64_t)field << 3 | 0);
 	pb_varint(b, v);
 }
 
-static void pb_bytes(struct pb *b, unsigned field, const void *data, size_t n)
+static void pb_bytes(struct view_buf *b, unsigned field, const void *data, size_t n)
 {
 	pb_varint(b, (uint64_t)field << 3 | 2);
 	pb_varint(b, n);
 	pb_raw(b, data, n);
 }
 
-static void pb_string(struct pb *b, unsigned field, const char *s)
+static void pb_string(struct view_buf *b, unsigned field, const char *s)
 {
 	pb_bytes(b, field, s, strlen(s));
 }
@@ -88,7 +62,7 @@ static void pb_string(struct pb *b, unsigned field, const char *s)
 struct perfetto {
 	struct trace *t;
 	FILE *out;
-	struct pb packet, event, nested, interned;
+	struct view_buf packet, event, nested, interned;
 	uint8_t *name_sent; /* by site id */
 	size_t name_cap;
 	int first_event;

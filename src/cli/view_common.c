@@ -192,3 +192,30 @@ int view_format_prefix(char *buf, const char *dur, uint32_t tid)
 	memcpy(buf + n, "] | ", 4);
 	return n + 4;
 }
+
+int view_buf_reserve(struct view_buf *b, size_t more)
+{
+	if (b->oom)
+		return -1;
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + more)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void view_buf_put(struct view_buf *b, const void *s, size_t n)
+{
+	if (!view_buf_reserve(b, n)) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	}
+}

@@ -43,6 +43,19 @@ int view_output_failed(FILE *out);
  * line per event): fewer copies and system calls.  Before any output. */
 void view_buffer_output(FILE *out);
 
+/* A growing byte buffer for the output built per event (a replay line, a
+ * JSON object, a protobuf packet): reserve, then write at p + len.  An
+ * allocation failure sets oom and makes every later reserve fail, so a
+ * view checks once, at the end. */
+struct view_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+/* Room for more bytes past len: 0, or -1 (oom set). */
+int view_buf_reserve(struct view_buf *b, size_t more);
+void view_buf_put(struct view_buf *b, const void *s, size_t n);
+
 /* Formatting without printf, for the lines written per event.  As
  * cli_format_duration ("  1.234 us"), exactly. */
 void view_format_duration(char *buf, size_t len, uint64_t ns);
