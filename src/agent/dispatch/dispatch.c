@@ -42,6 +42,16 @@ static inline void frame_push(struct thread_state *ts, struct site *site, uint32
 	*ret_slot = (uint64_t)needle_return_trampoline;
 }
 
+/* c's thread data for a handler about to run.  A consumer that keeps
+ * per-process state there (the recorder's chunk) must hear of a raw fork
+ * before the child uses it; the others do not pay for the check. */
+static inline void *handler_thread_data(struct consumer *c, struct thread_state *ts)
+{
+	if (c->thread_fork && thread_state_forked())
+		thread_state_after_fork();
+	return consumer_thread_data(c, ts);
+}
+
 /* Run c's entry handler with its entry (and call data) at e, if there is
  * room for them.  Returns the bytes the entry takes when the exit is
  * wanted and fits, 0 otherwise. */
@@ -62,12 +72,7 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, st
 	ctx->thread_data = NULL;
 	ctx->call_data = NULL;
 	if (__builtin_expect(c->has_extras, 0)) {
-		/* A consumer that keeps per-process state in its thread data
-		 * (the recorder's chunk) must hear of a raw fork before the
-		 * child uses it; the others do not pay for the check. */
-		if (c->thread_fork && thread_state_forked())
-			thread_state_after_fork();
-		ctx->thread_data = consumer_thread_data(c, ts);
+		ctx->thread_data = handler_thread_data(c, ts);
 		bytes += ops->call_data_size;
 		if (ops->call_data_size && ops->exit && room >= bytes)
 			ctx->call_data = e + 1;
@@ -225,11 +230,8 @@ static inline void frame_run_exits(struct thread_state *ts, struct frame_header 
 		if (atomic_load_explicit(&c->generation, memory_order_relaxed) == e->generation && ops->exit) {
 			ctx->thread_data = NULL;
 			ctx->call_data = ops->call_data_size ? (void *)(e + 1) : NULL;
-			if (__builtin_expect(c->has_extras, 0)) {
-				if (c->thread_fork && thread_state_forked())
-					thread_state_after_fork();
-				ctx->thread_data = consumer_thread_data(c, ts);
-			}
+			if (__builtin_expect(c->has_extras, 0))
+				ctx->thread_data = handler_thread_data(c, ts);
 			ops->exit(ctx, e->cookie, c->user_data);
 		}
 	}
@@ -317,19 +319,25 @@ uint64_t needle_unwind_pop(uint64_t sp)
 /* A thread exits.  Traced calls still open (pthread_cancel unwinds without
  * asking needle, or the thread ended from inside a traced call) end here,
  * then every consumer whose storage the thread used hears of it. */
+/* Call thread_exit (or thread_fork) of every live consumer whose storage
+ * the thread used.  Inside a read section. */
+static void tell_storage_users(struct thread_state *ts, int forked)
+{
+	for (uint32_t i = 0, n = ts->data_used ? consumer_slots_used() : 0; i < n; i++) {
+		struct consumer *c = &consumer_table[i];
+		void (*fn)(void *, void *) = forked ? c->thread_fork : c->thread_exit;
+		void *data;
+		if (fn && consumer_live(c) && (data = consumer_thread_data_if_used(c, ts)))
+			fn(data, c->user_data);
+	}
+}
+
 static void thread_exit(struct thread_state *ts)
 {
 	uint64_t saved = rcu_read_lock(ts);
 	if (ts->shadow_top)
 		shadow_close_unwound(ts, UINT64_MAX);
-	if (ts->data_used) {
-		for (uint32_t i = 0, n = consumer_slots_used(); i < n; i++) {
-			struct consumer *c = &consumer_table[i];
-			void *data;
-			if (c->thread_exit && consumer_live(c) && (data = consumer_thread_data_if_used(c, ts)))
-				c->thread_exit(data, c->user_data);
-		}
-	}
+	tell_storage_users(ts, 0);
 	rcu_read_unlock(ts, saved);
 }
 
@@ -337,12 +345,7 @@ static void thread_exit(struct thread_state *ts)
 static void thread_fork(struct thread_state *ts)
 {
 	uint64_t saved = rcu_read_lock(ts);
-	for (uint32_t i = 0, n = ts->data_used ? consumer_slots_used() : 0; i < n; i++) {
-		struct consumer *c = &consumer_table[i];
-		void *data;
-		if (c->thread_fork && consumer_live(c) && (data = consumer_thread_data_if_used(c, ts)))
-			c->thread_fork(data, c->user_data);
-	}
+	tell_storage_users(ts, 1);
 	rcu_read_unlock(ts, saved);
 }
 

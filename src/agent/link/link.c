@@ -136,9 +136,21 @@ static void extras_of(const struct needle_attach_opts *opts, struct consumer_ext
 	x->context_switch = OPTS_GET(opts, context_switch);
 }
 
+/* The part of opts that names functions (needle_attach, needle_link_update). */
+static int check_functions(const struct needle_attach_opts *opts)
+{
+	if (!opts || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags))
+		return -EINVAL;
+	if (!opts->pattern_cnt && !opts->addr_cnt)
+		return -EINVAL;
+	if ((opts->pattern_cnt && !opts->patterns) || (opts->addr_cnt && !opts->addrs))
+		return -EINVAL;
+	return 0;
+}
+
 static int check_opts(const struct needle_attach_opts *opts, struct needle_link **link)
 {
-	if (!opts || !link || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags))
+	if (!link || check_functions(opts))
 		return -EINVAL;
 	if (OPTS_GET(opts, thread_data_size) > 1024 || OPTS_GET(opts, call_data_size) > 256)
 		return -EINVAL;
@@ -149,10 +161,6 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 				return -EOPNOTSUPP;
 	}
 	if (!opts->entry && !opts->exit)
-		return -EINVAL;
-	if (!opts->pattern_cnt && !opts->addr_cnt)
-		return -EINVAL;
-	if ((opts->pattern_cnt && !opts->patterns) || (opts->addr_cnt && !opts->addrs))
 		return -EINVAL;
 	if (opts->flags & ~NEEDLE_ATTACH_EXCLUSIVE)
 		return -EINVAL;
@@ -542,9 +550,7 @@ NEEDLE_API int needle_link_update(struct needle_link *link, const struct needle_
 	struct site_set set = { 0 };
 	int err;
 
-	if (!link || !opts || opts->sz < offsetof(struct needle_attach_opts, flags) + sizeof(opts->flags) ||
-	    (!opts->pattern_cnt && !opts->addr_cnt) || (opts->pattern_cnt && !opts->patterns) ||
-	    (opts->addr_cnt && !opts->addrs))
+	if (!link || check_functions(opts))
 		return -EINVAL;
 	if ((err = control_lock()))
 		return err;

@@ -51,36 +51,28 @@ static void finish(struct patch_op *ops, size_t n, uint64_t syncs_before)
 	stats.last_sites = n;
 }
 
-/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process. */
-static int sigtrap_blocked_now(void)
+/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process.
+ * *all_block_stop: every such thread also blocks the stop signal (they
+ * look like helper threads that block every signal, not program threads
+ * with a SIGTRAP-blocking mask). */
+static int sigtrap_blocked_now(int *all_block_stop)
 {
 	struct task_list list;
 	int blocked = 0;
 
+	*all_block_stop = 0;
 	if (task_list_read(&list))
 		return 1; /* cannot tell: take the safe path */
-	for (size_t i = 0; i < list.cnt && !blocked; i++)
-		blocked = task_blocks_signal(list.tids[i], SIGTRAP) == 1;
+	*all_block_stop = 1;
+	for (size_t i = 0; i < list.cnt; i++) {
+		if (task_blocks_signal(list.tids[i], SIGTRAP) != 1)
+			continue;
+		blocked = 1;
+		if (task_blocks_signal(list.tids[i], thread_stop_signal()) != 1)
+			*all_block_stop = 0;
+	}
 	task_list_free(&list);
 	return blocked;
-}
-
-/* 1 if every thread that blocks SIGTRAP also blocks the stop signal: all
- * of them look like helper threads that block every signal, not program
- * threads with a SIGTRAP-blocking mask (those must not meet an int3). */
-static int sigtrap_blockers_block_all(void)
-{
-	struct task_list list;
-	int all = 1;
-
-	if (task_list_read(&list))
-		return 0;
-	for (size_t i = 0; i < list.cnt && all; i++)
-		if (task_blocks_signal(list.tids[i], SIGTRAP) == 1 &&
-		    task_blocks_signal(list.tids[i], thread_stop_signal()) != 1)
-			all = 0;
-	task_list_free(&list);
-	return all;
 }
 
 /* Threads above which the per-batch /proc scan is skipped when
@@ -104,7 +96,7 @@ static long mask_scan_max(void)
  * only in /proc, read before every batch while the process has at most
  * mask_scan_max() threads, so that the batches of a process with 100,000
  * threads stay O(1) in threads. */
-static int sigtrap_blocked_somewhere(void)
+static int sigtrap_blocked_somewhere(int *all_block_stop)
 {
 	if (!sigmask_may_block_sigtrap()) {
 		long threads = task_count_fast();
@@ -112,7 +104,7 @@ static int sigtrap_blocked_somewhere(void)
 			return 0;
 	}
 	for (int tries = 0; tries < 20; tries++) {
-		if (!sigtrap_blocked_now())
+		if (!sigtrap_blocked_now(all_block_stop))
 			return 0;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
@@ -166,12 +158,13 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 
 	if (!n)
 		return 0;
-	if (sigtrap_blocked_somewhere()) {
+	int all_block_stop = 0;
+	if (sigtrap_blocked_somewhere(&all_block_stop)) {
 		pr_info("a thread blocks SIGTRAP: patching %zu sites with threads stopped\n", n);
 		err = patch_rewrite_stopped(ops, n);
 		if (err != -EDEADLK)
 			return err;
-		if (sigmask_may_block_sigtrap() || !sigtrap_blockers_block_all()) {
+		if (sigmask_may_block_sigtrap() || !all_block_stop) {
 			pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
 				"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
 				"or attach before it starts\n");
