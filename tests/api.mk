@@ -43,7 +43,7 @@ $(API_BUILD)/libcallcount_asan.so: examples/callcount.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $(ASAN) -fPIC -shared $< -o $@ $(TEST_LINK)
 $(TEST_BUILD)/test_api_callcount: tests/api/test_api_callcount.sh $(API_BUILD)/callcount_prog \
 		$(API_BUILD)/libcallcount_asan.so $(BUILD)/examples/libcallcount.so
-	install -m 755 $< $@
+	$(SCRIPT_TEST)
 
 TESTS += $(TEST_BUILD)/test_api_symbols $(TEST_BUILD)/test_api_interpose $(TEST_BUILD)/test_api_handlers \
 	$(TEST_BUILD)/test_api_callcount

@@ -48,7 +48,7 @@ $(TEST_BUILD)/test_dispatch_stress_ubsan: tests/patch/test_dispatch_stress.c $(T
 	gcc $(TEST_CFLAGS) $(UBSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_UBSAN)
 # Records with the UBSan command and agent, reads with the UBSan reader.
 $(TEST_BUILD)/test_ubsan_cli: tests/robust/ubsan_cli.sh $(NEEDLE_UBSAN) $(LIBNEEDLE_UBSAN) $(CLI_PROGS)
-	@mkdir -p $(dir $@); cp $< $@; chmod +x $@
+	$(SCRIPT_TEST)
 
 # --- ThreadSanitizer: the agent, the RCU/dispatch stress and the stress
 # test.  patch_batch.c is built without instrumentation: its byte stores
@@ -169,7 +169,7 @@ $(TEST_BUILD)/robust/dlclose_sites: tests/robust/dlclose_sites.c $(TEST_BUILD)/r
 	gcc $(TEST_CFLAGS) -DSOAK_LIB='"$(abspath $(TEST_BUILD))/robust/libsoakdl.so"' $< -o $@ $(TEST_LINK)
 
 $(TEST_BUILD)/test_dlclose_sites: tests/robust/dlclose_sites.sh $(TEST_BUILD)/robust/dlclose_sites
-	cp $< $@; chmod +x $@
+	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_dlclose_sites
 
 .PHONY: robust-findings

@@ -5,6 +5,12 @@ TEST_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude -
 TEST_LINK := -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread -ldl
 PFE := -fpatchable-function-entry=5
 
+# A test script that stays in the source tree (it sources tests/cli/lib.sh
+# beside it) but runs from build/tests: a two-line launcher.
+define SCRIPT_TEST
+	@mkdir -p $(dir $@); printf '#!/bin/sh\nexec bash %s "$$@"\n' "$(abspath $<)" > $@; chmod +x $@
+endef
+
 # Site forms: each object with its own compiler and flags.
 $(TEST_BUILD)/forms/gcc.o: tests/patch/forms_gcc.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=none -c $< -o $@
@@ -139,5 +145,5 @@ $(TEST_BUILD)/attach/ticker: tests/attach/ticker.c
 $(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject.c src/cli/inject.h
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -Isrc tests/attach/inject_driver.c src/cli/inject.c -o $@ -ldl
 $(TEST_BUILD)/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
-	cp $< $@; chmod +x $@
+	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_inject

@@ -6,24 +6,10 @@
 # count callcount could read first; then main dlopens another plugin.
 # callcount runs as is, under AddressSanitizer (no access outside its
 # table), and preloaded without libneedle ahead of it (it refuses, the
-# program runs untraced).  Installed as build/tests/test_api_callcount.
-set -u
-BUILD=${NEEDLE_BUILD:?NEEDLE_BUILD must point at the build directory}
+# program runs untraced).  Run from build/tests/test_api_callcount.
+. "$(dirname "$0")/../cli/lib.sh"
 API="$BUILD/tests/api"
 PROG="$API/callcount_prog"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; }
-check() {
-	local desc=$1
-	shift
-	if "$@"; then pass "$desc"; else fail "$desc"; fi
-}
-check_eq() {
-	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1"; echo "      got '$2', expected '$3'"; fi
-}
 # calls ERRFILE FUNCTION: the call count callcount reported for FUNCTION.
 calls() {
 	awk -v f="$2" '$NF == f && $1 ~ /^[0-9]+$/ { n = $1 } END { print n ? n : "missing" }' "$1"

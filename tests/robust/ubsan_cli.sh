@@ -3,16 +3,9 @@
 # UndefinedBehaviorSanitizer (-fno-sanitize-recover: the first finding
 # aborts), recording through the UBSan agent, then every view over the
 # trace and over damaged copies of it.
-set -u
-BUILD=${NEEDLE_BUILD:?NEEDLE_BUILD must point at the build directory}
+. "$(dirname "$0")/../cli/lib.sh"
 U="$BUILD/ubsan/needle"
-PROGS="$BUILD/tests/cli"
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; }
-check() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
 
 "$U" record -o "$T/t.data" -- "$PROGS/threads" 3 3000 >"$T/rec.out" 2>"$T/rec.err"
 rc=$?
