@@ -352,6 +352,15 @@ struct needle_stats {
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 
+/* For `needle record -p PID` only: it loads libneedle into a running
+ * process and calls this on one thread it borrows, which is held stopped
+ * until this returns.  It starts the session thread that connects to the
+ * abstract UNIX socket `name` of needle record and receives the
+ * recording's configuration (see docs/design.md, "Attaching"), and
+ * returns.  0, -EBUSY if a session runs, -EINVAL, or another negative
+ * errno.  Programs have no use for it. */
+NEEDLE_API int needle_remote_attach(const char *name);
+
 enum needle_print_level { NEEDLE_WARN = 0, NEEDLE_INFO = 1, NEEDLE_DEBUG = 2 };
 typedef int (*needle_print_fn)(enum needle_print_level level, const char *fmt, va_list ap);
 /* Replace the message callback; returns the previous one.  NULL silences. */

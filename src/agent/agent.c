@@ -1,15 +1,21 @@
 /* agent.c - libneedle's start-up: the top of the agent, the only file
  * that knows every layer (docs/design.md, "Layers").
  *
- * The constructor discovers sites as soon as libneedle is loaded, so that
- * gcc's multi-NOP sites and -pg's fentry calls are rewritten while the
- * process usually has a single thread; everything else waits for the
- * first API call.  Start-up failures are reported once and returned by
- * every later call. */
+ * When `needle record` preloads libneedle into a program it starts, the
+ * constructor runs start-up and the recorder before main, so that gcc's
+ * multi-NOP sites and -pg's fentry calls are rewritten while the process
+ * has a single thread.  Otherwise (a program linked with libneedle, or one
+ * that dlopen's it) start-up waits for the first API call; and when
+ * `needle record -p` loads it into a running process, the constructor runs
+ * on a thread borrowed from the program and held stopped, so it must do
+ * nothing: the session thread of remote_attach.c runs start-up instead.
+ * Start-up failures are reported once and returned by every later call. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "agent/agent.h"
 #include "agent/base/control_lock.h"
 #include "agent/patch/core_sync.h"
 #include "agent/base/interpose.h"
@@ -57,28 +63,56 @@ static void agent_init(void)
 	control_lock_set_error(err);
 }
 
+int agent_start(void)
+{
+	control_lock_startup(agent_init);
+	return init_error;
+}
+
+void agent_recording_started(void)
+{
+	_Atomic uint64_t *refused, *shared_tls;
+
+	recorder_untraced_counters(&refused, &shared_tls);
+	if (refused)
+		thread_state_mirror_counters(refused, shared_tls);
+}
+
+void agent_recording_stopping(void)
+{
+	thread_state_mirror_counters(NULL, NULL);
+}
+
+void agent_adopt_process(void)
+{
+	int err = interpose_bind_loaded();
+	if (err < 0)
+		pr_warn("cannot bind the program's calls to libneedle's interposers (%d)\n", err);
+	sigmask_watch_adopt(err >= 0);
+}
+
 /* The recorder is a consumer of the public API, which waits for start-up:
  * it starts after it, not inside it. */
-static void recorder_start(void)
+static void recorder_start_preloaded(void)
 {
 	int err = recorder_start_from_env();
-	_Atomic uint64_t *refused, *shared_tls;
 
 	/* The request itself cannot be met (no patchable entry, filters that
 	 * match nothing): end the program before main rather than let it run
 	 * untraced by mistake. */
 	if (err == -ENOEXEC || err == -ENOENT)
 		_exit(126);
-	recorder_untraced_counters(&refused, &shared_tls);
-	if (refused)
-		thread_state_mirror_counters(refused, shared_tls);
+	if (err == 1)
+		agent_recording_started();
 }
 
 __attribute__((constructor)) static void agent_load(void)
 {
-	control_lock_startup(agent_init);
-	if (!init_error)
-		recorder_start();
+	control_lock_register(agent_init);
+	if (!getenv("NEEDLE_BUFFER_FD"))
+		return;
+	if (!agent_start())
+		recorder_start_preloaded();
 }
 
 /* An object unloaded by dlclose takes its sites with it.  The real dlclose

@@ -9,6 +9,7 @@
  * into a shell. */
 #include <getopt.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -55,6 +56,32 @@ static void print_shell_word(const char *s)
 			putchar(ch);
 	}
 	putchar('\'');
+}
+
+static void print_time(uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&secs, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%s.%03u UTC", buf, (unsigned)(realtime_ns / 1000000u % 1000u));
+}
+
+static void print_attach(const struct sec_attach *a)
+{
+	static const char *const ends[] = { "", "detached; the process ran on", "the process exited",
+					    "the session ended in the process (exec, or killed)" };
+	printf("attached:      to the running process at ");
+	print_time(a->attach_realtime_ns);
+	printf(", until ");
+	print_time(a->detach_realtime_ns);
+	printf(" (%.3f s)\nend:           %s\n", (double)(a->detach_realtime_ns - a->attach_realtime_ns) / 1e9,
+	       ends[a->end <= ATTACH_END_LOST ? a->end : 0]);
+	printf("held:          thread %u borrowed to load libneedle; longest hold of a thread %.3f ms\n"
+	       "               (libneedle stays loaded and idle in the process; a later -p reuses it)\n",
+	       a->borrowed_tid, (double)a->max_hold_ns / 1e6);
 }
 
 int cmd_info(int argc, char **argv)
@@ -105,7 +132,9 @@ int cmd_info(int argc, char **argv)
 		}
 		printf("\npid:           %u\n", t->process.pid);
 		int st = t->process.wait_status;
-		if (WIFEXITED(st))
+		if (t->have_attach)
+			print_attach(&t->attach);
+		else if (WIFEXITED(st))
 			printf("exit:          status %d\n", WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))
 			printf("exit:          killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));

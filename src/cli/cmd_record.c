@@ -64,6 +64,11 @@ static void on_signal(int sig)
 
 static const char record_usage[] =
 	"usage: needle record [options] [--] PROG [ARGS]\n"
+	"       needle record -p PID [options]\n"
+	"  -p, --pid PID            record the running process PID: libneedle is loaded into it\n"
+	"                           (one thread held for well under a millisecond), until Ctrl-C,\n"
+	"                           --duration, or its exit; then every function is unpatched\n"
+	"      --duration=SECONDS   with -p: stop recording after SECONDS (decimals allowed)\n"
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
@@ -95,7 +100,7 @@ static int append_glob(char **list, const char *glob)
 
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL };
+	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -104,6 +109,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "buffer-size", required_argument, NULL, OPT_BUFSIZE },
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -115,7 +121,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -188,6 +194,24 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_CTL:
 			o->ctl = 1;
 			break;
+		case 'p': {
+			long pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid < 1 || pid > 4194304) {
+				cli_error("-p needs a process ID, not '%s'", optarg);
+				return -1;
+			}
+			o->attach_pid = (pid_t)pid;
+			break;
+		}
+		case OPT_DURATION: {
+			double secs = strtod(optarg, &end);
+			if (*end || end == optarg || !(secs > 0) || secs > 1e7) {
+				cli_error("--duration needs a number of seconds greater than 0, not '%s'", optarg);
+				return -1;
+			}
+			o->duration_ns = (uint64_t)(secs * 1e9);
+			break;
+		}
 		case 'h':
 			fputs(record_usage, stdout);
 			exit(0);
@@ -196,6 +220,16 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			return -1;
 		}
 	}
+	if (o->attach_pid && optind < argc) {
+		cli_error("record: -p records a running process; give either -p PID or a program, not both");
+		return -1;
+	}
+	if (o->duration_ns && !o->attach_pid) {
+		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
+		return -1;
+	}
+	if (o->attach_pid)
+		return optind;
 	if (optind >= argc) {
 		cli_error("record: no program given");
 		fputs(record_usage, stderr);
@@ -222,7 +256,7 @@ static void write_clock(struct recording *r, uint64_t raw1, uint64_t ns1)
 /* The agent records: the old file goes; the header, the symbols and a
  * first clock (from the start to now) come in, so that a file cut short
  * later still names its functions and times its events. */
-static void begin_recording(struct recording *r)
+void record_begin(struct recording *r)
 {
 	if (!record_out_begin(r)) {
 		record_write_symbols(r);
@@ -240,6 +274,8 @@ static int write_tail(struct recording *r, const struct out_mark *m, int minimal
 {
 	write_clock(r, r->raw1, r->ns1);
 	record_write_process(r, r->status, r->argv);
+	if (r->attached)
+		trace_writer_section(&r->w, SEC_ATTACH, &r->attach, sizeof(r->attach));
 	if (!minimal)
 		record_write_threads(r);
 	struct sec_end end = {
@@ -253,6 +289,45 @@ static int write_tail(struct recording *r, const struct out_mark *m, int minimal
 		.threads_shared_tls = atomic_load(&r->shm->threads_shared_tls),
 	};
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
+}
+
+int record_finish(struct recording *r)
+{
+	const char *output = r->o->output;
+
+	record_drain(r, 1);
+	record_salvage(r);
+	r->raw1 = tsc_read();
+	r->ns1 = monotonic_ns();
+	char agent_err[512];
+	record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
+
+	struct out_mark kept = { 0 };
+	int fin = record_out_finish(r, write_tail, &kept);
+	int werr = r->out.err;
+	trace_writer_finish(&r->w); /* frees; the file is already flushed */
+	if (fin < 0 && !r->out.have_base) {
+		/* Not even the header and the symbols fit: nothing to read. */
+		unlink(output);
+		cli_error("cannot write %s: %s; no trace was kept", output, strerror(werr));
+	} else if (fin < 0) {
+		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), without an END "
+			  "section: views read it up to its last chunk", output, strerror(werr),
+			  (unsigned long long)kept.events, (unsigned long long)(r->drained - kept.events));
+	} else if (werr) {
+		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), the trace ends "
+			  "there", output, strerror(werr), (unsigned long long)kept.events,
+			  (unsigned long long)(r->drained - kept.events));
+	} else {
+		uint64_t lost = atomic_load(&r->shm->lost_events);
+		fprintf(stderr, "needle: recorded %llu events from %zu threads into %s", (unsigned long long)kept.events,
+			r->thread_cnt, output);
+		if (lost)
+			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
+		fputc('\n', stderr);
+	}
+	record_out_close(&r->out);
+	return werr ? 1 : 0;
 }
 
 /* Reap what has ended: the program (its status kept) and the orphans
@@ -387,6 +462,8 @@ int cmd_record(int argc, char **argv)
 		cli_error("cannot find libneedle.so next to the needle binary; set NEEDLE_LIB to its path");
 		return 1;
 	}
+	if (o.attach_pid)
+		return record_attach(&r, agent);
 	int perr = record_find_program(r.argv[0], prog, sizeof(prog));
 	if (perr) {
 		cli_error("cannot run %s: %s", r.argv[0], perr == -ENOENT ? "command not found" : strerror(-perr));
@@ -438,7 +515,7 @@ int cmd_record(int argc, char **argv)
 	for (;;) {
 		sig_atomic_t seen = record_sigchld;
 		if (!r.out.begun && atomic_load(&r.shm->agent_state) == AGENT_RECORDING)
-			begin_recording(&r);
+			record_begin(&r);
 		if (r.out.begun && record_buffer_ready(&r))
 			record_drain(&r, 0);
 		if (reap(&r))
@@ -449,42 +526,11 @@ int cmd_record(int argc, char **argv)
 	}
 	uint32_t state = atomic_load(&r.shm->agent_state);
 	if (!r.out.begun && state == AGENT_RECORDING)
-		begin_recording(&r);
+		record_begin(&r);
 	if (!r.out.begun)
 		return not_traced(&r, state);
 	follow_descendants(&r);
-	record_drain(&r, 1);
-	record_salvage(&r);
-	r.raw1 = tsc_read();
-	r.ns1 = monotonic_ns();
-	char agent_err[512];
-	record_read_result(&r, &r.sites_traced, agent_err, sizeof(agent_err));
-
-	struct out_mark kept = { 0 };
-	int fin = record_out_finish(&r, write_tail, &kept);
-	int werr = r.out.err;
-	trace_writer_finish(&r.w); /* frees; the file is already flushed */
-	if (fin < 0 && !r.out.have_base) {
-		/* Not even the header and the symbols fit: nothing to read. */
-		unlink(o.output);
-		cli_error("cannot write %s: %s; no trace was kept", o.output, strerror(werr));
-	} else if (fin < 0) {
-		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), without an END "
-			  "section: views read it up to its last chunk", o.output, strerror(werr),
-			  (unsigned long long)kept.events, (unsigned long long)(r.drained - kept.events));
-	} else if (werr) {
-		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), the trace ends "
-			  "there", o.output, strerror(werr), (unsigned long long)kept.events,
-			  (unsigned long long)(r.drained - kept.events));
-	} else {
-		uint64_t lost = atomic_load(&r.shm->lost_events);
-		fprintf(stderr, "needle: recorded %llu events from %zu threads into %s", (unsigned long long)kept.events,
-			r.thread_cnt, o.output);
-		if (lost)
-			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
-		fputc('\n', stderr);
-	}
-	record_out_close(&r.out);
+	int werr = record_finish(&r);
 	if (WIFSIGNALED(r.status))
 		cli_error("%s was killed by signal %d (%s)", r.argv[0], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 	return werr ? 1 : exit_status(r.status);

@@ -1,42 +1,71 @@
 /* inject.c - load a shared object into a running process with ptrace and
- * the process's own dlopen.
+ * the process's own dlopen, then call one function of it.
  *
- * One thread of the target (the thread group leader) is borrowed: seized
- * and interrupted (PTRACE_SEIZE + PTRACE_INTERRUPT: no SIGSTOP, nothing
- * the program can see), its registers saved, and a call to dlopen set up
- * on its stack below the red zone, with a return address of 0.  When
- * dlopen returns, the thread faults at address 0; that fault is taken by
- * the tracer, never delivered: the registers are put back and the thread
- * released.  Every other thread runs throughout, so the process as a
- * whole is never stopped.
+ * One thread of the target is borrowed; the others run throughout, so the
+ * process as a whole is never stopped.  The borrowed thread is seized and
+ * interrupted (PTRACE_SEIZE + PTRACE_INTERRUPT: no SIGSTOP, nothing the
+ * program can see), its general registers and its whole extended state
+ * (x87, SSE, AVX: NT_X86_XSTATE) saved, and calls are made on it, each on
+ * a stack of our own (mmap'ed in the target for the length of the visit)
+ * with a return address of 0: when the function returns, the thread faults
+ * at 0, a fault taken by the tracer and never delivered.  Then the state
+ * is put back and the thread released.
  *
- * dlopen's address in the target is found from the tracer's own: both map
- * the same C library file (checked), at bases read from /proc.  glibc
- * 2.34 and later have dlopen in libc itself.
+ * Which thread.  dlopen takes the loader's lock and calls malloc; a thread
+ * stopped while it holds either would deadlock on itself.  So a thread is
+ * borrowed only at a safe point: blocked in a system call that no C
+ * library lock is held across and that the kernel restarts invisibly
+ * (poll, nanosleep, accept, read, futex...: /proc/PID/task/TID/syscall
+ * tells without stopping it), or
+ * running code outside the C library and the loader (checked once it is
+ * stopped; such a thread is let go at once and another one tried).  A
+ * thread of needle's own (needle-*) is never borrowed.
  *
- * Invariants: the borrowed thread resumes with exactly the registers it
- * was stopped with (orig_rax included, so an interrupted system call is
- * restarted as the kernel would have); the memory written below its
- * stack pointer is scratch that no frame owns.  Limits: a thread stopped
- * while it holds the loader's or the allocator's lock would deadlock
- * dlopen (the call is given a deadline and the thread is given back
- * untouched if it expires). */
+ * Invariants:
+ *  - The borrowed thread resumes with exactly the registers and extended
+ *    state it was stopped with (orig_rax included, so an interrupted
+ *    system call is restarted as the kernel would have: no EINTR, no
+ *    short count).  Signals that arrive for it meanwhile are held and
+ *    delivered when it is released.
+ *  - Nothing is written to the program's own stack: the calls run on the
+ *    visit's stack (a thread may be deep in recursion, or on a small
+ *    alternate signal stack), which is unmapped before release.
+ *  - The work runs in a child process, which ignores the terminal's
+ *    signals: killing needle record (even with SIGKILL) mid-visit leaves
+ *    the child to finish and give the thread back.
+ *
+ * The target's functions are found from the tracer's own: both map the
+ * same C library file (checked), at bases read from /proc.  glibc 2.34
+ * and later have dlopen in libc itself.  Limits: a thread blocked in a
+ * system call inside a signal handler that interrupted malloc, or in a
+ * constructor run by the loader, is taken for safe; dlopen is given 10 s
+ * and, if it does not return, the thread is given back with its state
+ * restored but the loader may keep its lock (said in the error). */
+#include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/inject.h"
+
+#define VISIT_STACK (256u << 10)
+#define XSTATE_MAX 16384
+#define HELD_SIGNALS 8
 
 static uint64_t now_ns(void)
 {
@@ -45,8 +74,64 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* Base address of the mapping of file path at offset 0 in pid's maps. */
-static uint64_t map_base(pid_t pid, const char *path)
+struct range {
+	uint64_t lo, hi;
+};
+
+/* What the visit needs to know of the target, read before any thread is
+ * stopped. */
+struct target {
+	pid_t pid;
+	uint64_t libc_base;     /* of the C library, mapped at offset 0 */
+	struct range unsafe[8]; /* executable mappings of the C library and the loader */
+	int unsafe_cnt;
+	uint64_t syscall_ret;   /* address of the bytes 0f 05 c3: syscall; ret */
+	uint64_t dlopen, dlsym, dlerror;
+};
+
+/* The thread being visited. */
+struct visit {
+	pid_t tid;
+	struct user_regs_struct saved;
+	uint8_t xstate[XSTATE_MAX];
+	size_t xstate_len;
+	int held[HELD_SIGNALS];
+	int held_cnt;
+	uint64_t stack;          /* the visit's stack in the target, or 0 */
+	uint64_t stopped_at;
+};
+
+static int mem_rw(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+			  : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	/* process_vm_* need the pages mapped writable/readable; /proc/PID/mem
+	 * writes through protections the way a debugger does. */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	int err = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+static int is_loader_or_libc(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "ld-linux", 8) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-", 3);
+}
+
+/* Base of path mapped at offset 0 in pid, and the executable ranges of
+ * the C library and the loader. */
+static uint64_t scan_maps(pid_t pid, const char *libc_path, struct target *t)
 {
 	char maps[64], line[PATH_MAX + 128];
 	uint64_t base = 0;
@@ -55,139 +140,518 @@ static uint64_t map_base(pid_t pid, const char *path)
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	if (!(f = fopen(maps, "re")))
 		return 0;
-	while (!base && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, off;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		char perms[8];
 		char *name = strchr(line, '/');
-		if (!name)
+		if (!name || sscanf(line, "%llx-%llx %7s %llx", &lo, &hi, perms, &off) != 4)
 			continue;
 		name[strcspn(name, "\n")] = 0;
-		if (sscanf(line, "%llx-%*x %*s %llx", &lo, &off) == 2 && off == 0 && !strcmp(name, path))
+		if (off == 0 && !base && !strcmp(name, libc_path))
 			base = lo;
+		if (t && perms[2] == 'x' && is_loader_or_libc(name) && t->unsafe_cnt < 8)
+			t->unsafe[t->unsafe_cnt++] = (struct range){ lo, hi };
 	}
 	fclose(f);
 	return base;
 }
 
-static int mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+/* The bytes "syscall; ret" in the C library's code, read through the
+ * target's memory (the same file, so the same bytes). */
+static uint64_t find_syscall_ret(const struct target *t)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = pwrite(fd, buf, len, (off_t)addr);
-	int err = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
-	close(fd);
-	return err;
-}
-
-/* Wait for the next stop of pid, up to deadline_ns; -ETIMEDOUT past it. */
-static int wait_stop(pid_t pid, int *status, uint64_t deadline_ns)
-{
-	for (;;) {
-		pid_t r = waitpid(pid, status, __WALL | WNOHANG);
-		if (r == pid)
+	for (int i = 0; i < t->unsafe_cnt; i++) {
+		size_t len = (size_t)(t->unsafe[i].hi - t->unsafe[i].lo);
+		uint8_t *buf = malloc(len);
+		if (!buf)
 			return 0;
-		if (r < 0)
-			return -errno;
-		if (now_ns() > deadline_ns)
-			return -ETIMEDOUT;
-		struct timespec t = { 0, 100 * 1000 };
-		nanosleep(&t, NULL);
+		if (!mem_rw(t->pid, t->unsafe[i].lo, buf, len, 0)) {
+			for (size_t j = 0; j + 3 <= len; j++) {
+				if (buf[j] == 0x0f && buf[j + 1] == 0x05 && buf[j + 2] == 0xc3) {
+					free(buf);
+					return t->unsafe[i].lo + j;
+				}
+			}
+		}
+		free(buf);
 	}
+	return 0;
 }
 
-int inject_dlopen(pid_t pid, const char *path, struct inject_result *res, char *err, size_t errlen)
+static int target_prepare(pid_t pid, struct target *t, char *err, size_t errlen)
 {
 	Dl_info self;
-	struct user_regs_struct saved, call;
-	int status, e = 0;
+	char libc[PATH_MAX];
 
-	memset(res, 0, sizeof(*res));
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
 	if (!dladdr((void *)dlopen, &self) || !self.dli_fname) {
 		snprintf(err, errlen, "cannot find this process's C library");
 		return -ENOENT;
 	}
-	char libc[PATH_MAX];
 	if (!realpath(self.dli_fname, libc))
 		snprintf(libc, sizeof(libc), "%s", self.dli_fname);
-	uint64_t mine = map_base(getpid(), libc), theirs = map_base(pid, libc);
-	if (!mine || !theirs) {
-		snprintf(err, errlen, "process %d does not map %s (another C library, or static): cannot call its dlopen",
-			 (int)pid, libc);
+	uint64_t mine = scan_maps(getpid(), libc, NULL);
+	t->libc_base = scan_maps(pid, libc, t);
+	if (!mine || !t->libc_base) {
+		snprintf(err, errlen,
+			 "process %d does not map %.200s (statically linked, or another C library): its dlopen "
+			 "cannot be called", (int)pid, libc);
 		return -ENOEXEC;
 	}
-	uint64_t target_dlopen = theirs + ((uint64_t)(uintptr_t)dlopen - mine);
-
-	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL)) {
-		e = -errno;
-		snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid, strerror(-e));
-		return e;
-	}
-	uint64_t t0 = now_ns();
-	if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) || (e = wait_stop(pid, &status, t0 + 2000000000ull))) {
-		e = e ? e : -errno;
-		ptrace(PTRACE_DETACH, pid, NULL, NULL);
-		snprintf(err, errlen, "cannot stop a thread of process %d: %s", (int)pid, strerror(-e));
-		return e;
-	}
-	if (ptrace(PTRACE_GETREGS, pid, NULL, &saved)) {
-		e = -errno;
-		ptrace(PTRACE_DETACH, pid, NULL, NULL);
-		snprintf(err, errlen, "cannot read the registers of process %d: %s", (int)pid, strerror(-e));
-		return e;
-	}
-	/* The path below the red zone, then a 16-byte aligned call frame
-	 * whose return address is 0. */
-	size_t len = strlen(path) + 1;
-	uint64_t str = (saved.rsp - 128 - 256 - len) & ~15ull;
-	uint64_t sp = str - 16 - 8, zero = 0;
-	call = saved;
-	call.rip = target_dlopen;
-	call.rdi = str;
-	call.rsi = RTLD_NOW;
-	call.rax = 0;
-	call.rsp = sp;
-	call.orig_rax = (unsigned long long)-1; /* no system call restart on resume */
-	if ((e = mem_write(pid, str, path, len)) || (e = mem_write(pid, sp, &zero, sizeof(zero))) ||
-	    (ptrace(PTRACE_SETREGS, pid, NULL, &call) && (e = -errno)) ||
-	    (ptrace(PTRACE_CONT, pid, NULL, NULL) && (e = -errno))) {
-		ptrace(PTRACE_SETREGS, pid, NULL, &saved);
-		ptrace(PTRACE_DETACH, pid, NULL, NULL);
-		snprintf(err, errlen, "cannot set up the call in process %d: %s", (int)pid, strerror(-e));
-		return e;
-	}
-	/* dlopen returns to address 0: a SIGSEGV stop, which is not passed on. */
-	for (;;) {
-		if ((e = wait_stop(pid, &status, t0 + 10000000000ull))) {
-			ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
-			wait_stop(pid, &status, now_ns() + 1000000000ull);
-			ptrace(PTRACE_SETREGS, pid, NULL, &saved);
-			ptrace(PTRACE_DETACH, pid, NULL, NULL);
-			snprintf(err, errlen, "dlopen in process %d did not return: %s", (int)pid, strerror(-e));
-			return e;
-		}
-		if (WIFEXITED(status) || WIFSIGNALED(status)) {
-			snprintf(err, errlen, "process %d ended during the call", (int)pid);
-			return -ESRCH;
-		}
-		struct user_regs_struct now;
-		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGSEGV && !ptrace(PTRACE_GETREGS, pid, NULL, &now) &&
-		    now.rip == 0) {
-			res->handle = now.rax;
-			break;
-		}
-		/* Another stop (a group stop, a signal for the thread): let it be
-		 * delivered as it would have been; the call goes on. */
-		int sig = WIFSTOPPED(status) && (status >> 16) == 0 ? WSTOPSIG(status) : 0;
-		ptrace(PTRACE_CONT, pid, NULL, (void *)(uintptr_t)sig);
-	}
-	ptrace(PTRACE_SETREGS, pid, NULL, &saved);
-	ptrace(PTRACE_DETACH, pid, NULL, NULL);
-	res->held_ns = now_ns() - t0;
-	if (!res->handle) {
-		snprintf(err, errlen, "dlopen(%s) failed in process %d", path, (int)pid);
-		return -ENOENT;
+	t->dlopen = t->libc_base + ((uint64_t)(uintptr_t)dlopen - mine);
+	t->dlsym = t->libc_base + ((uint64_t)(uintptr_t)dlsym - mine);
+	t->dlerror = t->libc_base + ((uint64_t)(uintptr_t)dlerror - mine);
+	if (!(t->syscall_ret = find_syscall_ret(t))) {
+		snprintf(err, errlen, "cannot read the C library's code in process %d", (int)pid);
+		return -EIO;
 	}
 	return 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig; /* only to interrupt waitpid */
+}
+
+/* Wait for the next stop of tid, up to deadline_ns; -ETIMEDOUT past it.
+ * A blocking wait with a timer, not a polling loop: the thread is held
+ * for as long as this takes, and polling (on two CPUs) costs it ms. */
+static int wait_stop(pid_t tid, int *status, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		uint64_t left = deadline_ns - now;
+		struct itimerval it = { { 0, 0 }, { (time_t)(left / 1000000000u), (suseconds_t)(left % 1000000000u / 1000u) + 1 } };
+		setitimer(ITIMER_REAL, &it, NULL);
+		pid_t r = waitpid(tid, status, __WALL);
+		int e = errno;
+		struct itimerval off = { { 0, 0 }, { 0, 0 } };
+		setitimer(ITIMER_REAL, &off, NULL);
+		if (r == tid)
+			return 0;
+		if (r < 0 && e != EINTR)
+			return -e;
+	}
+}
+
+/* System calls a thread may be borrowed in: none is made by the C
+ * library with its allocator's or its loader's lock held, and the kernel
+ * restarts each of them after the ptrace stop, invisibly.  Not epoll_wait,
+ * sigtimedwait, semop, msgrcv, io_getevents and their kind: a stop makes
+ * them return EINTR (signal(7), "Interruption of system calls ... by stop
+ * signals"), so a thread in one is never interrupted. */
+static int safe_syscall(long nr)
+{
+	static const long ok[] = {
+		SYS_read, SYS_readv, SYS_pread64, SYS_recvfrom, SYS_recvmsg, SYS_accept, SYS_accept4,
+		SYS_poll, SYS_ppoll, SYS_select, SYS_pselect6, SYS_nanosleep, SYS_clock_nanosleep,
+		SYS_wait4, SYS_waitid, SYS_pause, SYS_futex,
+	};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (ok[i] == nr)
+			return 1;
+	return 0;
+}
+
+struct candidate {
+	pid_t tid;
+	int rank; /* 0 blocked in a waiting call, 1 futex, 2 running */
+};
+
+static int candidate_cmp(const void *a, const void *b)
+{
+	const struct candidate *x = a, *y = b;
+	return x->rank != y->rank ? x->rank - y->rank : (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The target's threads, best first. */
+static size_t list_candidates(pid_t pid, struct candidate **out)
+{
+	char dir[64];
+	struct dirent *e;
+	struct candidate *v = NULL;
+	size_t n = 0, cap = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	*out = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[128], buf[256];
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		pid_t tid = atoi(e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			int ours = fgets(buf, sizeof(buf), f) && !strncmp(buf, "needle-", 7);
+			fclose(f);
+			if (ours)
+				continue;
+		}
+		int rank = 2;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t len = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (len > 0) {
+				buf[len] = 0;
+				long nr = strtol(buf, NULL, 10);
+				if (strncmp(buf, "running", 7) && nr >= 0)
+					rank = !safe_syscall(nr) ? 3 : nr == SYS_futex ? 1 : 0;
+			}
+		}
+		if (rank == 3)
+			continue; /* in a call the C library may hold a lock across */
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			struct candidate *nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = (struct candidate){ tid, rank };
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), candidate_cmp);
+	*out = v;
+	return n;
+}
+
+static int in_unsafe(const struct target *t, uint64_t pc)
+{
+	for (int i = 0; i < t->unsafe_cnt; i++)
+		if (pc >= t->unsafe[i].lo && pc < t->unsafe[i].hi)
+			return 1;
+	return 0;
+}
+
+static void release(const struct target *t, struct visit *v, struct inject_result *res)
+{
+	uint64_t held = now_ns() - v->stopped_at;
+	int first = v->held_cnt ? v->held[0] : 0;
+
+	ptrace(PTRACE_DETACH, v->tid, NULL, (void *)(uintptr_t)first);
+	/* Further held signals: sent again (their sender shows as needle). */
+	for (int i = 1; i < v->held_cnt; i++)
+		syscall(SYS_tgkill, (int)t->pid, (int)v->tid, v->held[i]);
+	if (v->stopped_at && held > res->held_ns)
+		res->held_ns = held;
+}
+
+/* Seize and stop tid; 0 with its state saved, 1 if it is not at a safe
+ * point (let go again), negative errno. */
+static int borrow(const struct target *t, pid_t tid, struct visit *v, struct inject_result *res)
+{
+	int status, e;
+
+	memset(v, 0, sizeof(*v));
+	v->tid = tid;
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
+		return -errno;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) {
+		e = -errno;
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return e;
+	}
+	for (;;) {
+		if ((e = wait_stop(tid, &status, now_ns() + 2000000000ull))) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			return e;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		/* The interrupt's stop is PTRACE_EVENT_STOP; a signal that was
+		 * on its way stops the thread first: hold it. */
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			break;
+		if (v->held_cnt < HELD_SIGNALS)
+			v->held[v->held_cnt++] = WSTOPSIG(status);
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+	}
+	v->stopped_at = now_ns();
+	struct iovec iov = { v->xstate, sizeof(v->xstate) };
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &v->saved) || ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov)) {
+		e = -errno;
+		release(t, v, res);
+		return e;
+	}
+	v->xstate_len = iov.iov_len;
+	/* In a system call: one of the safe ones (it may have moved on
+	 * since /proc was read).  In user code: not the C library's or the
+	 * loader's, which may hold their locks. */
+	int in_syscall = (long long)v->saved.orig_rax >= 0;
+	if (in_syscall ? !safe_syscall((long)v->saved.orig_rax) : in_unsafe(t, v->saved.rip)) {
+		release(t, v, res);
+		res->passed_over++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Call fn with up to six arguments on the borrowed thread and wait for
+ * its return (to address 0).  With sys_nr >= 0, fn is the "syscall; ret"
+ * bytes and this is system call sys_nr (arguments in the kernel's
+ * registers).  Runs on the visit's stack once there is one; the call that
+ * maps it runs below the red zone of the thread's own stack, where it
+ * writes nothing but the return address.  Its return value in *ret. */
+static int remote_call(struct visit *v, uint64_t fn, const uint64_t a[6], long sys_nr, uint64_t *ret,
+		       uint64_t deadline_ns)
+{
+	struct user_regs_struct call = v->saved, now;
+	uint64_t zero = 0, sp;
+	int status, e;
+
+	if (v->stack)
+		sp = (v->stack + VISIT_STACK - 4096) & ~15ull;
+	else
+		sp = (v->saved.rsp - 128 - 64) & ~15ull;
+	sp -= 8; /* the return address, as after a call instruction */
+	if ((e = mem_rw(v->tid, sp, &zero, sizeof(zero), 1)))
+		return e;
+	call.rip = fn;
+	call.rsp = sp;
+	call.rdi = a[0];
+	call.rsi = a[1];
+	call.rdx = a[2];
+	call.rcx = a[3];
+	call.r10 = a[3];
+	call.r8 = a[4];
+	call.r9 = a[5];
+	call.rax = sys_nr >= 0 ? (uint64_t)sys_nr : 0;
+	call.orig_rax = (unsigned long long)-1; /* no system call restart on resume */
+	call.eflags &= ~0x400ull;                /* DF clear, as the ABI wants at a call */
+	if (ptrace(PTRACE_SETREGS, v->tid, NULL, &call) || ptrace(PTRACE_CONT, v->tid, NULL, NULL))
+		return -errno;
+	for (;;) {
+		if ((e = wait_stop(v->tid, &status, deadline_ns)))
+			return e;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGSEGV && (status >> 16) == 0 &&
+		    !ptrace(PTRACE_GETREGS, v->tid, NULL, &now) && now.rip == 0) {
+			*ret = now.rax;
+			return 0;
+		}
+		if (WIFSTOPPED(status) && (status >> 16) == 0) {
+			int sig = WSTOPSIG(status);
+			if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
+				return -EFAULT; /* the call itself faulted */
+			if (v->held_cnt < HELD_SIGNALS)
+				v->held[v->held_cnt++] = sig;
+		}
+		/* A held signal, or a group stop: the call goes on. */
+		ptrace(PTRACE_CONT, v->tid, NULL, NULL);
+	}
+}
+
+/* Put the thread back as it was and let it go. */
+static int give_back(const struct target *t, struct visit *v, struct inject_result *res)
+{
+	struct iovec iov = { v->xstate, v->xstate_len };
+	int err = 0;
+
+	if (ptrace(PTRACE_SETREGSET, v->tid, (void *)NT_X86_XSTATE, &iov) ||
+	    ptrace(PTRACE_SETREGS, v->tid, NULL, &v->saved))
+		err = -errno;
+	res->borrowed_ns = now_ns() - v->stopped_at;
+	release(t, v, res);
+	return err;
+}
+
+/* The calls, on a borrowed thread. */
+static int visit_run(const struct target *t, struct visit *v, const struct inject_request *req,
+		     struct inject_result *res, char *err, size_t errlen)
+{
+	uint64_t deadline = now_ns() + 10000000000ull, ret = 0;
+	size_t path_len = strlen(req->lib_path) + 1;
+	size_t entry_len = req->entry ? strlen(req->entry) + 1 : 0, arg_len = req->arg ? strlen(req->arg) + 1 : 0;
+	int e;
+
+	if (path_len + entry_len + arg_len > 3072) {
+		snprintf(err, errlen, "path too long");
+		return -ENAMETOOLONG;
+	}
+	const uint64_t map_args[6] = { 0, VISIT_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				       (uint64_t)-1, 0 };
+	if ((e = remote_call(v, t->syscall_ret, map_args, SYS_mmap, &ret, deadline)) || ret > (uint64_t)-4096) {
+		snprintf(err, errlen, "cannot map memory in process %d: %s", (int)t->pid,
+			 strerror(e ? -e : (int)-(int64_t)ret));
+		return e ? e : (int)(int64_t)ret;
+	}
+	v->stack = ret;
+	/* The strings, in the top page of the visit's stack. */
+	uint64_t str = v->stack + VISIT_STACK - 4096, path_at = str, entry_at = str + path_len,
+		 arg_at = entry_at + entry_len;
+	if ((e = mem_rw(t->pid, path_at, (void *)req->lib_path, path_len, 1)) ||
+	    (entry_len && (e = mem_rw(t->pid, entry_at, (void *)req->entry, entry_len, 1))) ||
+	    (arg_len && (e = mem_rw(t->pid, arg_at, (void *)req->arg, arg_len, 1)))) {
+		snprintf(err, errlen, "cannot write into process %d: %s", (int)t->pid, strerror(-e));
+		goto unmap;
+	}
+	const uint64_t open_args[6] = { path_at, RTLD_NOW };
+	if ((e = remote_call(v, t->dlopen, open_args, -1, &res->handle, deadline))) {
+		snprintf(err, errlen, "dlopen in process %d %s", (int)t->pid,
+			 e == -ETIMEDOUT ? "did not return within 10 s (the loader may stay locked)" : strerror(-e));
+		goto out; /* the stack may be in use still: left mapped */
+	}
+	if (!res->handle) {
+		char why[512] = "";
+		const uint64_t none[6] = { 0 };
+		if (!remote_call(v, t->dlerror, none, -1, &ret, deadline) && ret && !mem_rw(t->pid, ret, why, sizeof(why) - 1, 0))
+			why[sizeof(why) - 1] = 0;
+		snprintf(err, errlen, "dlopen(%s) failed in process %d: %s", req->lib_path, (int)t->pid,
+			 why[0] ? why : "no reason given");
+		e = -ENOENT;
+		goto unmap;
+	}
+	if (req->entry) {
+		const uint64_t sym_args[6] = { res->handle, entry_at };
+		if ((e = remote_call(v, t->dlsym, sym_args, -1, &ret, deadline)) || !ret) {
+			snprintf(err, errlen, "%s not found in %s in process %d", req->entry, req->lib_path, (int)t->pid);
+			e = e ? e : -ENOENT;
+			goto unmap;
+		}
+		const uint64_t entry_args[6] = { arg_at };
+		if ((e = remote_call(v, ret, entry_args, -1, &ret, deadline))) {
+			snprintf(err, errlen, "%s in process %d: %s", req->entry, (int)t->pid, strerror(-e));
+			goto out;
+		}
+		res->entry_ret = (int64_t)(int32_t)ret;
+	}
+unmap:;
+	const uint64_t unmap_args[6] = { v->stack, VISIT_STACK };
+	uint64_t stack = v->stack;
+	v->stack = 0; /* the munmap runs below the red zone */
+	remote_call(v, t->syscall_ret, unmap_args, SYS_munmap, &ret, deadline);
+	(void)stack;
+out:
+	return e;
+}
+
+/* The visit itself, in the child process. */
+static int inject_here(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err,
+		       size_t errlen)
+{
+	struct target t;
+	struct visit *v = malloc(sizeof(*v));
+	int e;
+
+	memset(res, 0, sizeof(*res));
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	if ((e = target_prepare(pid, &t, err, errlen))) {
+		free(v);
+		return e;
+	}
+	/* Rounds over the threads, best first, until one is at a safe point:
+	 * running threads move on, so a later round may find one. */
+	uint64_t give_up = now_ns() + 3000000000ull;
+	int borrowed = 0;
+	while (!borrowed && now_ns() < give_up) {
+		struct candidate *c;
+		size_t n = list_candidates(pid, &c);
+		if (!n) {
+			free(c);
+			snprintf(err, errlen, "process %d has no thread that can be borrowed", (int)pid);
+			free(v);
+			return kill(pid, 0) ? -ESRCH : -EAGAIN;
+		}
+		for (size_t i = 0; i < n && !borrowed; i++) {
+			e = borrow(&t, c[i].tid, v, res);
+			if (e == -EPERM || e == -EACCES) {
+				free(c);
+				free(v);
+				snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid, strerror(-e));
+				return e;
+			}
+			borrowed = e == 0;
+		}
+		free(c);
+		if (!borrowed) {
+			struct timespec ts = { 0, 2 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (!borrowed) {
+		snprintf(err, errlen, "no thread of process %d came to a safe point within 3 s (each was inside the C "
+			 "library or the loader, or in a system call that may hold their locks)", (int)pid);
+		free(v);
+		return -EAGAIN;
+	}
+	res->tid = (uint32_t)v->tid;
+	e = visit_run(&t, v, req, res, err, errlen);
+	int ge = give_back(&t, v, res);
+	if (!e && ge) {
+		snprintf(err, errlen, "cannot restore the state of thread %d of process %d: %s", (int)v->tid, (int)pid,
+			 strerror(-ge));
+		e = ge;
+	}
+	free(v);
+	return e;
+}
+
+struct inject_reply {
+	struct inject_result res;
+	int err;
+	char msg[512];
+};
+
+int inject_library(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err, size_t errlen)
+{
+	int pipefd[2];
+	struct inject_reply reply;
+
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		snprintf(err, errlen, "cannot create a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		int e = -errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		snprintf(err, errlen, "cannot fork: %s", strerror(-e));
+		return e;
+	}
+	if (child == 0) {
+		/* Outlives needle record if it is killed: the thread must be
+		 * given back whatever happens to the parent. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		struct sigaction alarm_act = { .sa_handler = on_alarm }; /* no SA_RESTART */
+		sigaction(SIGALRM, &alarm_act, NULL);
+		close(pipefd[0]);
+		memset(&reply, 0, sizeof(reply));
+		reply.err = inject_here(pid, req, &reply.res, reply.msg, sizeof(reply.msg));
+		if (write(pipefd[1], &reply, sizeof(reply)) != (ssize_t)sizeof(reply))
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	ssize_t n;
+	do
+		n = read(pipefd[0], &reply, sizeof(reply));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(reply)) {
+		snprintf(err, errlen, "the process that attaches to %d failed", (int)pid);
+		return -EIO;
+	}
+	*res = reply.res;
+	if (reply.err)
+		snprintf(err, errlen, "%s", reply.msg);
+	return reply.err;
 }

@@ -1,18 +1,31 @@
-/* inject.h - load a shared object into a running process (see inject.c). */
+/* inject.h - load a shared object into a running process and call one of
+ * its functions there (see inject.c). */
 #ifndef NEEDLE_INJECT_H
 #define NEEDLE_INJECT_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-struct inject_result {
-	uint64_t handle;      /* what dlopen returned in the target (0: failed) */
-	uint64_t held_ns;     /* how long the borrowed thread was stopped */
+struct inject_request {
+	const char *lib_path;   /* dlopen'ed with RTLD_NOW */
+	const char *entry;      /* then this function of it is called, or NULL */
+	const char *arg;        /* with this string as its only argument */
 };
 
-/* dlopen(path, RTLD_NOW) in process pid, run by one of its threads that
- * is borrowed for the call and given back with its registers unchanged;
- * the other threads run on.  0, or -errno with a message in err. */
-int inject_dlopen(pid_t pid, const char *path, struct inject_result *res, char *err, size_t errlen);
+struct inject_result {
+	uint64_t handle;        /* what dlopen returned in the target */
+	int64_t entry_ret;      /* what entry returned (an int, sign-extended) */
+	uint64_t held_ns;       /* longest time one thread of the target was held stopped */
+	uint64_t borrowed_ns;   /* how long the borrowed thread was held */
+	uint32_t tid;           /* the thread borrowed */
+	uint32_t passed_over;   /* threads stopped and let go: not at a safe point */
+};
+
+/* Load req->lib_path into process pid and call req->entry(req->arg), on
+ * one of its threads, borrowed and given back as it was; every other
+ * thread runs on.  The work is done by a child process of the caller, so
+ * that the caller being killed never leaves the thread half-way.  0, or
+ * -errno with one line in err. */
+int inject_library(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
  *   record_meta.c    the agent's meta file and the metadata sections
  *   record_output.c  the trace file: refusing bad output, locking,
  *                    keeping what reached the disk when it fills
+ *   record_attach.c  -p PID: recording a process that is already running
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -29,6 +30,8 @@ struct record_opts {
 	uint32_t chunk_bytes;
 	int ctl;        /* open the control socket in the program */
 	int force;      /* -f: overwrite a file that is not a needle trace */
+	pid_t attach_pid;      /* -p: record this running process */
+	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 };
 
 struct seen_thread {
@@ -74,6 +77,8 @@ struct recording {
 	uint64_t sites_traced;  /* from the agent's meta file */
 	int status;             /* the program's wait status */
 	char **argv;            /* the program's command line */
+	int attached;           /* -p: attach describes how */
+	struct sec_attach attach;
 };
 
 /* Bumped by the SIGCHLD handler: a wait that began after the program
@@ -81,6 +86,17 @@ struct recording {
 extern volatile sig_atomic_t record_sigchld;
 /* Set by SIGINT/SIGTERM once the program itself has exited. */
 extern volatile sig_atomic_t record_stop;
+
+/* cmd_record.c: what starting a program and attaching share */
+/* The agent records: replace the file, write the symbols and a clock. */
+void record_begin(struct recording *r);
+/* Drain and salvage what is left, write the closing sections and say what
+ * was recorded.  0, or 1 if the file could not be written in full. */
+int record_finish(struct recording *r);
+
+/* record_attach.c */
+/* needle record -p: exit status of needle record. */
+int record_attach(struct recording *r, const char *agent);
 
 /* record_spawn.c */
 int record_find_agent(char *out, size_t len);

@@ -89,7 +89,16 @@ enum clock_source { CLOCK_SOURCE_TSC = 1, CLOCK_SOURCE_MONOTONIC = 2 };
  * that nothing runs untraced by mistake.  AGENT_UNTRACED: the agent could
  * not do its part (out of memory...) and lets the program run untraced.
  * Either way shm_header.agent_error and the meta file say why. */
-enum agent_state { AGENT_STARTING = 0, AGENT_RECORDING = 1, AGENT_FAILED = 2, AGENT_UNTRACED = 3 };
+/* AGENT_DETACHED: an attached recording ended in a process that runs on;
+ * no producer writes any more, and the chunks threads still own are to be
+ * salvaged by their fill level. */
+enum agent_state {
+	AGENT_STARTING = 0,
+	AGENT_RECORDING = 1,
+	AGENT_FAILED = 2,
+	AGENT_UNTRACED = 3,
+	AGENT_DETACHED = 4,
+};
 
 struct shm_header {
 	uint64_t magic;

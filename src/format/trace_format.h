@@ -43,6 +43,25 @@ enum trace_section {
 	SEC_THREAD = 5,  /* u32 tid + name */
 	SEC_CHUNK = 6,   /* struct sec_chunk + encoded events */
 	SEC_END = 7,     /* struct sec_end */
+	SEC_ATTACH = 8,  /* struct sec_attach: the trace was recorded by attaching (needle record -p) */
+};
+
+/* How an attached recording ended. */
+enum attach_end {
+	ATTACH_END_DETACHED = 1, /* needle record detached; the process ran on */
+	ATTACH_END_EXITED = 2,   /* the process exited */
+	ATTACH_END_LOST = 3,     /* the agent's session ended on its own (exec, or killed) */
+};
+
+/* Written instead of a wait status when needle record attached to a
+ * running process: SEC_PROCESS then holds its pid and command line, and a
+ * wait status of 0. */
+struct sec_attach {
+	uint64_t attach_realtime_ns; /* CLOCK_REALTIME when needle record -p began */
+	uint64_t detach_realtime_ns; /* ... and when the recording ended */
+	uint64_t max_hold_ns;        /* longest time a thread of the process was held stopped */
+	uint32_t end;                /* enum attach_end */
+	uint32_t borrowed_tid;       /* the thread that loaded libneedle */
 };
 
 enum trace_clock_source { TRACE_CLOCK_TSC = 1, TRACE_CLOCK_MONOTONIC = 2 };

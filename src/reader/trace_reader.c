@@ -322,6 +322,13 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		os->name_cnt++;
 		break;
 	}
+	case SEC_ATTACH:
+		bad = sh->length != sizeof(t->attach);
+		if (!bad) {
+			memcpy(&t->attach, p, sizeof(t->attach));
+			t->have_attach = 1;
+		}
+		break;
 	case SEC_END:
 		bad = sh->length != sizeof(t->end) && sh->length != SEC_END_V1_SIZE;
 		if (!bad) {

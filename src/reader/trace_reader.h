@@ -63,6 +63,8 @@ struct trace {
 	struct sec_process process;
 	char **argv;
 	int have_process;
+	struct sec_attach attach;  /* recorded by attaching to a running process */
+	int have_attach;
 	struct sec_end end;       /* without an END section: totals of the chunks read */
 	int have_end;
 	int incomplete;           /* the recording did not finish writing the file */

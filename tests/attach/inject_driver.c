@@ -1,6 +1,6 @@
 /* inject_driver PID LIB - loads LIB into the running process PID with
- * inject_dlopen (src/cli/inject.c) and prints how long the borrowed thread
- * was held. */
+ * inject_library (src/cli/inject.c) and prints how long threads were
+ * held. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -9,15 +9,18 @@
 int main(int argc, char **argv)
 {
 	struct inject_result res;
+	struct inject_request req = { 0 };
 	char err[512];
 
 	if (argc != 3)
 		return 2;
-	int r = inject_dlopen(atoi(argv[1]), argv[2], &res, err, sizeof(err));
+	req.lib_path = argv[2];
+	int r = inject_library(atoi(argv[1]), &req, &res, err, sizeof(err));
 	if (r) {
 		fprintf(stderr, "inject: %s\n", err);
 		return 1;
 	}
-	printf("held_ns %llu\n", (unsigned long long)res.held_ns);
+	printf("held_ns %llu borrowed_ns %llu tid %u passed_over %u\n", (unsigned long long)res.held_ns,
+	       (unsigned long long)res.borrowed_ns, res.tid, res.passed_over);
 	return 0;
 }

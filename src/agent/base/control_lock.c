@@ -21,6 +21,11 @@ static void run_startup(void)
 	atomic_store(&started, 1);
 }
 
+void control_lock_register(void (*init)(void))
+{
+	startup = init;
+}
+
 void control_lock_startup(void (*init)(void))
 {
 	startup = init;

@@ -10,7 +10,9 @@
 #define NEEDLE_CONTROL_LOCK_H
 
 /* Set the start-up function (agent.c's constructor, before anything
- * else) and run it, once. */
+ * else): the first control_lock() runs it, once. */
+void control_lock_register(void (*init)(void));
+/* Set it and run it now, once. */
 void control_lock_startup(void (*init)(void));
 
 /* Record the start-up's result: 0, or a negative errno that every later

@@ -37,6 +37,12 @@ extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
 
 void *interpose_resolve(enum interposed which);
 void interpose_init(void);
+/* libneedle was loaded into a running process (needle record -p): the
+ * loader bound every object's references to these functions to the C
+ * library long ago, so interposition needs their GOT slots rewritten to
+ * libneedle's definitions, as LD_PRELOAD would have bound them.  Number of
+ * slots rewritten (0 on a second call), or negative errno. */
+int interpose_bind_loaded(void);
 
 static inline void *interpose_next(enum interposed which)
 {

@@ -118,10 +118,50 @@ static void write_all(struct patch_op *ops, size_t n)
 		memcpy((void *)ops[i].site->func.site_addr, ops[i].bytes, ops[i].len);
 }
 
+/* With the other threads stopped, except those asleep in a system call
+ * (thread_stop_all): those are covered the int3 way, so that one waking
+ * during the rewrite traps at a site's first byte and is sent past the
+ * site (trap.c, want_call 0) or into its stub, rather than run bytes half
+ * written; one that woke before the int3 was there and may sit inside a
+ * site is stopped (thread_stop_woken) before any other byte changes. */
+static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct task_list *asleep)
+{
+	uint8_t *first = malloc(n);
+	int err = first ? trap_install() : -ENOMEM;
+
+	if (err) {
+		free(first);
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		first[i] = *(volatile uint8_t *)ops[i].site->func.site_addr;
+		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
+	}
+	core_sync();
+	err = thread_stop_woken(asleep);
+	if (err) {
+		/* Back to what it was: no byte but the first has changed. */
+		for (size_t i = 0; i < n; i++)
+			*(volatile uint8_t *)ops[i].site->func.site_addr = first[i];
+		core_sync();
+		free(first);
+		return err;
+	}
+	free(first);
+	for (size_t i = 0; i < n; i++)
+		memcpy((void *)(ops[i].site->func.site_addr + 1), ops[i].bytes + 1, ops[i].len - 1);
+	core_sync();
+	for (size_t i = 0; i < n; i++)
+		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
+	core_sync();
+	return 0;
+}
+
 int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 {
 	struct text_window w;
 	struct site **sites;
+	struct task_list asleep = { 0 };
 	uint64_t before = core_sync_count();
 	int err;
 
@@ -138,13 +178,19 @@ int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 		atomic_store(&ops[i].site->want_call, ops[i].want_call);
 	}
 	int alone = task_count() == 1;
-	if (alone || !(err = thread_stop_all(sites, n))) {
-		write_all(ops, n);
-		core_sync();
+	if (alone || !(err = thread_stop_all(sites, n, &asleep))) {
+		if (asleep.cnt) {
+			err = rewrite_around_sleepers(ops, n, &asleep);
+		} else {
+			write_all(ops, n);
+			core_sync();
+		}
 		if (!alone)
 			thread_resume_all();
-		finish(ops, n, before);
+		if (!err)
+			finish(ops, n, before);
 	}
+	task_list_free(&asleep);
 	free(sites);
 	int cerr = text_window_close(&w);
 	return err ? err : cerr;

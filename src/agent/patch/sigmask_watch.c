@@ -57,8 +57,32 @@ static __thread uint8_t program_blocks_stop __attribute__((tls_model("initial-ex
  * sigaction(sig, NULL, &old) shows the program its own mask. */
 static _Atomic uint8_t trap_taken_out[NSIG], stop_put_in[NSIG];
 
+/* Threads that blocked SIGTRAP when libneedle was loaded into the running
+ * process (sigmask_watch_adopt), each counted in blockers; a thread finds
+ * itself here at its next mask change, and its TLS byte takes over. */
+#define ADOPTED_MAX 256
+static _Atomic pid_t adopted[ADOPTED_MAX];
+static _Atomic int adopted_cnt;
+
+static void adopted_claim(void)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	for (int i = 0; i < ADOPTED_MAX; i++) {
+		pid_t want = tid;
+		if (atomic_load_explicit(&adopted[i], memory_order_relaxed) == tid &&
+		    atomic_compare_exchange_strong(&adopted[i], &want, 0)) {
+			blocks_sigtrap = 1; /* already counted */
+			atomic_fetch_sub(&adopted_cnt, 1);
+			return;
+		}
+	}
+}
+
 static void set_blocking(int blocks)
 {
+	/* Only while adopted threads remain: one gettid per mask change. */
+	if (__builtin_expect(atomic_load_explicit(&adopted_cnt, memory_order_relaxed) != 0, 0))
+		adopted_claim();
 	if (blocks != blocks_sigtrap) {
 		blocks_sigtrap = (uint8_t)blocks;
 		atomic_fetch_add(&blockers, blocks ? 1 : -1);
@@ -252,6 +276,52 @@ void sigmask_watch_init(void)
 	long n = task_count();
 	if (n != 1)
 		check_always = 1;
+}
+
+void sigmask_watch_adopt(int interposed)
+{
+	struct task_list list;
+	int stop = thread_stop_signal();
+
+	/* Handlers installed before libneedle came: their masks get the
+	 * adjustments of install_adjusted, and the program reads back what
+	 * it gave.  A handler changed by another thread at this moment keeps
+	 * the newer one (sigaction is atomic per signal; the window is
+	 * between the read and the write). */
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction cur;
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGTRAP || sig == stop)
+			continue;
+		if (!sigaction_real(sig, NULL, &cur) && is_handler(&cur) &&
+		    (sigismember(&cur.sa_mask, SIGTRAP) == 1 || sigismember(&cur.sa_mask, stop) != 1))
+			install_adjusted(sig, &cur, NULL);
+	}
+	/* Masks: one /proc read per thread, once.  Afterwards interposition
+	 * (the GOT slots interpose_bind_loaded rewrote) sees every change,
+	 * so batches read /proc no more than in a process libneedle was
+	 * preloaded into; unless the binding failed, or there were more
+	 * blockers than the table holds. */
+	if (task_list_read(&list))
+		return;
+	int overflow = 0;
+	for (size_t i = 0; i < list.cnt; i++) {
+		if (task_blocks_signal(list.tids[i], SIGTRAP) != 1)
+			continue;
+		int placed = 0;
+		for (int j = 0; j < ADOPTED_MAX && !placed; j++) {
+			pid_t empty = 0;
+			placed = atomic_compare_exchange_strong(&adopted[j], &empty, list.tids[i]);
+		}
+		if (!placed) {
+			overflow = 1;
+			continue;
+		}
+		atomic_fetch_add(&adopted_cnt, 1);
+		atomic_fetch_add(&blockers, 1);
+	}
+	task_list_free(&list);
+	if (interposed && !overflow)
+		check_always = 0;
 }
 
 int sigmask_may_block_sigtrap(void)

@@ -8,6 +8,11 @@
 struct thread_state;
 
 void sigmask_watch_init(void);
+/* libneedle was loaded into a running process: adjust the handlers that
+ * exist and count the threads that block SIGTRAP now, once; interposed:
+ * the program's calls reach the interposers from now on, so later changes
+ * are seen without reading /proc. */
+void sigmask_watch_adopt(int interposed);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
 /* sigaction without needle's adjustments: for needle's own handlers. */

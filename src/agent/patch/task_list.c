@@ -71,6 +71,36 @@ static const char *status_field(const char *path, const char *key, char *buf, si
 	return line ? line + strlen(key) : NULL;
 }
 
+long task_syscall_pc(pid_t tid, uint64_t *pc)
+{
+	char path[64], buf[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? -ESRCH : -errno - 1000;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1; /* "running", or "-1 SP PC" (not in a system call) */
+	/* "NR ARG1 ... ARG6 SP PC" */
+	char *p = buf;
+	long nr = strtol(p, &p, 10);
+	for (int i = 0; i < 7; i++)
+		strtoull(p, &p, 16);
+	*pc = strtoull(p, &p, 16);
+	return nr;
+}
+
+long task_syscall(pid_t tid)
+{
+	uint64_t pc;
+	return task_syscall_pc(tid, &pc);
+}
+
 int task_blocks_signal(pid_t tid, int sig)
 {
 	char path[64], buf[4096];

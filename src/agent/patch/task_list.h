@@ -17,6 +17,14 @@ int task_list_read(struct task_list *list);
 void task_list_free(struct task_list *list);
 /* 1 if thread tid blocks signal sig, 0 if not, negative errno if it is gone. */
 int task_blocks_signal(pid_t tid, int sig);
+/* The system call thread tid is blocked in (>= 0), -1 if it is not blocked
+ * in one (running, or stopped elsewhere), or negative errno below -1 if it
+ * cannot be told (-ESRCH: gone).  From /proc/self/task/TID/syscall, which
+ * shows "NR ARGS... SP PC" only while the thread sleeps in call NR. */
+long task_syscall(pid_t tid);
+/* The same, and the user PC it will return to (just past its syscall
+ * instruction) in *pc when it is asleep in one. */
+long task_syscall_pc(pid_t tid, uint64_t *pc);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
 /* The same from one read of /proc/self/status: O(1) in threads. */

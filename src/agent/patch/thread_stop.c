@@ -30,6 +30,64 @@ static _Atomic uint32_t stopped_cnt, left_cnt;
 static struct site *const *fix_sites;
 static size_t fix_cnt;
 
+/* Threads signalled while asleep in a system call: the call, and the PC
+ * past its syscall instruction.  Calls such as nanosleep, poll or
+ * epoll_wait end with EINTR when any handler runs, SA_RESTART or not; the
+ * stop handler finds its thread here and makes the call again, with the
+ * same arguments (the kernel keeps rdi, rsi, rdx, r10, r8 and r9 across a
+ * system call), so the program sees no EINTR.  A relative timeout then
+ * starts over: the call may last longer than asked, never shorter, as
+ * under any scheduling delay.  Open addressing by tid; written before the
+ * signal is sent (tgkill orders it), cleared at resume. */
+#define ASLEEP_SLOTS 4096
+static struct {
+	_Atomic pid_t tid;
+	long nr;
+	uint64_t pc;
+} asleep_calls[ASLEEP_SLOTS];
+static int asleep_used;
+
+static void asleep_note(pid_t tid, long nr, uint64_t pc)
+{
+	for (unsigned i = 0, h = (unsigned)tid % ASLEEP_SLOTS; i < ASLEEP_SLOTS; i++, h = (h + 1) % ASLEEP_SLOTS) {
+		if (!atomic_load_explicit(&asleep_calls[h].tid, memory_order_relaxed)) {
+			asleep_calls[h].nr = nr;
+			asleep_calls[h].pc = pc;
+			atomic_store_explicit(&asleep_calls[h].tid, tid, memory_order_release);
+			asleep_used = 1;
+			return;
+		}
+	}
+	/* Full: that thread's call may end with EINTR. */
+}
+
+static void asleep_clear(void)
+{
+	if (asleep_used)
+		memset(asleep_calls, 0, sizeof(asleep_calls));
+	asleep_used = 0;
+}
+
+static void restart_interrupted_call(greg_t *gregs)
+{
+	if (gregs[REG_RAX] != -EINTR)
+		return;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	for (unsigned i = 0, h = (unsigned)tid % ASLEEP_SLOTS; i < ASLEEP_SLOTS; i++, h = (h + 1) % ASLEEP_SLOTS) {
+		pid_t t = atomic_load_explicit(&asleep_calls[h].tid, memory_order_acquire);
+		if (!t)
+			return;
+		if (t != tid)
+			continue;
+		const uint8_t *insn = (const uint8_t *)(uintptr_t)(asleep_calls[h].pc - 2);
+		if ((uint64_t)gregs[REG_RIP] == asleep_calls[h].pc && insn[0] == 0x0f && insn[1] == 0x05) {
+			gregs[REG_RAX] = (greg_t)asleep_calls[h].nr;
+			gregs[REG_RIP] = (greg_t)(asleep_calls[h].pc - 2);
+		}
+		return;
+	}
+}
+
 static void move_pc_out_of_site(greg_t *gregs)
 {
 	uint64_t pc = (uint64_t)gregs[REG_RIP];
@@ -60,7 +118,9 @@ static void stop_handler(int sig, siginfo_t *info, void *ucv)
 		return;
 	}
 	uint32_t gen = atomic_load(&release_generation);
-	move_pc_out_of_site(((ucontext_t *)ucv)->uc_mcontext.gregs);
+	greg_t *gregs = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+	restart_interrupted_call(gregs);
+	move_pc_out_of_site(gregs);
 	atomic_fetch_add(&stopped_cnt, 1);
 	while (atomic_load(&release_generation) == gen)
 		syscall(SYS_futex, &release_generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
@@ -146,16 +206,50 @@ int thread_stop_signal(void)
 	return sig;
 }
 
-int thread_stop_all(struct site *const *sites, size_t cnt)
+/* Signal tid and count it in sent; 1 if it was signalled. */
+static int stop_one(pid_t tid, pid_t *sent, size_t *sent_cnt, int *err)
 {
-	pid_t *sent = NULL;
-	size_t sent_cnt = 0;
+	if (blocks_for_good(tid)) {
+		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)tid, stop_signal);
+		*err = -EDEADLK;
+		return 0;
+	}
+	uint64_t pc = 0;
+	long nr = task_syscall_pc(tid, &pc);
+	if (nr >= 0)
+		asleep_note(tid, nr, pc);
+	if (syscall(SYS_tgkill, getpid(), tid, stop_signal) == 0) {
+		sent[(*sent_cnt)++] = tid;
+		return 1;
+	}
+	return 0;
+}
+
+static int list_add(struct task_list *l, pid_t tid)
+{
+	pid_t *t = realloc(l->tids, (l->cnt + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	l->tids = t;
+	l->tids[l->cnt++] = tid;
+	return 0;
+}
+
+/* Every thread signalled so far (the stopped ones wait in the handler
+ * until thread_resume_all). */
+static pid_t *sent_tids;
+static size_t sent_total;
+
+int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep)
+{
 	int err = install();
 
 	if (err)
 		return err;
 	fix_sites = sites;
 	fix_cnt = cnt;
+	sent_tids = NULL;
+	sent_total = 0;
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
 	atomic_store(&stop_active, 1);
@@ -164,37 +258,49 @@ int thread_stop_all(struct site *const *sites, size_t cnt)
 		size_t fresh = 0;
 		if ((err = task_list_read(&list)))
 			break;
-		pid_t *grown = realloc(sent, (sent_cnt + list.cnt + 1) * sizeof(*sent));
+		pid_t *grown = realloc(sent_tids, (sent_total + list.cnt + 1) * sizeof(*grown));
 		if (!grown) {
 			task_list_free(&list);
 			err = -ENOMEM;
 			break;
 		}
-		sent = grown;
-		for (size_t i = 0; i < list.cnt; i++) {
+		sent_tids = grown;
+		for (size_t i = 0; i < list.cnt && !err; i++) {
 			pid_t tid = list.tids[i];
-			if (contains(sent, sent_cnt, tid))
+			if (contains(sent_tids, sent_total, tid) || (asleep && contains(asleep->tids, asleep->cnt, tid)))
 				continue;
-			if (blocks_for_good(tid)) {
-				pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n",
-					(int)tid, stop_signal);
-				err = -EDEADLK;
-				break;
+			if (asleep && task_syscall(tid) >= 0 && task_blocks_signal(tid, SIGTRAP) == 0) {
+				err = list_add(asleep, tid);
+				continue;
 			}
-			if (syscall(SYS_tgkill, getpid(), tid, stop_signal) == 0)
-				sent[sent_cnt + fresh++] = tid;
+			fresh += (size_t)stop_one(tid, sent_tids, &sent_total, &err);
 		}
 		task_list_free(&list);
 		if (err)
 			break;
-		sent_cnt += fresh;
-		wait_stopped(sent, sent_cnt);
+		wait_stopped(sent_tids, sent_total);
 		if (!fresh)
 			break;
 	}
-	free(sent);
 	if (err)
 		thread_resume_all();
+	return err;
+}
+
+int thread_stop_woken(const struct task_list *asleep)
+{
+	int err = 0;
+	size_t fresh = 0;
+	pid_t *grown = realloc(sent_tids, (sent_total + asleep->cnt + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	sent_tids = grown;
+	for (size_t i = 0; i < asleep->cnt && !err; i++)
+		if (task_syscall(asleep->tids[i]) == -1)
+			fresh += (size_t)stop_one(asleep->tids[i], sent_tids, &sent_total, &err);
+	if (fresh)
+		wait_stopped(sent_tids, sent_total);
 	return err;
 }
 
@@ -208,4 +314,8 @@ void thread_resume_all(void)
 	while (atomic_load(&left_cnt) < stopped)
 		sched_yield();
 	atomic_store(&stop_active, 0);
+	asleep_clear();
+	free(sent_tids);
+	sent_tids = NULL;
+	sent_total = 0;
 }

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,10 @@
 #define LINE_MAX_BYTES 4096
 
 static int listen_fd = -1;
+/* Set by control_stop; the listener leaves at its next look. */
+static _Atomic int stopping;
+static pthread_t listener_thread;
+static int listener_running;
 static dev_t listen_dev;
 static ino_t listen_ino;
 
@@ -219,7 +224,7 @@ static void *listener(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-ctl");
-	for (;;) {
+	while (!atomic_load(&stopping)) {
 		if (!listen_still_ours()) {
 			/* The program closed it: the number is its own now. */
 			listen_fd = -1;
@@ -232,6 +237,8 @@ static void *listener(void *arg)
 			}
 		}
 		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0 && atomic_load(&stopping))
+			break;
 		if (fd < 0) {
 			if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
 				continue; /* checked at the top */
@@ -252,28 +259,50 @@ static void after_fork_child(void)
 	if (listen_fd >= 0)
 		close(listen_fd);
 	listen_fd = -1;
+	listener_running = 0;
 }
 
 int control_start(void)
 {
-	pthread_t thread;
+	static int atfork_done;
 	sigset_t all, old;
 	int err;
 
+	if (listener_running)
+		return 0;
 	if ((err = listen_open()))
 		return err;
+	atomic_store(&stopping, 0);
 	sigfillset(&all);
 	sigdelset(&all, SIGTRAP);
 	sigdelset(&all, needle_stop_signal());
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&thread, NULL, listener, NULL);
+	err = -pthread_create(&listener_thread, NULL, listener, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!err) {
-		pthread_detach(thread);
-		pthread_atfork(NULL, NULL, after_fork_child);
+		listener_running = 1;
+		if (!atfork_done++)
+			pthread_atfork(NULL, NULL, after_fork_child);
 	} else {
 		close(listen_fd);
 		listen_fd = -1;
 	}
 	return err;
+}
+
+void control_stop(void)
+{
+	if (!listener_running)
+		return;
+	atomic_store(&stopping, 1);
+	/* Wakes the accept (EINVAL on a listening socket that is shut
+	 * down); if the program replaced the descriptor, the listener is in
+	 * a pause or a serve with a 2 s timeout, and sees stopping next. */
+	if (listen_still_ours())
+		shutdown(listen_fd, SHUT_RDWR);
+	pthread_join(listener_thread, NULL);
+	listener_running = 0;
+	if (listen_still_ours())
+		close(listen_fd);
+	listen_fd = -1;
 }

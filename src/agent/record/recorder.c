@@ -8,7 +8,10 @@
  * futex wake.  When no chunk is free, events are dropped and counted with
  * an atomic add: exact totals matter more than speed once data is lost.
  *
- * Configuration comes from the environment set by `needle record`:
+ * Configuration (struct recorder_start_cfg) comes from one of two places:
+ * the environment that `needle record` sets for a program it starts
+ * (recorder_start_from_env), or the session socket of `needle record -p`
+ * when libneedle was loaded into a running process (agent/remote_attach.c).
  *   NEEDLE_BUFFER_FD  memfd of the shared buffer (shm_layout.h)
  *   NEEDLE_META_FD    file the recorder writes the module and site tables to
  *   NEEDLE_TRACER     function_graph (default) or function
@@ -17,7 +20,14 @@
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
  * The variables are removed once read, and LD_PRELOAD is given back the
  * value it had before `needle record` added libneedle, so that the traced
- * program sees its own environment.
+ * program sees its own environment.  An attached recording touches no
+ * environment at all.
+ *
+ * recorder_stop ends a recording in a process that goes on (detach): the
+ * link is destroyed (every site back to its NOP in one batch, then a grace
+ * period), so no handler can run any more and the buffer can be unmapped;
+ * the chunks threads still own are left for `needle record` to salvage by
+ * their fill level, as after a crash.
  *
  * The recorder is an ordinary consumer of the public API (needle.h), as
  * any tool built on libneedle could be: its per-thread state (the chunk it
@@ -48,6 +58,7 @@
 
 static struct shm_header *shm;
 static struct shm_ring_slot *ring;
+static int env_mode;   /* configured from the environment (restore it) */
 static int use_tsc;
 static uint32_t max_depth = UINT32_MAX;
 static int active;
@@ -482,7 +493,8 @@ static int fail(int meta_fd, int err, const char *msg)
 {
 	char line[512];
 
-	restore_environment(); /* the program runs on, and its children too */
+	if (env_mode)
+		restore_environment(); /* the program runs on, and its children too */
 	snprintf(line, sizeof(line), META_ERROR_WRITE, -err, msg);
 	if (meta_fd >= 0)
 		meta_write(meta_fd, line);
@@ -493,15 +505,10 @@ static int fail(int meta_fd, int err, const char *msg)
 	return err;
 }
 
-void recorder_report_failure(int err)
+void recorder_report_failure_fds(int buf_fd, int meta_fd, int err)
 {
-	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
-	const char *meta_env = getenv("NEEDLE_META_FD");
 	struct shm_header probe;
 
-	if (!buf_env || !meta_env)
-		return;
-	int buf_fd = atoi(buf_env), meta_fd = atoi(meta_env);
 	if (pread(buf_fd, &probe, sizeof(probe), 0) == (ssize_t)sizeof(probe) && probe.magic == SHM_MAGIC) {
 		void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
 		if (map != MAP_FAILED)
@@ -511,6 +518,20 @@ void recorder_report_failure(int err)
 	fail(meta_fd, err, err == -ENOMEM ? "libneedle could not start: out of memory"
 					  : "libneedle could not start in this process");
 	close(meta_fd);
+	if (shm)
+		munmap(shm, 4096);
+	shm = NULL;
+}
+
+void recorder_report_failure(int err)
+{
+	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
+	const char *meta_env = getenv("NEEDLE_META_FD");
+
+	if (!buf_env || !meta_env)
+		return;
+	env_mode = 1;
+	recorder_report_failure_fds(atoi(buf_env), atoi(meta_env), err);
 }
 
 int recorder_start_from_env(void)
@@ -518,22 +539,41 @@ int recorder_start_from_env(void)
 	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
 	const char *meta_env = getenv("NEEDLE_META_FD");
 	const char *tracer = getenv("NEEDLE_TRACER");
-	const char *filter = getenv("NEEDLE_FILTER");
-	const char *notrace = getenv("NEEDLE_NOTRACE");
 	const char *depth = getenv("NEEDLE_DEPTH");
-	int graph = !tracer || strcmp(tracer, "function") != 0;
-	int buf_fd, meta_fd, err;
-	uint64_t *addrs;
-	size_t n = 0, usable = 0;
 
 	if (!buf_env || !meta_env)
 		return 0;
-	buf_fd = atoi(buf_env);
-	meta_fd = atoi(meta_env);
+	struct recorder_start_cfg cfg = {
+		.buf_fd = atoi(buf_env),
+		.meta_fd = atoi(meta_env),
+		.graph = !tracer || strcmp(tracer, "function") != 0,
+		.filter = getenv("NEEDLE_FILTER"),
+		.notrace = getenv("NEEDLE_NOTRACE"),
+		.depth = depth && atoi(depth) > 0 ? (uint32_t)atoi(depth) : 0,
+		.ctl = getenv("NEEDLE_CTL") != NULL,
+	};
+	env_mode = 1;
+	return recorder_start(&cfg);
+}
+
+int recorder_start(const struct recorder_start_cfg *cfg)
+{
+	const char *filter = cfg->filter, *notrace = cfg->notrace;
+	int graph = cfg->graph, buf_fd = cfg->buf_fd, meta_fd = cfg->meta_fd, err;
+	uint64_t *addrs;
+	size_t n = 0, usable = 0;
+
+	if (rec_link) {
+		close(buf_fd);
+		close(meta_fd);
+		return -EBUSY;
+	}
 	struct shm_header probe;
 	if (pread(buf_fd, &probe, sizeof(probe), 0) != (ssize_t)sizeof(probe) || probe.magic != SHM_MAGIC ||
-	    probe.version != SHM_VERSION)
+	    probe.version != SHM_VERSION) {
+		close(buf_fd);
 		return fail(meta_fd, -EINVAL, "trace buffer is not a needle buffer of this version");
+	}
 	/* MAP_POPULATE: page-table entries up front, not a fault per page
 	 * on the hot path. */
 	void *map = mmap(NULL, probe.total_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, buf_fd, 0);
@@ -544,8 +584,7 @@ int recorder_start_from_env(void)
 	ring = shm_ring(shm);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
-	if (depth && atoi(depth) > 0)
-		max_depth = (uint32_t)atoi(depth);
+	max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
 
 	if ((err = meta_dump(meta_fd)))
 		return fail(meta_fd, err, "cannot write the site table");
@@ -558,8 +597,8 @@ int recorder_start_from_env(void)
 	cur_filter = dup_or_null(filter);
 	cur_notrace = dup_or_null(notrace);
 	graph_tracer = graph;
-	int want_ctl = getenv("NEEDLE_CTL") != NULL;
-	restore_environment();
+	if (env_mode)
+		restore_environment();
 	if (!n) {
 		free(addrs);
 		/* Nothing usable at all is the agent's failure, not the filters'. */
@@ -590,6 +629,7 @@ int recorder_start_from_env(void)
 	if (err < 0) {
 		char why[160];
 		active = 0;
+		rec_link = NULL;
 		snprintf(why, sizeof(why), "cannot patch the program's functions: %s", strerror(-err));
 		return fail(meta_fd, err, why);
 	}
@@ -597,10 +637,47 @@ int recorder_start_from_env(void)
 	snprintf(line, sizeof(line), META_TRACED_WRITE, err);
 	meta_write(meta_fd, line);
 	close(meta_fd);
-	if (want_ctl && (err = control_start()))
+	if (cfg->ctl && (err = control_start()))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;
+}
+
+int recorder_stop(void)
+{
+	int err;
+
+	/* The control thread first, outside config_lock: it may be waiting
+	 * for it, in recorder_reconfigure. */
+	control_stop();
+	pthread_mutex_lock(&config_lock);
+	if (!rec_link) {
+		pthread_mutex_unlock(&config_lock);
+		return 0;
+	}
+	active = 0;
+	/* Every site back to its NOP in one batch, then a grace period: no
+	 * handler of the link runs after this, and frames entered under it
+	 * no longer call its exit handler (their generation is retired), so
+	 * the buffer can go. */
+	if ((err = needle_link_destroy(rec_link))) {
+		pthread_mutex_unlock(&config_lock);
+		return err;
+	}
+	rec_link = NULL;
+	/* Release: the events of every handler that ran (ordered before the
+	 * grace period's end) are visible before the reader's acquire load
+	 * of the state tells it to salvage the chunks threads still own. */
+	atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
+	munmap(shm, shm->total_size);
+	shm = NULL;
+	ring = NULL;
+	free(cur_filter);
+	free(cur_notrace);
+	cur_filter = cur_notrace = NULL;
+	max_depth = UINT32_MAX;
+	pthread_mutex_unlock(&config_lock);
+	return 0;
 }
 
 void recorder_untraced_counters(_Atomic uint64_t **refused, _Atomic uint64_t **shared_tls)

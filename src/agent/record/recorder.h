@@ -9,11 +9,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* If the environment carries a trace buffer (NEEDLE_BUFFER_FD), attach the
- * recorder as it asks.  Caller holds the control mutex.  0 when there is
- * nothing to record, 1 when recording, negative errno on failure (also
- * reported to the reader through the buffer header). */
+/* What a recording asks for.  The two descriptors are the recorder's:
+ * closed once read, whatever happens. */
+struct recorder_start_cfg {
+	int buf_fd;                   /* memfd of the shared buffer */
+	int meta_fd;                  /* where the module and site tables go */
+	int graph;                    /* 1 function_graph, 0 function */
+	const char *filter, *notrace; /* newline-separated globs, or NULL */
+	uint32_t depth;               /* 0 = unlimited */
+	int ctl;                      /* serve `needle ctl` */
+};
+
+/* Attach the recorder as cfg asks.  Not under the control mutex (the
+ * recorder uses the public API).  1 when recording, negative errno on
+ * failure, also reported to the reader through the buffer header and the
+ * meta file.  -EBUSY: a recording is already running. */
+int recorder_start(const struct recorder_start_cfg *cfg);
+/* recorder_start with what the environment of `needle record` says, if
+ * it carries a trace buffer (NEEDLE_BUFFER_FD); 0 when it does not. */
 int recorder_start_from_env(void);
+/* End the recording in a process that runs on (detach): sites unpatched,
+ * the control thread gone, the buffer unmapped, and AGENT_DETACHED in its
+ * header.  0 (also when not recording) or negative errno, and then the
+ * recording goes on. */
+int recorder_stop(void);
 /* Counters in the trace buffer's header for threads that run untraced,
  * for the agent to wire to the thread-state pool (NULLs when not
  * recording). */
@@ -21,6 +40,8 @@ void recorder_untraced_counters(_Atomic uint64_t **refused, _Atomic uint64_t **s
 
 /* The agent could not start: tell `needle record` why (if it asked). */
 void recorder_report_failure(int err);
+/* The same, through the descriptors of an attached session (closed). */
+void recorder_report_failure_fds(int buf_fd, int meta_fd, int err);
 
 /* A change asked for through the control socket (control.c). */
 struct recorder_config {

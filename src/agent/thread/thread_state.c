@@ -27,6 +27,7 @@
  * is on the free list or owned by exactly one thread; a thread refused a
  * state is refused once (its TLS says so), not at every call. */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,18 +84,29 @@ static _Atomic uint32_t shared_tls_tids[SHARED_TLS_SLOTS];
 static _Atomic uint64_t shared_tls_threads;
 static _Atomic(_Atomic uint64_t *) mirror_refused, mirror_shared_tls;
 
+/* Threads between their load of a mirror pointer and their add through
+ * it: an unwired mirror (a detached recording) is unmapped right after. */
+static _Atomic int mirror_users;
+
 void thread_state_mirror_counters(_Atomic uint64_t *refused, _Atomic uint64_t *shared_tls)
 {
 	atomic_store(&mirror_refused, refused);
 	atomic_store(&mirror_shared_tls, shared_tls);
+	/* Seq-cst store above, then load of mirror_users, against
+	 * count_into's increment, then load of the pointer (Dekker): either
+	 * it sees the new pointer, or this loop sees it counted. */
+	while (atomic_load(&mirror_users))
+		sched_yield();
 }
 
 static void count_into(_Atomic uint64_t *counter, _Atomic(_Atomic uint64_t *) *mirror)
 {
-	_Atomic uint64_t *m = atomic_load(mirror);
 	atomic_fetch_add(counter, 1);
+	atomic_fetch_add(&mirror_users, 1);
+	_Atomic uint64_t *m = atomic_load(mirror);
 	if (m)
 		atomic_fetch_add(m, 1);
+	atomic_fetch_sub(&mirror_users, 1);
 }
 
 static void note_shared_tls(uint32_t tid)

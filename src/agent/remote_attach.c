@@ -1,0 +1,222 @@
+/* remote_attach.c - the agent's side of `needle record -p PID`: a
+ * recording session in a process that was running before libneedle was
+ * loaded into it (common/attach_protocol.h for the protocol, cli/inject.c
+ * for how the library gets there).
+ *
+ * needle_remote_attach() is the one function needle record calls in the
+ * target, on the thread it borrowed, right after dlopen.  It does as
+ * little as possible there, because that thread is held stopped for as
+ * long as it runs: it starts the session thread and returns.  Everything
+ * slow (start-up, discovery, patching) happens in the session thread while
+ * every thread of the program runs, the borrowed one included.
+ *
+ * Invariants:
+ *  - One session at a time; a second needle_remote_attach while one runs
+ *    returns -EBUSY and changes nothing.
+ *  - The session thread blocks every signal but SIGTRAP and needle's stop
+ *    signal (which patching needs) from its first instruction, so that no
+ *    signal meant for the program lands in it; the borrowed thread's own
+ *    mask is never touched.
+ *  - The session ends when needle record asks (ATTACH_DETACH) or goes away
+ *    (end of file: killed, or the program closed the descriptor): either
+ *    way the recording stops and every site returns to its NOP before the
+ *    thread exits.  libneedle stays loaded and idle: hijacked returns may
+ *    still be on threads' stacks (a call blocked for an hour), and they
+ *    return through its trampoline.  A later attach reuses it.
+ *  - The program's environment is never read for configuration nor
+ *    changed. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/base/interpose.h"
+#include "agent/base/log.h"
+#include "agent/patch/sigmask_watch.h"
+#include "agent/record/recorder.h"
+#include "agent/thread/thread_state.h"
+#include "common/attach_protocol.h"
+#include "needle.h"
+
+static _Atomic int session_running;
+static char session_name[ATTACH_NAME_MAX + 1];
+
+static int session_connect(void)
+{
+	struct sockaddr_un addr;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	size_t n = strlen(session_name);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	memcpy(addr.sun_path + 1, session_name, n);
+	if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    (cred.uid != 0 && cred.uid != getuid() && cred.uid != geteuid())) {
+		/* Abstract names have no permissions: only root or the
+		 * process's owner may configure a recording in it. */
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = read(fd, (char *)buf + off, len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+/* The hello and its two descriptors; then the globs into *filter and
+ * *notrace (malloc'ed, NUL-terminated, NULL when empty). */
+static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace)
+{
+	struct attach_hello hello;
+	char control[CMSG_SPACE(2 * sizeof(int))];
+	struct iovec iov = { &hello, sizeof(hello) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	ssize_t n;
+
+	do
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+	    c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		return -EPROTO;
+	int fds[2];
+	memcpy(fds, CMSG_DATA(c), sizeof(fds));
+	cfg->buf_fd = fds[0];
+	cfg->meta_fd = fds[1];
+	if (n > 0 && (size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
+		n = -1;
+	if (n <= 0 || hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
+	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX)
+		return -EPROTO;
+	char **dst[2] = { filter, notrace };
+	uint32_t lens[2] = { hello.filter_len, hello.notrace_len };
+	for (int i = 0; i < 2; i++) {
+		*dst[i] = NULL;
+		if (!lens[i])
+			continue;
+		if (!(*dst[i] = malloc(lens[i] + 1)))
+			return -ENOMEM;
+		if (read_full(fd, *dst[i], lens[i]))
+			return -EPROTO;
+		(*dst[i])[lens[i]] = 0;
+	}
+	cfg->graph = hello.graph != 0;
+	cfg->depth = hello.depth;
+	cfg->ctl = hello.ctl != 0;
+	cfg->filter = *filter;
+	cfg->notrace = *notrace;
+	return 0;
+}
+
+/* Until needle record asks to detach, or its side of the socket is gone. */
+static void session_wait(int fd)
+{
+	for (;;) {
+		char c;
+		ssize_t n = read(fd, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || c == ATTACH_DETACH)
+			return;
+	}
+}
+
+static void *session(void *arg)
+{
+	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
+	char *filter = NULL, *notrace = NULL;
+	int fd, err;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "needle-attach");
+	if ((fd = session_connect()) < 0)
+		goto out;
+	err = session_receive(fd, &cfg, &filter, &notrace);
+	if (!err)
+		err = agent_start();
+	if (err) {
+		/* Through the buffer and the meta file when they came; a
+		 * broken hello closes the socket, which needle record reads as
+		 * a failed attach. */
+		if (cfg.buf_fd >= 0 && cfg.meta_fd >= 0)
+			recorder_report_failure_fds(cfg.buf_fd, cfg.meta_fd, err);
+		goto done;
+	}
+	agent_adopt_process();
+	if (recorder_start(&cfg) == 1) {
+		agent_recording_started();
+		session_wait(fd);
+		agent_recording_stopping();
+		if ((err = recorder_stop()))
+			pr_warn("cannot stop recording (%d); sites stay patched\n", err);
+	}
+	char done = ATTACH_DETACHED;
+	if (write(fd, &done, 1) < 0) {
+		/* needle record is gone: nobody to tell. */
+	}
+done:
+	close(fd);
+out:
+	free(filter);
+	free(notrace);
+	atomic_store(&session_running, 0);
+	return NULL;
+}
+
+NEEDLE_API int needle_remote_attach(const char *name)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	pthread_attr_t attr;
+	pthread_t thread;
+	sigset_t mask;
+	int expected = 0;
+
+	if (!name || strlen(name) > ATTACH_NAME_MAX)
+		return -EINVAL;
+	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
+		return -EBUSY;
+	memcpy(session_name, name, strlen(name) + 1);
+	/* The C library's pthread_create, not the interposer: nothing of the
+	 * agent may run before start-up, which the session thread does. */
+	create = interpose_resolve(IP_PTHREAD_CREATE);
+	sigfillset(&mask);
+	sigdelset(&mask, SIGTRAP);
+	sigdelset(&mask, needle_stop_signal());
+	int err = create ? pthread_attr_init(&attr) : ENOSYS;
+	if (!err) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		err = pthread_attr_setsigmask_np(&attr, &mask);
+		if (!err)
+			err = create(&thread, &attr, session, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	if (err)
+		atomic_store(&session_running, 0);
+	return -err;
+}

@@ -1,0 +1,497 @@
+/* record_attach.c - `needle record -p PID`: record a process that is
+ * already running, then leave it as it was.
+ *
+ *  1. The target is checked from /proc (exists, not a zombie or a kernel
+ *     thread, x86-64, dynamically linked, ours to trace, not traced by
+ *     someone else): each refusal is one line, and the target is never
+ *     touched.
+ *  2. needle record listens on an abstract UNIX socket with a fresh name,
+ *     then loads libneedle into the target and calls
+ *     needle_remote_attach(name) there (inject.c: one thread borrowed for
+ *     well under a millisecond).
+ *  3. The agent's session thread connects; needle record checks that the
+ *     peer is the target (SO_PEERCRED) and sends the configuration and the
+ *     buffer and meta descriptors (common/attach_protocol.h).  From there
+ *     the agent works as in a program needle record started: it reports
+ *     through the buffer header and the meta file, and events are drained
+ *     the same way.
+ *  4. Ctrl-C, SIGTERM, SIGHUP or --duration: needle record asks the agent
+ *     to detach, drains while it unpatches, and salvages the chunks
+ *     threads still owned.  If needle record dies instead, the agent sees
+ *     its socket close and detaches by itself; if the target exits or
+ *     execs, the socket or the pidfd says so.
+ *
+ * Invariants: the target's state is never changed before it is known to
+ * be attachable; nothing but the one borrowed thread is ever stopped; the
+ * exit status is 0 when a trace was written, 1 otherwise, with one line
+ * saying why. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "cli/cli.h"
+#include "cli/inject.h"
+#include "cli/record.h"
+#include "common/attach_protocol.h"
+#include "common/tsc.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_REALTIME, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* The whole of a small /proc file, NUL-terminated; NULL with errno. */
+static char *proc_file(pid_t pid, const char *name, size_t *len)
+{
+	char path[64];
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	if (!buf || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		int e = errno;
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		ssize_t r = read(fd, buf + n, cap - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static long status_number(const char *status, const char *key)
+{
+	const char *p = strstr(status, key);
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
+}
+
+static int read_int_file(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	int v = -1;
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Everything that can be told without touching the target. */
+static int check_target(pid_t pid, char *comm, size_t commlen)
+{
+	char *stat = proc_file(pid, "stat", NULL);
+	snprintf(comm, commlen, "?");
+	if (!stat) {
+		cli_error("no process with PID %d", (int)pid);
+		return -1;
+	}
+	char *open_paren = strchr(stat, '('), *close_paren = strrchr(stat, ')');
+	char state = 0;
+	unsigned long flags = 0;
+	if (open_paren && close_paren && close_paren > open_paren) {
+		snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+		sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags);
+	}
+	free(stat);
+	if (pid == getpid()) {
+		cli_error("process %d is this needle record", (int)pid);
+		return -1;
+	}
+	if (state == 'Z' || state == 'X') {
+		cli_error("process %d (%s) is a zombie: it has exited, and only its parent's wait is missing", (int)pid,
+			  comm);
+		return -1;
+	}
+	if (flags & 0x00200000ul) { /* PF_KTHREAD */
+		cli_error("process %d (%s) is a kernel thread: needle traces user-space programs", (int)pid, comm);
+		return -1;
+	}
+	char *status = proc_file(pid, "status", NULL);
+	if (!status) {
+		cli_error("cannot read /proc/%d/status: %s", (int)pid, strerror(errno));
+		return -1;
+	}
+	long uid = status_number(status, "\nUid:");
+	long tracer = status_number(status, "\nTracerPid:");
+	free(status);
+	if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
+		struct passwd *pw = getpwuid((uid_t)uid);
+		cli_error("process %d (%s) belongs to user %s: record it as that user, or as root", (int)pid, comm,
+			  pw ? pw->pw_name : "another user");
+		return -1;
+	}
+	int scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope");
+	if (scope == 3) {
+		cli_error("kernel.yama.ptrace_scope is 3: no process may attach to another until reboot");
+		return -1;
+	}
+	if (scope >= 1 && geteuid() != 0) {
+		cli_error("kernel.yama.ptrace_scope is %d: only %s may attach to process %d; run as root, or "
+			  "'sysctl kernel.yama.ptrace_scope=0'", scope, scope == 1 ? "its ancestors or root" : "root",
+			  (int)pid);
+		return -1;
+	}
+	if (tracer > 0) {
+		char tcomm[64] = "?";
+		char *ts = proc_file((pid_t)tracer, "comm", NULL);
+		if (ts) {
+			snprintf(tcomm, sizeof(tcomm), "%s", ts);
+			tcomm[strcspn(tcomm, "\n")] = 0;
+			free(ts);
+		}
+		cli_error("process %d (%s) is already traced by process %ld (%s): detach that debugger or tracer first",
+			  (int)pid, comm, tracer, tcomm);
+		return -1;
+	}
+	char exe[64];
+	Elf64_Ehdr eh;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, &eh, sizeof(eh));
+		close(fd);
+		if (n >= (ssize_t)EI_NIDENT && (eh.e_ident[EI_CLASS] != ELFCLASS64 || n < (ssize_t)sizeof(eh) ||
+						eh.e_machine != EM_X86_64)) {
+			cli_error("process %d (%s) is not an x86-64 program (32-bit, or another architecture): needle "
+				  "traces x86-64 processes", (int)pid, comm);
+			return -1;
+		}
+	}
+	char *maps = proc_file(pid, "maps", NULL);
+	if (!maps) {
+		cli_error("cannot read the memory map of process %d (%s): %s", (int)pid, comm, strerror(errno));
+		return -1;
+	}
+	int has_libc = strstr(maps, "/libc.so.6") != NULL;
+	free(maps);
+	if (!has_libc) {
+		cli_error("process %d (%s) has no C library loaded (statically linked?): libneedle cannot be loaded "
+			  "into it", (int)pid, comm);
+		return -1;
+	}
+	return 0;
+}
+
+/* The target's command line, as an argv (malloc'ed). */
+static char **target_argv(pid_t pid, const char *comm)
+{
+	size_t len = 0, n = 0;
+	char *cmd = proc_file(pid, "cmdline", &len);
+	char **argv;
+
+	if (!cmd || !len) {
+		free(cmd);
+		argv = calloc(2, sizeof(*argv));
+		if (argv)
+			argv[0] = strdup(comm);
+		return argv;
+	}
+	for (size_t i = 0; i < len; i++)
+		n += cmd[i] == 0;
+	if (cmd[len - 1])
+		n++;
+	argv = calloc(n + 1, sizeof(*argv));
+	for (size_t i = 0, k = 0; argv && i < len && k < n; k++) {
+		argv[k] = cmd + i;
+		i += strlen(cmd + i) + 1;
+	}
+	return argv; /* cmd stays allocated: argv points into it */
+}
+
+static int listen_session(char *name, size_t len)
+{
+	struct sockaddr_un addr;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	unsigned rnd = 0;
+
+	if (fd < 0)
+		return -1;
+	if (getentropy(&rnd, sizeof(rnd)))
+		rnd = (unsigned)monotonic_ns();
+	snprintf(name, len, "needle-attach-%d-%08x", (int)getpid(), rnd);
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	size_t n = strlen(name);
+	memcpy(addr.sun_path + 1, name, n);
+	if (bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
+	    listen(fd, 1)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The agent's connection, from the target only, within timeout_ms. */
+static int accept_agent(int lfd, pid_t pid, int timeout_ms)
+{
+	struct pollfd p = { lfd, POLLIN, 0 };
+	uint64_t end = monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
+
+	while (monotonic_ns() < end) {
+		int left = (int)((end - monotonic_ns()) / 1000000u) + 1;
+		if (poll(&p, 1, left) <= 0)
+			continue;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) && cred.pid == pid)
+			return fd;
+		close(fd); /* someone else found the name */
+	}
+	return -1;
+}
+
+static int send_hello(int fd, const struct recording *r)
+{
+	const struct record_opts *o = r->o;
+	struct attach_hello hello = {
+		.magic = ATTACH_MAGIC,
+		.version = ATTACH_VERSION,
+		.graph = o->tracer != TRACER_FUNCTION,
+		.depth = (uint32_t)o->depth,
+		.ctl = (uint32_t)o->ctl,
+		.filter_len = o->filter ? (uint32_t)strlen(o->filter) : 0,
+		.notrace_len = o->notrace ? (uint32_t)strlen(o->notrace) : 0,
+	};
+	int fds[2] = { r->buf_fd, r->meta_fd };
+	char control[CMSG_SPACE(sizeof(fds))];
+	struct iovec iov = { &hello, sizeof(hello) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control,
+			      .msg_controllen = sizeof(control) };
+	memset(control, 0, sizeof(control));
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
+		return -1;
+	const char *parts[2] = { o->filter, o->notrace };
+	for (int i = 0; i < 2; i++) {
+		size_t n = parts[i] ? strlen(parts[i]) : 0, off = 0;
+		while (off < n) {
+			ssize_t w = send(fd, parts[i] + off, n - off, MSG_NOSIGNAL);
+			if (w <= 0)
+				return -1;
+			off += (size_t)w;
+		}
+	}
+	return 0;
+}
+
+static volatile sig_atomic_t stop_asked;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_asked = 1;
+	record_stop = 1;
+}
+
+/* What ended the recording. */
+enum why_end { END_NONE, END_ASKED, END_DURATION, END_EXITED, END_SESSION };
+
+static enum why_end check_end(int pidfd, int sock, uint64_t deadline)
+{
+	struct pollfd p[2] = { { sock, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+	int n = poll(p, pidfd >= 0 ? 2 : 1, 0);
+
+	if (n > 0 && p[1].revents)
+		return END_EXITED;
+	if (n > 0 && p[0].revents)
+		return END_SESSION; /* nothing is sent by the agent but the end */
+	if (stop_asked)
+		return END_ASKED;
+	if (deadline && monotonic_ns() >= deadline)
+		return END_DURATION;
+	return END_NONE;
+}
+
+/* Ask the agent to detach; drain while it unpatches.  1 when it said it
+ * is done, 0 if its side closed first (the process ended), -1 on
+ * timeout. */
+static int detach(struct recording *r, int sock)
+{
+	char c = ATTACH_DETACH;
+	if (send(sock, &c, 1, MSG_NOSIGNAL) != 1)
+		return 0;
+	uint64_t end = monotonic_ns() + 30000000000ull;
+	while (monotonic_ns() < end) {
+		struct pollfd p = { sock, POLLIN, 0 };
+		if (r->out.begun)
+			record_drain(r, 0);
+		if (poll(&p, 1, 5) > 0) {
+			ssize_t n = recv(sock, &c, 1, 0);
+			return n == 1 && c == ATTACH_DETACHED ? 1 : 0;
+		}
+	}
+	return -1;
+}
+
+int record_attach(struct recording *r, const char *agent)
+{
+	struct record_opts *o = r->o;
+	pid_t pid = o->attach_pid;
+	char comm[64], name[ATTACH_NAME_MAX + 1], err[600];
+	int lfd = -1, sock = -1, pidfd = -1, ret = 1;
+
+	if (check_target(pid, comm, sizeof(comm)))
+		return 1;
+	signal(SIGXFSZ, SIG_IGN);
+	if (record_out_open(&r->out, o->output, o->force))
+		return 1;
+	if (!(r->shm = record_buffer_create(o, &r->buf_fd))) {
+		cli_error("cannot create a %llu MiB trace buffer: %s", (unsigned long long)(o->buffer_bytes >> 20),
+			  strerror(errno));
+		goto abandon;
+	}
+	r->meta_fd = memfd_create("needle-meta", MFD_CLOEXEC);
+	if (r->meta_fd < 0 || (lfd = listen_session(name, sizeof(name))) < 0) {
+		cli_error("cannot set up the session with process %d: %s", (int)pid, strerror(errno));
+		goto abandon;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: waits end at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+	r->pid = pid;
+	r->attached = 1;
+	r->attach.attach_realtime_ns = realtime_ns();
+	r->raw0 = tsc_read();
+	r->ns0 = monotonic_ns();
+	struct inject_request req = { .lib_path = agent, .entry = "needle_remote_attach", .arg = name };
+	struct inject_result res;
+	int e = inject_library(pid, &req, &res, err, sizeof(err));
+	r->attach.max_hold_ns = res.held_ns;
+	r->attach.borrowed_tid = res.tid;
+	if (e) {
+		cli_error("cannot attach to process %d (%s): %s", (int)pid, comm, err);
+		goto abandon;
+	}
+	if (res.entry_ret) {
+		cli_error(res.entry_ret == -EBUSY ? "process %d (%s) is already being recorded by another needle record -p"
+						  : "cannot start libneedle's session in process %d (%s): %s",
+			  (int)pid, comm, strerror((int)-res.entry_ret));
+		goto abandon;
+	}
+	if ((sock = accept_agent(lfd, pid, 10000)) < 0) {
+		cli_error("libneedle started in process %d (%s) but never connected back (did it exit or exec?)",
+			  (int)pid, comm);
+		goto abandon;
+	}
+	close(lfd);
+	lfd = -1;
+	if (send_hello(sock, r)) {
+		cli_error("lost the session with process %d (%s) while configuring it", (int)pid, comm);
+		goto abandon;
+	}
+	/* Start-up and discovery run in the target while it works: wait for
+	 * the agent's answer in the buffer header. */
+	uint32_t state;
+	while ((state = atomic_load(&r->shm->agent_state)) == AGENT_STARTING) {
+		enum why_end why = check_end(pidfd, sock, 0);
+		if (why == END_EXITED || why == END_SESSION) {
+			cli_error("process %d (%s) %s before recording began", (int)pid, comm,
+				  why == END_EXITED ? "exited" : "ended the session (exec?)");
+			goto abandon;
+		}
+		struct timespec t = { 0, 2 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	if (state != AGENT_RECORDING) {
+		char agent_err[512];
+		uint64_t sites;
+		record_read_result(r, &sites, agent_err, sizeof(agent_err));
+		cli_error("cannot record process %d (%s): %s; it runs on untraced", (int)pid, comm,
+			  agent_err[0] ? agent_err : "libneedle failed in it");
+		goto abandon;
+	}
+	r->argv = target_argv(pid, comm);
+	record_begin(r);
+	fprintf(stderr, "needle: recording process %d (%s)%s; Ctrl-C stops\n", (int)pid, comm,
+		o->ctl ? ", and needle ctl reaches it" : "");
+
+	uint64_t deadline = o->duration_ns ? monotonic_ns() + o->duration_ns : 0;
+	enum why_end why;
+	while ((why = check_end(pidfd, sock, deadline)) == END_NONE) {
+		if (record_buffer_ready(r))
+			record_drain(r, 0);
+		record_wait(r, record_sigchld, 20);
+	}
+	uint32_t end = why == END_EXITED ? ATTACH_END_EXITED : why == END_SESSION ? ATTACH_END_LOST
+									: ATTACH_END_DETACHED;
+	if (end == ATTACH_END_DETACHED) {
+		int d = detach(r, sock);
+		if (d < 0)
+			cli_error("warning: process %d did not confirm that it detached within 30 s", (int)pid);
+		else if (d == 0)
+			end = kill(pid, 0) ? ATTACH_END_EXITED : ATTACH_END_LOST;
+	} else if (end == ATTACH_END_LOST && !kill(pid, 0)) {
+		/* The session's end may only race the process's exit. */
+		struct timespec t = { 0, 50 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+		if (kill(pid, 0))
+			end = ATTACH_END_EXITED;
+	}
+	r->attach.end = end;
+	r->attach.detach_realtime_ns = realtime_ns();
+	int werr = record_finish(r);
+	if (end == ATTACH_END_EXITED)
+		fprintf(stderr, "needle: process %d exited\n", (int)pid);
+	else if (end == ATTACH_END_LOST)
+		cli_error("process %d ended the recording itself (it exec'd, or closed needle's socket)", (int)pid);
+	else
+		fprintf(stderr, "needle: detached from process %d; it runs on\n", (int)pid);
+	ret = werr ? 1 : 0;
+	goto out;
+
+abandon:
+	record_out_abandon(&r->out);
+out:
+	if (sock >= 0)
+		close(sock);
+	if (lfd >= 0)
+		close(lfd);
+	if (pidfd >= 0)
+		close(pidfd);
+	return ret;
+}

@@ -1,0 +1,44 @@
+/* attach_protocol.h - the session between `needle record -p` and the agent
+ * it loaded into a running process (src/cli/record_attach.c and
+ * src/agent/remote_attach.c).
+ *
+ * needle record listens on an abstract UNIX socket whose name it passes to
+ * needle_remote_attach() in the target; the agent's session thread
+ * connects, and the two speak:
+ *
+ *   needle -> agent   struct attach_hello with SCM_RIGHTS {buffer, meta},
+ *                     then filter_len + notrace_len bytes of globs
+ *   (the agent starts the recorder; its result goes through the buffer
+ *    header and the meta file, as for a program needle record started)
+ *   needle -> agent   ATTACH_DETACH: stop recording
+ *   agent  -> needle  ATTACH_DETACHED: every site is back to its NOP and
+ *                     the buffer is unmapped
+ *
+ * End of file on either side ends the session: the agent detaches when
+ * needle record goes away (killed, or its socket lost), and needle record
+ * stops when the agent's side closes (the target exited or exec'd). */
+#ifndef NEEDLE_ATTACH_PROTOCOL_H
+#define NEEDLE_ATTACH_PROTOCOL_H
+
+#include <stdint.h>
+
+#define ATTACH_MAGIC 0x4e41544eu /* "NTAN" */
+#define ATTACH_VERSION 1
+#define ATTACH_NAME_MAX 100     /* bytes of the socket name, without the NUL */
+#define ATTACH_GLOBS_MAX (1u << 20)
+
+struct attach_hello {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t graph;       /* 1 function_graph, 0 function */
+	uint32_t depth;       /* 0: unlimited */
+	uint32_t ctl;         /* serve needle ctl */
+	uint32_t filter_len;  /* newline-separated globs that follow */
+	uint32_t notrace_len;
+	uint32_t pad;
+};
+
+#define ATTACH_DETACH 'D'
+#define ATTACH_DETACHED 'd'
+
+#endif
