@@ -57,5 +57,11 @@ $(BENCH_BUILD)/bench_views: bench/bench_views.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_views
 
+# A running process with 10,000 functions, for needle record -p.
+$(BENCH_BUILD)/bench_attach_target: bench/bench_attach_target.c $(BENCH_BUILD)/gen/bench_funcs.c
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $^ -o $@ -lpthread
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_attach_target $(LIBNEEDLE)
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

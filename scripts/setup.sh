@@ -10,12 +10,14 @@
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
 #               export), python3 (checks the Chrome JSON export),
 #               libclang-rt-14-dev (clang's libFuzzer and sanitizer runtimes:
-#               the reader's fuzzer; gcc's come with gcc)
+#               the reader's fuzzer; gcc's come with gcc), gcc-multilib
+#               (a 32-bit program that needle record -p must refuse), strace
+#               (a process traced by someone else, refused too)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc g++ clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
-	libclang-rt-14-dev)
+	libclang-rt-14-dev gcc-multilib strace)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

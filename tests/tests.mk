@@ -151,3 +151,30 @@ $(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject.
 $(TEST_BUILD)/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_inject
+
+# needle record -p: the ticker in every site form, and in the forms it
+# must refuse (no sites, static, 32-bit).
+ATTACH_TICKERS := $(addprefix $(TEST_BUILD)/attach/ticker_,fentry nop_mcount clang cet plain static 32)
+$(TEST_BUILD)/attach/ticker_fentry: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_nop_mcount: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -mnop-mcount -fno-pie -no-pie $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_clang: tests/attach/ticker.c
+	@mkdir -p $(dir $@); clang $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_cet: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=full $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_plain: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_static: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -static $< -o $@ -lpthread
+$(TEST_BUILD)/attach/ticker_32: tests/attach/ticker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -m32 $< -o $@ -lpthread
+ATTACH_DEPS := $(TEST_BUILD)/attach/attach_target $(TEST_BUILD)/attach/ticker $(ATTACH_TICKERS) \
+	$(TEST_BUILD)/libdl_lib.so $(NEEDLE) $(LIBNEEDLE)
+$(TEST_BUILD)/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+$(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors

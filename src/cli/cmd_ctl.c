@@ -204,8 +204,8 @@ static void explain(long pid, int err)
 		cli_error("process %ld (%s) is recorded without --ctl: record it with 'needle record --ctl' to "
 			  "control it", pid, comm);
 	} else {
-		cli_error("process %ld (%s) is not recorded by needle: start it with 'needle record --ctl -- PROG' to "
-			  "control it", pid, comm);
+		cli_error("process %ld (%s) is not recorded by needle: record it with 'needle record -p %ld --ctl', "
+			  "or start it with 'needle record --ctl -- PROG', to control it", pid, comm, pid);
 	}
 }
 

@@ -69,8 +69,9 @@ static void print_time(uint64_t realtime_ns)
 	printf("%s.%03u UTC", buf, (unsigned)(realtime_ns / 1000000u % 1000u));
 }
 
-static void print_attach(const struct sec_attach *a)
+static void print_attach(const struct trace *t)
 {
+	const struct sec_attach *a = &t->attach;
 	static const char *const ends[] = { "", "detached; the process ran on", "the process exited",
 					    "the session ended in the process (exec, or killed)" };
 	printf("attached:      to the running process at ");
@@ -82,6 +83,12 @@ static void print_attach(const struct sec_attach *a)
 	printf("held:          thread %u borrowed to load libneedle; longest hold of a thread %.3f ms\n"
 	       "               (libneedle stays loaded and idle in the process; a later -p reuses it)\n",
 	       a->borrowed_tid, (double)a->max_hold_ns / 1e6);
+	if (t->clock.source == TRACE_CLOCK_TSC && t->first_raw && t->first_raw >= t->clock.raw0 && t->ns_per_raw > 0)
+		printf("first event:   %.3f ms after needle record -p began\n",
+		       (double)(t->first_raw - t->clock.raw0) * t->ns_per_raw / 1e6);
+	if (a->detach_ns)
+		printf("detach:        %.3f ms (every site back to its NOP, the buffer unmapped)\n",
+		       (double)a->detach_ns / 1e6);
 }
 
 int cmd_info(int argc, char **argv)
@@ -133,7 +140,7 @@ int cmd_info(int argc, char **argv)
 		printf("\npid:           %u\n", t->process.pid);
 		int st = t->process.wait_status;
 		if (t->have_attach)
-			print_attach(&t->attach);
+			print_attach(t);
 		else if (WIFEXITED(st))
 			printf("exit:          status %d\n", WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))

@@ -348,15 +348,16 @@ static enum why_end check_end(int pidfd, int sock, uint64_t deadline)
 static int detach(struct recording *r, int sock)
 {
 	char c = ATTACH_DETACH;
+	uint64_t t0 = monotonic_ns(), end = t0 + 30000000000ull;
 	if (send(sock, &c, 1, MSG_NOSIGNAL) != 1)
 		return 0;
-	uint64_t end = monotonic_ns() + 30000000000ull;
 	while (monotonic_ns() < end) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		if (r->out.begun)
 			record_drain(r, 0);
-		if (poll(&p, 1, 5) > 0) {
+		if (poll(&p, 1, 1) > 0) {
 			ssize_t n = recv(sock, &c, 1, 0);
+			r->attach.detach_ns = monotonic_ns() - t0;
 			return n == 1 && c == ATTACH_DETACHED ? 1 : 0;
 		}
 	}
@@ -441,14 +442,17 @@ int record_attach(struct recording *r, const char *agent)
 		char agent_err[512];
 		uint64_t sites;
 		record_read_result(r, &sites, agent_err, sizeof(agent_err));
-		cli_error("cannot record process %d (%s): %s; it runs on untraced", (int)pid, comm,
-			  agent_err[0] ? agent_err : "libneedle failed in it");
+		if (r->shm->agent_error == -EBUSY)
+			cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
+				  "another -p)", (int)pid, comm);
+		else
+			cli_error("cannot record process %d (%s): %s; it runs on untraced", (int)pid, comm,
+				  agent_err[0] ? agent_err : "libneedle failed in it");
 		goto abandon;
 	}
 	r->argv = target_argv(pid, comm);
 	record_begin(r);
-	fprintf(stderr, "needle: recording process %d (%s)%s; Ctrl-C stops\n", (int)pid, comm,
-		o->ctl ? ", and needle ctl reaches it" : "");
+	fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
 
 	uint64_t deadline = o->duration_ns ? monotonic_ns() + o->duration_ns : 0;
 	enum why_end why;

@@ -55,11 +55,14 @@ enum attach_end {
 
 /* Written instead of a wait status when needle record attached to a
  * running process: SEC_PROCESS then holds its pid and command line, and a
- * wait status of 0. */
+ * wait status of 0; the clock's first sample (raw0, ns0) is taken when
+ * needle record -p began, so the first event's time says how long
+ * attaching took. */
 struct sec_attach {
 	uint64_t attach_realtime_ns; /* CLOCK_REALTIME when needle record -p began */
 	uint64_t detach_realtime_ns; /* ... and when the recording ended */
 	uint64_t max_hold_ns;        /* longest time a thread of the process was held stopped */
+	uint64_t detach_ns;          /* from asking the agent to detach to its answer (0: not asked) */
 	uint32_t end;                /* enum attach_end */
 	uint32_t borrowed_tid;       /* the thread that loaded libneedle */
 };

@@ -1,10 +1,13 @@
-/* ticker N - four threads compute while the main thread prints N lines,
- * one every 2 ms, then the threads' sums: the same output whether or not
- * a library is loaded into it meanwhile. */
+/* ticker N [exec] - four threads compute while the main thread prints N
+ * lines, one every 2 ms, then the threads' sums: the same output whether
+ * or not a library is loaded into it meanwhile.  With "exec", it then
+ * becomes sleep 1 instead of exiting. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 static _Atomic int done;
@@ -42,5 +45,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	printf("workers %ld %ld %ld %ld\n", ok[0], ok[1], ok[2], ok[3]);
+	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[2], "exec"))
+		execl("/bin/sleep", "sleep", "1", (char *)NULL);
 	return 0;
 }

@@ -51,28 +51,35 @@ static void finish(struct patch_op *ops, size_t n, uint64_t syncs_before)
 	stats.last_sites = n;
 }
 
-/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process.
- * *all_block_stop: every such thread also blocks the stop signal (they
- * look like helper threads that block every signal, not program threads
- * with a SIGTRAP-blocking mask). */
-static int sigtrap_blocked_now(int *all_block_stop)
+/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process;
+ * they are listed in *blockers (the caller frees it).  -1 if it cannot be
+ * told.  *all_block_stop: every such thread also blocks the stop signal
+ * (they look like helper threads that block every signal, not program
+ * threads with a SIGTRAP-blocking mask). */
+static int sigtrap_blocked_now(int *all_block_stop, struct task_list *blockers)
 {
 	struct task_list list;
-	int blocked = 0;
 
 	*all_block_stop = 0;
+	task_list_free(blockers);
 	if (task_list_read(&list))
-		return 1; /* cannot tell: take the safe path */
+		return -1; /* cannot tell: take the safe path */
 	*all_block_stop = 1;
 	for (size_t i = 0; i < list.cnt; i++) {
 		if (task_blocks_signal(list.tids[i], SIGTRAP) != 1)
 			continue;
-		blocked = 1;
+		pid_t *t = realloc(blockers->tids, (blockers->cnt + 1) * sizeof(*t));
+		if (!t) {
+			task_list_free(&list);
+			return -1;
+		}
+		blockers->tids = t;
+		blockers->tids[blockers->cnt++] = list.tids[i];
 		if (task_blocks_signal(list.tids[i], thread_stop_signal()) != 1)
 			*all_block_stop = 0;
 	}
 	task_list_free(&list);
-	return blocked;
+	return blockers->cnt > 0;
 }
 
 /* Threads above which the per-batch /proc scan is skipped when
@@ -96,20 +103,76 @@ static long mask_scan_max(void)
  * only in /proc, read before every batch while the process has at most
  * mask_scan_max() threads, so that the batches of a process with 100,000
  * threads stay O(1) in threads. */
-static int sigtrap_blocked_somewhere(int *all_block_stop)
+static int sigtrap_blocked_somewhere(int *all_block_stop, struct task_list *blockers)
 {
+	int r = 0;
+
 	if (!sigmask_may_block_sigtrap()) {
 		long threads = task_count_fast();
 		if (threads == 1 || threads > mask_scan_max())
 			return 0;
 	}
 	for (int tries = 0; tries < 20; tries++) {
-		if (!sigtrap_blocked_now(all_block_stop))
-			return 0;
+		if ((r = sigtrap_blocked_now(all_block_stop, blockers)) <= 0)
+			return r;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
 	}
-	return 1;
+	return r;
+}
+
+/* The sites the stopped blockers' handlers may be reading. */
+static struct site **stopped_sites;
+
+static void resume_blockers(void)
+{
+	thread_resume_all();
+	free(stopped_sites);
+	stopped_sites = NULL;
+}
+
+/* Stop the threads that block SIGTRAP for the length of an int3 batch
+ * that every other thread runs through: only they could die of an int3.
+ * 1 when they are stopped (thread_resume_all ends it), 0 when the batch
+ * may go on without stopping anyone, negative errno when it must not
+ * run at all. */
+static int stop_blockers(struct patch_op *ops, size_t n, const struct task_list *blockers, int all_block_stop)
+{
+	struct site **sites = malloc(n * sizeof(*sites));
+	int err;
+
+	if (!sites)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		sites[i] = ops[i].site;
+	pr_info("%zu thread(s) block SIGTRAP: they are stopped while %zu sites are patched\n", blockers->cnt, n);
+	err = thread_stop_list(sites, n, blockers);
+	/* The stop handlers read sites until thread_resume_all: the array
+	 * is freed by the caller after that, through stopped_sites. */
+	if (!err) {
+		stopped_sites = sites;
+		return 1;
+	}
+	free(sites);
+	if (err != -EDEADLK)
+		return err;
+	if (sigmask_may_block_sigtrap() || !all_block_stop) {
+		pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
+			"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
+			"or attach before it starts\n");
+		return err;
+	}
+	/* Seen only in /proc: a thread that blocks every signal and was
+	 * made outside the C library's pthread_create (a runtime's helper
+	 * thread: a sanitizer's, a timer's).  Such threads run no program
+	 * code; refusing to patch because of them would make needle
+	 * unusable in those processes.  The int3 protocol goes on, and the
+	 * one risk left is said once. */
+	static int warned;
+	if (!warned++)
+		pr_info("a thread blocks every signal, SIGTRAP included; it is taken for a helper "
+			"thread that runs no traced code\n");
+	return 0;
 }
 
 static void write_all(struct patch_op *ops, size_t n)
@@ -204,33 +267,25 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 
 	if (!n)
 		return 0;
-	int all_block_stop = 0;
-	if (sigtrap_blocked_somewhere(&all_block_stop)) {
-		pr_info("a thread blocks SIGTRAP: patching %zu sites with threads stopped\n", n);
-		err = patch_rewrite_stopped(ops, n);
-		if (err != -EDEADLK)
-			return err;
-		if (sigmask_may_block_sigtrap() || !all_block_stop) {
-			pr_warn("cannot patch: a thread blocks SIGTRAP (an int3 would kill the process) "
-				"and also blocks needle's stop signal; unblock SIGTRAP in that thread "
-				"or attach before it starts\n");
-			return err;
-		}
-		/* Seen only in /proc: a thread that blocks every signal and was
-		 * made outside the C library's pthread_create (a runtime's
-		 * helper thread: a sanitizer's, a timer's).  Such threads run
-		 * no program code; refusing to patch because of them would make
-		 * needle unusable in those processes.  The int3 protocol goes
-		 * on, and the one risk left is said once. */
-		static int warned;
-		if (!warned++)
-			pr_info("a thread blocks every signal, SIGTRAP included; it is taken for a helper "
-				"thread that runs no traced code\n");
+	int all_block_stop = 0, stopped = 0;
+	struct task_list blockers = { 0 };
+	int blocked = sigtrap_blocked_somewhere(&all_block_stop, &blockers);
+	if (blocked < 0) {
+		/* Who blocks SIGTRAP cannot be told: every thread stops. */
+		task_list_free(&blockers);
+		pr_info("cannot tell which threads block SIGTRAP: patching %zu sites with threads stopped\n", n);
+		return patch_rewrite_stopped(ops, n);
 	}
-	if ((err = trap_install()))
+	if (blocked)
+		stopped = stop_blockers(ops, n, &blockers, all_block_stop);
+	task_list_free(&blockers);
+	if (stopped < 0)
+		return stopped;
+	if ((err = trap_install()) || (err = open_window(ops, n, &w))) {
+		if (stopped)
+			resume_blockers();
 		return err;
-	if ((err = open_window(ops, n, &w)))
-		return err;
+	}
 	/* Ordering.  x86-TSO keeps stores in program order for every other
 	 * CPU, so want_call is visible before the int3 that makes a thread
 	 * read it (trap.c's relaxed load pairs with this store; the compiler
@@ -251,6 +306,8 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	for (size_t i = 0; i < n; i++)
 		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
 	core_sync(); /* no CPU still runs the int3: the trap handler is done with ops */
+	if (stopped)
+		resume_blockers();
 	finish(ops, n, before);
 	return text_window_close(&w);
 }

@@ -35,7 +35,8 @@ static size_t fix_cnt;
  * epoll_wait end with EINTR when any handler runs, SA_RESTART or not; the
  * stop handler finds its thread here and makes the call again, with the
  * same arguments (the kernel keeps rdi, rsi, rdx, r10, r8 and r9 across a
- * system call), so the program sees no EINTR.  A relative timeout then
+ * system call), so the program sees no EINTR (interrupted_call also covers
+ * a thread that entered its call just after it was looked at).  A relative timeout then
  * starts over: the call may last longer than asked, never shorter, as
  * under any scheduling delay.  Open addressing by tid; written before the
  * signal is sent (tgkill orders it), cleared at resume. */
@@ -68,23 +69,43 @@ static void asleep_clear(void)
 	asleep_used = 0;
 }
 
-static void restart_interrupted_call(greg_t *gregs)
+/* The call to make again, for a thread whose call our signal ended with
+ * EINTR: the one noted when it was seen asleep, or else (it entered the
+ * call between that look and the signal) the one a "mov $NR, %eax" just
+ * before the syscall instruction names, the C library's usual wrapper. */
+static long interrupted_call(uint64_t pc)
 {
-	if (gregs[REG_RAX] != -EINTR)
-		return;
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	for (unsigned i = 0, h = (unsigned)tid % ASLEEP_SLOTS; i < ASLEEP_SLOTS; i++, h = (h + 1) % ASLEEP_SLOTS) {
 		pid_t t = atomic_load_explicit(&asleep_calls[h].tid, memory_order_acquire);
 		if (!t)
-			return;
-		if (t != tid)
-			continue;
-		const uint8_t *insn = (const uint8_t *)(uintptr_t)(asleep_calls[h].pc - 2);
-		if ((uint64_t)gregs[REG_RIP] == asleep_calls[h].pc && insn[0] == 0x0f && insn[1] == 0x05) {
-			gregs[REG_RAX] = (greg_t)asleep_calls[h].nr;
-			gregs[REG_RIP] = (greg_t)(asleep_calls[h].pc - 2);
+			break;
+		if (t == tid) {
+			if (asleep_calls[h].pc == pc)
+				return asleep_calls[h].nr;
+			break;
 		}
+	}
+	const uint8_t *mov = (const uint8_t *)(uintptr_t)(pc - 7);
+	if ((pc - 7) >> 12 == (pc - 1) >> 12 && mov[0] == 0xb8) {
+		uint32_t nr;
+		memcpy(&nr, mov + 1, sizeof(nr));
+		return nr < 1024 ? (long)nr : -1;
+	}
+	return -1;
+}
+
+static void restart_interrupted_call(greg_t *gregs)
+{
+	uint64_t pc = (uint64_t)gregs[REG_RIP];
+	const uint8_t *insn = (const uint8_t *)(uintptr_t)(pc - 2);
+
+	if (gregs[REG_RAX] != -EINTR || (pc & 0xfff) < 2 || insn[0] != 0x0f || insn[1] != 0x05)
 		return;
+	long nr = interrupted_call(pc);
+	if (nr >= 0) {
+		gregs[REG_RAX] = (greg_t)nr;
+		gregs[REG_RIP] = (greg_t)(pc - 2);
 	}
 }
 
@@ -240,7 +261,7 @@ static int list_add(struct task_list *l, pid_t tid)
 static pid_t *sent_tids;
 static size_t sent_total;
 
-int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep)
+static int stop_begin(struct site *const *sites, size_t cnt)
 {
 	int err = install();
 
@@ -253,6 +274,33 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
 	atomic_store(&stop_active, 1);
+	return 0;
+}
+
+int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_list *tids)
+{
+	int err = stop_begin(sites, cnt);
+
+	if (err)
+		return err;
+	if (!(sent_tids = malloc((tids->cnt + 1) * sizeof(*sent_tids)))) {
+		thread_resume_all();
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tids->cnt && !err; i++)
+		stop_one(tids->tids[i], sent_tids, &sent_total, &err);
+	wait_stopped(sent_tids, sent_total);
+	if (err)
+		thread_resume_all();
+	return err;
+}
+
+int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep)
+{
+	int err = stop_begin(sites, cnt);
+
+	if (err)
+		return err;
 	for (;;) {
 		struct task_list list;
 		size_t fresh = 0;

@@ -29,6 +29,10 @@ struct site;
  * call thread_stop_woken before writing the other bytes. */
 struct task_list;
 int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep);
+/* Stop only the threads in tids (those that block SIGTRAP, which no int3
+ * may reach), for an int3 batch that the others run through.  Same
+ * errors as thread_stop_all; thread_resume_all ends it. */
+int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_list *tids);
 /* Stop those of the threads listed asleep that are no longer in a system
  * call: one may have woken, run into a site and been preempted inside it
  * before the int3 was there.  0 or negative errno. */

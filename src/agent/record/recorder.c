@@ -564,6 +564,17 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	size_t n = 0, usable = 0;
 
 	if (rec_link) {
+		/* Said in the new buffer's header, never in the one this
+		 * recording writes. */
+		struct shm_header *h = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
+		char line[128];
+		snprintf(line, sizeof(line), META_ERROR_WRITE, EBUSY, "the process is already being recorded");
+		meta_write(meta_fd, line);
+		if (h != MAP_FAILED) {
+			h->agent_error = -EBUSY;
+			atomic_store(&h->agent_state, AGENT_FAILED);
+			munmap(h, 4096);
+		}
 		close(buf_fd);
 		close(meta_fd);
 		return -EBUSY;

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# test_attach_errors - needle record -p refuses what it cannot record with
+# one line and a non-zero exit, and the target runs on untouched: no such
+# process, a zombie, a kernel thread, a 32-bit program, a static program,
+# another user's process, kernel.yama.ptrace_scope, a process traced by
+# strace, one without patchable sites, filters that match nothing, one
+# already recorded; and the options that do not go with -p.
+. "$(dirname "$0")/../cli/lib.sh"
+A="$BUILD/tests/attach"
+
+# refused NAME PID PATTERN: needle record -p PID fails, says PATTERN in one
+# line, writes no trace, and the process (if any) is still there.
+refused() {
+	local name=$1 pid=$2 pattern=$3
+	shift 3
+	rm -f "$T/r.data"
+	"$NEEDLE" record -p "$pid" -o "$T/r.data" "$@" >"$T/r.out" 2>"$T/r.err"
+	local rc=$?
+	check "$name: refused, non-zero exit ($rc)" test "$rc" -ne 0
+	check "$name: says so in one line ($(head -c 300 "$T/r.err"))" \
+		sh -c "[ \$(wc -l <'$T/r.err') = 1 ] && grep -q -- '$pattern' '$T/r.err'"
+	check "$name: no trace file left" test ! -e "$T/r.data"
+}
+
+# Options.
+"$NEEDLE" record -p 1 -- true 2>"$T/o.err"
+check_eq "-p with a program: usage error" "$?" 2
+"$NEEDLE" record --duration=1 -- true 2>"$T/o.err"
+check_eq "--duration without -p: usage error" "$?" 2
+"$NEEDLE" record -p 1 --duration=abc 2>"$T/o.err"
+check_eq "--duration=abc: usage error" "$?" 2
+"$NEEDLE" record -p x12 2>"$T/o.err"
+check_eq "-p x12: usage error" "$?" 2
+
+# No such process: one that has just exited.
+true &
+gone=$!
+wait "$gone"
+refused "no such process" "$gone" "no process with PID $gone"
+
+# A zombie: a child its parent does not wait for.
+python3 -c 'import os, sys, time
+p = os.fork()
+if p == 0: os._exit(0)
+print(p, flush=True); time.sleep(10)' >"$T/z.pid" &
+zparent=$!
+wait_for test -s "$T/z.pid"
+zpid=$(cat "$T/z.pid")
+wait_for grep -q '^State:.*Z' /proc/"$zpid"/status
+refused "zombie" "$zpid" "is a zombie"
+kill "$zparent"
+
+# A kernel thread, where this PID namespace shows one.
+kt=$(awk '{ if (int($9 / 2097152) % 2 == 1) { print $1; exit } }' /proc/[0-9]*/stat 2>/dev/null | head -1)
+if [ -n "$kt" ]; then
+	refused "kernel thread" "$kt" "is a kernel thread"
+else
+	echo "      (no kernel thread is visible in this PID namespace)"
+fi
+
+# Programs it cannot load into, each left running.
+for kind in "32:not an x86-64 program" "static:no C library loaded" "plain:no patchable function entries"; do
+	name=${kind%%:*}
+	"$A/ticker_$name" 300 >"$T/t.out" &
+	tp=$!
+	sleep 0.05
+	refused "ticker_$name" "$tp" "${kind#*:}"
+	check "ticker_$name: still running, untouched" kill -0 "$tp"
+	wait "$tp"
+	check_eq "ticker_$name: exits 0" "$?" 0
+	check_eq "ticker_$name: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 300
+done
+
+# Filters that match nothing: the program runs on, unpatched.
+"$A/ticker" 500 >"$T/t.out" &
+tp=$!
+sleep 0.05
+refused "filters matching nothing" "$tp" "the filters match no function" -F no_such_function
+check "filters matching nothing: the target runs on" kill -0 "$tp"
+
+# Already recorded by another needle record -p.
+"$NEEDLE" record -p "$tp" -o "$T/first.data" 2>"$T/first.err" &
+np=$!
+wait_for grep -q "recording process $tp" "$T/first.err"
+refused "already recorded" "$tp" "already being recorded"
+kill -INT "$np"
+wait "$np"
+check_eq "already recorded: the first recording ends well" "$?" 0
+wait "$tp"
+check_eq "ticker: exits 0 after all that" "$?" 0
+check_eq "ticker: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 500
+
+# A program needle record started (libneedle preloaded, recording).
+"$NEEDLE" record -o "$T/pre.data" -- "$A/ticker" 500 >/dev/null 2>"$T/pre.err" &
+np=$!
+wait_for pgrep -f "^$A/ticker 500" >/dev/null
+tp=$(pgrep -f "^$A/ticker 500" | head -1)
+wait_for grep -q 'needle-buffer' /proc/"$tp"/maps
+refused "started by needle record" "$tp" "already being recorded"
+wait "$np"
+check_eq "started by needle record: its recording ends well" "$?" 0
+
+# Traced by someone else.
+"$A/ticker" 500 >/dev/null &
+tp=$!
+strace -p "$tp" -o /dev/null 2>/dev/null &
+sp=$!
+wait_for grep -q "^TracerPid:[[:space:]]*$sp" /proc/"$tp"/status
+refused "traced by strace" "$tp" "already traced by process $sp (strace)"
+kill "$sp"
+wait "$sp" 2>/dev/null
+wait "$tp"
+
+# Another user's process; and kernel.yama.ptrace_scope for a user's own.
+"$A/ticker" 500 >/dev/null &
+tp=$!
+setpriv --reuid=65534 --regid=65534 --clear-groups "$NEEDLE" record -p "$tp" -o /tmp/needle-nobody.data \
+	>/dev/null 2>"$T/u.err"
+check "another user's process: refused, says whose ($(cat "$T/u.err"))" grep -q "belongs to user root" "$T/u.err"
+check "another user's process: still running" kill -0 "$tp"
+wait "$tp"
+scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
+setpriv --reuid=65534 --regid=65534 --clear-groups "$A/ticker" 500 >/dev/null &
+tp=$!
+sleep 0.05
+setpriv --reuid=65534 --regid=65534 --clear-groups "$NEEDLE" record -p "$tp" -o /tmp/needle-nobody.data \
+	--duration=0.2 >/dev/null 2>"$T/y.err"
+rc=$?
+if [ "$scope" -ge 1 ]; then
+	check "ptrace_scope $scope: refused, names the sysctl ($(cat "$T/y.err"))" \
+		sh -c "[ $rc -ne 0 ] && grep -q 'kernel.yama.ptrace_scope is $scope' '$T/y.err'"
+else
+	check_eq "ptrace_scope $scope: a user records its own process ($(tail -1 "$T/y.err"))" "$rc" 0
+fi
+rm -f /tmp/needle-nobody.data
+wait "$tp"
+check_eq "the user's process exits 0" "$?" 0
