@@ -27,6 +27,8 @@
  *    system call is restarted as the kernel would have: no EINTR, no
  *    short count).  Signals that arrive for it meanwhile are held and
  *    delivered when it is released.
+ *  - The thread's errno (memory, not a register) is read before the calls
+ *    and written back after them.
  *  - Nothing is written to the program's own stack: the calls run on the
  *    visit's stack (a thread may be deep in recursion, or on a small
  *    alternate signal stack), which is unmapped before release.
@@ -86,7 +88,7 @@ struct target {
 	struct range unsafe[8]; /* executable mappings of the C library and the loader */
 	int unsafe_cnt;
 	uint64_t syscall_ret;   /* address of the bytes 0f 05 c3: syscall; ret */
-	uint64_t dlopen, dlsym, dlerror;
+	uint64_t dlopen, dlsym, dlerror, errno_location;
 };
 
 /* The thread being visited. */
@@ -202,6 +204,7 @@ static int target_prepare(pid_t pid, struct target *t, char *err, size_t errlen)
 	t->dlopen = t->libc_base + ((uint64_t)(uintptr_t)dlopen - mine);
 	t->dlsym = t->libc_base + ((uint64_t)(uintptr_t)dlsym - mine);
 	t->dlerror = t->libc_base + ((uint64_t)(uintptr_t)dlerror - mine);
+	t->errno_location = t->libc_base + ((uint64_t)(uintptr_t)__errno_location - mine);
 	if (!(t->syscall_ret = find_syscall_ret(t))) {
 		snprintf(err, errlen, "cannot read the C library's code in process %d", (int)pid);
 		return -EIO;
@@ -485,6 +488,14 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 		return e ? e : (int)(int64_t)ret;
 	}
 	v->stack = ret;
+	/* errno is memory, not a register: the calls below may change the
+	 * thread's, so it is read now and written back before the end. */
+	const uint64_t none[6] = { 0 };
+	uint64_t errno_at = 0;
+	int saved_errno = 0;
+	if (!remote_call(v, t->errno_location, none, -1, &errno_at, deadline) && errno_at &&
+	    mem_rw(t->pid, errno_at, &saved_errno, sizeof(saved_errno), 0))
+		errno_at = 0;
 	/* The strings, in the top page of the visit's stack. */
 	uint64_t str = v->stack + VISIT_STACK - 4096, path_at = str, entry_at = str + path_len,
 		 arg_at = entry_at + entry_len;
@@ -502,7 +513,6 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 	}
 	if (!res->handle) {
 		char why[512] = "";
-		const uint64_t none[6] = { 0 };
 		if (!remote_call(v, t->dlerror, none, -1, &ret, deadline) && ret && !mem_rw(t->pid, ret, why, sizeof(why) - 1, 0))
 			why[sizeof(why) - 1] = 0;
 		snprintf(err, errlen, "dlopen(%s) failed in process %d: %s", req->lib_path, (int)t->pid,
@@ -524,12 +534,12 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 		}
 		res->entry_ret = (int64_t)(int32_t)ret;
 	}
-unmap:;
+unmap:
+	if (errno_at)
+		mem_rw(t->pid, errno_at, &saved_errno, sizeof(saved_errno), 1);
 	const uint64_t unmap_args[6] = { v->stack, VISIT_STACK };
-	uint64_t stack = v->stack;
 	v->stack = 0; /* the munmap runs below the red zone */
 	remote_call(v, t->syscall_ret, unmap_args, SYS_munmap, &ret, deadline);
-	(void)stack;
 out:
 	return e;
 }
