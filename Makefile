@@ -24,9 +24,11 @@ LIBNEEDLE_MAP := src/agent/libneedle.map
 LIBNEEDLE_LDFLAGS := -shared -Wl,-soname,$(LIBNEEDLE_SONAME) -Wl,--version-script,$(LIBNEEDLE_MAP)
 LIBNEEDLE := $(BUILD)/libneedle.so
 NEEDLE := $(BUILD)/needle
+# What needle record -p loads on the thread it borrows (src/boot/boot.c).
+LIBNEEDLE_BOOT := $(BUILD)/libneedle-boot.so
 
 .PHONY: all test tests bench clean demo
-all: $(LIBNEEDLE) $(NEEDLE)
+all: $(LIBNEEDLE) $(NEEDLE) $(LIBNEEDLE_BOOT)
 
 # The needle command: cli -> reader/format -> common.
 CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
@@ -36,6 +38,9 @@ CLI_INC := -Iinclude -Isrc
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(CLI_INC) -MMD -MP -c $< -o $@
+
+$(LIBNEEDLE_BOOT): src/boot/boot.c src/common/attach_protocol.h
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -Isrc -shared -Wl,-z,defs $< -o $@
 
 $(NEEDLE): $(CLI_OBJ)
 	@echo "  LD $@"; $(CC) $^ -o $@ -lz -lstdc++

@@ -61,7 +61,7 @@ BENCH_PROGS += $(BENCH_BUILD)/bench_views
 $(BENCH_BUILD)/bench_attach_target: bench/bench_attach_target.c $(BENCH_BUILD)/gen/bench_funcs.c
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $^ -o $@ -lpthread
 
-BENCH_PROGS += $(BENCH_BUILD)/bench_attach_target $(LIBNEEDLE)
+BENCH_PROGS += $(BENCH_BUILD)/bench_attach_target $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

@@ -353,8 +353,8 @@ struct needle_stats {
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 
 /* For `needle record -p PID` only: it loads libneedle into a running
- * process and calls this on one thread it borrows, which is held stopped
- * until this returns.  It starts the session thread that connects to the
+ * process (from the thread that libneedle-boot.so starts there) and calls
+ * this, which must return at once.  It starts the session thread that connects to the
  * abstract UNIX socket `name` of needle record and receives the
  * recording's configuration (see docs/design.md, "Attaching"), and
  * returns.  0, -EBUSY if a session runs, -EINVAL, or another negative

@@ -170,7 +170,7 @@ $(TEST_BUILD)/attach/ticker_static: tests/attach/ticker.c
 $(TEST_BUILD)/attach/ticker_32: tests/attach/ticker.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -m32 $< -o $@ -lpthread
 ATTACH_DEPS := $(TEST_BUILD)/attach/attach_target $(TEST_BUILD)/attach/ticker $(ATTACH_TICKERS) \
-	$(TEST_BUILD)/libdl_lib.so $(NEEDLE) $(LIBNEEDLE)
+	$(TEST_BUILD)/libdl_lib.so $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 $(TEST_BUILD)/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 $(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)

@@ -3,20 +3,18 @@
  * loaded into it (common/attach_protocol.h for the protocol, cli/inject.c
  * for how the library gets there).
  *
- * needle_remote_attach() is the one function needle record calls in the
- * target, on the thread it borrowed, right after dlopen.  It does as
- * little as possible there, because that thread is held stopped for as
- * long as it runs: it starts the session thread and returns.  Everything
- * slow (start-up, discovery, patching) happens in the session thread while
- * every thread of the program runs, the borrowed one included.
+ * needle_remote_attach() is the one function called from outside: by the
+ * boot thread of libneedle-boot.so (src/boot/boot.c), right after it
+ * loaded libneedle.  It starts the session thread and returns.
+ * Everything slow (start-up, discovery, patching) happens in the session
+ * thread while every thread of the program runs.
  *
  * Invariants:
  *  - One session at a time; a second needle_remote_attach while one runs
  *    returns -EBUSY and changes nothing.
  *  - The session thread blocks every signal but SIGTRAP and needle's stop
  *    signal (which patching needs) from its first instruction, so that no
- *    signal meant for the program lands in it; the borrowed thread's own
- *    mask is never touched.
+ *    signal meant for the program lands in it.
  *  - The session ends when needle record asks (ATTACH_DETACH) or goes away
  *    (end of file: killed, or the program closed the descriptor): either
  *    way the recording stops and every site returns to its NOP before the

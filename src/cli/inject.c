@@ -64,8 +64,9 @@
 #include <unistd.h>
 
 #include "cli/inject.h"
+#include "common/attach_protocol.h"
 
-#define VISIT_STACK (256u << 10)
+#define VISIT_STACK ATTACH_VISIT_STACK
 #define XSTATE_MAX 16384
 #define HELD_SIGNALS 8
 
@@ -100,6 +101,7 @@ struct visit {
 	int held[HELD_SIGNALS];
 	int held_cnt;
 	uint64_t stack;          /* the visit's stack in the target, or 0 */
+	uint64_t handed_over;    /* the stack the entry took over, released after give_back */
 	uint64_t stopped_at;
 };
 
@@ -527,12 +529,19 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 			e = e ? e : -ENOENT;
 			goto unmap;
 		}
-		const uint64_t entry_args[6] = { arg_at };
+		const uint64_t entry_args[6] = { arg_at, req->hand_over_stack ? v->stack : 0 };
 		if ((e = remote_call(v, ret, entry_args, -1, &ret, deadline))) {
 			snprintf(err, errlen, "%s in process %d: %s", req->entry, (int)t->pid, strerror(-e));
 			goto out;
 		}
 		res->entry_ret = (int64_t)(int32_t)ret;
+		if (req->hand_over_stack && !res->entry_ret) {
+			/* Unmapped by the entry's side, once released. */
+			v->handed_over = v->stack;
+			if (errno_at)
+				mem_rw(t->pid, errno_at, &saved_errno, sizeof(saved_errno), 1);
+			return 0;
+		}
 	}
 unmap:
 	if (errno_at)
@@ -599,6 +608,11 @@ static int inject_here(pid_t pid, const struct inject_request *req, struct injec
 	res->tid = (uint32_t)v->tid;
 	e = visit_run(&t, v, req, res, err, errlen);
 	int ge = give_back(&t, v, res);
+	if (v->handed_over) {
+		/* The thread is off the stack now: the entry's side may unmap it. */
+		uint64_t released = ATTACH_STACK_RELEASED;
+		mem_rw(pid, v->handed_over, &released, sizeof(released), 1);
+	}
 	if (!e && ge) {
 		snprintf(err, errlen, "cannot restore the state of thread %d of process %d: %s", (int)v->tid, (int)pid,
 			 strerror(-ge));

@@ -9,7 +9,12 @@
 struct inject_request {
 	const char *lib_path;   /* dlopen'ed with RTLD_NOW */
 	const char *entry;      /* then this function of it is called, or NULL */
-	const char *arg;        /* with this string as its only argument */
+	const char *arg;        /* with this string as its first argument */
+	/* If set, entry gets the visit's stack as its second argument and
+	 * takes it over when it returns 0: it must unmap it once its lowest
+	 * word reads ATTACH_STACK_RELEASED (common/attach_protocol.h), which
+	 * is written after the thread is given back. */
+	int hand_over_stack;
 };
 
 struct inject_result {

@@ -27,6 +27,7 @@
  * saying why. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -314,6 +315,28 @@ static int send_hello(int fd, const struct recording *r)
 	return 0;
 }
 
+/* What libneedle-boot.so said instead of a session, if it did: 1 when an
+ * error line was read (and said). */
+static int boot_error(int sock, pid_t pid, const char *comm)
+{
+	char line[700];
+	ssize_t n = recv(sock, line, sizeof(line) - 1, MSG_DONTWAIT);
+	int code, off = 0;
+
+	if (n <= 0)
+		return 0;
+	line[n] = 0;
+	line[strcspn(line, "\n")] = 0;
+	if (sscanf(line, ATTACH_ERROR_READ, &code, &off) < 1 || !off)
+		return 0;
+	if (code == EBUSY)
+		cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
+			  "another -p)", (int)pid, comm);
+	else
+		cli_error("cannot load libneedle into process %d (%s): %s", (int)pid, comm, line + off);
+	return 1;
+}
+
 static volatile sig_atomic_t stop_asked;
 
 static void on_stop(int sig)
@@ -399,8 +422,24 @@ int record_attach(struct recording *r, const char *agent)
 	r->attach.attach_realtime_ns = realtime_ns();
 	r->raw0 = tsc_read();
 	r->ns0 = monotonic_ns();
-	struct inject_request req = { .lib_path = agent, .entry = "needle_remote_attach", .arg = name };
+	/* The borrowed thread loads only libneedle-boot.so (beside
+	 * libneedle.so), whose thread loads libneedle while the program runs. */
+	char boot[PATH_MAX], request[PATH_MAX + ATTACH_NAME_MAX + 2];
+	const char *slash = strrchr(agent, '/');
+	snprintf(boot, sizeof(boot), "%.*slibneedle-boot.so", slash ? (int)(slash - agent + 1) : 0, agent);
+	if (access(boot, R_OK)) {
+		cli_error("cannot find %s beside libneedle.so: build it with make", boot);
+		goto abandon;
+	}
+	char agent_abs[PATH_MAX];
+	if (!realpath(agent, agent_abs))
+		snprintf(agent_abs, sizeof(agent_abs), "%s", agent);
+	snprintf(request, sizeof(request), "%s\n%s", agent_abs, name);
+	struct inject_request req = { .lib_path = boot, .entry = "needle_boot", .arg = request, .hand_over_stack = 1 };
 	struct inject_result res;
+	char boot_abs[PATH_MAX];
+	if (realpath(boot, boot_abs))
+		req.lib_path = boot_abs;
 	int e = inject_library(pid, &req, &res, err, sizeof(err));
 	r->attach.max_hold_ns = res.held_ns;
 	r->attach.borrowed_tid = res.tid;
@@ -409,8 +448,9 @@ int record_attach(struct recording *r, const char *agent)
 		goto abandon;
 	}
 	if (res.entry_ret) {
-		cli_error(res.entry_ret == -EBUSY ? "process %d (%s) is already being recorded by another needle record -p"
-						  : "cannot start libneedle's session in process %d (%s): %s",
+		cli_error(res.entry_ret == -EBUSY ? "process %d (%s) is already being attached to by another needle "
+						    "record -p"
+						  : "cannot start loading libneedle in process %d (%s): %s",
 			  (int)pid, comm, strerror((int)-res.entry_ret));
 		goto abandon;
 	}
@@ -422,6 +462,10 @@ int record_attach(struct recording *r, const char *agent)
 	close(lfd);
 	lfd = -1;
 	if (send_hello(sock, r)) {
+		/* libneedle-boot.so connects only to say why nothing else will. */
+		struct pollfd p = { sock, POLLIN, 0 };
+		if (poll(&p, 1, 1000) > 0 && boot_error(sock, pid, comm))
+			goto abandon;
 		cli_error("lost the session with process %d (%s) while configuring it", (int)pid, comm);
 		goto abandon;
 	}
@@ -430,6 +474,8 @@ int record_attach(struct recording *r, const char *agent)
 	uint32_t state;
 	while ((state = atomic_load(&r->shm->agent_state)) == AGENT_STARTING) {
 		enum why_end why = check_end(pidfd, sock, 0);
+		if (why == END_SESSION && boot_error(sock, pid, comm))
+			goto abandon;
 		if (why == END_EXITED || why == END_SESSION) {
 			cli_error("process %d (%s) %s before recording began", (int)pid, comm,
 				  why == END_EXITED ? "exited" : "ended the session (exec?)");

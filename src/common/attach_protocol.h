@@ -14,6 +14,10 @@
  *   agent  -> needle  ATTACH_DETACHED: every site is back to its NOP and
  *                     the buffer is unmapped
  *
+ * Before that, libneedle-boot.so (src/boot/boot.c) may connect instead, to
+ * send one line ATTACH_ERROR_WRITE when libneedle could not be loaded or
+ * its session started, and close.
+ *
  * End of file on either side ends the session: the agent detaches when
  * needle record goes away (killed, or its socket lost), and needle record
  * stops when the agent's side closes (the target exited or exec'd). */
@@ -37,6 +41,18 @@ struct attach_hello {
 	uint32_t notrace_len;
 	uint32_t pad;
 };
+
+/* The stack that the borrowed thread ran the calls on (mmap'ed by
+ * needle record in the process, ATTACH_VISIT_STACK bytes): needle_boot
+ * gets its address and unmaps it once the thread is given back, which
+ * needle record tells by writing ATTACH_STACK_RELEASED to its lowest
+ * word.  Unmapping it on the borrowed thread would hold that thread for a
+ * TLB shootdown across the process's CPUs (0.3-0.6 ms measured). */
+#define ATTACH_VISIT_STACK (256u << 10)
+#define ATTACH_STACK_RELEASED 0x4b434154535f4e45ull /* "EN_STACK" */
+
+#define ATTACH_ERROR_WRITE "E %d %s\n"  /* errno, message */
+#define ATTACH_ERROR_READ "E %d %n"      /* then the message from %n */
 
 #define ATTACH_DETACH 'D'
 #define ATTACH_DETACHED 'd'
