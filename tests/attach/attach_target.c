@@ -2,7 +2,8 @@
  * and again (`needle record -p PID`), which checks that nothing it does was
  * disturbed meanwhile.
  *
- *   attach_target [--idle N] [--dl PATH] [--marks FILE]
+ *   attach_target [--idle N] [--dl PATH] [--marks FILE] [--no-blocker]
+ *   (--no-blocker: no thread blocks SIGTRAP from the start)
  *
  * Commands on stdin, one a line, run by the main thread:
  *   round    wake every parked thread once and check what each one saw;
@@ -25,8 +26,13 @@
  * with --idle N, N threads parked in pthread_cond_wait until quit.
  *
  * Blocking calls must come back only when woken, with exactly what was sent
- * and errno untouched; no EINTR anywhere but from epoll_wait, which Linux
- * never restarts after a ptrace stop (counted on stderr, not an error). */
+ * and errno untouched; no EINTR anywhere, epoll_wait included (Linux never
+ * restarts it after a ptrace stop or a signal handler, so a tracer must
+ * neither interrupt nor signal a thread asleep in it).
+ *
+ *   blocker  start one more thread that blocks SIGTRAP from then on
+ *            (pthread_sigmask), and calls work_c; prints "blocker started"
+ *   sigusr1  see handler_mask(): prints "sigusr1 B R" */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -449,8 +455,6 @@ static int wake_eventfd(struct thr *t, unsigned k)
 	return write(t->fd[0], &one, sizeof one) == sizeof one ? 0 : -1;
 }
 
-static atomic_long epoll_eintr;
-
 static void *epoll_main(void *arg)
 {
 	struct thr *t = arg;
@@ -462,13 +466,6 @@ static void *epoll_main(void *arg)
 		int err = errno;
 		if (stopping())
 			break;
-		if (n < 0 && err == EINTR) {
-			/* The one call here that Linux does not restart after a
-			 * ptrace or job-control stop, with or without handlers
-			 * (signal(7)): counted, reported on stderr, waited again. */
-			atomic_fetch_add(&epoll_eintr, 1);
-			continue;
-		}
 		int bad = 1;
 		if (n != 1) {
 			fail(t, "epoll_wait returned %d (%s), want 1", n,
@@ -943,7 +940,7 @@ static void *idle_main(void *arg)
 
 enum {
 	W_WORKER, W_PIPE, W_TRACED, W_ACCEPT, W_RECV, W_EPOLL, W_POLL, W_SELECT, W_COND,
-	W_FUTEX, W_NSLEEP, W_CNSLEEP, W_SIGTRAP, W_CHURN, W_MALLOC, W_FORKER, W_DL, W_N
+	W_FUTEX, W_NSLEEP, W_CNSLEEP, W_SIGTRAP, W_CHURN, W_MALLOC, W_FORKER, W_DL, W_LATE, W_N
 };
 
 static struct thr thr[W_N] = {
@@ -965,6 +962,9 @@ static struct thr thr[W_N] = {
 	[W_MALLOC] = { .name = "malloc_hammer", .fn = malloc_main },
 	[W_FORKER] = { .name = "forker", .fn = forker_main },
 	[W_DL] = { .name = "dl", .fn = dl_main },
+	/* Started by the "blocker" command, so that it blocks SIGTRAP after a
+	 * tracer attached: only interposition can tell the tracer so. */
+	[W_LATE] = { .name = "late_sigtrap_blocker", .fn = sigtrap_main },
 };
 
 static struct thr ctl = { .name = "control" };
@@ -1074,6 +1074,58 @@ static void append(char *buf, size_t cap, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf + len, cap - len, fmt, ap);
 	va_end(ap);
+}
+
+/* "sigusr1": install a SIGUSR1 handler whose sa_mask holds SIGTRAP, raise
+ * it, and print whether SIGTRAP was blocked while the handler ran and
+ * whether reading the action back shows SIGTRAP in its mask.  Untraced:
+ * "1 1".  With libneedle's sigaction interposed: "0 1" (the kernel gets the
+ * mask without SIGTRAP, the program reads back its own). */
+static volatile sig_atomic_t trap_blocked_in_handler = -1;
+
+static void on_usr1(int sig)
+{
+	sigset_t cur;
+	(void)sig;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	trap_blocked_in_handler = sigismember(&cur, SIGTRAP);
+}
+
+static void handler_mask(void)
+{
+	struct sigaction act, back;
+	memset(&act, 0, sizeof act);
+	act.sa_handler = on_usr1;
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, SIGTRAP);
+	if (sigaction(SIGUSR1, &act, NULL) || raise(SIGUSR1) || sigaction(SIGUSR1, NULL, &back)) {
+		fail(&ctl, "sigusr1: %s", strerror(errno));
+		return;
+	}
+	printf("sigusr1 %d %d\n", (int)trap_blocked_in_handler, sigismember(&back.sa_mask, SIGTRAP));
+	fflush(stdout);
+}
+
+/* "blocker": one more thread that blocks SIGTRAP, from now on. */
+static void start_late_blocker(void)
+{
+	struct thr *t = &thr[W_LATE];
+	if (t->active) {
+		fail(&ctl, "blocker: already started");
+		return;
+	}
+	int before = atomic_load(&started);
+	t->active = 1;
+	int r = pthread_create(&t->tid, NULL, t->fn, t);
+	if (r != 0) {
+		t->active = 0;
+		fail(&ctl, "blocker: pthread_create: %s", strerror(r));
+		return;
+	}
+	while (atomic_load(&started) == before)
+		sleep_ns(&ctl, 1000000L);
+	printf("blocker started\n");
+	fflush(stdout);
 }
 
 static void do_round(void)
@@ -1190,9 +1242,6 @@ static void do_quit(void)
 	pthread_mutex_unlock(&idle_mu);
 
 	long e = atomic_load(&errors);
-	if (atomic_load(&epoll_eintr))
-		fprintf(stderr, "attach_target: epoll_wait: interrupted %ld times (allowed)\n",
-			atomic_load(&epoll_eintr));
 	printf("errors %ld\n", e);
 	fflush(stdout);
 	if (stuck) /* a stuck thread may hold a stdio lock that exit() takes */
@@ -1204,13 +1253,18 @@ static void do_quit(void)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: attach_target [--idle N] [--dl PATH] [--marks FILE]\n");
+	fprintf(stderr, "usage: attach_target [--idle N] [--dl PATH] [--marks FILE] [--no-blocker]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
+	int no_blocker = 0;
 	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--no-blocker")) {
+			no_blocker = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			usage();
 		if (!strcmp(argv[i], "--idle")) {
@@ -1231,7 +1285,7 @@ int main(int argc, char **argv)
 	}
 
 	for (int i = 0; i < W_N; i++)
-		thr[i].active = i != W_DL || dl_path;
+		thr[i].active = (i != W_DL || dl_path) && i != W_LATE && (i != W_SIGTRAP || !no_blocker);
 	setup_fds();
 	start_threads();
 
@@ -1254,6 +1308,10 @@ int main(int argc, char **argv)
 				fail(&ctl, "bad command '%s'", line);
 			else
 				do_mark((int)n);
+		} else if (!strcmp(line, "blocker")) {
+			start_late_blocker();
+		} else if (!strcmp(line, "sigusr1")) {
+			handler_mask();
 		} else if (!strcmp(line, "quit")) {
 			break;
 		} else {

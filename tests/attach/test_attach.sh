@@ -75,6 +75,37 @@ check_eq "target: exit status 0 after every attach" "$TSTATUS" 0
 check_eq "target: no failed check ($(grep -v ok "$T/main.out" | head -3 | tr '\n' ' '))" "$(tail -1 "$T/main.out")" "errors 0"
 grep -i "fail\|interrupted" "$T/main.err" | head -5
 
+# --- Interposition in an attached process: a thread that blocks SIGTRAP
+# only after libneedle arrived, in a process of more threads than the
+# per-batch /proc scan covers, is seen through the rebound GOT slots and
+# stopped for every batch (an int3 would kill the process).
+target_start late --idle 80 --no-blocker
+target_cmd sigusr1
+wait_for grep -q "^sigusr1" "$T/late.out"
+check_eq "interposition: before attaching, the handler runs with SIGTRAP blocked as asked" \
+	"$(grep '^sigusr1' "$T/late.out")" "sigusr1 1 1"
+"$NEEDLE" record -p "$TPID" --ctl -o "$T/l.data" 2>"$T/l.rec" &
+NP=$!
+wait_for grep -q "recording process $TPID" "$T/l.rec"
+target_cmd sigusr1
+wait_for test "$(grep -c '^sigusr1' "$T/late.out")" = 2
+check_eq "interposition: once attached, sigaction is libneedle's (SIGTRAP out of the kernel's mask, the program reads back its own)" \
+	"$(grep '^sigusr1' "$T/late.out" | tail -1)" "sigusr1 0 1"
+target_cmd blocker
+check "late blocker: started" wait_for grep -q "^blocker started" "$T/late.out"
+ok=0
+for i in $(seq 1 10); do
+	"$NEEDLE" ctl "$TPID" filter 'work_*' >/dev/null 2>&1 && "$NEEDLE" ctl "$TPID" filter >/dev/null 2>&1 && ok=$((ok + 1))
+done
+check_eq "late blocker: 20 live filter changes applied" "$ok" 10
+kill -INT "$NP"
+wait "$NP"
+check_eq "late blocker: recorded and detached" "$?" 0
+target_round
+check_eq "late blocker: the process lives, its checks pass" "$RR" "round 2 ok"
+target_quit
+check_eq "late blocker: no failed check" "$(tail -1 "$T/late.out")" "errors 0"
+
 # --- 1,000 threads.
 target_start idle --idle 1000
 "$NEEDLE" record -p "$TPID" -o "$T/i.data" --duration=0.5 2>"$T/i.rec"
