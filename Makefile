@@ -14,7 +14,7 @@ COMMON_SRC := $(wildcard src/common/*.c)
 AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c)) $(COMMON_SRC)
 AGENT_ASM := $(wildcard src/agent/arch/x86_64/*.S)
 AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
-AGENT_LIBS := -lelf -lpthread -ldl -lgcc_s
+AGENT_LIBS := -lelf -ldw -lZydis -lpthread -ldl -lgcc_s
 
 # libneedle.so.1 (the soname, bumped with NEEDLE_VERSION_MAJOR) and the
 # libneedle.so symlink that -lneedle and `needle record` use.  The version

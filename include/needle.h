@@ -314,6 +314,8 @@ enum needle_site_form {
 	NEEDLE_FORM_NOP5 = 1,        /* one 5-byte NOP (clang, -mnop-mcount) */
 	NEEDLE_FORM_GCC_NOPS = 2,    /* five 1-byte NOPs (gcc), normalized to NOP5 */
 	NEEDLE_FORM_FENTRY_CALL = 3, /* call __fentry__ (-pg -mfentry), turned into NOP5 */
+	NEEDLE_FORM_RELOCATED = 4,   /* no compiler help: the first instructions moved to a
+				      * detour, the entry switched to a jmp to it */
 };
 
 struct needle_site_info {

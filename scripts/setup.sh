@@ -4,8 +4,10 @@
 #
 #   build:      gcc, g++ (libstdc++: the C++ demangler), clang (second
 #               compiler, and C++ test programs), make,
-#               libelf-dev (ELF symbols and sections), zlib1g-dev (CRC32
-#               of trace file sections)
+#               libelf-dev (ELF symbols and sections), libdw-dev (function
+#               ranges from .eh_frame, separate debug files), libzydis-dev
+#               (x86-64 decoder and encoder: relocating function entries),
+#               zlib1g-dev (CRC32 of trace file sections)
 #   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
 #               export), python3 (checks the Chrome JSON export),
@@ -16,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
 	libclang-rt-14-dev gcc-multilib strace)
 missing=()
 for p in "${packages[@]}"; do

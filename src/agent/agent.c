@@ -1,18 +1,20 @@
 /* agent.c - libneedle's start-up: the top of the agent, the only file
  * that knows every layer (docs/design.md, "Layers").
  *
- * When `needle record` preloads libneedle into a program it starts, the
- * constructor runs start-up and the recorder before main, so that gcc's
- * multi-NOP sites and -pg's fentry calls are rewritten while the process
- * has a single thread.  Otherwise (a program linked with libneedle, or one
- * that dlopen's it) start-up waits for the first API call; and when
- * `needle record -p` loads it into a running process, the constructor runs
- * on a thread borrowed from the program and held stopped, so it must do
- * nothing: the session thread of remote_attach.c runs start-up instead.
+ * The constructor runs start-up as soon as libneedle is loaded, so that
+ * gcc's multi-NOP sites and -pg's fentry calls are rewritten while the
+ * process usually has a single thread (and the signal masks of every
+ * thread are known, which keeps patch batches O(1) in threads); when
+ * `needle record` preloaded it, the recorder starts too, before main.
+ * When `needle record -p` loads it into a running process, the loading
+ * thread is libneedle-boot.so's "needle-boot": the constructor then does
+ * nothing, and the session thread of remote_attach.c runs start-up.
  * Start-up failures are reported once and returned by every later call. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -22,6 +24,7 @@
 #include "agent/base/log.h"
 #include "agent/link/refresh.h"
 #include "agent/sites/module.h"
+#include "agent/sites/site_discover.h"
 #include "needle.h"
 #include "agent/rcu/rcu.h"
 #include "agent/patch/sigmask_watch.h"
@@ -61,6 +64,11 @@ static void agent_init(void)
 		recorder_report_failure(err);
 	init_error = err;
 	control_lock_set_error(err);
+}
+
+void agent_site_kinds(int kinds)
+{
+	site_discover_kinds(kinds);
 }
 
 int agent_start(void)
@@ -106,12 +114,26 @@ static void recorder_start_preloaded(void)
 		agent_recording_started();
 }
 
+/* NEEDLE_SITES (set by needle record): compiled, relocated or all. */
+static void site_kinds_from_env(void)
+{
+	const char *k = getenv("NEEDLE_SITES");
+	if (k && !strcmp(k, "relocated"))
+		site_discover_kinds(SITE_KINDS_RELOCATED);
+	else if (k && !strcmp(k, "all"))
+		site_discover_kinds(SITE_KINDS_ALL);
+}
+
 __attribute__((constructor)) static void agent_load(void)
 {
+	char name[17] = "";
+
 	control_lock_register(agent_init);
-	if (!getenv("NEEDLE_BUFFER_FD"))
-		return;
-	if (!agent_start())
+	prctl(PR_GET_NAME, name);
+	if (!strcmp(name, "needle-boot"))
+		return; /* needle record -p: the session thread starts up */
+	site_kinds_from_env();
+	if (!agent_start() && getenv("NEEDLE_BUFFER_FD"))
 		recorder_start_preloaded();
 }
 

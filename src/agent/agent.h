@@ -5,6 +5,8 @@
 
 /* Run start-up once (it may have run already): 0 or its error. */
 int agent_start(void);
+/* Which sites discovery makes (SITE_KINDS_*), before start-up. */
+void agent_site_kinds(int kinds);
 /* libneedle was loaded into a running process: give the threads and
  * signal handlers that existed before it the watch that later ones get
  * through interposition (interpose_bind_loaded, sigmask_watch_adopt). */

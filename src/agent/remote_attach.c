@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/base/control_lock.h"
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
 #include "agent/patch/sigmask_watch.h"
@@ -87,7 +88,7 @@ static int read_full(int fd, void *buf, size_t len)
 
 /* The hello and its two descriptors; then the globs into *filter and
  * *notrace (malloc'ed, NUL-terminated, NULL when empty). */
-static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace)
+static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace, int *sites)
 {
 	struct attach_hello hello;
 	char control[CMSG_SPACE(2 * sizeof(int))];
@@ -124,6 +125,7 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter
 			return -EPROTO;
 		(*dst[i])[lens[i]] = 0;
 	}
+	*sites = (int)hello.sites;
 	cfg->graph = hello.graph != 0;
 	cfg->depth = hello.depth;
 	cfg->ctl = hello.ctl != 0;
@@ -149,15 +151,19 @@ static void *session(void *arg)
 {
 	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
 	char *filter = NULL, *notrace = NULL;
-	int fd, err;
+	int fd, err, sites = 0;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-attach");
+	control_mark_agent_thread();
 	if ((fd = session_connect()) < 0)
 		goto out;
-	err = session_receive(fd, &cfg, &filter, &notrace);
-	if (!err)
+	err = session_receive(fd, &cfg, &filter, &notrace, &sites);
+	if (!err) {
+		if (sites)
+			agent_site_kinds(sites);
 		err = agent_start();
+	}
 	if (err) {
 		/* Through the buffer and the meta file when they came; a
 		 * broken hello closes the socket, which needle record reads as
@@ -197,6 +203,7 @@ NEEDLE_API int needle_remote_attach(const char *name)
 
 	if (!name || strlen(name) > ATTACH_NAME_MAX)
 		return -EINVAL;
+	control_mark_agent_thread(); /* the boot thread, which ends after this */
 	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
 		return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);

@@ -69,6 +69,9 @@ static const char record_usage[] =
 	"                           (one thread held for well under a millisecond), until Ctrl-C,\n"
 	"                           --duration, or its exit; then every function is unpatched\n"
 	"      --duration=SECONDS   with -p: stop recording after SECONDS (decimals allowed)\n"
+	"      --sites=KIND         compiled (entries that -fpatchable-function-entry or -pg prepared),\n"
+	"                           relocated (every other function: its first instructions move to a\n"
+	"                           detour), or all (default: compiled where there are, relocated elsewhere)\n"
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
@@ -100,7 +103,7 @@ static int append_glob(char **list, const char *glob)
 
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION };
+	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -110,6 +113,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
+		{ "sites", required_argument, NULL, OPT_SITES },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -120,6 +124,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
+	o->sites = 3;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -203,6 +208,18 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->attach_pid = (pid_t)pid;
 			break;
 		}
+		case OPT_SITES:
+			if (!strcmp(optarg, "compiled"))
+				o->sites = 1;
+			else if (!strcmp(optarg, "relocated"))
+				o->sites = 2;
+			else if (!strcmp(optarg, "all"))
+				o->sites = 3;
+			else {
+				cli_error("--sites needs compiled, relocated or all, not '%s'", optarg);
+				return -1;
+			}
+			break;
 		case OPT_DURATION: {
 			double secs = strtod(optarg, &end);
 			if (*end || end == optarg || !(secs > 0) || secs > 1e7) {

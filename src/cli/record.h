@@ -31,6 +31,7 @@ struct record_opts {
 	int ctl;        /* open the control socket in the program */
 	int force;      /* -f: overwrite a file that is not a needle trace */
 	pid_t attach_pid;      /* -p: record this running process */
+	int sites;             /* 1 compiled, 2 relocated, 3 all (--sites) */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 };
 

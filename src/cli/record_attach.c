@@ -288,6 +288,7 @@ static int send_hello(int fd, const struct recording *r)
 		.ctl = (uint32_t)o->ctl,
 		.filter_len = o->filter ? (uint32_t)strlen(o->filter) : 0,
 		.notrace_len = o->notrace ? (uint32_t)strlen(o->notrace) : 0,
+		.sites = (uint32_t)o->sites,
 	};
 	int fds[2] = { r->buf_fd, r->meta_fd };
 	char control[CMSG_SPACE(sizeof(fds))];

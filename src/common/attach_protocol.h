@@ -39,7 +39,7 @@ struct attach_hello {
 	uint32_t ctl;         /* serve needle ctl */
 	uint32_t filter_len;  /* newline-separated globs that follow */
 	uint32_t notrace_len;
-	uint32_t pad;
+	uint32_t sites;       /* 1 compiled, 2 relocated, 3 both (SITE_KINDS_*) */
 };
 
 /* The stack that the borrowed thread ran the calls on (mmap'ed by

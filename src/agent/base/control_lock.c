@@ -9,6 +9,12 @@
  * of the object being unloaded may call the API (a tool's plugin
  * destroying its links). */
 static pthread_mutex_t control = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+__thread unsigned needle_agent_busy __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+void control_mark_agent_thread(void)
+{
+	needle_agent_busy = 1u << 30; /* never back to 0 */
+}
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void (*startup)(void);
 static _Atomic int started;
@@ -47,15 +53,18 @@ int control_lock(void)
 	if (startup_error)
 		return startup_error;
 	pthread_mutex_lock(&control);
+	needle_agent_busy++;
 	return 0;
 }
 
 void control_unlock(void)
 {
+	needle_agent_busy--;
 	pthread_mutex_unlock(&control);
 }
 
 void control_lock_raw(void)
 {
 	pthread_mutex_lock(&control);
+	needle_agent_busy++;
 }

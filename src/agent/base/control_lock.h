@@ -9,6 +9,17 @@
 #ifndef NEEDLE_CONTROL_LOCK_H
 #define NEEDLE_CONTROL_LOCK_H
 
+/* Non-zero while the calling thread runs the agent's own work: under the
+ * control mutex (patching, discovery), in a thread of the agent's
+ * (needle-ctl, needle-attach), in thread-exit callbacks, or taking its
+ * thread state.  Dispatch then lets every traced call through untraced:
+ * the functions the agent calls (the C library's, once relocated) must
+ * not be recorded as the program's, nor recurse into the agent. */
+extern __thread unsigned needle_agent_busy __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+/* The calling thread is one of the agent's own: it never traces. */
+void control_mark_agent_thread(void);
+
 /* Set the start-up function (agent.c's constructor, before anything
  * else): the first control_lock() runs it, once. */
 void control_lock_register(void (*init)(void));

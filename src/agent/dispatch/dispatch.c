@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/base/altstack.h"
+#include "agent/base/control_lock.h"
 #include "agent/base/interpose.h"
 #include "agent/dispatch/consumer.h"
 #include "agent/dispatch/context_switch.h"
@@ -39,7 +40,7 @@ static inline void frame_push(struct thread_state *ts, struct site *site, uint32
 	ts->shadow_top += bytes + sizeof(*h);
 	if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 		ts->shadow_high = ts->shadow_top;
-	*ret_slot = (uint64_t)needle_return_trampoline;
+	*ret_slot = return_trampoline_for(site);
 }
 
 /* c's thread data for a handler about to run.  A consumer that keeps
@@ -133,8 +134,12 @@ static inline void dispatch_one(struct thread_state *ts, struct site *site, stru
 
 static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, uint64_t *ret_slot)
 {
-	/* First traced call of this thread: take a state, then go again. */
-	if (thread_state_get())
+	/* First traced call of this thread: take a state, then go again.
+	 * Taking it calls the C library, whose functions may be sites. */
+	needle_agent_busy++;
+	struct thread_state *ts = thread_state_get();
+	needle_agent_busy--;
+	if (ts)
 		needle_dispatch_entry(ctx, ret_slot);
 }
 
@@ -167,6 +172,10 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	struct site *site = (struct site *)ctx->func;
 	uint64_t sp = (uint64_t)(ret_slot + 1);
 
+	/* The agent's own work calls functions that may be sites (see
+	 * control_lock.h): they run untraced. */
+	if (__builtin_expect(needle_agent_busy != 0, 0))
+		return;
 	if (__builtin_expect(!thread_state_valid(ts), 0)) {
 		if (!ts)
 			dispatch_no_state(ctx, ret_slot);
@@ -190,7 +199,7 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	if (ts->shadow_top) {
 		uint64_t top = frame_top(ts)->sp;
 		if ((top < sp && frame_skipped(top, sp)) ||
-		    (top == sp && *ret_slot != (uint64_t)needle_return_trampoline))
+		    (top == sp && !is_return_trampoline(*ret_slot)))
 			shadow_close_unwound(ts, sp);
 	}
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
@@ -335,6 +344,16 @@ static void tell_storage_users(struct thread_state *ts, int forked)
 static void thread_exit(struct thread_state *ts)
 {
 	uint64_t saved = rcu_read_lock(ts);
+	/* The thread ends in its TLS destructors, called by functions that
+	 * may be traced (the C library's, relocated: start_thread's callees)
+	 * and that will still return.  Their real return addresses go back
+	 * on the stack, above this frame, before the state goes. */
+	uint64_t here = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
+		uint64_t *slot = frame_ret_slot(h);
+		if ((uint64_t)(uintptr_t)slot > here && is_return_trampoline(*slot))
+			*slot = h->return_addr;
+	}
 	if (ts->shadow_top)
 		shadow_close_unwound(ts, UINT64_MAX);
 	tell_storage_users(ts, 0);

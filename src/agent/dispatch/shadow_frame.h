@@ -12,6 +12,8 @@
 
 #include <stdint.h>
 
+#include "agent/arch/x86_64/trampoline.h"
+#include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
 
 struct site;
@@ -31,6 +33,20 @@ struct frame_header {
 	uint32_t entry_cnt;
 	uint32_t frame_bytes; /* entries and their call data, below the header */
 };
+
+/* Where a hijacked return of site s's function goes: the return
+ * trampoline, or for a relocated site (no compiler prepared its callers)
+ * the one that puts every register back. */
+static inline uint64_t return_trampoline_for(const struct site *s)
+{
+	return s->form == NEEDLE_FORM_RELOCATED ? (uint64_t)needle_return_trampoline_full
+						: (uint64_t)needle_return_trampoline;
+}
+
+static inline int is_return_trampoline(uint64_t addr)
+{
+	return addr == (uint64_t)needle_return_trampoline || addr == (uint64_t)needle_return_trampoline_full;
+}
 
 static inline struct frame_header *frame_top(struct thread_state *ts)
 {

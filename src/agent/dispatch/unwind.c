@@ -35,7 +35,7 @@ static void restore_returns(struct thread_state *ts)
 {
 	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
 		uint64_t *slot = frame_ret_slot(h);
-		if (*slot == (uint64_t)needle_return_trampoline)
+		if (is_return_trampoline(*slot))
 			*slot = h->return_addr;
 	}
 }
@@ -46,7 +46,7 @@ static void rehijack_returns(struct thread_state *ts)
 	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
 		uint64_t *slot = frame_ret_slot(h);
 		if (*slot == h->return_addr)
-			*slot = (uint64_t)needle_return_trampoline;
+			*slot = return_trampoline_for(h->site);
 	}
 }
 

@@ -67,7 +67,9 @@ static int resolve_pattern(struct site_set *set, const char *pattern)
 	} else {
 		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
 			struct site *s = site_table_get(id);
-			if (!s->gone && !fnmatch(pattern, s->func.name, 0)) {
+			/* A glob takes what can be traced; an exact name
+			 * that cannot be is an error (below). */
+			if (!s->gone && !s->unusable && !fnmatch(pattern, s->func.name, 0)) {
 				set_add(set, s);
 				matched++;
 			}
@@ -117,7 +119,9 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 	op->site = s;
 	op->len = INSN_SITE_LEN;
 	op->want_call = (uint8_t)enable;
-	if (enable)
+	if (enable && s->form == NEEDLE_FORM_RELOCATED)
+		insn_encode_jmp(op->bytes, s->func.site_addr, s->detour);
+	else if (enable)
 		insn_encode_call(op->bytes, s->func.site_addr, s->stub);
 	else
 		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);

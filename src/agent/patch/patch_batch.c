@@ -175,10 +175,19 @@ static int stop_blockers(struct patch_op *ops, size_t n, const struct task_list 
 	return 0;
 }
 
+/* Byte stores, not memcpy: memcpy may be a relocated site of this very
+ * batch, and the patcher calls nothing it patches. */
+static void code_copy(uint64_t at, const uint8_t *bytes, size_t len)
+{
+	volatile uint8_t *p = (volatile uint8_t *)at;
+	for (size_t i = 0; i < len; i++)
+		p[i] = bytes[i];
+}
+
 static void write_all(struct patch_op *ops, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		memcpy((void *)ops[i].site->func.site_addr, ops[i].bytes, ops[i].len);
+		code_copy(ops[i].site->func.site_addr, ops[i].bytes, ops[i].len);
 }
 
 /* With the other threads stopped, except those asleep in a system call
@@ -212,7 +221,7 @@ static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct 
 	}
 	free(first);
 	for (size_t i = 0; i < n; i++)
-		memcpy((void *)(ops[i].site->func.site_addr + 1), ops[i].bytes + 1, ops[i].len - 1);
+		code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
 	core_sync();
 	for (size_t i = 0; i < n; i++)
 		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
@@ -220,7 +229,16 @@ static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct 
 	return 0;
 }
 
+static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers);
+
 int patch_rewrite_stopped(struct patch_op *ops, size_t n)
+{
+	return rewrite_stopped(ops, n, 1);
+}
+
+/* Stop the other threads (sparing those asleep in a system call when
+ * spare_sleepers) and rewrite. */
+static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
 {
 	struct text_window w;
 	struct site **sites;
@@ -241,7 +259,7 @@ int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 		atomic_store(&ops[i].site->want_call, ops[i].want_call);
 	}
 	int alone = task_count() == 1;
-	if (alone || !(err = thread_stop_all(sites, n, &asleep))) {
+	if (alone || !(err = thread_stop_all(sites, n, spare_sleepers ? &asleep : NULL))) {
 		if (asleep.cnt) {
 			err = rewrite_around_sleepers(ops, n, &asleep);
 		} else {
@@ -267,6 +285,15 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 
 	if (!n)
 		return 0;
+	/* A relocated site being switched on covers several instructions: a
+	 * thread may be between two of them, or a signal handler may have
+	 * interrupted it there, and the jmp would cut them.  Every thread is
+	 * stopped (a handler's interrupted PC is the stop handler's PC, since
+	 * the stop signal waits in every handler's mask) and moved into the
+	 * detour, where the same instructions run. */
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].want_call && ops[i].site->form == NEEDLE_FORM_RELOCATED && ops[i].site->insn_cnt > 1)
+			return rewrite_stopped(ops, n, 0);
 	int all_block_stop = 0, stopped = 0;
 	struct task_list blockers = { 0 };
 	int blocked = sigtrap_blocked_somewhere(&all_block_stop, &blockers);
@@ -301,7 +328,7 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	}
 	core_sync(); /* every CPU sees the int3s before any tail changes */
 	for (size_t i = 0; i < n; i++)
-		memcpy((uint8_t *)ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
+		code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
 	core_sync(); /* the tails are in place before any first byte leaves int3 */
 	for (size_t i = 0; i < n; i++)
 		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];

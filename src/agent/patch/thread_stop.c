@@ -121,9 +121,10 @@ static void move_pc_out_of_site(greg_t *gregs)
 		else
 			hi = mid;
 	}
-	/* fix_sites[lo - 1] is the last site starting below pc. */
-	if (lo && pc < fix_sites[lo - 1]->func.site_addr + 5)
-		gregs[REG_RIP] = (greg_t)(fix_sites[lo - 1]->func.site_addr + 5);
+	/* fix_sites[lo - 1] is the last site starting below pc: inside its
+	 * covered bytes, the thread goes where the same instruction runs. */
+	if (lo)
+		gregs[REG_RIP] = (greg_t)site_pc_outside(fix_sites[lo - 1], pc);
 }
 
 static void stop_handler(int sig, siginfo_t *info, void *ucv)

@@ -4,7 +4,9 @@
  * Like the kernel's poke_int3_handler, it finds the site by binary search
  * (site_table_find_addr over the sorted, immutable address index) and
  * emulates the instruction the site is becoming: a CALL to the site's stub
- * (push the return address, jump) or a NOP (skip the 5 bytes).  It writes
+ * (push the return address, jump) or a NOP (skip the 5 bytes); for a
+ * relocated site, the jmp to its detour, or the relocated instructions
+ * (the detour past its call).  It writes
  * only the trapped thread's own registers and stack: no counter, no lock,
  * nothing another thread's cache holds.  A trap that is not one of ours
  * goes to whatever SIGTRAP handler the program had, and a program that
@@ -54,7 +56,12 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		chain_to_program(sig, info, ucv);
 		return;
 	}
-	if (atomic_load_explicit(&site->want_call, memory_order_relaxed)) {
+	int want_call = atomic_load_explicit(&site->want_call, memory_order_relaxed);
+	if (site->form == NEEDLE_FORM_RELOCATED) {
+		/* The detour calls the stub, then runs the instructions the
+		 * site covers; past its call, it runs them alone. */
+		gregs[REG_RIP] = (greg_t)(want_call ? site->detour : site->detour + RELOC_DETOUR_BODY);
+	} else if (want_call) {
 		uint64_t *sp = (uint64_t *)gregs[REG_RSP] - 1;
 		*sp = site->func.site_addr + 5;
 		gregs[REG_RSP] = (greg_t)sp;

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/base/control_lock.h"
 #include "agent/record/control.h"
 #include "agent/record/recorder.h"
 #include "needle.h"
@@ -224,6 +225,7 @@ static void *listener(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-ctl");
+	control_mark_agent_thread();
 	while (!atomic_load(&stopping)) {
 		if (!listen_still_ours()) {
 			/* The program closed it: the number is its own now. */

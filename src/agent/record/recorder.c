@@ -478,7 +478,7 @@ static void restore_environment(void)
 		unsetenv("LD_PRELOAD");
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
-					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL" };
+					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_SITES" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }

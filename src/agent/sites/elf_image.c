@@ -1,12 +1,18 @@
 /* elf_image.c - reads an object file with libelf: function symbols from
- * .symtab (or .dynsym when stripped), the spans of the sections that list
- * patchable entries, and the GOT slots relocated against __fentry__.
- * Only section headers are read; in-memory contents (already relocated)
- * are read by the site finder from the loaded image. */
+ * .symtab (or .dynsym when stripped, merged with the .symtab of a
+ * separate debug file found by build-id or .gnu_debuglink under
+ * /usr/lib/debug), the spans of the sections that list patchable entries,
+ * and the GOT slots relocated against __fentry__; with libdw, the function
+ * ranges of .eh_frame.  In-memory contents (already relocated) are read by
+ * the site finder from the loaded image; the file's own bytes are there to
+ * tell whether someone changed the code in memory. */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +85,7 @@ static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
 			.addr = sym.st_value + bias,
 			.size = sym.st_size,
 			.name = (const char *)(uintptr_t)off,
+			.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
 		};
 	}
 	return 0;
@@ -132,6 +139,60 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias, str
 	return 0;
 }
 
+/* /usr/lib/debug/.build-id/xx/rest.debug, else the .gnu_debuglink name
+ * beside the object's directory under /usr/lib/debug. */
+static int debug_file_path(Elf *elf, const char *obj_dir, char *out, size_t len)
+{
+	const void *id;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
+	if (n > 1) {
+		const unsigned char *b = id;
+		int off = snprintf(out, len, "/usr/lib/debug/.build-id/%02x/", b[0]);
+		for (ssize_t i = 1; i < n && off > 0 && (size_t)off < len; i++)
+			off += snprintf(out + off, len - (size_t)off, "%02x", b[i]);
+		if (off > 0 && (size_t)off < len)
+			snprintf(out + off, len - (size_t)off, ".debug");
+		if (!access(out, R_OK))
+			return 0;
+	}
+	GElf_Word crc;
+	const char *link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (link && obj_dir) {
+		snprintf(out, len, "/usr/lib/debug%s/%s", obj_dir, link);
+		if (!access(out, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static char debug_dir[4096];
+
+static int read_debug_file(Elf *elf, uint64_t bias, struct elf_image *img, struct string_arena *arena, size_t *cap)
+{
+	static char path[4200];
+	if (debug_file_path(elf, debug_dir[0] ? debug_dir : NULL, path, sizeof(path)))
+		return 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	Elf *dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf_Scn *scn = NULL;
+	int err = 0;
+	while (dbg && (scn = elf_nextscn(dbg, scn))) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			err = read_funcs(dbg, scn, &sh, bias, img, arena, cap);
+			if (!err)
+				img->debug_file = path;
+			break;
+		}
+	}
+	if (dbg)
+		elf_end(dbg);
+	close(fd);
+	return err;
+}
+
 static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct string_arena *arena)
 {
 	size_t shstrndx, cap = 0;
@@ -141,6 +202,9 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return -ENOEXEC;
+	GElf_Ehdr eh;
+	if (gelf_getehdr(elf, &eh) && eh.e_entry)
+		img->entry = eh.e_entry + bias;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh))
@@ -164,17 +228,23 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 				return -ENOMEM;
 			img->patchable_entries = p;
 			p[img->patchable_cnt++] = (struct elf_section_span){ sh.sh_addr + bias, sh.sh_size };
+		} else if ((!strncmp(name, ".plt", 4) || !strcmp(name, ".iplt")) && (sh.sh_flags & SHF_EXECINSTR) &&
+			   img->plt_cnt < 4) {
+			img->plt[img->plt_cnt++] = (struct elf_range){ sh.sh_addr + bias, sh.sh_addr + bias + sh.sh_size };
 		} else if (!strcmp(name, "__mcount_loc") && (sh.sh_flags & SHF_ALLOC)) {
 			img->mcount_loc = (struct elf_section_span){ sh.sh_addr + bias, sh.sh_size };
 		}
 	}
-	/* .symtab is a superset of .dynsym when present. */
+	/* .symtab is a superset of .dynsym when present; a stripped object's
+	 * local functions may be named by its separate debug file. */
 	if (symtab)
 		err = read_funcs(elf, symtab, &symtab_sh, bias, img, arena, &cap);
 	else if (dynsym)
 		err = read_funcs(elf, dynsym, &dynsym_sh, bias, img, arena, &cap);
 	else
 		err = 0;
+	if (!err && !symtab)
+		err = read_debug_file(elf, bias, img, arena, &cap);
 	if (err)
 		return err;
 	for (size_t i = 0; symtab && i < img->func_cnt; i++)
@@ -202,9 +272,12 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 		close(fd);
 		return -ENOEXEC;
 	}
+	const char *slash = strrchr(path, '/');
+	snprintf(debug_dir, sizeof(debug_dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	img->bias = bias;
+	img->fd = fd;
+	img->elf = elf;
 	err = read_image(elf, bias, img, &arena);
-	elf_end(elf);
-	close(fd);
 	if (err) {
 		free(arena.buf);
 		elf_image_free(img);
@@ -215,7 +288,8 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	img->strings = arena.buf;
 	for (size_t i = 0; i < img->func_cnt; i++)
 		img->funcs[i].name = img->strings + (uintptr_t)img->funcs[i].name;
-	qsort(img->funcs, img->func_cnt, sizeof(*img->funcs), func_cmp);
+	if (img->func_cnt > 1)
+		qsort(img->funcs, img->func_cnt, sizeof(*img->funcs), func_cmp);
 	size_t out = 0;
 	for (size_t i = 0; i < img->func_cnt; i++)
 		if (!out || img->funcs[out - 1].addr != img->funcs[i].addr)
@@ -230,7 +304,67 @@ void elf_image_free(struct elf_image *img)
 	free(img->patchable_entries);
 	free(img->fentry_slots);
 	free(img->strings);
+	free(img->fdes);
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->elf || img->fd > 0)
+		close(img->fd);
 	memset(img, 0, sizeof(*img));
+}
+
+int elf_image_load_fdes(struct elf_image *img, uint64_t lo, uint64_t hi)
+{
+	Dwarf_CFI *cfi = img->elf ? dwarf_getcfi_elf(img->elf) : NULL;
+	size_t cap = 0;
+
+	if (!cfi)
+		return 0;
+	/* The .eh_frame_hdr table answers each address with a binary search:
+	 * walk from FDE to FDE, a byte at a time through the gaps between
+	 * them (padding, code without call-frame information). */
+	for (uint64_t a = lo - img->bias; a < hi - img->bias;) {
+		Dwarf_Frame *frame;
+		Dwarf_Addr start, end;
+		if (dwarf_cfi_addrframe(cfi, a, &frame) || dwarf_frame_info(frame, &start, &end, NULL) < 0 ||
+		    end <= a) {
+			a++;
+			continue;
+		}
+		free(frame);
+		if (img->fde_cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct elf_range *v = realloc(img->fdes, ncap * sizeof(*v));
+			if (!v) {
+				dwarf_cfi_end(cfi);
+				return -ENOMEM;
+			}
+			img->fdes = v;
+			cap = ncap;
+		}
+		img->fdes[img->fde_cnt++] = (struct elf_range){ start + img->bias, end + img->bias };
+		a = end;
+	}
+	dwarf_cfi_end(cfi);
+	return 0;
+}
+
+int elf_image_file_bytes(const struct elf_image *img, uint64_t addr, void *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	uint64_t va = addr - img->bias;
+
+	while (img->elf && (scn = elf_nextscn(img->elf, scn))) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+		    va < sh.sh_addr || va + len > sh.sh_addr + sh.sh_size)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || va - sh.sh_addr + len > d->d_size)
+			return -ENOENT;
+		memcpy(buf, (const char *)d->d_buf + (va - sh.sh_addr), len);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 const struct elf_func *elf_image_func_at(const struct elf_image *img, uint64_t addr)

@@ -1,6 +1,8 @@
 /* elf_image.h - what the site finder needs from an object file on disk:
- * function symbols, the sections that list patchable entries, and where
- * the object imports __fentry__ from. */
+ * function symbols (from the object, or its separate debug file), the
+ * function ranges of its call-frame information, the sections that list
+ * patchable entries, where the object imports __fentry__ from, and the
+ * bytes of its code as the file has them. */
 #ifndef NEEDLE_ELF_IMAGE_H
 #define NEEDLE_ELF_IMAGE_H
 
@@ -11,6 +13,12 @@ struct elf_func {
 	uint64_t addr;    /* runtime address (load bias applied) */
 	uint64_t size;
 	const char *name; /* owned by the elf_image */
+	int ifunc;        /* an IFUNC symbol: addr is its resolver */
+};
+
+/* A function's extent from an FDE of .eh_frame (runtime addresses). */
+struct elf_range {
+	uint64_t lo, hi;
 };
 
 struct elf_section_span {
@@ -28,6 +36,15 @@ struct elf_image {
 	size_t fentry_slot_cnt;
 	int linked_with_pg;           /* defines __gmon_start__ or imports mcount/__fentry__ */
 	char *strings;                /* arena holding the names */
+	struct elf_range *fdes;       /* sorted by lo; read by elf_image_load_fdes */
+	struct elf_range plt[4];      /* .plt, .plt.sec, .plt.got, .iplt: entered by jumps */
+	int plt_cnt;
+	size_t fde_cnt;
+	const char *debug_file;       /* separate debug file whose symbols were read, or NULL */
+	uint64_t bias;
+	uint64_t entry;               /* the entry point (e_entry, runtime), or 0 */
+	int fd;                       /* the object, open until elf_image_free */
+	void *elf;                    /* its Elf handle */
 };
 
 /* Read the object at path, loaded with bias.  0 or negative errno. */
@@ -36,5 +53,13 @@ void elf_image_free(struct elf_image *img);
 
 /* The function whose [addr, addr+size) holds addr (or starts at addr), or NULL. */
 const struct elf_func *elf_image_func_at(const struct elf_image *img, uint64_t addr);
+
+/* Read the function ranges of .eh_frame (libdw) within [lo, hi).  0 or
+ * negative errno; an object without call-frame information has none. */
+int elf_image_load_fdes(struct elf_image *img, uint64_t lo, uint64_t hi);
+
+/* Copy len bytes of the file's contents at runtime address addr into buf.
+ * 0, or -ENOENT if no section of the file holds them. */
+int elf_image_file_bytes(const struct elf_image *img, uint64_t addr, void *buf, size_t len);
 
 #endif

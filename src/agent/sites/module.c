@@ -145,6 +145,7 @@ int module_forget_unloaded(void)
 			atomic_store(&s->want_call, 0);
 		}
 		stub_area_release(&m->stubs);
+		stub_area_release(&m->detours);
 		m->stubs.at = NULL;
 		*p = m->next;
 		m->next = forgotten;

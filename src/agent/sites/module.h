@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/arch/x86_64/relocate.h"
 #include "agent/arch/x86_64/stub_area.h"
 
 #define MODULE_MAX_EXEC 4
@@ -23,6 +24,11 @@ struct module {
 	char *strings;        /* symbol names of this module's sites */
 	uint32_t first_site, site_cnt;
 	struct stub_span stubs;
+	struct stub_span detours;     /* relocated sites' detours */
+	/* Relocation: functions tried (those without a compiled site), sites
+	 * made, and the refusals by reason (enum reloc_reason). */
+	uint32_t reloc_found, reloc_sites;
+	uint32_t reloc_refused[RELOC_REASONS];
 	struct module *next;
 };
 

@@ -1,14 +1,27 @@
 /* site_discover.c - finds the patchable entries of one object.
  *
- * Candidates come from three places: the __patchable_function_entries
+ * Compiled sites.  Candidates come from three places: the __patchable_function_entries
  * section (-fpatchable-function-entry, gcc and clang), the __mcount_loc
  * section (-mrecord-mcount), and, in objects built with -pg, the start of
  * every function symbol (past an endbr64).  Each candidate is kept only if
  * its bytes are a form needle knows: a 5-byte NOP, gcc's five 1-byte NOPs
  * (only when the section lists it), or a call to __fentry__ (direct, via
  * the PLT, or through the GOT).  Section contents are read from memory,
- * where the loader has already relocated them. */
+ * where the loader has already relocated them.
+ *
+ * Relocated sites (when asked for: site_discover_kinds).  Every other
+ * function of the object (symbols, those of its separate debug file, and
+ * the FDEs of .eh_frame for what no symbol names) becomes a site if its
+ * first instructions can be moved to a detour (arch/x86_64/relocate.c):
+ * the object's code is decoded once for the targets of its direct
+ * branches, and each function's entry is checked against them.  Each
+ * refusal is counted by reason in the module.  Never relocated: the
+ * loader and the unwinder's library (libgcc_s: it walks its own frames),
+ * functions entered without a call (the entry point, signal trampolines:
+ * their stack holds no return address), and IFUNC resolvers' callers'
+ * view: an IFUNC symbol names the implementation it selects. */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +34,29 @@
 #include "needle.h"
 #include "agent/sites/site_discover.h"
 #include "agent/sites/site_table.h"
+#include "agent/arch/x86_64/relocate.h"
 #include "agent/arch/x86_64/stub_area.h"
+
+static int kinds = SITE_KINDS_COMPILED;
+
+void site_discover_kinds(int k)
+{
+	kinds = k;
+}
+
+int site_discover_get_kinds(void)
+{
+	return kinds;
+}
+
+struct found {
+	uint64_t addr;
+	int form;
+	uint8_t load_len;
+	uint64_t func;          /* relocated: the function's start */
+	const char *name;       /* relocated: its name, or NULL (from the symbols) */
+	struct reloc_plan plan; /* relocated */
+};
 
 struct candidate {
 	uint64_t addr;
@@ -191,20 +226,28 @@ static const char *unnamed(const struct module *m, uint64_t ip)
 	return name;
 }
 
-static int make_site(struct module *m, const struct elf_image *img, uint64_t addr, int form,
-		     uint8_t load_len, struct discovery *d)
+static int make_site(struct module *m, const struct elf_image *img, const struct found *fd, struct discovery *d)
 {
 	struct site proto, *s;
-	const struct elf_func *f = elf_image_func_at(img, addr);
+	uint64_t addr = fd->addr;
+	int form = fd->form;
+	uint8_t load_len = fd->load_len;
+	int relocated = form == NEEDLE_FORM_RELOCATED;
+	const struct elf_func *f = relocated ? NULL : elf_image_func_at(img, addr);
 
 	memset(&proto, 0, sizeof(proto));
 	proto.func.site_addr = addr;
-	proto.func.ip = f ? f->addr : addr;
-	proto.func.name = f ? f->name : unnamed(m, addr);
+	proto.func.ip = relocated ? fd->func : f ? f->addr : addr;
+	proto.func.name = relocated ? (fd->name ? fd->name : unnamed(m, fd->func)) : f ? f->name : unnamed(m, addr);
+	if (form == NEEDLE_FORM_RELOCATED) {
+		proto.covered = fd->plan.covered;
+		proto.insn_cnt = fd->plan.insn_cnt;
+		memcpy(proto.insn_off, fd->plan.insn_off, sizeof(proto.insn_off));
+	}
 	proto.module = m;
 	proto.form = (uint8_t)form;
 	proto.load_len = load_len;
-	if (form == NEEDLE_FORM_NOP5)
+	if (form == NEEDLE_FORM_NOP5 || form == NEEDLE_FORM_RELOCATED)
 		memcpy(proto.off_bytes, (const void *)addr, 5);
 	else
 		memcpy(proto.off_bytes, insn_nop5, 5);
@@ -222,16 +265,281 @@ static int make_site(struct module *m, const struct elf_image *img, uint64_t add
 	return 0;
 }
 
-struct found {
-	uint64_t addr;
-	int form;
-	uint8_t load_len;
-};
 
 static int found_cmp(const void *a, const void *b)
 {
 	const struct found *x = a, *y = b;
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Objects whose functions are never relocated (see the top). */
+static int never_relocated(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "libgcc_s", 8) || !strncmp(base, "libneedle", 9);
+}
+
+/* Code that is entered without a call, so that its stack holds no return
+ * address to hook: the entry point, signal and context trampolines, and
+ * the cold parts gcc splits off a function (foo.cold), which the hot part
+ * reaches with a jump. */
+static int entered_without_call(const char *name)
+{
+	return name && (!strcmp(name, "_start") || !strcmp(name, "__restore_rt") || !strcmp(name, "_dl_start") ||
+			!strcmp(name, "_dl_start_user") || !strcmp(name, "__start_context") ||
+			strstr(name, ".cold"));
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A function to try: [lo, hi) and the name the symbols give it. */
+struct fn {
+	uint64_t lo, hi;
+	const char *name;
+	int indirect;
+};
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fn *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Functions with a known extent: sized symbols, and FDEs (named by a
+ * symbol at their start, if any). */
+static int list_functions(struct module *m, struct elf_image *img, struct fn **out, size_t *cnt)
+{
+	size_t cap = img->func_cnt + 1, n = 0;
+	struct fn *v;
+	int err = 0;
+
+	for (int i = 0; i < m->exec_cnt && !err; i++)
+		err = elf_image_load_fdes(img, m->exec[i].lo, m->exec[i].hi);
+	if (err)
+		return err;
+	cap += img->fde_cnt;
+	if (!(v = malloc(cap * sizeof(*v))))
+		return -ENOMEM;
+	for (size_t i = 0; i < img->func_cnt; i++) {
+		const struct elf_func *f = &img->funcs[i];
+		if (f->size && !f->ifunc && in_exec(m, f->addr, f->size))
+			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0 };
+	}
+	for (size_t i = 0; i < img->fde_cnt; i++) {
+		const struct elf_range *r = &img->fdes[i];
+		const struct elf_func *f = elf_image_func_at(img, r->lo);
+		if (!f || f->addr != r->lo)
+			v[n++] = (struct fn){ r->lo, r->hi, NULL, 0 };
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), fn_cmp);
+	/* One per start. */
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1].lo != v[i].lo)
+			v[k++] = v[i];
+	*out = v;
+	*cnt = k;
+	return 0;
+}
+
+/* An IFUNC symbol names the implementation its resolver selected in this
+ * process (memcpy: __memmove_avx_unaligned_erms): that function is the
+ * one that runs, so it takes the name users know. */
+static void name_ifunc_targets(const struct elf_image *img, struct fn *v, size_t n)
+{
+	for (size_t i = 0; i < img->func_cnt; i++) {
+		if (!img->funcs[i].ifunc)
+			continue;
+		uint64_t impl = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, img->funcs[i].name);
+		size_t a = 0, b = n;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if (v[mid].lo < impl)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a < n && v[a].lo == impl)
+			v[a].name = img->funcs[i].name;
+	}
+}
+
+/* found[0..n) is sorted by address. */
+static int target_add(uint64_t **v, size_t *cnt, size_t *cap, uint64_t t)
+{
+	if (*cnt == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4096;
+		uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*cnt)++] = t;
+	return 0;
+}
+
+static int in_plt(const struct elf_image *img, uint64_t a)
+{
+	for (int i = 0; i < img->plt_cnt; i++)
+		if (a >= img->plt[i].lo && a < img->plt[i].hi)
+			return 1;
+	return 0;
+}
+
+static int sorted_has(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (v[mid] < x)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < n && v[a] == x;
+}
+
+static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		if (found[mid].addr < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < n && (found[a].addr == lo || found[a].addr == lo + 4);
+}
+
+static int find_relocatable(struct module *m, struct elf_image *img, struct found **found, size_t *found_cnt)
+{
+	struct fn *fns = NULL;
+	size_t fn_cnt = 0, tcnt = 0, tcap = 0;
+	uint64_t *targets = NULL;
+	int err;
+
+	if (never_relocated(m->path))
+		return 0;
+	if ((err = list_functions(m, img, &fns, &fn_cnt)))
+		return err;
+	name_ifunc_targets(img, fns, fn_cnt);
+	uint64_t *calls = NULL;
+	size_t ccnt = 0, ccap = 0;
+	for (size_t i = 0; i < fn_cnt && !err; i++) {
+		err = reloc_scan_targets(fns[i].lo, fns[i].hi, &targets, &tcnt, &tcap, &fns[i].indirect);
+		if (!err && !fns[i].name)
+			err = 0;
+	}
+	for (size_t i = 0; i < fn_cnt && !err; i++)
+		err = reloc_scan_calls(fns[i].lo, fns[i].hi, &calls, &ccnt, &ccap);
+	if (!err && ccnt > 1)
+		qsort(calls, ccnt, sizeof(*calls), u64_cmp);
+	/* Every function start is a target too (of indirect calls), and of
+	 * the object's exported symbols' callers: an entry inside another
+	 * function's covered bytes refuses that function. */
+	for (size_t i = 0; i < fn_cnt && !err; i++)
+		err = target_add(&targets, &tcnt, &tcap, fns[i].lo);
+	for (size_t i = 0; i < img->func_cnt && !err; i++)
+		err = target_add(&targets, &tcnt, &tcap, img->funcs[i].addr);
+	if (!err && tcnt > 1)
+		qsort(targets, tcnt, sizeof(*targets), u64_cmp);
+	size_t compiled = *found_cnt;
+	struct found *v = err ? NULL : realloc(*found, (compiled + fn_cnt + 1) * sizeof(*v));
+	if (!err && !v)
+		err = -ENOMEM;
+	for (size_t i = 0; i < fn_cnt && !err; i++) {
+		const struct fn *f = &fns[i];
+		if (has_compiled_site(v, compiled, f->lo))
+			continue;
+		/* PLT code is entered by jumps; a start that no symbol names
+		 * and no direct call reaches may be code entered the same way
+		 * (a cold part, a trampoline): not a function to hook. */
+		if (in_plt(img, f->lo) || (!f->name && !sorted_has(calls, ccnt, f->lo)))
+			continue;
+		m->reloc_found++;
+		uint64_t site = f->lo;
+		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
+			site += 4;
+		struct reloc_plan plan;
+		enum reloc_reason why = entered_without_call(f->name) || f->lo == img->entry
+						? RELOC_UNMOVABLE
+						: reloc_plan_entry(f->lo, site, f->hi, targets, tcnt, &plan);
+		if (why == RELOC_OK && f->indirect && plan.insn_cnt > 1)
+			why = RELOC_JUMP_TABLE;
+		if (why == RELOC_OK) {
+			uint8_t file[32];
+			if (!elf_image_file_bytes(img, f->lo, file, (size_t)(site - f->lo) + plan.covered) &&
+			    memcmp(file, (const void *)f->lo, (size_t)(site - f->lo) + plan.covered))
+				why = RELOC_CHANGED;
+		}
+		if (why != RELOC_OK) {
+			m->reloc_refused[why]++;
+			continue;
+		}
+		v[(*found_cnt)++] = (struct found){ .addr = site, .form = NEEDLE_FORM_RELOCATED, .load_len = 5,
+						    .func = f->lo, .name = f->name, .plan = plan };
+	}
+	if (v)
+		*found = v;
+	free(fns);
+	free(targets);
+	free(calls);
+	if (!err && *found_cnt > 1)
+		qsort(*found, *found_cnt, sizeof(**found), found_cmp);
+	return err;
+}
+
+/* The detours of the object's relocated sites, in one span of its own
+ * within reach of its code.  A site whose detour cannot be built is made
+ * unusable (counted as no memory, or not movable). */
+static void build_detours(struct module *m, struct discovery *d)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < d->site_cnt; i++)
+		n += d->sites[i]->form == NEEDLE_FORM_RELOCATED;
+	if (!n)
+		return;
+	int err = stub_area_code(n * RELOC_DETOUR_SIZE, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, &m->detours);
+	size_t k = 0;
+	for (size_t i = 0; i < d->site_cnt; i++) {
+		struct site *s = d->sites[i];
+		if (s->form != NEEDLE_FORM_RELOCATED)
+			continue;
+		enum reloc_reason why = RELOC_NO_MEMORY;
+		if (!err) {
+			struct reloc_plan plan = { .site = s->func.site_addr, .covered = s->covered,
+						   .insn_cnt = s->insn_cnt };
+			memcpy(plan.insn_off, s->insn_off, sizeof(plan.insn_off));
+			uint8_t *at = m->detours.at + k * RELOC_DETOUR_SIZE;
+			why = reloc_emit(&plan, (uint64_t)(uintptr_t)at, s->stub, at, s->detour_off);
+			if (why == RELOC_OK)
+				s->detour = (uint64_t)(uintptr_t)at;
+		}
+		k++;
+		if (why != RELOC_OK) {
+			s->unusable = 1;
+			m->reloc_refused[why]++;
+		} else {
+			m->reloc_sites++;
+		}
+	}
+	if (!err && stub_area_seal(&m->detours)) {
+		for (size_t i = 0; i < d->site_cnt; i++)
+			if (d->sites[i]->form == NEEDLE_FORM_RELOCATED && d->sites[i]->detour) {
+				d->sites[i]->detour = 0;
+				d->sites[i]->unusable = 1;
+				m->reloc_sites--;
+				m->reloc_refused[RELOC_NO_MEMORY]++;
+			}
+	}
 }
 
 int site_discover(struct module *m, struct discovery *d)
@@ -259,7 +567,7 @@ int site_discover(struct module *m, struct discovery *d)
 		uint8_t load_len;
 		int form = classify(m, &img, &addr, c.v[i].listed, &load_len);
 		if (form)
-			found[found_cnt++] = (struct found){ addr, form, load_len };
+			found[found_cnt++] = (struct found){ .addr = addr, .form = form, .load_len = load_len };
 		else if (c.v[i].listed)
 			pr_debug("%s: entry at 0x%llx holds no known site form\n", m->path,
 				 (unsigned long long)addr);
@@ -269,26 +577,35 @@ int site_discover(struct module *m, struct discovery *d)
 	if (found_cnt)
 		qsort(found, found_cnt, sizeof(*found), found_cmp);
 	m->first_site = site_table_count();
+	if (!err && (kinds & SITE_KINDS_RELOCATED))
+		err = find_relocatable(m, &img, &found, &found_cnt);
 	for (size_t i = 0; i < found_cnt && !err; i++)
 		if (!i || found[i].addr != found[i - 1].addr)
-			err = make_site(m, &img, found[i].addr, found[i].form, found[i].load_len, d);
+			err = make_site(m, &img, &found[i], d);
 	free(found);
 	m->site_cnt = (uint32_t)d->site_cnt;
 	if (!err && d->site_cnt) {
 		m->strings = img.strings; /* the sites' names live on */
 		img.strings = NULL;
 		uint64_t *io = malloc(d->site_cnt * 2 * sizeof(*io));
-		if (!io) {
+		uint8_t *full = malloc(d->site_cnt);
+		if (!io || !full) {
 			err = -ENOMEM;
+			free(io);
 		} else {
-			for (size_t i = 0; i < d->site_cnt; i++)
+			for (size_t i = 0; i < d->site_cnt; i++) {
 				io[i] = (uint64_t)(uintptr_t)d->sites[i];
-			err = stub_area_create(io, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
+				full[i] = d->sites[i]->form == NEEDLE_FORM_RELOCATED;
+			}
+			err = stub_area_create(io, full, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
 					       io + d->site_cnt, &m->stubs);
 			for (size_t i = 0; !err && i < d->site_cnt; i++)
 				d->sites[i]->stub = io[d->site_cnt + i];
 			free(io);
+			if (!err)
+				build_detours(m, d);
 		}
+		free(full);
 		if (err)
 			pr_warn("%s: no memory for trampoline stubs within 2 GiB of its code (%d)\n",
 				m->path, err);

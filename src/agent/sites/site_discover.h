@@ -20,6 +20,15 @@ struct discovery {
 	size_t nops_cnt;
 };
 
+/* Which sites discovery makes: those compilers prepared, those it can
+ * relocate (functions no compiler prepared), or both.  Set before the
+ * first discovery; applies to every object found from then on. */
+#define SITE_KINDS_COMPILED 1
+#define SITE_KINDS_RELOCATED 2
+#define SITE_KINDS_ALL 3
+void site_discover_kinds(int kinds);
+int site_discover_get_kinds(void);
+
 /* Add the sites of m to the site table.  0 or negative errno. */
 int site_discover(struct module *m, struct discovery *d);
 void discovery_free(struct discovery *d);

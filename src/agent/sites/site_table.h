@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "agent/arch/x86_64/relocate.h"
 #include "needle.h"
 
 struct module;
@@ -29,7 +30,32 @@ struct site {
 	uint8_t unusable;   /* its bytes could not be normalized: never patched */
 	uint8_t gone;       /* its object was unloaded (dlclose): in no index, never patched */
 	_Atomic uint8_t want_call; /* what a thread trapped on this site's int3 emulates */
+	/* NEEDLE_FORM_RELOCATED: the function's first instructions, covered
+	 * bytes of them, run in the detour (call stub; the instructions
+	 * moved; jmp back), and the site is switched between those bytes and
+	 * a jmp to the detour.  insn_off/detour_off: where each covered
+	 * instruction starts here and there, for moving a stopped thread. */
+	uint8_t covered;
+	uint8_t insn_cnt;
+	uint8_t insn_off[RELOC_MAX_INSNS];
+	uint8_t detour_off[RELOC_MAX_INSNS];
+	uint64_t detour;
 };
+
+/* Where a thread whose PC is pc, inside site s's covered bytes, continues
+ * so that it runs the same instructions: the site's end for NOP forms
+ * (the bytes it skips are NOPs), the matching place in the detour for a
+ * relocated site.  pc itself if it is not inside. */
+static inline uint64_t site_pc_outside(const struct site *s, uint64_t pc)
+{
+	uint64_t at = s->func.site_addr;
+	if (s->form != NEEDLE_FORM_RELOCATED)
+		return pc > at && pc < at + 5 ? at + 5 : pc;
+	for (uint8_t i = 1; i < s->insn_cnt; i++)
+		if (pc == at + s->insn_off[i])
+			return s->detour + s->detour_off[i];
+	return pc;
+}
 
 /* Append a site; the table assigns its id.  Returns NULL when full. */
 struct site *site_table_add(const struct site *proto);

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/base/control_lock.h"
 #include "agent/base/log.h"
 #include "agent/thread/thread_state.h"
 
@@ -214,6 +215,7 @@ static void thread_exit(void *arg)
 {
 	struct thread_state *ts = arg;
 
+	needle_agent_busy++; /* the callbacks' calls are the agent's */
 	for (int i = 0; i < callback_cnt; i++)
 		if (callbacks[i].on_exit)
 			callbacks[i].on_exit(ts);
@@ -231,6 +233,7 @@ static void thread_exit(void *arg)
 	atomic_store(&ts->rcu_word, 0);
 	needle_thread = THREAD_STATE_GONE;
 	free_push(ts);
+	needle_agent_busy--;
 }
 
 /* A pool index for a new state, or -1 when the pool is full.  A CAS, not

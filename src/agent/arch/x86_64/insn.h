@@ -9,6 +9,7 @@
 #define INSN_SITE_LEN 5         /* every site is switched as 5 bytes */
 #define INSN_INT3 0xcc
 #define INSN_CALL_REL32 0xe8
+#define INSN_JMP_REL32 0xe9
 #define INSN_NOP1 0x90
 
 /* nopl 0x0(%rax,%rax,1): the canonical 5-byte NOP */
@@ -39,17 +40,28 @@ static inline int32_t insn_read_rel32(const uint8_t *p)
 	return v;
 }
 
-/* Encode "call target" placed at address at; 0 if out of rel32 reach. */
-static inline int insn_encode_call(uint8_t out[INSN_SITE_LEN], uint64_t at, uint64_t target)
+static inline int insn_encode_rel32(uint8_t out[INSN_SITE_LEN], uint8_t opcode, uint64_t at, uint64_t target)
 {
 	int64_t rel = (int64_t)(target - (at + INSN_SITE_LEN));
 	int32_t rel32 = (int32_t)rel;
 
 	if (rel != rel32)
 		return 0;
-	out[0] = INSN_CALL_REL32;
+	out[0] = opcode;
 	memcpy(out + 1, &rel32, sizeof(rel32));
 	return 1;
+}
+
+/* Encode "call target" placed at address at; 0 if out of rel32 reach. */
+static inline int insn_encode_call(uint8_t out[INSN_SITE_LEN], uint64_t at, uint64_t target)
+{
+	return insn_encode_rel32(out, INSN_CALL_REL32, at, target);
+}
+
+/* Encode "jmp target" (a relocated site's way to its detour). */
+static inline int insn_encode_jmp(uint8_t out[INSN_SITE_LEN], uint64_t at, uint64_t target)
+{
+	return insn_encode_rel32(out, INSN_JMP_REL32, at, target);
 }
 
 #endif

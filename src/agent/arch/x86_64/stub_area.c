@@ -164,8 +164,8 @@ static void arena_give_back(uint8_t *at, size_t size)
 	}
 }
 
-int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t hi, uint64_t *stubs,
-		     struct stub_span *out)
+int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, uint64_t lo, uint64_t hi,
+		     uint64_t *stubs, struct stub_span *out)
 {
 	size_t size = (cnt * STUB_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
 	struct arena *a;
@@ -189,7 +189,10 @@ int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t 
 		stub[1] = 0xbb;
 		memcpy(stub + 2, &cookies[i], 8);
 		/* jmp to the arena's trampoline copy */
-		int32_t rel = (int32_t)((int64_t)(uint64_t)a->base - (int64_t)(uint64_t)(stub + 15));
+		uint64_t to = (uint64_t)a->base;
+		if (full && full[i])
+			to += (uint64_t)((const char *)needle_entry_trampoline_full - (const char *)needle_entry_trampoline);
+		int32_t rel = (int32_t)((int64_t)to - (int64_t)(uint64_t)(stub + 15));
 		stub[10] = 0xe9;
 		memcpy(stub + 11, &rel, 4);
 		stub[15] = 0xcc; /* never reached */
@@ -205,6 +208,38 @@ int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t 
 		stubs[i] = (uint64_t)(area + i * STUB_SIZE);
 	out->at = area;
 	out->size = size;
+	return 0;
+}
+
+int stub_area_code(size_t size, uint64_t lo, uint64_t hi, struct stub_span *out)
+{
+	struct arena *a;
+	uint8_t *area = NULL;
+
+	size = (size + PAGE - 1) & ~(size_t)(PAGE - 1);
+	for (a = arenas; a && !area; a = area ? a : a->next)
+		area = arena_take(a, size, lo, hi);
+	if (!area && (!(a = arena_create(lo, hi, size)) || !(area = arena_take(a, size, lo, hi))))
+		return -ENOMEM;
+	if (mprotect(area, size, PROT_READ | PROT_WRITE)) {
+		int err = -errno;
+		arena_give_back(area, size);
+		return err;
+	}
+	out->at = area;
+	out->size = size;
+	return 0;
+}
+
+int stub_area_seal(struct stub_span *span)
+{
+	if (mprotect(span->at, span->size, PROT_READ | PROT_EXEC)) {
+		int err = -errno;
+		arena_give_back(span->at, span->size);
+		span->at = NULL;
+		span->size = 0;
+		return err;
+	}
 	return 0;
 }
 

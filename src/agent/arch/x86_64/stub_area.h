@@ -21,11 +21,20 @@ void stub_area_set_dispatch(uint64_t dispatch_entry);
 
 /* Build one stub for each of cookies[0..cnt) (sites whose code spans
  * [lo, hi)); on success stubs[i] is the address of cookie i's stub, ready
- * to run, and *out says where they are.  0 or negative errno.  Caller
- * holds the control mutex. */
-int stub_area_create(const uint64_t *cookies, size_t cnt, uint64_t lo, uint64_t hi, uint64_t *stubs,
-		     struct stub_span *out);
+ * to run, and *out says where they are.  Stub i jumps to the trampoline
+ * that puts every register back when full[i] (a relocated site's; full
+ * may be NULL).  0 or negative errno.  Caller holds the control mutex. */
+int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, uint64_t lo, uint64_t hi,
+		     uint64_t *stubs, struct stub_span *out);
 /* Give an unloaded object's stub pages back (see stub_area.c). */
 void stub_area_release(const struct stub_span *span);
+
+/* size bytes of fresh pages reachable from [lo, hi), writable, for code
+ * whose bytes depend on where it lives (detours): write it at out->at,
+ * then stub_area_seal.  0 or negative errno. */
+int stub_area_code(size_t size, uint64_t lo, uint64_t hi, struct stub_span *out);
+/* Make pages from stub_area_code read-execute for good; on failure they
+ * are given back.  0 or negative errno. */
+int stub_area_seal(struct stub_span *span);
 
 #endif

@@ -78,6 +78,87 @@ needle_entry_trampoline:
 	.cfi_def_cfa %rsp, 8
 	ret
 	.cfi_endproc
+
+	/* The same for a relocated site, whose function no compiler
+	 * prepared: its callers may keep values in any register the function
+	 * itself leaves alone (gcc's -fipa-ra), so every register but r11 is
+	 * put back, xmm8-15 included.  r11 (the stub's) was pushed by the
+	 * detour, which pops it after this returns:
+	 *   [rsp] = detour + 7, [rsp + 8] = the program's r11,
+	 *   [rsp + 16] = the traced function's return address. */
+	.globl	needle_entry_trampoline_full
+	.hidden	needle_entry_trampoline_full
+	.type	needle_entry_trampoline_full, @function
+	.p2align 4
+needle_entry_trampoline_full:
+	.cfi_startproc
+	endbr64
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$CTX_SIZE + 128, %rsp
+	andq	$-16, %rsp
+	movq	%r11, CTX_FUNC(%rsp)
+	movl	$0, CTX_IS_EXIT(%rsp)
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+	movaps	%xmm8, CTX_SIZE + 0(%rsp)
+	movaps	%xmm9, CTX_SIZE + 16(%rsp)
+	movaps	%xmm10, CTX_SIZE + 32(%rsp)
+	movaps	%xmm11, CTX_SIZE + 48(%rsp)
+	movaps	%xmm12, CTX_SIZE + 64(%rsp)
+	movaps	%xmm13, CTX_SIZE + 80(%rsp)
+	movaps	%xmm14, CTX_SIZE + 96(%rsp)
+	movaps	%xmm15, CTX_SIZE + 112(%rsp)
+	movq	%rsp, %rdi
+	leaq	24(%rbp), %rsi
+	call	*needle_entry_dispatch_slot(%rip)
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+	movaps	CTX_SIZE + 0(%rsp), %xmm8
+	movaps	CTX_SIZE + 16(%rsp), %xmm9
+	movaps	CTX_SIZE + 32(%rsp), %xmm10
+	movaps	CTX_SIZE + 48(%rsp), %xmm11
+	movaps	CTX_SIZE + 64(%rsp), %xmm12
+	movaps	CTX_SIZE + 80(%rsp), %xmm13
+	movaps	CTX_SIZE + 96(%rsp), %xmm14
+	movaps	CTX_SIZE + 112(%rsp), %xmm15
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	needle_entry_trampoline_full, .-needle_entry_trampoline_full
+
 	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
 	 * is copied next to each object's stubs (a stub's jmp rel32 must
 	 * reach it).  The slot travels with it and each copy's slot is filled
@@ -137,6 +218,85 @@ needle_return_trampoline:
 	jmp	*%r11
 	.cfi_endproc
 	.size	needle_return_trampoline, .-needle_return_trampoline
+
+	/* The return of a relocated site's function: every register its
+	 * caller may still hold a value in (-fipa-ra, see above) comes back,
+	 * not only the return value's. */
+	.globl	needle_return_trampoline_full
+	.hidden	needle_return_trampoline_full
+	.type	needle_return_trampoline_full, @function
+	.p2align 4
+	.cfi_startproc
+	.cfi_personality 0x9b, needle_personality_ref
+	nop
+needle_return_trampoline_full:
+	subq	$8, %rsp
+	.cfi_undefined rip
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$CTX_SIZE + 144, %rsp
+	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movq	%r11, CTX_SIZE + 128(%rsp)
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+	movaps	%xmm8, CTX_SIZE + 0(%rsp)
+	movaps	%xmm9, CTX_SIZE + 16(%rsp)
+	movaps	%xmm10, CTX_SIZE + 32(%rsp)
+	movaps	%xmm11, CTX_SIZE + 48(%rsp)
+	movaps	%xmm12, CTX_SIZE + 64(%rsp)
+	movaps	%xmm13, CTX_SIZE + 80(%rsp)
+	movaps	%xmm14, CTX_SIZE + 96(%rsp)
+	movaps	%xmm15, CTX_SIZE + 112(%rsp)
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	call	needle_dispatch_exit
+	movq	%rax, 8(%rbp)                    /* where the final jump goes */
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+	movaps	CTX_SIZE + 0(%rsp), %xmm8
+	movaps	CTX_SIZE + 16(%rsp), %xmm9
+	movaps	CTX_SIZE + 32(%rsp), %xmm10
+	movaps	CTX_SIZE + 48(%rsp), %xmm11
+	movaps	CTX_SIZE + 64(%rsp), %xmm12
+	movaps	CTX_SIZE + 80(%rsp), %xmm13
+	movaps	CTX_SIZE + 96(%rsp), %xmm14
+	movaps	CTX_SIZE + 112(%rsp), %xmm15
+	movq	CTX_SIZE + 128(%rsp), %r11
+	leave
+	/* [rsp] = the real return address: a ret, which the return stack
+	 * buffer mispredicts once; r11 must come back, so no jmp *%r11. */
+	ret
+	.cfi_endproc
+	.size	needle_return_trampoline_full, .-needle_return_trampoline_full
 
 	.globl	needle_unwind_landing
 	.hidden	needle_unwind_landing

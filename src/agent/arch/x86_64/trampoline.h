@@ -12,8 +12,13 @@
 void needle_entry_trampoline(void);
 extern const char needle_entry_trampoline_end[];
 extern const char needle_entry_dispatch_slot[];
+/* Reached from a relocated site's stub (the detour pushed r11 first):
+ * every register is put back.  Inside the copied blob. */
+void needle_entry_trampoline_full(void);
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
+/* The same for a relocated site's function: every register comes back. */
+void needle_return_trampoline_full(void);
 
 /* The forced-unwind landing pad of a hijacked return (unwind.c). */
 void needle_unwind_landing(void);
