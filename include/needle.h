@@ -339,6 +339,26 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info);
 /* Site id of the function with this exact name, or -ENOENT. */
 NEEDLE_API int needle_site_find(const char *name);
 
+/* Objects (the program and its shared libraries) as discovery saw them:
+ * how many entries compilers prepared, how many other functions were
+ * tried for relocation (needle record --sites), how many were relocated,
+ * and why the others were not (refused[i], reason needle_refusal_name(i);
+ * refused[0] is unused).  Objects are numbered from 0 in the order they
+ * were found; an unloaded one keeps its number. */
+#define NEEDLE_REFUSAL_MAX 16
+struct needle_object_info {
+	size_t sz;
+	const char *path;
+	uint32_t sites_compiled;
+	uint32_t funcs_tried;
+	uint32_t sites_relocated;
+	uint32_t refused[NEEDLE_REFUSAL_MAX];
+};
+NEEDLE_API int needle_object_count(void);
+NEEDLE_API int needle_object_info(uint32_t index, struct needle_object_info *info);
+/* "too short", "branch into the patch", ...; NULL for an unknown reason. */
+NEEDLE_API const char *needle_refusal_name(int reason);
+
 struct needle_stats {
 	size_t sz;
 	uint64_t patch_batches;  /* batches applied */

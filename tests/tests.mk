@@ -178,3 +178,13 @@ $(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DE
 $(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors
+
+# Relocated sites: hand-written functions in an object built without
+# patchable entries (tests/relocate).
+$(TEST_BUILD)/relocate/libreloc.so: tests/relocate/reloc_funcs.S tests/relocate/reloc_ifunc.c
+	@mkdir -p $(dir $@); gcc -O2 -g -fPIC -shared $^ -o $@
+$(TEST_BUILD)/relocate/test_relocate: tests/relocate/test_relocate.c $(TEST_BUILD)/relocate/libreloc.so $(LIBNEEDLE)
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@ -L$(TEST_BUILD)/relocate -lreloc -Wl,-rpath,$(abspath $(TEST_BUILD))/relocate $(TEST_LINK)
+$(TEST_BUILD)/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/relocate/test_relocate
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_relocate

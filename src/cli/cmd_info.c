@@ -91,6 +91,48 @@ static void print_attach(const struct trace *t)
 		       (double)a->detach_ns / 1e6);
 }
 
+/* The objects' table (SEC_OBJECTS): per object, its compiled sites, the
+ * functions tried for relocation, how many were relocated, and why the
+ * others were not. */
+static void print_objects(const char *text)
+{
+	char reasons[16][48];
+	const char *p = text;
+
+	memset(reasons, 0, sizeof(reasons));
+	printf("functions per object: compiled sites, relocated / tried, refused by reason\n");
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[4400];
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) - 1 ? n : sizeof(line) - 1), p);
+		p = nl ? nl + 1 : NULL;
+		int r, off = 0;
+		if (line[0] == 'Y' && sscanf(line, "Y %d %n", &r, &off) >= 1 && off && r > 0 && r < 16) {
+			snprintf(reasons[r], sizeof(reasons[r]), "%s", line + off);
+			continue;
+		}
+		unsigned c, tr, rel, ref[16] = { 0 };
+		int pos = 0;
+		if (line[0] != 'O' || sscanf(line, "O %u %u %u%n", &c, &tr, &rel, &pos) < 3)
+			continue;
+		for (int i = 1; i <= 15; i++) {
+			int adv = 0;
+			if (sscanf(line + pos, " %u%n", &ref[i], &adv) < 1)
+				break;
+			pos += adv;
+		}
+		const char *path = line + pos + (line[pos] == ' ');
+		printf("  %s: %u compiled", path, c);
+		if (tr)
+			printf(", %u of %u relocated (%.1f%%)", rel, tr, 100.0 * rel / tr);
+		for (int i = 1; i <= 15; i++)
+			if (ref[i])
+				printf("; %s %u", reasons[i][0] ? reasons[i] : "?", ref[i]);
+		putchar('\n');
+	}
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -158,6 +200,8 @@ int cmd_info(int argc, char **argv)
 	if (t->clock_guessed)
 		printf(", estimated here: the file has no clock section");
 	printf("\nmodules:       %zu\n", t->module_cnt);
+	if (t->objects)
+		print_objects(t->objects);
 	for (size_t i = 0; i < t->module_cnt; i++)
 		printf("  [%zu] %s\n", i, t->modules[i]);
 	size_t sites = 0;

@@ -86,7 +86,7 @@ struct range {
 struct target {
 	pid_t pid;
 	uint64_t libc_base;     /* of the C library, mapped at offset 0 */
-	struct range unsafe[8]; /* executable mappings of the C library and the loader */
+	struct range unsafe[64]; /* executable mappings of the C library and the loader (merged) */
 	int unsafe_cnt;
 	uint64_t syscall_ret;   /* address of the bytes 0f 05 c3: syscall; ret */
 	uint64_t dlopen, dlsym, dlerror, errno_location;
@@ -153,8 +153,13 @@ static uint64_t scan_maps(pid_t pid, const char *libc_path, struct target *t)
 		name[strcspn(name, "\n")] = 0;
 		if (off == 0 && !base && !strcmp(name, libc_path))
 			base = lo;
-		if (t && perms[2] == 'x' && is_loader_or_libc(name) && t->unsafe_cnt < 8)
-			t->unsafe[t->unsafe_cnt++] = (struct range){ lo, hi };
+		/* Patched pages split a mapping in several: adjacent ones merge. */
+		if (t && perms[2] == 'x' && is_loader_or_libc(name)) {
+			if (t->unsafe_cnt && t->unsafe[t->unsafe_cnt - 1].hi == lo)
+				t->unsafe[t->unsafe_cnt - 1].hi = hi;
+			else if (t->unsafe_cnt < 64)
+				t->unsafe[t->unsafe_cnt++] = (struct range){ lo, hi };
+		}
 	}
 	fclose(f);
 	return base;

@@ -53,9 +53,16 @@ void record_write_symbols(struct recording *r)
 	size_t cap = 0;
 	uint8_t *sites = NULL;
 	size_t sites_len = 0, sites_cap = 0;
+	char *objects = NULL;
+	size_t objects_len = 0;
+	FILE *obj = open_memstream(&objects, &objects_len);
 
-	if (!f)
+	if (!f) {
+		if (obj)
+			fclose(obj);
+		free(objects);
 		return;
+	}
 	while (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = 0;
 		if (line[0] == META_MODULE) {
@@ -71,6 +78,8 @@ void record_write_symbols(struct recording *r)
 			memcpy(p + 4, line + off, plen);
 			trace_writer_section(&r->w, SEC_MODULE, p, 4 + plen);
 			free(p);
+		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
+			fprintf(obj, "%s\n", line);
 		} else if (line[0] == META_SITE) {
 			unsigned id, mod;
 			unsigned long long ip;
@@ -103,6 +112,10 @@ void record_write_symbols(struct recording *r)
 	if (sites_len)
 		trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
 	free(sites);
+	/* The objects' discovery table, as the agent wrote it (needle info). */
+	if (obj && !fclose(obj) && objects_len)
+		trace_writer_section(&r->w, SEC_OBJECTS, objects, objects_len);
+	free(objects);
 	free(line);
 	fclose(f);
 }

@@ -6,6 +6,11 @@
  *
  *   M <module index> <path>                      an object with traced sites
  *   S <site id> <function address, hex> <module index> <name>
+ *   Y <reason> <name>                            a reason for not relocating a function
+ *   O <compiled> <tried> <relocated> <refused by reason 1..15> <path>
+ *                                                an object: its sites compiled, the
+ *                                                functions tried for relocation, those
+ *                                                relocated, the others by reason
  *   T <number of functions traced>               the recorder is attached
  *   E <errno> <message>                          the recorder failed
  *
@@ -20,6 +25,11 @@
 #define META_SITE 'S'
 #define META_SITE_WRITE "S %u %llx %u %s\n"
 #define META_SITE_READ "S %u %llx %u %n" /* then the name from %n */
+
+#define META_REASON 'Y'
+#define META_REASON_WRITE "Y %d %s\n"
+#define META_OBJECT 'O'
+#define META_OBJECT_REFUSALS 15
 
 #define META_TRACED 'T'
 #define META_TRACED_WRITE "T %d\n"

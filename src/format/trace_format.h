@@ -44,6 +44,7 @@ enum trace_section {
 	SEC_CHUNK = 6,   /* struct sec_chunk + encoded events */
 	SEC_END = 7,     /* struct sec_end */
 	SEC_ATTACH = 8,  /* struct sec_attach: the trace was recorded by attaching (needle record -p) */
+	SEC_OBJECTS = 9, /* text: what discovery made of each object's functions (see file-format.md) */
 };
 
 /* How an attached recording ended. */

@@ -322,6 +322,10 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		os->name_cnt++;
 		break;
 	}
+	case SEC_OBJECTS:
+		free(t->objects);
+		t->objects = strndup((const char *)p, sh->length);
+		break;
 	case SEC_ATTACH:
 		bad = sh->length != sizeof(t->attach);
 		if (!bad) {
@@ -569,6 +573,7 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->module_cnt; i++)
 		free(t->modules[i]);
 	free(t->modules);
+	free(t->objects);
 	for (size_t i = 0; t->argv && t->argv[i]; i++)
 		free(t->argv[i]);
 	free(t->argv);

@@ -64,6 +64,7 @@ struct trace {
 	char **argv;
 	int have_process;
 	struct sec_attach attach;  /* recorded by attaching to a running process */
+	char *objects;             /* SEC_OBJECTS text, or NULL */
 	int have_attach;
 	struct sec_end end;       /* without an END section: totals of the chunks read */
 	int have_end;

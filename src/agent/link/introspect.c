@@ -1,5 +1,6 @@
 /* introspect.c - the read-only side of the API: sites and statistics. */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "needle.h"
@@ -123,4 +124,66 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 NEEDLE_API int needle_stop_signal(void)
 {
 	return thread_stop_signal();
+}
+
+/* The modules in discovery order (the list is newest first). */
+static struct module *module_nth(uint32_t index, uint32_t *count)
+{
+	uint32_t n = 0;
+	for (struct module *m = module_list(); m; m = m->next)
+		n++;
+	*count = n;
+	if (index >= n)
+		return NULL;
+	struct module *m = module_list();
+	for (uint32_t k = n - 1; k > index; k--)
+		m = m->next;
+	return m;
+}
+
+NEEDLE_API int needle_object_count(void)
+{
+	uint32_t n;
+	int err = control_lock();
+
+	if (err)
+		return err;
+	module_nth(0, &n);
+	control_unlock();
+	return (int)n;
+}
+
+NEEDLE_API int needle_object_info(uint32_t index, struct needle_object_info *info)
+{
+	struct needle_object_info out;
+	uint32_t n;
+	int err;
+
+	if (!info || info->sz < offsetof(struct needle_object_info, refused))
+		return -EINVAL;
+	if ((err = control_lock()))
+		return err;
+	struct module *m = module_nth(index, &n);
+	if (!m) {
+		control_unlock();
+		return -ENOENT;
+	}
+	memset(&out, 0, sizeof(out));
+	out.sz = info->sz < sizeof(out) ? info->sz : sizeof(out);
+	out.path = m->path;
+	for (uint32_t i = 0; i < m->site_cnt; i++)
+		out.sites_compiled += site_table_get(m->first_site + i)->form != NEEDLE_FORM_RELOCATED;
+	out.funcs_tried = m->reloc_found;
+	out.sites_relocated = m->reloc_sites;
+	for (int r = 1; r < RELOC_REASONS && r < NEEDLE_REFUSAL_MAX; r++)
+		out.refused[r] = m->reloc_refused[r];
+	control_unlock();
+	memcpy(info, &out, out.sz);
+	info->sz = out.sz;
+	return 0;
+}
+
+NEEDLE_API const char *needle_refusal_name(int reason)
+{
+	return reason > 0 && reason < RELOC_REASONS ? reloc_reason_name((enum reloc_reason)reason) : NULL;
 }

@@ -354,6 +354,18 @@ static int meta_dump(int fd)
 		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, (unsigned)m, info.name);
 	}
 	free(mods);
+	/* Per object, what discovery made of its functions (needle info). */
+	for (int r = 1; needle_refusal_name(r); r++)
+		fprintf(out, META_REASON_WRITE, r, needle_refusal_name(r));
+	for (int i = 0, n = needle_object_count(); i < n; i++) {
+		struct needle_object_info oi = { .sz = sizeof(oi) };
+		if (needle_object_info((uint32_t)i, &oi))
+			continue;
+		fprintf(out, "O %u %u %u", oi.sites_compiled, oi.funcs_tried, oi.sites_relocated);
+		for (int r = 1; r <= META_OBJECT_REFUSALS; r++)
+			fprintf(out, " %u", r < NEEDLE_REFUSAL_MAX ? oi.refused[r] : 0);
+		fprintf(out, " %s\n", oi.path);
+	}
 	if (fclose(out))
 		err = err ? err : -ENOMEM;
 	if (!err)

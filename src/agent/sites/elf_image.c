@@ -42,13 +42,32 @@ static long arena_add(struct string_arena *a, const char *s)
 	return (long)(a->len - n);
 }
 
+/* Underscores a name starts with: glibc's internal aliases (__write,
+ * _IO_printf) sit at the same address as the names programs call. */
+static int underscores(const char *name)
+{
+	int n = 0;
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
 static int func_cmp(const void *a, const void *b)
 {
 	const struct elf_func *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* Prefer the sized, global-looking symbol: larger size first. */
-	return x->size > y->size ? -1 : x->size < y->size;
+	/* One name per address: the sized one, then the exported one, then
+	 * the one with the fewest leading underscores, then the shortest. */
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	if (x->global != y->global)
+		return x->global ? -1 : 1;
+	int ux = underscores(x->name), uy = underscores(y->name);
+	if (ux != uy)
+		return ux - uy;
+	size_t lx = strlen(x->name), ly = strlen(y->name);
+	return lx < ly ? -1 : lx > ly;
 }
 
 /* Collect STT_FUNC symbols of one symbol table.  Names are stored as arena
@@ -86,6 +105,7 @@ static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
 			.size = sym.st_size,
 			.name = (const char *)(uintptr_t)off,
 			.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
+			.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
 		};
 	}
 	return 0;

@@ -14,6 +14,7 @@ struct elf_func {
 	uint64_t size;
 	const char *name; /* owned by the elf_image */
 	int ifunc;        /* an IFUNC symbol: addr is its resolver */
+	int global;       /* STB_GLOBAL or STB_WEAK: the name callers use */
 };
 
 /* A function's extent from an FDE of .eh_frame (runtime addresses). */

@@ -162,6 +162,8 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 	(void)func;
 	memset(plan, 0, sizeof(*plan));
 	plan->site = site;
+	if (end < site + 5)
+		return RELOC_TOO_SHORT;
 	while (off < 5) {
 		if (site + off >= end || plan->insn_cnt == RELOC_MAX_INSNS)
 			return RELOC_TOO_SHORT;
@@ -233,6 +235,7 @@ static size_t reencode(const ZydisDecodedInstruction *insn, const ZydisDecodedOp
 	}
 	/* Let the encoder pick the branch width: a jcc rel8 whose target is
 	 * now far becomes a jcc rel32. */
+	req.branch_type = ZYDIS_BRANCH_TYPE_NONE;
 	req.branch_width = ZYDIS_BRANCH_WIDTH_NONE;
 	ZyanUSize len = room;
 	if (!ZYAN_SUCCESS(ZydisEncoderEncodeInstructionAbsolute(&req, out, &len, to)))

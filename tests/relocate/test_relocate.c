@@ -1,0 +1,153 @@
+/* test_relocate - relocated sites on functions no compiler prepared
+ * (tests/relocate/reloc_funcs.S, reloc_ifunc.c, in libreloc.so, built
+ * without patchable entries; run with NEEDLE_SITES=all): the functions
+ * that can be relocated are sites and run correctly traced, with exact
+ * entry and exit counts from two threads; each one that must be refused
+ * is not a site, and the object's refusal counts are exactly one per
+ * reason; an IFUNC is traced under its own name in the implementation
+ * its resolver picked. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "needle.h"
+
+long rel_riprel_load(void);
+long *rel_lea(void);
+long rel_store(long);
+int rel_jcc(int);
+int rel_jmp(void);
+int rel_endbr(void);
+int rel_loop_back(int);
+int rel_call_first(void);
+long rel_syscall(void);
+int rel_jump_table(int);
+int rel_tiny(int);
+int reloc_pick(int);
+long rel_stored(void);
+
+static const char *const relocatable[] = { "rel_riprel_load", "rel_lea", "rel_store", "rel_jcc",
+					   "rel_jmp", "rel_endbr", "reloc_pick" };
+#define N_RELOC (sizeof(relocatable) / sizeof(relocatable[0]))
+static const char *const refused[] = { "rel_loop_back", "rel_call_first", "rel_syscall", "rel_jump_table",
+				       "rel_tiny" };
+#define N_REFUSED (sizeof(refused) / sizeof(refused[0]))
+
+static _Atomic long entries[N_RELOC + 1], exits[N_RELOC + 1];
+static int ids[N_RELOC];
+static int bad_values;
+
+static size_t slot_of(uint32_t id)
+{
+	for (size_t i = 0; i < N_RELOC; i++)
+		if (ids[i] == (int)id)
+			return i;
+	return N_RELOC; /* not one of ours */
+}
+
+static int on_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	atomic_fetch_add(&entries[slot_of(ctx->func->site_id)], 1);
+	return 0;
+}
+
+static void on_exit_(const struct needle_ctx *ctx, uint64_t cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	atomic_fetch_add(&exits[slot_of(ctx->func->site_id)], 1);
+}
+
+#define ROUNDS 1000
+
+static void *calls(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ROUNDS; i++) {
+		if (rel_riprel_load() != 0x1234567890 || *rel_lea() != 0x1234567890 || rel_store(i) != i ||
+		    rel_jcc(i) != (i ? 1 : 2) || rel_jmp() != 42 || rel_endbr() != 7 || reloc_pick(i) != i + 100 ||
+		    rel_loop_back(4) != 10 || rel_call_first() != 8 || rel_syscall() != getpid() ||
+		    rel_jump_table(i) != 10 + (i & 1) || rel_tiny(i) != i)
+			__atomic_fetch_add(&bad_values, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static int site_of(const char *name, struct needle_site_info *info)
+{
+	int id = needle_site_find(name);
+	if (id < 0)
+		return id;
+	info->sz = sizeof(*info);
+	return needle_site_info((uint32_t)id, info) ? -1 : id;
+}
+
+int main(void)
+{
+	struct needle_site_info info;
+
+	/* The object's refusals, one per reason. */
+	int nobj = needle_object_count(), found = 0;
+	for (int i = 0; i < nobj; i++) {
+		struct needle_object_info oi = { .sz = sizeof(oi) };
+		if (needle_object_info((uint32_t)i, &oi) || !strstr(oi.path, "libreloc.so"))
+			continue;
+		found = 1;
+		static const char *const want[] = { "branch into the patch", "call in the patch",
+						    "syscall in the patch", "jump table", "too short" };
+		for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+			int got = -1;
+			for (int r = 1; needle_refusal_name(r); r++)
+				if (!strcmp(needle_refusal_name(r), want[w]))
+					got = (int)oi.refused[r];
+			CHECK_EQ(got, 1, "libreloc.so: exactly one function refused as '%s'", want[w]);
+		}
+		CHECK(oi.sites_relocated >= N_RELOC, "libreloc.so: %u functions relocated", oi.sites_relocated);
+		CHECK_EQ(oi.sites_compiled, 0, "libreloc.so: no compiled site (built without patchable entries)");
+	}
+	CHECK(found, "libreloc.so is among the objects");
+
+	for (size_t i = 0; i < N_RELOC; i++) {
+		ids[i] = site_of(relocatable[i], &info);
+		CHECK(ids[i] >= 0 && info.form == NEEDLE_FORM_RELOCATED && info.traceable, "%s is a relocated site",
+		      relocatable[i]);
+	}
+	for (size_t i = 0; i < N_REFUSED; i++)
+		CHECK(needle_site_find(refused[i]) < 0, "%s is refused (no site)", refused[i]);
+
+	struct needle_link *link = NULL;
+	struct needle_attach_opts o = { .sz = sizeof(o), .patterns = relocatable, .pattern_cnt = N_RELOC,
+					.entry = on_entry, .exit = on_exit_ };
+	int n = needle_attach(&o, &link);
+	CHECK_EQ(n, N_RELOC, "attach to the relocated functions");
+
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, calls, NULL);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(bad_values, 0, "every function returned what it returns untraced (traced or refused)");
+	long want_total = 0;
+	for (size_t i = 0; i < N_RELOC; i++) {
+		/* rel_call_first (refused) calls rel_endbr once more. */
+		long want = strcmp(relocatable[i], "rel_endbr") ? 2 * ROUNDS : 4 * ROUNDS;
+		want_total += want;
+		CHECK_EQ(atomic_load(&entries[i]), want, "%s: every entry seen", relocatable[i]);
+		CHECK_EQ(atomic_load(&exits[i]), want, "%s: every exit seen", relocatable[i]);
+	}
+	CHECK_EQ(rel_stored(), ROUNDS - 1, "the relocated rip-relative store wrote where the original does");
+
+	CHECK_EQ(needle_link_destroy(link), 0, "detach");
+	calls(NULL);
+	CHECK_EQ(bad_values, 0, "after detach, every function still returns what it should");
+	long total = 0;
+	for (size_t i = 0; i < N_RELOC; i++)
+		total += atomic_load(&entries[i]);
+	CHECK_EQ(total, want_total, "no entry counted after detach");
+	return harness_exit();
+}
