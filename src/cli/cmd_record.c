@@ -69,9 +69,10 @@ static const char record_usage[] =
 	"                           (one thread held for well under a millisecond), until Ctrl-C,\n"
 	"                           --duration, or its exit; then every function is unpatched\n"
 	"      --duration=SECONDS   with -p: stop recording after SECONDS (decimals allowed)\n"
-	"      --sites=KIND         compiled (entries that -fpatchable-function-entry or -pg prepared),\n"
-	"                           relocated (every other function: its first instructions move to a\n"
-	"                           detour), or all (default: compiled where there are, relocated elsewhere)\n"
+	"      --sites=KIND         compiled (default: entries that -fpatchable-function-entry or -pg\n"
+	"                           prepared), relocated (every other function, libraries included: its\n"
+	"                           first instructions move to a detour), or all (compiled where there\n"
+	"                           are, relocated elsewhere)\n"
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
@@ -124,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
-	o->sites = 3;
+	o->sites = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
 		switch (c) {

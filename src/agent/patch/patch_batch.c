@@ -196,15 +196,12 @@ static void write_all(struct patch_op *ops, size_t n)
  * site (trap.c, want_call 0) or into its stub, rather than run bytes half
  * written; one that woke before the int3 was there and may sit inside a
  * site is stopped (thread_stop_woken) before any other byte changes. */
-static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct task_list *asleep)
+static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct task_list *asleep, uint8_t *first)
 {
-	uint8_t *first = malloc(n);
-	int err = first ? trap_install() : -ENOMEM;
+	int err = trap_install();
 
-	if (err) {
-		free(first);
+	if (err)
 		return err;
-	}
 	for (size_t i = 0; i < n; i++) {
 		first[i] = *(volatile uint8_t *)ops[i].site->func.site_addr;
 		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
@@ -216,10 +213,8 @@ static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct 
 		for (size_t i = 0; i < n; i++)
 			*(volatile uint8_t *)ops[i].site->func.site_addr = first[i];
 		core_sync();
-		free(first);
 		return err;
 	}
-	free(first);
 	for (size_t i = 0; i < n; i++)
 		code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
 	core_sync();
@@ -258,10 +253,14 @@ static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
 		sites[i] = ops[i].site;
 		atomic_store(&ops[i].site->want_call, ops[i].want_call);
 	}
+	/* Allocated before any thread stops: one may hold malloc's lock. */
+	uint8_t *first = malloc(n);
 	int alone = task_count() == 1;
-	if (alone || !(err = thread_stop_all(sites, n, spare_sleepers ? &asleep : NULL))) {
+	if (!first)
+		err = -ENOMEM;
+	else if (alone || !(err = thread_stop_all(sites, n, spare_sleepers ? &asleep : NULL))) {
 		if (asleep.cnt) {
-			err = rewrite_around_sleepers(ops, n, &asleep);
+			err = rewrite_around_sleepers(ops, n, &asleep, first);
 		} else {
 			write_all(ops, n);
 			core_sync();
@@ -272,6 +271,7 @@ static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
 			finish(ops, n, before);
 	}
 	task_list_free(&asleep);
+	free(first);
 	free(sites);
 	int cerr = text_window_close(&w);
 	return err ? err : cerr;
@@ -303,15 +303,18 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 		pr_info("cannot tell which threads block SIGTRAP: patching %zu sites with threads stopped\n", n);
 		return patch_rewrite_stopped(ops, n);
 	}
+	/* Everything that allocates comes before the blockers stop (one may
+	 * hold malloc's lock), everything that frees after they resume. */
+	if ((err = trap_install()) || (err = open_window(ops, n, &w))) {
+		task_list_free(&blockers);
+		return err;
+	}
 	if (blocked)
 		stopped = stop_blockers(ops, n, &blockers, all_block_stop);
-	task_list_free(&blockers);
-	if (stopped < 0)
+	if (stopped < 0) {
+		task_list_free(&blockers);
+		text_window_close(&w);
 		return stopped;
-	if ((err = trap_install()) || (err = open_window(ops, n, &w))) {
-		if (stopped)
-			resume_blockers();
-		return err;
 	}
 	/* Ordering.  x86-TSO keeps stores in program order for every other
 	 * CPU, so want_call is visible before the int3 that makes a thread
@@ -335,6 +338,7 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	core_sync(); /* no CPU still runs the int3: the trap handler is done with ops */
 	if (stopped)
 		resume_blockers();
+	task_list_free(&blockers);
 	finish(ops, n, before);
 	return text_window_close(&w);
 }

@@ -1,5 +1,6 @@
 /* task_list.c - reads /proc/self/task (see task_list.h). */
 #include <dirent.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,6 +39,36 @@ int task_list_read(struct task_list *list)
 	}
 	closedir(dir);
 	return 0;
+}
+
+int task_list_read_into(pid_t *tids, size_t cap, size_t *cnt)
+{
+	char buf[4096];
+	pid_t self = gettid();
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*cnt = 0;
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0) {
+			close(fd);
+			return n < 0 ? -errno : 0;
+		}
+		for (long off = 0; off < n;) {
+			const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+			pid_t tid = (pid_t)atoi(de->d_name);
+			off += de->d_reclen;
+			if (tid <= 0 || tid == self)
+				continue;
+			if (*cnt == cap) {
+				close(fd);
+				return -ENOSPC;
+			}
+			tids[(*cnt)++] = tid;
+		}
+	}
 }
 
 void task_list_free(struct task_list *list)

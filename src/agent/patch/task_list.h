@@ -14,6 +14,10 @@ struct task_list {
 
 /* Fill list with every thread but the caller.  0 or negative errno. */
 int task_list_read(struct task_list *list);
+/* The same into tids (room for cap), allocating nothing: for use while
+ * threads are stopped (one may hold malloc's lock).  0, -ENOSPC, or
+ * negative errno. */
+int task_list_read_into(pid_t *tids, size_t cap, size_t *cnt);
 void task_list_free(struct task_list *list);
 /* 1 if thread tid blocks signal sig, 0 if not, negative errno if it is gone. */
 int task_blocks_signal(pid_t tid, int sig);

@@ -228,12 +228,25 @@ int thread_stop_signal(void)
 	return sig;
 }
 
+/* Nothing between the first signal and thread_resume_all may allocate,
+ * print or take any lock a stopped thread may hold (malloc's, stdio's):
+ * the arrays are sized before the first signal, the task list is read
+ * with getdents64 into them, and a warning waits for the resume. */
+static pid_t *sent_tids;     /* every thread signalled (they wait in the handler) */
+static size_t sent_total, sent_cap;
+static pid_t *round_tids;    /* one reading of /proc/self/task */
+static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after the resume */
+
 /* Signal tid and count it in sent; 1 if it was signalled. */
-static int stop_one(pid_t tid, pid_t *sent, size_t *sent_cnt, int *err)
+static int stop_one(pid_t tid, int *err)
 {
 	if (blocks_for_good(tid)) {
-		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)tid, stop_signal);
+		blocked_tid = tid;
 		*err = -EDEADLK;
+		return 0;
+	}
+	if (sent_total == sent_cap) {
+		*err = -EAGAIN; /* more threads than when it began: try again */
 		return 0;
 	}
 	uint64_t pc = 0;
@@ -241,90 +254,92 @@ static int stop_one(pid_t tid, pid_t *sent, size_t *sent_cnt, int *err)
 	if (nr >= 0)
 		asleep_note(tid, nr, pc);
 	if (syscall(SYS_tgkill, getpid(), tid, stop_signal) == 0) {
-		sent[(*sent_cnt)++] = tid;
+		sent_tids[sent_total++] = tid;
 		return 1;
 	}
 	return 0;
 }
 
-static int list_add(struct task_list *l, pid_t tid)
-{
-	pid_t *t = realloc(l->tids, (l->cnt + 1) * sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	l->tids = t;
-	l->tids[l->cnt++] = tid;
-	return 0;
-}
-
-/* Every thread signalled so far (the stopped ones wait in the handler
- * until thread_resume_all). */
-static pid_t *sent_tids;
-static size_t sent_total;
-
-static int stop_begin(struct site *const *sites, size_t cnt)
+static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 {
 	int err = install();
+	long threads = task_count_fast();
 
 	if (err)
 		return err;
+	/* Room for the threads there are, those created while stopping, and
+	 * extra: allocated now, while no thread is stopped. */
+	sent_cap = (size_t)(threads > 0 ? threads : 64) * 2 + 64 + extra;
+	sent_tids = malloc(sent_cap * sizeof(*sent_tids));
+	round_tids = malloc(sent_cap * sizeof(*round_tids));
+	if (!sent_tids || !round_tids) {
+		free(sent_tids);
+		free(round_tids);
+		sent_tids = round_tids = NULL;
+		return -ENOMEM;
+	}
 	fix_sites = sites;
 	fix_cnt = cnt;
-	sent_tids = NULL;
 	sent_total = 0;
+	blocked_tid = 0;
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
 	atomic_store(&stop_active, 1);
 	return 0;
 }
 
+static void stop_failed(void)
+{
+	thread_resume_all();
+	if (blocked_tid)
+		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)blocked_tid,
+			stop_signal);
+}
+
 int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_list *tids)
 {
-	int err = stop_begin(sites, cnt);
+	int err = stop_begin(sites, cnt, tids->cnt);
 
 	if (err)
 		return err;
-	if (!(sent_tids = malloc((tids->cnt + 1) * sizeof(*sent_tids)))) {
-		thread_resume_all();
-		return -ENOMEM;
-	}
 	for (size_t i = 0; i < tids->cnt && !err; i++)
-		stop_one(tids->tids[i], sent_tids, &sent_total, &err);
+		stop_one(tids->tids[i], &err);
 	wait_stopped(sent_tids, sent_total);
 	if (err)
-		thread_resume_all();
+		stop_failed();
 	return err;
 }
 
 int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep)
 {
-	int err = stop_begin(sites, cnt);
+	int err = stop_begin(sites, cnt, 0);
 
 	if (err)
 		return err;
-	for (;;) {
-		struct task_list list;
-		size_t fresh = 0;
-		if ((err = task_list_read(&list)))
-			break;
-		pid_t *grown = realloc(sent_tids, (sent_total + list.cnt + 1) * sizeof(*grown));
-		if (!grown) {
-			task_list_free(&list);
-			err = -ENOMEM;
-			break;
+	if (asleep) {
+		asleep->cnt = 0;
+		if (!(asleep->tids = malloc(sent_cap * sizeof(*asleep->tids)))) {
+			thread_resume_all();
+			return -ENOMEM;
 		}
-		sent_tids = grown;
-		for (size_t i = 0; i < list.cnt && !err; i++) {
-			pid_t tid = list.tids[i];
+	}
+	for (;;) {
+		size_t n = 0, fresh = 0;
+		if ((err = task_list_read_into(round_tids, sent_cap, &n)))
+			break;
+		for (size_t i = 0; i < n && !err; i++) {
+			pid_t tid = round_tids[i];
 			if (contains(sent_tids, sent_total, tid) || (asleep && contains(asleep->tids, asleep->cnt, tid)))
 				continue;
 			if (asleep && task_syscall(tid) >= 0 && task_blocks_signal(tid, SIGTRAP) == 0) {
-				err = list_add(asleep, tid);
+				if (asleep->cnt < sent_cap)
+					asleep->tids[asleep->cnt++] = tid;
+				else
+					err = -EAGAIN;
 				continue;
 			}
-			fresh += (size_t)stop_one(tid, sent_tids, &sent_total, &err);
+			fresh += (size_t)stop_one(tid, &err);
 		}
-		task_list_free(&list);
 		if (err)
 			break;
 		wait_stopped(sent_tids, sent_total);
@@ -332,7 +347,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 			break;
 	}
 	if (err)
-		thread_resume_all();
+		stop_failed();
 	return err;
 }
 
@@ -340,14 +355,10 @@ int thread_stop_woken(const struct task_list *asleep)
 {
 	int err = 0;
 	size_t fresh = 0;
-	pid_t *grown = realloc(sent_tids, (sent_total + asleep->cnt + 1) * sizeof(*grown));
 
-	if (!grown)
-		return -ENOMEM;
-	sent_tids = grown;
 	for (size_t i = 0; i < asleep->cnt && !err; i++)
 		if (task_syscall(asleep->tids[i]) == -1)
-			fresh += (size_t)stop_one(asleep->tids[i], sent_tids, &sent_total, &err);
+			fresh += (size_t)stop_one(asleep->tids[i], &err);
 	if (fresh)
 		wait_stopped(sent_tids, sent_total);
 	return err;
@@ -365,6 +376,7 @@ void thread_resume_all(void)
 	atomic_store(&stop_active, 0);
 	asleep_clear();
 	free(sent_tids);
-	sent_tids = NULL;
-	sent_total = 0;
+	free(round_tids);
+	sent_tids = round_tids = NULL;
+	sent_total = sent_cap = 0;
 }

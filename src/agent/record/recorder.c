@@ -359,7 +359,10 @@ static int meta_dump(int fd)
 		fprintf(out, META_REASON_WRITE, r, needle_refusal_name(r));
 	for (int i = 0, n = needle_object_count(); i < n; i++) {
 		struct needle_object_info oi = { .sz = sizeof(oi) };
-		if (needle_object_info((uint32_t)i, &oi))
+		/* Objects with nothing to trace and nothing tried (libneedle's
+		 * own dependencies, with compiled sites only) are not the
+		 * program's business. */
+		if (needle_object_info((uint32_t)i, &oi) || (!oi.sites_compiled && !oi.funcs_tried))
 			continue;
 		fprintf(out, "O %u %u %u", oi.sites_compiled, oi.funcs_tried, oi.sites_relocated);
 		for (int r = 1; r <= META_OBJECT_REFUSALS; r++)
