@@ -188,3 +188,8 @@ $(TEST_BUILD)/relocate/test_relocate: tests/relocate/test_relocate.c $(TEST_BUIL
 $(TEST_BUILD)/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/relocate/test_relocate
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_relocate
+$(TEST_BUILD)/relocate/libc_workload: tests/relocate/libc_workload.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread -lm
+$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload $(NEEDLE) $(LIBNEEDLE)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_relocate_real

@@ -332,39 +332,118 @@ void elf_image_free(struct elf_image *img)
 	memset(img, 0, sizeof(*img));
 }
 
+/* The FDE pointer encoding a CIE's augmentation declares ('R'), or -1. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *aug = cie->augmentation;
+	const uint8_t *d = cie->augmentation_data;
+
+	if (!aug || aug[0] != 'z' || !d)
+		return aug && !aug[0] ? 0 /* absptr */ : -1;
+	for (const char *c = aug + 1; *c; c++) {
+		switch (*c) {
+		case 'R':
+			return *d;
+		case 'L':
+			d++;
+			break;
+		case 'P': {
+			/* The personality pointer: its own encoding, then it. */
+			int enc = *d++;
+			int size = (enc & 0x0f) == 0x0b || (enc & 0x0f) == 0x03 ? 4 : 8;
+			d += size;
+			break;
+		}
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* One encoded pointer at p (whose runtime address is at); 0 if the
+ * encoding is not one compilers use for FDEs. */
+static int read_encoded(const uint8_t *p, int enc, uint64_t at, uint64_t *out, int pcrel_ok)
+{
+	int64_t v;
+	switch (enc & 0x0f) {
+	case 0x0b: { int32_t x; memcpy(&x, p, 4); v = x; break; }
+	case 0x03: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+	case 0x0c: case 0x04: case 0x00: memcpy(&v, p, 8); break;
+	default: return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: *out = (uint64_t)v; return 1;
+	case 0x10: if (!pcrel_ok) return 0; *out = at + (uint64_t)v; return 1;
+	default: return 0;
+	}
+}
+
+static int enc_size(int enc)
+{
+	return (enc & 0x0f) == 0x0b || (enc & 0x0f) == 0x03 ? 4 : 8;
+}
+
 int elf_image_load_fdes(struct elf_image *img, uint64_t lo, uint64_t hi)
 {
-	Dwarf_CFI *cfi = img->elf ? dwarf_getcfi_elf(img->elf) : NULL;
-	size_t cap = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx, cap = img->fde_cnt;
+	const char *ident = img->elf ? elf_getident(img->elf, NULL) : NULL;
 
-	if (!cfi)
+	/* Each FDE of .eh_frame (libdw's dwarf_next_cfi walks them) covers
+	 * one function: [initial_location, + address_range). */
+	if (!ident || elf_getshdrstrndx(img->elf, &shstrndx))
 		return 0;
-	/* The .eh_frame_hdr table answers each address with a binary search:
-	 * walk from FDE to FDE, a byte at a time through the gaps between
-	 * them (padding, code without call-frame information). */
-	for (uint64_t a = lo - img->bias; a < hi - img->bias;) {
-		Dwarf_Frame *frame;
-		Dwarf_Addr start, end;
-		if (dwarf_cfi_addrframe(cfi, a, &frame) || dwarf_frame_info(frame, &start, &end, NULL) < 0 ||
-		    end <= a) {
-			a++;
-			continue;
-		}
-		free(frame);
-		if (img->fde_cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 1024;
-			struct elf_range *v = realloc(img->fdes, ncap * sizeof(*v));
-			if (!v) {
-				dwarf_cfi_end(cfi);
-				return -ENOMEM;
-			}
-			img->fdes = v;
-			cap = ncap;
-		}
-		img->fdes[img->fde_cnt++] = (struct elf_range){ start + img->bias, end + img->bias };
-		a = end;
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		const char *name;
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(img->elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".eh_frame"))
+			break;
 	}
-	dwarf_cfi_end(cfi);
+	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
+	if (!data || !data->d_buf)
+		return 0;
+	struct { Dwarf_Off off; int enc; } cies[64];
+	int cie_cnt = 0;
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e;
+	while (dwarf_next_cfi((const unsigned char *)ident, data, true, off, &next, &e) == 0) {
+		if (dwarf_cfi_cie_p(&e)) {
+			if (cie_cnt < 64)
+				cies[cie_cnt++] = (typeof(cies[0])){ off, cie_fde_encoding(&e.cie) };
+		} else {
+			int enc = -1;
+			for (int i = 0; i < cie_cnt; i++)
+				if (cies[i].off == e.fde.CIE_pointer)
+					enc = cies[i].enc;
+			uint64_t field = sh.sh_addr + (uint64_t)(e.fde.start - (const uint8_t *)data->d_buf) + img->bias;
+			uint64_t start, range;
+			if (enc >= 0 && e.fde.start + 2 * enc_size(enc) <= e.fde.end &&
+			    read_encoded(e.fde.start, enc, field, &start, 1) &&
+			    read_encoded(e.fde.start + enc_size(enc), enc & 0x0f, 0, &range, 0) && range &&
+			    (enc & 0x70) == 0x10) {
+				/* pcrel: start is a runtime address already */
+				if (start >= lo && start < hi) {
+					if (img->fde_cnt == cap) {
+						size_t ncap = cap ? cap * 2 : 1024;
+						struct elf_range *v = realloc(img->fdes, ncap * sizeof(*v));
+						if (!v)
+							return -ENOMEM;
+						img->fdes = v;
+						cap = ncap;
+					}
+					img->fdes[img->fde_cnt++] = (struct elf_range){ start, start + range };
+				}
+			}
+		}
+		if (next == (Dwarf_Off)-1 || next <= off)
+			break;
+		off = next;
+	}
 	return 0;
 }
 

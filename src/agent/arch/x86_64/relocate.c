@@ -70,10 +70,13 @@ static int decode(uint64_t at, uint64_t end, ZydisDecodedInstruction *insn, Zydi
 	return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(decoder(), NULL, p, len, insn));
 }
 
-static int is_branch(const ZydisDecodedInstruction *insn)
+/* A branch or call to an address in its immediate (not through memory:
+ * call *slot(%rip) is "relative" too, for its memory operand). */
+static int is_direct_branch(const ZydisDecodedInstruction *insn)
 {
-	return insn->meta.category == ZYDIS_CATEGORY_COND_BR || insn->meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
-	       insn->meta.category == ZYDIS_CATEGORY_CALL;
+	return (insn->meta.category == ZYDIS_CATEGORY_COND_BR || insn->meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
+		insn->meta.category == ZYDIS_CATEGORY_CALL) &&
+	       insn->raw.imm[0].is_relative;
 }
 
 /* A relative branch's target, from the raw immediate. */
@@ -91,7 +94,7 @@ int reloc_scan_targets(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size
 			at++; /* padding or data: resynchronize */
 			continue;
 		}
-		if (is_branch(&insn) && (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
+		if (is_direct_branch(&insn)) {
 			if (*cnt == *cap) {
 				size_t ncap = *cap ? *cap * 2 : 4096;
 				uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
@@ -123,7 +126,7 @@ int reloc_scan_calls(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size_t
 			at++;
 			continue;
 		}
-		if (insn.meta.category == ZYDIS_CATEGORY_CALL && (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
+		if (insn.meta.category == ZYDIS_CATEGORY_CALL && is_direct_branch(&insn)) {
 			if (*cnt == *cap) {
 				size_t ncap = *cap ? *cap * 2 : 4096;
 				uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
