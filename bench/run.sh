@@ -202,6 +202,39 @@ if command -v bpftrace >/dev/null 2>&1; then
 	fi
 fi
 
+note "bench: relocated sites (functions no compiler prepared)"
+best_key() { # best_key KEY N CMD...: the smallest value of KEY printed over N runs
+	local key=$1 n=$2 b=""
+	shift 2
+	for _ in $(seq "$n"); do
+		v=$("$@" 2>/dev/null | awk -v k="$key" '$1 == k {print $2}')
+		[ -n "$v" ] && b=$(awk -v a="${b:-1e18}" -v v="$v" 'BEGIN {print (v < a) ? v : a}')
+	done
+	echo "$b"
+}
+rc=$(best_key relocated_count_handler_ns 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000)
+[ -n "$rc" ] && echo "relocated_count_handler_ns $rc" >>"$raw"
+for k in relocated_attach_10k_ms relocated_attach_10k_ms_with_decoding relocated_discover_10k_ms; do
+	v=$(best_key $k 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_funcs.so" attach)
+	[ -n "$v" ] && echo "$k $v" >>"$raw"
+done
+# Coverage: functions relocated / functions tried, from needle info.
+coverage() { # coverage OBJECT-REGEX TRACE: percent, and the object's line into the refusal table
+	"$NEEDLE" info -i "$2" | awk -v re="$1" '$1 ~ re && /relocated/ { print; exit }' >>"$dir/refusals.txt"
+	"$NEEDLE" info -i "$2" | awk -v re="$1" '$1 ~ re && /relocated/ { for (i = 1; i <= NF; i++) if ($i == "relocated") { gsub(/[(%);]/, "", $(i + 1)); print $(i + 1); exit } }'
+}
+: >"$dir/refusals.txt"
+"$NEEDLE" record --sites=all -o "$dir/reloc_libc.data" -- "$dir/../tests/relocate/libc_workload" >/dev/null 2>&1
+v=$(coverage 'libc.so' "$dir/reloc_libc.data")
+[ -n "$v" ] && echo "relocated_coverage_pct_libc $v" >>"$raw"
+if [ -x /usr/bin/python3 ]; then
+	printf 'import json, threading\nprint(json.dumps([threading.active_count()]))\n' >"$dir/reloc.py"
+	"$NEEDLE" record --sites=all -o "$dir/reloc_py.data" -- /usr/bin/python3 "$dir/reloc.py" >/dev/null 2>&1
+	v=$(coverage 'python3' "$dir/reloc_py.data")
+	[ -n "$v" ] && echo "relocated_coverage_pct_python3 $v" >>"$raw"
+fi
+rm -f "$dir/reloc_libc.data" "$dir/reloc_py.data"
+
 # results.json: one flat object of the figures.
 awk 'BEGIN { printf "{" } NR > 1 { printf "," } { printf "\n  \"%s\": %s", $1, $2 } END { print "\n}" }' \
 	"$raw" >"$dir/results.json"
@@ -222,6 +255,11 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "detach_ms_10k_sites" "$(val detach_ms_10k_sites)" "one batch + grace period, measured by needle"
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
 	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs)"
+	printf '%-34s %10s  %s\n' "relocated_count_handler_ns" "$(val relocated_count_handler_ns)" \
+		"same body relocated (full-register trampolines); goal within 1 ns of count_handler_ns"
+	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \
+		"one batch; with discovery and decoding $(val relocated_attach_10k_ms_with_decoding) (goal < 50)"
+	printf '%-34s %10s  %s\n' "relocated_coverage_pct_libc" "$(val relocated_coverage_pct_libc)" "goal >= 95; python3: $(val relocated_coverage_pct_python3)"
 	u=$(val uprobe_count_ns)
 	if [ -n "$u" ]; then
 		ratio=$(awk -v u="$u" -v c="$(val count_handler_ns)" 'BEGIN { if (c > 0) printf "%.0fx needle", u / c; else print "n/a" }')
@@ -267,5 +305,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "needle_rcu_read_ns" "$(val needle_rcu_read_ns)" \
 		"read section, inlined; liburcu-bp through its .so: $(val liburcu_bp_read_ns) ns"
 	printf '%-34s %10s  %s\n' "synchronize_ns" "$(val synchronize_ns)" "one grace period, 1,000 idle threads; goal < 100000"
+	echo
+	echo "relocation refusals by reason (needle info):"
+	cat "$dir/refusals.txt" 2>/dev/null
 } | tee "$dir/results.txt"
 echo "wrote $dir/results.json"
