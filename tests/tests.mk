@@ -190,6 +190,6 @@ $(TEST_BUILD)/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/reloc
 TESTS += $(TEST_BUILD)/test_relocate
 $(TEST_BUILD)/relocate/libc_workload: tests/relocate/libc_workload.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread -lm
-$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload $(NEEDLE) $(LIBNEEDLE)
+$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_relocate_real

@@ -51,3 +51,22 @@ check "python3: output identical to a run left alone" cmp -s "$T/p.plain" "$T/p.
 n=$("$NEEDLE" report --csv -i "$T/p.data" | awk -F, 'NR > 1 { n++ } END { print n + 0 }')
 check "python3: its own functions and its libraries' traced ($n functions called)" test "$n" -gt 500
 check "python3: threads' calls recorded" test "$("$NEEDLE" info -i "$T/p.data" | awk '/^threads:/ { print $2 }')" -ge 9
+
+# A running process, attached with relocated sites: the C library's
+# functions switched on and off while its threads churn, block signals
+# (pthread_create), sleep, fork and dlopen.
+. "$(dirname "$0")/../attach/target.sh"
+target_start reloc --dl "$DL_LIB"
+ok=0
+for i in 1 2 3 4 5; do
+	"$NEEDLE" record --sites=all -p "$TPID" -o "$T/r.data" --duration=0.3 2>"$T/r.rec" && ok=$((ok + 1))
+	target_round
+	[ "$RR" = "round $TROUND ok" ] || echo "      cycle $i: $RR"
+done
+check_eq "-p --sites=all: 5 attach/record/detach cycles" "$ok" 5
+target_round
+check_eq "-p --sites=all: the process's checks pass after them" "$RR" "round $TROUND ok"
+n=$("$NEEDLE" report --csv -i "$T/r.data" | awk -F, '$1 == "malloc" { print $2 }')
+check "-p --sites=all: the C library's malloc was traced in the process ($n calls)" test "${n:-0}" -gt 0
+target_quit
+check_eq "-p --sites=all: no failed check in the process" "$(tail -1 "$T/reloc.out")" "errors 0"

@@ -285,14 +285,18 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 
 	if (!n)
 		return 0;
-	/* A relocated site being switched on covers several instructions: a
+	/* A batch with relocated sites runs with every thread stopped, no
+	 * int3 written.  Switching one on replaces several instructions: a
 	 * thread may be between two of them, or a signal handler may have
-	 * interrupted it there, and the jmp would cut them.  Every thread is
-	 * stopped (a handler's interrupted PC is the stop handler's PC, since
-	 * the stop signal waits in every handler's mask) and moved into the
-	 * detour, where the same instructions run. */
+	 * interrupted it there; the stop handler moves it into the detour,
+	 * where the same instructions run (a handler's interrupted PC is the
+	 * stop handler's PC, since the stop signal waits in every handler's
+	 * mask).  And the functions of the C library, once sites, run with
+	 * every signal blocked at times (create_thread inside pthread_create,
+	 * between the signal block and the clone): an int3 there would kill
+	 * the process, whereas the stop signal simply waits for the unblock. */
 	for (size_t i = 0; i < n; i++)
-		if (ops[i].want_call && ops[i].site->form == NEEDLE_FORM_RELOCATED && ops[i].site->insn_cnt > 1)
+		if (ops[i].site->form == NEEDLE_FORM_RELOCATED)
 			return rewrite_stopped(ops, n, 0);
 	int all_block_stop = 0, stopped = 0;
 	struct task_list blockers = { 0 };
