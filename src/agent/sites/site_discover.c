@@ -291,11 +291,6 @@ static int entered_without_call(const char *name)
 			strstr(name, ".cold"));
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
 
 /* A function to try: [lo, hi) and the name the symbols give it. */
 struct fn {
@@ -370,21 +365,6 @@ static void name_ifunc_targets(const struct elf_image *img, struct fn *v, size_t
 	}
 }
 
-/* found[0..n) is sorted by address. */
-static int target_add(uint64_t **v, size_t *cnt, size_t *cap, uint64_t t)
-{
-	if (*cnt == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4096;
-		uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
-	(*v)[(*cnt)++] = t;
-	return 0;
-}
-
 static int in_plt(const struct elf_image *img, uint64_t a)
 {
 	for (int i = 0; i < img->plt_cnt; i++)
@@ -393,19 +373,8 @@ static int in_plt(const struct elf_image *img, uint64_t a)
 	return 0;
 }
 
-static int sorted_has(const uint64_t *v, size_t n, uint64_t x)
-{
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (v[mid] < x)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a < n && v[a] == x;
-}
 
+/* found[0..n) is sorted by address. */
 static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
 {
 	size_t a = 0, b = n;
@@ -422,8 +391,8 @@ static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
 static int find_relocatable(struct module *m, struct elf_image *img, struct found **found, size_t *found_cnt)
 {
 	struct fn *fns = NULL;
-	size_t fn_cnt = 0, tcnt = 0, tcap = 0;
-	uint64_t *targets = NULL;
+	struct reloc_addrs targets = { 0 }, calls = { 0 };
+	size_t fn_cnt = 0;
 	int err;
 
 	if (never_relocated(m->path))
@@ -431,26 +400,17 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 	if ((err = list_functions(m, img, &fns, &fn_cnt)))
 		return err;
 	name_ifunc_targets(img, fns, fn_cnt);
-	uint64_t *calls = NULL;
-	size_t ccnt = 0, ccap = 0;
-	for (size_t i = 0; i < fn_cnt && !err; i++) {
-		err = reloc_scan_targets(fns[i].lo, fns[i].hi, &targets, &tcnt, &tcap, &fns[i].indirect);
-		if (!err && !fns[i].name)
-			err = 0;
-	}
 	for (size_t i = 0; i < fn_cnt && !err; i++)
-		err = reloc_scan_calls(fns[i].lo, fns[i].hi, &calls, &ccnt, &ccap);
-	if (!err && ccnt > 1)
-		qsort(calls, ccnt, sizeof(*calls), u64_cmp);
-	/* Every function start is a target too (of indirect calls), and of
-	 * the object's exported symbols' callers: an entry inside another
+		err = reloc_scan(fns[i].lo, fns[i].hi, &targets, &calls, &fns[i].indirect);
+	/* Every function start is a target too (of indirect calls, and of
+	 * the callers of exported symbols): an entry inside another
 	 * function's covered bytes refuses that function. */
 	for (size_t i = 0; i < fn_cnt && !err; i++)
-		err = target_add(&targets, &tcnt, &tcap, fns[i].lo);
+		err = reloc_addrs_add(&targets, fns[i].lo);
 	for (size_t i = 0; i < img->func_cnt && !err; i++)
-		err = target_add(&targets, &tcnt, &tcap, img->funcs[i].addr);
-	if (!err && tcnt > 1)
-		qsort(targets, tcnt, sizeof(*targets), u64_cmp);
+		err = reloc_addrs_add(&targets, img->funcs[i].addr);
+	reloc_addrs_sort(&targets);
+	reloc_addrs_sort(&calls);
 	size_t compiled = *found_cnt;
 	struct found *v = err ? NULL : realloc(*found, (compiled + fn_cnt + 1) * sizeof(*v));
 	if (!err && !v)
@@ -462,7 +422,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		/* PLT code is entered by jumps; a start that no symbol names
 		 * and no direct call reaches may be code entered the same way
 		 * (a cold part, a trampoline): not a function to hook. */
-		if (in_plt(img, f->lo) || (!f->name && !sorted_has(calls, ccnt, f->lo)))
+		size_t c = reloc_addrs_lower_bound(&calls, f->lo);
+		if (in_plt(img, f->lo) || (!f->name && (c == calls.cnt || calls.v[c] != f->lo)))
 			continue;
 		m->reloc_found++;
 		uint64_t site = f->lo;
@@ -471,7 +432,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		struct reloc_plan plan;
 		enum reloc_reason why = entered_without_call(f->name) || f->lo == img->entry
 						? RELOC_UNMOVABLE
-						: reloc_plan_entry(f->lo, site, f->hi, targets, tcnt, &plan);
+						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		if (why == RELOC_OK && f->indirect && plan.insn_cnt > 1)
 			why = RELOC_JUMP_TABLE;
 		if (why == RELOC_OK) {
@@ -490,8 +451,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 	if (v)
 		*found = v;
 	free(fns);
-	free(targets);
-	free(calls);
+	reloc_addrs_free(&targets);
+	reloc_addrs_free(&calls);
 	if (!err && *found_cnt > 1)
 		qsort(*found, *found_cnt, sizeof(**found), found_cmp);
 	return err;

@@ -85,25 +85,65 @@ static uint64_t branch_target(const ZydisDecodedInstruction *insn, uint64_t at)
 	return at + insn->length + (uint64_t)insn->raw.imm[0].value.s;
 }
 
-int reloc_scan_targets(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size_t *cap, int *indirect_jumps)
+int reloc_addrs_add(struct reloc_addrs *a, uint64_t addr)
+{
+	if (a->cnt == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 4096;
+		uint64_t *v = realloc(a->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		a->v = v;
+		a->cap = cap;
+	}
+	a->v[a->cnt++] = addr;
+	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void reloc_addrs_sort(struct reloc_addrs *a)
+{
+	if (a->cnt > 1)
+		qsort(a->v, a->cnt, sizeof(*a->v), u64_cmp);
+}
+
+size_t reloc_addrs_lower_bound(const struct reloc_addrs *a, uint64_t x)
+{
+	size_t lo = 0, hi = a->cnt;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (a->v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void reloc_addrs_free(struct reloc_addrs *a)
+{
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls, int *indirect_jumps)
 {
 	ZydisDecodedInstruction insn;
+	int err = 0;
 
-	for (uint64_t at = lo; at < hi;) {
+	for (uint64_t at = lo; at < hi && !err;) {
 		if (!decode(at, hi, &insn, NULL)) {
 			at++; /* padding or data: resynchronize */
 			continue;
 		}
 		if (is_direct_branch(&insn)) {
-			if (*cnt == *cap) {
-				size_t ncap = *cap ? *cap * 2 : 4096;
-				uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
-				if (!nv)
-					return -ENOMEM;
-				*v = nv;
-				*cap = ncap;
-			}
-			(*v)[(*cnt)++] = branch_target(&insn, at);
+			err = reloc_addrs_add(targets, branch_target(&insn, at));
+			if (!err && insn.meta.category == ZYDIS_CATEGORY_CALL)
+				err = reloc_addrs_add(calls, branch_target(&insn, at));
 		} else if (insn.mnemonic == ZYDIS_MNEMONIC_JMP && !(insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE)) {
 			/* jmp *disp(%rip) is a tail call through a GOT slot;
 			 * jmp *%reg or *mem(%reg) reads a table or a computed
@@ -114,50 +154,11 @@ int reloc_scan_targets(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size
 		}
 		at += insn.length;
 	}
-	return 0;
+	return err;
 }
 
-int reloc_scan_calls(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size_t *cap)
-{
-	ZydisDecodedInstruction insn;
-
-	for (uint64_t at = lo; at < hi;) {
-		if (!decode(at, hi, &insn, NULL)) {
-			at++;
-			continue;
-		}
-		if (insn.meta.category == ZYDIS_CATEGORY_CALL && is_direct_branch(&insn)) {
-			if (*cnt == *cap) {
-				size_t ncap = *cap ? *cap * 2 : 4096;
-				uint64_t *nv = realloc(*v, ncap * sizeof(*nv));
-				if (!nv)
-					return -ENOMEM;
-				*v = nv;
-				*cap = ncap;
-			}
-			(*v)[(*cnt)++] = branch_target(&insn, at);
-		}
-		at += insn.length;
-	}
-	return 0;
-}
-
-static int has_target_inside(const uint64_t *t, size_t n, uint64_t lo, uint64_t hi)
-{
-	/* First target > lo. */
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t m = a + (b - a) / 2;
-		if (t[m] <= lo)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a < n && t[a] < hi;
-}
-
-enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const uint64_t *targets,
-				   size_t target_cnt, struct reloc_plan *plan)
+enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const struct reloc_addrs *targets,
+				   struct reloc_plan *plan)
 {
 	ZydisDecodedInstruction insn;
 	uint64_t off = 0;
@@ -195,7 +196,9 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 	if (site + off > end)
 		return RELOC_TOO_SHORT;
 	plan->covered = (uint8_t)off;
-	if (has_target_inside(targets, target_cnt, site, site + off))
+	/* The first target past the site, if inside the covered bytes. */
+	size_t t = reloc_addrs_lower_bound(targets, site + 1);
+	if (t < targets->cnt && targets->v[t] < site + off)
 		return RELOC_BRANCH_INTO;
 	return RELOC_OK;
 }

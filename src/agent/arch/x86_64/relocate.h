@@ -41,21 +41,31 @@ struct reloc_plan {
 	uint8_t insn_off[RELOC_MAX_INSNS]; /* offsets of their starts in [site, site + covered) */
 };
 
+/* A growing list of code addresses. */
+struct reloc_addrs {
+	uint64_t *v;
+	size_t cnt, cap;
+};
+
+int reloc_addrs_add(struct reloc_addrs *a, uint64_t addr);
+void reloc_addrs_sort(struct reloc_addrs *a);
+/* Index of the first address >= x in a sorted list (cnt if none). */
+size_t reloc_addrs_lower_bound(const struct reloc_addrs *a, uint64_t x);
+void reloc_addrs_free(struct reloc_addrs *a);
+
 /* Decide whether the entry at site (in a function spanning [func, end),
  * whose code is readable at those addresses) can be relocated, given
- * every direct branch target of the object (sorted): RELOC_OK and *plan,
+ * every branch target of the object (sorted): RELOC_OK and *plan,
  * or the reason it cannot. */
-enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const uint64_t *targets,
-				   size_t target_cnt, struct reloc_plan *plan);
+enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const struct reloc_addrs *targets,
+				   struct reloc_plan *plan);
 
-/* Direct branch and call targets of the code in [lo, hi), appended to
- * *v (grown with realloc); *indirect_jumps: 1 if an indirect jmp that is
- * not a tail call through a memory slot (a jump table, a computed goto)
- * is found.  Decoding stops at the first byte it cannot decode.  0 or
- * negative errno. */
-int reloc_scan_targets(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size_t *cap, int *indirect_jumps);
-/* The same for the targets of direct calls alone (into *v). */
-int reloc_scan_calls(uint64_t lo, uint64_t hi, uint64_t **v, size_t *cnt, size_t *cap);
+/* Decode the code in [lo, hi) once: the targets of its direct branches
+ * and calls go to *targets, those of its direct calls alone to *calls;
+ * *indirect_jumps becomes 1 if an indirect jmp that is not a tail call
+ * through a memory slot (a jump table, a computed goto) is found.  A byte
+ * that does not decode is stepped over.  0 or negative errno. */
+int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls, int *indirect_jumps);
 
 /* Write the detour for plan at detour (RELOC_DETOUR_SIZE bytes, written
  * into out, which will be placed there):

@@ -19,6 +19,65 @@
 #define CTX_SIZE 224
 #define CTX_FUNC 192
 #define CTX_IS_EXIT 200
+/* The argument registers (and rax, r10, xmm0-7) in the ctx's regs, and
+ * back; xmm8-15 above the ctx, for the full trampolines. */
+.macro SAVE_ARGS
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movaps	%xmm2, 96(%rsp)
+	movaps	%xmm3, 112(%rsp)
+	movaps	%xmm4, 128(%rsp)
+	movaps	%xmm5, 144(%rsp)
+	movaps	%xmm6, 160(%rsp)
+	movaps	%xmm7, 176(%rsp)
+.endm
+.macro RESTORE_ARGS
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	48(%rsp), %rax
+	movq	56(%rsp), %r10
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	movaps	96(%rsp), %xmm2
+	movaps	112(%rsp), %xmm3
+	movaps	128(%rsp), %xmm4
+	movaps	144(%rsp), %xmm5
+	movaps	160(%rsp), %xmm6
+	movaps	176(%rsp), %xmm7
+.endm
+.macro SAVE_XMM_HIGH
+	movaps	%xmm8, CTX_SIZE + 0(%rsp)
+	movaps	%xmm9, CTX_SIZE + 16(%rsp)
+	movaps	%xmm10, CTX_SIZE + 32(%rsp)
+	movaps	%xmm11, CTX_SIZE + 48(%rsp)
+	movaps	%xmm12, CTX_SIZE + 64(%rsp)
+	movaps	%xmm13, CTX_SIZE + 80(%rsp)
+	movaps	%xmm14, CTX_SIZE + 96(%rsp)
+	movaps	%xmm15, CTX_SIZE + 112(%rsp)
+.endm
+.macro RESTORE_XMM_HIGH
+	movaps	CTX_SIZE + 0(%rsp), %xmm8
+	movaps	CTX_SIZE + 16(%rsp), %xmm9
+	movaps	CTX_SIZE + 32(%rsp), %xmm10
+	movaps	CTX_SIZE + 48(%rsp), %xmm11
+	movaps	CTX_SIZE + 64(%rsp), %xmm12
+	movaps	CTX_SIZE + 80(%rsp), %xmm13
+	movaps	CTX_SIZE + 96(%rsp), %xmm14
+	movaps	CTX_SIZE + 112(%rsp), %xmm15
+.endm
+
 	.text
 
 	.globl	needle_entry_trampoline
@@ -39,41 +98,11 @@ needle_entry_trampoline:
 	andq	$-16, %rsp
 	movq	%r11, CTX_FUNC(%rsp)
 	movl	$0, CTX_IS_EXIT(%rsp)
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
+	SAVE_ARGS
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
 	call	*needle_entry_dispatch_slot(%rip)
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
+	RESTORE_ARGS
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
@@ -102,57 +131,13 @@ needle_entry_trampoline_full:
 	andq	$-16, %rsp
 	movq	%r11, CTX_FUNC(%rsp)
 	movl	$0, CTX_IS_EXIT(%rsp)
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
-	movaps	%xmm8, CTX_SIZE + 0(%rsp)
-	movaps	%xmm9, CTX_SIZE + 16(%rsp)
-	movaps	%xmm10, CTX_SIZE + 32(%rsp)
-	movaps	%xmm11, CTX_SIZE + 48(%rsp)
-	movaps	%xmm12, CTX_SIZE + 64(%rsp)
-	movaps	%xmm13, CTX_SIZE + 80(%rsp)
-	movaps	%xmm14, CTX_SIZE + 96(%rsp)
-	movaps	%xmm15, CTX_SIZE + 112(%rsp)
+	SAVE_ARGS
+	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
 	leaq	24(%rbp), %rsi
 	call	*needle_entry_dispatch_slot(%rip)
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
-	movaps	CTX_SIZE + 0(%rsp), %xmm8
-	movaps	CTX_SIZE + 16(%rsp), %xmm9
-	movaps	CTX_SIZE + 32(%rsp), %xmm10
-	movaps	CTX_SIZE + 48(%rsp), %xmm11
-	movaps	CTX_SIZE + 64(%rsp), %xmm12
-	movaps	CTX_SIZE + 80(%rsp), %xmm13
-	movaps	CTX_SIZE + 96(%rsp), %xmm14
-	movaps	CTX_SIZE + 112(%rsp), %xmm15
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
 	leave
 	.cfi_def_cfa %rsp, 8
 	ret
@@ -238,58 +223,14 @@ needle_return_trampoline_full:
 	andq	$-16, %rsp
 	movl	$1, CTX_IS_EXIT(%rsp)
 	movq	%r11, CTX_SIZE + 128(%rsp)
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movaps	%xmm2, 96(%rsp)
-	movaps	%xmm3, 112(%rsp)
-	movaps	%xmm4, 128(%rsp)
-	movaps	%xmm5, 144(%rsp)
-	movaps	%xmm6, 160(%rsp)
-	movaps	%xmm7, 176(%rsp)
-	movaps	%xmm8, CTX_SIZE + 0(%rsp)
-	movaps	%xmm9, CTX_SIZE + 16(%rsp)
-	movaps	%xmm10, CTX_SIZE + 32(%rsp)
-	movaps	%xmm11, CTX_SIZE + 48(%rsp)
-	movaps	%xmm12, CTX_SIZE + 64(%rsp)
-	movaps	%xmm13, CTX_SIZE + 80(%rsp)
-	movaps	%xmm14, CTX_SIZE + 96(%rsp)
-	movaps	%xmm15, CTX_SIZE + 112(%rsp)
+	SAVE_ARGS
+	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
 	call	needle_dispatch_exit
 	movq	%rax, 8(%rbp)                    /* where the final jump goes */
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	48(%rsp), %rax
-	movq	56(%rsp), %r10
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	movaps	96(%rsp), %xmm2
-	movaps	112(%rsp), %xmm3
-	movaps	128(%rsp), %xmm4
-	movaps	144(%rsp), %xmm5
-	movaps	160(%rsp), %xmm6
-	movaps	176(%rsp), %xmm7
-	movaps	CTX_SIZE + 0(%rsp), %xmm8
-	movaps	CTX_SIZE + 16(%rsp), %xmm9
-	movaps	CTX_SIZE + 32(%rsp), %xmm10
-	movaps	CTX_SIZE + 48(%rsp), %xmm11
-	movaps	CTX_SIZE + 64(%rsp), %xmm12
-	movaps	CTX_SIZE + 80(%rsp), %xmm13
-	movaps	CTX_SIZE + 96(%rsp), %xmm14
-	movaps	CTX_SIZE + 112(%rsp), %xmm15
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
 	movq	CTX_SIZE + 128(%rsp), %r11
 	leave
 	/* [rsp] = the real return address: a ret, which the return stack
