@@ -14,12 +14,13 @@
 #               libclang-rt-14-dev (clang's libFuzzer and sanitizer runtimes:
 #               the reader's fuzzer; gcc's come with gcc), gcc-multilib
 #               (a 32-bit program that needle record -p must refuse), strace
-#               (a process traced by someone else, refused too)
+#               (a process traced by someone else, refused too), lua5.4
+#               (Debian's interpreter as shipped, traced with relocated sites)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
-	libclang-rt-14-dev gcc-multilib strace)
+	libclang-rt-14-dev gcc-multilib strace lua5.4)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -203,3 +203,6 @@ $(TEST_BUILD)/relocate/libc_workload: tests/relocate/libc_workload.c
 $(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_relocate_real
+$(TEST_BUILD)/test_relocate_lua: tests/relocate/test_relocate_lua.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_relocate_lua
