@@ -75,7 +75,9 @@ rel_loop_back:
 	ret
 	.size	rel_loop_back, .-rel_loop_back
 
-/* A call among the first bytes: refused (call in the patch). */
+/* A call as the last covered instruction: relocated (the detour pushes
+ * the original return address, rel_call_first + 5, and jumps to the
+ * callee).  Returns 8. */
 	.globl	rel_call_first
 	.type	rel_call_first, @function
 rel_call_first:
@@ -84,19 +86,118 @@ rel_call_first:
 	ret
 	.size	rel_call_first, .-rel_call_first
 
-/* A system call among the first bytes: refused (syscall in the patch).
- * getpid. */
-	.globl	rel_syscall
-	.type	rel_syscall, @function
-rel_syscall:
-	xorl	%eax, %eax
-	movb	$39, %al
-	syscall
+/* Returns the address its call returns to, as the callee sees it: the
+ * original one, rel_call_retaddr + 5, relocated or not. */
+	.globl	rel_call_retaddr
+	.type	rel_call_retaddr, @function
+rel_call_retaddr:
+	call	rel_peek_ret
 	ret
-	.size	rel_syscall, .-rel_syscall
+	.size	rel_call_retaddr, .-rel_call_retaddr
 
-/* A jump table: refused (jump table), its first bytes several
- * instructions.  Returns 10 + (n & 1). */
+	.type	rel_peek_ret, @function
+rel_peek_ret:
+	movq	(%rsp), %rax
+	ret
+	.size	rel_peek_ret, .-rel_peek_ret
+
+/* A 2-byte call followed by more covered bytes: its return lands inside
+ * them, refused (call in the patch).  Calls its argument; returns what
+ * that returns + 1. */
+	.globl	rel_call_reg
+	.type	rel_call_reg, @function
+rel_call_reg:
+	call	*%rdi
+	addl	$1, %eax
+	ret
+	.size	rel_call_reg, .-rel_call_reg
+
+/* A switch as compilers emit it: a bounded table of 32-bit offsets whose
+ * targets all lie past the covered bytes: relocated.  Returns 20 + n for
+ * n in 0..3, -1 otherwise. */
+	.globl	rel_switch
+	.type	rel_switch, @function
+rel_switch:
+	cmpl	$3, %edi
+	ja	9f
+	movl	%edi, %edi
+	leaq	4f(%rip), %rdx
+	movslq	(%rdx,%rdi,4), %rax
+	addq	%rdx, %rax
+	jmp	*%rax
+5:	movl	$20, %eax
+	ret
+6:	movl	$21, %eax
+	ret
+7:	movl	$22, %eax
+	ret
+8:	movl	$23, %eax
+	ret
+9:	movl	$-1, %eax
+	ret
+	.section .rodata
+	.p2align 2
+4:	.long	5b - 4b, 6b - 4b, 7b - 4b, 8b - 4b
+	.text
+	.size	rel_switch, .-rel_switch
+
+/* The same, with one entry of the table back into the covered bytes (no
+ * direct branch goes there): refused (branch into the patch).  Returns
+ * 10 for n = 0, 20 for n = 1 (the table's way round the loop). */
+	.globl	rel_switch_into
+	.type	rel_switch_into, @function
+rel_switch_into:
+	xorl	%eax, %eax
+1:	addl	$10, %eax
+	cmpl	$1, %edi
+	ja	9f
+	movl	%edi, %ecx
+	leaq	4f(%rip), %rdx
+	movslq	(%rdx,%rcx,4), %rcx
+	addq	%rdx, %rcx
+	movl	$0, %edi
+	jmp	*%rcx
+5:	ret
+9:	movl	$-1, %eax
+	ret
+	.section .rodata
+	.p2align 2
+4:	.long	5b - 4b, 1b - 4b
+	.text
+	.size	rel_switch_into, .-rel_switch_into
+
+/* A tail call through a pointer, the stack as at entry (the call-frame
+ * information says so): its targets are function entries, relocated.
+ * Calls its argument with 0. */
+	.globl	rel_tail_ptr
+	.type	rel_tail_ptr, @function
+rel_tail_ptr:
+	.cfi_startproc
+	movq	%rdi, %rax
+	xorl	%edi, %edi
+	jmp	*%rax
+	.cfi_endproc
+	.size	rel_tail_ptr, .-rel_tail_ptr
+
+/* A jump through a register with a frame pushed: not a tail call, its
+ * target unknown: refused (jump table).  Returns 5. */
+	.globl	rel_goto_framed
+	.type	rel_goto_framed, @function
+rel_goto_framed:
+	.cfi_startproc
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	leaq	1f(%rip), %rax
+	jmp	*%rax
+1:	movl	$5, %eax
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	ret
+	.cfi_endproc
+	.size	rel_goto_framed, .-rel_goto_framed
+
+/* A jump table without a bound check (the index masked instead): its
+ * size unknown, refused (jump table).  Returns 10 + (n & 1). */
 	.globl	rel_jump_table
 	.type	rel_jump_table, @function
 rel_jump_table:
@@ -113,6 +214,17 @@ rel_jump_table:
 	.quad	3b
 	.text
 	.size	rel_jump_table, .-rel_jump_table
+
+/* A system call among the first bytes: refused (syscall in the patch).
+ * getpid. */
+	.globl	rel_syscall
+	.type	rel_syscall, @function
+rel_syscall:
+	xorl	%eax, %eax
+	movb	$39, %al
+	syscall
+	ret
+	.size	rel_syscall, .-rel_syscall
 
 /* Shorter than the patch: refused (too short).  Returns its argument. */
 	.globl	rel_tiny

@@ -23,17 +23,24 @@ int rel_jmp(void);
 int rel_endbr(void);
 int rel_loop_back(int);
 int rel_call_first(void);
+long rel_call_retaddr(void);
+int rel_call_reg(int (*)(void));
+int rel_switch(int);
+int rel_switch_into(int);
+int rel_tail_ptr(int (*)(void));
+int rel_goto_framed(void);
 long rel_syscall(void);
 int rel_jump_table(int);
 int rel_tiny(int);
 int reloc_pick(int);
 long rel_stored(void);
 
-static const char *const relocatable[] = { "rel_riprel_load", "rel_lea", "rel_store", "rel_jcc",
-					   "rel_jmp", "rel_endbr", "reloc_pick" };
+static const char *const relocatable[] = { "rel_riprel_load", "rel_lea",	   "rel_store",	   "rel_jcc",
+					   "rel_jmp",	      "rel_endbr",	   "reloc_pick",   "rel_call_first",
+					   "rel_call_retaddr", "rel_switch", "rel_tail_ptr" };
 #define N_RELOC (sizeof(relocatable) / sizeof(relocatable[0]))
-static const char *const refused[] = { "rel_loop_back", "rel_call_first", "rel_syscall", "rel_jump_table",
-				       "rel_tiny" };
+static const char *const refused[] = { "rel_loop_back", "rel_call_reg",	  "rel_syscall",    "rel_jump_table",
+				       "rel_tiny",      "rel_switch_into", "rel_goto_framed" };
 #define N_REFUSED (sizeof(refused) / sizeof(refused[0]))
 
 static _Atomic long entries[N_RELOC + 1], exits[N_RELOC + 1];
@@ -72,7 +79,11 @@ static void *calls(void *arg)
 		if (rel_riprel_load() != 0x1234567890 || *rel_lea() != 0x1234567890 || rel_store(i) != i ||
 		    rel_jcc(i) != (i ? 1 : 2) || rel_jmp() != 42 || rel_endbr() != 7 || reloc_pick(i) != i + 100 ||
 		    rel_loop_back(4) != 10 || rel_call_first() != 8 || rel_syscall() != getpid() ||
-		    rel_jump_table(i) != 10 + (i & 1) || rel_tiny(i) != i)
+		    rel_jump_table(i) != 10 + (i & 1) || rel_tiny(i) != i ||
+		    rel_call_retaddr() != (long)(uintptr_t)rel_call_retaddr + 5 ||
+		    rel_call_reg((int (*)(void))rel_endbr) != 8 || rel_switch(i & 3) != 20 + (i & 3) ||
+		    rel_switch(7 + i) != -1 || rel_switch_into(i & 1) != 10 + 10 * (i & 1) ||
+		    rel_tail_ptr((int (*)(void))rel_endbr) != 7 || rel_goto_framed() != 5)
 			__atomic_fetch_add(&bad_values, 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
@@ -98,14 +109,20 @@ int main(void)
 		if (needle_object_info((uint32_t)i, &oi) || !strstr(oi.path, "libreloc.so"))
 			continue;
 		found = 1;
-		static const char *const want[] = { "branch into the patch", "call in the patch",
-						    "syscall in the patch", "jump table", "too short" };
+		static const struct {
+			const char *reason;
+			int cnt;
+		} want[] = { { "branch into the patch", 2 }, /* rel_loop_back, rel_switch_into */
+			     { "call in the patch", 1 },     /* rel_call_reg */
+			     { "syscall in the patch", 1 },  /* rel_syscall */
+			     { "jump table", 2 },            /* rel_jump_table, rel_goto_framed */
+			     { "too short", 1 } };           /* rel_tiny */
 		for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
 			int got = -1;
 			for (int r = 1; needle_refusal_name(r); r++)
-				if (!strcmp(needle_refusal_name(r), want[w]))
+				if (!strcmp(needle_refusal_name(r), want[w].reason))
 					got = (int)oi.refused[r];
-			CHECK_EQ(got, 1, "libreloc.so: exactly one function refused as '%s'", want[w]);
+			CHECK_EQ(got, want[w].cnt, "libreloc.so: functions refused as '%s'", want[w].reason);
 		}
 		CHECK(oi.sites_relocated >= N_RELOC, "libreloc.so: %u functions relocated", oi.sites_relocated);
 		CHECK_EQ(oi.sites_compiled, 0, "libreloc.so: no compiled site (built without patchable entries)");
@@ -134,8 +151,11 @@ int main(void)
 	CHECK_EQ(bad_values, 0, "every function returned what it returns untraced (traced or refused)");
 	long want_total = 0;
 	for (size_t i = 0; i < N_RELOC; i++) {
-		/* rel_call_first (refused) calls rel_endbr once more. */
-		long want = strcmp(relocatable[i], "rel_endbr") ? 2 * ROUNDS : 4 * ROUNDS;
+		/* rel_endbr is called directly and by rel_call_first,
+		 * rel_call_reg and rel_tail_ptr; rel_switch twice a round. */
+		long want = !strcmp(relocatable[i], "rel_endbr")    ? 8 * ROUNDS
+			    : !strcmp(relocatable[i], "rel_switch") ? 4 * ROUNDS
+								    : 2 * ROUNDS;
 		want_total += want;
 		CHECK_EQ(atomic_load(&entries[i]), want, "%s: every entry seen", relocatable[i]);
 		CHECK_EQ(atomic_load(&exits[i]), want, "%s: every exit seen", relocatable[i]);

@@ -6,6 +6,7 @@
  * ranges of .eh_frame.  In-memory contents (already relocated) are read by
  * the site finder from the loaded image; the file's own bytes are there to
  * tell whether someone changed the code in memory. */
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -325,6 +326,8 @@ void elf_image_free(struct elf_image *img)
 	free(img->fentry_slots);
 	free(img->strings);
 	free(img->fdes);
+	if (img->cfi)
+		dwarf_cfi_end(img->cfi);
 	if (img->elf)
 		elf_end(img->elf);
 	if (img->elf || img->fd > 0)
@@ -464,6 +467,25 @@ int elf_image_file_bytes(const struct elf_image *img, uint64_t addr, void *buf, 
 		return 0;
 	}
 	return -ENOENT;
+}
+
+int elf_image_stack_as_at_entry(struct elf_image *img, uint64_t addr)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	int ret = -1;
+
+	if (!img->cfi && img->elf)
+		img->cfi = dwarf_getcfi_elf(img->elf);
+	if (!img->cfi || dwarf_cfi_addrframe(img->cfi, addr - img->bias, &frame))
+		return -1;
+	/* libdw gives a register-plus-offset CFA as one DW_OP_bregx; DWARF
+	 * numbers rsp 7. */
+	if (!dwarf_frame_cfa(frame, &ops, &nops))
+		ret = nops == 1 && ops[0].atom == DW_OP_bregx && ops[0].number == 7 && ops[0].number2 == 8;
+	free(frame);
+	return ret;
 }
 
 const struct elf_func *elf_image_func_at(const struct elf_image *img, uint64_t addr)

@@ -46,6 +46,7 @@ struct elf_image {
 	uint64_t entry;               /* the entry point (e_entry, runtime), or 0 */
 	int fd;                       /* the object, open until elf_image_free */
 	void *elf;                    /* its Elf handle */
+	void *cfi;                    /* its .eh_frame for libdw, read on first use */
 };
 
 /* Read the object at path, loaded with bias.  0 or negative errno. */
@@ -62,5 +63,10 @@ int elf_image_load_fdes(struct elf_image *img, uint64_t lo, uint64_t hi);
 /* Copy len bytes of the file's contents at runtime address addr into buf.
  * 0, or -ENOENT if no section of the file holds them. */
 int elf_image_file_bytes(const struct elf_image *img, uint64_t addr, void *buf, size_t len);
+
+/* Is the stack at addr as it was at the entry of its function (the
+ * call-frame information says CFA = rsp + 8)?  1, 0, or -1 when the
+ * object's call-frame information does not cover addr. */
+int elf_image_stack_as_at_entry(struct elf_image *img, uint64_t addr);
 
 #endif

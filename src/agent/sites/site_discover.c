@@ -296,7 +296,7 @@ static int entered_without_call(const char *name)
 struct fn {
 	uint64_t lo, hi;
 	const char *name;
-	int indirect;
+	size_t ijump_lo, ijump_hi; /* its indirect jumps, in find_relocatable's list */
 };
 
 static int fn_cmp(const void *a, const void *b)
@@ -323,13 +323,13 @@ static int list_functions(struct module *m, struct elf_image *img, struct fn **o
 	for (size_t i = 0; i < img->func_cnt; i++) {
 		const struct elf_func *f = &img->funcs[i];
 		if (f->size && !f->ifunc && in_exec(m, f->addr, f->size))
-			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0 };
+			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0, 0 };
 	}
 	for (size_t i = 0; i < img->fde_cnt; i++) {
 		const struct elf_range *r = &img->fdes[i];
 		const struct elf_func *f = elf_image_func_at(img, r->lo);
 		if (!f || f->addr != r->lo)
-			v[n++] = (struct fn){ r->lo, r->hi, NULL, 0 };
+			v[n++] = (struct fn){ r->lo, r->hi, NULL, 0, 0 };
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), fn_cmp);
@@ -388,10 +388,35 @@ static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
 	return a < n && (found[a].addr == lo || found[a].addr == lo + 4);
 }
 
+/* Can an indirect jmp of f land inside the covered bytes of plan?  Jump
+ * tables are read (reloc_jump_table); a jump through a pointer with the
+ * stack as at entry is a tail call, whose targets are function entries,
+ * already among the targets.  Anything else might: RELOC_JUMP_TABLE. */
+static enum reloc_reason check_indirect_jumps(struct elf_image *img, const struct fn *f,
+					      const struct reloc_addrs *ijumps, const struct reloc_plan *plan)
+{
+	struct reloc_addrs tab = { 0 };
+	enum reloc_reason why = RELOC_OK;
+
+	for (size_t j = f->ijump_lo; j < f->ijump_hi && why == RELOC_OK; j++) {
+		tab.cnt = 0;
+		int kind = reloc_jump_table(f->lo, ijumps->v[j], &tab);
+		if (kind == RELOC_TABLE_BOUNDED) {
+			for (size_t t = 0; t < tab.cnt; t++)
+				if (tab.v[t] > plan->site && tab.v[t] < plan->site + plan->covered)
+					why = RELOC_BRANCH_INTO;
+		} else if (kind != RELOC_TABLE_NONE || elf_image_stack_as_at_entry(img, ijumps->v[j]) != 1) {
+			why = kind < 0 ? RELOC_NO_MEMORY : RELOC_JUMP_TABLE;
+		}
+	}
+	reloc_addrs_free(&tab);
+	return why;
+}
+
 static int find_relocatable(struct module *m, struct elf_image *img, struct found **found, size_t *found_cnt)
 {
 	struct fn *fns = NULL;
-	struct reloc_addrs targets = { 0 }, calls = { 0 };
+	struct reloc_addrs targets = { 0 }, calls = { 0 }, ijumps = { 0 };
 	size_t fn_cnt = 0;
 	int err;
 
@@ -400,8 +425,11 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 	if ((err = list_functions(m, img, &fns, &fn_cnt)))
 		return err;
 	name_ifunc_targets(img, fns, fn_cnt);
-	for (size_t i = 0; i < fn_cnt && !err; i++)
-		err = reloc_scan(fns[i].lo, fns[i].hi, &targets, &calls, &fns[i].indirect);
+	for (size_t i = 0; i < fn_cnt && !err; i++) {
+		fns[i].ijump_lo = ijumps.cnt;
+		err = reloc_scan(fns[i].lo, fns[i].hi, &targets, &calls, &ijumps);
+		fns[i].ijump_hi = ijumps.cnt;
+	}
 	/* Every function start is a target too (of indirect calls, and of
 	 * the callers of exported symbols): an entry inside another
 	 * function's covered bytes refuses that function. */
@@ -422,19 +450,21 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		/* PLT code is entered by jumps; a start that no symbol names
 		 * and no direct call reaches may be code entered the same way
 		 * (a cold part, a trampoline): not a function to hook. */
+		/* So is code entered without a call (see entered_without_call):
+		 * not counted among the functions found. */
 		size_t c = reloc_addrs_lower_bound(&calls, f->lo);
-		if (in_plt(img, f->lo) || (!f->name && (c == calls.cnt || calls.v[c] != f->lo)))
+		if (in_plt(img, f->lo) || (!f->name && (c == calls.cnt || calls.v[c] != f->lo)) ||
+		    entered_without_call(f->name) || f->lo == img->entry)
 			continue;
 		m->reloc_found++;
 		uint64_t site = f->lo;
 		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
 			site += 4;
 		struct reloc_plan plan;
-		enum reloc_reason why = entered_without_call(f->name) || f->lo == img->entry
-						? RELOC_UNMOVABLE
-						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
-		if (why == RELOC_OK && f->indirect && plan.insn_cnt > 1)
-			why = RELOC_JUMP_TABLE;
+		enum reloc_reason why = reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
+		/* With one covered instruction nothing can land inside it. */
+		if (why == RELOC_OK && plan.insn_cnt > 1)
+			why = check_indirect_jumps(img, f, &ijumps, &plan);
 		if (why == RELOC_OK) {
 			uint8_t file[32];
 			if (!elf_image_file_bytes(img, f->lo, file, (size_t)(site - f->lo) + plan.covered) &&
@@ -443,6 +473,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		}
 		if (why != RELOC_OK) {
 			m->reloc_refused[why]++;
+			pr_debug("%s: not relocated: %s at 0x%llx (%s)\n", m->path, f->name ? f->name : "function",
+				 (unsigned long long)(f->lo - m->bias), reloc_reason_name(why));
 			continue;
 		}
 		v[(*found_cnt)++] = (struct found){ .addr = site, .form = NEEDLE_FORM_RELOCATED, .load_len = 5,
@@ -453,6 +485,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 	free(fns);
 	reloc_addrs_free(&targets);
 	reloc_addrs_free(&calls);
+	reloc_addrs_free(&ijumps);
 	if (!err && *found_cnt > 1)
 		qsort(*found, *found_cnt, sizeof(**found), found_cmp);
 	return err;

@@ -16,16 +16,23 @@
  *  - no direct branch or call of the object lands strictly inside them
  *    (a jump to the entry itself is a call of the function, and is traced
  *    as one);
- *  - none of them is a call (its return would land inside them), a system
- *    call (a sleeping thread's PC would), a ret, an int3, or a branch with
- *    only an 8-bit form (jrcxz, loop);
+ *  - none of them is a system call (a sleeping thread's PC would be
+ *    inside), a ret, an int3, or a branch with only an 8-bit form (jrcxz,
+ *    loop); a call only as the last of them, so that its return address,
+ *    the original one, lies past the patch: the detour pushes it and jumps
+ *    to the callee, and the callee returns into the function, never into
+ *    the detour (which may be freed by then);
  *  - every relative operand still reaches its target from the detour, and
  *    the detour fits in RELOC_DETOUR_SIZE bytes.
- * Jump tables are the caller's call (RELOC_JUMP_TABLE): their targets are
- * not in the code. */
+ * Indirect jumps (reloc_jump_table): a jump table recognized with its
+ * bound gives its targets; any other indirect jump is the caller's call
+ * (a tail call through a pointer when the stack is as at entry, else
+ * refused as RELOC_JUMP_TABLE). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #include <Zydis/Zydis.h>
 
 #include "agent/arch/x86_64/relocate.h"
@@ -130,7 +137,8 @@ void reloc_addrs_free(struct reloc_addrs *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls, int *indirect_jumps)
+int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls,
+	       struct reloc_addrs *indirect_jumps)
 {
 	ZydisDecodedInstruction insn;
 	int err = 0;
@@ -150,11 +158,33 @@ int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct rel
 			 * label. */
 			int rip_slot = insn.raw.modrm.mod == 0 && insn.raw.modrm.rm == 5;
 			if (!rip_slot)
-				*indirect_jumps = 1;
+				err = reloc_addrs_add(indirect_jumps, at);
 		}
 		at += insn.length;
 	}
 	return err;
+}
+
+static int uses_rsp(const ZydisDecodedOperand *op)
+{
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
+		return ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, op->reg.value) == ZYDIS_REGISTER_RSP;
+	return op->type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	       (op->mem.base == ZYDIS_REGISTER_RSP || op->mem.index == ZYDIS_REGISTER_RSP);
+}
+
+/* A near call, direct or through a register or memory that does not
+ * depend on rsp. */
+static int call_movable(const ZydisDecodedInstruction *insn, uint64_t at, uint64_t end)
+{
+	ZydisDecodedInstruction full;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+
+	if (insn->mnemonic != ZYDIS_MNEMONIC_CALL || !decode(at, end, &full, ops) || full.operand_count_visible != 1)
+		return 0;
+	if (ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		return ops[0].imm.is_relative;
+	return ops[0].size == 64 && !uses_rsp(&ops[0]);
 }
 
 enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const struct reloc_addrs *targets,
@@ -175,7 +205,12 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 			return site + off + ZYDIS_MAX_INSTRUCTION_LENGTH > end ? RELOC_TOO_SHORT : RELOC_UNDECODABLE;
 		switch (insn.meta.category) {
 		case ZYDIS_CATEGORY_CALL:
-			return RELOC_CALL;
+			/* Only as the last covered instruction (see the top),
+			 * and not through the stack pointer, which the pushed
+			 * return address moves. */
+			if (off + insn.length < 5 || !call_movable(&insn, site + off, end))
+				return RELOC_CALL;
+			break;
 		case ZYDIS_CATEGORY_SYSCALL:
 			return RELOC_SYSCALL;
 		case ZYDIS_CATEGORY_RET:
@@ -214,10 +249,11 @@ static int encode_rel32(uint8_t *out, uint8_t opcode, uint64_t at, uint64_t targ
 	return 1;
 }
 
-/* Re-encode insn (from `from`) to run at `to`: absolute targets in, Zydis
- * computes the new relative ones.  Its length, or 0. */
+/* Re-encode insn (from `from`) to run at `to`, as mnemonic `as` (its own,
+ * or jmp for a call): absolute targets in, Zydis computes the new
+ * relative ones.  Its length, or 0. */
 static size_t reencode(const ZydisDecodedInstruction *insn, const ZydisDecodedOperand *ops, uint64_t from,
-		       uint64_t to, uint8_t *out, size_t room)
+		       uint64_t to, uint8_t *out, size_t room, ZydisMnemonic as)
 {
 	ZydisEncoderRequest req;
 	uint64_t want = 0;
@@ -225,6 +261,7 @@ static size_t reencode(const ZydisDecodedInstruction *insn, const ZydisDecodedOp
 	if (!ZYAN_SUCCESS(ZydisEncoderDecodedInstructionToEncoderRequest(insn, ops, insn->operand_count_visible,
 									  &req)))
 		return 0;
+	req.mnemonic = as;
 	for (uint8_t i = 0; i < insn->operand_count_visible; i++) {
 		ZyanU64 abs;
 		if (ops[i].type == ZYDIS_OPERAND_TYPE_MEMORY && ops[i].mem.base == ZYDIS_REGISTER_RIP) {
@@ -250,7 +287,7 @@ static size_t reencode(const ZydisDecodedInstruction *insn, const ZydisDecodedOp
 	ZydisDecodedInstruction back;
 	ZydisDecodedOperand back_ops[ZYDIS_MAX_OPERAND_COUNT];
 	if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), out, len, &back, back_ops)) ||
-	    back.mnemonic != insn->mnemonic || back.length != len)
+	    back.mnemonic != as || back.length != len)
 		return 0;
 	for (uint8_t i = 0; i < back.operand_count_visible; i++) {
 		ZyanU64 abs;
@@ -284,8 +321,22 @@ enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uin
 			return RELOC_UNDECODABLE;
 		detour_off[i] = (uint8_t)pos;
 		size_t len;
-		if (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
-			len = reencode(&insn, ops, from, detour + pos, out + pos, room);
+		if (insn.meta.category == ZYDIS_CATEGORY_CALL) {
+			/* push the original return address (push imm32
+			 * sign-extends: the high half is written after), then
+			 * jump where the call went. */
+			uint64_t ret = from + insn.length;
+			uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+			if (room < 13)
+				return RELOC_UNMOVABLE;
+			out[pos] = 0x68;
+			memcpy(out + pos + 1, &lo, 4);
+			memcpy(out + pos + 5, "\xc7\x44\x24\x04", 4); /* movl $imm32, 4(%rsp) */
+			memcpy(out + pos + 9, &hi, 4);
+			pos += 13;
+			len = reencode(&insn, ops, from, detour + pos, out + pos, room - 13, ZYDIS_MNEMONIC_JMP);
+		} else if (insn.attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
+			len = reencode(&insn, ops, from, detour + pos, out + pos, room, insn.mnemonic);
 		} else {
 			len = insn.length <= room ? insn.length : 0;
 			if (len)
@@ -298,4 +349,202 @@ enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uin
 	if (!encode_rel32(out + pos, 0xe9, detour + pos, plan->site + plan->covered))
 		return RELOC_NO_MEMORY;
 	return RELOC_OK;
+}
+
+/* The instructions decoded before an indirect jmp, newest last. */
+#define TABLE_WINDOW 24
+
+struct window_insn {
+	uint64_t at;
+	ZydisDecodedInstruction insn;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+};
+
+static ZydisRegister family(ZydisRegister r)
+{
+	return ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+}
+
+static int writes_reg(const struct window_insn *w, ZydisRegister fam)
+{
+	for (uint8_t i = 0; i < w->insn.operand_count; i++)
+		if (w->ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER && (w->ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) &&
+		    family(w->ops[i].reg.value) == fam)
+			return 1;
+	return 0;
+}
+
+/* The nearest instruction before w[from] that writes fam, or -1. */
+static int def_of(const struct window_insn *w, int from, ZydisRegister fam)
+{
+	for (int i = from - 1; i >= 0; i--)
+		if (writes_reg(&w[i], fam))
+			return i;
+	return -1;
+}
+
+/* The value of a register set by lea disp(%rip) at w[i] (no instruction
+ * between it and w[from] writes it), or 0. */
+static uint64_t rip_lea_value(const struct window_insn *w, int from, ZydisRegister reg)
+{
+	int d = def_of(w, from, family(reg));
+	uint64_t abs;
+	if (d < 0 || w[d].insn.mnemonic != ZYDIS_MNEMONIC_LEA || w[d].ops[1].mem.base != ZYDIS_REGISTER_RIP ||
+	    w[d].ops[1].mem.index != ZYDIS_REGISTER_NONE ||
+	    !ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&w[d].insn, &w[d].ops[1], w[d].at, &abs)))
+		return 0;
+	return abs;
+}
+
+/* The bound of the index a table load at w[load] uses: the immediate of
+ * the nearest cmp of that register (or of the one it was copied from),
+ * provided nothing else writes it in between.  -1 if none. */
+static int64_t index_bound(const struct window_insn *w, int load, ZydisRegister index)
+{
+	ZydisRegister cur = family(index);
+	for (int i = load - 1; i >= 0; i--) {
+		const ZydisDecodedInstruction *in = &w[i].insn;
+		const ZydisDecodedOperand *o = w[i].ops;
+		if (in->mnemonic == ZYDIS_MNEMONIC_CMP && o[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    family(o[0].reg.value) == cur && o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+			return o[1].imm.is_signed && o[1].imm.value.s < 0 ? -1 : (int64_t)o[1].imm.value.u;
+		if (!writes_reg(&w[i], cur))
+			continue;
+		/* A copy (mov %edx,%eax zero-extends an index compared as
+		 * %edx): follow the source. */
+		if ((in->mnemonic == ZYDIS_MNEMONIC_MOV || in->mnemonic == ZYDIS_MNEMONIC_MOVSXD ||
+		     in->mnemonic == ZYDIS_MNEMONIC_MOVZX) &&
+		    o[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			cur = family(o[1].reg.value);
+			continue;
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/* Read n entries of size bytes at addr without faulting on a bad address
+ * (process_vm_readv on ourselves fails with EFAULT instead). */
+static int read_entries(uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
+{
+	struct window_insn *w = malloc(TABLE_WINDOW * sizeof(*w));
+	int ret = RELOC_TABLE_UNBOUNDED;
+	int n = 0;
+
+	if (!w)
+		return -ENOMEM;
+	/* Decode from the function's start, as reloc_scan did, keeping the
+	 * newest TABLE_WINDOW instructions. */
+	for (uint64_t at = func; at <= jmp;) {
+		struct window_insn *slot;
+		if (n == TABLE_WINDOW) {
+			memmove(w, w + 1, (TABLE_WINDOW - 1) * sizeof(*w));
+			n--;
+		}
+		slot = &w[n];
+		if (!decode(at, jmp + ZYDIS_MAX_INSTRUCTION_LENGTH, &slot->insn, slot->ops)) {
+			at++;
+			continue;
+		}
+		slot->at = at;
+		n++;
+		at += slot->insn.length;
+		if (slot->at == jmp)
+			break;
+	}
+	if (!n || w[n - 1].at != jmp)
+		goto out;
+
+	/* Where the target comes from: the jmp's own memory operand, or the
+	 * instruction that last wrote its register. */
+	int k = n - 1, load = -1, relative = 0;
+	const ZydisDecodedOperand *mem = NULL;
+	uint64_t base = 0;
+	const ZydisDecodedOperand *op = &w[k].ops[0];
+	if (op->type == ZYDIS_OPERAND_TYPE_MEMORY) {
+		load = k;
+		mem = op;
+	} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		int d = def_of(w, k, family(op->reg.value));
+		if (d < 0) {
+			ret = RELOC_TABLE_NONE;
+			goto out;
+		}
+		const ZydisDecodedInstruction *in = &w[d].insn;
+		const ZydisDecodedOperand *o = w[d].ops;
+		if (in->mnemonic == ZYDIS_MNEMONIC_ADD && o[1].type == ZYDIS_OPERAND_TYPE_REGISTER) {
+			/* add %base, %entry (or the other way round): one of
+			 * the two came from movslq (table, index, 4), the other
+			 * from lea label(%rip). */
+			ZydisRegister a = o[0].reg.value, b = o[1].reg.value;
+			for (int swap = 0; swap < 2 && load < 0; swap++) {
+				ZydisRegister entry = swap ? b : a, other = swap ? a : b;
+				int e = def_of(w, d, family(entry));
+				if (e >= 0 && w[e].insn.mnemonic == ZYDIS_MNEMONIC_MOVSXD &&
+				    w[e].ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY && w[e].ops[1].size == 32) {
+					base = rip_lea_value(w, d, other);
+					load = e;
+					mem = &w[e].ops[1];
+					relative = 1;
+				}
+			}
+			if (load < 0 || !base)
+				goto out;
+		} else if (in->mnemonic == ZYDIS_MNEMONIC_MOV && o[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+			   o[1].mem.index != ZYDIS_REGISTER_NONE) {
+			load = d;
+			mem = &o[1];
+		} else {
+			/* Loaded from a structure or an argument: a jump
+			 * through a pointer, not a table. */
+			ret = RELOC_TABLE_NONE;
+			goto out;
+		}
+	} else {
+		goto out;
+	}
+	if (mem->mem.index == ZYDIS_REGISTER_NONE || mem->mem.scale != (relative ? 4 : 8) ||
+	    mem->mem.base == ZYDIS_REGISTER_RIP)
+		goto out;
+	uint64_t table = (uint64_t)mem->mem.disp.value;
+	if (mem->mem.base != ZYDIS_REGISTER_NONE) {
+		uint64_t t = rip_lea_value(w, load, mem->mem.base);
+		if (!t)
+			goto out;
+		table += t;
+	}
+	int64_t bound = index_bound(w, load, mem->mem.index);
+	if (bound < 0 || bound >= 65536)
+		goto out;
+	size_t cnt = (size_t)bound + 1, esize = relative ? 4 : 8;
+	uint8_t *e = malloc(cnt * esize);
+	if (!e) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (!read_entries(table, e, cnt * esize)) {
+		ret = RELOC_TABLE_BOUNDED;
+		for (size_t i = 0; i < cnt && ret == RELOC_TABLE_BOUNDED; i++) {
+			int32_t r;
+			uint64_t a;
+			if (relative) {
+				memcpy(&r, e + i * 4, 4);
+				a = base + (uint64_t)(int64_t)r;
+			} else {
+				memcpy(&a, e + i * 8, 8);
+			}
+			if (reloc_addrs_add(targets, a))
+				ret = -ENOMEM;
+		}
+	}
+	free(e);
+out:
+	free(w);
+	return ret;
 }

@@ -61,11 +61,34 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 				   struct reloc_plan *plan);
 
 /* Decode the code in [lo, hi) once: the targets of its direct branches
- * and calls go to *targets, those of its direct calls alone to *calls;
- * *indirect_jumps becomes 1 if an indirect jmp that is not a tail call
- * through a memory slot (a jump table, a computed goto) is found.  A byte
- * that does not decode is stepped over.  0 or negative errno. */
-int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls, int *indirect_jumps);
+ * and calls go to *targets, those of its direct calls alone to *calls,
+ * the addresses of its indirect jmps that are not tail calls through a
+ * memory slot (jump tables, computed gotos, jumps through a pointer) to
+ * *indirect_jumps.  A byte that does not decode is stepped over.  0 or
+ * negative errno. */
+int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct reloc_addrs *calls,
+	       struct reloc_addrs *indirect_jumps);
+
+/* Where the indirect jmp at jmp (in the function starting at func) reads
+ * its target from, found in the instructions just before it:
+ *   - a jump table a compiler emits for a switch or a computed goto:
+ *     movslq (table, index, 4) added to lea label(%rip), or 8-byte
+ *     entries read by mov or by the jmp itself, with the index bounded
+ *     by a cmp $N before: RELOC_TABLE_BOUNDED, its N + 1 targets added
+ *     to *targets (entries read from memory, as the jmp will);
+ *   - a table whose base or bound is not found so: RELOC_TABLE_UNBOUNDED;
+ *   - a register loaded from a structure or passed in, not a table:
+ *     RELOC_TABLE_NONE (a jump through a pointer: a tail call when the
+ *     stack is as at entry, which the caller checks).
+ * (or negative errno).  The instructions are taken in address
+ * order: the compilers emit the bound check and the table load as one
+ * straight sequence before the jmp. */
+enum reloc_table {
+	RELOC_TABLE_NONE,
+	RELOC_TABLE_BOUNDED,
+	RELOC_TABLE_UNBOUNDED,
+};
+int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets);
 
 /* Write the detour for plan at detour (RELOC_DETOUR_SIZE bytes, written
  * into out, which will be placed there):
