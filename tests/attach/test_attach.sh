@@ -19,7 +19,8 @@ check_eq "attach: a round of checks while recorded" "$RR" "round 2 ok"
 target_mark 2
 kill -INT "$NP"
 wait "$NP"
-check_eq "attach: needle record -p exits 0 after Ctrl-C ($(tail -1 "$T/a.rec"))" "$?" 0
+rc=$?
+check_eq "attach: needle record -p exits 0 after Ctrl-C ($(tail -1 "$T/a.rec"))" "$rc" 0
 check "attach: it says it detached" grep -q "detached from process $TPID; it runs on" "$T/a.rec"
 target_round
 check_eq "attach: a round of checks after detaching" "$RR" "round 3 ok"
@@ -69,7 +70,8 @@ for d in 0 0.002 0.005 0.01 0.02 0.05 0.1 0.3 0.6; do
 done
 rm -f "$T/k.data"
 "$NEEDLE" record -p "$TPID" -o "$T/k.data" --duration=0.3 2>"$T/k.rec"
-check_eq "after the kills, an attach works ($(tail -1 "$T/k.rec"))" "$?" 0
+rc=$?
+check_eq "after the kills, an attach works ($(tail -1 "$T/k.rec"))" "$rc" 0
 target_quit
 check_eq "target: exit status 0 after every attach" "$TSTATUS" 0
 check_eq "target: no failed check ($(grep -v ok "$T/main.out" | head -3 | tr '\n' ' '))" "$(tail -1 "$T/main.out")" "errors 0"
@@ -109,7 +111,8 @@ check_eq "late blocker: no failed check" "$(tail -1 "$T/late.out")" "errors 0"
 # --- 1,000 threads.
 target_start idle --idle 1000
 "$NEEDLE" record -p "$TPID" -o "$T/i.data" --duration=0.5 2>"$T/i.rec"
-check_eq "1,000 threads: recorded and detached ($(tail -1 "$T/i.rec"))" "$?" 0
+rc=$?
+check_eq "1,000 threads: recorded and detached ($(tail -1 "$T/i.rec"))" "$rc" 0
 target_round
 check_eq "1,000 threads: a round of checks after" "$RR" "round 2 ok"
 target_quit
@@ -123,7 +126,8 @@ for form in "" _fentry _nop_mcount _clang _cet; do
 	TP=$!
 	sleep 0.1
 	"$NEEDLE" record -p "$TP" -F tick_work -o "$T/f$form.data" --duration=0.3 2>"$T/f$form.rec"
-	check_eq "form ticker$form: recorded ($(tail -1 "$T/f$form.rec"))" "$?" 0
+	rc=$?
+	check_eq "form ticker$form: recorded ($(tail -1 "$T/f$form.rec"))" "$rc" 0
 	wait "$TP"
 	check_eq "form ticker$form: exit status 0" "$?" 0
 	check "form ticker$form: output identical to a run left alone" cmp -s "$T/plain$form" "$T/out$form"

@@ -16,16 +16,14 @@ if [ ! -x "$LUA" ]; then
 	exit 0
 fi
 
-# _setjmp and __sigsetjmp are left untraced: they return twice, and a hooked
-# return makes the jmp_buf keep the return trampoline's address, so a later
-# longjmp returns through the trampoline with no shadow frame and the
-# interpreter aborts (here at its first coroutine.yield).  Drop this once
-# needle refuses or handles functions that return twice.
-NOTRACE=(-N _setjmp -N __sigsetjmp)
+# The interpreter's coroutines and errors are setjmp/longjmp: the C
+# library's _setjmp and __sigsetjmp return twice and must stay untraced
+# (refused as such), or a longjmp returns through a hooked return without
+# its shadow frame.
 # Large enough for the whole run (about 3,300 chunks of 16 KiB), so that a
 # reader starved of the CPU by other jobs cannot drop events and spoil the
 # exact counts.
-RECORD=("$NEEDLE" record --sites=all "${NOTRACE[@]}" --buffer-size=128)
+RECORD=("$NEEDLE" record --sites=all --buffer-size=128)
 
 cat >"$T/w.lua" <<'LUAEOF'
 -- lua5.4 w.lua N [exit3]: a fixed workload, then N rounds of calls that each
@@ -210,6 +208,8 @@ check "info: lua5.4's functions relocated ($(grep -o 'lua5\.4: .*relocated ([0-9
 	grep -qE '/lua5\.4: 0 compiled, [1-9][0-9]* of [0-9]+ relocated' "$T/n0.info"
 check "info: the C library's functions relocated ($(grep -o 'libc\.so\.6: .*relocated ([0-9.]*%)' "$T/n0.info"))" \
 	grep -qE '/libc\.so\.6: 0 compiled, [1-9][0-9]* of [0-9]+ relocated' "$T/n0.info"
+check_eq "info: the C library's functions that return twice (setjmp, _setjmp, __sigsetjmp, vfork, getcontext) refused as such" \
+	"$(grep -o 'libc\.so\.6: .*' "$T/n0.info" | grep -o 'returns twice [0-9]*')" "returns twice 5"
 
 # The replay is a few hundred MB: only what is checked is kept.
 "$NEEDLE" replay -i "$T/n0.data" 2>"$T/replay.err" |

@@ -9,7 +9,8 @@ W="$BUILD/tests/relocate/libc_workload"
 
 "$W" >"$T/w.plain"
 "$NEEDLE" record --sites=all -o "$T/w.data" -- "$W" >"$T/w.out" 2>"$T/w.err"
-check_eq "workload: traced in full, exit 0 ($(tail -1 "$T/w.err"))" "$?" 0
+rc=$?
+check_eq "workload: traced in full, exit 0 ($(tail -1 "$T/w.err"))" "$rc" 0
 check "workload: output identical to a run left alone" cmp -s "$T/w.plain" "$T/w.out"
 for f in wl_strings wl_memory wl_math; do
 	check_eq "workload: $f called exactly as the program counts" "$(calls "$T/w.data" "$f")" \
@@ -46,7 +47,8 @@ print(sorted(res), json.dumps({"ok": True}))
 PYEOF
 "$PY" "$T/p.py" >"$T/p.plain"
 "$NEEDLE" record --sites=all -o "$T/p.data" -- "$PY" "$T/p.py" >"$T/p.out" 2>"$T/p.err"
-check_eq "python3: traced in full, exit 0 ($(tail -1 "$T/p.err"))" "$?" 0
+rc=$?
+check_eq "python3: traced in full, exit 0 ($(tail -1 "$T/p.err"))" "$rc" 0
 check "python3: output identical to a run left alone" cmp -s "$T/p.plain" "$T/p.out"
 n=$("$NEEDLE" report --csv -i "$T/p.data" | awk -F, 'NR > 1 { n++ } END { print n + 0 }')
 check "python3: its own functions and its libraries' traced ($n functions called)" test "$n" -gt 500

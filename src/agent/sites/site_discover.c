@@ -291,6 +291,25 @@ static int entered_without_call(const char *name)
 			strstr(name, ".cold"));
 }
 
+/* Functions that return twice: the return address they save (setjmp's
+ * jmp_buf, vfork's child sharing the stack, getcontext's ucontext) is
+ * used again after their first return, so a hooked return would be
+ * taken a second time without its shadow frame.  Names as the C library
+ * exports them, and its internal aliases. */
+static int returns_twice(const char *name)
+{
+	static const char *const names[] = { "setjmp",	     "_setjmp",	     "__setjmp",  "sigsetjmp",
+					     "__sigsetjmp",  "vfork",	     "__vfork",	  "getcontext",
+					     "__getcontext", "__libc_vfork", "savectx" };
+	if (!name)
+		return 0;
+	if (!strncmp(name, "__GI_", 5))
+		name += 5;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
 
 /* A function to try: [lo, hi) and the name the symbols give it. */
 struct fn {
@@ -461,7 +480,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
 			site += 4;
 		struct reloc_plan plan;
-		enum reloc_reason why = reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
+		enum reloc_reason why = returns_twice(f->name) ? RELOC_RETURNS_TWICE
+							       : reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		/* With one covered instruction nothing can land inside it. */
 		if (why == RELOC_OK && plan.insn_cnt > 1)
 			why = check_indirect_jumps(img, f, &ijumps, &plan);

@@ -48,6 +48,7 @@ static const char *const reason_names[RELOC_REASONS] = {
 	[RELOC_UNMOVABLE] = "instruction not movable",
 	[RELOC_CHANGED] = "bytes changed",
 	[RELOC_NO_MEMORY] = "no detour memory",
+	[RELOC_RETURNS_TWICE] = "returns twice",
 };
 
 const char *reloc_reason_name(enum reloc_reason r)

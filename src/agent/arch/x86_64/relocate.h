@@ -21,6 +21,7 @@ enum reloc_reason {
 	RELOC_UNMOVABLE,      /* ret, int3, jrcxz/loop, a rip-relative operand out of reach... */
 	RELOC_CHANGED,        /* the bytes in memory differ from the file's */
 	RELOC_NO_MEMORY,      /* no detour memory within reach */
+	RELOC_RETURNS_TWICE,  /* setjmp, vfork...: a hooked return would be taken twice */
 	RELOC_REASONS
 };
 
