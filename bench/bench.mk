@@ -79,5 +79,13 @@ $(BENCH_BUILD)/bench_reloc: bench/bench_reloc.c $(LIBNEEDLE) $(BENCH_BUILD)/libb
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_reloc $(BUILD)/tests/relocate/libc_workload
 
+# One C library function in a timed loop, traced by needle and by
+# bpftrace (bench_libc_uprobes.sh): a program nobody built for needle.
+$(BENCH_BUILD)/bench_libc_hits: bench/bench_libc_hits.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_libc_hits
+
 bench: $(BENCH_PROGS)
 	bench/run.sh $(BENCH_BUILD)

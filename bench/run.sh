@@ -234,6 +234,8 @@ if [ -x /usr/bin/python3 ]; then
 	[ -n "$v" ] && echo "relocated_coverage_pct_python3 $v" >>"$raw"
 fi
 rm -f "$dir/reloc_libc.data" "$dir/reloc_py.data"
+note "bench: the same 1,000 libc functions, relocated by needle and as bpftrace uprobes (about 2 minutes, at most 6)"
+NEEDLE="$NEEDLE" timeout -k 30 420 "$(dirname "$0")/bench_libc_uprobes.sh" "$dir" >>"$raw"
 
 # results.json: one flat object of the figures.
 awk 'BEGIN { printf "{" } NR > 1 { printf "," } { printf "\n  \"%s\": %s", $1, $2 } END { print "\n}" }' \
@@ -260,6 +262,18 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \
 		"one batch; with discovery and decoding $(val relocated_attach_10k_ms_with_decoding) (goal < 50)"
 	printf '%-34s %10s  %s\n' "relocated_coverage_pct_libc" "$(val relocated_coverage_pct_libc)" "goal >= 95; python3: $(val relocated_coverage_pct_python3)"
+	# bench_libc_uprobes.sh: bpftrace / needle on the same 1,000 libc functions
+	over() { awk -v n="$(val "$1")" -v b="$(val "$2")" -v gt="$3" 'BEGIN { if (n > 0 && b > 0) printf "%s%.0fx needle", gt, b / n; else print "n/a" }'; }
+	gt="" ex=$(val libc_1k_bpftrace_exit_ms)
+	[ "$(val libc_1k_bpftrace_attach_timed_out)" = 1 ] && gt="> "
+	printf '%-34s %10s  %s\n' "libc_1k_needle_attach_ms" "$(val libc_1k_needle_attach_ms)" \
+		"1,000 libc functions relocated, launch to main (the whole run with no loop: $(val libc_1k_needle_run_n0_ms) ms)"
+	printf '%-34s %10s  %s\n' "libc_1k_bpftrace_attach_ms" "$(val libc_1k_bpftrace_attach_ms)" \
+		"the same 1,000 as uprobes, launch to main: $(over libc_1k_needle_attach_ms libc_1k_bpftrace_attach_ms "$gt")${gt:+ (time limit reached, not attached)}${ex:+; exits $ex ms after the program}"
+	printf '%-34s %10s  %s\n' "libc_1k_needle_hit_ns" "$(val libc_1k_needle_hit_ns)" \
+		"per call of labs with the 1,000 traced; each call recorded (entry and exit)"
+	printf '%-34s %10s  %s\n' "libc_1k_bpftrace_hit_ns" "$(val libc_1k_bpftrace_hit_ns)" \
+		"its uprobe, counted: $(over libc_1k_needle_hit_ns libc_1k_bpftrace_hit_ns ""); labs begins with a mov, which the kernel single-steps (uprobe_count_ns: a nop, emulated)"
 	u=$(val uprobe_count_ns)
 	if [ -n "$u" ]; then
 		ratio=$(awk -v u="$u" -v c="$(val count_handler_ns)" 'BEGIN { if (c > 0) printf "%.0fx needle", u / c; else print "n/a" }')
