@@ -50,6 +50,10 @@
  *   backtrace: walks the stack with the real return addresses.
  *   dlclose: unloads under libneedle's lock, so that no patch batch writes
  *       into an object being unmapped, then retires the object's sites.
+ *   dlopen: while `needle record` records, the new object's functions are
+ *       discovered and patched before dlopen returns (when the loader's
+ *       search is the same from libneedle; otherwise the call goes to the
+ *       C library's dlopen untouched).
  *   longjmp, _longjmp, siglongjmp, __longjmp_chk: unblock libneedle's stop
  *       signal (which sigaction adds to handlers' masks) unless the program
  *       blocked it itself, so that leaving a handler by a jump leaves the

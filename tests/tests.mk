@@ -200,7 +200,12 @@ $(TEST_BUILD)/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/reloc
 TESTS += $(TEST_BUILD)/test_relocate
 $(TEST_BUILD)/relocate/libc_workload: tests/relocate/libc_workload.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread -lm
-$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload $(ATTACH_DEPS)
+$(TEST_BUILD)/relocate/dl_later: tests/relocate/dl_later.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -ldl
+$(TEST_BUILD)/relocate/liblater.so: tests/relocate/later_lib.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
+$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload \
+		$(TEST_BUILD)/relocate/dl_later $(TEST_BUILD)/relocate/liblater.so $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_relocate_real
 $(TEST_BUILD)/test_relocate_lua: tests/relocate/test_relocate_lua.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)

@@ -10,7 +10,10 @@
  * thread is libneedle-boot.so's "needle-boot": the constructor then does
  * nothing, and the session thread of remote_attach.c runs start-up.
  * Start-up failures are reported once and returned by every later call. */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,3 +168,81 @@ NEEDLE_API int dlclose(void *handle)
 	return r;
 }
 
+
+/* An object dlopen'ed while a recording is on is traced from its first
+ * call: after the C library's dlopen returns (the loader's lock released,
+ * the object's constructors run), the recorder discovers it and patches
+ * what its filters select, before the caller can call into it.
+ *
+ * The loader finds the calling object by dlopen's return address (its
+ * RUNPATH and RPATH, $ORIGIN, its namespace).  Called from here, the
+ * caller is libneedle, which has none of them: the search is the same
+ * when the real caller has none either (or the name holds a '/', so no
+ * search happens) and the name holds no '$' token.  Any other call jumps
+ * to the C library's dlopen with the caller's return address in place,
+ * so the loader sees what it would untraced; that object is traced only
+ * from the next refresh.  Hence the assembly: the jump must keep the
+ * stack exactly as the caller left it. */
+__attribute__((used)) static void *dlopen_real;
+
+__attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, const void *caller)
+{
+	Dl_info info;
+	struct link_map *lm = NULL;
+	Lmid_t ns = LM_ID_BASE;
+
+	dlopen_real = interpose_next(IP_DLOPEN);
+	if (init_error || !file || (mode & RTLD_NOLOAD) || strchr(file, '$') || !recorder_wants_new_objects())
+		return 0;
+	if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || dlinfo(lm, RTLD_DI_LMID, &ns) ||
+	    ns != LM_ID_BASE)
+		return 0;
+	if (strchr(file, '/'))
+		return 1;
+	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
+			return 0;
+	return 1;
+}
+
+__attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
+{
+	void *(*real)(const char *, int) = (void *(*)(const char *, int))dlopen_real;
+	void *h = real(file, mode);
+	if (h) {
+		int saved = errno;
+		recorder_object_loaded();
+		/* The program's next dlerror() says what dlopen left it:
+		 * nothing, after a success, whatever discovery looked up. */
+		dlerror();
+		errno = saved;
+	}
+	return h;
+}
+
+__asm__("	.text\n"
+	"	.globl	dlopen\n"
+	"	.type	dlopen, @function\n"
+	"	.p2align 4\n"
+	"dlopen:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	pushq	%rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	pushq	%rsi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	movq	24(%rsp), %rdx\n" /* the caller's return address */
+	"	call	dlopen_wrap_wanted\n"
+	"	addq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq	%rsi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq	%rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	testl	%eax, %eax\n"
+	"	jnz	dlopen_wrapped\n"
+	"	jmp	*dlopen_real(%rip)\n"
+	"	.cfi_endproc\n"
+	"	.size	dlopen, .-dlopen\n");

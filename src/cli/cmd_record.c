@@ -69,10 +69,10 @@ static const char record_usage[] =
 	"                           (one thread held for well under a millisecond), until Ctrl-C,\n"
 	"                           --duration, or its exit; then every function is unpatched\n"
 	"      --duration=SECONDS   with -p: stop recording after SECONDS (decimals allowed)\n"
-	"      --sites=KIND         compiled (default: entries that -fpatchable-function-entry or -pg\n"
-	"                           prepared), relocated (every other function, libraries included: its\n"
-	"                           first instructions move to a detour), or all (compiled where there\n"
-	"                           are, relocated elsewhere)\n"
+	"      --sites=KIND         all (default: compiled entries where there are, relocated elsewhere),\n"
+	"                           compiled (only entries that -fpatchable-function-entry or -pg\n"
+	"                           prepared), or relocated (every function that can be, libraries\n"
+	"                           included: its first instructions move to a detour)\n"
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
@@ -125,7 +125,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
-	o->sites = 1;
+	o->sites = 3;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -290,6 +290,9 @@ void record_begin(struct recording *r)
  * drained but not in the file (after a write error) are counted lost. */
 static int write_tail(struct recording *r, const struct out_mark *m, int minimal)
 {
+	/* The objects dlopen'ed after the start: the agent appended them. */
+	if (r->meta_off > 0)
+		record_write_symbols(r);
 	write_clock(r, r->raw1, r->ns1);
 	record_write_process(r, r->status, r->argv);
 	if (r->attached)

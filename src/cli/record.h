@@ -67,6 +67,9 @@ struct recording {
 	struct record_opts *o;
 	struct shm_header *shm;
 	int buf_fd, meta_fd;
+	long meta_off;             /* meta file read up to here (whole lines) */
+	char *objects;             /* its object lines so far (SEC_OBJECTS) */
+	size_t objects_len;
 	pid_t pid;
 	struct trace_writer w;
 	struct record_out out;

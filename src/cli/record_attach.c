@@ -197,7 +197,16 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 		return -1;
 	}
 	int has_libc = strstr(maps, "/libc.so.6") != NULL;
+	/* A recording maps its buffer (needle record's memfd) until it
+	 * ends; loading libneedle again into such a process would run the
+	 * loader's traced functions on a borrowed thread. */
+	int recorded = strstr(maps, "/memfd:needle-buffer") != NULL;
 	free(maps);
+	if (recorded) {
+		cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
+			  "another -p)", (int)pid, comm);
+		return -1;
+	}
 	if (!has_libc) {
 		cli_error("process %d (%s) has no C library loaded (statically linked?): libneedle cannot be loaded "
 			  "into it", (int)pid, comm);

@@ -7,14 +7,18 @@
  * <message>" if it fails.  So once the agent says it is recording, the
  * module and site lines are complete, and the trace file can carry them
  * ahead of the first chunk: a recording cut short still names its
- * functions.
+ * functions.  Objects the program dlopens later are appended the same way
+ * (M, S and O lines) before any of their functions is traced; they are
+ * read at the end, from where the first pass stopped.
  *
  * Invariants:
  *  - The meta file is read through a descriptor of its own (opened again
  *    through /proc/self/fd), never through one that shares the file
  *    offset with the agent's copy in the program.
- *  - MODULE and SITES sections are written once per trace; PROCESS and
- *    THREAD sections once, at the end (readers take the last CLOCK).
+ *  - MODULE and SITES sections are written at the start, and for objects
+ *    loaded later at the end (readers gather them all); OBJECTS whole
+ *    each time (readers take the last); PROCESS and THREAD sections
+ *    once, at the end (readers take the last CLOCK).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,15 +60,26 @@ void record_write_symbols(struct recording *r)
 	char *objects = NULL;
 	size_t objects_len = 0;
 	FILE *obj = open_memstream(&objects, &objects_len);
+	int new_objects = 0;
+	ssize_t n;
 
-	if (!f) {
+	if (obj && r->objects_len)
+		fwrite(r->objects, 1, r->objects_len, obj);
+	if (!f || fseek(f, r->meta_off, SEEK_SET)) {
 		if (obj)
 			fclose(obj);
 		free(objects);
+		if (f)
+			fclose(f);
 		return;
 	}
-	while (getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		/* A line the agent is still writing (or was, when it died) is
+		 * left for a later pass. */
+		if (line[n - 1] != '\n')
+			break;
+		r->meta_off += n;
+		line[n - 1] = 0;
 		if (line[0] == META_MODULE) {
 			unsigned idx;
 			int off = 0;
@@ -80,6 +95,7 @@ void record_write_symbols(struct recording *r)
 			free(p);
 		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
 			fprintf(obj, "%s\n", line);
+			new_objects = 1;
 		} else if (line[0] == META_SITE) {
 			unsigned id, mod;
 			unsigned long long ip;
@@ -112,9 +128,15 @@ void record_write_symbols(struct recording *r)
 	if (sites_len)
 		trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
 	free(sites);
-	/* The objects' discovery table, as the agent wrote it (needle info). */
-	if (obj && !fclose(obj) && objects_len)
+	/* The objects' discovery table, as the agent wrote it (needle info):
+	 * whole each time, since a reader keeps the last one. */
+	if (obj && !fclose(obj) && new_objects && objects_len) {
 		trace_writer_section(&r->w, SEC_OBJECTS, objects, objects_len);
+		free(r->objects);
+		r->objects = objects;
+		r->objects_len = objects_len;
+		objects = NULL;
+	}
 	free(objects);
 	free(line);
 	fclose(f);

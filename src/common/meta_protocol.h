@@ -14,6 +14,9 @@
  *   T <number of functions traced>               the recorder is attached
  *   E <errno> <message>                          the recorder failed
  *
+ * After T, objects the program dlopens are appended as M, S and O lines
+ * (module indexes and site ids continue), before their functions are
+ * patched.
  * Paths and names run to the end of the line (they may hold spaces). */
 #ifndef NEEDLE_META_PROTOCOL_H
 #define NEEDLE_META_PROTOCOL_H

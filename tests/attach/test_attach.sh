@@ -135,16 +135,17 @@ for form in "" _fentry _nop_mcount _clang _cet; do
 	check "form ticker$form: tick_work calls recorded ($n)" test "$n" -gt 100 2>/dev/null
 done
 
-# --- The target exits, or execs, while recorded.
+# --- The target exits, or execs, while recorded (3 s: the first attach
+# relocates the C library's functions while four threads spin).
 P="$BUILD/tests/attach/ticker"
-"$P" 250 >"$T/x.out" &
+"$P" 1500 >"$T/x.out" &
 TP=$!
 sleep 0.1
 "$NEEDLE" record -p "$TP" -o "$T/x.data" 2>"$T/x.rec"
 check_eq "exit: needle record -p ends with the process, status 0" "$?" 0
 check "exit: it says so" grep -q "process $TP exited" "$T/x.rec"
 check "exit: info says the process exited" sh -c "'$NEEDLE' info -i '$T/x.data' | grep -q '^end:           the process exited'"
-"$P" 250 exec >"$T/e.out" &
+"$P" 1500 exec >"$T/e.out" &
 TP=$!
 sleep 0.1
 "$NEEDLE" record -p "$TP" -o "$T/e.data" 2>"$T/e.rec"

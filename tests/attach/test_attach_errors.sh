@@ -59,20 +59,37 @@ else
 fi
 
 # Programs it cannot load into, each left running.
+# (A program built without patchable entries is refused only when relocated
+# sites are not wanted: by default its functions are relocated.)
 for kind in "32:not an x86-64 program" "static:no C library loaded" "plain:no patchable function entries"; do
 	name=${kind%%:*}
 	"$A/ticker_$name" 300 >"$T/t.out" &
 	tp=$!
 	sleep 0.05
-	refused "ticker_$name" "$tp" "${kind#*:}"
+	refused "ticker_$name" "$tp" "${kind#*:}" --sites=compiled
 	check "ticker_$name: still running, untouched" kill -0 "$tp"
 	wait "$tp"
 	check_eq "ticker_$name: exits 0" "$?" 0
 	check_eq "ticker_$name: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 300
 done
 
-# Filters that match nothing: the program runs on, unpatched.
-"$A/ticker" 500 >"$T/t.out" &
+# The same program built without patchable entries, by default: its own
+# functions relocated and recorded.
+"$A/ticker_plain" 1500 >"$T/t.out" &
+tp=$!
+sleep 0.05
+"$NEEDLE" record -p "$tp" -F tick_work -o "$T/plain.data" --duration=0.3 2>"$T/plain.err"
+rc=$?
+check_eq "ticker_plain by default: recorded ($(tail -1 "$T/plain.err"))" "$rc" 0
+n=$(calls "$T/plain.data" tick_work)
+check "ticker_plain by default: tick_work relocated and recorded ($n calls)" test "$n" -gt 10 2>/dev/null
+wait "$tp"
+check_eq "ticker_plain by default: exits 0" "$?" 0
+check_eq "ticker_plain by default: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 1500
+
+# Filters that match nothing: the program runs on, unpatched.  (4 s: two
+# attaches below, each relocating the C library while four threads spin.)
+"$A/ticker" 2000 >"$T/t.out" &
 tp=$!
 sleep 0.05
 refused "filters matching nothing" "$tp" "the filters match no function" -F no_such_function
@@ -88,7 +105,7 @@ wait "$np"
 check_eq "already recorded: the first recording ends well" "$?" 0
 wait "$tp"
 check_eq "ticker: exits 0 after all that" "$?" 0
-check_eq "ticker: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 500
+check_eq "ticker: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 2000
 
 # A program needle record started (libneedle preloaded, recording).
 "$NEEDLE" record -o "$T/pre.data" -- "$A/ticker" 500 >/dev/null 2>"$T/pre.err" &

@@ -36,6 +36,7 @@ static const char *const interposed_names[IP_COUNT] = {
 	[IP_BACKTRACE] = "backtrace",
 	[IP_SIGALTSTACK] = "sigaltstack",
 	[IP_DLCLOSE] = "dlclose",
+	[IP_DLOPEN] = "dlopen",
 	[IP_LONGJMP] = "longjmp",
 	[IP_UNDERSCORE_LONGJMP] = "_longjmp",
 	[IP_SIGLONGJMP] = "siglongjmp",

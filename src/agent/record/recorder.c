@@ -321,20 +321,31 @@ static int meta_write(int fd, const char *line)
 	return 0;
 }
 
-/* The module and site tables, from the public site list.  Objects without
- * a traceable function never appear: among them are libneedle's own
- * dependencies (libelf, libz), which are not the program's. */
+/* What the meta file already names: the sites below meta_sites and the
+ * objects below meta_objects, in meta_modules module lines.  Objects
+ * dlopen'ed later are appended (recorder_object_loaded). */
+static int meta_out = -1;          /* the meta file, kept open for those */
+static pid_t meta_pid;             /* the process that writes it (not a forked child) */
+static int meta_sites, meta_objects;
+static unsigned meta_modules;
+
+/* The module and site tables of the sites from meta_sites on, from the
+ * public site list, and the discovery table of the objects from
+ * meta_objects on (with the refusal reasons, the first time).  Objects
+ * without a traceable function never appear: among them are libneedle's
+ * own dependencies with compiled sites only, which are not the
+ * program's. */
 static int meta_dump(int fd)
 {
 	char *buf = NULL;
 	size_t len = 0, mod_cnt = 0;
 	const char **mods = NULL;
 	FILE *out = open_memstream(&buf, &len);
-	int total = needle_site_count(), err = 0;
+	int total = needle_site_count(), objects = needle_object_count(), err = 0;
 
 	if (!out)
 		return -ENOMEM;
-	for (int id = 0; id < total && !err; id++) {
+	for (int id = meta_sites; id < total && !err; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
 			continue;
@@ -349,19 +360,18 @@ static int meta_dump(int fd)
 			}
 			mods = v;
 			mods[mod_cnt++] = info.module;
-			fprintf(out, META_MODULE_WRITE, (unsigned)m, info.module);
+			fprintf(out, META_MODULE_WRITE, meta_modules + (unsigned)m, info.module);
 		}
-		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, (unsigned)m, info.name);
+		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, meta_modules + (unsigned)m,
+			info.name);
 	}
 	free(mods);
 	/* Per object, what discovery made of its functions (needle info). */
-	for (int r = 1; needle_refusal_name(r); r++)
-		fprintf(out, META_REASON_WRITE, r, needle_refusal_name(r));
-	for (int i = 0, n = needle_object_count(); i < n; i++) {
+	if (!meta_objects)
+		for (int r = 1; needle_refusal_name(r); r++)
+			fprintf(out, META_REASON_WRITE, r, needle_refusal_name(r));
+	for (int i = meta_objects; i < objects; i++) {
 		struct needle_object_info oi = { .sz = sizeof(oi) };
-		/* Objects with nothing to trace and nothing tried (libneedle's
-		 * own dependencies, with compiled sites only) are not the
-		 * program's business. */
 		if (needle_object_info((uint32_t)i, &oi) || (!oi.sites_compiled && !oi.funcs_tried))
 			continue;
 		fprintf(out, "O %u %u %u", oi.sites_compiled, oi.funcs_tried, oi.sites_relocated);
@@ -374,6 +384,11 @@ static int meta_dump(int fd)
 	if (!err)
 		err = meta_write(fd, buf);
 	free(buf);
+	if (!err) {
+		meta_sites = total;
+		meta_objects = objects;
+		meta_modules += (unsigned)mod_cnt;
+	}
 	return err;
 }
 
@@ -612,6 +627,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
 	max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
 
+	meta_sites = meta_objects = 0;
+	meta_modules = 0;
 	if ((err = meta_dump(meta_fd)))
 		return fail(meta_fd, err, "cannot write the site table");
 	if (needle_site_count() <= 0)
@@ -662,7 +679,9 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	char line[64];
 	snprintf(line, sizeof(line), META_TRACED_WRITE, err);
 	meta_write(meta_fd, line);
-	close(meta_fd);
+	/* Kept for the objects dlopen'ed later (recorder_object_loaded). */
+	meta_out = meta_fd;
+	meta_pid = getpid();
 	if (cfg->ctl && (err = control_start()))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
@@ -702,8 +721,47 @@ int recorder_stop(void)
 	free(cur_notrace);
 	cur_filter = cur_notrace = NULL;
 	max_depth = UINT32_MAX;
+	if (meta_out >= 0)
+		close(meta_out);
+	meta_out = -1;
+	meta_sites = meta_objects = 0;
+	meta_modules = 0;
 	pthread_mutex_unlock(&config_lock);
 	return 0;
+}
+
+int recorder_wants_new_objects(void)
+{
+	return __atomic_load_n(&active, __ATOMIC_RELAXED) && meta_out >= 0 && getpid() == meta_pid;
+}
+
+void recorder_object_loaded(void)
+{
+	pthread_mutex_lock(&config_lock);
+	/* A forked child shares the meta file and the site numbering up to
+	 * the fork only: its own objects stay untraced. */
+	if (!rec_link || meta_out < 0 || getpid() != meta_pid) {
+		pthread_mutex_unlock(&config_lock);
+		return;
+	}
+	int before = needle_site_count(), err = needle_refresh();
+	if (err < 0)
+		pr_warn("cannot discover the functions of a newly loaded object (%d); they stay untraced\n", err);
+	if (err > 0 && needle_site_count() > before) {
+		/* Named in the meta file before any of their events can be
+		 * written: the link takes them only after. */
+		if ((err = meta_dump(meta_out)))
+			pr_warn("cannot name the functions of a newly loaded object (%d); they stay untraced\n", err);
+		size_t n, usable;
+		uint64_t *addrs = err ? NULL : select_sites(cur_filter, cur_notrace, &n, &usable);
+		if (addrs && n) {
+			struct needle_attach_opts o = { .sz = sizeof(o), .addrs = addrs, .addr_cnt = n };
+			if ((err = needle_link_update(rec_link, &o)) < 0)
+				pr_warn("cannot patch the functions of a newly loaded object (%d)\n", err);
+		}
+		free(addrs);
+	}
+	pthread_mutex_unlock(&config_lock);
 }
 
 void recorder_untraced_counters(_Atomic uint64_t **refused, _Atomic uint64_t **shared_tls)

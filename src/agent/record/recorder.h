@@ -33,6 +33,14 @@ int recorder_start_from_env(void);
  * header.  0 (also when not recording) or negative errno, and then the
  * recording goes on. */
 int recorder_stop(void);
+
+/* Is a recording on in this process (not a forked child of it), so that
+ * an object dlopen'ed now should be traced? */
+int recorder_wants_new_objects(void);
+/* An object was dlopen'ed: discover its functions, name them in the meta
+ * file, and trace those the recording's filters select.  Called after the
+ * loader returned (its lock released, the object's constructors run). */
+void recorder_object_loaded(void);
 /* Counters in the trace buffer's header for threads that run untraced,
  * for the agent to wire to the thread-state pool (NULLs when not
  * recording). */

@@ -62,6 +62,11 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	obj.bias = info->dlpi_addr;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD) {
+			uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+			obj.image_lo = obj.image_lo && obj.image_lo < lo ? obj.image_lo : lo;
+			obj.image_hi = obj.image_hi > hi ? obj.image_hi : hi;
+		}
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || obj.exec_cnt == MODULE_MAX_EXEC)
 			continue;
 		struct module_span *s = &obj.exec[obj.exec_cnt++];

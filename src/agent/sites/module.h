@@ -21,6 +21,7 @@ struct module {
 	uint64_t bias;
 	struct module_span exec[MODULE_MAX_EXEC]; /* executable PT_LOAD segments */
 	int exec_cnt;
+	uint64_t image_lo, image_hi; /* every PT_LOAD segment: what rip-relative operands of its code reach */
 	char *strings;        /* symbol names of this module's sites */
 	uint32_t first_site, site_cnt;
 	struct stub_span stubs;

@@ -253,11 +253,7 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 		memcpy(proto.off_bytes, insn_nop5, 5);
 	if (!(s = site_table_add(&proto)))
 		return -ENOSPC;
-	struct site **v = realloc(d->sites, (d->site_cnt + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	d->sites = v;
-	v[d->site_cnt++] = s;
+	d->sites[d->site_cnt++] = s; /* sized by the caller */
 	if (form == NEEDLE_FORM_FENTRY_CALL && !list_add(&d->fentry, &d->fentry_cnt, s))
 		return -ENOMEM;
 	if (form == NEEDLE_FORM_GCC_NOPS && !list_add(&d->nops, &d->nops_cnt, s))
@@ -296,16 +292,24 @@ static int entered_without_call(const char *name)
  * used again after their first return, so a hooked return would be
  * taken a second time without its shadow frame.  Names as the C library
  * exports them, and its internal aliases. */
-static int returns_twice(const char *name)
+static const char *const twice_names[] = { "setjmp",	  "_setjmp",	  "__setjmp",	  "sigsetjmp",
+					   "__sigsetjmp", "vfork",	  "__vfork",	  "getcontext",
+					   "__getcontext", "__libc_vfork", "savectx",	  NULL };
+
+/* Functions that find their caller by their return address: the loader's
+ * dlopen and dlsym look up the calling object (its RUNPATH and $ORIGIN,
+ * RTLD_NEXT, its namespace), which a hooked return would make
+ * libneedle's trampoline. */
+static const char *const caller_names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode",
+					    "__libc_dlsym", "__libc_dlvsym", NULL };
+
+static int named(const char *name, const char *const *names)
 {
-	static const char *const names[] = { "setjmp",	     "_setjmp",	     "__setjmp",  "sigsetjmp",
-					     "__sigsetjmp",  "vfork",	     "__vfork",	  "getcontext",
-					     "__getcontext", "__libc_vfork", "savectx" };
 	if (!name)
 		return 0;
 	if (!strncmp(name, "__GI_", 5))
 		name += 5;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; names[i]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;
 	return 0;
@@ -480,8 +484,9 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
 			site += 4;
 		struct reloc_plan plan;
-		enum reloc_reason why = returns_twice(f->name) ? RELOC_RETURNS_TWICE
-							       : reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
+		enum reloc_reason why = named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
+					: named(f->name, caller_names) ? RELOC_READS_CALLER
+								       : reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		/* With one covered instruction nothing can land inside it. */
 		if (why == RELOC_OK && plan.insn_cnt > 1)
 			why = check_indirect_jumps(img, f, &ijumps, &plan);
@@ -512,7 +517,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 }
 
 /* The detours of the object's relocated sites, in one span of its own
- * within reach of its code.  A site whose detour cannot be built is made
+ * within reach of its whole image (the moved instructions' rip-relative
+ * operands reach its data, past its code).  A site whose detour cannot be built is made
  * unusable (counted as no memory, or not movable). */
 static void build_detours(struct module *m, struct discovery *d)
 {
@@ -521,7 +527,9 @@ static void build_detours(struct module *m, struct discovery *d)
 		n += d->sites[i]->form == NEEDLE_FORM_RELOCATED;
 	if (!n)
 		return;
-	int err = stub_area_code(n * RELOC_DETOUR_SIZE, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, &m->detours);
+	uint64_t lo = m->image_lo < m->exec[0].lo ? m->image_lo : m->exec[0].lo;
+	uint64_t hi = m->image_hi > m->exec[m->exec_cnt - 1].hi ? m->image_hi : m->exec[m->exec_cnt - 1].hi;
+	int err = stub_area_code(n * RELOC_DETOUR_SIZE, lo, hi, &m->detours);
 	size_t k = 0;
 	for (size_t i = 0; i < d->site_cnt; i++) {
 		struct site *s = d->sites[i];
@@ -593,6 +601,8 @@ int site_discover(struct module *m, struct discovery *d)
 	m->first_site = site_table_count();
 	if (!err && (kinds & SITE_KINDS_RELOCATED))
 		err = find_relocatable(m, &img, &found, &found_cnt);
+	if (!err && found_cnt && !(d->sites = malloc(found_cnt * sizeof(*d->sites))))
+		err = -ENOMEM;
 	for (size_t i = 0; i < found_cnt && !err; i++)
 		if (!i || found[i].addr != found[i - 1].addr)
 			err = make_site(m, &img, &found[i], d);

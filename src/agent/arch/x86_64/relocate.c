@@ -49,6 +49,7 @@ static const char *const reason_names[RELOC_REASONS] = {
 	[RELOC_CHANGED] = "bytes changed",
 	[RELOC_NO_MEMORY] = "no detour memory",
 	[RELOC_RETURNS_TWICE] = "returns twice",
+	[RELOC_READS_CALLER] = "reads its return address",
 };
 
 const char *reloc_reason_name(enum reloc_reason r)
@@ -424,7 +425,7 @@ static int64_t index_bound(const struct window_insn *w, int load, ZydisRegister 
 	return -1;
 }
 
-/* Read n entries of size bytes at addr without faulting on a bad address
+/* Read len bytes at addr without faulting on a bad address
  * (process_vm_readv on ourselves fails with EFAULT instead). */
 static int read_entries(uint64_t addr, void *buf, size_t len)
 {
@@ -434,12 +435,11 @@ static int read_entries(uint64_t addr, void *buf, size_t len)
 
 int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 {
-	struct window_insn *w = malloc(TABLE_WINDOW * sizeof(*w));
+	/* Static, not on the stack (about 30 KiB) nor allocated per jump:
+	 * discovery runs under the control mutex, one caller at a time. */
+	static struct window_insn w[TABLE_WINDOW];
 	int ret = RELOC_TABLE_UNBOUNDED;
 	int n = 0;
-
-	if (!w)
-		return -ENOMEM;
 	/* Decode from the function's start, as reloc_scan did, keeping the
 	 * newest TABLE_WINDOW instructions. */
 	for (uint64_t at = func; at <= jmp;) {
@@ -524,28 +524,26 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 	if (bound < 0 || bound >= 65536)
 		goto out;
 	size_t cnt = (size_t)bound + 1, esize = relative ? 4 : 8;
-	uint8_t *e = malloc(cnt * esize);
-	if (!e) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	if (!read_entries(table, e, cnt * esize)) {
-		ret = RELOC_TABLE_BOUNDED;
-		for (size_t i = 0; i < cnt && ret == RELOC_TABLE_BOUNDED; i++) {
-			int32_t r;
-			uint64_t a;
-			if (relative) {
-				memcpy(&r, e + i * 4, 4);
-				a = base + (uint64_t)(int64_t)r;
-			} else {
-				memcpy(&a, e + i * 8, 8);
-			}
-			if (reloc_addrs_add(targets, a))
-				ret = -ENOMEM;
+	uint8_t e[512];
+	ret = RELOC_TABLE_BOUNDED;
+	for (size_t i = 0; i < cnt && ret == RELOC_TABLE_BOUNDED; i++) {
+		size_t in_buf = i % (sizeof(e) / esize);
+		if (!in_buf && read_entries(table + i * esize, e,
+					    (cnt - i < sizeof(e) / esize ? cnt - i : sizeof(e) / esize) * esize)) {
+			ret = RELOC_TABLE_UNBOUNDED;
+			break;
 		}
+		int32_t r;
+		uint64_t a;
+		if (relative) {
+			memcpy(&r, e + in_buf * 4, 4);
+			a = base + (uint64_t)(int64_t)r;
+		} else {
+			memcpy(&a, e + in_buf * 8, 8);
+		}
+		if (reloc_addrs_add(targets, a))
+			ret = -ENOMEM;
 	}
-	free(e);
 out:
-	free(w);
 	return ret;
 }

@@ -22,6 +22,7 @@ enum reloc_reason {
 	RELOC_CHANGED,        /* the bytes in memory differ from the file's */
 	RELOC_NO_MEMORY,      /* no detour memory within reach */
 	RELOC_RETURNS_TWICE,  /* setjmp, vfork...: a hooked return would be taken twice */
+	RELOC_READS_CALLER,   /* dlopen, dlsym...: a hooked return changes the caller it sees */
 	RELOC_REASONS
 };
 
