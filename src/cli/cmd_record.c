@@ -62,6 +62,12 @@ static void on_signal(int sig)
 		record_stop = 1;
 }
 
+/* --sites: 1 compiled, 2 relocated, 3 all; 0 for anything else. */
+static int sites_kind(const char *s)
+{
+	return !strcmp(s, "compiled") ? 1 : !strcmp(s, "relocated") ? 2 : !strcmp(s, "all") ? 3 : 0;
+}
+
 static const char record_usage[] =
 	"usage: needle record [options] [--] PROG [ARGS]\n"
 	"       needle record -p PID [options]\n"
@@ -72,7 +78,8 @@ static const char record_usage[] =
 	"      --sites=KIND         all (default: compiled entries where there are, relocated elsewhere),\n"
 	"                           compiled (only entries that -fpatchable-function-entry or -pg\n"
 	"                           prepared), or relocated (every function that can be, libraries\n"
-	"                           included: its first instructions move to a detour)\n"
+	"                           included: its first instructions move to a detour); NEEDLE_SITES\n"
+	"                           in the environment sets the default\n"
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
@@ -125,7 +132,13 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
+	/* NEEDLE_SITES in needle record's environment sets the default. */
+	const char *env_sites = getenv("NEEDLE_SITES");
 	o->sites = 3;
+	if (env_sites && *env_sites && !(o->sites = sites_kind(env_sites))) {
+		cli_error("NEEDLE_SITES needs compiled, relocated or all, not '%s'", env_sites);
+		return -1;
+	}
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -210,13 +223,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case OPT_SITES:
-			if (!strcmp(optarg, "compiled"))
-				o->sites = 1;
-			else if (!strcmp(optarg, "relocated"))
-				o->sites = 2;
-			else if (!strcmp(optarg, "all"))
-				o->sites = 3;
-			else {
+			if (!(o->sites = sites_kind(optarg))) {
 				cli_error("--sites needs compiled, relocated or all, not '%s'", optarg);
 				return -1;
 			}

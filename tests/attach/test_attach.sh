@@ -6,6 +6,7 @@
 # while recorded, and needle record killed with SIGKILL mid-attach and
 # mid-record (the target lives on, and a later attach works).
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 . "$(dirname "$0")/target.sh"
 
 # --- Exact counts: the worker's calls between attach_mark(1) and (2).

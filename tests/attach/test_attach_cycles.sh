@@ -6,6 +6,7 @@
 # that of a run left alone, and its memory grows by less than the bound
 # docs/design.md gives (ATTACH_RSS_BOUND_KIB).
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 . "$(dirname "$0")/target.sh"
 CYCLES=${ATTACH_CYCLES:-100}
 ATTACH_RSS_BOUND_KIB=4096

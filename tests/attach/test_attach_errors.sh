@@ -6,6 +6,7 @@
 # strace, one without patchable sites, filters that match nothing, one
 # already recorded; and the options that do not go with -p.
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 A="$BUILD/tests/attach"
 
 # refused NAME PID PATTERN: needle record -p PID fails, says PATTERN in one

@@ -4,6 +4,7 @@
 # library is in its maps afterwards, and the borrowed thread is held for a
 # bounded time (printed).  The groundwork of `needle record -p`.
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 P="$BUILD/tests/attach/ticker"
 "$P" 300 >"$T/plain"
 "$P" 300 >"$T/out" &

@@ -5,6 +5,11 @@ BUILD=${NEEDLE_BUILD:?NEEDLE_BUILD must point at the build directory}
 NEEDLE="$BUILD/needle"
 PROGS="$BUILD/tests/cli"
 T=$(mktemp -d)
+# The command-line tests check programs built for needle call by call, so
+# they record compiled entries only, unless a test says otherwise: the
+# relocation and attach tests unset this and run needle's default
+# (--sites=all), and test_unwind runs every case both ways.
+export NEEDLE_SITES=compiled
 trap 'rm -rf "$T"' EXIT
 
 pass() { echo "PASS: $*"; }

@@ -98,3 +98,34 @@ same_run cpp-cancel "$P" cancel
 check "cpp-cancel: all three destructors ran under tracing" grep -q 'destructors 3' <(cat "$T/cpp-cancel.err" /dev/null; "$NEEDLE" record -o "$T/cc.data" -- "$P" cancel 2>/dev/null)
 check "cpp-cancel: c_inner closed as unwound" grep -q '} /\* c_inner (unwound) \*/' "$T/cpp-cancel.replay"
 check "cpp-cancel: c_outer closed as unwound" grep -q '} /\* c_outer (unwound) \*/' "$T/cpp-cancel.replay"
+
+# Every case again with the C library's and libstdc++'s functions traced
+# too (--sites=all, needle record's default): jumps, handlers, thread exits,
+# context switches and exceptions now pass through relocated functions
+# (longjmp's and swapcontext's callees, __cxa_throw, qsort's callbacks...).
+# Output and exit status are those of an untraced run, and the program's
+# own calls are counted exactly as above.
+for o in O0 O2; do
+	P="$PROGS/unwind_c_$o"
+	for m in longjmp siglongjmp signal altstack exit cancel fork vfork backtrace coroutine; do
+		NEEDLE_SITES=all same_run "$m-$o-all" "$P" "$m"
+	done
+	check_eq "longjmp-$o-all: level3 called 100 times" "$(calls "$T/longjmp-$o-all.data" level3)" 100
+	check_eq "siglongjmp-$o-all: on_usr1 called 100 times" "$(calls "$T/siglongjmp-$o-all.data" on_usr1)" 100
+	check_eq "signal-$o-all: handler_work called 100 times" "$(calls "$T/signal-$o-all.data" handler_work)" 100
+	check_eq "altstack-$o-all: handler_work called 100 times" "$(calls "$T/altstack-$o-all.data" handler_work)" 100
+	check_eq "fork-$o-all: every leaf of both processes" "$(calls "$T/fork-$o-all.data" leaf)" 110
+	check_eq "coroutine-$o-all: co_yield called 5 times" "$(calls "$T/coroutine-$o-all.data" co_yield)" 5
+	check_eq "coroutine-$o-all: every co_resume closes normally" \
+		"$(count '} /\* co_resume \*/' "$T/coroutine-$o-all.replay")" 6
+	check_eq "coroutine-$o-all: the C library's makecontext traced, once" \
+		"$(calls "$T/coroutine-$o-all.data" makecontext)" 1
+done
+P="$PROGS/unwind_cpp"
+for m in traced untraced rethrow nested; do
+	NEEDLE_SITES=all same_run "cpp-$m-all" "$P" "$m"
+done
+check_eq "cpp-traced-all: thrower called 100 times" "$(calls "$T/cpp-traced-all.data" thrower)" 100
+check_eq "cpp-traced-all: libstdc++'s __cxa_allocate_exception traced, once per throw" \
+	"$(calls "$T/cpp-traced-all.data" __cxa_allocate_exception)" 50
+check_eq "cpp-nested-all: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested-all.replay")" 100

@@ -10,6 +10,7 @@
 # functions (lua_pushinteger, lua_resume ...) are found in /usr/bin/lua5.4's
 # .dynsym, not in liblua5.4.so.0, which the interpreter never loads.
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 LUA=/usr/bin/lua5.4
 if [ ! -x "$LUA" ]; then
 	fail "lua5.4: $LUA is not installed (scripts/setup.sh installs Debian's lua5.4)"

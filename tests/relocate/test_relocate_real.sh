@@ -5,6 +5,7 @@
 # that of a run left alone; the workload's own functions are counted
 # exactly; Debian's own ls and python3, as shipped, run traced.
 . "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
 W="$BUILD/tests/relocate/libc_workload"
 
 "$W" >"$T/w.plain"

@@ -59,6 +59,15 @@ static void *first_not_ours(const char *name)
 	return fn;
 }
 
+int interpose_is_interposed(const char *name)
+{
+	for (int i = 0; i < IP_COUNT; i++)
+		if (!strcmp(name, interposed_names[i]))
+			return 1;
+	/* Interposed too, its interposer calling pthread_sigmask's real one. */
+	return !strcmp(name, "sigprocmask");
+}
+
 void *interpose_resolve(enum interposed which)
 {
 	void *fn = dlsym(RTLD_NEXT, interposed_names[which]);

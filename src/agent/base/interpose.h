@@ -37,6 +37,8 @@ enum interposed {
 extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
 
 void *interpose_resolve(enum interposed which);
+/* Is name one of the functions libneedle interposes (its exported name)? */
+int interpose_is_interposed(const char *name);
 void interpose_init(void);
 /* libneedle was loaded into a running process (needle record -p): the
  * loader bound every object's references to these functions to the C

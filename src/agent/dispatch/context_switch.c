@@ -18,6 +18,7 @@
 
 #include "agent/dispatch/context_switch.h"
 #include "agent/dispatch/dispatch.h"
+#include "agent/base/control_lock.h"
 #include "agent/base/interpose.h"
 #include "needle.h"
 #include "agent/rcu/rcu.h"
@@ -123,11 +124,16 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
 	struct thread_state *ts = thread_state_self();
 
+	/* The shadow stack is between two contexts until the switch: the
+	 * consumers' callbacks and the bookkeeping call the C library, whose
+	 * functions may be sites, as the agent. */
 	if (ts) {
+		needle_agent_busy++;
 		dispatch_context_switch(ts, oucp, ucp);
 		put_aside(ts, oucp);
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
+		needle_agent_busy--;
 	}
 	return ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(IP_SWAPCONTEXT))(oucp, ucp);
 }
@@ -137,11 +143,13 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 	struct thread_state *ts = thread_state_self();
 
 	if (ts) {
+		needle_agent_busy++;
 		dispatch_context_switch(ts, NULL, ucp);
 		/* The frames of the context abandoned stay: like after a longjmp,
 		 * they are closed when a return or an entry shows them dead. */
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
+		needle_agent_busy--;
 	}
 	return ((int (*)(const ucontext_t *))interpose_next(IP_SETCONTEXT))(ucp);
 }

@@ -531,6 +531,12 @@ static int fail(int meta_fd, int err, const char *msg)
 	if (shm) {
 		shm->agent_error = err;
 		atomic_store(&shm->agent_state, user_error(err) ? AGENT_FAILED : AGENT_UNTRACED);
+		/* needle record reads the state through its own mapping; a
+		 * process left running (needle record -p) keeps nothing of a
+		 * recording that did not start, so a later -p finds it free. */
+		munmap(shm, shm->total_size);
+		shm = NULL;
+		ring = NULL;
 	}
 	return err;
 }

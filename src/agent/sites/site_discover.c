@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/base/interpose.h"
 #include "agent/sites/elf_image.h"
 #include "agent/arch/x86_64/insn.h"
 #include "agent/base/log.h"
@@ -484,9 +485,15 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
 			site += 4;
 		struct reloc_plan plan;
+		/* The functions libneedle interposes are its own machinery's:
+		 * their interposers call them while a stack is being switched
+		 * (swapcontext), unwound (longjmp, _Unwind_*), walked
+		 * (backtrace) or its signal state changed. */
 		enum reloc_reason why = named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
 					: named(f->name, caller_names) ? RELOC_READS_CALLER
-								       : reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
+					: f->name && interpose_is_interposed(f->name)
+						? RELOC_INTERPOSED
+						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		/* With one covered instruction nothing can land inside it. */
 		if (why == RELOC_OK && plan.insn_cnt > 1)
 			why = check_indirect_jumps(img, f, &ijumps, &plan);

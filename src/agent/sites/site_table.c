@@ -1,10 +1,12 @@
 /* site_table.c - storage and lookup of sites (see site_table.h).
  *
  * Writers (discovery) run under the agent's control mutex; readers may be
- * any thread, including one inside the SIGTRAP handler, so the indexes are
- * published with release stores and old indexes are kept, not freed: a
- * trapped thread may still be searching one.  They cost 8 bytes per site
- * per discovery round that found new objects. */
+ * any thread, including one inside the SIGTRAP handler, so the address
+ * index is replaced, never changed, and an old one is freed only when no
+ * search can still be in it: searches count themselves in index_searches
+ * (a Dekker pair with the replacement, see site_table_reindex).  A
+ * program that dlopens and dlcloses in a loop while recorded replaces the
+ * index at every load and unload. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,12 @@ static struct site *chunks[SITE_MAX_CHUNKS];
 static _Atomic uint32_t site_cnt;
 static _Atomic(struct site_index *) by_addr;
 static _Atomic(struct site_index *) by_name;
+/* Searches of by_addr in progress, and the replaced indexes not yet freed
+ * (beyond RETIRED_MAX, one is left allocated rather than freed early). */
+static _Atomic int index_searches;
+#define RETIRED_MAX 64
+static struct site_index *retired[RETIRED_MAX];
+static int retired_cnt;
 
 struct site *site_table_add(const struct site *proto)
 {
@@ -99,29 +107,48 @@ int site_table_reindex(void)
 		free(n);
 		return -ENOMEM;
 	}
-	/* The old address index may be under a trapped thread's search: leak it.
-	 * Nothing async reads the name index; it is replaced under the mutex. */
-	atomic_store_explicit(&by_addr, a, memory_order_release);
+	/* Nothing async reads the name index; it is replaced under the mutex. */
 	free(atomic_exchange(&by_name, n));
+	/* The exchange and the load of index_searches are sequentially
+	 * consistent, as are a search's increment and its load of by_addr
+	 * (site_table_find_addr): if the load here sees no search, any search
+	 * that starts later reads the new index, so no search can hold an
+	 * old one.  Otherwise the old one waits for a later round. */
+	struct site_index *old = atomic_exchange(&by_addr, a);
+	if (old && retired_cnt < RETIRED_MAX)
+		retired[retired_cnt++] = old;
+	if (!atomic_load(&index_searches)) {
+		for (int i = 0; i < retired_cnt; i++)
+			free(retired[i]);
+		retired_cnt = 0;
+	}
 	return 0;
 }
 
 struct site *site_table_find_addr(uint64_t addr)
 {
-	struct site_index *idx = atomic_load_explicit(&by_addr, memory_order_acquire);
+	struct site *found = NULL;
+
+	/* Pairs with site_table_reindex: counted before the index is read
+	 * (a locked add, a full barrier), released once done with it. */
+	atomic_fetch_add(&index_searches, 1);
+	struct site_index *idx = atomic_load(&by_addr);
 	size_t lo = 0, hi = idx ? idx->cnt : 0;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		struct site *s = idx->sites[mid];
-		if (s->func.site_addr == addr)
-			return s;
+		if (s->func.site_addr == addr) {
+			found = s;
+			break;
+		}
 		if (s->func.site_addr < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return NULL;
+	atomic_fetch_sub_explicit(&index_searches, 1, memory_order_release);
+	return found;
 }
 
 struct site *site_table_find_func(uint64_t func_ip)

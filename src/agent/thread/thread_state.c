@@ -163,10 +163,14 @@ int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp)
 	/* A stack this thread was not seen on: a signal handler on an
 	 * alternate stack, a coroutine, a deep recursion, or another thread
 	 * sharing this TLS.  One system call settles it; the window is
-	 * remembered, so a thread pays it once per 256 KiB of stack. */
+	 * remembered, so a thread pays it once per 256 KiB of stack.  This
+	 * runs before dispatch's recursion guard, and the C library's gettid
+	 * may itself be a site: the agent's call. */
+	needle_agent_busy++;
 	if (thread_state_forked())
 		thread_state_after_fork();
 	uint32_t tid = (uint32_t)gettid();
+	needle_agent_busy--;
 	if (tid != ts->tid) {
 		note_shared_tls(tid);
 		return 0;

@@ -50,6 +50,7 @@ static const char *const reason_names[RELOC_REASONS] = {
 	[RELOC_NO_MEMORY] = "no detour memory",
 	[RELOC_RETURNS_TWICE] = "returns twice",
 	[RELOC_READS_CALLER] = "reads its return address",
+	[RELOC_INTERPOSED] = "interposed by needle",
 };
 
 const char *reloc_reason_name(enum reloc_reason r)

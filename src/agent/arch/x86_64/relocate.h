@@ -23,6 +23,7 @@ enum reloc_reason {
 	RELOC_NO_MEMORY,      /* no detour memory within reach */
 	RELOC_RETURNS_TWICE,  /* setjmp, vfork...: a hooked return would be taken twice */
 	RELOC_READS_CALLER,   /* dlopen, dlsym...: a hooked return changes the caller it sees */
+	RELOC_INTERPOSED,     /* libneedle interposes it: its interposer calls it mid-switch or mid-unwind */
 	RELOC_REASONS
 };
 
