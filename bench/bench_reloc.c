@@ -3,7 +3,9 @@
  *   bench_reloc LIB count N   relocated_count_handler_ns: N calls of
  *                             bench_count_target (in LIB, built without
  *                             patchable entries) with a counting entry
- *                             handler, minus the untraced call
+ *                             handler, minus the untraced call; and
+ *                             relocated_extra_floor_ns, what a detour and
+ *                             the full trampoline's saves cost by themselves
  *   bench_reloc LIB attach    relocated_discover_10k_ms (dlopen of LIB's
  *                             10,000 functions, then discovery: symbols,
  *                             FDEs, decoding, detours), relocated_attach_10k_ms
@@ -80,6 +82,14 @@ int main(int argc, char **argv)
 		double traced = loop_ns(fn, n);
 		printf("relocated_untraced_call_ns %.3f\nrelocated_count_handler_ns %.3f\n", plain, traced - plain);
 		needle_link_destroy(link);
+		/* The floor of the difference with a NOP5 site (bench_reloc_lib.c),
+		 * measured untraced, after the detach. */
+		long (*floor_plain)(long) = (long (*)(long))dlsym(lib, "bench_floor_plain");
+		long (*floor_extra)(long) = (long (*)(long))dlsym(lib, "bench_floor_extra");
+		if (floor_plain && floor_extra) {
+			double a = loop_ns(floor_plain, n), b = loop_ns(floor_extra, n);
+			printf("relocated_extra_floor_ns %.3f\n", b - a);
+		}
 		return 0;
 	}
 	long (*const *table)(long) = dlsym(lib, "bench_table");

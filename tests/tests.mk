@@ -77,9 +77,9 @@ TESTS += $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan
 # The same stress on relocated sites: 10,000 functions built without
 # patchable entries, 300 rounds, under AddressSanitizer, run with
 # NEEDLE_SITES=all.
-$(TEST_BUILD)/gen/stress_funcs_mul3.c: tests/gen_funcs.sh
+$(TEST_BUILD)/gen/stress_funcs_mul3_10k.c: tests/gen_funcs.sh
 	@mkdir -p $(dir $@); tests/gen_funcs.sh stress 10000 mul3 > $@
-$(TEST_BUILD)/relocate/test_stress_reloc_asan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs_mul3.c $(LIBNEEDLE_ASAN)
+$(TEST_BUILD)/relocate/test_stress_reloc_asan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs_mul3_10k.c $(LIBNEEDLE_ASAN)
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(ASAN) -O1 -DFUNCS=10000 -DROUNDS=300 '-DSTRESS_EXPECT(a,i)=((a)*3+(i)+1)' '-DSTRESS_INDEX(r)=(((r)/3)>>32)' $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
 $(TEST_BUILD)/test_stress_reloc: tests/relocate/test_stress_reloc.sh $(TEST_BUILD)/relocate/test_stress_reloc_asan
 	$(SCRIPT_TEST)

@@ -117,14 +117,20 @@ static void recorder_start_preloaded(void)
 		agent_recording_started();
 }
 
-/* NEEDLE_SITES (set by needle record): compiled, relocated or all. */
+/* NEEDLE_RECORD_SITES (set by needle record, and removed before main
+ * with its other variables), else NEEDLE_SITES (a program that uses the
+ * API): compiled, relocated or all. */
 static void site_kinds_from_env(void)
 {
-	const char *k = getenv("NEEDLE_SITES");
+	const char *k = getenv("NEEDLE_RECORD_SITES");
+	if (!k)
+		k = getenv("NEEDLE_SITES");
 	if (k && !strcmp(k, "relocated"))
 		site_discover_kinds(SITE_KINDS_RELOCATED);
 	else if (k && !strcmp(k, "all"))
 		site_discover_kinds(SITE_KINDS_ALL);
+	else if (k && !strcmp(k, "compiled"))
+		site_discover_kinds(SITE_KINDS_COMPILED);
 }
 
 __attribute__((constructor)) static void agent_load(void)

@@ -508,7 +508,7 @@ int cmd_record(int argc, char **argv)
 			  "try a smaller --buffer-size)" : "");
 		goto abandon;
 	}
-	r.meta_fd = memfd_create("needle-meta", MFD_CLOEXEC);
+	r.meta_fd = record_meta_create();
 	if (r.meta_fd < 0) {
 		cli_error("cannot create the metadata file: %s", strerror(errno));
 		goto abandon;

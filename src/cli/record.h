@@ -122,6 +122,9 @@ void record_wait(struct recording *r, sig_atomic_t sigchld_seen, int max_ms);
 int record_buffer_ready(struct recording *r);
 
 /* record_meta.c */
+/* The meta file the agent writes (common/meta_protocol.h), sized: its
+ * descriptor, or -1 with errno. */
+int record_meta_create(void);
 void record_write_symbols(struct recording *r);
 void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen);
 void record_write_threads(struct recording *r);

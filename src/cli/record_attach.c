@@ -414,7 +414,7 @@ int record_attach(struct recording *r, const char *agent)
 			  strerror(errno));
 		goto abandon;
 	}
-	r->meta_fd = memfd_create("needle-meta", MFD_CLOEXEC);
+	r->meta_fd = record_meta_create();
 	if (r->meta_fd < 0 || (lfd = listen_session(name, sizeof(name))) < 0) {
 		cli_error("cannot set up the session with process %d: %s", (int)pid, strerror(errno));
 		goto abandon;

@@ -25,10 +25,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cli/record.h"
 #include "common/meta_protocol.h"
+
+int record_meta_create(void)
+{
+	int fd = memfd_create("needle-meta", MFD_CLOEXEC);
+	if (fd >= 0 && ftruncate(fd, META_FILE_BYTES)) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* One record line of the meta file into *line (NUL-terminated, newline
+ * kept): its length, or -1 at the end (EOF, the first NUL byte, or a last
+ * line without its newline). */
+static ssize_t meta_line(FILE *f, char **line, size_t *cap)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != 0) {
+		if (n + 2 > *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			char *p = realloc(*line, ncap);
+			if (!p)
+				return -1;
+			*line = p;
+			*cap = ncap;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n') {
+			(*line)[n] = 0;
+			return (ssize_t)n;
+		}
+	}
+	return -1;
+}
 
 static FILE *meta_open(int meta_fd)
 {
@@ -73,11 +112,9 @@ void record_write_symbols(struct recording *r)
 			fclose(f);
 		return;
 	}
-	while ((n = getline(&line, &cap, f)) > 0) {
+	while ((n = meta_line(f, &line, &cap)) > 0) {
 		/* A line the agent is still writing (or was, when it died) is
-		 * left for a later pass. */
-		if (line[n - 1] != '\n')
-			break;
+		 * left for a later pass: meta_line stops before it. */
 		r->meta_off += n;
 		line[n - 1] = 0;
 		if (line[0] == META_MODULE) {
@@ -152,7 +189,7 @@ void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent
 	agent_err[0] = 0;
 	if (!f)
 		return;
-	while (getline(&line, &cap, f) > 0) {
+	while (meta_line(f, &line, &cap) > 0) {
 		line[strcspn(line, "\n")] = 0;
 		unsigned long long traced;
 		int code, off = 0;

@@ -126,7 +126,7 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		snprintf(num, sizeof(num), "%d", hmeta);
 		setenv("NEEDLE_META_FD", num, 1);
 		setenv("NEEDLE_TRACER", o->tracer == TRACER_FUNCTION ? "function" : "function_graph", 1);
-		setenv("NEEDLE_SITES", o->sites == 1 ? "compiled" : o->sites == 2 ? "relocated" : "all", 1);
+		setenv("NEEDLE_RECORD_SITES", o->sites == 1 ? "compiled" : o->sites == 2 ? "relocated" : "all", 1);
 		if (o->filter)
 			setenv("NEEDLE_FILTER", o->filter, 1);
 		if (o->notrace)

@@ -17,9 +17,18 @@
  * After T, objects the program dlopens are appended as M, S and O lines
  * (module indexes and site ids continue), before their functions are
  * patched.
+ *
+ * The file is a memfd that needle record sizes to META_FILE_BYTES (sparse,
+ * zeros).  The agent writes its first records with write(2), then maps the
+ * file, closes its descriptor (the program must not see one more) and
+ * appends later records into the mapping; a reader stops at the first NUL
+ * byte, and ignores a last line without its newline (being written, or
+ * cut short by a crash).
  * Paths and names run to the end of the line (they may hold spaces). */
 #ifndef NEEDLE_META_PROTOCOL_H
 #define NEEDLE_META_PROTOCOL_H
+
+#define META_FILE_BYTES (16u << 20)
 
 #define META_MODULE 'M'
 #define META_MODULE_WRITE "M %u %s\n"

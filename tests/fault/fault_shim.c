@@ -92,6 +92,15 @@ static int inject(void *ret)
 	if (fail_at && n == fail_at) {
 		/* Log now too: a program that _exits runs no destructor. */
 		write_log();
+		/* NEEDLE_FAULT_WHERE: say which call fails, as an offset into
+		 * libneedle's code mapping (for addr2line), when a run goes wrong. */
+		if (getenv("NEEDLE_FAULT_WHERE")) {
+			char line[64];
+			int len = snprintf(line, sizeof(line), "fault_shim: fault %ld at code+0x%lx\n", n,
+					   (unsigned long)((uintptr_t)ret - lo));
+			if (write(2, line, (size_t)len) < 0) {
+			}
+		}
 		return 1;
 	}
 	return 0;

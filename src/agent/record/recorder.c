@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +58,7 @@
 #include "needle.h"
 
 static struct shm_header *shm;
+static size_t shm_mapped; /* bytes of the buffer mapped at shm */
 static struct shm_ring_slot *ring;
 static int env_mode;   /* configured from the environment (restore it) */
 static int use_tsc;
@@ -324,14 +326,16 @@ static int meta_write(int fd, const char *line)
 /* What the meta file already names: the sites below meta_sites and the
  * objects below meta_objects, in meta_modules module lines.  Objects
  * dlopen'ed later are appended (recorder_object_loaded). */
-static int meta_out = -1;          /* the meta file, kept open for those */
+static char *meta_map;             /* the meta file, mapped for those (no descriptor kept) */
+static size_t meta_len, meta_pos;  /* its size, and where the next record goes */
 static pid_t meta_pid;             /* the process that writes it (not a forked child) */
 static int meta_sites, meta_objects;
 static unsigned meta_modules;
 
 /* The module and site tables of the sites from meta_sites on, from the
  * public site list, and the discovery table of the objects from
- * meta_objects on (with the refusal reasons, the first time).  Objects
+ * meta_objects on (with the refusal reasons, the first time): written to
+ * fd, or appended to the mapped meta file when fd is -1.  Objects
  * without a traceable function never appear: among them are libneedle's
  * own dependencies with compiled sites only, which are not the
  * program's. */
@@ -381,8 +385,19 @@ static int meta_dump(int fd)
 	}
 	if (fclose(out))
 		err = err ? err : -ENOMEM;
-	if (!err)
+	if (!err && fd >= 0) {
 		err = meta_write(fd, buf);
+	} else if (!err) {
+		/* Appended into the mapping (fd -1): the bytes land before
+		 * anything reads them, at the end (the reader stops at the
+		 * first NUL, so a record cut short by a crash is dropped). */
+		if (!meta_map || len >= meta_len - meta_pos)
+			err = -ENOSPC;
+		else {
+			memcpy(meta_map + meta_pos, buf, len);
+			meta_pos += len;
+		}
+	}
 	free(buf);
 	if (!err) {
 		meta_sites = total;
@@ -508,7 +523,7 @@ static void restore_environment(void)
 		unsetenv("LD_PRELOAD");
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
-					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_SITES" };
+					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -534,9 +549,10 @@ static int fail(int meta_fd, int err, const char *msg)
 		/* needle record reads the state through its own mapping; a
 		 * process left running (needle record -p) keeps nothing of a
 		 * recording that did not start, so a later -p finds it free. */
-		munmap(shm, shm->total_size);
+		munmap(shm, shm_mapped);
 		shm = NULL;
 		ring = NULL;
+		shm_mapped = 0;
 	}
 	return err;
 }
@@ -547,16 +563,15 @@ void recorder_report_failure_fds(int buf_fd, int meta_fd, int err)
 
 	if (pread(buf_fd, &probe, sizeof(probe), 0) == (ssize_t)sizeof(probe) && probe.magic == SHM_MAGIC) {
 		void *map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, buf_fd, 0);
-		if (map != MAP_FAILED)
+		if (map != MAP_FAILED) {
 			shm = map; /* only the header: for fail() to set the state */
+			shm_mapped = 4096;
+		}
 	}
 	close(buf_fd);
 	fail(meta_fd, err, err == -ENOMEM ? "libneedle could not start: out of memory"
 					  : "libneedle could not start in this process");
 	close(meta_fd);
-	if (shm)
-		munmap(shm, 4096);
-	shm = NULL;
 }
 
 void recorder_report_failure(int err)
@@ -628,6 +643,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if (map == MAP_FAILED)
 		return fail(meta_fd, -errno, "cannot map the trace buffer");
 	shm = map;
+	shm_mapped = probe.total_size;
 	ring = shm_ring(shm);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
@@ -685,9 +701,20 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	char line[64];
 	snprintf(line, sizeof(line), META_TRACED_WRITE, err);
 	meta_write(meta_fd, line);
-	/* Kept for the objects dlopen'ed later (recorder_object_loaded). */
-	meta_out = meta_fd;
-	meta_pid = getpid();
+	/* Mapped for the objects dlopen'ed later (recorder_object_loaded);
+	 * the descriptor goes, as before: the program sees none of needle's. */
+	struct stat st;
+	off_t pos = lseek(meta_fd, 0, SEEK_CUR);
+	if (pos > 0 && !fstat(meta_fd, &st) && st.st_size > pos) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, meta_fd, 0);
+		if (m != MAP_FAILED) {
+			meta_map = m;
+			meta_len = (size_t)st.st_size;
+			meta_pos = (size_t)pos;
+			meta_pid = getpid();
+		}
+	}
+	close(meta_fd);
 	if (cfg->ctl && (err = control_start()))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
@@ -720,16 +747,18 @@ int recorder_stop(void)
 	 * grace period's end) are visible before the reader's acquire load
 	 * of the state tells it to salvage the chunks threads still own. */
 	atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
-	munmap(shm, shm->total_size);
+	munmap(shm, shm_mapped);
 	shm = NULL;
 	ring = NULL;
+	shm_mapped = 0;
 	free(cur_filter);
 	free(cur_notrace);
 	cur_filter = cur_notrace = NULL;
 	max_depth = UINT32_MAX;
-	if (meta_out >= 0)
-		close(meta_out);
-	meta_out = -1;
+	if (meta_map)
+		munmap(meta_map, meta_len);
+	meta_map = NULL;
+	meta_len = meta_pos = 0;
 	meta_sites = meta_objects = 0;
 	meta_modules = 0;
 	pthread_mutex_unlock(&config_lock);
@@ -738,7 +767,7 @@ int recorder_stop(void)
 
 int recorder_wants_new_objects(void)
 {
-	return __atomic_load_n(&active, __ATOMIC_RELAXED) && meta_out >= 0 && getpid() == meta_pid;
+	return __atomic_load_n(&active, __ATOMIC_RELAXED) && meta_map && getpid() == meta_pid;
 }
 
 void recorder_object_loaded(void)
@@ -746,7 +775,7 @@ void recorder_object_loaded(void)
 	pthread_mutex_lock(&config_lock);
 	/* A forked child shares the meta file and the site numbering up to
 	 * the fork only: its own objects stay untraced. */
-	if (!rec_link || meta_out < 0 || getpid() != meta_pid) {
+	if (!rec_link || !meta_map || getpid() != meta_pid) {
 		pthread_mutex_unlock(&config_lock);
 		return;
 	}
@@ -756,7 +785,7 @@ void recorder_object_loaded(void)
 	if (err > 0 && needle_site_count() > before) {
 		/* Named in the meta file before any of their events can be
 		 * written: the link takes them only after. */
-		if ((err = meta_dump(meta_out)))
+		if ((err = meta_dump(-1)))
 			pr_warn("cannot name the functions of a newly loaded object (%d); they stay untraced\n", err);
 		size_t n, usable;
 		uint64_t *addrs = err ? NULL : select_sites(cur_filter, cur_notrace, &n, &usable);

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -148,6 +149,13 @@ static uint32_t descriptor_tid(void)
 	return (uint32_t)(~(uint32_t)cid >> 3);
 }
 
+static uint32_t raw_gettid(void)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_gettid) : "rcx", "r11", "memory");
+	return (uint32_t)ret;
+}
+
 int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp)
 {
 	uint64_t block = sp >> STACK_BLOCK_SHIFT;
@@ -164,13 +172,16 @@ int thread_state_check_stack_slow(struct thread_state *ts, uint64_t sp)
 	 * alternate stack, a coroutine, a deep recursion, or another thread
 	 * sharing this TLS.  One system call settles it; the window is
 	 * remembered, so a thread pays it once per 256 KiB of stack.  This
-	 * runs before dispatch's recursion guard, and the C library's gettid
-	 * may itself be a site: the agent's call. */
-	needle_agent_busy++;
-	if (thread_state_forked())
+	 * runs before dispatch's recursion guard, where the C library's gettid
+	 * may itself be a site: the system call is made directly.  (Not by
+	 * marking the thread busy: a thread that shares this TLS would read
+	 * the mark too.) */
+	if (thread_state_forked()) {
+		needle_agent_busy++; /* a raw fork's child: its own memory */
 		thread_state_after_fork();
-	uint32_t tid = (uint32_t)gettid();
-	needle_agent_busy--;
+		needle_agent_busy--;
+	}
+	uint32_t tid = raw_gettid();
 	if (tid != ts->tid) {
 		note_shared_tls(tid);
 		return 0;
