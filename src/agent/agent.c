@@ -33,6 +33,7 @@
 #include "agent/patch/sigmask_watch.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
+#include "agent/arch/x86_64/relocate.h"
 #include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
 
@@ -46,6 +47,7 @@ static void agent_init(void)
 	err = thread_state_init();
 
 	dispatch_init();
+	reloc_set_moved_calls(dispatch_returns_hookable());
 	sigmask_watch_init();
 	if (!err)
 		err = rcu_init();
@@ -181,46 +183,84 @@ NEEDLE_API int dlclose(void *handle)
  * what its filters select, before the caller can call into it.
  *
  * The loader finds the calling object by dlopen's return address (its
- * RUNPATH and RPATH, $ORIGIN, its namespace).  Called from here, the
- * caller is libneedle, which has none of them: the search is the same
- * when the real caller has none either (or the name holds a '/', so no
- * search happens) and the name holds no '$' token.  Any other call jumps
+ * RUNPATH, NODEFLIB, $ORIGIN, its namespace, and the RPATHs of the chain
+ * of objects that loaded it).  Called from here, the caller is libneedle,
+ * which has none of them: the search is the same when no loaded object
+ * has an RPATH, the real caller is in the base namespace, the name holds
+ * no '$' token, and either it holds a '/' (no search) or the caller has
+ * no RUNPATH and no NODEFLIB.  Any other call jumps
  * to the C library's dlopen with the caller's return address in place,
  * so the loader sees what it would untraced; that object is traced only
  * from the next refresh.  Hence the assembly: the jump must keep the
  * stack exactly as the caller left it. */
 __attribute__((used)) static void *dlopen_real;
+/* A dlopen made from a constructor that a wrapped dlopen runs (the
+ * loader's lock held) goes straight through: the outer call's discovery
+ * finds its object too, and needle's locks are never taken under the
+ * loader's (lock order: control mutex, then the loader's lock). */
+static __thread int in_wrapped_dlopen;
+
+/* Does any loaded object have a DT_RPATH?  The loader searches those of
+ * the caller and of the objects that loaded it, in a chain a call from
+ * libneedle would not follow. */
+static int rpath_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		if (info->dlpi_phdr[i].p_type != PT_DYNAMIC)
+			continue;
+		const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+		for (; d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_RPATH) {
+				*(int *)arg = 1;
+				return 1;
+			}
+	}
+	return 0;
+}
 
 __attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, const void *caller)
 {
 	Dl_info info;
 	struct link_map *lm = NULL;
 	Lmid_t ns = LM_ID_BASE;
+	int wrap = 1, rpath = 0;
 
 	dlopen_real = interpose_next(IP_DLOPEN);
-	if (init_error || !file || (mode & RTLD_NOLOAD) || strchr(file, '$') || !recorder_wants_new_objects())
+	if (!dlopen_real || init_error || in_wrapped_dlopen || !file || (mode & RTLD_NOLOAD) || strchr(file, '$'))
 		return 0;
-	if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || dlinfo(lm, RTLD_DI_LMID, &ns) ||
-	    ns != LM_ID_BASE)
-		return 0;
-	if (strchr(file, '/'))
-		return 1;
-	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
-			return 0;
-	return 1;
+	/* What is called here is the agent's, not the program's. */
+	needle_agent_busy++;
+	if (!recorder_wants_new_objects() || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
+	    dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE)
+		wrap = 0;
+	if (wrap)
+		dl_iterate_phdr(rpath_cb, &rpath);
+	if (rpath)
+		wrap = 0;
+	/* A name without a '/' is searched: the caller's DT_RUNPATH and its
+	 * DF_1_NODEFLIB count, which libneedle has not. */
+	for (const ElfW(Dyn) *d = lm ? lm->l_ld : NULL; wrap && !strchr(file, '/') && d && d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_RUNPATH || (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_NODEFLIB)))
+			wrap = 0;
+	needle_agent_busy--;
+	return wrap;
 }
 
 __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
 {
 	void *(*real)(const char *, int) = (void *(*)(const char *, int))dlopen_real;
+	in_wrapped_dlopen = 1;
 	void *h = real(file, mode);
+	in_wrapped_dlopen = 0;
 	if (h) {
 		int saved = errno;
+		needle_agent_busy++;
 		recorder_object_loaded();
 		/* The program's next dlerror() says what dlopen left it:
 		 * nothing, after a success, whatever discovery looked up. */
 		dlerror();
+		needle_agent_busy--;
 		errno = saved;
 	}
 	return h;

@@ -34,7 +34,10 @@
 int record_meta_create(void)
 {
 	int fd = memfd_create("needle-meta", MFD_CLOEXEC);
-	if (fd >= 0 && ftruncate(fd, META_FILE_BYTES)) {
+	/* Sized for the records of objects dlopen'ed later.  Under a file
+	 * size limit too small for that (ulimit -f) it stays unsized: the
+	 * agent then traces only the objects loaded at the start. */
+	if (fd >= 0 && ftruncate(fd, META_FILE_BYTES) && errno != EFBIG) {
 		int e = errno;
 		close(fd);
 		errno = e;

@@ -59,6 +59,7 @@
 
 static struct shm_header *shm;
 static size_t shm_mapped; /* bytes of the buffer mapped at shm */
+static int attach_tried;  /* recorder_start got as far as needle_attach */
 static struct shm_ring_slot *ring;
 static int env_mode;   /* configured from the environment (restore it) */
 static int use_tsc;
@@ -428,9 +429,13 @@ static int glob_list_match(const char *list, const char *name)
 
 /* The site addresses the filters select among the traceable sites: a
  * malloc'ed array, *n of them (*usable: how many were traceable). */
+/* Only among the sites the meta file names: a site found later and not
+ * named yet (its events would carry an id nothing names) waits. */
 static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n, size_t *usable)
 {
 	int total = needle_site_count();
+	if (total > meta_sites)
+		total = meta_sites;
 	uint64_t *addrs = malloc((total > 0 ? (size_t)total : 1) * sizeof(*addrs));
 
 	*n = *usable = 0;
@@ -467,6 +472,10 @@ static int reconfigure(const struct recorder_config *cfg, char *msg, size_t msgl
 
 	if (cfg->set_filter || cfg->set_notrace) {
 		size_t n, usable;
+		/* Sites the meta file does not name yet (found by a refresh
+		 * since) are named before any can be selected. */
+		if (meta_map && needle_site_count() > meta_sites && meta_dump(-1))
+			pr_warn("cannot name newly found functions; they stay untraced\n");
 		uint64_t *addrs = select_sites(filter, notrace, &n, &usable);
 		if (!addrs) {
 			snprintf(msg, msglen, "out of memory");
@@ -548,7 +557,11 @@ static int fail(int meta_fd, int err, const char *msg)
 		atomic_store(&shm->agent_state, user_error(err) ? AGENT_FAILED : AGENT_UNTRACED);
 		/* needle record reads the state through its own mapping; a
 		 * process left running (needle record -p) keeps nothing of a
-		 * recording that did not start, so a later -p finds it free. */
+		 * recording that did not start, so a later -p finds it free.
+		 * After an attach that failed half-way, handlers may have run:
+		 * a grace period first, so that none still writes the ring. */
+		if (attach_tried)
+			needle_sync();
 		munmap(shm, shm_mapped);
 		shm = NULL;
 		ring = NULL;
@@ -651,6 +664,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 
 	meta_sites = meta_objects = 0;
 	meta_modules = 0;
+	attach_tried = 0;
 	if ((err = meta_dump(meta_fd)))
 		return fail(meta_fd, err, "cannot write the site table");
 	if (needle_site_count() <= 0)
@@ -683,6 +697,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		.context_switch = context_switch,
 	};
 	active = 1;
+	attach_tried = 1;
 	err = needle_attach(&o, &rec_link);
 	free(addrs);
 	if (err == -EOPNOTSUPP) {
@@ -779,10 +794,12 @@ void recorder_object_loaded(void)
 		pthread_mutex_unlock(&config_lock);
 		return;
 	}
-	int before = needle_site_count(), err = needle_refresh();
+	int err = needle_refresh();
 	if (err < 0)
 		pr_warn("cannot discover the functions of a newly loaded object (%d); they stay untraced\n", err);
-	if (err > 0 && needle_site_count() > before) {
+	/* Sites found since the meta file was last written (by this refresh,
+	 * or one the API or a link update made meanwhile). */
+	if (err >= 0 && needle_site_count() > meta_sites) {
 		/* Named in the meta file before any of their events can be
 		 * written: the link takes them only after. */
 		if ((err = meta_dump(-1)))

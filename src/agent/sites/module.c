@@ -66,6 +66,8 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 			uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
 			obj.image_lo = obj.image_lo && obj.image_lo < lo ? obj.image_lo : lo;
 			obj.image_hi = obj.image_hi > hi ? obj.image_hi : hi;
+			if ((ph->p_flags & PF_R) && obj.readable_cnt < MODULE_MAX_LOAD)
+				obj.readable[obj.readable_cnt++] = (struct module_span){ lo, hi, PROT_READ };
 		}
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || obj.exec_cnt == MODULE_MAX_EXEC)
 			continue;

@@ -10,6 +10,7 @@
 #include "agent/arch/x86_64/stub_area.h"
 
 #define MODULE_MAX_EXEC 4
+#define MODULE_MAX_LOAD 8
 
 struct module_span {
 	uint64_t lo, hi; /* runtime addresses, page aligned */
@@ -22,6 +23,8 @@ struct module {
 	struct module_span exec[MODULE_MAX_EXEC]; /* executable PT_LOAD segments */
 	int exec_cnt;
 	uint64_t image_lo, image_hi; /* every PT_LOAD segment: what rip-relative operands of its code reach */
+	struct module_span readable[MODULE_MAX_LOAD]; /* its PT_LOAD segments mapped readable */
+	int readable_cnt;
 	char *strings;        /* symbol names of this module's sites */
 	uint32_t first_site, site_cnt;
 	struct stub_span stubs;

@@ -416,7 +416,17 @@ static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
  * tables are read (reloc_jump_table); a jump through a pointer with the
  * stack as at entry is a tail call, whose targets are function entries,
  * already among the targets.  Anything else might: RELOC_JUMP_TABLE. */
-static enum reloc_reason check_indirect_jumps(struct elf_image *img, const struct fn *f,
+/* Is [addr, addr + len) inside one of the module's readable segments? */
+static int module_readable(const void *ctx, uint64_t addr, size_t len)
+{
+	const struct module *m = ctx;
+	for (int i = 0; i < m->readable_cnt; i++)
+		if (addr >= m->readable[i].lo && addr + len <= m->readable[i].hi && addr + len >= addr)
+			return 1;
+	return 0;
+}
+
+static enum reloc_reason check_indirect_jumps(const struct module *m, struct elf_image *img, const struct fn *f,
 					      const struct reloc_addrs *ijumps, const struct reloc_plan *plan)
 {
 	struct reloc_addrs tab = { 0 };
@@ -424,7 +434,7 @@ static enum reloc_reason check_indirect_jumps(struct elf_image *img, const struc
 
 	for (size_t j = f->ijump_lo; j < f->ijump_hi && why == RELOC_OK; j++) {
 		tab.cnt = 0;
-		int kind = reloc_jump_table(f->lo, ijumps->v[j], &tab);
+		int kind = reloc_jump_table(f->lo, ijumps->v[j], module_readable, m, &tab);
 		if (kind == RELOC_TABLE_BOUNDED) {
 			for (size_t t = 0; t < tab.cnt; t++)
 				if (tab.v[t] > plan->site && tab.v[t] < plan->site + plan->covered)
@@ -496,7 +506,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		/* With one covered instruction nothing can land inside it. */
 		if (why == RELOC_OK && plan.insn_cnt > 1)
-			why = check_indirect_jumps(img, f, &ijumps, &plan);
+			why = check_indirect_jumps(m, img, f, &ijumps, &plan);
 		if (why == RELOC_OK) {
 			uint8_t file[32];
 			if (!elf_image_file_bytes(img, f->lo, file, (size_t)(site - f->lo) + plan.covered) &&

@@ -8,6 +8,7 @@
  * program that dlopens and dlcloses in a loop while recorded replaces the
  * index at every load and unload. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,8 +99,20 @@ static struct site_index *index_build(int (*cmp)(const void *, const void *))
 	return idx;
 }
 
+/* A fork's child has one thread: a search that another thread of the
+ * parent was making never ends there, and must not hold the old indexes
+ * forever. */
+static void fork_child(void)
+{
+	atomic_store(&index_searches, 0);
+}
+
 int site_table_reindex(void)
 {
+	static int atfork_set;
+	if (!atfork_set)
+		atfork_set = !pthread_atfork(NULL, NULL, fork_child);
+
 	struct site_index *a = index_build(cmp_addr), *n = index_build(cmp_name);
 
 	if (!a || !n) {

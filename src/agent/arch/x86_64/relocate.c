@@ -31,8 +31,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 #include <Zydis/Zydis.h>
 
 #include "agent/arch/x86_64/relocate.h"
@@ -168,6 +166,16 @@ int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct rel
 	return err;
 }
 
+/* Off when the process runs with CET shadow stacks: a call moved as push +
+ * jmp pushes nothing on the shadow stack, and the callee's ret would
+ * fault. */
+static int moved_calls = 1;
+
+void reloc_set_moved_calls(int on)
+{
+	moved_calls = on;
+}
+
 static int uses_rsp(const ZydisDecodedOperand *op)
 {
 	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER)
@@ -211,7 +219,7 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 			/* Only as the last covered instruction (see the top),
 			 * and not through the stack pointer, which the pushed
 			 * return address moves. */
-			if (off + insn.length < 5 || !call_movable(&insn, site + off, end))
+			if (!moved_calls || off + insn.length < 5 || !call_movable(&insn, site + off, end))
 				return RELOC_CALL;
 			break;
 		case ZYDIS_CATEGORY_SYSCALL:
@@ -408,9 +416,17 @@ static int64_t index_bound(const struct window_insn *w, int load, ZydisRegister 
 	for (int i = load - 1; i >= 0; i--) {
 		const ZydisDecodedInstruction *in = &w[i].insn;
 		const ZydisDecodedOperand *o = w[i].ops;
+		/* The bound check: cmp $N, %index, then at once an unsigned
+		 * ja/jbe (or jae/jb) away from the table: a cmp feeding any
+		 * other branch bounds nothing. */
 		if (in->mnemonic == ZYDIS_MNEMONIC_CMP && o[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		    family(o[0].reg.value) == cur && o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE)
+		    family(o[0].reg.value) == cur && o[1].type == ZYDIS_OPERAND_TYPE_IMMEDIATE) {
+			ZydisMnemonic next = i + 1 < load ? w[i + 1].insn.mnemonic : ZYDIS_MNEMONIC_INVALID;
+			if (next != ZYDIS_MNEMONIC_JNBE && next != ZYDIS_MNEMONIC_JBE && next != ZYDIS_MNEMONIC_JNB &&
+			    next != ZYDIS_MNEMONIC_JB)
+				return -1;
 			return o[1].imm.is_signed && o[1].imm.value.s < 0 ? -1 : (int64_t)o[1].imm.value.u;
+		}
 		if (!writes_reg(&w[i], cur))
 			continue;
 		/* A copy (mov %edx,%eax zero-extends an index compared as
@@ -426,15 +442,8 @@ static int64_t index_bound(const struct window_insn *w, int load, ZydisRegister 
 	return -1;
 }
 
-/* Read len bytes at addr without faulting on a bad address
- * (process_vm_readv on ourselves fails with EFAULT instead). */
-static int read_entries(uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
-}
-
-int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
+int reloc_jump_table(uint64_t func, uint64_t jmp, int (*readable)(const void *ctx, uint64_t addr, size_t len),
+		     const void *ctx, struct reloc_addrs *targets)
 {
 	/* Static, not on the stack (about 30 KiB) nor allocated per jump:
 	 * discovery runs under the control mutex, one caller at a time. */
@@ -443,11 +452,13 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 	int n = 0;
 	/* Decode from the function's start, as reloc_scan did, keeping the
 	 * newest TABLE_WINDOW instructions. */
+	int window_has_start = 1; /* w[0] is the function's first instruction */
 	for (uint64_t at = func; at <= jmp;) {
 		struct window_insn *slot;
 		if (n == TABLE_WINDOW) {
 			memmove(w, w + 1, (TABLE_WINDOW - 1) * sizeof(*w));
 			n--;
+			window_has_start = 0;
 		}
 		slot = &w[n];
 		if (!decode(at, jmp + ZYDIS_MAX_INSTRUCTION_LENGTH, &slot->insn, slot->ops)) {
@@ -475,6 +486,11 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 	} else if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
 		int d = def_of(w, k, family(op->reg.value));
 		if (d < 0) {
+			/* Not written since the function's start: a pointer
+			 * passed in.  (A window that lost the start proves
+			 * nothing.) */
+			if (!window_has_start)
+				goto out;
 			ret = RELOC_TABLE_NONE;
 			goto out;
 		}
@@ -502,10 +518,20 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 			   o[1].mem.index != ZYDIS_REGISTER_NONE) {
 			load = d;
 			mem = &o[1];
-		} else {
-			/* Loaded from a structure or an argument: a jump
-			 * through a pointer, not a table. */
+		} else if (in->mnemonic == ZYDIS_MNEMONIC_MOV && o[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+			   o[1].mem.index == ZYDIS_REGISTER_NONE) {
+			/* Loaded from a structure or a variable: a jump through
+			 * a pointer, not a table. */
 			ret = RELOC_TABLE_NONE;
+			goto out;
+		} else if (in->mnemonic == ZYDIS_MNEMONIC_MOV && o[1].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+			   def_of(w, d, family(o[1].reg.value)) < 0 && window_has_start) {
+			/* A copy of a pointer passed in. */
+			ret = RELOC_TABLE_NONE;
+			goto out;
+		} else {
+			/* Computed some other way (lea base+offset, an add from
+			 * memory...): it might be a table's entry. */
 			goto out;
 		}
 	} else {
@@ -525,22 +551,19 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets)
 	if (bound < 0 || bound >= 65536)
 		goto out;
 	size_t cnt = (size_t)bound + 1, esize = relative ? 4 : 8;
-	uint8_t e[512];
+	/* Read in place (no system call a sandboxed process might forbid),
+	 * once the caller says the whole table is mapped readable. */
+	if (!readable(ctx, table, cnt * esize))
+		goto out;
 	ret = RELOC_TABLE_BOUNDED;
 	for (size_t i = 0; i < cnt && ret == RELOC_TABLE_BOUNDED; i++) {
-		size_t in_buf = i % (sizeof(e) / esize);
-		if (!in_buf && read_entries(table + i * esize, e,
-					    (cnt - i < sizeof(e) / esize ? cnt - i : sizeof(e) / esize) * esize)) {
-			ret = RELOC_TABLE_UNBOUNDED;
-			break;
-		}
 		int32_t r;
 		uint64_t a;
 		if (relative) {
-			memcpy(&r, e + in_buf * 4, 4);
+			memcpy(&r, (const void *)(uintptr_t)(table + i * 4), 4);
 			a = base + (uint64_t)(int64_t)r;
 		} else {
-			memcpy(&a, e + in_buf * 8, 8);
+			memcpy(&a, (const void *)(uintptr_t)(table + i * 8), 8);
 		}
 		if (reloc_addrs_add(targets, a))
 			ret = -ENOMEM;

@@ -29,6 +29,10 @@ enum reloc_reason {
 
 const char *reloc_reason_name(enum reloc_reason r);
 
+/* Whether a call that ends the covered bytes may be moved (push of the
+ * original return address + jmp): not under CET shadow stacks. */
+void reloc_set_moved_calls(int on);
+
 #define RELOC_MAX_INSNS 8
 #define RELOC_DETOUR_SIZE 64 /* bytes of detour per site */
 /* The detour's first bytes: push %r11; call stub; pop %r11 (the stub
@@ -78,7 +82,8 @@ int reloc_scan(uint64_t lo, uint64_t hi, struct reloc_addrs *targets, struct rel
  *     movslq (table, index, 4) added to lea label(%rip), or 8-byte
  *     entries read by mov or by the jmp itself, with the index bounded
  *     by a cmp $N before: RELOC_TABLE_BOUNDED, its N + 1 targets added
- *     to *targets (entries read from memory, as the jmp will);
+ *     to *targets (entries read from memory, as the jmp will, once
+ *     readable(ctx, addr, len) says the table lies in mapped memory);
  *   - a table whose base or bound is not found so: RELOC_TABLE_UNBOUNDED;
  *   - a register loaded from a structure or passed in, not a table:
  *     RELOC_TABLE_NONE (a jump through a pointer: a tail call when the
@@ -91,7 +96,8 @@ enum reloc_table {
 	RELOC_TABLE_BOUNDED,
 	RELOC_TABLE_UNBOUNDED,
 };
-int reloc_jump_table(uint64_t func, uint64_t jmp, struct reloc_addrs *targets);
+int reloc_jump_table(uint64_t func, uint64_t jmp, int (*readable)(const void *ctx, uint64_t addr, size_t len),
+		     const void *ctx, struct reloc_addrs *targets);
 
 /* Write the detour for plan at detour (RELOC_DETOUR_SIZE bytes, written
  * into out, which will be placed there):
