@@ -4,6 +4,8 @@
  *                             bench_count_target (in LIB, built without
  *                             patchable entries) with a counting entry
  *                             handler, minus the untraced call; and
+ *                             nop5_count_handler_ns_same_object (the same
+ *                             body with a compiled NOP5 entry, same object);
  *                             relocated_extra_floor_ns, what a detour and
  *                             the full trampoline's saves cost by themselves
  *   bench_reloc LIB attach    relocated_discover_10k_ms (dlopen of LIB's
@@ -82,6 +84,19 @@ int main(int argc, char **argv)
 		double traced = loop_ns(fn, n);
 		printf("relocated_untraced_call_ns %.3f\nrelocated_count_handler_ns %.3f\n", plain, traced - plain);
 		needle_link_destroy(link);
+		/* The compiled NOP5 site of the same body in the same object. */
+		long (*nop5)(long) = (long (*)(long))dlsym(lib, "bench_count_nop5");
+		struct needle_site_info info = { .sz = sizeof(info) };
+		int id = nop5 ? needle_site_find("bench_count_nop5") : -1;
+		if (id >= 0 && !needle_site_info((uint32_t)id, &info) && info.form != NEEDLE_FORM_RELOCATED) {
+			double nplain = loop_ns(nop5, n);
+			addr = (uint64_t)(uintptr_t)nop5;
+			if (needle_attach(&o, &link) == 1) {
+				double ntraced = loop_ns(nop5, n);
+				printf("nop5_count_handler_ns_same_object %.3f\n", ntraced - nplain);
+				needle_link_destroy(link);
+			}
+		}
 		/* The floor of the difference with a NOP5 site (bench_reloc_lib.c),
 		 * measured untraced, after the detach. */
 		long (*floor_plain)(long) = (long (*)(long))dlsym(lib, "bench_floor_plain");

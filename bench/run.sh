@@ -52,7 +52,7 @@ now_ns() { date +%s%N; }
 
 note "bench: function_graph recording, $calls calls, needle and uftrace"
 plain=$(min_ns_per_call 3 "$loop" $calls)
-traced=$(min_ns_per_call 3 "$NEEDLE" record -o "$dir/loop.data" -- "$loop" $calls)
+traced=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "untraced_loop_ns_per_call %.3f\ngraph_record_ns_per_call %.3f\n", p, t - p }' >>"$raw"
 awk -v b="$(stat -c %s "$dir/loop.data")" -v n=$calls 'BEGIN { printf "bytes_per_call %.3f\n", b / n }' >>"$raw"
 if command -v uftrace >/dev/null 2>&1; then
@@ -87,15 +87,23 @@ if "$dir/../../tests/real/build_real_programs.sh" "$dir/.." >"$dir/third_party.l
 		done
 		echo "$b"
 	}
-	zplain=$(best 5 "$zd" $rounds)
-	zneedle=$(best 5 "$NEEDLE" record -o "$dir/zlib.data" -- "$zd" $rounds)
+	# Alternated, so that a slow spell of the machine hits both; the
+	# compiled entries only, the functions uftrace -P . traces too.
+	zplain="" zneedle=""
+	for _ in 1 2 3 4 5; do
+		zplain=$(awk -v a="${zplain:-1e18}" -v v="$(best 1 "$zd" $rounds)" 'BEGIN {print (v != "" && v < a) ? v : a}')
+		zneedle=$(awk -v a="${zneedle:-1e18}" -v v="$(best 1 "$NEEDLE" record --sites=compiled -o "$dir/zlib.data" -- "$zd" $rounds)" \
+			'BEGIN {print (v != "" && v < a) ? v : a}')
+	done
 	zcalls=$("$NEEDLE" report --csv -i "$dir/zlib.data" | awk -F, 'NR > 1 {n += $2} END {print n}')
-	awk -v p="$zplain" -v t="$zneedle" -v c="$zcalls" 'BEGIN { printf "zlib_calls %d\ngraph_record_ns_per_call_zlib %.3f\n", c, (t - p) / c }' >>"$raw"
+	# A traced floor below the untraced one is the machine's noise, not a
+	# figure: left out (the table says so).
+	awk -v p="$zplain" -v t="$zneedle" -v c="$zcalls" 'BEGIN { printf "zlib_calls %d\n", c; if (t >= p) printf "graph_record_ns_per_call_zlib %.3f\n", (t - p) / c }' >>"$raw"
 	awk -v b="$(stat -c %s "$dir/zlib.data")" -v c="$zcalls" 'BEGIN { printf "bytes_per_call_zlib %.3f\n", b / c }' >>"$raw"
 	if command -v uftrace >/dev/null 2>&1; then
 		rm -rf "$dir/uftrace-zlib.data"
 		zuft=$(best 5 uftrace record -P . -d "$dir/uftrace-zlib.data" "$zd" $rounds)
-		awk -v p="$zplain" -v t="$zuft" -v c="$zcalls" 'BEGIN { printf "uftrace_record_ns_per_call_zlib %.3f\n", (t - p) / c }' >>"$raw"
+		awk -v p="$zplain" -v t="$zuft" -v c="$zcalls" 'BEGIN { if (t >= p) printf "uftrace_record_ns_per_call_zlib %.3f\n", (t - p) / c }' >>"$raw"
 	fi
 else
 	note "bench: could not build zlib from source (see $dir/third_party.log); zlib figures left out"
@@ -214,8 +222,10 @@ best_key() { # best_key KEY N CMD...: the smallest value of KEY printed over N r
 }
 rc=$(best_key relocated_count_handler_ns 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000)
 [ -n "$rc" ] && echo "relocated_count_handler_ns $rc" >>"$raw"
-v=$(best_key relocated_extra_floor_ns 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000)
-[ -n "$v" ] && echo "relocated_extra_floor_ns $v" >>"$raw"
+for k in relocated_extra_floor_ns nop5_count_handler_ns_same_object; do
+	v=$(best_key $k 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000)
+	[ -n "$v" ] && echo "$k $v" >>"$raw"
+done
 for k in relocated_attach_10k_ms relocated_attach_10k_ms_with_decoding relocated_discover_10k_ms; do
 	v=$(best_key $k 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_funcs.so" attach)
 	[ -n "$v" ] && echo "$k $v" >>"$raw"
@@ -260,7 +270,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
 	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs)"
 	printf '%-34s %10s  %s\n' "relocated_count_handler_ns" "$(val relocated_count_handler_ns)" \
-		"same body relocated (full-register trampolines); goal within 1 ns of count_handler_ns; floor of the difference: $(val relocated_extra_floor_ns)"
+		"same body relocated; goal within 1 ns of a NOP5 site: $(val nop5_count_handler_ns_same_object) in the same object; floor of the difference (detour jumps, r11, xmm8-15): $(val relocated_extra_floor_ns)"
 	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \
 		"one batch; with discovery and decoding $(val relocated_attach_10k_ms_with_decoding) (goal < 50)"
 	printf '%-34s %10s  %s\n' "relocated_coverage_pct_libc" "$(val relocated_coverage_pct_libc)" "goal >= 95; python3: $(val relocated_coverage_pct_python3)"
@@ -288,7 +298,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "bytes_per_call" "$(val bytes_per_call)" \
 		"goal <= 8; uftrace writes $(ratio "$(val bytes_per_call)" "$(val uftrace_bytes_per_call)") as much"
 	printf '%-34s %10s  %s\n' "uftrace_bytes_per_call" "$(val uftrace_bytes_per_call)" ""
-	printf '%-34s %10s  %s\n' "graph_record_ns_per_call_zlib" "$(val graph_record_ns_per_call_zlib)" \
+	printf '%-34s %10s  %s\n' "graph_record_ns_per_call_zlib" "$(val graph_record_ns_per_call_zlib || true)" \
 		"$(val zlib_calls) calls; uftrace is $(ratio "$(val graph_record_ns_per_call_zlib)" "$(val uftrace_record_ns_per_call_zlib)") needle"
 	printf '%-34s %10s  %s\n' "uftrace_record_ns_per_call_zlib" "$(val uftrace_record_ns_per_call_zlib)" ""
 	printf '%-34s %10s  %s\n' "bytes_per_call_zlib" "$(val bytes_per_call_zlib)" ""
