@@ -19,6 +19,15 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/cli/threads
 
+# The same loop built for LLVM XRay (clang's entry and exit sleds, every
+# function instrumented), traced by XRay's flight data recorder and by
+# needle on the same binary.
+$(BENCH_BUILD)/bench_loop_xray: bench/bench_loop.c
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -O2 -fxray-instrument -fxray-instruction-threshold=1 $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_loop_xray
+
 $(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread

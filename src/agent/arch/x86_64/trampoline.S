@@ -233,9 +233,15 @@ needle_return_trampoline_full:
 	RESTORE_XMM_HIGH
 	movq	CTX_SIZE + 128(%rsp), %r11
 	leave
-	/* [rsp] = the real return address: a ret, which the return stack
-	 * buffer mispredicts once; r11 must come back, so no jmp *%r11. */
-	ret
+	/* [rsp] = the real return address.  r11 must come back, so no jmp
+	 * *%r11; and not a ret either: the traced function's ret already
+	 * took this call's entry off the return stack buffer, so a second
+	 * ret would take its caller's, and every return above would be
+	 * mispredicted.  The slot is popped first, then jumped through: it
+	 * lies in the red zone, which signal delivery never writes (and no
+	 * code keeps data there across a call, whose return address it is). */
+	leaq	8(%rsp), %rsp
+	jmp	*-8(%rsp)
 	.cfi_endproc
 	.size	needle_return_trampoline_full, .-needle_return_trampoline_full
 
