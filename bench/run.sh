@@ -70,13 +70,13 @@ if [ -x "$xloop" ]; then
 	# FDR mode keeps its per-thread buffers in memory (a flight recorder:
 	# nothing is written while the program runs, nor at its exit here).
 	xfdr=$(min_ns_per_call 3 env XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr verbosity=0" "$xloop" $calls)
-	# needle records the same binary: XRay's entry sled (a 2-byte jmp over
-	# nops) is a function no compiler prepared for needle, so relocated.
-	xneedle=$(min_ns_per_call 3 env XRAY_OPTIONS="patch_premain=false" "$NEEDLE" record --sites=all -F bench_small \
+	# needle records the same binary through XRay's entry sleds (its
+	# NEEDLE_FORM_XRAY sites; exits by the return hook).
+	xneedle=$(min_ns_per_call 3 env XRAY_OPTIONS="patch_premain=false" "$NEEDLE" record --sites=compiled -F bench_small \
 		-o "$dir/xray_loop.data" -- "$xloop" $calls)
 	awk -v p="$xplain" -v f="$xfdr" -v n="$xneedle" 'BEGIN {
 		if (p != "" && f != "") printf "xray_fdr_record_ns_per_call %.3f\n", f - p
-		if (p != "" && n != "") printf "needle_on_xray_binary_record_ns_per_call %.3f\n", n - p }' >>"$raw"
+		if (p != "" && n != "") printf "xray_site_record_ns_per_call %.3f\n", n - p }' >>"$raw"
 	rm -f "$dir/xray_loop.data"
 fi
 
@@ -315,8 +315,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "uftrace_record_ns_per_call" "$(val uftrace_record_ns_per_call)" "same binary (uftrace -P .)"
 	printf '%-34s %10s  %s\n' "xray_fdr_record_ns_per_call" "$(val xray_fdr_record_ns_per_call)" \
 		"the loop built with clang -fxray-instrument, XRay FDR mode: $(ratio "$(val graph_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") needle"
-	printf '%-34s %10s  %s\n' "needle_on_xray_binary_record_ns_per_call" "$(val needle_on_xray_binary_record_ns_per_call)" \
-		"needle on that same XRay binary (its sleds relocated)"
+	printf '%-34s %10s  %s\n' "xray_site_record_ns_per_call" "$(val xray_site_record_ns_per_call)" \
+		"needle on that same XRay binary, through its entry sleds; XRay FDR adds $(ratio "$(val xray_site_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") as much"
 	printf '%-34s %10s  %s\n' "bytes_per_call" "$(val bytes_per_call)" \
 		"goal <= 8; uftrace writes $(ratio "$(val bytes_per_call)" "$(val uftrace_bytes_per_call)") as much"
 	printf '%-34s %10s  %s\n' "uftrace_bytes_per_call" "$(val uftrace_bytes_per_call)" ""

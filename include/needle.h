@@ -320,6 +320,8 @@ enum needle_site_form {
 	NEEDLE_FORM_FENTRY_CALL = 3, /* call __fentry__ (-pg -mfentry), turned into NOP5 */
 	NEEDLE_FORM_RELOCATED = 4,   /* no compiler help: the first instructions moved to a
 				      * detour, the entry switched to a jmp to it */
+	NEEDLE_FORM_XRAY = 5,        /* an LLVM XRay entry sled (clang -fxray-instrument):
+				      * jmp over nops, switched like a NOP5 */
 };
 
 struct needle_site_info {

@@ -111,6 +111,12 @@ $(TEST_BUILD)/cli/unwind_cpp: tests/unwind/unwind_cpp.cpp
 
 TESTS += $(TEST_BUILD)/cli/unwind_c_O0 $(TEST_BUILD)/cli/unwind_c_O2 $(TEST_BUILD)/cli/unwind_cpp
 
+# LLVM XRay's entry sleds as sites (tests/cli/test_xray.sh): clang's
+# -fxray-instrument and no needle flag.
+$(TEST_BUILD)/cli/xray_prog: tests/xray/xray_prog.c
+	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/xray_prog
+
 
 $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)

@@ -3,7 +3,11 @@
  * call __fentry__ -> NOP5 replaces one instruction by one: the int3
  * protocol suffices.  Five 1-byte NOPs -> NOP5 does not: a thread may be
  * between two of them, so the rewrite runs with every other thread
- * stopped and moved out of the sites (patch_rewrite_stopped).
+ * stopped and moved out of the sites (patch_rewrite_stopped).  An XRay
+ * entry sled keeps its "jmp .+11"; the 9 bytes it jumps over, which no
+ * thread runs, become a 3-byte and a 6-byte NOP with plain stores (the
+ * enabling batch's core syncs publish them before any thread can return
+ * onto the 6-byte NOP).
  *
  * Invariant: when this returns, every site of the discovery is either in
  * the form its `off_bytes` say (NOP5, ready to switch) or marked unusable,
@@ -15,6 +19,7 @@
 #include "agent/arch/x86_64/insn.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/patch/prepare.h"
+#include "agent/patch/text_window.h"
 #include "agent/sites/site_discover.h"
 #include "agent/sites/site_table.h"
 
@@ -31,6 +36,31 @@ static struct patch_op *nop5_ops(struct site **sites, size_t n)
 	return ops;
 }
 
+static int xray_normalize(struct site **sites, size_t n)
+{
+	struct text_window w;
+	uint64_t *addrs = malloc((n ? n : 1) * sizeof(*addrs));
+	int err;
+
+	if (!addrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = sites[i]->func.site_addr; /* ascending: discovery's order */
+	if (!(err = text_window_open(&w, addrs, n, INSN_XRAY_SLED_LEN))) {
+		for (size_t i = 0; i < n; i++) {
+			/* Byte stores: memcpy may itself be a site. */
+			volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)sites[i]->func.site_addr;
+			for (int k = 2; k < INSN_SITE_LEN; k++)
+				p[k] = insn_xray_off[k];
+			for (int k = 0; k < 6; k++)
+				p[INSN_SITE_LEN + k] = insn_nop6[k];
+		}
+		err = text_window_close(&w);
+	}
+	free(addrs);
+	return err;
+}
+
 int patch_prepare(struct discovery *d)
 {
 	struct patch_op *fentry = nop5_ops(d->fentry, d->fentry_cnt), *nops = nop5_ops(d->nops, d->nops_cnt);
@@ -42,9 +72,12 @@ int patch_prepare(struct discovery *d)
 		err = patch_batch_apply(fentry, d->fentry_cnt);
 	if (!err && d->nops_cnt)
 		err = patch_rewrite_stopped(nops, d->nops_cnt);
+	if (!err && d->xray_cnt)
+		err = xray_normalize(d->xray, d->xray_cnt);
 	if (err)
 		for (size_t j = 0; j < d->site_cnt; j++)
-			d->sites[j]->unusable = d->sites[j]->form != NEEDLE_FORM_NOP5;
+			d->sites[j]->unusable = d->sites[j]->form != NEEDLE_FORM_NOP5 &&
+						d->sites[j]->form != NEEDLE_FORM_RELOCATED;
 	free(fentry);
 	free(nops);
 	return err;

@@ -1,8 +1,9 @@
 /* site_discover.c - finds the patchable entries of one object.
  *
- * Compiled sites.  Candidates come from three places: the __patchable_function_entries
+ * Compiled sites.  Candidates come from four places: the __patchable_function_entries
  * section (-fpatchable-function-entry, gcc and clang), the __mcount_loc
- * section (-mrecord-mcount), and, in objects built with -pg, the start of
+ * section (-mrecord-mcount), LLVM XRay's xray_instr_map (its entry sleds,
+ * clang -fxray-instrument), and, in objects built with -pg, the start of
  * every function symbol (past an endbr64).  Each candidate is kept only if
  * its bytes are a form needle knows: a 5-byte NOP, gcc's five 1-byte NOPs
  * (only when the section lists it), or a call to __fentry__ (direct, via
@@ -61,7 +62,7 @@ struct found {
 
 struct candidate {
 	uint64_t addr;
-	int listed; /* named by a section (1) or guessed from a symbol (0) */
+	int listed; /* named by a section (1), an XRay entry sled (2), or guessed from a symbol (0) */
 };
 
 struct candidates {
@@ -115,6 +116,28 @@ static int add_section_entries(struct candidates *c, const struct module *m, uin
 	return 0;
 }
 
+/* xray_instr_map: 32-byte records {address, function, kind, always,
+ * version, padding}; from version 2 on, the two addresses are relative to
+ * the record's own fields (no relocation), before it, absolute (relocated
+ * by the loader, so read from memory).  Kinds 0 (entry) and 3 (entry that
+ * logs arguments) are entry sleds; exits and tail calls are left to the
+ * return hook. */
+static int add_xray_entries(struct candidates *c, const struct module *m, uint64_t addr, uint64_t size)
+{
+	for (uint64_t off = 0; off + 32 <= size; off += 32) {
+		const uint8_t *r = (const uint8_t *)(uintptr_t)(addr + off);
+		int64_t where;
+		memcpy(&where, r, 8);
+		uint64_t sled = r[18] >= 2 ? addr + off + (uint64_t)where : (uint64_t)where;
+		if ((r[16] == 0 || r[16] == 3) && in_exec(m, sled, INSN_XRAY_SLED_LEN)) {
+			int err = cand_add(c, sled, 2);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
 static int is_fentry_slot(const struct elf_image *img, uint64_t slot)
 {
 	for (size_t i = 0; i < img->fentry_slot_cnt; i++)
@@ -156,6 +179,8 @@ static int classify(const struct module *m, const struct elf_image *img, uint64_
 {
 	const uint8_t *p = (const uint8_t *)*addr;
 
+	if (listed == 2)
+		return in_exec(m, *addr, INSN_XRAY_SLED_LEN) && insn_is_xray_sled(p) ? (*load_len = 5, NEEDLE_FORM_XRAY) : 0;
 	if (!listed && insn_is_endbr64(p)) {
 		*addr += 4;
 		p += 4;
@@ -192,6 +217,8 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 		err = add_section_entries(c, m, img->patchable_entries[i].addr, img->patchable_entries[i].size);
 	if (!err && img->mcount_loc.size)
 		err = add_section_entries(c, m, img->mcount_loc.addr, img->mcount_loc.size);
+	if (!err && img->xray_map.size)
+		err = add_xray_entries(c, m, img->xray_map.addr, img->xray_map.size);
 	if (!err && (img->linked_with_pg || img->fentry_slot_cnt))
 		for (size_t i = 0; i < img->func_cnt && !err; i++)
 			if (in_exec(m, img->funcs[i].addr, 9))
@@ -250,6 +277,8 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	proto.load_len = load_len;
 	if (form == NEEDLE_FORM_NOP5 || form == NEEDLE_FORM_RELOCATED)
 		memcpy(proto.off_bytes, (const void *)addr, 5);
+	else if (form == NEEDLE_FORM_XRAY)
+		memcpy(proto.off_bytes, insn_xray_off, 5);
 	else
 		memcpy(proto.off_bytes, insn_nop5, 5);
 	if (!(s = site_table_add(&proto)))
@@ -258,6 +287,8 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	if (form == NEEDLE_FORM_FENTRY_CALL && !list_add(&d->fentry, &d->fentry_cnt, s))
 		return -ENOMEM;
 	if (form == NEEDLE_FORM_GCC_NOPS && !list_add(&d->nops, &d->nops_cnt, s))
+		return -ENOMEM;
+	if (form == NEEDLE_FORM_XRAY && !list_add(&d->xray, &d->xray_cnt, s))
 		return -ENOMEM;
 	return 0;
 }
@@ -660,5 +691,6 @@ void discovery_free(struct discovery *d)
 	free(d->sites);
 	free(d->fentry);
 	free(d->nops);
+	free(d->xray);
 	memset(d, 0, sizeof(*d));
 }

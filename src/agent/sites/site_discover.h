@@ -18,6 +18,8 @@ struct discovery {
 	size_t fentry_cnt;
 	struct site **nops;         /* gcc's five NOPs -> NOP5: threads stopped */
 	size_t nops_cnt;
+	struct site **xray;         /* XRay entry sleds: their never-run nops rewritten */
+	size_t xray_cnt;
 };
 
 /* Which sites discovery makes: those compilers prepared, those it can

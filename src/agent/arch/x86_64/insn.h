@@ -22,6 +22,23 @@ static inline int insn_is_nop5(const uint8_t *p)
 	return p[0] == 0x0f && p[1] == 0x1f && p[2] == 0x44 && p[3] == 0x00;
 }
 
+/* LLVM XRay's entry sled, 11 bytes: "jmp .+11" over a 9-byte nopw whose
+ * displacement carries the sled version.  needle rewrites the 9 bytes
+ * (never executed while the jmp is there) into a 3-byte and a 6-byte NOP,
+ * so that the first 5 bytes switch like a NOP5 site: off, "jmp .+11;
+ * nopl (%rax)"; on, "call stub", returning onto the 6-byte NOP. */
+#define INSN_XRAY_SLED_LEN 11
+static const uint8_t __attribute__((unused)) insn_xray_off[INSN_SITE_LEN] = { 0xeb, 0x09, 0x0f, 0x1f, 0x00 };
+static const uint8_t __attribute__((unused)) insn_nop6[6] = { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+static inline int insn_is_xray_sled(const uint8_t *p)
+{
+	/* As clang emits it, or as needle left it. */
+	return p[0] == 0xeb && p[1] == 0x09 &&
+	       ((p[2] == 0x66 && p[3] == 0x0f && p[4] == 0x1f && p[5] == 0x84 && p[6] == 0x00) ||
+		(!memcmp(p, insn_xray_off, INSN_SITE_LEN) && !memcmp(p + 5, insn_nop6, 6)));
+}
+
 static inline int insn_is_gcc_nops(const uint8_t *p)
 {
 	return p[0] == INSN_NOP1 && p[1] == INSN_NOP1 && p[2] == INSN_NOP1 &&
