@@ -108,7 +108,11 @@ void agent_adopt_process(void)
  * it starts after it, not inside it. */
 static void recorder_start_preloaded(void)
 {
+	/* The recorder's own calls (the meta file, its locks) once the sites
+	 * are on are the agent's, not the program's. */
+	needle_agent_busy++;
 	int err = recorder_start_from_env();
+	needle_agent_busy--;
 
 	/* The request itself cannot be met (no patchable entry, filters that
 	 * match nothing): end the program before main rather than let it run

@@ -52,10 +52,15 @@ static void on_sigchld(int sig)
 	record_sigchld++;
 }
 
-/* SIGTERM, SIGHUP (and SIGINT once the program is gone): the program gets
- * them while it runs; afterwards they stop the recording of what it left. */
-static void on_signal(int sig)
+/* SIGTERM, SIGHUP, and SIGINT or SIGQUIT sent by a process (kill, not the
+ * terminal, whose Ctrl-C reaches the program's process group anyway): the
+ * program gets them while it runs; afterwards they stop the recording of
+ * what it left. */
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	(void)uc;
+	if ((sig == SIGINT || sig == SIGQUIT) && si->si_code == SI_KERNEL && !program_done)
+		return; /* from the terminal: the program had it too */
 	if (!program_done && child_pid > 0)
 		kill(child_pid, sig);
 	else
@@ -411,7 +416,8 @@ static void follow_descendants(struct recording *r)
 	if (fstat(r->buf_fd, &st) || !(n = record_descendants(st.st_ino, pids, 8)))
 		return;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGINT, &sa, NULL);
 	format_pids(list, sizeof(list), pids, n, n < 8 ? n : 8);
 	cli_error("%s exited; recording the processes it left running %s until they exit (Ctrl-C stops)",
@@ -499,6 +505,7 @@ int cmd_record(int argc, char **argv)
 	}
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
+	record_note_inherited_signals();
 	signal(SIGXFSZ, SIG_IGN);
 	if (record_out_open(&r.out, o.output, o.force))
 		return 1;
@@ -518,11 +525,15 @@ int cmd_record(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigchld;
 	sigaction(SIGCHLD, &sa, NULL); /* no SA_RESTART: it interrupts the futex wait */
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGINT, SIG_IGN); /* the terminal sends it to the program too */
-	signal(SIGQUIT, SIG_IGN);
+	/* A signal the caller ignored (nohup, a background job) stays
+	 * ignored, here and in the program. */
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	static const int forwarded[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		if (!record_signal_was_ignored(forwarded[i]))
+			sigaction(forwarded[i], &sa, NULL);
 	/* Orphans of the program become ours: they may still record. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 

@@ -103,6 +103,12 @@ int record_finish(struct recording *r);
 int record_attach(struct recording *r, const char *agent);
 
 /* record_spawn.c */
+/* The signals whose disposition needle record changes for itself; which of
+ * them the caller had ignored (bit per signal number), noted before any is
+ * changed, so that the program gets them as the caller left them. */
+#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD }
+void record_note_inherited_signals(void);
+int record_signal_was_ignored(int sig);
 int record_find_agent(char *out, size_t len);
 int record_find_program(const char *prog, char *out, size_t len);
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,

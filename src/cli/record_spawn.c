@@ -9,8 +9,10 @@
  *    numbers a program takes for granted as free (it may write to fd 3);
  *    the agent closes them once read.  Everything else needle record opens,
  *    the trace file first, is close-on-exec.
- *  - Signal dispositions needle record changed for itself (SIGINT and
- *    SIGQUIT ignored, SIGXFSZ ignored) are the caller's again in the child.
+ *  - Signal dispositions needle record changed for itself (SIGINT,
+ *    SIGQUIT and SIGXFSZ ignored or caught, SIGTERM, SIGHUP and SIGCHLD
+ *    caught) are the caller's again in the child: ignored if the caller
+ *    ignored them (nohup, a shell's background job), default otherwise.
  *  - NEEDLE_CTL carries the PID of the process needle record started, so
  *    that `needle ctl` can tell that process from a child it forked (both
  *    show the variable in /proc/PID/environ).
@@ -91,6 +93,23 @@ static int fd_high(int fd)
 	return h >= 0 ? h : fcntl(fd, F_DUPFD, 3);
 }
 
+static uint64_t inherited_ignored;
+
+void record_note_inherited_signals(void)
+{
+	static const int own[] = RECORD_OWN_SIGNALS;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		struct sigaction sa;
+		if (!sigaction(own[i], NULL, &sa) && sa.sa_handler == SIG_IGN)
+			inherited_ignored |= 1ull << own[i];
+	}
+}
+
+int record_signal_was_ignored(int sig)
+{
+	return (inherited_ignored >> sig) & 1;
+}
+
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
 		   int *exec_errno)
 {
@@ -109,9 +128,9 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		int hbuf = fd_high(buf_fd), hmeta = fd_high(meta_fd);
 
 		close(pipefd[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
+		static const int own[] = RECORD_OWN_SIGNALS;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			signal(own[i], record_signal_was_ignored(own[i]) ? SIG_IGN : SIG_DFL);
 		if (hbuf < 0 || hmeta < 0 || !preload) {
 			int e = errno ? errno : ENOMEM;
 			if (write(pipefd[1], &e, sizeof(e)) < 0)

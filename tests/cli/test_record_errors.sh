@@ -68,3 +68,23 @@ check_eq "record --help: exit 0" "$?" 0
 check "record --help: 'N% of the buffer'" grep -q "N% of the buffer" "$T/h1"
 check "record --help: documents -f" grep -q -- "-f, --force" "$T/h1"
 check_eq "no '%%' in any help text" "$( { "$NEEDLE" --help; "$NEEDLE" record --help; "$NEEDLE" ctl --help; } | grep -c '%%')" 0
+
+# Signals the caller ignored (nohup, a shell's background job) stay ignored
+# in the program, as without needle.
+plain=$(bash -c "trap '' INT HUP QUIT; grep SigIgn /proc/self/status")
+traced=$(bash -c "trap '' INT HUP QUIT; '$NEEDLE' record --sites=all -o '$T/ign.data' -- grep SigIgn /proc/self/status" 2>/dev/null)
+check_eq "ignored signals stay ignored in the program" "$traced" "$plain"
+# SIGINT sent to needle record by a process (not the terminal) reaches
+# the program, which dies of it as it would.  (set -m: without job control
+# a shell starts background jobs with SIGINT ignored, and that stays so.)
+got=$(NEEDLE="$NEEDLE" T="$T" bash -c 'set -m
+	"$NEEDLE" record --sites=all -o "$T/int.data" -- sleep 5 2>/dev/null &
+	np=$!
+	for _ in $(seq 1 200); do
+		c=$(pgrep -n -P "$np" sleep) && grep -q needle-buffer /proc/"$c"/maps 2>/dev/null && break
+		sleep 0.05
+	done
+	kill -INT "$np"
+	wait "$np"
+	echo $?')
+check_eq "kill -INT to needle record: the program dies of SIGINT (status 130)" "$got" 130
