@@ -669,7 +669,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, err, "cannot write the site table");
 	if (needle_site_count() <= 0)
 		return fail(meta_fd, -ENOEXEC,
-			    "the program has no patchable function entries: build it with "
+			    "the program has no patchable function entries: record it without "
+			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
