@@ -2,6 +2,8 @@
  *
  *   bench_patch attach        attach_1k_ms attach_10k_ms detach_10k_ms syncs_per_batch
  *   bench_patch loop N        untraced_ns: N calls of a small function
+ *   bench_patch hook N        entry_exit_hook_ns: the same with an exit handler
+ *                             too (the return hooked), recording nothing
  *   bench_patch count N       count_handler_ns: the same calls with a counting
  *                             entry handler attached, minus the untraced call
  *
@@ -76,11 +78,22 @@ static int count_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	return 0;
 }
 
+static long exits;
+static void count_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
+{
+	(void)ctx;
+	(void)cookie;
+	(void)data;
+	exits++;
+}
+
+static needle_exit_fn exit_handler; /* NULL, or count_exit for "hook" */
+
 static struct needle_link *attach_n(const uint64_t *addrs, size_t n)
 {
 	struct needle_link *link = NULL;
 	struct needle_attach_opts opts = {
-		.sz = sizeof(opts), .addrs = addrs, .addr_cnt = n, .entry = count_entry,
+		.sz = sizeof(opts), .addrs = addrs, .addr_cnt = n, .entry = count_entry, .exit = exit_handler,
 	};
 	if (needle_attach(&opts, &link) != (int)n) {
 		fprintf(stderr, "bench_patch: attach of %zu functions failed\n", n);
@@ -153,7 +166,12 @@ int main(int argc, char **argv)
 		printf("loop_ns %.3f\n", minimum(v, REPEAT));
 		return 0;
 	}
-	if (argc >= 2 && !strcmp(argv[1], "count")) {
+	if (argc >= 2 && (!strcmp(argv[1], "count") || !strcmp(argv[1], "hook"))) {
+		/* hook: an exit handler too, so the return is hooked: the
+		 * entry path, the shadow frame and the hijacked return, and no
+		 * recording (the ablation between count and function_graph). */
+		int hook = !strcmp(argv[1], "hook");
+		exit_handler = hook ? count_exit : NULL;
 		double base[REPEAT], traced[REPEAT];
 		uint64_t addr = (uint64_t)(uintptr_t)bench_count_target;
 		for (int r = 0; r < REPEAT; r++) {
@@ -164,10 +182,14 @@ int main(int argc, char **argv)
 		}
 		/* The floor of each: noise on a shared VM only ever adds time. */
 		double b = minimum(base, REPEAT), t = minimum(traced, REPEAT);
+		if (hook) {
+			printf("entry_exit_hook_ns %.3f\n", t - b);
+			return counter == (long)REPEAT * n && exits == counter ? 0 : 2;
+		}
 		printf("untraced_call_ns %.3f\n", b);
 		printf("count_handler_ns %.3f\n", t - b);
 		return counter == (long)REPEAT * n ? 0 : 2;
 	}
-	fprintf(stderr, "usage: bench_patch attach | loop [N] | count [N]\n");
+	fprintf(stderr, "usage: bench_patch attach | loop [N] | count [N] | hook [N]\n");
 	return 1;
 }

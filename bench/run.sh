@@ -13,6 +13,7 @@ note "bench: patch engine (attach/detach with a live thread)"
 "$dir/bench_patch" attach >>"$raw"
 note "bench: counting handler per call"
 "$dir/bench_patch" count 20000000 >>"$raw"
+"$dir/bench_patch" hook 20000000 >>"$raw"
 
 # The kernel's answer to the same question: a uprobe on the same function
 # of the same binary, counted by bpftrace.
@@ -287,6 +288,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "detach_ms_10k_sites" "$(val detach_ms_10k_sites)" "one batch + grace period, measured by needle"
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
 	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs)"
+	printf '%-22s %12s  %s\n' "entry_exit_hook_ns" "$(val entry_exit_hook_ns)" "the same with the return hooked too, nothing recorded"
 	printf '%-34s %10s  %s\n' "relocated_count_handler_ns" "$(val relocated_count_handler_ns)" \
 		"same body relocated; goal within 1 ns of a NOP5 site: $(val nop5_count_handler_ns_same_object) in the same object; floor of the difference (detour jumps, r11, xmm8-15): $(val relocated_extra_floor_ns)"
 	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \
