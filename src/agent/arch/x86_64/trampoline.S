@@ -78,6 +78,22 @@
 	movaps	CTX_SIZE + 112(%rsp), %xmm15
 .endm
 
+/* An entry trampoline's frame: rbp-based (the unwinder follows it), the
+ * ctx (and `extra` bytes above it) 16-byte aligned below, the site from
+ * r11 as ctx->func, is_exit 0. */
+.macro ENTRY_FRAME extra
+	endbr64
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$CTX_SIZE + \extra, %rsp
+	andq	$-16, %rsp
+	movq	%r11, CTX_FUNC(%rsp)
+	movl	$0, CTX_IS_EXIT(%rsp)
+.endm
+
 	.text
 
 	.globl	needle_entry_trampoline
@@ -88,16 +104,7 @@ needle_entry_trampoline:
 	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
 	 * r11 = struct site * (loaded by the site's stub). */
 	.cfi_startproc
-	endbr64
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$CTX_SIZE, %rsp
-	andq	$-16, %rsp
-	movq	%r11, CTX_FUNC(%rsp)
-	movl	$0, CTX_IS_EXIT(%rsp)
+	ENTRY_FRAME 0
 	SAVE_ARGS
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
@@ -121,16 +128,7 @@ needle_entry_trampoline:
 	.p2align 4
 needle_entry_trampoline_full:
 	.cfi_startproc
-	endbr64
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$CTX_SIZE + 128, %rsp
-	andq	$-16, %rsp
-	movq	%r11, CTX_FUNC(%rsp)
-	movl	$0, CTX_IS_EXIT(%rsp)
+	ENTRY_FRAME 128
 	SAVE_ARGS
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
