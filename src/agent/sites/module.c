@@ -62,12 +62,12 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	obj.bias = info->dlpi_addr;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD) {
-			uint64_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-			obj.image_lo = obj.image_lo && obj.image_lo < lo ? obj.image_lo : lo;
-			obj.image_hi = obj.image_hi > hi ? obj.image_hi : hi;
-			if ((ph->p_flags & PF_R) && obj.readable_cnt < MODULE_MAX_LOAD)
-				obj.readable[obj.readable_cnt++] = (struct module_span){ lo, hi, PROT_READ };
+		if (ph->p_type == PT_LOAD && obj.load_cnt < MODULE_MAX_LOAD) {
+			uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+			obj.load[obj.load_cnt++] = (struct module_span){
+				lo, lo + ph->p_memsz,
+				(ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+					(ph->p_flags & PF_X ? PROT_EXEC : 0) };
 		}
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || obj.exec_cnt == MODULE_MAX_EXEC)
 			continue;

@@ -22,9 +22,8 @@ struct module {
 	uint64_t bias;
 	struct module_span exec[MODULE_MAX_EXEC]; /* executable PT_LOAD segments */
 	int exec_cnt;
-	uint64_t image_lo, image_hi; /* every PT_LOAD segment: what rip-relative operands of its code reach */
-	struct module_span readable[MODULE_MAX_LOAD]; /* its PT_LOAD segments mapped readable */
-	int readable_cnt;
+	struct module_span load[MODULE_MAX_LOAD]; /* every PT_LOAD segment (data that code reaches, tables) */
+	int load_cnt;
 	char *strings;        /* symbol names of this module's sites */
 	uint32_t first_site, site_cnt;
 	struct stub_span stubs;

@@ -24,9 +24,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "agent/base/interpose.h"
 #include "agent/sites/elf_image.h"
@@ -398,6 +400,23 @@ static int list_functions(struct module *m, struct elf_image *img, struct fn **o
 	return 0;
 }
 
+/* Index of the first of n records (size bytes each, sorted by the
+ * uint64_t at offset field) whose field is >= key; n if none. */
+static size_t first_at_or_after(const void *v, size_t n, size_t size, size_t field, uint64_t key)
+{
+	size_t a = 0, b = n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		uint64_t at;
+		memcpy(&at, (const char *)v + mid * size + field, sizeof(at));
+		if (at < key)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
 /* An IFUNC symbol names the implementation its resolver selected in this
  * process (memcpy: __memmove_avx_unaligned_erms): that function is the
  * one that runs, so it takes the name users know. */
@@ -407,14 +426,7 @@ static void name_ifunc_targets(const struct elf_image *img, struct fn *v, size_t
 		if (!img->funcs[i].ifunc)
 			continue;
 		uint64_t impl = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, img->funcs[i].name);
-		size_t a = 0, b = n;
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			if (v[mid].lo < impl)
-				a = mid + 1;
-			else
-				b = mid;
-		}
+		size_t a = first_at_or_after(v, n, sizeof(*v), offsetof(struct fn, lo), impl);
 		if (a < n && v[a].lo == impl)
 			v[a].name = img->funcs[i].name;
 	}
@@ -432,14 +444,7 @@ static int in_plt(const struct elf_image *img, uint64_t a)
 /* found[0..n) is sorted by address. */
 static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
 {
-	size_t a = 0, b = n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (found[mid].addr < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	size_t a = first_at_or_after(found, n, sizeof(*found), offsetof(struct found, addr), lo);
 	return a < n && (found[a].addr == lo || found[a].addr == lo + 4);
 }
 
@@ -451,8 +456,9 @@ static int has_compiled_site(const struct found *found, size_t n, uint64_t lo)
 static int module_readable(const void *ctx, uint64_t addr, size_t len)
 {
 	const struct module *m = ctx;
-	for (int i = 0; i < m->readable_cnt; i++)
-		if (addr >= m->readable[i].lo && addr + len <= m->readable[i].hi && addr + len >= addr)
+	for (int i = 0; i < m->load_cnt; i++)
+		if ((m->load[i].prot & PROT_READ) && addr >= m->load[i].lo && addr + len <= m->load[i].hi &&
+		    addr + len >= addr)
 			return 1;
 	return 0;
 }
@@ -575,8 +581,11 @@ static void build_detours(struct module *m, struct discovery *d)
 		n += d->sites[i]->form == NEEDLE_FORM_RELOCATED;
 	if (!n)
 		return;
-	uint64_t lo = m->image_lo < m->exec[0].lo ? m->image_lo : m->exec[0].lo;
-	uint64_t hi = m->image_hi > m->exec[m->exec_cnt - 1].hi ? m->image_hi : m->exec[m->exec_cnt - 1].hi;
+	uint64_t lo = m->exec[0].lo, hi = m->exec[m->exec_cnt - 1].hi;
+	for (int i = 0; i < m->load_cnt; i++) {
+		lo = m->load[i].lo < lo ? m->load[i].lo : lo;
+		hi = m->load[i].hi > hi ? m->load[i].hi : hi;
+	}
 	int err = stub_area_code(n * RELOC_DETOUR_SIZE, lo, hi, &m->detours);
 	size_t k = 0;
 	for (size_t i = 0; i < d->site_cnt; i++) {
