@@ -25,22 +25,37 @@
 #include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
 
+static int shadow_stack_enabled;
+
 /* Push the header over the entries (bytes of them, n) already written at
- * the top, and hijack. */
+ * the top, and hijack the return, unless the function's exit sites are
+ * live: then they pop the frame, and the return stays the program's.
+ * Relaxed: exits_live is set only after the batch that made every exit
+ * site a CALL has completed its core syncs (link.c), so a thread that
+ * sees it set runs those CALLs; one that sees it clear hijacks, which is
+ * always right. */
 static inline void frame_push(struct thread_state *ts, struct site *site, uint32_t n, uint32_t bytes,
 			      uint64_t *ret_slot)
 {
 	struct frame_header *h = (struct frame_header *)(ts->shadow + ts->shadow_top + bytes);
+	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
 
+	/* Under CET shadow stacks only exit sites can end a call (link.c
+	 * attaches exit handlers only to functions that have them); a call
+	 * entered before they went live keeps no frame. */
+	if (__builtin_expect(!at_exit_site && shadow_stack_enabled, 0))
+		return;
 	h->return_addr = *ret_slot;
 	h->site = site;
 	h->sp = (uint64_t)(ret_slot + 1);
 	h->entry_cnt = n;
 	h->frame_bytes = bytes;
+	h->at_exit_site = (uint32_t)at_exit_site;
 	ts->shadow_top += bytes + sizeof(*h);
 	if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 		ts->shadow_high = ts->shadow_top;
-	*ret_slot = return_trampoline_for(site);
+	if (!at_exit_site)
+		*ret_slot = return_trampoline_for(site);
 }
 
 /* c's thread data for a handler about to run.  A consumer that keeps
@@ -311,6 +326,52 @@ uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp)
 	return return_addr;
 }
 
+/* An exit site whose frame is not on top.  Frames deeper than sp were
+ * skipped by a longjmp (as at an entry, unless this runs on another
+ * stack): they are closed.  A frame put aside by a coroutine switch may
+ * come back.  NULL when the call has no frame: it was entered before
+ * the exit sites went live (and hijacked, so the frame on top at sp is
+ * not at_exit_site), or with no consumer wanting its exit. */
+static __attribute__((noinline)) struct frame_header *frame_for_exit_site_slow(struct thread_state *ts, uint64_t sp)
+{
+	if (ts->shadow_top) {
+		uint64_t top = frame_top(ts)->sp;
+		if (top < sp && frame_skipped(top, sp))
+			shadow_close_unwound(ts, sp - 1);
+		if (ts->shadow_top && frame_top(ts)->sp == sp)
+			return frame_top(ts);
+		if (ts->shadow_top && frame_top(ts)->sp < sp)
+			return NULL; /* on an alternate signal stack, above this call */
+	}
+	return context_recover(ts, sp) ? frame_top(ts) : NULL;
+}
+
+void needle_dispatch_exit_site(struct needle_ctx *ctx, uint64_t sp)
+{
+	struct thread_state *ts = needle_thread;
+	const struct site *x = (const struct site *)ctx->func;
+
+	/* As at the entry: the agent's own calls, a thread without state or
+	 * on a borrowed TLS, and a handler's calls have no frame here. */
+	if (__builtin_expect(needle_agent_busy != 0 || !thread_state_valid(ts), 0))
+		return;
+	if (__builtin_expect(!thread_state_owns_stack(ts, sp) || rcu_read_nested(ts), 0))
+		return;
+	rcu_read_lock_outer(ts);
+	struct frame_header *h = NULL;
+	if (__builtin_expect(ts->shadow_top && frame_top(ts)->sp == sp, 1))
+		h = frame_top(ts);
+	else
+		h = frame_for_exit_site_slow(ts, sp);
+	/* A hijacked frame at sp (entered before the exit sites went live)
+	 * is left to its hijacked return. */
+	if (h && h->at_exit_site && h->site == x->owner) {
+		frame_run_exits(ts, h, ctx);
+		frame_pop(ts, h);
+	}
+	rcu_read_unlock(ts, 0);
+}
+
 uint64_t needle_unwind_pop(uint64_t sp)
 {
 	struct thread_state *ts = needle_thread;
@@ -388,8 +449,6 @@ void dispatch_context_switch(struct thread_state *ts, const void *from, const vo
  * NEEDLE_ASSUME_SHSTK=1 makes needle behave as if they were on, for tests. */
 #define ARCH_SHSTK_STATUS 0x5005
 #define ARCH_SHSTK_SHSTK (1ull << 0)
-static int shadow_stack_enabled;
-
 int dispatch_returns_hookable(void)
 {
 	return !shadow_stack_enabled;
@@ -397,7 +456,8 @@ int dispatch_returns_hookable(void)
 
 void dispatch_init(void)
 {
-	stub_area_set_dispatch((uint64_t)(uintptr_t)needle_dispatch_entry);
+	stub_area_set_dispatch((uint64_t)(uintptr_t)needle_dispatch_entry,
+			       (uint64_t)(uintptr_t)needle_dispatch_exit_site);
 	unsigned long long features = 0;
 	const char *assume = getenv("NEEDLE_ASSUME_SHSTK");
 

@@ -13,6 +13,9 @@
  * returned, and needle_dispatch_exit returns where it really returns. */
 void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot);
 uint64_t needle_dispatch_exit(struct needle_ctx *ctx, uint64_t sp);
+/* Called by the exit trampoline: ctx->func is the exit site, sp the stack
+ * pointer the function's return (or sibling call's jmp) leaves. */
+void needle_dispatch_exit_site(struct needle_ctx *ctx, uint64_t sp);
 
 /* The forced-unwind path through a hijacked return (unwind.c). */
 uint64_t needle_unwind_pop(uint64_t sp);

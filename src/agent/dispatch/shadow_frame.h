@@ -1,6 +1,9 @@
 /* shadow_frame.h - the frames of a thread's shadow stack: one per traced
- * call whose return was hijacked, pushed at entry, popped at the return or
- * when an unwind (longjmp, exception, thread exit) skips the call.
+ * call whose exit is wanted, pushed at entry, popped at the return (the
+ * hijacked return, or the function's exit site) or when an unwind
+ * (longjmp, exception, thread exit) skips the call.  A frame popped by an
+ * exit site (at_exit_site) never touched the machine stack: its
+ * return_addr is a copy, and nothing restores or re-hijacks it.
  *
  *     [entry 0][call data 0][entry 1][call data 1]...[frame_header]   <- shadow_top
  * The header sits on top so that a pop finds the frame's size first.  An
@@ -31,8 +34,15 @@ struct frame_header {
 	uint64_t sp;          /* stack pointer just after that return; the
 			       * hijacked return address sits at sp - 8 */
 	uint32_t entry_cnt;
-	uint32_t frame_bytes; /* entries and their call data, below the header */
+	uint32_t frame_bytes : 31; /* entries and their call data, below the header */
+	uint32_t at_exit_site : 1; /* the return is not hijacked: an exit site pops it */
 };
+
+/* Is h's return hijacked (its machine-stack slot ours to restore)? */
+static inline int frame_hijacked(const struct frame_header *h)
+{
+	return !h->at_exit_site;
+}
 
 /* Where a hijacked return of site s's function goes: the return
  * trampoline, or for a relocated site (no compiler prepared its callers)

@@ -101,8 +101,8 @@ static int resolve(const struct needle_attach_opts *opts, struct site_set *set)
 	}
 	for (size_t i = 0; i < opts->addr_cnt && !err; i++) {
 		struct site *s = site_table_find_func(opts->addrs[i]);
-		if (!s)
-			s = site_table_find_addr(opts->addrs[i]);
+		if (!s && (s = site_table_find_addr(opts->addrs[i])) && site_is_exit(s))
+			s = NULL;
 		if (!s) {
 			pr_warn("address 0x%llx is not a traceable function\n", (unsigned long long)opts->addrs[i]);
 			err = -ENOENT;
@@ -125,6 +125,50 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 		insn_encode_call(op->bytes, s->func.site_addr, s->stub);
 	else
 		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);
+}
+
+/* Apply ops on entry sites, and on the exit sites of their functions in
+ * the same batch (still 3 core syncs).  exits_live, which tells dispatch
+ * not to hijack the return, is cleared before a batch that turns exits
+ * off and set after one that turned them on: a call entered in between
+ * hijacks its return, which is always right.  A call entered while they
+ * were live and still running when they go off loses its exit (its
+ * frame is closed as unwound later); exits go off only with the entry,
+ * when no consumer is left on the site, so no handler misses its call. */
+static int apply_batch(struct patch_op *ops, size_t n)
+{
+	size_t total = n;
+
+	for (size_t i = 0; i < n; i++)
+		total += ops[i].site->exit_cnt;
+	if (total == n)
+		return patch_batch_apply(ops, n);
+	struct patch_op *all = malloc(total * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	memcpy(all, ops, n * sizeof(*all));
+	for (size_t i = 0, k = n; i < n; i++) {
+		struct site *s = ops[i].site;
+		for (uint32_t j = 0; j < s->exit_cnt; j++)
+			op_for(&all[k++], s->exits[j], ops[i].want_call);
+		if (s->exit_cnt && !ops[i].want_call)
+			atomic_store(&s->exits_live, 0);
+	}
+	int err = patch_batch_apply(all, total);
+	for (size_t i = 0; !err && i < n; i++)
+		if (ops[i].site->exit_cnt && ops[i].want_call)
+			atomic_store(&ops[i].site->exits_live, 1);
+	free(all);
+	return err;
+}
+
+/* Can every site end its calls without hijacking a return (CET)? */
+static int all_have_exits(struct site *const *sites, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!sites[i]->exit_cnt)
+			return 0;
+	return 1;
 }
 
 /* A field of a caller's opts, or 0 if its struct ends before it. */
@@ -255,10 +299,12 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 			err = -EBUSY;
 			goto out;
 		}
-	if (exit && !dispatch_returns_hookable()) {
+	if (exit && !dispatch_returns_hookable() && !all_have_exits(sites, cnt)) {
 		pr_warn("CET shadow stacks are enabled in this process: exit handlers would need to "
-			"hijack returns, which the shadow stack forbids; attach entry handlers only, or run "
-			"the program with GLIBC_TUNABLES=glibc.cpu.x86_shstk=off\n");
+			"hijack returns, which the shadow stack forbids; attach entry handlers only, build "
+			"with exit sites (gcc -pg -mfentry -mnop-mcount -minstrument-return=nop5 "
+			"-mrecord-return, or clang -fxray-instrument), or run the program with "
+			"GLIBC_TUNABLES=glibc.cpu.x86_shstk=off\n");
 		err = -EOPNOTSUPP;
 		goto out;
 	}
@@ -290,7 +336,7 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 	}
 	if ((err = publish(sites, cnt, c, 1, olds, ops, &op_cnt)))
 		goto out;
-	if ((err = patch_batch_apply(ops, op_cnt))) {
+	if ((err = apply_batch(ops, op_cnt))) {
 		/* Undo: the lists go back, and sites this batch turned on go off. */
 		for (size_t i = 0; i < cnt; i++)
 			consumer_list_retire(atomic_exchange(&sites[i]->consumers, olds[i]));
@@ -298,7 +344,7 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 		for (size_t i = 0; i < op_cnt; i++)
 			if (ops[i].site->enabled)
 				op_for(&ops[undo++], ops[i].site, 0);
-		patch_batch_apply(ops, undo);
+		apply_batch(ops, undo);
 		goto out;
 	}
 	for (size_t i = 0; i < cnt; i++)
@@ -379,7 +425,7 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 		}
 	}
 	if (!err)
-		err = patch_batch_apply(ops, op_cnt);
+		err = apply_batch(ops, op_cnt);
 	if (err) {
 		/* Undo: every touched site gets its old list back (the new ones
 		 * are retired), so the link stays exactly on the sites it had;
@@ -409,7 +455,7 @@ out:
 
 static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit)
 {
-	if (exit && !dispatch_returns_hookable())
+	if (exit && !dispatch_returns_hookable() && !all_have_exits(link->sites, link->site_cnt))
 		return -EOPNOTSUPP;
 	int err = consumer_set_ops(link->consumer, entry, exit);
 
@@ -473,7 +519,7 @@ static int detach_locked(struct needle_link *link, int sync)
 	consumer_retire(link->consumer);
 	/* A failed batch leaves sites calling the trampoline with no consumer:
 	 * slower, still correct.  Report it. */
-	err = patch_batch_apply(ops, op_cnt);
+	err = apply_batch(ops, op_cnt);
 	if (defer_destroy(link->consumer)) {
 		int serr = rcu_synchronize();
 		if (!serr)

@@ -6,7 +6,8 @@
  * emulates the instruction the site is becoming: a CALL to the site's stub
  * (push the return address, jump) or a NOP (skip the 5 bytes); for a
  * relocated site, the jmp to its detour, or the relocated instructions
- * (the detour past its call).  It writes
+ * (the detour past its call); for an XRay exit sled switched off, a
+ * ret.  It writes
  * only the trapped thread's own registers and stack: no counter, no lock,
  * nothing another thread's cache holds.  A trap that is not one of ours
  * goes to whatever SIGTRAP handler the program had, and a program that
@@ -22,6 +23,7 @@
 #include "agent/patch/trap.h"
 
 static struct sigaction program_action;
+
 
 static void chain_to_program(int sig, siginfo_t *info, void *uc)
 {
@@ -61,6 +63,12 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		/* The detour calls the stub, then runs the instructions the
 		 * site covers; past its call, it runs them alone. */
 		gregs[REG_RIP] = (greg_t)(want_call ? site->detour : site->detour + RELOC_DETOUR_BODY);
+	} else if (site->form == SITE_EXIT_XRAY_RET && !want_call) {
+		/* An XRay exit sled is a ret, or becomes "NOP5; ret": either
+		 * way, off means return. */
+		uint64_t *sp = (uint64_t *)gregs[REG_RSP];
+		gregs[REG_RIP] = (greg_t)*sp;
+		gregs[REG_RSP] = (greg_t)(sp + 1);
 	} else if (want_call) {
 		uint64_t *sp = (uint64_t *)gregs[REG_RSP] - 1;
 		*sp = site->func.site_addr + 5;

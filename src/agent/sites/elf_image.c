@@ -254,6 +254,8 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 			img->plt[img->plt_cnt++] = (struct elf_range){ sh.sh_addr + bias, sh.sh_addr + bias + sh.sh_size };
 		} else if (!strcmp(name, "__mcount_loc") && (sh.sh_flags & SHF_ALLOC)) {
 			img->mcount_loc = (struct elf_section_span){ sh.sh_addr + bias, sh.sh_size };
+		} else if (!strcmp(name, "__return_loc") && (sh.sh_flags & SHF_ALLOC)) {
+			img->return_loc = (struct elf_section_span){ sh.sh_addr + bias, sh.sh_size };
 		} else if (!strcmp(name, "xray_instr_map") && (sh.sh_flags & SHF_ALLOC)) {
 			img->xray_map = (struct elf_section_span){ sh.sh_addr + bias, sh.sh_size };
 		}

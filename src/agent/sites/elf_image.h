@@ -33,6 +33,7 @@ struct elf_image {
 	struct elf_section_span *patchable_entries; /* __patchable_function_entries */
 	size_t patchable_cnt;
 	struct elf_section_span mcount_loc;          /* __mcount_loc, size 0 if absent */
+	struct elf_section_span return_loc;          /* __return_loc (gcc -mrecord-return), size 0 if absent */
 	struct elf_section_span xray_map;            /* xray_instr_map (LLVM XRay's sleds), size 0 if absent */
 	uint64_t *fentry_slots;       /* runtime addresses of GOT slots bound to __fentry__ */
 	size_t fentry_slot_cnt;

@@ -151,6 +151,10 @@ int module_forget_unloaded(void)
 			s->enabled = 0;
 			atomic_store(&s->want_call, 0);
 		}
+		for (uint32_t i = 0; i < m->exit_cnt; i++) {
+			m->exit_sites[i].gone = 1;
+			m->exit_sites[i].enabled = 0;
+		}
 		stub_area_release(&m->stubs);
 		stub_area_release(&m->detours);
 		m->stubs.at = NULL;
@@ -206,9 +210,15 @@ int module_discover_new(struct discovery_set *set)
 			pr_warn("%s: cannot discover its functions (%d); will try again at the next refresh\n",
 				m->path, derr);
 			free(m->strings);
+			free(m->exit_sites);
 			free(m);
 			err = err ? err : derr;
 			continue;
+		}
+		if (m->exit_cnt && site_table_add_exits(m->exit_sites, m->exit_cnt)) {
+			/* Not in the address index: never patched. */
+			for (uint32_t j = 0; j < m->exit_cnt; j++)
+				m->exit_sites[j].owner->exit_cnt = 0;
 		}
 		list.v[i].path = NULL;
 		m->next = modules;

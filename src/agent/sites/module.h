@@ -28,6 +28,8 @@ struct module {
 	uint32_t first_site, site_cnt;
 	struct stub_span stubs;
 	struct stub_span detours;     /* relocated sites' detours */
+	struct site *exit_sites;      /* the compiler's exits (exit_sites.c), never freed */
+	uint32_t exit_cnt;
 	/* Relocation: functions tried (those without a compiled site), sites
 	 * made, and the refusals by reason (enum reloc_reason). */
 	uint32_t reloc_found, reloc_sites;
@@ -36,6 +38,7 @@ struct module {
 };
 
 struct discovery;
+struct site;
 
 /* What one round of discovery found, one entry per new object. */
 struct discovery_set {

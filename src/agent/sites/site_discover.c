@@ -32,6 +32,7 @@
 
 #include "agent/base/interpose.h"
 #include "agent/sites/elf_image.h"
+#include "agent/sites/exit_sites.h"
 #include "agent/arch/x86_64/insn.h"
 #include "agent/base/log.h"
 #include "agent/sites/module.h"
@@ -665,28 +666,34 @@ int site_discover(struct module *m, struct discovery *d)
 			err = make_site(m, &img, &found[i], d);
 	free(found);
 	m->site_cnt = (uint32_t)d->site_cnt;
+	if (!err && d->site_cnt)
+		err = exit_sites_discover(m, &img, d);
 	if (!err && d->site_cnt) {
 		m->strings = img.strings; /* the sites' names live on */
 		img.strings = NULL;
-		uint64_t *io = malloc(d->site_cnt * 2 * sizeof(*io));
-		uint8_t *full = malloc(d->site_cnt);
-		if (!io || !full) {
+		/* One stub per entry site, then one per exit site. */
+		size_t n = d->site_cnt + m->exit_cnt;
+		uint64_t *io = malloc(n * 2 * sizeof(*io));
+		uint8_t *kind = malloc(n);
+		if (!io || !kind) {
 			err = -ENOMEM;
 			free(io);
 		} else {
-			for (size_t i = 0; i < d->site_cnt; i++) {
-				io[i] = (uint64_t)(uintptr_t)d->sites[i];
-				full[i] = d->sites[i]->form == NEEDLE_FORM_RELOCATED;
+			for (size_t i = 0; i < n; i++) {
+				struct site *s = i < d->site_cnt ? d->sites[i] : &m->exit_sites[i - d->site_cnt];
+				io[i] = (uint64_t)(uintptr_t)s;
+				kind[i] = !site_is_exit(s) ? (s->form == NEEDLE_FORM_RELOCATED ? STUB_ENTRY_FULL : STUB_ENTRY)
+							   : site_exit_returns(s) ? STUB_EXIT_RET : STUB_EXIT;
 			}
-			err = stub_area_create(io, full, d->site_cnt, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi,
-					       io + d->site_cnt, &m->stubs);
-			for (size_t i = 0; !err && i < d->site_cnt; i++)
-				d->sites[i]->stub = io[d->site_cnt + i];
+			err = stub_area_create(io, kind, n, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, io + n,
+					       &m->stubs);
+			for (size_t i = 0; !err && i < n; i++)
+				((struct site *)(uintptr_t)io[i])->stub = io[n + i];
 			free(io);
 			if (!err)
 				build_detours(m, d);
 		}
-		free(full);
+		free(kind);
 		if (err)
 			pr_warn("%s: no memory for trampoline stubs within 2 GiB of its code (%d)\n",
 				m->path, err);
@@ -701,5 +708,6 @@ void discovery_free(struct discovery *d)
 	free(d->fentry);
 	free(d->nops);
 	free(d->xray);
+	free(d->xray_ret);
 	memset(d, 0, sizeof(*d));
 }

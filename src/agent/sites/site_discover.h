@@ -18,8 +18,10 @@ struct discovery {
 	size_t fentry_cnt;
 	struct site **nops;         /* gcc's five NOPs -> NOP5: threads stopped */
 	size_t nops_cnt;
-	struct site **xray;         /* XRay entry sleds: their never-run nops rewritten */
+	struct site **xray;         /* XRay entry and tail-call sleds: their never-run nops rewritten */
 	size_t xray_cnt;
+	struct site **xray_ret;     /* XRay exit sleds, "ret; NOPs" -> "NOP5; ret": threads stopped */
+	size_t xray_ret_cnt;
 };
 
 /* Which sites discovery makes: those compilers prepared, those it can

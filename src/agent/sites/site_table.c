@@ -81,10 +81,32 @@ static int cmp_name(const void *a, const void *b)
 	return c ? c : (x->func.site_addr < y->func.site_addr ? -1 : x->func.site_addr > y->func.site_addr);
 }
 
-static struct site_index *index_build(int (*cmp)(const void *, const void *))
+/* Exit sites, by the array their object made (under the control mutex). */
+struct exit_array {
+	struct site *v;
+	uint32_t n;
+};
+static struct exit_array *exit_arrays;
+static size_t exit_array_cnt;
+static size_t exit_site_cnt;
+
+int site_table_add_exits(struct site *v, uint32_t n)
+{
+	struct exit_array *a = realloc(exit_arrays, (exit_array_cnt + 1) * sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	exit_arrays = a;
+	a[exit_array_cnt++] = (struct exit_array){ v, n };
+	exit_site_cnt += n;
+	return 0;
+}
+
+static struct site_index *index_build(int (*cmp)(const void *, const void *), int with_exits)
 {
 	uint32_t n = site_table_count();
-	struct site_index *idx = malloc(sizeof(*idx) + n * sizeof(idx->sites[0]));
+	size_t cap = n + (with_exits ? exit_site_cnt : 0);
+	struct site_index *idx = malloc(sizeof(*idx) + cap * sizeof(idx->sites[0]));
 
 	if (!idx)
 		return NULL;
@@ -95,6 +117,10 @@ static struct site_index *index_build(int (*cmp)(const void *, const void *))
 		if (!s->gone)
 			idx->sites[idx->cnt++] = s;
 	}
+	for (size_t i = 0; with_exits && i < exit_array_cnt; i++)
+		for (uint32_t j = 0; j < exit_arrays[i].n; j++)
+			if (!exit_arrays[i].v[j].gone)
+				idx->sites[idx->cnt++] = &exit_arrays[i].v[j];
 	qsort(idx->sites, idx->cnt, sizeof(idx->sites[0]), cmp);
 	return idx;
 }
@@ -113,7 +139,7 @@ int site_table_reindex(void)
 	if (!atfork_set)
 		atfork_set = !pthread_atfork(NULL, NULL, fork_child);
 
-	struct site_index *a = index_build(cmp_addr), *n = index_build(cmp_name);
+	struct site_index *a = index_build(cmp_addr, 1), *n = index_build(cmp_name, 0);
 
 	if (!a || !n) {
 		free(a);
@@ -170,7 +196,7 @@ struct site *site_table_find_func(uint64_t func_ip)
 	struct site *s = site_table_find_addr(func_ip);
 	if (!s)
 		s = site_table_find_addr(func_ip + 4);
-	return s && s->func.ip == func_ip ? s : NULL;
+	return s && !site_is_exit(s) && s->func.ip == func_ip ? s : NULL;
 }
 
 struct site *const *site_table_name_range(const char *name, size_t *cnt)

@@ -18,6 +18,23 @@
 struct module;
 struct consumer_list;
 
+/* Exit sites: the compiler's patchable instructions at a function's
+ * exits (gcc -minstrument-return=nop5 -mrecord-return: a NOP5 before every
+ * ret and every sibling-call jmp; LLVM XRay's exit and tail-call sleds).
+ * They are struct sites too (the patcher and the trap handler treat them
+ * like entries) but live outside the site table: no id, no name index,
+ * never seen by the API.  Their forms follow the public ones.  Before a
+ * ret only the return value is live (gcc turns -fipa-ra off under -pg,
+ * and XRay's exit sled is known to LLVM's register allocator), so those
+ * save little; before a sibling call every register may be. */
+enum site_exit_form {
+	SITE_EXIT_NOP5_RET = 16,  /* NOP5 right before a ret: call stub, back onto the ret */
+	SITE_EXIT_XRAY_RET = 17,  /* XRay exit sled, "ret; 10 bytes of NOPs", rewritten once
+				   * (threads stopped) into "NOP5; ret": then as above */
+	SITE_EXIT_NOP5_JMP = 18,  /* NOP5 before a sibling call (any other instruction) */
+	SITE_EXIT_XRAY_TAIL = 19, /* XRay tail-call sled: "jmp .+11" over NOPs, like an entry sled */
+};
+
 struct site {
 	struct needle_func func; /* first: the trampoline hands &site->func to handlers */
 	struct module *module;
@@ -40,7 +57,28 @@ struct site {
 	uint8_t insn_off[RELOC_MAX_INSNS];
 	uint8_t detour_off[RELOC_MAX_INSNS];
 	uint64_t detour;
+	/* An entry site whose function has exit sites: all of them, and
+	 * whether they are CALLs now (set by link.c after the batch that
+	 * enables them, cleared before the batch that disables them).  While
+	 * it is set, an entry pushes a shadow frame but leaves the return
+	 * address alone; the exit site pops it (dispatch.c). */
+	struct site **exits;
+	uint32_t exit_cnt;
+	_Atomic uint8_t exits_live;
+	/* An exit site: the entry site of its function. */
+	struct site *owner;
 };
+
+static inline int site_is_exit(const struct site *s)
+{
+	return s->form >= SITE_EXIT_NOP5_RET;
+}
+
+/* Only the return value is live at the exit (see site_exit_form). */
+static inline int site_exit_returns(const struct site *s)
+{
+	return s->form == SITE_EXIT_NOP5_RET || s->form == SITE_EXIT_XRAY_RET;
+}
 
 /* Where a thread whose PC is pc, inside site s's covered bytes, continues
  * so that it runs the same instructions: the site's end for NOP forms
@@ -49,6 +87,7 @@ struct site {
 static inline uint64_t site_pc_outside(const struct site *s, uint64_t pc)
 {
 	uint64_t at = s->func.site_addr;
+	/* (An exit site's 5 bytes are one instruction, or never run.) */
 	if (s->form != NEEDLE_FORM_RELOCATED)
 		return pc > at && pc < at + 5 ? at + 5 : pc;
 	for (uint8_t i = 1; i < s->insn_cnt; i++)
@@ -69,9 +108,15 @@ void site_table_truncate(uint32_t count);
 /* Rebuild the address and name indexes after a round of site_table_add. */
 int site_table_reindex(void);
 
-/* Site whose 5 bytes start at addr, or NULL.  Async-signal-safe. */
+/* Exit sites (in no id order and no name index) that the address index
+ * must hold, so that the trap handler finds them: v[0..n), for good.
+ * Takes effect at the next reindex.  0 or -ENOMEM. */
+int site_table_add_exits(struct site *v, uint32_t n);
+
+/* Site (entry or exit) whose 5 bytes start at addr, or NULL.
+ * Async-signal-safe. */
 struct site *site_table_find_addr(uint64_t addr);
-/* Site whose function starts at func_ip, or NULL. */
+/* Entry site whose function starts at func_ip, or NULL. */
 struct site *site_table_find_func(uint64_t func_ip);
 /* The sites of functions named exactly name (static functions of several
  * objects may share one): *cnt of them.  Valid until the next reindex. */

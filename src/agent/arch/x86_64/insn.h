@@ -11,6 +11,7 @@
 #define INSN_CALL_REL32 0xe8
 #define INSN_JMP_REL32 0xe9
 #define INSN_NOP1 0x90
+#define INSN_RET 0xc3
 
 /* nopl 0x0(%rax,%rax,1): the canonical 5-byte NOP */
 static const uint8_t __attribute__((unused)) insn_nop5[INSN_SITE_LEN] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };

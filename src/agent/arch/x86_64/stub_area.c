@@ -45,11 +45,12 @@ struct arena {
 };
 
 static struct arena *arenas;
-static uint64_t dispatch_entry;
+static uint64_t dispatch_entry, dispatch_exit_site;
 
-void stub_area_set_dispatch(uint64_t entry)
+void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site)
 {
 	dispatch_entry = entry;
+	dispatch_exit_site = exit_site;
 }
 
 static int in_reach(uint64_t at, size_t size, uint64_t lo, uint64_t hi)
@@ -112,6 +113,8 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 	memcpy(a->base, (const void *)needle_entry_trampoline, len);
 	memcpy(a->base + (needle_entry_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch_entry,
 	       sizeof(dispatch_entry));
+	memcpy(a->base + (needle_exit_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch_exit_site,
+	       sizeof(dispatch_exit_site));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;
@@ -164,10 +167,46 @@ static void arena_give_back(uint8_t *at, size_t size)
 	}
 }
 
-int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, uint64_t lo, uint64_t hi,
+/* An exit stub pushes r11 first (17 bytes): it takes two slots. */
+static size_t stub_slots(uint8_t kind)
+{
+	return kind == STUB_EXIT ? 2 : 1;
+}
+
+static void stub_write(uint8_t *stub, uint64_t cookie, uint8_t kind, const struct arena *a)
+{
+	const char *blob = (const char *)needle_entry_trampoline;
+	uint64_t to = (uint64_t)a->base;
+	uint8_t *p = stub;
+
+	memset(stub, 0xcc, stub_slots(kind) * STUB_SIZE); /* never reached */
+	if (kind == STUB_EXIT) {
+		*p++ = 0x41; /* push %r11 */
+		*p++ = 0x53;
+		to += (uint64_t)((const char *)needle_exit_trampoline - blob);
+	} else if (kind == STUB_EXIT_RET) {
+		to += (uint64_t)((const char *)needle_exit_trampoline_ret - blob);
+	} else if (kind == STUB_ENTRY_FULL) {
+		to += (uint64_t)((const char *)needle_entry_trampoline_full - blob);
+	}
+	/* movabs $cookie, %r11 */
+	*p++ = 0x49;
+	*p++ = 0xbb;
+	memcpy(p, &cookie, 8);
+	p += 8;
+	/* jmp to the arena's trampoline copy */
+	int32_t rel = (int32_t)((int64_t)to - (int64_t)(uint64_t)(p + 5));
+	*p++ = 0xe9;
+	memcpy(p, &rel, 4);
+}
+
+int stub_area_create(const uint64_t *cookies, const uint8_t *kind, size_t cnt, uint64_t lo, uint64_t hi,
 		     uint64_t *stubs, struct stub_span *out)
 {
-	size_t size = (cnt * STUB_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
+	size_t slots = 0;
+	for (size_t i = 0; i < cnt; i++)
+		slots += stub_slots(kind[i]);
+	size_t size = (slots * STUB_SIZE + PAGE - 1) & ~(size_t)(PAGE - 1);
 	struct arena *a;
 	uint8_t *area = NULL;
 
@@ -182,21 +221,8 @@ int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, u
 		arena_give_back(area, size);
 		return err;
 	}
-	for (size_t i = 0; i < cnt; i++) {
-		uint8_t *stub = area + i * STUB_SIZE;
-		/* movabs $cookie, %r11 */
-		stub[0] = 0x49;
-		stub[1] = 0xbb;
-		memcpy(stub + 2, &cookies[i], 8);
-		/* jmp to the arena's trampoline copy */
-		uint64_t to = (uint64_t)a->base;
-		if (full && full[i])
-			to += (uint64_t)((const char *)needle_entry_trampoline_full - (const char *)needle_entry_trampoline);
-		int32_t rel = (int32_t)((int64_t)to - (int64_t)(uint64_t)(stub + 15));
-		stub[10] = 0xe9;
-		memcpy(stub + 11, &rel, 4);
-		stub[15] = 0xcc; /* never reached */
-	}
+	for (size_t i = 0, at = 0; i < cnt; at += stub_slots(kind[i]), i++)
+		stub_write(area + at * STUB_SIZE, cookies[i], kind[i], a);
 	if (mprotect(area, size, PROT_READ | PROT_EXEC)) {
 		int err = -errno;
 		arena_give_back(area, size);
@@ -204,8 +230,8 @@ int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, u
 	}
 	/* Only now, with the pages executable for good: nobody is handed a
 	 * stub that could be given back or is not executable. */
-	for (size_t i = 0; i < cnt; i++)
-		stubs[i] = (uint64_t)(area + i * STUB_SIZE);
+	for (size_t i = 0, at = 0; i < cnt; at += stub_slots(kind[i]), i++)
+		stubs[i] = (uint64_t)(area + at * STUB_SIZE);
 	out->at = area;
 	out->size = size;
 	return 0;

@@ -15,16 +15,23 @@ struct stub_span {
 	size_t size;
 };
 
-/* The C function the trampoline copies call (dispatch's entry point): set
- * once, before the first stub_area_create. */
-void stub_area_set_dispatch(uint64_t dispatch_entry);
+/* The C functions the trampoline copies call (dispatch's entry and exit
+ * site points): set once, before the first stub_area_create. */
+void stub_area_set_dispatch(uint64_t dispatch_entry, uint64_t dispatch_exit_site);
+
+/* What a stub leads to. */
+enum stub_kind {
+	STUB_ENTRY,      /* a compiled entry: the entry trampoline */
+	STUB_ENTRY_FULL, /* a relocated entry (r11 pushed by its detour): every register back */
+	STUB_EXIT,       /* an exit site: pushes r11 itself, the exit trampoline */
+	STUB_EXIT_RET,   /* an exit site before a ret: the one that keeps the return value */
+};
 
 /* Build one stub for each of cookies[0..cnt) (sites whose code spans
- * [lo, hi)); on success stubs[i] is the address of cookie i's stub, ready
- * to run, and *out says where they are.  Stub i jumps to the trampoline
- * that puts every register back when full[i] (a relocated site's; full
- * may be NULL).  0 or negative errno.  Caller holds the control mutex. */
-int stub_area_create(const uint64_t *cookies, const uint8_t *full, size_t cnt, uint64_t lo, uint64_t hi,
+ * [lo, hi)), of kind[i] (enum stub_kind); on success stubs[i] is the
+ * address of cookie i's stub, ready to run, and *out says where they
+ * are.  0 or negative errno.  Caller holds the control mutex. */
+int stub_area_create(const uint64_t *cookies, const uint8_t *kind, size_t cnt, uint64_t lo, uint64_t hi,
 		     uint64_t *stubs, struct stub_span *out);
 /* Give an unloaded object's stub pages back (see stub_area.c). */
 void stub_area_release(const struct stub_span *span);

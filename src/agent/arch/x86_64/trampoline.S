@@ -142,14 +142,101 @@ needle_entry_trampoline_full:
 	.cfi_endproc
 	.size	needle_entry_trampoline_full, .-needle_entry_trampoline_full
 
+	/* An exit site's call before a sibling-call jmp (a compiler's NOP5,
+	 * or an XRay tail-call sled) lands in its stub, which pushes r11 and
+	 * loads the exit site into it:
+	 *   [rsp] = the program's r11, [rsp + 8] = exit site + 5,
+	 *   [rsp + 16] = the traced function's return address.
+	 * The function's frame is gone; what is live is the sibling call's
+	 * arguments (rax holding a variadic callee's vector count, r10 a
+	 * static chain) and, since gcc emits the NOP as text after register
+	 * allocation, whatever register the jmp goes through, r11 included.
+	 * So every register comes back.  Both exit trampolines return with
+	 * a ret that matches the site's call: the return stack buffer stays
+	 * in step, which is the point of exit sites. */
+	.globl	needle_exit_trampoline
+	.hidden	needle_exit_trampoline
+	.type	needle_exit_trampoline, @function
+	.p2align 4
+needle_exit_trampoline:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r11, -16
+	endbr64
+	pushq	%rbp
+	.cfi_def_cfa_offset 24
+	.cfi_offset %rbp, -24
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$CTX_SIZE + 128, %rsp
+	andq	$-16, %rsp
+	movq	%r11, CTX_FUNC(%rsp)
+	movl	$1, CTX_IS_EXIT(%rsp)
+	SAVE_ARGS
+	SAVE_XMM_HIGH
+	movq	%rsp, %rdi
+	leaq	32(%rbp), %rsi          /* the stack pointer after the function's return */
+	call	*needle_exit_dispatch_slot(%rip)
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
+	leave
+	.cfi_def_cfa %rsp, 16
+	popq	%r11
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size	needle_exit_trampoline, .-needle_exit_trampoline
+
+	/* An exit site right before a ret: only the return value is live
+	 * there (rax:rdx, xmm0:xmm1), as at a hijacked return, and r11 is
+	 * free (gcc turns -fipa-ra off under -pg).  The stub only loads r11:
+	 *   [rsp] = exit site + 5, [rsp + 8] = the function's return address. */
+	.globl	needle_exit_trampoline_ret
+	.hidden	needle_exit_trampoline_ret
+	.type	needle_exit_trampoline_ret, @function
+	.p2align 4
+needle_exit_trampoline_ret:
+	.cfi_startproc
+	endbr64
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$CTX_SIZE, %rsp
+	andq	$-16, %rsp
+	movq	%r11, CTX_FUNC(%rsp)
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%rdx, 16(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movq	%rsp, %rdi
+	leaq	24(%rbp), %rsi          /* the stack pointer after the function's return */
+	call	*needle_exit_dispatch_slot(%rip)
+	movq	48(%rsp), %rax
+	movq	16(%rsp), %rdx
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	needle_exit_trampoline_ret, .-needle_exit_trampoline_ret
+
 	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
 	 * is copied next to each object's stubs (a stub's jmp rel32 must
-	 * reach it).  The slot travels with it and each copy's slot is filled
-	 * with the C dispatcher's address; this original is never run. */
+	 * reach it).  The slots travel with it and each copy's slots are
+	 * filled with the C dispatchers' addresses; this original is never
+	 * run. */
 	.p2align 3
 	.globl	needle_entry_dispatch_slot
 	.hidden	needle_entry_dispatch_slot
 needle_entry_dispatch_slot:
+	.quad	0
+	.globl	needle_exit_dispatch_slot
+	.hidden	needle_exit_dispatch_slot
+needle_exit_dispatch_slot:
 	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end

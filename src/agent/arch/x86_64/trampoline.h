@@ -15,6 +15,13 @@ extern const char needle_entry_dispatch_slot[];
 /* Reached from a relocated site's stub (the detour pushed r11 first):
  * every register is put back.  Inside the copied blob. */
 void needle_entry_trampoline_full(void);
+/* Reached from an exit site's stub (which pushed r11, and loaded the exit
+ * site into it): every register is put back.  Inside the copied blob. */
+void needle_exit_trampoline(void);
+/* The same for an exit site right before a ret, from a stub that leaves
+ * r11 alone: only the return value's registers are put back. */
+void needle_exit_trampoline_ret(void);
+extern const char needle_exit_dispatch_slot[];
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 /* The same for a relocated site's function: every register comes back. */
