@@ -28,6 +28,28 @@ $(BENCH_BUILD)/bench_loop_xray: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop_xray
 
+# The same loop with gcc's exit sites (EXIT_SITE_CFLAGS, tests.mk), and the
+# hook ablation of bench_patch built the same way: exits taken at the
+# compiler's NOP5 before the ret instead of a hijacked return.
+$(BENCH_BUILD)/bench_loop_exit: bench/bench_loop.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c $< -o $@.o
+	gcc -no-pie $@.o -o $@
+$(BENCH_BUILD)/bench_patch_exit: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c $(LIBNEEDLE)
+	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c bench/bench_patch.c -o $@.o
+	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c $(BENCH_BUILD)/gen/bench_funcs.c -o $@.funcs.o
+	gcc -no-pie $@.o $@.funcs.o -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
+
+# The floor: a compiler-hook tracer's two {address, rdtsc} stores per call
+# into a never-drained ring, and rdtsc's own throughput (bench_floor.c).
+$(BENCH_BUILD)/bench_floor: bench/bench_floor.c bench/bench_floor_fn.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fno-pic -c bench/bench_floor.c -o $@.o
+	gcc $(BENCH_CFLAGS) -fno-pic -pg -mfentry -minstrument-return=call -c bench/bench_floor_fn.c -o $@.fn.o
+	gcc -no-pie $@.o $@.fn.o -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_loop_exit $(BENCH_BUILD)/bench_patch_exit $(BENCH_BUILD)/bench_floor
+
 $(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread

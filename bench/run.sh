@@ -14,6 +14,8 @@ note "bench: patch engine (attach/detach with a live thread)"
 note "bench: counting handler per call"
 "$dir/bench_patch" count 20000000 >>"$raw"
 "$dir/bench_patch" hook 20000000 >>"$raw"
+# The same with the compiler's exit sites instead of the hijacked return.
+"$dir/bench_patch_exit" hook 20000000 | sed 's/^entry_exit_hook_ns/exit_site_hook_ns/' >>"$raw"
 
 # The kernel's answer to the same question: a uprobe on the same function
 # of the same binary, counted by bpftrace.
@@ -63,6 +65,22 @@ if command -v uftrace >/dev/null 2>&1; then
 	awk -v b="$(du -sb "$dir/uftrace.data" | cut -f1)" -v n=$calls 'BEGIN { printf "uftrace_bytes_per_call %.3f\n", b / n }' >>"$raw"
 fi
 
+note "bench: exit sites (gcc -minstrument-return=nop5 -mrecord-return), and the floor of a compiler-hook tracer"
+eloop="$dir/bench_loop_exit"
+eplain=$(min_ns_per_call 3 "$eloop" $calls)
+etraced=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop_exit.data" -- "$eloop" $calls)
+ehooked=$(min_ns_per_call 3 env NEEDLE_EXIT_SITES=0 "$NEEDLE" record --sites=compiled -o "$dir/loop_exit.data" -- "$eloop" $calls)
+awk -v p="$eplain" -v t="$etraced" -v h="$ehooked" 'BEGIN {
+	if (p != "" && t != "") printf "exit_site_record_ns_per_call %.3f\n", t - p
+	if (p != "" && h != "") printf "exit_site_binary_return_hook_record_ns_per_call %.3f\n", h - p }' >>"$raw"
+rm -f "$dir/loop_exit.data"
+floor_best() { # the smallest value of key $1 over 3 runs of bench_floor
+	for _ in 1 2 3; do "$dir/bench_floor" $calls; done | awk -v k="$1" '$1 == k && (b == "" || $2 < b) { b = $2 } END { print b }'
+}
+fring=$(floor_best ring_ns_per_call)
+awk -v r="$fring" -v p="$plain" 'BEGIN { if (r != "" && p != "") printf "floor_hooks_ring_ns_per_call %.3f\n", r - p }' >>"$raw"
+echo "rdtsc_ns $(floor_best rdtsc_ns)" >>"$raw"
+
 note "bench: LLVM XRay's flight data recorder and needle on the same XRay-instrumented binary"
 xloop="$dir/bench_loop_xray"
 if [ -x "$xloop" ]; then
@@ -71,8 +89,8 @@ if [ -x "$xloop" ]; then
 	# FDR mode keeps its per-thread buffers in memory (a flight recorder:
 	# nothing is written while the program runs, nor at its exit here).
 	xfdr=$(min_ns_per_call 3 env XRAY_OPTIONS="patch_premain=true xray_mode=xray-fdr verbosity=0" "$xloop" $calls)
-	# needle records the same binary through XRay's entry sleds (its
-	# NEEDLE_FORM_XRAY sites; exits by the return hook).
+	# needle records the same binary through XRay's sleds (entry sleds
+	# as NEEDLE_FORM_XRAY sites, exit and tail-call sleds as exit sites).
 	xneedle=$(min_ns_per_call 3 env XRAY_OPTIONS="patch_premain=false" "$NEEDLE" record --sites=compiled -F bench_small \
 		-o "$dir/xray_loop.data" -- "$xloop" $calls)
 	awk -v p="$xplain" -v f="$xfdr" -v n="$xneedle" 'BEGIN {
@@ -289,6 +307,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
 	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs)"
 	printf '%-22s %12s  %s\n' "entry_exit_hook_ns" "$(val entry_exit_hook_ns)" "the same with the return hooked too, nothing recorded"
+	printf '%-22s %12s  %s\n' "exit_site_hook_ns" "$(val exit_site_hook_ns)" "the same, the exit taken at the compiler's exit site instead (gcc -mrecord-return)"
 	printf '%-34s %10s  %s\n' "relocated_count_handler_ns" "$(val relocated_count_handler_ns)" \
 		"same body relocated; goal within 1 ns of a NOP5 site: $(val nop5_count_handler_ns_same_object) in the same object; floor of the difference (detour jumps, r11, xmm8-15): $(val relocated_extra_floor_ns)"
 	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \
@@ -318,7 +337,11 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "xray_fdr_record_ns_per_call" "$(val xray_fdr_record_ns_per_call)" \
 		"the loop built with clang -fxray-instrument, XRay FDR mode: $(ratio "$(val graph_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") needle"
 	printf '%-34s %10s  %s\n' "xray_site_record_ns_per_call" "$(val xray_site_record_ns_per_call)" \
-		"needle on that same XRay binary, through its entry sleds; XRay FDR adds $(ratio "$(val xray_site_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") as much"
+		"needle on that same XRay binary, through its entry, exit and tail-call sleds; XRay FDR adds $(ratio "$(val xray_site_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") as much"
+	printf '%-34s %10s  %s\n' "exit_site_record_ns_per_call" "$(val exit_site_record_ns_per_call)" \
+		"the loop built with gcc's exit sites (-minstrument-return=nop5 -mrecord-return); the same binary with the return hook instead: $(val exit_site_binary_return_hook_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "floor_hooks_ring_ns_per_call" "$(val floor_hooks_ring_ns_per_call)" \
+		"the floor: compiler hooks storing {address, rdtsc} twice per call into a 1 MiB ring never drained (funtrace's design); rdtsc alone: $(val rdtsc_ns) ns"
 	printf '%-34s %10s  %s\n' "bytes_per_call" "$(val bytes_per_call)" \
 		"goal <= 8; uftrace writes $(ratio "$(val bytes_per_call)" "$(val uftrace_bytes_per_call)") as much"
 	printf '%-34s %10s  %s\n' "uftrace_bytes_per_call" "$(val uftrace_bytes_per_call)" ""

@@ -117,6 +117,18 @@ $(TEST_BUILD)/cli/xray_prog: tests/xray/xray_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/cli/xray_prog
 
+# Exit sites (tests/cli/test_exit_sites.sh): gcc's exit NOP5s (non-PIE:
+# gcc has no -mnop-mcount for position-independent code; compiled with -pg,
+# linked without, so no gmon profiling), and XRay's exit and tail sleds.
+EXIT_SITE_CFLAGS := -fno-pic -pg -mfentry -mnop-mcount -mrecord-mcount -minstrument-return=nop5 -mrecord-return
+$(TEST_BUILD)/cli/exit_prog_gcc: tests/exits/exit_prog.c
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -Wall -Wextra -Werror $(EXIT_SITE_CFLAGS) -c $< -o $@.o
+	gcc -no-pie $@.o -o $@ -lpthread
+$(TEST_BUILD)/cli/exit_prog_xray: tests/exits/exit_prog.c
+	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/exit_prog_gcc $(TEST_BUILD)/cli/exit_prog_xray
+
 
 $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
