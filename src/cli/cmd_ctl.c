@@ -41,6 +41,7 @@ static const char ctl_usage[] =
 	"  notrace [GLOB...]   do not trace these (none given: none)\n"
 	"  tracer function|function_graph\n"
 	"  depth N             function_graph levels recorded (0: unlimited)\n"
+	"  snapshot            needle record --snapshot: write the newest events out now\n"
 	"  status              what is traced now\n"
 	"PID is a program recorded with 'needle record --ctl' (which prints it), or the\n"
 	"PID of that needle record.  Only the program's owner, or root, may control it.\n";

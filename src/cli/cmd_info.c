@@ -91,6 +91,33 @@ static void print_attach(const struct trace *t)
 		       (double)a->detach_ns / 1e6);
 }
 
+static void print_snapshot(struct trace *t)
+{
+	static const char *const reasons[] = { "?", "the program ended", "the program crashed", "SIGUSR2 to needle record",
+					       "needle ctl snapshot", "a trigger: the function was entered",
+					       "a trigger: a call took longer than asked" };
+	const struct sec_snapshot *s = &t->snapshot;
+	char at[24], dur[24];
+
+	view_format_duration(at, sizeof(at), s->asked_ns);
+	if (s->number)
+		printf("snapshot:      number %u, asked for %s after the start\n", s->number, at);
+	else
+		printf("snapshot:      the last one, taken %s after the start\n", at);
+	printf("  reason:      %s\n", reasons[s->reason < 7 ? s->reason : 0]);
+	if (s->reason == TRACE_SNAPSHOT_DURATION || s->reason == TRACE_SNAPSHOT_ENTERED) {
+		printf("  trigger:     %s: %s in thread %u", s->trigger[0] ? s->trigger : "?",
+		       trace_site_name(t, s->trigger_site), s->trigger_tid);
+		if (s->reason == TRACE_SNAPSHOT_DURATION) {
+			view_format_duration(dur, sizeof(dur), s->duration_ns);
+			printf(", a call of %s", dur);
+		}
+		putchar('\n');
+	}
+	if (s->chunks_dropped)
+		printf("  overwritten while copied: %llu chunks (not in the file)\n", (unsigned long long)s->chunks_dropped);
+}
+
 /* The objects' table (SEC_OBJECTS): per object, its compiled sites, the
  * functions tried for relocation, how many were relocated, and why the
  * others were not. */
@@ -187,8 +214,13 @@ int cmd_info(int argc, char **argv)
 			printf("exit:          status %d\n", WEXITSTATUS(st));
 		else if (WIFSIGNALED(st))
 			printf("exit:          killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
-		printf("reader:        %s", modes[t->process.wake_mode < 3 ? t->process.wake_mode : 0]);
-		if (t->process.wake_mode == 1)
+		if (t->have_snapshot)
+			printf("reader:        none (snapshot of overwrite rings)");
+		else
+			printf("reader:        %s", modes[t->process.wake_mode < 3 ? t->process.wake_mode : 0]);
+		if (t->have_snapshot)
+			;
+		else if (t->process.wake_mode == 1)
 			printf(" every %u ms", t->process.wake_arg);
 		else if (t->process.wake_mode == 2)
 			printf(" %u%%", t->process.wake_arg);
@@ -217,16 +249,28 @@ int cmd_info(int argc, char **argv)
 	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
 	if (t->have_end)
 		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
+	if (t->have_snapshot)
+		print_snapshot(t);
 	printf("threads:       %zu\n", t->thread_cnt);
 	if (t->end.threads_refused || t->end.threads_shared_tls)
 		printf("untraced threads: %llu (the agent's thread-state pool was full), %llu (shared another "
 		       "thread's TLS: made by a raw clone without CLONE_SETTLS)\n",
 		       (unsigned long long)t->end.threads_refused, (unsigned long long)t->end.threads_shared_tls);
-	printf("  %8s  %6s  %12s  %10s  %8s  %s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS", "NAME");
+	printf("  %8s  %6s  %12s  %10s  %8s  %s%s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS",
+	       t->have_snapshot ? "REACHES BACK  " : "", "NAME");
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		struct trace_thread *th = &t->threads[i];
-		printf("  %8u  %6u  %12llu  %10llu  %8zu  %s\n", th->tid, th->serial, (unsigned long long)th->events,
-		       (unsigned long long)th->lost, th->chunk_cnt, th->name[0] ? th->name : "?");
+		char back[32] = "";
+		if (t->have_snapshot) {
+			/* How far before the snapshot its oldest kept event is. */
+			uint64_t raw = th->chunk_cnt ? th->chunks[0].base : 0;
+			uint64_t first = raw > t->clock.raw0 ? (uint64_t)((double)(raw - t->clock.raw0) * t->ns_per_raw) : 0;
+			char d[24];
+			view_format_duration(d, sizeof(d), t->snapshot.copied_ns > first ? t->snapshot.copied_ns - first : 0);
+			snprintf(back, sizeof(back), "%12s  ", th->chunk_cnt ? d : "-");
+		}
+		printf("  %8u  %6u  %12llu  %10llu  %8zu  %s%s\n", th->tid, th->serial, (unsigned long long)th->events,
+		       (unsigned long long)th->lost, th->chunk_cnt, back, th->name[0] ? th->name : "?");
 	}
 	/* A thread that drops events and never takes another chunk (it
 	 * ended, or the program did) has no chunk to count them in: only the

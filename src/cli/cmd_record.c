@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +100,16 @@ static const char record_usage[] =
 	"      --chunk-size=KB      chunk size (default 16)\n"
 	"      --ctl                let 'needle ctl PID' change filters and tracer while it runs\n"
 	"                           (adds a thread, needle-ctl, to the program)\n"
+	"      --snapshot[=MB]      flight recorder: keep the newest events in overwrite rings of MB\n"
+	"                           (default 64) and write them out only when asked: SIGUSR2 to\n"
+	"                           needle record or 'needle ctl PID snapshot' (FILE.1, FILE.2, ...),\n"
+	"                           a trigger (likewise), the program's end or crash (FILE)\n"
+	"      --trigger SPEC       with --snapshot: 'FUNC>DURATION' (a call of FUNC longer than\n"
+	"                           DURATION, e.g. handle_request>5ms) or 'FUNC' (FUNC entered);\n"
+	"                           repeatable.  With triggers, a normal end writes no snapshot\n"
+	"      --trigger-after=DUR  keep recording DUR after a trigger before the snapshot\n"
+	"      --max-snapshots=N    at most N snapshots while the program runs (default 10)\n"
+	"      --snapshot-interval=DUR  at least DUR between two snapshots (default 1s)\n"
 	"PROG's exit status is needle record's.  Processes PROG forks record into the same\n"
 	"buffer; when PROG exits before them, recording goes on until they exit (Ctrl-C stops it).\n";
 
@@ -114,9 +126,50 @@ static int append_glob(char **list, const char *glob)
 	return 0;
 }
 
+/* "5ms", "1.5s", "200us", "100ns" (a number alone is seconds). */
+static int parse_duration(const char *what, const char *text, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(text, &end);
+	double unit = !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
+		    : (!strcmp(end, "s") || !*end) ? 1e9 : 0;
+
+	if (end == text || !unit || !(v >= 0) || v * unit > 1e15) {
+		cli_error("%s needs a duration such as 5ms, 200us or 1.5s, not '%s'", what, text);
+		return -1;
+	}
+	*ns = (uint64_t)(v * unit);
+	return 0;
+}
+
+/* --trigger 'FUNC>DURATION' or 'FUNC': one "FUNC\tNS" line (NS 0: on entry). */
+static int add_trigger(struct record_opts *o, const char *spec)
+{
+	const char *gt = strchr(spec, '>');
+	size_t name_len = gt ? (size_t)(gt - spec) : strlen(spec);
+	uint64_t ns = 0;
+	char line[512];
+
+	if (!name_len || name_len > 256 || strpbrk(spec, " \t\n")) {
+		cli_error("--trigger needs FUNC or FUNC>DURATION (e.g. handle_request>5ms), not '%s'", spec);
+		return -1;
+	}
+	if (gt && parse_duration("--trigger FUNC>DURATION", gt + 1, &ns))
+		return -1;
+	if (gt && !ns) {
+		cli_error("--trigger '%s': the duration must be more than 0 (or give FUNC alone)", spec);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%.*s\t%llu", (int)name_len, spec, (unsigned long long)ns);
+	if (!o->trigger_text)
+		o->trigger_text = strdup(spec);
+	return append_glob(&o->triggers, line);
+}
+
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES };
+	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
+	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -127,6 +180,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
+		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
+		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
+		{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_GAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -137,6 +194,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
+	o->max_snapshots = 10;
+	o->snapshot_gap_ns = 1000000000ull;
 	/* NEEDLE_SITES in needle record's environment sets the default. */
 	const char *env_sites = getenv("NEEDLE_SITES");
 	o->sites = 3;
@@ -206,6 +265,40 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->buffer_bytes = (uint64_t)mb << 20;
 			break;
 		}
+		case OPT_SNAPSHOT: {
+			long mb = 64;
+			if (optarg) {
+				mb = strtol(optarg, &end, 10);
+				if (*end || end == optarg || mb < 1 || mb > 65536) {
+					cli_error("--snapshot needs megabytes from 1 to 65536, not '%s'", optarg);
+					return -1;
+				}
+			}
+			o->snapshot = 1;
+			o->buffer_bytes = (uint64_t)mb << 20;
+			break;
+		}
+		case OPT_TRIGGER:
+			if (add_trigger(o, optarg))
+				return -1;
+			break;
+		case OPT_TRIGGER_AFTER:
+			if (parse_duration("--trigger-after", optarg, &o->trigger_after_ns))
+				return -1;
+			break;
+		case OPT_SNAPSHOT_GAP:
+			if (parse_duration("--snapshot-interval", optarg, &o->snapshot_gap_ns))
+				return -1;
+			break;
+		case OPT_MAX_SNAPSHOTS: {
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 1000000) {
+				cli_error("--max-snapshots needs a number from 1 to 1000000, not '%s'", optarg);
+				return -1;
+			}
+			o->max_snapshots = (unsigned)n;
+			break;
+		}
 		case OPT_CHUNK: {
 			long kb = strtol(optarg, &end, 10);
 			if (*end || kb < 1 || kb > 4096) {
@@ -258,6 +351,26 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
 		return -1;
 	}
+	if (!o->snapshot && (o->triggers || o->trigger_after_ns)) {
+		cli_error("record: --trigger and --trigger-after need --snapshot");
+		return -1;
+	}
+	if (o->snapshot && o->attach_pid) {
+		cli_error("record: --snapshot records a program needle record starts; it does not work with -p yet");
+		return -1;
+	}
+	if (o->snapshot) {
+		/* Every thread needs a chunk of its own, and the rings need
+		 * room to turn: at least 64 chunks. */
+		if (o->buffer_bytes / o->chunk_bytes < 64) {
+			cli_error("--snapshot=%llu: too small for one %u KiB chunk per thread and room to overwrite "
+				  "(at least 64 chunks: %llu MiB); give a larger size or a smaller --chunk-size",
+				  (unsigned long long)(o->buffer_bytes >> 20), o->chunk_bytes >> 10,
+				  (unsigned long long)((64ull * o->chunk_bytes + (1 << 20) - 1) >> 20));
+			return -1;
+		}
+		o->ctl = 1; /* needle ctl PID snapshot */
+	}
 	if (o->attach_pid)
 		return optind;
 	if (optind >= argc) {
@@ -286,13 +399,18 @@ static void write_clock(struct recording *r, uint64_t raw1, uint64_t ns1)
 /* The agent records: the old file goes; the header, the symbols and a
  * first clock (from the start to now) come in, so that a file cut short
  * later still names its functions and times its events. */
-void record_begin(struct recording *r)
+void record_begin_file(struct recording *r)
 {
 	if (!record_out_begin(r)) {
 		record_write_symbols(r);
 		write_clock(r, tsc_read(), monotonic_ns());
 	}
 	record_out_commit(r);
+}
+
+void record_begin(struct recording *r)
+{
+	record_begin_file(r);
 	if (r->o->ctl)
 		fprintf(stderr, "needle: recording PID %d; control it with: needle ctl %d COMMAND\n", (int)r->pid,
 			(int)r->pid);
@@ -300,7 +418,7 @@ void record_begin(struct recording *r)
 
 /* The closing sections, for what the file holds up to mark m.  Events
  * drained but not in the file (after a write error) are counted lost. */
-static int write_tail(struct recording *r, const struct out_mark *m, int minimal)
+int record_write_tail(struct recording *r, const struct out_mark *m, int minimal)
 {
 	/* The objects dlopen'ed after the start: the agent appended them. */
 	if (r->meta_off > 0)
@@ -309,6 +427,8 @@ static int write_tail(struct recording *r, const struct out_mark *m, int minimal
 	record_write_process(r, r->status, r->argv);
 	if (r->attached)
 		trace_writer_section(&r->w, SEC_ATTACH, &r->attach, sizeof(r->attach));
+	if (r->snapshot)
+		trace_writer_section(&r->w, SEC_SNAPSHOT, r->snapshot, sizeof(*r->snapshot));
 	if (!minimal)
 		record_write_threads(r);
 	struct sec_end end = {
@@ -336,7 +456,7 @@ int record_finish(struct recording *r)
 	record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
 
 	struct out_mark kept = { 0 };
-	int fin = record_out_finish(r, write_tail, &kept);
+	int fin = record_out_finish(r, record_write_tail, &kept);
 	int werr = r->out.err;
 	trace_writer_finish(&r->w); /* frees; the file is already flushed */
 	if (fin < 0 && !r->out.have_base) {
@@ -479,6 +599,139 @@ static int not_traced(struct recording *r, uint32_t state)
 	return exit_status(r->status);
 }
 
+static volatile sig_atomic_t snapshot_signals;
+
+static void on_sigusr2(int sig)
+{
+	(void)sig;
+	snapshot_signals++;
+}
+
+/* A clock value of the agent's as nanoseconds since the recording began. */
+static uint64_t rel_ns(const struct recording *r, uint64_t raw)
+{
+	if (r->shm->clock_source == CLOCK_SOURCE_MONOTONIC)
+		return raw > r->ns0 ? raw - r->ns0 : 0;
+	uint64_t t = tsc_read(), n = monotonic_ns();
+	if (t <= r->raw0 || n <= r->ns0 || raw <= r->raw0)
+		return 0;
+	return (uint64_t)((double)(raw - r->raw0) * (double)(n - r->ns0) / (double)(t - r->raw0));
+}
+
+/* A request that has arrived: from a trigger or needle ctl (the buffer
+ * header says which), or SIGUSR2. */
+static void snapshot_reason(struct recording *r, int from_agent, struct sec_snapshot *info)
+{
+	struct shm_header *h = r->shm;
+
+	memset(info, 0, sizeof(*info));
+	info->asked_ns = monotonic_ns() - r->ns0;
+	if (!from_agent) {
+		info->reason = TRACE_SNAPSHOT_SIGNAL;
+		return;
+	}
+	info->reason = h->trigger_kind == SNAPSHOT_CTL ? TRACE_SNAPSHOT_CTL
+		     : h->trigger_kind == SNAPSHOT_ENTERED ? TRACE_SNAPSHOT_ENTERED : TRACE_SNAPSHOT_DURATION;
+	if (info->reason == TRACE_SNAPSHOT_CTL)
+		return;
+	info->trigger_tid = h->trigger_tid;
+	info->trigger_site = h->trigger_site;
+	info->asked_ns = rel_ns(r, h->trigger_raw);
+	if (info->reason == TRACE_SNAPSHOT_DURATION) {
+		uint64_t d = rel_ns(r, r->raw0 + h->trigger_duration);
+		info->duration_ns = r->shm->clock_source == CLOCK_SOURCE_MONOTONIC ? h->trigger_duration : d;
+	}
+	if (r->o->trigger_text)
+		snprintf(info->trigger, sizeof(info->trigger), "%s", r->o->trigger_text);
+}
+
+/* --snapshot: the program runs with overwrite rings; snapshots are taken
+ * on request (SIGUSR2, needle ctl, triggers), at most --max-snapshots,
+ * --snapshot-interval apart, --trigger-after late, and a last one when
+ * the program ends (always after a crash; after a normal end only
+ * without triggers). */
+static int snapshot_run(struct recording *r)
+{
+	struct shm_header *h = r->shm;
+	const struct record_opts *o = r->o;
+	uint64_t handled = 0, last_ns = 0, due_ns = 0;
+	sig_atomic_t signals_seen = 0;
+	unsigned taken = 0;
+	int started = 0, pending = 0, said_skip = 0;
+	struct sec_snapshot next;
+
+	for (;;) {
+		sig_atomic_t seen = record_sigchld;
+		uint32_t word = atomic_load(&h->wake_word);
+		if (!started && atomic_load(&h->agent_state) == AGENT_RECORDING) {
+			char agent_err[512];
+			started = 1;
+			record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
+			fprintf(stderr, "needle: flight recorder on PID %d: a snapshot with kill -USR2 %d or needle ctl %d "
+				"snapshot%s\n", (int)r->pid, (int)getpid(), (int)r->pid, o->triggers ? ", or a trigger" : "");
+		}
+		uint64_t now = monotonic_ns();
+		if (started && !pending) {
+			/* Acquire pairs with the agent's release increment: the
+			 * trigger fields are read after it. */
+			uint64_t req = atomic_load_explicit(&h->snapshot_requests, memory_order_acquire);
+			int from_agent = req != handled, by_signal = snapshot_signals != signals_seen;
+			if (from_agent || by_signal) {
+				handled = req;
+				signals_seen = snapshot_signals;
+				if (taken < o->max_snapshots && (!taken || now - last_ns >= o->snapshot_gap_ns)) {
+					snapshot_reason(r, from_agent, &next);
+					pending = 1;
+					int trig = next.reason == TRACE_SNAPSHOT_DURATION || next.reason == TRACE_SNAPSHOT_ENTERED;
+					due_ns = now + (trig ? o->trigger_after_ns : 0);
+				} else if (!said_skip++) {
+					cli_error("snapshot request ignored: %s (further ones are ignored silently)",
+						  taken >= o->max_snapshots ? "--max-snapshots reached" : "within --snapshot-interval");
+				}
+			}
+		}
+		if (pending && now >= due_ns) {
+			next.number = ++taken;
+			next.copied_ns = monotonic_ns() - r->ns0;
+			record_snapshot(r, &next, 0);
+			last_ns = monotonic_ns();
+			pending = 0;
+		}
+		if (reap(r))
+			break;
+		uint64_t wait_ns = 100000000ull;
+		if (pending && due_ns > now && due_ns - now < wait_ns)
+			wait_ns = due_ns - now;
+		if (record_sigchld == seen && snapshot_signals == signals_seen) {
+			/* A trigger's futex wake, SIGUSR2 or SIGCHLD end it. */
+			struct timespec t = { (time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull) };
+			syscall(SYS_futex, &h->wake_word, FUTEX_WAIT, word, &t, NULL, 0);
+		}
+	}
+	uint32_t state = atomic_load(&h->agent_state);
+	if (!started && state != AGENT_RECORDING)
+		return not_traced(r, state);
+	if (pending) {
+		next.number = ++taken;
+		next.copied_ns = monotonic_ns() - r->ns0;
+		record_snapshot(r, &next, 0);
+	}
+	int crashed = WIFSIGNALED(r->status), werr = 0;
+	if (crashed || !o->triggers) {
+		struct sec_snapshot last = { .reason = crashed ? TRACE_SNAPSHOT_CRASH : TRACE_SNAPSHOT_END };
+		last.asked_ns = last.copied_ns = monotonic_ns() - r->ns0;
+		werr = record_snapshot(r, &last, 1) != 0;
+	} else {
+		record_out_abandon(&r->out);
+		if (!taken)
+			cli_error("no trigger fired: no snapshot was written");
+	}
+	record_snapshot_free();
+	if (crashed)
+		cli_error("%s was killed by signal %d (%s)", r->argv[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
+	return werr ? 1 : exit_status(r->status);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
@@ -534,6 +787,12 @@ int cmd_record(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		if (!record_signal_was_ignored(forwarded[i]))
 			sigaction(forwarded[i], &sa, NULL);
+	if (o.snapshot) {
+		/* No SA_RESTART: it ends the wait for requests. */
+		sa.sa_flags = 0;
+		sa.sa_handler = on_sigusr2;
+		sigaction(SIGUSR2, &sa, NULL);
+	}
 	/* Orphans of the program become ours: they may still record. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
@@ -551,6 +810,8 @@ int cmd_record(int argc, char **argv)
 		goto abandon;
 	}
 
+	if (o.snapshot)
+		return snapshot_run(&r);
 	for (;;) {
 		sig_atomic_t seen = record_sigchld;
 		if (!r.out.begun && atomic_load(&r.shm->agent_state) == AGENT_RECORDING)

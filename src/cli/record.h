@@ -33,6 +33,12 @@ struct record_opts {
 	pid_t attach_pid;      /* -p: record this running process */
 	int sites;             /* 1 compiled, 2 relocated, 3 all (--sites) */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
+	int snapshot;          /* --snapshot: overwrite rings, snapshots (record_snapshot.c) */
+	char *triggers;        /* --trigger, as the agent reads them (trigger.h), or NULL */
+	char *trigger_text;    /* the first --trigger as given, for the file */
+	uint64_t trigger_after_ns;  /* --trigger-after */
+	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
+	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
 };
 
 struct seen_thread {
@@ -83,6 +89,7 @@ struct recording {
 	char **argv;            /* the program's command line */
 	int attached;           /* -p: attach describes how */
 	struct sec_attach attach;
+	const struct sec_snapshot *snapshot; /* written with the closing sections, if set */
 };
 
 /* Bumped by the SIGCHLD handler: a wait that began after the program
@@ -117,7 +124,20 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
  * inode buf_ino: up to max PIDs in pids; returns how many were found. */
 size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max);
 
+/* Write the header, the symbols and a first clock, quietly (a snapshot). */
+void record_begin_file(struct recording *r);
+/* The closing sections (record_out_finish's tail). */
+int record_write_tail(struct recording *r, const struct out_mark *m, int minimal);
+
+/* record_snapshot.c */
+/* Copy the newest events of every thread and write them as a trace file:
+ * OUTPUT.N (N = info->number), or OUTPUT itself when final (r->out, open
+ * since the start, is then used and closed).  0, or -1 after saying why. */
+int record_snapshot(struct recording *r, const struct sec_snapshot *info, int final);
+void record_snapshot_free(void);
+
 /* record_drain.c */
+void record_note_thread(struct recording *r, uint32_t tid, const char comm[16]);
 struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);
 size_t record_drain(struct recording *r, int final);
 void record_salvage(struct recording *r);

@@ -55,7 +55,9 @@ struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out
 	h->chunk_size = o->chunk_bytes;
 	h->total_size = total;
 	h->chunk_count = count;
-	h->wake_mode = (uint32_t)o->wake_mode;
+	/* Snapshot mode: nothing to wake, since nothing is drained. */
+	h->wake_mode = o->snapshot ? WAKE_POLL : (uint32_t)o->wake_mode;
+	h->snapshot_mode = o->snapshot != 0;
 	h->wake_percent = o->wake_mode == WAKE_PERCENT ? (uint32_t)o->wake_arg : 0;
 	for (uint32_t i = count; i-- > 0;)
 		shm_free_push(h, i);
@@ -63,10 +65,10 @@ struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out
 	return h;
 }
 
-static void note_thread(struct recording *r, const struct shm_chunk *c)
+void record_note_thread(struct recording *r, uint32_t tid, const char comm[16])
 {
 	for (size_t i = 0; i < r->thread_cnt; i++)
-		if (r->threads[i].tid == c->tid)
+		if (r->threads[i].tid == tid)
 			return;
 	if (r->thread_cnt == r->thread_cap) {
 		size_t cap = r->thread_cap ? r->thread_cap * 2 : 16;
@@ -77,12 +79,12 @@ static void note_thread(struct recording *r, const struct shm_chunk *c)
 		r->thread_cap = cap;
 	}
 	struct seen_thread *t = &r->threads[r->thread_cnt++];
-	t->tid = c->tid;
-	memcpy(t->name, c->comm, 16);
+	t->tid = tid;
+	memcpy(t->name, comm, 16);
 	t->name[16] = 0;
 	/* The live name is fresher than the one taken at the first chunk. */
 	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->pid, c->tid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/comm", (int)r->pid, tid);
 	FILE *f = fopen(path, "re");
 	if (f) {
 		if (fgets(t->name, sizeof(t->name), f))
@@ -108,7 +110,7 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 	};
 	memcpy(hdr.comm, c->comm, sizeof(hdr.comm));
 
-	note_thread(r, c);
+	record_note_thread(r, c->tid, c->comm);
 	r->drained += hdr.event_count;
 	if ((hdr.event_count || hdr.lost_before) && !r->out.err) {
 		int err = trace_writer_chunk(&r->w, &hdr, shm_chunk_events(c), hdr.event_count);

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
-#define SHM_VERSION 2
+#define SHM_VERSION 3
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
@@ -74,6 +74,15 @@ struct shm_chunk {
 	 * that records into this buffer, taken from shm_header.thread_serial
 	 * once per thread lifetime.  0 in chunks of older producers. */
 	uint32_t serial;
+	/* Snapshot mode: a seqlock whose write side is the reclaim, and the
+	 * arbiter of who may write over a full chunk.  A producer takes a
+	 * full chunk back by compare-and-swapping gen from the even value it
+	 * saw to the next, odd one (recorder.c), before any byte of it
+	 * changes, and makes it even again once the header is rewritten.  A
+	 * snapshot keeps a copy only if gen was even and the same before and
+	 * after it. */
+	_Atomic uint32_t gen;
+	uint32_t pad;
 	/* events follow, up to the chunk size */
 };
 
@@ -123,7 +132,20 @@ struct shm_header {
 	 * was full, or the thread shared another's TLS (raw clone). */
 	_Atomic uint64_t threads_refused;
 	_Atomic uint64_t threads_shared_tls;
-	uint64_t pad1[5];
+	/* Snapshot mode (needle record --snapshot): chunks are never
+	 * drained nor put on the ring; a producer with no free chunk writes
+	 * over its own oldest full one, or the oldest of all when it holds
+	 * less than its share.  A trigger fills in trigger_* and then bumps
+	 * snapshot_requests (release; the reader loads it with acquire and
+	 * then reads trigger_*, which a later trigger may overwrite: the
+	 * newest wins). */
+	uint32_t snapshot_mode;
+	uint32_t trigger_kind;      /* enum snapshot_reason */
+	_Atomic uint64_t snapshot_requests;
+	uint32_t trigger_site;
+	uint32_t trigger_tid;
+	uint64_t trigger_raw;       /* clock value when it fired */
+	uint64_t trigger_duration;  /* the call's length in clock units (duration triggers) */
 
 	/* Reader side, on its own cache lines. */
 	_Atomic uint64_t ring_head __attribute__((aligned(64)));
@@ -131,6 +153,16 @@ struct shm_header {
 	_Atomic uint32_t wake_word;
 	uint64_t pad2[6];
 } __attribute__((aligned(64)));
+
+/* Why a snapshot was taken (SEC_SNAPSHOT's reason). */
+enum snapshot_reason {
+	SNAPSHOT_END = 1,       /* the program ended */
+	SNAPSHOT_CRASH = 2,     /* the program died of a signal */
+	SNAPSHOT_SIGNAL = 3,    /* SIGUSR2 to needle record */
+	SNAPSHOT_CTL = 4,       /* needle ctl PID snapshot */
+	SNAPSHOT_ENTERED = 5,   /* --trigger FUNC: FUNC was entered */
+	SNAPSHOT_DURATION = 6,  /* --trigger FUNC>DURATION: a call took longer */
+};
 
 #define SHM_HEADER_SIZE 4096u
 

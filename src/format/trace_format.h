@@ -45,6 +45,7 @@ enum trace_section {
 	SEC_END = 7,     /* struct sec_end */
 	SEC_ATTACH = 8,  /* struct sec_attach: the trace was recorded by attaching (needle record -p) */
 	SEC_OBJECTS = 9, /* text: what discovery made of each object's functions (see file-format.md) */
+	SEC_SNAPSHOT = 10, /* struct sec_snapshot: the file is a snapshot of overwrite rings (--snapshot) */
 };
 
 /* How an attached recording ended. */
@@ -66,6 +67,30 @@ struct sec_attach {
 	uint64_t detach_ns;          /* from asking the agent to detach to its answer (0: not asked) */
 	uint32_t end;                /* enum attach_end */
 	uint32_t borrowed_tid;       /* the thread that loaded libneedle */
+};
+
+/* A snapshot of needle record --snapshot: the newest events of every
+ * thread when it was taken.  A thread's calls entered before its oldest
+ * kept event have exits without entries (read as such, TEV_ORPHAN). */
+struct sec_snapshot {
+	uint32_t reason;          /* enum trace_snapshot_reason */
+	uint32_t number;          /* 1, 2, ... within the recording; 0 for the last one */
+	uint32_t trigger_tid;     /* the thread whose call fired the trigger, or 0 */
+	uint32_t trigger_site;    /* that function's site id (trigger reasons) */
+	uint64_t asked_ns;        /* when it was asked for, ns since the recording began */
+	uint64_t copied_ns;       /* when the copy began, likewise */
+	uint64_t duration_ns;     /* the call that fired a duration trigger: its length */
+	uint64_t chunks_dropped;  /* chunks written over while being copied (not in the file) */
+	char trigger[64];         /* the trigger as given (NUL-padded), or "" */
+};
+
+enum trace_snapshot_reason {
+	TRACE_SNAPSHOT_END = 1,      /* the program ended */
+	TRACE_SNAPSHOT_CRASH = 2,    /* the program died of a signal */
+	TRACE_SNAPSHOT_SIGNAL = 3,   /* SIGUSR2 to needle record */
+	TRACE_SNAPSHOT_CTL = 4,      /* needle ctl PID snapshot */
+	TRACE_SNAPSHOT_ENTERED = 5,  /* --trigger FUNC */
+	TRACE_SNAPSHOT_DURATION = 6, /* --trigger FUNC>DURATION */
 };
 
 enum trace_clock_source { TRACE_CLOCK_TSC = 1, TRACE_CLOCK_MONOTONIC = 2 };

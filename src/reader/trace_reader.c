@@ -229,7 +229,7 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 			th->chunk_cap = cap;
 		}
 		th->chunks[th->chunk_cnt++] = (struct trace_chunk_ref){ off, sh->length, c.seq, c.lost_before,
-									c.event_count };
+									c.event_count, c.base };
 		th->events += c.event_count;
 		th->lost += c.lost_before;
 		t->lost_in_chunks += c.lost_before;
@@ -331,6 +331,14 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		if (!bad) {
 			memcpy(&t->attach, p, sizeof(t->attach));
 			t->have_attach = 1;
+		}
+		break;
+	case SEC_SNAPSHOT:
+		bad = sh->length != sizeof(t->snapshot);
+		if (!bad) {
+			memcpy(&t->snapshot, p, sizeof(t->snapshot));
+			t->snapshot.trigger[sizeof(t->snapshot.trigger) - 1] = 0;
+			t->have_snapshot = 1;
 		}
 		break;
 	case SEC_END:

@@ -37,6 +37,7 @@ struct trace_chunk_ref {
 	uint64_t seq;
 	uint32_t lost_before;
 	uint32_t event_count;
+	uint64_t base;       /* raw clock of its first event's delta base */
 };
 
 struct placeholder;
@@ -64,6 +65,8 @@ struct trace {
 	char **argv;
 	int have_process;
 	struct sec_attach attach;  /* recorded by attaching to a running process */
+	int have_snapshot;
+	struct sec_snapshot snapshot; /* a snapshot of overwrite rings (needle record --snapshot) */
 	char *objects;             /* SEC_OBJECTS text, or NULL */
 	int have_attach;
 	struct sec_end end;       /* without an END section: totals of the chunks read */

@@ -50,6 +50,7 @@
 #include "agent/base/control_lock.h"
 #include "agent/record/control.h"
 #include "agent/record/recorder.h"
+#include "agent/record/trigger.h"
 #include "needle.h"
 
 #define LINE_MAX_BYTES 4096
@@ -121,8 +122,14 @@ static void handle(int fd, char *line)
 		}
 		cfg.set_depth = 1;
 		cfg.depth = (uint32_t)d;
+	} else if (!strcmp(line, "snapshot")) {
+		int err = trigger_snapshot_now();
+		reply(fd, err ? "error" : "ok", err ? "not a --snapshot recording: nothing to snapshot"
+						  : "snapshot asked for; needle record writes it");
+		return;
 	} else if (strcmp(line, "status")) {
-		snprintf(msg, sizeof(msg), "unknown command '%.64s' (filter, notrace, tracer, depth, status)", line);
+		snprintf(msg, sizeof(msg), "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)",
+			 line);
 		reply(fd, "error", msg);
 		return;
 	}

@@ -18,6 +18,8 @@
  *   NEEDLE_FILTER     globs to trace, separated by newlines (default: all)
  *   NEEDLE_NOTRACE    globs not to trace
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
+ *   NEEDLE_TRIGGERS   snapshot triggers (trigger.h), NEEDLE_TRIGGER_GAP the
+ *                     least nanoseconds between two of their requests
  * The variables are removed once read, and LD_PRELOAD is given back the
  * value it had before `needle record` added libneedle, so that the traced
  * program sees its own environment.  An attached recording touches no
@@ -51,7 +53,9 @@
 
 #include "agent/base/log.h"
 #include "agent/record/control.h"
+#include "agent/record/overwrite.h"
 #include "agent/record/recorder.h"
+#include "agent/record/trigger.h"
 #include "common/meta_protocol.h"
 #include "common/shm_layout.h"
 #include "common/tsc.h"
@@ -83,6 +87,7 @@ struct rec_thread {
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
 	char comm[16];         /* thread name, read when a chunk is taken */
+	struct overwrite_list full; /* snapshot mode: its full chunks, oldest first */
 };
 
 static inline uint64_t clock_now(void)
@@ -107,6 +112,17 @@ static void chunk_publish(struct rec_thread *rt)
 	/* Release stores here pair with the reader's acquire loads of the
 	 * slot's seq and the chunk's state (cmd_record.c): events, then the
 	 * chunk's header, then the ring slot become visible in that order. */
+	if (shm->snapshot_mode) {
+		/* Nobody drains: the chunk joins the thread's ring.  Its
+		 * generation is read while the chunk is still this thread's:
+		 * once full, another thread may take it. */
+		uint32_t gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+		atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
+		overwrite_published(&rt->full, rt->chunk_idx, gen);
+		rt->chunk = NULL;
+		rt->pos = rt->end = NULL;
+		return;
+	}
 	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
 	pos = atomic_fetch_add(&shm->ring_tail, 1);
 	ring[pos % shm->chunk_count].chunk = rt->chunk_idx;
@@ -130,16 +146,24 @@ static __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t 
 	if (rt->chunk)
 		chunk_publish(rt);
 	int64_t idx = shm_free_pop(shm);
+	int reclaimed = 0;
+	/* Snapshot mode: the oldest events go, not the newest. */
+	if (idx < 0 && shm->snapshot_mode)
+		reclaimed = (idx = overwrite_take(&rt->full, shm)) >= 0;
 	if (idx < 0)
 		return 0;
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
-	if (!rt->tid) {
+	int first = !rt->tid;
+	if (first) {
 		rt->tid = (uint32_t)gettid(); /* once per thread */
 		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
 	/* Once per chunk (about 2,000 events), so that a name the thread set
-	 * after its first traced call (pthread_setname_np) reaches the file. */
-	prctl(PR_GET_NAME, rt->comm);
+	 * after its first traced call (pthread_setname_np) reaches the file;
+	 * in snapshot mode, where the program must make no system call for
+	 * the recording, once per thread. */
+	if (first || !shm->snapshot_mode)
+		prctl(PR_GET_NAME, rt->comm);
 	c->tid = rt->tid;
 	c->serial = rt->serial;
 	c->open_depth = rt->depth;
@@ -149,6 +173,10 @@ static __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t 
 	c->lost_before = rt->lost;
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
+	/* The rewrite of a chunk taken back is over: its generation is even
+	 * again (release: the header before it, for a snapshot's copy). */
+	if (reclaimed)
+		atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
 	rt->lost = 0;
 	rt->chunk = c;
 	rt->chunk_idx = (uint32_t)idx;
@@ -305,6 +333,7 @@ static void after_fork_child(void *thread_data, void *user_data)
 		rt->tid = 0;
 		rt->seq = 0;
 		rt->lost = 0;
+		rt->full = (struct overwrite_list){ 0 }; /* the parent's */
 	}
 }
 
@@ -532,7 +561,8 @@ static void restore_environment(void)
 		unsetenv("LD_PRELOAD");
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
-					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES" };
+					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
+					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -615,6 +645,8 @@ int recorder_start_from_env(void)
 		.notrace = getenv("NEEDLE_NOTRACE"),
 		.depth = depth && atoi(depth) > 0 ? (uint32_t)atoi(depth) : 0,
 		.ctl = getenv("NEEDLE_CTL") != NULL,
+		.triggers = getenv("NEEDLE_TRIGGERS"),
+		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
 	};
 	env_mode = 1;
 	return recorder_start(&cfg);
@@ -660,6 +692,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	ring = shm_ring(shm);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
+	if (overwrite_init(shm))
+		return fail(meta_fd, -ENOMEM, "out of memory");
 	max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
 
 	meta_sites = meta_objects = 0;
@@ -714,8 +748,19 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		snprintf(why, sizeof(why), "cannot patch the program's functions: %s", strerror(-err));
 		return fail(meta_fd, err, why);
 	}
+	int traced = err;
+	trigger_init(shm);
+	if (cfg->triggers && *cfg->triggers) {
+		char why[512];
+		if ((err = trigger_start(shm, cfg->triggers, cfg->trigger_gap_ns, why, sizeof(why)))) {
+			active = 0;
+			needle_link_destroy(rec_link);
+			rec_link = NULL;
+			return fail(meta_fd, err, why);
+		}
+	}
 	char line[64];
-	snprintf(line, sizeof(line), META_TRACED_WRITE, err);
+	snprintf(line, sizeof(line), META_TRACED_WRITE, traced);
 	meta_write(meta_fd, line);
 	/* Mapped for the objects dlopen'ed later (recorder_object_loaded);
 	 * the descriptor goes, as before: the program sees none of needle's. */
@@ -750,6 +795,7 @@ int recorder_stop(void)
 		return 0;
 	}
 	active = 0;
+	trigger_stop();
 	/* Every site back to its NOP in one batch, then a grace period: no
 	 * handler of the link runs after this, and frames entered under it
 	 * no longer call its exit handler (their generation is retired), so

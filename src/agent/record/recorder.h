@@ -18,6 +18,8 @@ struct recorder_start_cfg {
 	const char *filter, *notrace; /* newline-separated globs, or NULL */
 	uint32_t depth;               /* 0 = unlimited */
 	int ctl;                      /* serve `needle ctl` */
+	const char *triggers;         /* snapshot triggers, trigger.h's spec, or NULL */
+	uint64_t trigger_gap_ns;      /* least time between two trigger requests */
 };
 
 /* Attach the recorder as cfg asks.  Not under the control mutex (the

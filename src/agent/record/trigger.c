@@ -1,0 +1,242 @@
+/* trigger.c - what asks `needle record --snapshot` for a snapshot from
+ * inside the program: --trigger 'FUNC' (FUNC was entered) and --trigger
+ * 'FUNC>DURATION' (a call of FUNC took longer than DURATION).
+ *
+ * Each trigger is a link of its own on FUNC's functions only, so the
+ * other functions pay nothing: a duration trigger reads the clock at
+ * FUNC's entry (kept in the call's cookie) and compares at its exit.  A
+ * trigger that fires fills in the buffer header's trigger_* fields,
+ * bumps snapshot_requests and wakes needle record with one futex wake:
+ * the only system calls of snapshot mode, made by the thread whose call
+ * fired.  The snapshot itself is copied by needle record, never by the
+ * traced thread.  A trigger that fired less than the minimum interval
+ * ago (the clock value of the last one, compared and swapped) stays
+ * silent, so a storm of slow calls costs a compare each.
+ *
+ * Invariant: triggers are attached after the recorder's link and
+ * destroyed before it (trigger_stop), and use nothing of the agent but
+ * the public API. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/base/log.h"
+#include "agent/record/trigger.h"
+#include "common/shm_layout.h"
+#include "common/tsc.h"
+#include "needle.h"
+
+#define TRIGGER_MAX 16
+
+struct trigger {
+	uint64_t threshold; /* clock units; 0 for an entry trigger */
+	struct needle_link *link;
+};
+
+static struct trigger triggers[TRIGGER_MAX];
+static int trigger_cnt;
+static struct shm_header *tshm;
+static int clock_is_tsc;
+static uint64_t min_gap;                  /* clock units between two requests */
+static _Atomic uint64_t last_fired;      /* clock value of the last request */
+static _Atomic int fired_once;
+
+static inline uint64_t clock_now(void)
+{
+	return clock_is_tsc ? tsc_read() : monotonic_ns();
+}
+
+/* Clock units per nanosecond, from 2 ms of both clocks. */
+static double clock_per_ns(void)
+{
+	if (!clock_is_tsc)
+		return 1.0;
+	uint64_t t0 = tsc_read(), n0 = monotonic_ns(), n1;
+	while ((n1 = monotonic_ns()) - n0 < 2000000)
+		;
+	return (double)(tsc_read() - t0) / (double)(n1 - n0);
+}
+
+/* Fill in the request and wake needle record. */
+static void announce(uint32_t kind, uint32_t site, uint64_t now, uint64_t duration)
+{
+	tshm->trigger_kind = kind;
+	tshm->trigger_site = site;
+	tshm->trigger_tid = (uint32_t)gettid();
+	tshm->trigger_raw = now;
+	tshm->trigger_duration = duration;
+	/* Release: the fields above before the count that announces them
+	 * (needle record loads it with acquire). */
+	atomic_fetch_add_explicit(&tshm->snapshot_requests, 1, memory_order_release);
+	atomic_fetch_add(&tshm->wake_word, 1);
+	syscall(SYS_futex, &tshm->wake_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+static void request(uint32_t kind, const struct needle_ctx *ctx, uint64_t now, uint64_t duration)
+{
+	uint64_t last = atomic_load_explicit(&last_fired, memory_order_relaxed);
+
+	if (atomic_load_explicit(&fired_once, memory_order_relaxed) && now - last < min_gap)
+		return;
+	if (!atomic_compare_exchange_strong(&last_fired, &last, now))
+		return; /* another thread fired just now */
+	atomic_store_explicit(&fired_once, 1, memory_order_relaxed);
+	announce(kind, ctx->func->site_id, now, duration);
+}
+
+void trigger_init(struct shm_header *shm)
+{
+	tshm = shm;
+	clock_is_tsc = shm->clock_source == CLOCK_SOURCE_TSC;
+}
+
+int trigger_snapshot_now(void)
+{
+	if (!tshm || !tshm->snapshot_mode)
+		return -EOPNOTSUPP;
+	announce(SNAPSHOT_CTL, 0, clock_now(), 0);
+	return 0;
+}
+
+static int on_entered(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	request(SNAPSHOT_ENTERED, ctx, clock_now(), 0);
+	return NEEDLE_SKIP_EXIT;
+}
+
+static int duration_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)ctx;
+	(void)data;
+	*cookie = clock_now();
+	return 0;
+}
+
+static void duration_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
+{
+	const struct trigger *t = data;
+	uint64_t now = clock_now();
+
+	if (ctx->is_exit == NEEDLE_EXIT_RETURN && now - cookie > t->threshold)
+		request(SNAPSHOT_DURATION, ctx, now, now - cookie);
+}
+
+/* The traceable functions nearest to name (edit distance), for the
+ * message about a trigger that matches nothing. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	size_t row[65];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+static void suggest(const char *pattern, char *out, size_t len)
+{
+	const char *best[3] = { NULL, NULL, NULL };
+	size_t bestd[3] = { (size_t)-1, (size_t)-1, (size_t)-1 };
+	int total = needle_site_count();
+
+	for (int id = 0; id < total; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
+			continue;
+		size_t d = distance(pattern, info.name);
+		for (int k = 0; k < 3; k++) {
+			if (best[k] && !strcmp(best[k], info.name))
+				break;
+			if (d < bestd[k]) {
+				for (int m = 2; m > k; m--) {
+					best[m] = best[m - 1];
+					bestd[m] = bestd[m - 1];
+				}
+				best[k] = info.name;
+				bestd[k] = d;
+				break;
+			}
+		}
+	}
+	int off = 0;
+	*out = 0;
+	for (int k = 0; k < 3 && best[k] && bestd[k] <= strlen(pattern) / 2 + 2; k++)
+		off += snprintf(out + off, len - (size_t)off, "%s%s", off ? ", " : "; did you mean ", best[k]);
+}
+
+int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns, char *why, size_t whylen)
+{
+	double per_ns;
+	char *copy = strdup(spec), *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	trigger_init(shm);
+	per_ns = clock_per_ns();
+	min_gap = (uint64_t)((double)min_gap_ns * per_ns);
+	int err = 0;
+	for (char *line = strtok_r(copy, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+		char *tab = strchr(line, '\t');
+		if (!tab || trigger_cnt == TRIGGER_MAX) {
+			snprintf(why, whylen, "too many triggers (at most %d)", TRIGGER_MAX);
+			err = -EINVAL;
+			break;
+		}
+		*tab = 0;
+		uint64_t ns = strtoull(tab + 1, NULL, 10);
+		struct trigger *t = &triggers[trigger_cnt];
+		t->threshold = (uint64_t)((double)ns * per_ns);
+		const char *patterns[1] = { line };
+		struct needle_attach_opts o = {
+			.sz = sizeof(o),
+			.patterns = patterns,
+			.pattern_cnt = 1,
+			.entry = ns ? duration_entry : on_entered,
+			.exit = ns ? duration_exit : NULL,
+			.user_data = t,
+		};
+		err = needle_attach(&o, &t->link);
+		if (err == -ENOENT) {
+			char near[256];
+			suggest(line, near, sizeof(near));
+			snprintf(why, whylen, "--trigger: no traceable function matches '%s'%s", line, near);
+		} else if (err < 0) {
+			snprintf(why, whylen, "--trigger '%s': cannot attach (%s)", line, strerror(-err));
+		} else {
+			trigger_cnt++;
+			err = 0;
+		}
+	}
+	free(copy);
+	if (err)
+		trigger_stop();
+	return err;
+}
+
+void trigger_stop(void)
+{
+	for (int i = 0; i < trigger_cnt; i++)
+		needle_link_destroy(triggers[i].link);
+	trigger_cnt = 0;
+}

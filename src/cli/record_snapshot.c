@@ -1,0 +1,216 @@
+/* record_snapshot.c - needle record --snapshot: the flight recorder.
+ *
+ * In snapshot mode the buffer is a set of overwrite rings: nothing is
+ * drained while the program runs, and a thread with no free chunk takes
+ * back the oldest chunk published (shm_ring_reclaim), so the buffer
+ * always holds the newest events, in bounded memory whatever the number
+ * of threads, and the program makes no system call for the recording
+ * (its triggers excepted, trigger.c).  A snapshot copies the newest
+ * events of every thread into a trace file of its own, readable by every
+ * view: OUTPUT.N for the N-th snapshot taken while the program runs, and
+ * OUTPUT for the one taken when it ends (or crashes).
+ *
+ * Consistency.  Producers keep writing while a snapshot copies.  Each
+ * chunk is copied under its generation (a seqlock whose write side is the
+ * reclaim: odd while a producer rewrites the chunk's header, bumped again
+ * when the chunk is its own): the copy is kept only if the generation was
+ * even and unchanged across it, and only the events below the fill level
+ * loaded (acquire) before the copy, which a producer never rewrites
+ * without a reclaim first.  So no event in a snapshot is torn or mixed
+ * from two lives of a chunk.  The rule for what is kept: per thread, the
+ * chunks whose numbers follow each other up to its newest one (a chunk
+ * written over during the copy cuts the thread's window there); calls
+ * entered before a thread's window have exits without entries, which
+ * every view shows as such.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/record.h"
+#include "common/tsc.h"
+
+struct chunk_copy {
+	struct sec_chunk hdr;
+	uint64_t *events;
+	uint32_t serial;
+};
+
+static int copy_cmp(const void *a, const void *b)
+{
+	const struct chunk_copy *x = a, *y = b;
+	if (x->serial != y->serial)
+		return x->serial < y->serial ? -1 : 1;
+	if (x->hdr.tid != y->hdr.tid)
+		return x->hdr.tid < y->hdr.tid ? -1 : 1;
+	return x->hdr.seq < y->hdr.seq ? -1 : x->hdr.seq > y->hdr.seq;
+}
+
+/* Copy chunk idx into *cc (events into room, at least a chunk's
+ * capacity).  1 if the copy is whole and from one life of the chunk. */
+static int copy_chunk(struct shm_header *h, uint32_t idx, struct chunk_copy *cc, uint64_t *room)
+{
+	struct shm_chunk *c = shm_chunk_at(h, idx);
+	uint32_t cap = shm_chunk_capacity(h);
+	/* Acquire pairs with the release fence after a reclaim's bump and
+	 * with the release of the bump that ends the rewrite (recorder.c). */
+	uint32_t g1 = atomic_load_explicit(&c->gen, memory_order_acquire);
+
+	if ((g1 & 1) || atomic_load_explicit(&c->state, memory_order_acquire) == CHUNK_FREE)
+		return 0;
+	uint32_t used = atomic_load_explicit(&c->used, memory_order_acquire);
+	if (used > cap)
+		used = cap;
+	cc->hdr = (struct sec_chunk){
+		.tid = c->tid,
+		.lost_before = c->lost_before,
+		.seq = c->seq,
+		.base = c->base,
+		.event_count = used / 8,
+		.open_depth = c->open_depth,
+		.serial = c->serial,
+	};
+	memcpy(cc->hdr.comm, c->comm, sizeof(cc->hdr.comm));
+	cc->serial = c->serial;
+	memcpy(room, shm_chunk_events(c), used);
+	cc->events = room;
+	/* Every load of the copy before the second look at gen: a reclaim
+	 * that began during the copy is seen here. */
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&c->gen, memory_order_relaxed) == g1;
+}
+
+struct snapshot_image {
+	struct chunk_copy *v;
+	size_t cnt;
+	uint64_t *events; /* one chunk's capacity per copy */
+	uint64_t dropped;
+};
+
+/* Copy every chunk in use, then keep per thread the run of consecutive
+ * chunks that ends at its newest. */
+static int snapshot_copy(struct shm_header *h, struct snapshot_image *im)
+{
+	uint32_t n = h->chunk_count, cap = shm_chunk_capacity(h);
+	size_t words = cap / 8;
+
+	im->cnt = 0;
+	im->dropped = 0;
+	if (!im->v && (!(im->v = malloc(n * sizeof(*im->v))) || !(im->events = malloc((size_t)n * cap))))
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n; i++) {
+		struct chunk_copy *cc = &im->v[im->cnt];
+		if (atomic_load_explicit(&shm_chunk_at(h, i)->state, memory_order_relaxed) == CHUNK_FREE)
+			continue;
+		if (copy_chunk(h, i, cc, im->events + im->cnt * words))
+			im->cnt++;
+		else
+			im->dropped++;
+
+	}
+	if (im->cnt > 1)
+		qsort(im->v, im->cnt, sizeof(*im->v), copy_cmp);
+	/* Walk each thread's chunks from its newest down; drop those before
+	 * a gap. */
+	for (size_t end = im->cnt; end > 0;) {
+		size_t begin = end - 1;
+		while (begin > 0 && im->v[begin - 1].serial == im->v[end - 1].serial &&
+		       im->v[begin - 1].hdr.tid == im->v[end - 1].hdr.tid)
+			begin--;
+		size_t first = end - 1;
+		while (first > begin && im->v[first - 1].hdr.seq + 1 == im->v[first].hdr.seq)
+			first--;
+		for (size_t k = begin; k < first; k++)
+			im->v[k].hdr.event_count = UINT32_MAX; /* dropped below */
+		end = begin;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < im->cnt; i++)
+		if (im->v[i].hdr.event_count != UINT32_MAX)
+			im->v[k++] = im->v[i];
+	im->cnt = k;
+	return 0;
+}
+
+static struct snapshot_image image;
+
+void record_snapshot_free(void)
+{
+	free(image.v);
+	free(image.events);
+	memset(&image, 0, sizeof(image));
+}
+
+int record_snapshot(struct recording *r, const struct sec_snapshot *info, int final)
+{
+	char *path = NULL;
+	uint64_t t0 = monotonic_ns();
+	int err = snapshot_copy(r->shm, &image);
+	uint64_t copy_ns = monotonic_ns() - t0;
+
+	if (err) {
+		cli_error("snapshot: out of memory; none written");
+		return -1;
+	}
+	struct recording s = *r;
+	if (final) {
+		path = strdup(r->o->output);
+	} else if (asprintf(&path, "%s.%u", r->o->output, info->number) < 0) {
+		path = NULL;
+	}
+	if (!path) {
+		cli_error("snapshot: out of memory; none written");
+		return -1;
+	}
+	if (!final && record_out_open(&s.out, path, 0)) {
+		free(path);
+		return -1; /* said why */
+	}
+	memset(&s.w, 0, sizeof(s.w));
+	s.threads = NULL;
+	s.thread_cnt = s.thread_cap = 0;
+	s.meta_off = 0; /* every module and site, from the start of the meta file */
+	s.objects = NULL;
+	s.objects_len = 0;
+	s.drained = 0;
+	struct sec_snapshot sec = *info;
+	sec.chunks_dropped = image.dropped;
+	s.snapshot = &sec;
+	record_begin_file(&s);
+	for (size_t i = 0; i < image.cnt; i++) {
+		struct chunk_copy *cc = &image.v[i];
+		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
+		s.drained += cc->hdr.event_count;
+		if (s.out.err || !(cc->hdr.event_count || cc->hdr.lost_before))
+			continue;
+		err = trace_writer_chunk(&s.w, &cc->hdr, cc->events, cc->hdr.event_count);
+		if (err && !s.w.err)
+			s.w.err = -err;
+		record_out_commit(&s);
+	}
+	s.raw1 = tsc_read();
+	s.ns1 = monotonic_ns();
+	struct out_mark kept = { 0 };
+	int fin = record_out_finish(&s, record_write_tail, &kept);
+	int werr = s.out.err;
+	trace_writer_finish(&s.w);
+	if (fin < 0 || werr) {
+		cli_error("snapshot: cannot write %s in full: %s", path, strerror(werr ? werr : EIO));
+	} else {
+		fprintf(stderr, "needle: snapshot of %llu events from %zu threads (copied in %.1f ms) into %s\n",
+			(unsigned long long)kept.events, s.thread_cnt, (double)copy_ns / 1e6, path);
+	}
+	record_out_close(&s.out);
+	if (final) {
+		r->out.f = NULL;
+		r->out.fd = -1;
+		r->out.begun = 1;
+	}
+	free(s.threads);
+	free(s.objects);
+	free(path);
+	return werr || fin < 0 ? -1 : 0;
+}
