@@ -129,6 +129,11 @@ $(TEST_BUILD)/cli/exit_prog_xray: tests/exits/exit_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/cli/exit_prog_gcc $(TEST_BUILD)/cli/exit_prog_xray
 
+# The flight recorder (tests/cli/test_snapshot.sh).
+$(TEST_BUILD)/cli/snap_prog: tests/snapshot/snap_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/snap_prog
+
 
 $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)

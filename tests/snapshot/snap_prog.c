@@ -1,4 +1,4 @@
-/* snap_prog [crash] - a request loop for the flight recorder's tests:
+/* snap_prog [crash|spin] - a request loop for the flight recorder's tests:
  * 4 threads each handle ROUNDS requests (handler calls parse and reply);
  * thread 2's request SLOW_AT is slow (handler calls slow_part, which
  * sleeps SLOW_MS).  Prints what it did, so a snapshot can be checked.
@@ -16,7 +16,14 @@
 #define SLOW_MS 100
 #define CRASH_AT 30000
 
-static int crash_mode;
+static int crash_mode, spin_mode;
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 
 __attribute__((noinline)) long parse(long x)
 {
@@ -52,6 +59,11 @@ __attribute__((noinline)) long handler(long thread, long i)
 static void *worker(void *arg)
 {
 	long t = (long)arg, s = 0;
+	if (spin_mode) {
+		for (long i = 0; !stop; i++)
+			s += handler(t, i % SLOW_AT);
+		return (void *)(s & 1);
+	}
 	for (long i = 0; i < ROUNDS; i++) {
 		s += handler(t, i);
 		if (crash_mode && t == 0 && i == CRASH_AT)
@@ -66,6 +78,9 @@ int main(int argc, char **argv)
 	long sum = 0;
 
 	crash_mode = argc > 1 && !strcmp(argv[1], "crash");
+	spin_mode = argc > 1 && !strcmp(argv[1], "spin");
+	if (spin_mode)
+		signal(SIGTERM, on_term);
 	for (long i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
 	for (int i = 0; i < THREADS; i++) {
@@ -73,7 +88,10 @@ int main(int argc, char **argv)
 		pthread_join(t[i], &r);
 		sum += (long)r;
 	}
-	printf("handled %d requests in %d threads, sum %ld; slow: thread 2 request %d (%d ms)\n", THREADS * ROUNDS,
-	       THREADS, sum, SLOW_AT, SLOW_MS);
+	if (spin_mode)
+		printf("spun in %d threads until SIGTERM\n", THREADS);
+	else
+		printf("handled %d requests in %d threads, sum %ld; slow: thread 2 request %d (%d ms)\n",
+		       THREADS * ROUNDS, THREADS, sum, SLOW_AT, SLOW_MS);
 	return 0;
 }
