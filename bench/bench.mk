@@ -50,6 +50,13 @@ $(BENCH_BUILD)/bench_floor: bench/bench_floor.c bench/bench_floor_fn.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop_exit $(BENCH_BUILD)/bench_patch_exit $(BENCH_BUILD)/bench_floor
 
+# The program's view of the reader's wake-ups: per-iteration percentiles.
+$(BENCH_BUILD)/bench_iter: bench/bench_iter.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_iter
+
 $(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread

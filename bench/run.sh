@@ -81,6 +81,35 @@ fring=$(floor_best ring_ns_per_call)
 awk -v r="$fring" -v p="$plain" 'BEGIN { if (r != "" && p != "") printf "floor_hooks_ring_ns_per_call %.3f\n", r - p }' >>"$raw"
 echo "rdtsc_ns $(floor_best rdtsc_ns)" >>"$raw"
 
+note "bench: the flight recorder (--snapshot) against streaming; a trigger; a 64 MiB snapshot's copy"
+snap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$loop" $calls)
+strig=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 --trigger 'bench_small>10s' \
+	-o "$dir/snap.data" -- "$loop" $calls)
+awk -v p="$plain" -v s="$snap" -v t="$strig" 'BEGIN {
+	if (s != "") printf "snapshot_record_ns_per_call %.3f\n", s - p
+	if (s != "" && t != "") printf "trigger_check_ns %.3f\n", t - s }' >>"$raw"
+copy=$(for _ in 1 2 3; do "$NEEDLE" record --sites=compiled --snapshot=64 -o "$dir/snap.data" -- "$loop" 20000000 2>&1 \
+	>/dev/null | sed -n 's/.*copied in \([0-9.]*\) ms.*/\1/p'; done | sort -n | head -1)
+[ -n "$copy" ] && echo "snapshot_copy_ms_64mib $copy" >>"$raw"
+rm -f "$dir/snap.data"
+
+note "bench: the traced program's time per iteration (50 calls) under each reader mode: p99, p99.9, worst"
+iter_keys() { # MODE CMD...: the floor of 3 runs of each percentile
+	local mode=$1
+	shift
+	for _ in 1 2 3; do "$@" 2>&1 >/dev/null; done | awk -v m="$mode" '
+		/^iter_p99_us/ { if (a == "" || $2 < a) a = $2 } /^iter_p999_us/ { if (b == "" || $2 < b) b = $2 }
+		/^iter_max_us/ { if (c == "" || $2 < c) c = $2 }
+		END { if (a != "") printf "iter_p99_us_%s %s\niter_p999_us_%s %s\niter_max_us_%s %s\n", m, a, m, b, m, c }'
+}
+iter="$dir/bench_iter"
+iter_keys untraced "$iter" >>"$raw"
+iter_keys wait "$NEEDLE" record --sites=compiled --wait -o "$dir/iter.data" -- "$iter" >>"$raw"
+iter_keys poll "$NEEDLE" record --sites=compiled --poll=1 -o "$dir/iter.data" -- "$iter" >>"$raw"
+iter_keys buffer_percent "$NEEDLE" record --sites=compiled --buffer-percent=50 -o "$dir/iter.data" -- "$iter" >>"$raw"
+iter_keys snapshot "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/iter.data" -- "$iter" >>"$raw"
+rm -f "$dir/iter.data"
+
 note "bench: LLVM XRay's flight data recorder and needle on the same XRay-instrumented binary"
 xloop="$dir/bench_loop_xray"
 if [ -x "$xloop" ]; then
@@ -340,6 +369,16 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"needle on that same XRay binary, through its entry, exit and tail-call sleds; XRay FDR adds $(ratio "$(val xray_site_record_ns_per_call)" "$(val xray_fdr_record_ns_per_call)") as much"
 	printf '%-34s %10s  %s\n' "exit_site_record_ns_per_call" "$(val exit_site_record_ns_per_call)" \
 		"the loop built with gcc's exit sites (-minstrument-return=nop5 -mrecord-return); the same binary with the return hook instead: $(val exit_site_binary_return_hook_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "snapshot_record_ns_per_call" "$(val snapshot_record_ns_per_call)" \
+		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "trigger_check_ns" "$(val trigger_check_ns)" \
+		"what a duration trigger (never firing) adds to a call of the watched function"
+	printf '%-34s %10s  %s\n' "snapshot_copy_ms_64mib" "$(val snapshot_copy_ms_64mib)" \
+		"copying a full 64 MiB buffer out of the running program's rings"
+	for m in untraced wait poll buffer_percent snapshot; do
+		printf '%-34s %10s  %s\n' "iter_p99_us_$m" "$(val iter_p99_us_$m)" \
+			"p99.9 $(val iter_p999_us_$m), worst $(val iter_max_us_$m) us per 50-call iteration"
+	done
 	printf '%-34s %10s  %s\n' "floor_hooks_ring_ns_per_call" "$(val floor_hooks_ring_ns_per_call)" \
 		"the floor: compiler hooks storing {address, rdtsc} twice per call into a 1 MiB ring never drained (funtrace's design); rdtsc alone: $(val rdtsc_ns) ns"
 	printf '%-34s %10s  %s\n' "bytes_per_call" "$(val bytes_per_call)" \

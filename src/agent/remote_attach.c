@@ -88,7 +88,8 @@ static int read_full(int fd, void *buf, size_t len)
 
 /* The hello and its two descriptors; then the globs into *filter and
  * *notrace (malloc'ed, NUL-terminated, NULL when empty). */
-static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace, int *sites)
+static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace, char **triggers,
+			   int *sites)
 {
 	struct attach_hello hello;
 	char control[CMSG_SPACE(2 * sizeof(int))];
@@ -111,11 +112,12 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter
 	if (n > 0 && (size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
 		n = -1;
 	if (n <= 0 || hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
-	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX)
+	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX ||
+	    hello.triggers_len > ATTACH_GLOBS_MAX)
 		return -EPROTO;
-	char **dst[2] = { filter, notrace };
-	uint32_t lens[2] = { hello.filter_len, hello.notrace_len };
-	for (int i = 0; i < 2; i++) {
+	char **dst[3] = { filter, notrace, triggers };
+	uint32_t lens[3] = { hello.filter_len, hello.notrace_len, hello.triggers_len };
+	for (int i = 0; i < 3; i++) {
 		*dst[i] = NULL;
 		if (!lens[i])
 			continue;
@@ -131,6 +133,8 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter
 	cfg->ctl = hello.ctl != 0;
 	cfg->filter = *filter;
 	cfg->notrace = *notrace;
+	cfg->triggers = *triggers;
+	cfg->trigger_gap_ns = hello.trigger_gap_ns;
 	return 0;
 }
 
@@ -150,7 +154,7 @@ static void session_wait(int fd)
 static void *session(void *arg)
 {
 	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
-	char *filter = NULL, *notrace = NULL;
+	char *filter = NULL, *notrace = NULL, *triggers = NULL;
 	int fd, err, sites = 0;
 
 	(void)arg;
@@ -158,7 +162,7 @@ static void *session(void *arg)
 	control_mark_agent_thread();
 	if ((fd = session_connect()) < 0)
 		goto out;
-	err = session_receive(fd, &cfg, &filter, &notrace, &sites);
+	err = session_receive(fd, &cfg, &filter, &notrace, &triggers, &sites);
 	if (!err) {
 		if (sites)
 			agent_site_kinds(sites);
@@ -189,6 +193,7 @@ done:
 out:
 	free(filter);
 	free(notrace);
+	free(triggers);
 	atomic_store(&session_running, 0);
 	return NULL;
 }

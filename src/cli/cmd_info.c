@@ -95,7 +95,8 @@ static void print_snapshot(struct trace *t)
 {
 	static const char *const reasons[] = { "?", "the program ended", "the program crashed", "SIGUSR2 to needle record",
 					       "needle ctl snapshot", "a trigger: the function was entered",
-					       "a trigger: a call took longer than asked" };
+					       "a trigger: a call took longer than asked",
+					       "the recording ended (needle record -p detached; the process runs on)" };
 	const struct sec_snapshot *s = &t->snapshot;
 	char at[24], dur[24];
 
@@ -104,7 +105,7 @@ static void print_snapshot(struct trace *t)
 		printf("snapshot:      number %u, asked for %s after the start\n", s->number, at);
 	else
 		printf("snapshot:      the last one, taken %s after the start\n", at);
-	printf("  reason:      %s\n", reasons[s->reason < 7 ? s->reason : 0]);
+	printf("  reason:      %s\n", reasons[s->reason < 8 ? s->reason : 0]);
 	if (s->reason == TRACE_SNAPSHOT_DURATION || s->reason == TRACE_SNAPSHOT_ENTERED) {
 		printf("  trigger:     %s: %s in thread %u", s->trigger[0] ? s->trigger : "?",
 		       trace_site_name(t, s->trigger_site), s->trigger_tid);

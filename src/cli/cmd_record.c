@@ -25,7 +25,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -34,7 +33,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,7 +91,8 @@ static const char record_usage[] =
 	"  -F, --filter GLOB        trace only matching functions (repeatable)\n"
 	"  -N, --notrace GLOB       do not trace matching functions (repeatable)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting\n"
-	"      --wait               wake the reader when a chunk fills (default)\n"
+	"      --wait               the program wakes the reader when an eighth of the buffer is\n"
+	"                           queued; the reader also looks every 50 ms (default)\n"
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
 	"      --buffer-percent=N   wake the reader only when N% of the buffer is full\n"
 	"      --buffer-size=MB     shared buffer size (default 16)\n"
@@ -355,10 +354,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --trigger and --trigger-after need --snapshot");
 		return -1;
 	}
-	if (o->snapshot && o->attach_pid) {
-		cli_error("record: --snapshot records a program needle record starts; it does not work with -p yet");
-		return -1;
-	}
 	if (o->snapshot) {
 		/* Every thread needs a chunk of its own, and the rings need
 		 * room to turn: at least 64 chunks. */
@@ -599,134 +594,31 @@ static int not_traced(struct recording *r, uint32_t state)
 	return exit_status(r->status);
 }
 
-static volatile sig_atomic_t snapshot_signals;
-
-static void on_sigusr2(int sig)
-{
-	(void)sig;
-	snapshot_signals++;
-}
-
-/* A clock value of the agent's as nanoseconds since the recording began. */
-static uint64_t rel_ns(const struct recording *r, uint64_t raw)
-{
-	if (r->shm->clock_source == CLOCK_SOURCE_MONOTONIC)
-		return raw > r->ns0 ? raw - r->ns0 : 0;
-	uint64_t t = tsc_read(), n = monotonic_ns();
-	if (t <= r->raw0 || n <= r->ns0 || raw <= r->raw0)
-		return 0;
-	return (uint64_t)((double)(raw - r->raw0) * (double)(n - r->ns0) / (double)(t - r->raw0));
-}
-
-/* A request that has arrived: from a trigger or needle ctl (the buffer
- * header says which), or SIGUSR2. */
-static void snapshot_reason(struct recording *r, int from_agent, struct sec_snapshot *info)
-{
-	struct shm_header *h = r->shm;
-
-	memset(info, 0, sizeof(*info));
-	info->asked_ns = monotonic_ns() - r->ns0;
-	if (!from_agent) {
-		info->reason = TRACE_SNAPSHOT_SIGNAL;
-		return;
-	}
-	info->reason = h->trigger_kind == SNAPSHOT_CTL ? TRACE_SNAPSHOT_CTL
-		     : h->trigger_kind == SNAPSHOT_ENTERED ? TRACE_SNAPSHOT_ENTERED : TRACE_SNAPSHOT_DURATION;
-	if (info->reason == TRACE_SNAPSHOT_CTL)
-		return;
-	info->trigger_tid = h->trigger_tid;
-	info->trigger_site = h->trigger_site;
-	info->asked_ns = rel_ns(r, h->trigger_raw);
-	if (info->reason == TRACE_SNAPSHOT_DURATION) {
-		uint64_t d = rel_ns(r, r->raw0 + h->trigger_duration);
-		info->duration_ns = r->shm->clock_source == CLOCK_SOURCE_MONOTONIC ? h->trigger_duration : d;
-	}
-	if (r->o->trigger_text)
-		snprintf(info->trigger, sizeof(info->trigger), "%s", r->o->trigger_text);
-}
-
 /* --snapshot: the program runs with overwrite rings; snapshots are taken
- * on request (SIGUSR2, needle ctl, triggers), at most --max-snapshots,
- * --snapshot-interval apart, --trigger-after late, and a last one when
- * the program ends (always after a crash; after a normal end only
- * without triggers). */
+ * as record_snapshot.c's service decides, and a last one when the
+ * program ends (always after a crash; after a normal end only without
+ * triggers). */
 static int snapshot_run(struct recording *r)
 {
 	struct shm_header *h = r->shm;
-	const struct record_opts *o = r->o;
-	uint64_t handled = 0, last_ns = 0, due_ns = 0;
-	sig_atomic_t signals_seen = 0;
-	unsigned taken = 0;
-	int started = 0, pending = 0, said_skip = 0;
-	struct sec_snapshot next;
+	struct snapshot_service ss = { 0 };
 
 	for (;;) {
 		sig_atomic_t seen = record_sigchld;
 		uint32_t word = atomic_load(&h->wake_word);
-		if (!started && atomic_load(&h->agent_state) == AGENT_RECORDING) {
-			char agent_err[512];
-			started = 1;
-			record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
-			fprintf(stderr, "needle: flight recorder on PID %d: a snapshot with kill -USR2 %d or needle ctl %d "
-				"snapshot%s\n", (int)r->pid, (int)getpid(), (int)r->pid, o->triggers ? ", or a trigger" : "");
-		}
-		uint64_t now = monotonic_ns();
-		if (started && !pending) {
-			/* Acquire pairs with the agent's release increment: the
-			 * trigger fields are read after it. */
-			uint64_t req = atomic_load_explicit(&h->snapshot_requests, memory_order_acquire);
-			int from_agent = req != handled, by_signal = snapshot_signals != signals_seen;
-			if (from_agent || by_signal) {
-				handled = req;
-				signals_seen = snapshot_signals;
-				if (taken < o->max_snapshots && (!taken || now - last_ns >= o->snapshot_gap_ns)) {
-					snapshot_reason(r, from_agent, &next);
-					pending = 1;
-					int trig = next.reason == TRACE_SNAPSHOT_DURATION || next.reason == TRACE_SNAPSHOT_ENTERED;
-					due_ns = now + (trig ? o->trigger_after_ns : 0);
-				} else if (!said_skip++) {
-					cli_error("snapshot request ignored: %s (further ones are ignored silently)",
-						  taken >= o->max_snapshots ? "--max-snapshots reached" : "within --snapshot-interval");
-				}
-			}
-		}
-		if (pending && now >= due_ns) {
-			next.number = ++taken;
-			next.copied_ns = monotonic_ns() - r->ns0;
-			record_snapshot(r, &next, 0);
-			last_ns = monotonic_ns();
-			pending = 0;
-		}
+		if (!ss.started && atomic_load(&h->agent_state) == AGENT_RECORDING)
+			snapshot_service_start(&ss, r);
+		uint64_t wait_ns = ss.started ? snapshot_service_poll(&ss, r) : 10000000ull;
 		if (reap(r))
 			break;
-		uint64_t wait_ns = 100000000ull;
-		if (pending && due_ns > now && due_ns - now < wait_ns)
-			wait_ns = due_ns - now;
-		if (record_sigchld == seen && snapshot_signals == signals_seen) {
-			/* A trigger's futex wake, SIGUSR2 or SIGCHLD end it. */
-			struct timespec t = { (time_t)(wait_ns / 1000000000ull), (long)(wait_ns % 1000000000ull) };
-			syscall(SYS_futex, &h->wake_word, FUTEX_WAIT, word, &t, NULL, 0);
-		}
+		if (record_sigchld == seen)
+			snapshot_service_wait(&ss, r, word, wait_ns);
 	}
 	uint32_t state = atomic_load(&h->agent_state);
-	if (!started && state != AGENT_RECORDING)
+	if (!ss.started && state != AGENT_RECORDING)
 		return not_traced(r, state);
-	if (pending) {
-		next.number = ++taken;
-		next.copied_ns = monotonic_ns() - r->ns0;
-		record_snapshot(r, &next, 0);
-	}
-	int crashed = WIFSIGNALED(r->status), werr = 0;
-	if (crashed || !o->triggers) {
-		struct sec_snapshot last = { .reason = crashed ? TRACE_SNAPSHOT_CRASH : TRACE_SNAPSHOT_END };
-		last.asked_ns = last.copied_ns = monotonic_ns() - r->ns0;
-		werr = record_snapshot(r, &last, 1) != 0;
-	} else {
-		record_out_abandon(&r->out);
-		if (!taken)
-			cli_error("no trigger fired: no snapshot was written");
-	}
-	record_snapshot_free();
+	int crashed = WIFSIGNALED(r->status);
+	int werr = snapshot_service_end(&ss, r, crashed ? TRACE_SNAPSHOT_CRASH : TRACE_SNAPSHOT_END);
 	if (crashed)
 		cli_error("%s was killed by signal %d (%s)", r->argv[0], WTERMSIG(r->status), strsignal(WTERMSIG(r->status)));
 	return werr ? 1 : exit_status(r->status);
@@ -787,12 +679,8 @@ int cmd_record(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		if (!record_signal_was_ignored(forwarded[i]))
 			sigaction(forwarded[i], &sa, NULL);
-	if (o.snapshot) {
-		/* No SA_RESTART: it ends the wait for requests. */
-		sa.sa_flags = 0;
-		sa.sa_handler = on_sigusr2;
-		sigaction(SIGUSR2, &sa, NULL);
-	}
+	if (o.snapshot)
+		snapshot_catch_sigusr2();
 	/* Orphans of the program become ours: they may still record. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 

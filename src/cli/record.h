@@ -136,6 +136,29 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 int record_snapshot(struct recording *r, const struct sec_snapshot *info, int final);
 void record_snapshot_free(void);
 
+/* When snapshots are taken: requests (SIGUSR2, needle ctl, triggers) at
+ * most --max-snapshots, --snapshot-interval apart, --trigger-after late. */
+struct snapshot_service {
+	int started, pending, said_skip;
+	uint64_t handled, last_ns, due_ns;
+	sig_atomic_t signals_seen;
+	unsigned taken;
+	struct sec_snapshot next;
+};
+/* SIGUSR2 asks for a snapshot (installed before the program starts). */
+void snapshot_catch_sigusr2(void);
+/* The agent records: read its result, say how to ask for snapshots. */
+void snapshot_service_start(struct snapshot_service *ss, struct recording *r);
+/* Take the snapshot due, if any; how long to wait before the next look. */
+uint64_t snapshot_service_poll(struct snapshot_service *ss, struct recording *r);
+/* Sleep until a request (the buffer's wake word moved from word), a
+ * signal, or ns. */
+void snapshot_service_wait(struct snapshot_service *ss, struct recording *r, uint32_t word, uint64_t ns);
+/* The recording is over: the pending snapshot, then the last one (into
+ * OUTPUT, for reason TRACE_SNAPSHOT_CRASH always, else only without
+ * triggers).  1 if it could not be written in full. */
+int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint32_t reason);
+
 /* record_drain.c */
 void record_note_thread(struct recording *r, uint32_t tid, const char comm[16]);
 struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);

@@ -298,6 +298,8 @@ static int send_hello(int fd, const struct recording *r)
 		.filter_len = o->filter ? (uint32_t)strlen(o->filter) : 0,
 		.notrace_len = o->notrace ? (uint32_t)strlen(o->notrace) : 0,
 		.sites = (uint32_t)o->sites,
+		.triggers_len = o->triggers ? (uint32_t)strlen(o->triggers) : 0,
+		.trigger_gap_ns = o->snapshot_gap_ns,
 	};
 	int fds[2] = { r->buf_fd, r->meta_fd };
 	char control[CMSG_SPACE(sizeof(fds))];
@@ -312,8 +314,8 @@ static int send_hello(int fd, const struct recording *r)
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
 		return -1;
-	const char *parts[2] = { o->filter, o->notrace };
-	for (int i = 0; i < 2; i++) {
+	const char *parts[3] = { o->filter, o->notrace, o->triggers };
+	for (int i = 0; i < 3; i++) {
 		size_t n = parts[i] ? strlen(parts[i]) : 0, off = 0;
 		while (off < n) {
 			ssize_t w = send(fd, parts[i] + off, n - off, MSG_NOSIGNAL);
@@ -419,6 +421,8 @@ int record_attach(struct recording *r, const char *agent)
 		cli_error("cannot set up the session with process %d: %s", (int)pid, strerror(errno));
 		goto abandon;
 	}
+	if (o->snapshot)
+		snapshot_catch_sigusr2();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop; /* no SA_RESTART: waits end at once */
@@ -507,12 +511,24 @@ int record_attach(struct recording *r, const char *agent)
 		goto abandon;
 	}
 	r->argv = target_argv(pid, comm);
-	record_begin(r);
-	fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
+	struct snapshot_service ss = { 0 };
+	if (o->snapshot) {
+		snapshot_service_start(&ss, r);
+	} else {
+		record_begin(r);
+		fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
+	}
 
 	uint64_t deadline = o->duration_ns ? monotonic_ns() + o->duration_ns : 0;
 	enum why_end why;
 	while ((why = check_end(pidfd, sock, deadline)) == END_NONE) {
+		if (o->snapshot) {
+			/* Short waits: the end of the process is seen by polling. */
+			uint32_t word = atomic_load(&r->shm->wake_word);
+			uint64_t ns = snapshot_service_poll(&ss, r);
+			snapshot_service_wait(&ss, r, word, ns < 20000000ull ? ns : 20000000ull);
+			continue;
+		}
 		if (record_buffer_ready(r))
 			record_drain(r, 0);
 		record_wait(r, record_sigchld, 20);
@@ -534,7 +550,11 @@ int record_attach(struct recording *r, const char *agent)
 	}
 	r->attach.end = end;
 	r->attach.detach_realtime_ns = realtime_ns();
-	int werr = record_finish(r);
+	/* Snapshot mode: the agent writes no more (detached, or the process
+	 * is gone), so the last snapshot is whole. */
+	int werr = o->snapshot ? snapshot_service_end(&ss, r, end == ATTACH_END_DETACHED ? TRACE_SNAPSHOT_DETACHED
+											  : TRACE_SNAPSHOT_END)
+			       : record_finish(r);
 	if (end == ATTACH_END_EXITED)
 		fprintf(stderr, "needle: process %d exited\n", (int)pid);
 	else if (end == ATTACH_END_LOST)

@@ -59,6 +59,9 @@ struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out
 	h->wake_mode = o->snapshot ? WAKE_POLL : (uint32_t)o->wake_mode;
 	h->snapshot_mode = o->snapshot != 0;
 	h->wake_percent = o->wake_mode == WAKE_PERCENT ? (uint32_t)o->wake_arg : 0;
+	/* An eighth of the buffer per wake: at most 8 wakes per buffer's
+	 * worth of events, and room for 7/8 more while the reader drains. */
+	h->wake_chunks = count / 8 ? count / 8 : 1;
 	for (uint32_t i = count; i-- > 0;)
 		shm_free_push(h, i);
 	*fd_out = fd;
@@ -198,12 +201,12 @@ void record_wait(struct recording *r, sig_atomic_t seen, int max_ms)
 	uint32_t word = atomic_load(&h->wake_word);
 	atomic_store(&h->reader_waiting, 1);
 	uint64_t queued = atomic_load(&h->ring_tail) - atomic_load(&h->ring_head);
-	int ready = r->o->wake_mode == WAKE_WAIT ? queued > 0
+	int ready = r->o->wake_mode == WAKE_WAIT ? queued >= h->wake_chunks
 						: queued * 100 >= (uint64_t)r->o->wake_arg * h->chunk_count;
 	if (!ready && record_sigchld == seen && !record_stop) {
 		/* SIGCHLD interrupts the wait; the timeout is a safety net. */
 		if (max_ms < 0)
-			max_ms = 1000;
+			max_ms = r->o->wake_mode == WAKE_WAIT ? WAKE_WAIT_POLL_MS : 1000;
 		struct timespec t = { max_ms / 1000, (long)(max_ms % 1000) * 1000000 };
 		syscall(SYS_futex, &h->wake_word, FUTEX_WAIT, word, &t, NULL, 0);
 	}

@@ -24,10 +24,15 @@
  * every view shows as such.
  */
 #include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/record.h"
@@ -213,4 +218,142 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	free(s.objects);
 	free(path);
 	return werr || fin < 0 ? -1 : 0;
+}
+
+/* ---- when snapshots are taken (needle record and needle record -p) ---- */
+
+static volatile sig_atomic_t snapshot_signals;
+
+static void on_sigusr2(int sig)
+{
+	(void)sig;
+	snapshot_signals++;
+}
+
+void snapshot_catch_sigusr2(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigusr2; /* no SA_RESTART: it ends the wait for requests */
+	sigaction(SIGUSR2, &sa, NULL);
+}
+
+/* A clock value of the agent's as nanoseconds since the recording began. */
+static uint64_t rel_ns(const struct recording *r, uint64_t raw)
+{
+	if (r->shm->clock_source == CLOCK_SOURCE_MONOTONIC)
+		return raw > r->ns0 ? raw - r->ns0 : 0;
+	uint64_t t = tsc_read(), n = monotonic_ns();
+	if (t <= r->raw0 || n <= r->ns0 || raw <= r->raw0)
+		return 0;
+	return (uint64_t)((double)(raw - r->raw0) * (double)(n - r->ns0) / (double)(t - r->raw0));
+}
+
+/* A request that has arrived: from a trigger or needle ctl (the buffer
+ * header says which), or SIGUSR2. */
+static void snapshot_reason(struct recording *r, int from_agent, struct sec_snapshot *info)
+{
+	struct shm_header *h = r->shm;
+
+	memset(info, 0, sizeof(*info));
+	info->asked_ns = monotonic_ns() - r->ns0;
+	if (!from_agent) {
+		info->reason = TRACE_SNAPSHOT_SIGNAL;
+		return;
+	}
+	info->reason = h->trigger_kind == SNAPSHOT_CTL ? TRACE_SNAPSHOT_CTL
+		     : h->trigger_kind == SNAPSHOT_ENTERED ? TRACE_SNAPSHOT_ENTERED : TRACE_SNAPSHOT_DURATION;
+	if (info->reason == TRACE_SNAPSHOT_CTL)
+		return;
+	info->trigger_tid = h->trigger_tid;
+	info->trigger_site = h->trigger_site;
+	info->asked_ns = rel_ns(r, h->trigger_raw);
+	if (info->reason == TRACE_SNAPSHOT_DURATION)
+		info->duration_ns = h->clock_source == CLOCK_SOURCE_MONOTONIC ? h->trigger_duration
+									: rel_ns(r, r->raw0 + h->trigger_duration);
+	if (r->o->trigger_text)
+		snprintf(info->trigger, sizeof(info->trigger), "%s", r->o->trigger_text);
+}
+
+void snapshot_service_start(struct snapshot_service *ss, struct recording *r)
+{
+	char agent_err[512];
+
+	ss->started = 1;
+	record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
+	fprintf(stderr, "needle: flight recorder on PID %d: a snapshot with kill -USR2 %d or needle ctl %d snapshot%s\n",
+		(int)r->pid, (int)getpid(), (int)r->pid, r->o->triggers ? ", or a trigger" : "");
+}
+
+static void take(struct snapshot_service *ss, struct recording *r)
+{
+	ss->next.number = ++ss->taken;
+	ss->next.copied_ns = monotonic_ns() - r->ns0;
+	record_snapshot(r, &ss->next, 0);
+	ss->last_ns = monotonic_ns();
+	ss->pending = 0;
+}
+
+uint64_t snapshot_service_poll(struct snapshot_service *ss, struct recording *r)
+{
+	struct shm_header *h = r->shm;
+	const struct record_opts *o = r->o;
+	uint64_t now = monotonic_ns();
+
+	if (!ss->pending) {
+		/* Acquire pairs with the agent's release increment: the
+		 * trigger fields are read after it. */
+		uint64_t req = atomic_load_explicit(&h->snapshot_requests, memory_order_acquire);
+		int from_agent = req != ss->handled, by_signal = snapshot_signals != ss->signals_seen;
+		if (from_agent || by_signal) {
+			ss->handled = req;
+			ss->signals_seen = snapshot_signals;
+			if (ss->taken < o->max_snapshots && (!ss->taken || now - ss->last_ns >= o->snapshot_gap_ns)) {
+				snapshot_reason(r, from_agent, &ss->next);
+				int trig = ss->next.reason == TRACE_SNAPSHOT_DURATION || ss->next.reason == TRACE_SNAPSHOT_ENTERED;
+				ss->pending = 1;
+				ss->due_ns = now + (trig ? o->trigger_after_ns : 0);
+			} else if (!ss->said_skip++) {
+				cli_error("snapshot request ignored: %s (further ones are ignored silently)",
+					  ss->taken >= o->max_snapshots ? "--max-snapshots reached"
+									: "within --snapshot-interval");
+			}
+		}
+	}
+	if (ss->pending && now >= ss->due_ns)
+		take(ss, r);
+	uint64_t wait_ns = 100000000ull;
+	now = monotonic_ns();
+	if (ss->pending && ss->due_ns > now && ss->due_ns - now < wait_ns)
+		wait_ns = ss->due_ns - now;
+	return wait_ns;
+}
+
+void snapshot_service_wait(struct snapshot_service *ss, struct recording *r, uint32_t word, uint64_t ns)
+{
+	/* A trigger's futex wake, SIGUSR2 or SIGCHLD end it. */
+	if (snapshot_signals != ss->signals_seen)
+		return;
+	struct timespec t = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+	syscall(SYS_futex, &r->shm->wake_word, FUTEX_WAIT, word, &t, NULL, 0);
+}
+
+int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint32_t reason)
+{
+	int werr = 0;
+
+	if (ss->pending)
+		take(ss, r);
+	if (reason == TRACE_SNAPSHOT_CRASH || !r->o->triggers) {
+		struct sec_snapshot last = { .reason = reason };
+		last.asked_ns = last.copied_ns = monotonic_ns() - r->ns0;
+		werr = record_snapshot(r, &last, 1) != 0;
+	} else {
+		record_out_abandon(&r->out);
+		if (!ss->taken)
+			cli_error("no trigger fired: no snapshot was written");
+	}
+	record_snapshot_free();
+	return werr;
 }

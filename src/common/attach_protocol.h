@@ -7,7 +7,8 @@
  * connects, and the two speak:
  *
  *   needle -> agent   struct attach_hello with SCM_RIGHTS {buffer, meta},
- *                     then filter_len + notrace_len bytes of globs
+ *                     then filter_len + notrace_len bytes of globs, then
+ *                     triggers_len bytes of snapshot triggers (trigger.h)
  *   (the agent starts the recorder; its result goes through the buffer
  *    header and the meta file, as for a program needle record started)
  *   needle -> agent   ATTACH_DETACH: stop recording
@@ -27,7 +28,7 @@
 #include <stdint.h>
 
 #define ATTACH_MAGIC 0x4e41544eu /* "NTAN" */
-#define ATTACH_VERSION 1
+#define ATTACH_VERSION 2
 #define ATTACH_NAME_MAX 100     /* bytes of the socket name, without the NUL */
 #define ATTACH_GLOBS_MAX (1u << 20)
 
@@ -40,6 +41,9 @@ struct attach_hello {
 	uint32_t filter_len;  /* newline-separated globs that follow */
 	uint32_t notrace_len;
 	uint32_t sites;       /* 1 compiled, 2 relocated, 3 both (SITE_KINDS_*) */
+	uint32_t triggers_len; /* --snapshot --trigger lines that follow the globs */
+	uint32_t pad;
+	uint64_t trigger_gap_ns;
 };
 
 /* The stack that the borrowed thread ran the calls on (mmap'ed by

@@ -92,6 +92,7 @@ struct shm_ring_slot {
 };
 
 enum wake_mode { WAKE_WAIT = 0, WAKE_POLL = 1, WAKE_PERCENT = 2 };
+#define WAKE_WAIT_POLL_MS 50
 enum clock_source { CLOCK_SOURCE_TSC = 1, CLOCK_SOURCE_MONOTONIC = 2 };
 /* AGENT_FAILED: the request cannot be met (no patchable entry, filters
  * that match nothing) and the agent ended the program before main, so
@@ -127,7 +128,11 @@ struct shm_header {
 	_Atomic uint32_t agent_state;
 	int32_t agent_error;
 	_Atomic uint32_t thread_serial; /* last serial handed to a thread */
-	uint32_t pad0;
+	/* WAKE_WAIT: chunks queued that make a producer wake the sleeping
+	 * reader (a batch, not every chunk: each wake is a system call in
+	 * the program, and spikes its latency; the reader also looks on its
+	 * own every WAKE_WAIT_POLL_MS). */
+	uint32_t wake_chunks;
 	/* Threads that ran untraced, each counted once: the thread-state pool
 	 * was full, or the thread shared another's TLS (raw clone). */
 	_Atomic uint64_t threads_refused;

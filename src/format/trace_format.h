@@ -91,6 +91,7 @@ enum trace_snapshot_reason {
 	TRACE_SNAPSHOT_CTL = 4,      /* needle ctl PID snapshot */
 	TRACE_SNAPSHOT_ENTERED = 5,  /* --trigger FUNC */
 	TRACE_SNAPSHOT_DURATION = 6, /* --trigger FUNC>DURATION */
+	TRACE_SNAPSHOT_DETACHED = 7, /* needle record -p ended its recording; the process runs on */
 };
 
 enum trace_clock_source { TRACE_CLOCK_TSC = 1, TRACE_CLOCK_MONOTONIC = 2 };

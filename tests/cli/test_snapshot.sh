@@ -128,3 +128,23 @@ bad_input "malformed duration" "needs a duration" --snapshot --trigger 'handler>
 bad_input "trigger without --snapshot" "need --snapshot" --trigger 'handler>1ms'
 bad_input "size too small" "too small" --snapshot=1 --chunk-size=64
 bad_input "zero duration" "more than 0" --snapshot --trigger 'handler>0ms'
+
+# ---- a running process (-p): asked for, then the end of the recording ----
+"$P" spin >"$T/pout" &
+pid=$!
+sleep 0.2
+"$NEEDLE" record -p "$pid" --snapshot=4 --duration=1.5 -o "$T/p.data" 2>"$T/perr" &
+rec=$!
+wait_for grep -q "flight recorder" "$T/perr"
+sleep 0.2
+kill -USR2 "$rec"
+wait "$rec"
+check_eq "-p: needle record ends after --duration ($(tail -1 "$T/perr"))" "$?" 0
+check "-p: the asked-for snapshot" test -f "$T/p.data.1"
+check "-p: the last snapshot, at the end of the recording" grep -q "the recording ended" <("$NEEDLE" info -i "$T/p.data")
+n=$("$NEEDLE" report --csv -i "$T/p.data.1" | awk -F, '$1 == "handler" { print $2 }')
+check "-p: handler calls in the first ($n)" test "${n:-0}" -gt 1000
+kill -TERM "$pid"
+wait "$pid"
+check_eq "-p: the process runs on, then ends as it would (exit 0)" "$?" 0
+check_eq "-p: its output intact" "$(cat "$T/pout")" "spun in 4 threads until SIGTERM"

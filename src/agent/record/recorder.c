@@ -132,7 +132,9 @@ static void chunk_publish(struct rec_thread *rt)
 	if (!atomic_load_explicit(&shm->reader_waiting, memory_order_relaxed))
 		return;
 	if (shm->wake_mode == WAKE_WAIT) {
-		wake_reader();
+		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
+		if (queued >= shm->wake_chunks)
+			wake_reader();
 	} else if (shm->wake_mode == WAKE_PERCENT) {
 		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
 		if (queued * 100 >= (uint64_t)shm->wake_percent * shm->chunk_count)
