@@ -129,9 +129,9 @@ struct shm_header {
 	int32_t agent_error;
 	_Atomic uint32_t thread_serial; /* last serial handed to a thread */
 	/* WAKE_WAIT: chunks queued that make a producer wake the sleeping
-	 * reader (a batch, not every chunk: each wake is a system call in
-	 * the program, and spikes its latency; the reader also looks on its
-	 * own every WAKE_WAIT_POLL_MS). */
+	 * reader (half the buffer, not every chunk: each wake is a system
+	 * call in the program, and spikes its latency; the reader also looks
+	 * on its own every WAKE_WAIT_POLL_MS). */
 	uint32_t wake_chunks;
 	/* Threads that ran untraced, each counted once: the thread-state pool
 	 * was full, or the thread shared another's TLS (raw clone). */
