@@ -150,7 +150,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			line(r, "", ev->tid, ev->depth);
 			put(r, "/* return from ");
 			put(r, name);
-			put(r, " (its entry was not recorded) */");
+			/* In a snapshot: entered before the thread's window. */
+			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
 		} else {
 			view_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
 			line(r, dur, ev->tid, ev->depth);

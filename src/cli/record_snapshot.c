@@ -95,9 +95,11 @@ struct snapshot_image {
 	uint64_t dropped;
 };
 
-/* Copy every chunk in use, then keep per thread the run of consecutive
- * chunks that ends at its newest. */
-static int snapshot_copy(struct shm_header *h, struct snapshot_image *im)
+/* Copy every chunk in use, the thread of prio_tid's first (the thread
+ * whose call fired a trigger goes on writing while the others are copied,
+ * and its newest chunks hold the call), then keep per thread the run of
+ * consecutive chunks that ends at its newest. */
+static int snapshot_copy(struct shm_header *h, struct snapshot_image *im, uint32_t prio_tid)
 {
 	uint32_t n = h->chunk_count, cap = shm_chunk_capacity(h);
 	size_t words = cap / 8;
@@ -106,15 +108,24 @@ static int snapshot_copy(struct shm_header *h, struct snapshot_image *im)
 	im->dropped = 0;
 	if (!im->v && (!(im->v = malloc(n * sizeof(*im->v))) || !(im->events = malloc((size_t)n * cap))))
 		return -ENOMEM;
-	for (uint32_t i = 0; i < n; i++) {
-		struct chunk_copy *cc = &im->v[im->cnt];
-		if (atomic_load_explicit(&shm_chunk_at(h, i)->state, memory_order_relaxed) == CHUNK_FREE)
-			continue;
-		if (copy_chunk(h, i, cc, im->events + im->cnt * words))
-			im->cnt++;
-		else
-			im->dropped++;
-
+	for (int pass = prio_tid ? 0 : 1; pass < 2; pass++) {
+		for (uint32_t i = 0; i < n && im->cnt < n; i++) {
+			struct shm_chunk *c = shm_chunk_at(h, i);
+			struct chunk_copy *cc = &im->v[im->cnt];
+			if (atomic_load_explicit(&c->state, memory_order_relaxed) == CHUNK_FREE)
+				continue;
+			/* The tid read here only orders the passes (the copy's is
+			 * checked).  A chunk taken over between the passes may be
+			 * copied in both lives, told apart by their numbers; one
+			 * taken over by the prio thread is newer than the copy and
+			 * is left out. */
+			if (prio_tid && (pass == 0) != (c->tid == prio_tid))
+				continue;
+			if (copy_chunk(h, i, cc, im->events + im->cnt * words))
+				im->cnt++;
+			else
+				im->dropped++;
+		}
 	}
 	if (im->cnt > 1)
 		qsort(im->v, im->cnt, sizeof(*im->v), copy_cmp);
@@ -153,7 +164,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 {
 	char *path = NULL;
 	uint64_t t0 = monotonic_ns();
-	int err = snapshot_copy(r->shm, &image);
+	int err = snapshot_copy(r->shm, &image, info->trigger_tid);
 	uint64_t copy_ns = monotonic_ns() - t0;
 
 	if (err) {

@@ -14,7 +14,7 @@ P="$PROGS/snap_prog"
 "$P" >"$T/plain"
 
 # ---- a duration trigger ----
-"$NEEDLE" record --snapshot=8 --trigger 'handler>30ms' -o "$T/s.data" -- "$P" >"$T/out" 2>"$T/err"
+"$NEEDLE" record --snapshot=16 --trigger 'handler>30ms' -o "$T/s.data" -- "$P" >"$T/out" 2>"$T/err"
 check_eq "trigger: needle record exits as the program ($(tail -1 "$T/err"))" "$?" 0
 check "trigger: output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 check_eq "trigger: exactly one snapshot" "$(ls "$T" | grep -c '^s\.data')" 1
@@ -52,6 +52,13 @@ check "entry trigger: one snapshot" test -f "$T/e.data.1" -a ! -f "$T/e.data.2"
 check "entry trigger: it holds slow_part's entry" grep -qE 'slow_part\(\)' <("$NEEDLE" replay -i "$T/e.data.1")
 check "entry trigger: info says why" grep -q "the function was entered" <("$NEEDLE" info -i "$T/e.data.1")
 
+check "trigger: calls entered before the window are said to be" \
+	grep -q "(entered before the snapshot)" <("$NEEDLE" replay -i "$T/s.data.1")
+"$NEEDLE" export --format=perfetto -i "$T/s.data.1" -o "$T/s.pftrace" 2>/dev/null
+check_eq "trigger: the Perfetto export reads it" "$?" 0
+"$NEEDLE" export --format=chrome -i "$T/s.data.1" -o "$T/s.json" 2>/dev/null
+check_eq "trigger: the Chrome export reads it" "$?" 0
+
 # ---- a crash ----
 "$NEEDLE" record --snapshot=8 -o "$T/c.data" -- "$P" crash >/dev/null 2>"$T/cerr"
 check_eq "crash: needle record exits as the program (SIGSEGV)" "$?" 139
@@ -64,6 +71,18 @@ check "crash: the last call, crash_here, open inside worker" \
 ctid=$(grep -E '\| +crash_here\(\) \{' "$T/cr" | sed 's/.*\[ *\([0-9]*\)\].*/\1/')
 check "crash: the crashing thread's handler calls before it" \
 	test "$("$NEEDLE" replay --tid "$ctid" -i "$T/c.data" | grep -c 'handler() {')" -ge 1000
+
+# SIGKILL: what the rings held is kept.
+"$NEEDLE" record --snapshot=4 -o "$T/k.data" -- "$P" spin >/dev/null 2>"$T/kerr" &
+rec=$!
+pid=$(ctl_pid "$P spin")
+sleep 0.2
+kill -KILL "$pid"
+wait "$rec"
+check_eq "SIGKILL: needle record exits 128+9" "$?" 137
+check "SIGKILL: the crash snapshot" grep -q "the program crashed" <("$NEEDLE" info -i "$T/k.data")
+n=$("$NEEDLE" report --csv -i "$T/k.data" | awk -F, '$1 == "handler" { print $2 }')
+check "SIGKILL: handler calls in it ($n)" test "${n:-0}" -gt 1000
 
 # ---- asked for: needle ctl and SIGUSR2, then the end ----
 "$NEEDLE" record --snapshot=4 -o "$T/u.data" -- "$P" spin >"$T/uout" 2>"$T/uerr" &
