@@ -135,6 +135,7 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter
 	cfg->notrace = *notrace;
 	cfg->triggers = *triggers;
 	cfg->trigger_gap_ns = hello.trigger_gap_ns;
+	cfg->trigger_after_ns = hello.trigger_after_ns;
 	return 0;
 }
 

@@ -428,7 +428,11 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 		record_write_threads(r);
 	struct sec_end end = {
 		.events = m->events,
-		.lost_events = atomic_load(&r->shm->lost_events) + (r->drained - m->events),
+		/* A snapshot counts what its own window lost, not the
+		 * recording's total (which includes what a freeze dropped
+		 * after it). */
+		.lost_events = (r->snapshot ? r->snapshot_lost : atomic_load(&r->shm->lost_events)) +
+			       (r->drained - m->events),
 		.chunks = m->chunks,
 		.producer_wakeups = atomic_load(&r->shm->producer_wakeups),
 		.salvaged_chunks = m->salvaged,

@@ -90,6 +90,7 @@ struct recording {
 	int attached;           /* -p: attach describes how */
 	struct sec_attach attach;
 	const struct sec_snapshot *snapshot; /* written with the closing sections, if set */
+	uint64_t snapshot_lost;    /* a snapshot's lost events: those its chunks say were dropped */
 };
 
 /* Bumped by the SIGCHLD handler: a wait that began after the program

@@ -300,6 +300,7 @@ static int send_hello(int fd, const struct recording *r)
 		.sites = (uint32_t)o->sites,
 		.triggers_len = o->triggers ? (uint32_t)strlen(o->triggers) : 0,
 		.trigger_gap_ns = o->snapshot_gap_ns,
+		.trigger_after_ns = o->trigger_after_ns,
 	};
 	int fds[2] = { r->buf_fd, r->meta_fd };
 	char control[CMSG_SPACE(sizeof(fds))];

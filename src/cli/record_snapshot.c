@@ -164,7 +164,12 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 {
 	char *path = NULL;
 	uint64_t t0 = monotonic_ns();
+	/* No chunk turns over while it is copied (a trigger may have frozen
+	 * the rings already); the rings turn again once it is done. */
+	uint64_t zero = 0;
+	atomic_compare_exchange_strong(&r->shm->freeze_at, &zero, 1);
 	int err = snapshot_copy(r->shm, &image, info->trigger_tid);
+	atomic_store_explicit(&r->shm->freeze_at, 0, memory_order_release);
 	uint64_t copy_ns = monotonic_ns() - t0;
 
 	if (err) {
@@ -192,6 +197,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	s.objects = NULL;
 	s.objects_len = 0;
 	s.drained = 0;
+	s.snapshot_lost = 0;
 	struct sec_snapshot sec = *info;
 	sec.chunks_dropped = image.dropped;
 	s.snapshot = &sec;
@@ -200,6 +206,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 		struct chunk_copy *cc = &image.v[i];
 		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
 		s.drained += cc->hdr.event_count;
+		s.snapshot_lost += cc->hdr.lost_before;
 		if (s.out.err || !(cc->hdr.event_count || cc->hdr.lost_before))
 			continue;
 		err = trace_writer_chunk(&s.w, &cc->hdr, cc->events, cc->hdr.event_count);

@@ -162,6 +162,8 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 			setenv("NEEDLE_TRIGGERS", o->triggers, 1);
 			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->snapshot_gap_ns);
 			setenv("NEEDLE_TRIGGER_GAP", num, 1);
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->trigger_after_ns);
+			setenv("NEEDLE_TRIGGER_AFTER", num, 1);
 		}
 		execvp(argv[0], argv);
 		int e = errno;

@@ -44,6 +44,7 @@ struct attach_hello {
 	uint32_t triggers_len; /* --snapshot --trigger lines that follow the globs */
 	uint32_t pad;
 	uint64_t trigger_gap_ns;
+	uint64_t trigger_after_ns;
 };
 
 /* The stack that the borrowed thread ran the calls on (mmap'ed by

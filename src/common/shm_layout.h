@@ -151,6 +151,12 @@ struct shm_header {
 	uint32_t trigger_tid;
 	uint64_t trigger_raw;       /* clock value when it fired */
 	uint64_t trigger_duration;  /* the call's length in clock units (duration triggers) */
+	/* From this clock value on (0: never), producers write over no full
+	 * chunk: the past a snapshot is about to copy stays as it is, and
+	 * what does not fit in free chunks is dropped and counted lost.  Set
+	 * by a trigger (its time plus --trigger-after) or by needle record
+	 * before a copy; cleared by needle record once it has copied. */
+	_Atomic uint64_t freeze_at;
 
 	/* Reader side, on its own cache lines. */
 	_Atomic uint64_t ring_head __attribute__((aligned(64)));

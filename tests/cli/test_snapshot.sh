@@ -27,13 +27,13 @@ check "trigger: info names the trigger, the function and the thread ($tid)" \
 "$NEEDLE" replay --tid "$tid" -i "$T/s.data.1" >"$T/r"
 check_eq "trigger: replay of the trigger's thread" "$?" 0
 check "trigger: slow_part complete, 100 ms, under handler" \
-	grep -qE '^ *1[0-9][0-9]\.[0-9]+ ms \[ *[0-9]+\] \|   slow_part\(\);' "$T/r"
+	grep -qE '^ *1[0-9][0-9]\.[0-9]+ ms \[ *[0-9]+\] \| +slow_part\(\);' "$T/r"
 check "trigger: the slow handler closes after it" \
-	grep -qE '^ *1[0-9][0-9]\.[0-9]+ ms \[ *[0-9]+\] \| } /\* handler \*/' "$T/r"
-before=$(awk '/slow_part\(\) \{/ { exit } /^ .*\| handler\(\) \{/ { n++ } END { print n + 0 }' "$T/r")
+	grep -qE '^ *1[0-9][0-9]\.[0-9]+ ms \[ *[0-9]+\] \| +} /\* handler \*/' "$T/r"
+before=$(awk '/slow_part\(\)/ { exit } /\| +handler\(\) \{/ { n++ } END { print n + 0 }' "$T/r")
 check "trigger: fast calls before it in the window ($before handlers)" test "$before" -ge 1000
 check_eq "trigger: its callees nested in order: parse, slow_part, reply" \
-	"$(grep -B2 -A2 '|   slow_part();' "$T/r" | sed 's/.*| //' | tr -d ' ' | tr '\n' ' ')" \
+	"$(grep -B2 -A2 -E '\| +slow_part\(\);' "$T/r" | sed 's/.*| //' | tr -d ' ' | tr '\n' ' ')" \
 	"handler(){ parse(); slow_part(); reply(); }/*handler*/ "
 # The events of a thread form one window, oldest dropped first: every
 # exit without an entry comes before the thread's first entry at depth 0.
@@ -75,7 +75,8 @@ check "crash: the crashing thread's handler calls before it" \
 # SIGKILL: what the rings held is kept.
 "$NEEDLE" record --snapshot=4 -o "$T/k.data" -- "$P" spin >/dev/null 2>"$T/kerr" &
 rec=$!
-pid=$(ctl_pid "$P spin")
+wait_for grep -q "flight recorder" "$T/kerr"
+pid=$(pgrep -P "$rec" | head -1)
 sleep 0.2
 kill -KILL "$pid"
 wait "$rec"

@@ -19,7 +19,8 @@
  *   NEEDLE_NOTRACE    globs not to trace
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
  *   NEEDLE_TRIGGERS   snapshot triggers (trigger.h), NEEDLE_TRIGGER_GAP the
- *                     least nanoseconds between two of their requests
+ *                     least nanoseconds between two of their requests,
+ *                     NEEDLE_TRIGGER_AFTER how long the rings turn on after one
  * The variables are removed once read, and LD_PRELOAD is given back the
  * value it had before `needle record` added libneedle, so that the traced
  * program sees its own environment.  An attached recording touches no
@@ -149,9 +150,14 @@ static __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t 
 		chunk_publish(rt);
 	int64_t idx = shm_free_pop(shm);
 	int reclaimed = 0;
-	/* Snapshot mode: the oldest events go, not the newest. */
-	if (idx < 0 && shm->snapshot_mode)
-		reclaimed = (idx = overwrite_take(&rt->full, shm)) >= 0;
+	/* Snapshot mode: the oldest events go, not the newest, unless a
+	 * snapshot is being taken (freeze_at: relaxed, a hint; the copy's
+	 * generation checks keep it consistent either way). */
+	if (idx < 0 && shm->snapshot_mode) {
+		uint64_t freeze = atomic_load_explicit(&shm->freeze_at, memory_order_relaxed);
+		if (!freeze || now < freeze)
+			reclaimed = (idx = overwrite_take(&rt->full, shm)) >= 0;
+	}
 	if (idx < 0)
 		return 0;
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
@@ -564,7 +570,7 @@ static void restore_environment(void)
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
 					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
-					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP" };
+					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -649,6 +655,7 @@ int recorder_start_from_env(void)
 		.ctl = getenv("NEEDLE_CTL") != NULL,
 		.triggers = getenv("NEEDLE_TRIGGERS"),
 		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
+		.trigger_after_ns = getenv("NEEDLE_TRIGGER_AFTER") ? strtoull(getenv("NEEDLE_TRIGGER_AFTER"), NULL, 10) : 0,
 	};
 	env_mode = 1;
 	return recorder_start(&cfg);
@@ -754,7 +761,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	trigger_init(shm);
 	if (cfg->triggers && *cfg->triggers) {
 		char why[512];
-		if ((err = trigger_start(shm, cfg->triggers, cfg->trigger_gap_ns, why, sizeof(why)))) {
+		if ((err = trigger_start(shm, cfg->triggers, cfg->trigger_gap_ns, cfg->trigger_after_ns, why, sizeof(why)))) {
 			active = 0;
 			needle_link_destroy(rec_link);
 			rec_link = NULL;

@@ -44,6 +44,7 @@ static int trigger_cnt;
 static struct shm_header *tshm;
 static int clock_is_tsc;
 static uint64_t min_gap;                  /* clock units between two requests */
+static uint64_t after;                    /* --trigger-after, clock units */
 static _Atomic uint64_t last_fired;      /* clock value of the last request */
 static _Atomic int fired_once;
 
@@ -71,6 +72,10 @@ static void announce(uint32_t kind, uint32_t site, uint64_t now, uint64_t durati
 	tshm->trigger_tid = (uint32_t)gettid();
 	tshm->trigger_raw = now;
 	tshm->trigger_duration = duration;
+	/* The past stops turning over once --trigger-after has passed, so
+	 * that it waits for needle record's copy however late that comes. */
+	uint64_t zero = 0;
+	atomic_compare_exchange_strong(&tshm->freeze_at, &zero, (now + after) | 1);
 	/* Release: the fields above before the count that announces them
 	 * (needle record loads it with acquire). */
 	atomic_fetch_add_explicit(&tshm->snapshot_requests, 1, memory_order_release);
@@ -185,7 +190,8 @@ static void suggest(const char *pattern, char *out, size_t len)
 		off += snprintf(out + off, len - (size_t)off, "%s%s", off ? ", " : "; did you mean ", best[k]);
 }
 
-int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns, char *why, size_t whylen)
+int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns, uint64_t after_ns, char *why,
+		  size_t whylen)
 {
 	double per_ns;
 	char *copy = strdup(spec), *save = NULL;
@@ -195,6 +201,7 @@ int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns,
 	trigger_init(shm);
 	per_ns = clock_per_ns();
 	min_gap = (uint64_t)((double)min_gap_ns * per_ns);
+	after = (uint64_t)((double)after_ns * per_ns);
 	int err = 0;
 	for (char *line = strtok_r(copy, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
 		char *tab = strchr(line, '\t');

@@ -9,9 +9,11 @@ struct shm_header;
 
 /* Attach the triggers of spec (lines "GLOB\tNS": NS 0 fires on entry,
  * else on a call longer than NS nanoseconds), requests at least
- * min_gap_ns apart, into the buffer shm.  0, or negative errno with why
+ * min_gap_ns apart, into the buffer shm, each freezing the rings
+ * after_ns after it fired (shm_header.freeze_at).  0, or negative errno with why
  * filled in (a trigger that matches no function names the nearest). */
-int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns, char *why, size_t whylen);
+int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns, uint64_t after_ns, char *why,
+		  size_t whylen);
 /* Detach them all. */
 void trigger_stop(void);
 
