@@ -585,7 +585,8 @@ static int not_traced(struct recording *r, uint32_t state)
 	if (state == AGENT_FAILED) {
 		cli_error("%s%s; %s was stopped before main, and no trace was written",
 			  agent_err[0] ? agent_err : "recording failed in the program",
-			  r->shm->agent_error == -ENOENT ? " (check -F and -N)" : "", prog);
+			  r->shm->agent_error == -ENOENT && !strstr(agent_err, "--trigger") ? " (check -F and -N)" : "",
+			  prog);
 		return 1;
 	}
 	if (state == AGENT_UNTRACED) {

@@ -10,6 +10,8 @@
 # refused before the program runs.
 . "$(dirname "$0")/lib.sh"
 P="$PROGS/snap_prog"
+# No spinning program outlives the test, whatever fails.
+trap 'pkill -f "$P spin" 2>/dev/null; rm -rf "$T"' EXIT
 
 "$P" >"$T/plain"
 
@@ -88,7 +90,8 @@ check "SIGKILL: handler calls in it ($n)" test "${n:-0}" -gt 1000
 # ---- asked for: needle ctl and SIGUSR2, then the end ----
 "$NEEDLE" record --snapshot=4 -o "$T/u.data" -- "$P" spin >"$T/uout" 2>"$T/uerr" &
 rec=$!
-pid=$(ctl_pid "$P spin")
+wait_for grep -q "flight recorder" "$T/uerr"
+pid=$(pgrep -P "$rec" | head -1)
 "$NEEDLE" ctl "$pid" snapshot >/dev/null
 check_eq "ctl: needle ctl PID snapshot answers" "$?" 0
 wait_for test -f "$T/u.data.1"
@@ -111,7 +114,8 @@ mkdir "$T/st"
 "$NEEDLE" record --snapshot=1 --chunk-size=4 --snapshot-interval=0 --max-snapshots=1000 -o "$T/st/x" \
 	-- "$P" spin >/dev/null 2>"$T/sterr" &
 rec=$!
-pid=$(ctl_pid "$P spin")
+wait_for grep -q "flight recorder" "$T/sterr"
+pid=$(pgrep -P "$rec" | head -1)
 for i in $(seq 1 1000); do
 	kill -USR2 "$rec"
 	for _ in $(seq 1 2000); do
