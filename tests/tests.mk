@@ -134,6 +134,11 @@ $(TEST_BUILD)/cli/snap_prog: tests/snapshot/snap_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/cli/snap_prog
 
+# Arguments and return values (tests/cli/test_args.sh).
+$(TEST_BUILD)/cli/args_prog: tests/args/args_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/args_prog
+
 
 $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)

@@ -91,6 +91,11 @@ static const char record_usage[] =
 	"  -F, --filter GLOB        trace only matching functions (repeatable)\n"
 	"  -N, --notrace GLOB       do not trace matching functions (repeatable)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting\n"
+	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
+	"                           argN (integer register N, 1-6) and fpargN (xmm N-1, 1-8), each\n"
+	"                           with /FORMAT: d u x c p f and bits (d32, x16, f32); e.g.\n"
+	"                           -A 'kv_get@arg1/u,arg2/x'\n"
+	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
 	"      --wait               the program wakes the reader when half the buffer is queued;\n"
 	"                           the reader also looks every 50 ms (default)\n"
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
@@ -123,6 +128,94 @@ static int append_glob(char **list, const char *glob)
 	strcpy(n + old, glob);
 	*list = n;
 	return 0;
+}
+
+/* -A 'GLOB@arg1/d,fparg1' and -R 'GLOB@retval/x32': one line of
+ * NEEDLE_ARGS, "GLOB\tA|R\tkind:index:fmt:bits,..." (agent/record/args.h). */
+static int add_args(struct record_opts *o, const char *spec, int ret)
+{
+	const char *at = strchr(spec, '@');
+	char line[1024], *p = line;
+	const char *opt = ret ? "-R" : "-A";
+
+	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, " \t\n")) {
+		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
+			  spec);
+		return -1;
+	}
+	p += snprintf(p, sizeof(line), "%.*s\t%c\t", (int)(at - spec), spec, ret ? 'R' : 'A');
+	char items[512];
+	snprintf(items, sizeof(items), "%s", at + 1);
+	char *save = NULL;
+	int cnt = 0;
+	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		char *slash = strchr(it, '/');
+		const char *fmt = slash ? slash + 1 : "";
+		unsigned kind, index = 0, bits = 64;
+		char *end;
+		if (slash)
+			*slash = 0;
+		if (!strncmp(it, "fparg", 5)) {
+			kind = 1;
+			index = (unsigned)strtoul(it + 5, &end, 10);
+			if (*end || index < 1 || index > 8)
+				goto bad_name;
+		} else if (!strncmp(it, "arg", 3)) {
+			kind = 0;
+			index = (unsigned)strtoul(it + 3, &end, 10);
+			if (*end || index < 1 || index > 6)
+				goto bad_name;
+		} else if (!strcmp(it, "retval")) {
+			kind = 2;
+		} else {
+			goto bad_name;
+		}
+		if ((kind == 2) != ret) {
+			cli_error("%s '%s': %s", opt, spec, ret ? "-R takes retval only" : "-A takes argN and fpargN; "
+				  "the return value goes with -R");
+			return -1;
+		}
+		char f = *fmt ? *fmt : kind == 1 ? 'f' : 'd';
+		if (*fmt && fmt[1]) {
+			bits = (unsigned)strtoul(fmt + 1, &end, 10);
+			if (*end || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
+				goto bad_fmt;
+		} else if (f == 'c') {
+			bits = 8;
+		}
+		if (!strchr("duxcpfs", f))
+			goto bad_fmt;
+		if (f == 's') {
+			cli_error("%s '%s': strings (/s) are not captured yet; use /p for the pointer", opt, spec);
+			return -1;
+		}
+		if (f == 'f' && bits != 32 && bits != 64)
+			goto bad_fmt;
+		if (kind == 2 && f == 'f')
+			kind = 3; /* a float return value is in xmm0 */
+		if (kind == 1 && f != 'f') {
+			cli_error("%s '%s': fparg%u is a floating-point register: format f (f32 or f64)", opt, spec, index);
+			return -1;
+		}
+		if (++cnt > 8) {
+			cli_error("%s '%s': at most 8 values per function", opt, spec);
+			return -1;
+		}
+		p += snprintf(p, sizeof(line) - (size_t)(p - line), "%s%u:%u:%c:%u", cnt > 1 ? "," : "", kind, index, f, bits);
+		continue;
+bad_name:
+		cli_error("%s '%s': '%s' is not arg1..arg6, fparg1..fparg8 or retval", opt, spec, it);
+		return -1;
+bad_fmt:
+		cli_error("%s '%s': '/%s' is not a format (d u x c p f, with 8/16/32/64 bits: d32, x16, f32)", opt, spec,
+			  fmt);
+		return -1;
+	}
+	if (!cnt) {
+		cli_error("%s '%s': no value named", opt, spec);
+		return -1;
+	}
+	return append_glob(&o->args, line);
 }
 
 /* "5ms", "1.5s", "200us", "100ns" (a number alone is seconds). */
@@ -179,6 +272,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
+		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -203,8 +297,13 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:A:R:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'A':
+		case 'R':
+			if (add_args(o, optarg, c == 'R'))
+				return -1;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -348,6 +447,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->duration_ns && !o->attach_pid) {
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
+		return -1;
+	}
+	if (o->args && o->attach_pid) {
+		cli_error("record: -A and -R work on a program needle record starts, not with -p yet");
 		return -1;
 	}
 	if (!o->snapshot && (o->triggers || o->trigger_after_ns)) {

@@ -84,6 +84,28 @@ static int print_threshold(struct replay *r, const struct trace_event *ev)
 	return 0;
 }
 
+/* "(arg1=5, ...)" for an entry with values, "()" without. */
+static void put_args(struct replay *r, const struct trace_event *ev)
+{
+	char v[512];
+
+	put(r, "(");
+	if (ev->data_len && view_format_values(v, sizeof(v), ev->data, ev->data_len, 0))
+		put(r, v);
+	put(r, ")");
+}
+
+/* " = 5" for an exit with a return value. */
+static void put_ret(struct replay *r, const struct trace_event *ev)
+{
+	char v[512];
+
+	if (ev->data_len && view_format_values(v, sizeof(v), ev->data, ev->data_len, 1)) {
+		put(r, " = ");
+		put(r, v);
+	}
+}
+
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
 	char dur[32];
@@ -118,7 +140,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
 			line(r, dur, ev->tid, ev->depth);
 			put(r, name);
-			put(r, "();");
+			put_args(r, ev);
+			put(r, ";");
 			break;
 		}
 		struct trace_event next;
@@ -127,12 +150,15 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			view_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
 			put(r, name);
-			put(r, "();");
+			put_args(r, ev);
+			put_ret(r, &next);
+			put(r, ";");
 			r->skip[ev->thread] = 1;
 		} else {
 			line(r, "", ev->tid, ev->depth);
 			put(r, name);
-			put(r, "() {");
+			put_args(r, ev);
+			put(r, " {");
 		}
 		break;
 	case TEV_EXIT:
@@ -155,7 +181,9 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		} else {
 			view_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
 			line(r, dur, ev->tid, ev->depth);
-			put(r, "} /* ");
+			put(r, "}");
+			put_ret(r, ev);
+			put(r, " /* ");
 			put(r, name);
 			put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
 			       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"

@@ -92,6 +92,41 @@ static void put_where(struct chrome *c, const struct trace_event *ev)
 	put_u64(c, ev->tid);
 }
 
+/* ,"args":{"arg1":"5",...} or {"retval":"0"}: the values an event
+ * carries (needle record -A / -R), shown in the UI's details pane.  The
+ * values are formatted as replay shows them, one per key. */
+static void put_values(struct chrome *c, const struct trace_event *ev)
+{
+	char v[512];
+	int ret = ev->kind == TEV_EXIT;
+
+	if (!ev->data_len || !view_format_values(v, sizeof(v), ev->data, ev->data_len, ret))
+		return;
+	PUT(c, ",\"args\":{");
+	if (ret) {
+		PUT(c, "\"retval\":");
+		json_string(c, v);
+	} else {
+		/* "arg1=5, fparg1=2.5": split back into pairs. */
+		int first = 1;
+		for (char *save = NULL, *pair = strtok_r(v, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
+			while (*pair == ' ')
+				pair++;
+			char *eq = strchr(pair, '=');
+			if (!eq)
+				continue;
+			*eq = 0;
+			if (!first)
+				PUT(c, ",");
+			first = 0;
+			json_string(c, pair);
+			PUT(c, ":");
+			json_string(c, eq + 1);
+		}
+	}
+	PUT(c, "}");
+}
+
 static int chrome_event(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
@@ -123,6 +158,8 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 			PUT(c, ",\"args\":{\"still_running\":true}");
 		else if (ev->kind == TEV_EXIT && (ev->flags & TEV_EXIT_LOST))
 			PUT(c, ",\"args\":{\"exit_lost\":true}");
+		else
+			put_values(c, ev);
 		PUT(c, "}");
 	}
 	flush_line(c);

@@ -39,6 +39,7 @@ struct record_opts {
 	uint64_t trigger_after_ns;  /* --trigger-after */
 	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
+	char *args;                 /* -A / -R, as the agent reads them (agent/record/args.h), or NULL */
 };
 
 struct seen_thread {

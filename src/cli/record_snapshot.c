@@ -205,7 +205,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	for (size_t i = 0; i < image.cnt; i++) {
 		struct chunk_copy *cc = &image.v[i];
 		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
-		s.drained += cc->hdr.event_count;
+		s.drained += shm_count_events(cc->events, cc->hdr.event_count);
 		s.snapshot_lost += cc->hdr.lost_before;
 		if (s.out.err || !(cc->hdr.event_count || cc->hdr.lost_before))
 			continue;

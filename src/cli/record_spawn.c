@@ -158,6 +158,8 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 			snprintf(num, sizeof(num), "%d", (int)getpid());
 			setenv("NEEDLE_CTL", num, 1);
 		}
+		if (o->args)
+			setenv("NEEDLE_ARGS", o->args, 1);
 		if (o->triggers) {
 			setenv("NEEDLE_TRIGGERS", o->triggers, 1);
 			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->snapshot_gap_ns);

@@ -219,3 +219,66 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n)
 		b->len += n;
 	}
 }
+
+/* One value as its format says (trace_format.h, TAG_DATA). */
+static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint64_t v)
+{
+	switch (fmt) {
+	case 'd': {
+		int64_t sv = bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+		return snprintf(buf, len, "%lld", (long long)sv);
+	}
+	case 'u':
+		return snprintf(buf, len, "%llu", (unsigned long long)v);
+	case 'c':
+		if (v >= 0x20 && v < 0x7f && v != '\'' && v != '\\' && v != ',')
+			return snprintf(buf, len, "'%c'", (int)v);
+		return snprintf(buf, len, "'\\x%02x'", (unsigned)(v & 0xff));
+	case 'f':
+		if (bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)v;
+			memcpy(&f, &w, sizeof(f));
+			return snprintf(buf, len, "%g", (double)f);
+		} else {
+			double d;
+			memcpy(&d, &v, sizeof(d));
+			return snprintf(buf, len, "%g", d);
+		}
+	default: /* x, p */
+		return snprintf(buf, len, "0x%llx", (unsigned long long)v);
+	}
+}
+
+size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (size_t i = 0; i + 16 <= n && off < len; i += 16) {
+		uint64_t item, v;
+		memcpy(&item, data + i, 8);
+		memcpy(&v, data + i + 8, 8);
+		unsigned kind = item & 0xff, index = (item >> 8) & 0xff, fmt = (item >> 16) & 0xff,
+			 bits = (item >> 24) & 0xff;
+		if (bits == 0 || bits > 64)
+			bits = 64;
+		int is_ret = kind >= 2;
+		if (is_ret != ret)
+			continue;
+		int w = 0;
+		if (!ret)
+			w = snprintf(buf + off, len - off, "%s%s%u=", off ? ", " : "", kind == 1 ? "fparg" : "arg", index);
+		else if (off)
+			w = snprintf(buf + off, len - off, ", ");
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+		w = format_value(buf + off, len - off, fmt, bits, v);
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+	}
+	return off;
+}

@@ -59,6 +59,10 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n);
 /* Formatting without printf, for the lines written per event.  As
  * cli_format_duration ("  1.234 us"), exactly. */
 void view_format_duration(char *buf, size_t len, uint64_t ns);
+/* The values of an event's data block (needle record -A / -R): arguments
+ * as "arg1=5, fparg1=2.5", return values as "5" (what follows "= ").
+ * ret selects which.  Returns the length written. */
+size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret);
 /* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
 /* v in decimal at p; returns the number of digits. */

@@ -41,6 +41,30 @@
 #define EV_SITE_MASK ((1u << 22) - 1)
 #define EV_DELTA_BITS 40
 #define EV_DELTA_MASK ((1ull << EV_DELTA_BITS) - 1)
+/* A data block (needle record -A / -R): an EV_SWITCH word whose site is
+ * EV_DATA_SITE (a context id no context gets: ids count up from 1) and
+ * whose delta field is the number of words that follow, in the same
+ * chunk, right after the entry or exit event they belong to.  Those words
+ * are items: an item word (arg_item_word), then its value's words. */
+#define EV_DATA_SITE EV_CONTEXT_MASK
+/* Events of a chunk's n words that are calls or switches, not data. */
+static inline uint32_t shm_count_events(const uint64_t *ev, uint32_t n)
+{
+	uint32_t cnt = 0;
+	for (uint32_t i = 0; i < n; i++, cnt++)
+		if ((unsigned)(ev[i] >> EV_TYPE_SHIFT) == EV_SWITCH &&
+		    ((uint32_t)(ev[i] >> EV_SITE_SHIFT) & EV_SITE_MASK) == EV_DATA_SITE) {
+			i += (uint32_t)(ev[i] & EV_DELTA_MASK);
+			cnt--;
+		}
+	return cnt;
+}
+enum arg_kind { ARG_KIND_INT = 0, ARG_KIND_FP = 1, ARG_KIND_RET = 2, ARG_KIND_RET_FP = 3 };
+static inline uint64_t arg_item_word(unsigned kind, unsigned index, unsigned fmt, unsigned bits, uint32_t len)
+{
+	return (uint64_t)(kind & 0xff) | (uint64_t)(index & 0xff) << 8 | (uint64_t)(fmt & 0xff) << 16 |
+	       (uint64_t)(bits & 0xff) << 24 | (uint64_t)len << 32;
+}
 
 static inline uint64_t ev_make(unsigned type, uint32_t site, uint64_t delta)
 {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define TRACE_MAGIC "NEEDLE\0\1"
-#define TRACE_VERSION 2     /* written */
+#define TRACE_VERSION 3     /* written: 3 adds data blocks (TAG_DATA) */
 #define TRACE_VERSION_MIN 1 /* the oldest version read */
 #define TRACE_MAX_SECTION (64u << 20) /* no section is larger; a bigger length means corruption */
 
@@ -168,6 +168,13 @@ _Static_assert(sizeof(struct sec_chunk) == 56, "version 2 chunk header is 56 byt
 #define TAG_SWITCH_BASE (1u << 22)
 #define TAG_SWITCH_TO (1u << 21)
 #define TAG_CONTEXT_MASK (TAG_SWITCH_TO - 1)
+/* An entry tag whose site is TAG_DATA (version 3) carries the values
+ * captured at the event before it (needle record -A / -R): instead of a
+ * delta, a varint byte count, then that many bytes of items: per value
+ * a u64 item word (kind | index << 8 | format << 16 | bits << 24 |
+ * value bytes << 32; kind 0 argN, 1 fpargN, 2 retval, 3 a float retval)
+ * and the value's bytes, 8 for every kind so far. */
+#define TAG_DATA (1u << 23)
 /* The file's own constants: the trace buffer's (EV_*, shm_layout.h) may
  * change with the agent, the file's may not.  The writer translates. */
 

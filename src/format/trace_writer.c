@@ -78,6 +78,7 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 						   n && (ev_type(events[0]) == EV_EXIT || ev_type(events[0]) == EV_UNWIND));
 	uint8_t *p = w->buf + sizeof(*hdr);
 	uint64_t prev = hdr->base;
+	uint32_t file_events = 0, calls = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t ev = events[i];
@@ -85,6 +86,23 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		uint64_t t = hdr->base + ev_delta(ev);
 		uint64_t tag;
 
+		file_events++;
+		if (ev_type(ev) == EV_SWITCH && (site & ~EV_SWITCH_TO) == EV_DATA_SITE && !(site & EV_SWITCH_TO)) {
+			/* A data block: its words, as bytes, no delta.  A block cut
+			 * by the end of the chunk (a crash mid-write) is dropped. */
+			uint64_t words = ev_delta(ev);
+			if (words > n - 1 - i) {
+				file_events--;
+				break;
+			}
+			p += varint_put(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
+			p += varint_put(p, words * 8);
+			memcpy(p, &events[i + 1], words * 8);
+			p += words * 8;
+			i += (uint32_t)words;
+			continue;
+		}
+		calls++;
 		if (ev_type(ev) == EV_SWITCH) {
 			/* Buffer constants in, file constants out. */
 			uint32_t ctx = site & EV_CONTEXT_MASK;
@@ -116,8 +134,11 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		p += varint_put(p, t >= prev ? t - prev : 0);
 		prev = t >= prev ? t : prev;
 	}
-	memcpy(w->buf, hdr, sizeof(*hdr));
-	w->events += n;
+	/* The header counts the file's events: a data block is one. */
+	struct sec_chunk out = *hdr;
+	out.event_count = file_events;
+	memcpy(w->buf, &out, sizeof(out));
+	w->events += calls;
 	w->chunks++;
 	w->salvaged += hdr->salvaged != 0;
 	return trace_writer_section(w, SEC_CHUNK, w->buf, (uint64_t)(p - w->buf));

@@ -726,7 +726,40 @@ struct trace_cursor {
 	uint8_t has_head;
 	struct trace_event later; /* THEN_EVENT */
 	struct trace_event head;  /* the next event of the thread */
+	/* Values captured with recent events (TAG_DATA): a ring, so that an
+	 * event's stay valid while the iterator decodes a few more ahead. */
+	uint8_t data[TRACE_DATA_RING][TRACE_DATA_MAX];
+	unsigned data_next;
 };
+
+/* The data block right after the event just decoded into e, if any: its
+ * bytes go to the cursor's ring and e points at them.  0, or -1. */
+static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
+{
+	const uint8_t *q = c->p;
+	uint64_t tag, len;
+
+	if (!c->left || varint_get(&q, c->end, &tag) || tag != ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
+		return 0;
+	if (varint_get(&q, c->end, &len) || len > (uint64_t)(c->end - q)) {
+		set_err(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
+			(unsigned long long)c->chunk_off);
+		return -1;
+	}
+	uint8_t *slot = c->data[c->data_next++ % TRACE_DATA_RING];
+	size_t keep = len < TRACE_DATA_MAX ? (size_t)len : TRACE_DATA_MAX;
+	memcpy(slot, q, keep);
+	e->data = slot;
+	e->data_len = (uint16_t)(keep & ~(size_t)7);
+	c->p = q + len;
+	c->event_no++;
+	if (!--c->left && c->p != c->end) {
+		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
+			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+		return -1;
+	}
+	return 0;
+}
 
 static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns, uint8_t flags,
 		      struct trace_event *e)
@@ -820,12 +853,24 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			(unsigned long long)c->chunk_off, c->event_no);
 		return -1;
 	}
+	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY)) {
+		/* A data block no event claimed (its event was a context
+		 * switch, or an exit closed late): "delta" is its length. */
+		if (delta > (uint64_t)(c->end - c->p)) {
+			set_err(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
+				(unsigned long long)c->chunk_off);
+			return -1;
+		}
+		c->p += delta;
+	}
 	c->event_no++;
 	if (!--c->left && c->p != c->end) {
 		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
 			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
 		return -1;
 	}
+	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
+		return 0;
 	c->raw += delta;
 	uint64_t ns = trace_ns(t, c->raw);
 	c->last_ns = ns;
@@ -864,6 +909,8 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~TAG_SITE_FLAT,
 					   .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
 					   .depth = (uint32_t)c->stack.depth, .node = node };
+		if (take_data(it, c, e))
+			return -1;
 		if (!flat) {
 			if (thread_stack_push(&c->stack, site, ns)) {
 				set_err(it->err, sizeof(it->err), "out of memory");
@@ -881,7 +928,7 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			return -1;
 		}
 		close_top(it, c, ns, (tag & 3) == TAG_UNWIND_TOP ? TEV_UNWOUND : 0, e);
-		return 1;
+		return take_data(it, c, e) ? -1 : 1;
 	default: { /* TAG_EXIT_SITE */
 		long at = thread_stack_find(&c->stack, site);
 		t->work += c->stack.depth - (at < 0 ? 0 : (size_t)at);

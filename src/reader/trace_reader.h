@@ -140,7 +140,12 @@ struct trace_event {
 	uint32_t node;      /* call tree node of the call (iterations with a tree) */
 	uint8_t kind;
 	uint8_t flags;
+	uint16_t data_len;        /* bytes at data: values captured (-A / -R), 0 if none */
+	const uint8_t *data;      /* valid until a few more events of the thread are read */
 };
+
+#define TRACE_DATA_RING 8
+#define TRACE_DATA_MAX 256
 
 struct trace_cursor;
 

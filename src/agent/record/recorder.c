@@ -18,6 +18,7 @@
  *   NEEDLE_FILTER     globs to trace, separated by newlines (default: all)
  *   NEEDLE_NOTRACE    globs not to trace
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
+ *   NEEDLE_ARGS       -A / -R: values to capture (args.h)
  *   NEEDLE_TRIGGERS   snapshot triggers (trigger.h), NEEDLE_TRIGGER_GAP the
  *                     least nanoseconds between two of their requests,
  *                     NEEDLE_TRIGGER_AFTER how long the rings turn on after one
@@ -54,6 +55,7 @@
 
 #include "agent/base/log.h"
 #include "agent/record/control.h"
+#include "agent/record/args.h"
 #include "agent/record/overwrite.h"
 #include "agent/record/recorder.h"
 #include "agent/record/trigger.h"
@@ -222,6 +224,48 @@ static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t sit
 	return 1;
 }
 
+/* An event and its data block (-A / -R), in one chunk: the block must
+ * follow its event, so both go to a fresh chunk when they do not fit.
+ * Word by word, not memcpy: the C library's may be traced. */
+static __attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
+						      const uint64_t *data, size_t n)
+{
+	uint64_t now = clock_now();
+	uint64_t delta = now - rt->base;
+
+	if (rt->pos + 2 + n > rt->end || delta > EV_DELTA_MASK) {
+		if (!chunk_next(rt, now)) {
+			event_lost(rt);
+			return 0;
+		}
+		delta = 0;
+	}
+	rt->pos[0] = ev_make(type, site, delta);
+	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+	for (size_t i = 0; i < n; i++)
+		rt->pos[2 + i] = data[i];
+	rt->pos += 2 + n;
+	/* Release, as in event_write: the block before the fill level. */
+	atomic_store_explicit(&rt->chunk->used,
+			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
+			      memory_order_release);
+	return 1;
+}
+
+/* The event, with its values when -A / -R asked for some. */
+static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_t site, const struct needle_ctx *ctx,
+				   int at_exit)
+{
+	const struct arg_spec *as = args_for(ctx->func->site_id);
+
+	if (__builtin_expect(as != NULL && (at_exit ? as->exit_cnt : as->entry_cnt), 0)) {
+		uint64_t d[2 * ARG_ITEMS_MAX];
+		size_t n = args_payload(as, at_exit, ctx, d);
+		return event_write_data(rt, type, site, d, n);
+	}
+	return event_write(rt, type, site);
+}
+
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
@@ -230,7 +274,7 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 
 	if (!active || rt->depth >= max_depth)
 		return NEEDLE_SKIP_EXIT;
-	if (!event_write(rt, EV_ENTRY, ctx->func->site_id)) {
+	if (!event_write_args(rt, EV_ENTRY, ctx->func->site_id, ctx, 0)) {
 		/* Without its entry the exit is not recorded either: count it
 		 * lost now, so that recorded + lost is every event. */
 		event_lost(rt);
@@ -249,8 +293,10 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	/* A call entered while the tracer was "function" has no depth. */
 	if (rt->depth)
 		rt->depth--;
-	if (active)
-		event_write(rt, ctx->is_exit == NEEDLE_EXIT_UNWOUND ? EV_UNWIND : EV_EXIT, ctx->func->site_id);
+	if (active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
+		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
+	else if (active)
+		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx, 1);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -258,7 +304,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)cookie;
 	(void)data;
 	if (active)
-		event_write(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT);
+		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, 0);
 	return NEEDLE_SKIP_EXIT;
 }
 
@@ -570,7 +616,7 @@ static void restore_environment(void)
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
 					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
-					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER" };
+					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -656,6 +702,7 @@ int recorder_start_from_env(void)
 		.triggers = getenv("NEEDLE_TRIGGERS"),
 		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
 		.trigger_after_ns = getenv("NEEDLE_TRIGGER_AFTER") ? strtoull(getenv("NEEDLE_TRIGGER_AFTER"), NULL, 10) : 0,
+		.args = getenv("NEEDLE_ARGS"),
 	};
 	env_mode = 1;
 	return recorder_start(&cfg);
@@ -715,6 +762,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "the program has no patchable function entries: record it without "
 			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
+	if (cfg->args && *cfg->args && (err = args_configure(cfg->args)))
+		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	cur_filter = dup_or_null(filter);

@@ -21,6 +21,7 @@ struct recorder_start_cfg {
 	const char *triggers;         /* snapshot triggers, trigger.h's spec, or NULL */
 	uint64_t trigger_gap_ns;      /* least time between two trigger requests */
 	uint64_t trigger_after_ns;    /* --trigger-after: the rings freeze this long after a trigger */
+	const char *args;             /* -A / -R specs (args.h), or NULL */
 };
 
 /* Attach the recorder as cfg asks.  Not under the control mutex (the

@@ -1,0 +1,48 @@
+/* args.h - argument and return-value capture for needle record -A / -R
+ * (args.c). */
+#ifndef NEEDLE_ARGS_H
+#define NEEDLE_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/shm_layout.h"
+
+struct needle_ctx;
+
+#define ARG_ITEMS_MAX 8
+
+struct arg_item {
+	uint8_t kind;  /* ARG_KIND_* (shm_layout.h) */
+	uint8_t index; /* argN / fpargN: N; retval: 0 */
+	uint8_t fmt;   /* d u x c p f */
+	uint8_t bits;  /* 8 16 32 64 */
+};
+
+struct arg_spec {
+	uint8_t entry_cnt, exit_cnt;
+	struct arg_item entry[ARG_ITEMS_MAX], exit[ARG_ITEMS_MAX];
+};
+
+/* Specs by site id, for the sites known when the recording began. */
+struct args_table {
+	struct arg_spec **specs;
+	uint32_t cnt;
+};
+extern struct args_table args_table;
+
+/* Build the table from the lines of NEEDLE_ARGS ("GLOB\tA|R\tITEMS").
+ * 0, -EINVAL (a malformed line), -ENOENT (no function matches), -ENOMEM. */
+int args_configure(const char *lines);
+
+/* The spec of site, or NULL: what the recorder's handlers ask per call. */
+static inline const struct arg_spec *args_for(uint32_t site)
+{
+	return args_table.specs && site < args_table.cnt ? args_table.specs[site] : NULL;
+}
+
+/* The data block's words for s's entry (or exit) values in ctx: at most
+ * 2 * ARG_ITEMS_MAX.  Returns how many. */
+size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out);
+
+#endif

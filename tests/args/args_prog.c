@@ -1,0 +1,74 @@
+/* args_prog - functions with known arguments, for needle record -A / -R:
+ * integers of every width and sign, chars, pointers (NULL too), doubles
+ * and floats, in 2 threads.  Prints every value it passes and every value
+ * returned, in the form replay shows them, so that a test compares the two
+ * exactly. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CALLS 3
+
+__attribute__((noinline)) long a_ints(int8_t a, uint16_t b, int32_t c, uint64_t d, int64_t e, char f)
+{
+	__asm__ volatile("");
+	return (long)a + b + c + (long)d + e + f;
+}
+
+__attribute__((noinline)) double a_fp(double x, float y, double z)
+{
+	__asm__ volatile("");
+	return x * y + z;
+}
+
+__attribute__((noinline)) const void *a_ptr(const void *p, unsigned long n)
+{
+	__asm__ volatile("");
+	return n ? p : NULL;
+}
+
+__attribute__((noinline)) int a_neg(int x)
+{
+	__asm__ volatile("");
+	return -x;
+}
+
+static char buf[16];
+
+static void *worker(void *arg)
+{
+	long t = (long)arg;
+	for (long i = 0; i < CALLS; i++) {
+		int8_t a = (int8_t)(-100 - i);
+		uint16_t b = (uint16_t)(60000 + i);
+		int32_t c = (int32_t)(-2000000000 + t);
+		uint64_t d = 0xfedcba9876543210ull + (uint64_t)i;
+		int64_t e = -(int64_t)(1ll << 40) - i;
+		char f = (char)('a' + i);
+		long r = a_ints(a, b, c, d, e, f);
+		flockfile(stdout);
+		printf("a_ints(arg1=%d, arg2=%u, arg3=%d, arg4=0x%llx, arg5=%lld, arg6='%c') = %ld;\n", a, b, c,
+		       (unsigned long long)d, (long long)e, f, r);
+		double x = 1.5 + (double)i, z = -0.25;
+		float y = 2.0f + (float)t;
+		double fr = a_fp(x, y, z);
+		printf("a_fp(fparg1=%g, fparg2=%g, fparg3=%g) = %g;\n", x, (double)y, z, fr);
+		const void *p = a_ptr(i ? buf + i : NULL, (unsigned long)i);
+		printf("a_ptr(arg1=0x%llx, arg2=%lu) = 0x%llx;\n", i ? (unsigned long long)(uintptr_t)(buf + i) : 0ull,
+		       (unsigned long)i, (unsigned long long)(uintptr_t)p);
+		int nr = a_neg((int)(i * 1000 + t));
+		printf("a_neg(arg1=%d) = %d;\n", (int)(i * 1000 + t), nr);
+		funlockfile(stdout);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t th[2];
+	for (long i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, worker, (void *)i);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return 0;
+}
