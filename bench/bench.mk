@@ -57,6 +57,13 @@ $(BENCH_BUILD)/bench_iter: bench/bench_iter.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_iter
 
+# Argument capture (-A) against plain recording of the same function.
+$(BENCH_BUILD)/bench_args: bench/bench_args.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_args
+
 $(BENCH_BUILD)/bench_threads: bench/bench_threads.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread

@@ -93,6 +93,22 @@ copy=$(for _ in 1 2 3; do "$NEEDLE" record --sites=compiled --snapshot=64 -o "$d
 [ -n "$copy" ] && echo "snapshot_copy_ms_64mib $copy" >>"$raw"
 rm -f "$dir/snap.data"
 
+note "bench: two integer arguments captured (-A), against the same function recorded without, and uftrace -A"
+args="$dir/bench_args"
+aplain=$(min_ns_per_call 3 "$args" $calls)
+anone=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $calls)
+aint2=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -A 'bench_args2@arg1/d,arg2/d' -o "$dir/args.data" -- "$args" $calls)
+awk -v p="$aplain" -v n="$anone" -v a="$aint2" 'BEGIN {
+	if (p != "" && n != "") printf "args_none_record_ns_per_call %.3f\n", n - p
+	if (p != "" && a != "") printf "args_int2_record_ns_per_call %.3f\n", a - p }' >>"$raw"
+if command -v uftrace >/dev/null 2>&1; then
+	rm -rf "$dir/uftrace_args.data"
+	uargs=$(min_ns_per_call 3 uftrace record -P . -A 'bench_args2@arg1,arg2' -d "$dir/uftrace_args.data" "$args" $calls)
+	awk -v p="$aplain" -v u="$uargs" 'BEGIN { if (p != "" && u != "") printf "uftrace_args_int2_record_ns_per_call %.3f\n", u - p }' >>"$raw"
+	rm -rf "$dir/uftrace_args.data"
+fi
+rm -f "$dir/args.data"
+
 note "bench: the traced program's time per iteration (50 calls) under each reader mode: p99, p99.9, worst"
 iter_keys() { # MODE CMD...: the floor of 3 runs of each percentile
 	local mode=$1
@@ -371,6 +387,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"the loop built with gcc's exit sites (-minstrument-return=nop5 -mrecord-return); the same binary with the return hook instead: $(val exit_site_binary_return_hook_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "snapshot_record_ns_per_call" "$(val snapshot_record_ns_per_call)" \
 		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
+		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "trigger_check_ns" "$(val trigger_check_ns)" \
 		"what a duration trigger (never firing) adds to a call of the watched function"
 	printf '%-34s %10s  %s\n' "snapshot_copy_ms_64mib" "$(val snapshot_copy_ms_64mib)" \
