@@ -134,6 +134,11 @@ $(TEST_BUILD)/cli/snap_prog: tests/snapshot/snap_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/cli/snap_prog
 
+# A thread borrowed in a restartable sleep (tests/cli/test_attach_sleep.sh).
+$(TEST_BUILD)/cli/sleeper: tests/attach/sleeper.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
+TESTS += $(TEST_BUILD)/cli/sleeper
+
 # Arguments and return values (tests/cli/test_args.sh).
 $(TEST_BUILD)/cli/args_prog: tests/args/args_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread

@@ -466,8 +466,20 @@ static int give_back(const struct target *t, struct visit *v, struct inject_resu
 	struct iovec iov = { v->xstate, v->xstate_len };
 	int err = 0;
 
+	struct user_regs_struct back = v->saved;
+	/* A sleep (nanosleep, clock_nanosleep, poll with a timeout) stopped
+	 * with -ERESTART_RESTARTBLOCK would be restarted by the kernel through
+	 * the thread's restart_block, which the calls made on it since have
+	 * replaced: it would return EINTR.  It is started again instead, as
+	 * it was called: a relative timeout starts over (the thread sleeps
+	 * longer by the time it was held, never wakes early or with EINTR). */
+	if ((long long)back.orig_rax >= 0 && (long long)back.rax == -516 /* ERESTART_RESTARTBLOCK */) {
+		back.rax = back.orig_rax;
+		back.rip -= 2; /* the syscall instruction */
+		back.orig_rax = (unsigned long long)-1;
+	}
 	if (ptrace(PTRACE_SETREGSET, v->tid, (void *)NT_X86_XSTATE, &iov) ||
-	    ptrace(PTRACE_SETREGS, v->tid, NULL, &v->saved))
+	    ptrace(PTRACE_SETREGS, v->tid, NULL, &back))
 		err = -errno;
 	res->borrowed_ns = now_ns() - v->stopped_at;
 	release(t, v, res);
