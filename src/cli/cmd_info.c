@@ -209,7 +209,9 @@ int cmd_info(int argc, char **argv)
 		}
 		printf("\npid:           %u\n", t->process.pid);
 		int st = t->process.wait_status;
-		if (t->have_attach)
+		if (t->have_snapshot && t->snapshot.number)
+			printf("exit:          still running when the snapshot was taken\n");
+		else if (t->have_attach)
 			print_attach(t);
 		else if (WIFEXITED(st))
 			printf("exit:          status %d\n", WEXITSTATUS(st));

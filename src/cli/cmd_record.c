@@ -106,8 +106,8 @@ static const char record_usage[] =
 	"                           (adds a thread, needle-ctl, to the program)\n"
 	"      --snapshot[=MB]      flight recorder: keep the newest events in overwrite rings of MB\n"
 	"                           (default 64) and write them out only when asked: SIGUSR2 to\n"
-	"                           needle record or 'needle ctl PID snapshot' (FILE.1, FILE.2, ...),\n"
-	"                           a trigger (likewise), the program's end or crash (FILE)\n"
+	"                           needle record, or 'needle ctl PID snapshot' with --ctl (FILE.1,\n"
+	"                           FILE.2, ...), a trigger (likewise), the program's end or crash (FILE)\n"
 	"      --trigger SPEC       with --snapshot: 'FUNC>DURATION' (a call of FUNC longer than\n"
 	"                           DURATION, e.g. handle_request>5ms) or 'FUNC' (FUNC entered);\n"
 	"                           repeatable.  With triggers, a normal end writes no snapshot\n"
@@ -218,6 +218,14 @@ bad_fmt:
 	return append_glob(&o->args, line);
 }
 
+/* Half of the machine's memory: the most a trace buffer may take (it is
+ * populated up front). */
+static uint64_t memory_half(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 : UINT64_MAX;
+}
+
 /* "5ms", "1.5s", "200us", "100ns" (a number alone is seconds). */
 static int parse_duration(const char *what, const char *text, uint64_t *ns)
 {
@@ -226,8 +234,12 @@ static int parse_duration(const char *what, const char *text, uint64_t *ns)
 	double unit = !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
 		    : (!strcmp(end, "s") || !*end) ? 1e9 : 0;
 
-	if (end == text || !unit || !(v >= 0) || v * unit > 1e15) {
+	if (end == text || !unit || !(v >= 0)) {
 		cli_error("%s needs a duration such as 5ms, 200us or 1.5s, not '%s'", what, text);
+		return -1;
+	}
+	if (v * unit > 1e15) {
+		cli_error("%s: '%s' is too long (at most 1000000s)", what, text);
 		return -1;
 	}
 	*ns = (uint64_t)(v * unit);
@@ -289,6 +301,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->wake_mode = WAKE_WAIT;
 	o->max_snapshots = 10;
 	o->snapshot_gap_ns = 1000000000ull;
+	int snapshot_opts_given = 0, wake_given = 0;
 	/* NEEDLE_SITES in needle record's environment sets the default. */
 	const char *env_sites = getenv("NEEDLE_SITES");
 	o->sites = 3;
@@ -337,9 +350,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_WAIT:
 			o->wake_mode = WAKE_WAIT;
+			wake_given = 1;
 			break;
 		case OPT_POLL:
 			o->wake_mode = WAKE_POLL;
+			wake_given = 1;
 			o->wake_arg = (int)strtol(optarg, &end, 10);
 			if (*end || o->wake_arg < 1 || o->wake_arg > 60000) {
 				cli_error("--poll needs milliseconds between 1 and 60000, not '%s'", optarg);
@@ -348,6 +363,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_PERCENT:
 			o->wake_mode = WAKE_PERCENT;
+			wake_given = 1;
 			o->wake_arg = (int)strtol(optarg, &end, 10);
 			if (*end || o->wake_arg < 1 || o->wake_arg > 100) {
 				cli_error("--buffer-percent needs a number from 1 to 100, not '%s'", optarg);
@@ -383,10 +399,12 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_TRIGGER_AFTER:
 			if (parse_duration("--trigger-after", optarg, &o->trigger_after_ns))
 				return -1;
+			snapshot_opts_given = 1;
 			break;
 		case OPT_SNAPSHOT_GAP:
 			if (parse_duration("--snapshot-interval", optarg, &o->snapshot_gap_ns))
 				return -1;
+			snapshot_opts_given = 1;
 			break;
 		case OPT_MAX_SNAPSHOTS: {
 			long n = strtol(optarg, &end, 10);
@@ -395,6 +413,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			}
 			o->max_snapshots = (unsigned)n;
+			snapshot_opts_given = 1;
 			break;
 		}
 		case OPT_CHUNK: {
@@ -453,8 +472,19 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: -A and -R work on a program needle record starts, not with -p yet");
 		return -1;
 	}
-	if (!o->snapshot && (o->triggers || o->trigger_after_ns)) {
-		cli_error("record: --trigger and --trigger-after need --snapshot");
+	if (!o->snapshot && (o->triggers || snapshot_opts_given)) {
+		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
+		return -1;
+	}
+	if (o->snapshot && wake_given) {
+		cli_error("record: --wait, --poll and --buffer-percent choose how a streaming reader wakes; "
+			  "--snapshot has no reader while the program runs");
+		return -1;
+	}
+	if (o->buffer_bytes > memory_half()) {
+		cli_error("record: a %llu MiB buffer is more than half of this machine's memory (%llu MiB); "
+			  "give a smaller size", (unsigned long long)(o->buffer_bytes >> 20),
+			  (unsigned long long)(memory_half() >> 19));
 		return -1;
 	}
 	if (o->snapshot) {
@@ -467,7 +497,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				  (unsigned long long)((64ull * o->chunk_bytes + (1 << 20) - 1) >> 20));
 			return -1;
 		}
-		o->ctl = 1; /* needle ctl PID snapshot */
 	}
 	if (o->attach_pid)
 		return optind;
@@ -742,6 +771,9 @@ int cmd_record(int argc, char **argv)
 
 	if (first < 0)
 		return 2;
+	/* Before anything that takes time: a SIGUSR2 now must not kill us. */
+	if (o.snapshot)
+		snapshot_catch_sigusr2();
 	r.o = &o;
 	r.argv = argv + first;
 	r.buf_fd = r.meta_fd = -1;
@@ -760,7 +792,7 @@ int cmd_record(int argc, char **argv)
 	 * trace file and the buffer alike, not a reason to die. */
 	record_note_inherited_signals();
 	signal(SIGXFSZ, SIG_IGN);
-	if (record_out_open(&r.out, o.output, o.force))
+	if (record_out_open(&r.out, o.output, o.force) || (o.snapshot && record_snapshot_check(&r)))
 		return 1;
 	if (!(r.shm = record_buffer_create(&o, &r.buf_fd))) {
 		cli_error("cannot create a %llu MiB trace buffer: %s%s", (unsigned long long)(o.buffer_bytes >> 20),
@@ -787,8 +819,6 @@ int cmd_record(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		if (!record_signal_was_ignored(forwarded[i]))
 			sigaction(forwarded[i], &sa, NULL);
-	if (o.snapshot)
-		snapshot_catch_sigusr2();
 	/* Orphans of the program become ours: they may still record. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 

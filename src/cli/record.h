@@ -137,6 +137,9 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
  * since the start, is then used and closed).  0, or -1 after saying why. */
 int record_snapshot(struct recording *r, const struct sec_snapshot *info, int final);
 void record_snapshot_free(void);
+/* Before the program starts: FILE.1 must be absent or a needle trace;
+ * FILE (open in r->out) is let go until the last snapshot.  0 or -1. */
+int record_snapshot_check(struct recording *r);
 
 /* When snapshots are taken: requests (SIGUSR2, needle ctl, triggers) at
  * most --max-snapshots, --snapshot-interval apart, --trigger-after late. */

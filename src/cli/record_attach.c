@@ -410,7 +410,7 @@ int record_attach(struct recording *r, const char *agent)
 	if (check_target(pid, comm, sizeof(comm)))
 		return 1;
 	signal(SIGXFSZ, SIG_IGN);
-	if (record_out_open(&r->out, o->output, o->force))
+	if (record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))
 		return 1;
 	if (!(r->shm = record_buffer_create(o, &r->buf_fd))) {
 		cli_error("cannot create a %llu MiB trace buffer: %s", (unsigned long long)(o->buffer_bytes >> 20),

@@ -24,6 +24,7 @@
  * every view shows as such.
  */
 #include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -186,10 +187,15 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 		cli_error("snapshot: out of memory; none written");
 		return -1;
 	}
-	if (!final && record_out_open(&s.out, path, 0)) {
+	/* FILE was checked before the program started (record_snapshot_check);
+	 * -f applies to it, not to the numbered ones. */
+	if (record_out_open(&s.out, path, final && r->o->force)) {
 		free(path);
 		return -1; /* said why */
 	}
+	/* A snapshot taken while the program runs has no end to tell. */
+	if (!final)
+		s.attached = 0;
 	memset(&s.w, 0, sizeof(s.w));
 	s.threads = NULL;
 	s.thread_cnt = s.thread_cap = 0;
@@ -227,15 +233,35 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 			(unsigned long long)kept.events, s.thread_cnt, (double)copy_ns / 1e6, path);
 	}
 	record_out_close(&s.out);
-	if (final) {
-		r->out.f = NULL;
-		r->out.fd = -1;
-		r->out.begun = 1;
-	}
 	free(s.threads);
 	free(s.objects);
 	free(path);
 	return werr || fin < 0 ? -1 : 0;
+}
+
+int record_snapshot_check(struct recording *r)
+{
+	char path[PATH_MAX];
+	char magic[8];
+	int bad = 0;
+
+	/* FILE.1 is the first file a snapshot writes: one that is not a
+	 * needle trace is refused now, as FILE is, not when a snapshot is due. */
+	snprintf(path, sizeof(path), "%s.1", r->o->output);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		bad = fread(magic, 1, sizeof(magic), f) == sizeof(magic) ? memcmp(magic, TRACE_MAGIC, sizeof(magic)) != 0
+									  : ftell(f) > 0;
+		fclose(f);
+	}
+	if (bad)
+		cli_error("%s exists and is not a needle trace: not overwriting it (choose another file with -o)", path);
+	/* FILE is written only when the last snapshot is: until then it is
+	 * left as it was (a FILE created for the check goes again), so that a
+	 * needle record killed meanwhile leaves no empty FILE behind. */
+	record_out_abandon(&r->out);
+	r->out.created = 0;
+	return bad ? -1 : 0;
 }
 
 /* ---- when snapshots are taken (needle record and needle record -p) ---- */
@@ -309,7 +335,6 @@ static void take(struct snapshot_service *ss, struct recording *r)
 	ss->next.number = ++ss->taken;
 	ss->next.copied_ns = monotonic_ns() - r->ns0;
 	record_snapshot(r, &ss->next, 0);
-	ss->last_ns = monotonic_ns();
 	ss->pending = 0;
 }
 
@@ -327,7 +352,12 @@ uint64_t snapshot_service_poll(struct snapshot_service *ss, struct recording *r)
 		if (from_agent || by_signal) {
 			ss->handled = req;
 			ss->signals_seen = snapshot_signals;
-			if (ss->taken < o->max_snapshots && (!ss->taken || now - ss->last_ns >= o->snapshot_gap_ns)) {
+			/* The interval runs from one accepted request to the next
+			 * (the agent times its own the same way; a tenth of slack
+			 * for the wake-up's latency). */
+			if (ss->taken < o->max_snapshots &&
+			    (!ss->taken || now - ss->last_ns >= o->snapshot_gap_ns - o->snapshot_gap_ns / 10)) {
+				ss->last_ns = now;
 				snapshot_reason(r, from_agent, &ss->next);
 				int trig = ss->next.reason == TRACE_SNAPSHOT_DURATION || ss->next.reason == TRACE_SNAPSHOT_ENTERED;
 				ss->pending = 1;
@@ -363,7 +393,10 @@ int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint3
 
 	if (ss->pending)
 		take(ss, r);
-	if (reason == TRACE_SNAPSHOT_CRASH || !r->o->triggers) {
+	/* needle record -p cannot tell a crash from an exit (no wait status
+	 * for a process it did not start): a process that ended gets its
+	 * last snapshot, triggers or not. */
+	if (reason == TRACE_SNAPSHOT_CRASH || !r->o->triggers || (r->attached && reason == TRACE_SNAPSHOT_END)) {
 		struct sec_snapshot last = { .reason = reason };
 		last.asked_ns = last.copied_ns = monotonic_ns() - r->ns0;
 		werr = record_snapshot(r, &last, 1) != 0;

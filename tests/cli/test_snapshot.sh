@@ -88,7 +88,7 @@ n=$("$NEEDLE" report --csv -i "$T/k.data" | awk -F, '$1 == "handler" { print $2 
 check "SIGKILL: handler calls in it ($n)" test "${n:-0}" -gt 1000
 
 # ---- asked for: needle ctl and SIGUSR2, then the end ----
-"$NEEDLE" record --snapshot=4 -o "$T/u.data" -- "$P" spin >"$T/uout" 2>"$T/uerr" &
+"$NEEDLE" record --snapshot=4 --ctl -o "$T/u.data" -- "$P" spin >"$T/uout" 2>"$T/uerr" &
 rec=$!
 wait_for grep -q "flight recorder" "$T/uerr"
 pid=$(pgrep -P "$rec" | head -1)
@@ -152,6 +152,13 @@ bad_input "malformed duration" "needs a duration" --snapshot --trigger 'handler>
 bad_input "trigger without --snapshot" "need --snapshot" --trigger 'handler>1ms'
 bad_input "size too small" "too small" --snapshot=1 --chunk-size=64
 bad_input "zero duration" "more than 0" --snapshot --trigger 'handler>0ms'
+bad_input "--max-snapshots without --snapshot" "need --snapshot" --max-snapshots=3
+bad_input "a reader mode with --snapshot" "no reader" --snapshot --poll=1
+bad_input "a buffer over half the memory" "half of this machine" --snapshot=65536
+echo x >"$T/bad.data.1"
+bad_input "FILE.1 not a needle trace" "bad.data.1 exists and is not a needle trace" --snapshot
+rm -f "$T/bad.data.1"
+check "nothing left behind by the refusals (no empty FILE)" test ! -e "$T/bad.data"
 
 # ---- a running process (-p): asked for, then the end of the recording ----
 "$P" spin >"$T/pout" &

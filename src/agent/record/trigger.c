@@ -130,7 +130,9 @@ static void duration_exit(const struct needle_ctx *ctx, uint64_t cookie, void *d
 	const struct trigger *t = data;
 	uint64_t now = clock_now();
 
-	if (ctx->is_exit == NEEDLE_EXIT_RETURN && now - cookie > t->threshold)
+	/* A call ended by an unwind (longjmp, an exception) counts too, up
+	 * to where the unwind was seen: a slow request may end that way. */
+	if (now - cookie > t->threshold)
 		request(SNAPSHOT_DURATION, ctx, now, now - cookie);
 }
 
