@@ -98,13 +98,20 @@ args="$dir/bench_args"
 aplain=$(min_ns_per_call 3 "$args" $calls)
 anone=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $calls)
 aint2=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -A 'bench_args2@arg1/d,arg2/d' -o "$dir/args.data" -- "$args" $calls)
-awk -v p="$aplain" -v n="$anone" -v a="$aint2" 'BEGIN {
+splain=$(min_ns_per_call 3 "$args" $calls str)
+astr=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -A 'bench_str16@arg1/s' -o "$dir/args.data" -- "$args" $calls str)
+awk -v p="$aplain" -v n="$anone" -v a="$aint2" -v sp="$splain" -v s="$astr" 'BEGIN {
 	if (p != "" && n != "") printf "args_none_record_ns_per_call %.3f\n", n - p
-	if (p != "" && a != "") printf "args_int2_record_ns_per_call %.3f\n", a - p }' >>"$raw"
+	if (p != "" && a != "") printf "args_int2_record_ns_per_call %.3f\n", a - p
+	if (sp != "" && s != "") printf "args_str16_record_ns_per_call %.3f\n", s - sp }' >>"$raw"
 if command -v uftrace >/dev/null 2>&1; then
 	rm -rf "$dir/uftrace_args.data"
 	uargs=$(min_ns_per_call 3 uftrace record -P . -A 'bench_args2@arg1,arg2' -d "$dir/uftrace_args.data" "$args" $calls)
-	awk -v p="$aplain" -v u="$uargs" 'BEGIN { if (p != "" && u != "") printf "uftrace_args_int2_record_ns_per_call %.3f\n", u - p }' >>"$raw"
+	rm -rf "$dir/uftrace_args.data"
+	ustr=$(min_ns_per_call 3 uftrace record -P . -A 'bench_str16@arg1/s' -d "$dir/uftrace_args.data" "$args" $calls str)
+	awk -v p="$aplain" -v u="$uargs" -v sp="$splain" -v us="$ustr" 'BEGIN {
+		if (p != "" && u != "") printf "uftrace_args_int2_record_ns_per_call %.3f\n", u - p
+		if (sp != "" && us != "") printf "uftrace_args_str16_record_ns_per_call %.3f\n", us - sp }' >>"$raw"
 	rm -rf "$dir/uftrace_args.data"
 fi
 rm -f "$dir/args.data"
@@ -389,6 +396,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
 		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "args_str16_record_ns_per_call" "$(val args_str16_record_ns_per_call)" \
+		"a 16-byte string argument captured (/s, process_vm_readv); uftrace -A /s: $(val uftrace_args_str16_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "trigger_check_ns" "$(val trigger_check_ns)" \
 		"what a duration trigger (never firing) adds to a call of the watched function"
 	printf '%-34s %10s  %s\n' "snapshot_copy_ms_64mib" "$(val snapshot_copy_ms_64mib)" \

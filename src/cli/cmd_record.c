@@ -95,7 +95,9 @@ static const char record_usage[] =
 	"                           argN (integer register N, 1-6) and fpargN (xmm N-1, 1-8), each\n"
 	"                           with /FORMAT: d u x c p f and bits (d32, x16, f32); e.g.\n"
 	"                           -A 'kv_get@arg1/u,arg2/x'\n"
+	"                           /s: the string an argument points to (see --max-string)\n"
 	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
+	"      --max-string=N       bytes of a /s string kept (default 64, at most 256)\n"
 	"      --wait               the program wakes the reader when half the buffer is queued;\n"
 	"                           the reader also looks every 50 ms (default)\n"
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
@@ -185,10 +187,8 @@ static int add_args(struct record_opts *o, const char *spec, int ret)
 		}
 		if (!strchr("duxcpfs", f))
 			goto bad_fmt;
-		if (f == 's') {
-			cli_error("%s '%s': strings (/s) are not captured yet; use /p for the pointer", opt, spec);
-			return -1;
-		}
+		if (f == 's')
+			bits = 64; /* the pointer's register */
 		if (f == 'f' && bits != 32 && bits != 64)
 			goto bad_fmt;
 		if (kind == 2 && f == 'f')
@@ -273,7 +273,7 @@ static int add_trigger(struct record_opts *o, const char *spec)
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
-	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP };
+	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -285,6 +285,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
 		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
+		{ "max-string", required_argument, NULL, OPT_MAX_STRING },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -406,6 +407,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			snapshot_opts_given = 1;
 			break;
+		case OPT_MAX_STRING: {
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 8 || n > 256) {
+				cli_error("--max-string needs a number of bytes from 8 to 256, not '%s'", optarg);
+				return -1;
+			}
+			o->max_string = (unsigned)n;
+			break;
+		}
 		case OPT_MAX_SNAPSHOTS: {
 			long n = strtol(optarg, &end, 10);
 			if (*end || end == optarg || n < 1 || n > 1000000) {

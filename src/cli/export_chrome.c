@@ -97,34 +97,22 @@ static void put_where(struct chrome *c, const struct trace_event *ev)
  * values are formatted as replay shows them, one per key. */
 static void put_values(struct chrome *c, const struct trace_event *ev)
 {
-	char v[512];
-	int ret = ev->kind == TEV_EXIT;
+	char name[16], val[320];
+	size_t at = 0;
+	int first = 1;
 
-	if (!ev->data_len || !view_format_values(v, sizeof(v), ev->data, ev->data_len, ret))
-		return;
-	PUT(c, ",\"args\":{");
-	if (ret) {
-		PUT(c, "\"retval\":");
-		json_string(c, v);
-	} else {
-		/* "arg1=5, fparg1=2.5": split back into pairs. */
-		int first = 1;
-		for (char *save = NULL, *pair = strtok_r(v, ",", &save); pair; pair = strtok_r(NULL, ",", &save)) {
-			while (*pair == ' ')
-				pair++;
-			char *eq = strchr(pair, '=');
-			if (!eq)
-				continue;
-			*eq = 0;
-			if (!first)
-				PUT(c, ",");
-			first = 0;
-			json_string(c, pair);
-			PUT(c, ":");
-			json_string(c, eq + 1);
-		}
+	while (view_value_next(ev->data, ev->data_len, &at, ev->kind == TEV_EXIT, name, sizeof(name), val, sizeof(val))) {
+		if (first)
+			PUT(c, ",\"args\":{");
+		else
+			PUT(c, ",");
+		first = 0;
+		json_string(c, name);
+		PUT(c, ":");
+		json_string(c, val);
 	}
-	PUT(c, "}");
+	if (!first)
+		PUT(c, "}");
 }
 
 static int chrome_event(const struct trace_event *ev, void *arg)

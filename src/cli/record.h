@@ -40,6 +40,7 @@ struct record_opts {
 	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
 	char *args;                 /* -A / -R, as the agent reads them (agent/record/args.h), or NULL */
+	unsigned max_string;        /* --max-string (0: the agent's default) */
 };
 
 struct seen_thread {

@@ -160,6 +160,10 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		}
 		if (o->args)
 			setenv("NEEDLE_ARGS", o->args, 1);
+		if (o->max_string) {
+			snprintf(num, sizeof(num), "%u", o->max_string);
+			setenv("NEEDLE_MAX_STRING", num, 1);
+		}
 		if (o->triggers) {
 			setenv("NEEDLE_TRIGGERS", o->triggers, 1);
 			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->snapshot_gap_ns);

@@ -250,32 +250,79 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 	}
 }
 
-size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret)
+/* A string value: quoted, escaped, as C writes it. */
+static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
 {
 	size_t off = 0;
 
-	if (len)
-		buf[0] = 0;
-	for (size_t i = 0; i + 16 <= n && off < len; i += 16) {
-		uint64_t item, v;
-		memcpy(&item, data + i, 8);
-		memcpy(&v, data + i + 8, 8);
+	if (len < 8)
+		return -1;
+	buf[off++] = '"';
+	for (size_t i = 0; i < n && s[i] && off + 6 < len; i++) {
+		uint8_t c = s[i];
+		if (c == '"' || c == '\\') {
+			buf[off++] = '\\';
+			buf[off++] = (char)c;
+		} else if (c == '\n') {
+			buf[off++] = '\\';
+			buf[off++] = 'n';
+		} else if (c < 0x20 || c >= 0x7f) {
+			off += (size_t)snprintf(buf + off, len - off, "\\x%02x", c);
+		} else {
+			buf[off++] = (char)c;
+		}
+	}
+	buf[off++] = '"';
+	buf[off] = 0;
+	return (int)off;
+}
+
+int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
+		    size_t val_len)
+{
+	while (*at + 8 <= n) {
+		uint64_t item;
+		memcpy(&item, data + *at, 8);
+		size_t len = (size_t)(item >> 32);
+		const uint8_t *v = data + *at + 8;
+		if (len > n - *at - 8)
+			return 0; /* cut short (a view keeps only so many bytes) */
+		*at += 8 + len;
 		unsigned kind = item & 0xff, index = (item >> 8) & 0xff, fmt = (item >> 16) & 0xff,
 			 bits = (item >> 24) & 0xff;
-		if (bits == 0 || bits > 64)
-			bits = 64;
-		int is_ret = kind >= 2;
-		if (is_ret != ret)
+		if ((kind >= 2) != ret)
 			continue;
-		int w = 0;
-		if (!ret)
-			w = snprintf(buf + off, len - off, "%s%s%u=", off ? ", " : "", kind == 1 ? "fparg" : "arg", index);
-		else if (off)
-			w = snprintf(buf + off, len - off, ", ");
-		if (w < 0 || (size_t)w >= len - off)
-			break;
-		off += (size_t)w;
-		w = format_value(buf + off, len - off, fmt, bits, v);
+		if (ret)
+			snprintf(name, name_len, "retval");
+		else
+			snprintf(name, name_len, "%s%u", kind == 1 ? "fparg" : "arg", index);
+		uint64_t w = 0;
+		memcpy(&w, v, len < 8 ? len : 8);
+		if (fmt == 's') {
+			if (bits == 1)
+				snprintf(val, val_len, "NULL");
+			else if (bits == 2)
+				snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)w);
+			else
+				format_string(val, val_len, v, len);
+		} else {
+			format_value(val, val_len, fmt, bits == 0 || bits > 64 ? 64 : bits, w);
+		}
+		return 1;
+	}
+	return 0;
+}
+
+size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret)
+{
+	char name[16], val[320];
+	size_t off = 0, at = 0;
+
+	if (len)
+		buf[0] = 0;
+	while (off < len && view_value_next(data, n, &at, ret, name, sizeof(name), val, sizeof(val))) {
+		int w = ret ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
+			    : snprintf(buf + off, len - off, "%s%s=%s", off ? ", " : "", name, val);
 		if (w < 0 || (size_t)w >= len - off)
 			break;
 		off += (size_t)w;

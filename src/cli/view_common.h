@@ -63,6 +63,10 @@ void view_format_duration(char *buf, size_t len, uint64_t ns);
  * as "arg1=5, fparg1=2.5", return values as "5" (what follows "= ").
  * ret selects which.  Returns the length written. */
 size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret);
+/* One value at a time, from *at (0 to begin): its name ("arg1",
+ * "retval") and its text.  1 with a value, 0 when there is none left. */
+int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
+		    size_t val_len);
 /* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
 /* v in decimal at p; returns the number of digits. */

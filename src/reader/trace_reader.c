@@ -727,8 +727,9 @@ struct trace_cursor {
 	struct trace_event later; /* THEN_EVENT */
 	struct trace_event head;  /* the next event of the thread */
 	/* Values captured with recent events (TAG_DATA): a ring, so that an
-	 * event's stay valid while the iterator decodes a few more ahead. */
-	uint8_t data[TRACE_DATA_RING][TRACE_DATA_MAX];
+	 * event's stay valid while the iterator decodes a few more ahead;
+	 * allocated at the thread's first block (most threads have none). */
+	uint8_t (*data)[TRACE_DATA_MAX];
 	unsigned data_next;
 };
 
@@ -746,11 +747,15 @@ static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace
 			(unsigned long long)c->chunk_off);
 		return -1;
 	}
+	if (!c->data && !(c->data = malloc(TRACE_DATA_RING * sizeof(*c->data)))) {
+		set_err(it->err, sizeof(it->err), "out of memory");
+		return -1;
+	}
 	uint8_t *slot = c->data[c->data_next++ % TRACE_DATA_RING];
 	size_t keep = len < TRACE_DATA_MAX ? (size_t)len : TRACE_DATA_MAX;
 	memcpy(slot, q, keep);
 	e->data = slot;
-	e->data_len = (uint16_t)(keep & ~(size_t)7);
+	e->data_len = (uint16_t)keep;
 	c->p = q + len;
 	c->event_no++;
 	if (!--c->left && c->p != c->end) {
@@ -1098,6 +1103,7 @@ void trace_iter_free(struct trace_iter *it)
 {
 	for (size_t i = 0; i < it->cursor_cnt; i++) {
 		thread_stack_free(&it->cursors[i].stack);
+		free(it->cursors[i].data);
 		free(it->cursors[i].buf);
 	}
 	free(it->cursors);

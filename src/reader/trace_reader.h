@@ -145,7 +145,7 @@ struct trace_event {
 };
 
 #define TRACE_DATA_RING 8
-#define TRACE_DATA_MAX 256
+#define TRACE_DATA_MAX 1024
 
 struct trace_cursor;
 

@@ -6,6 +6,9 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define CALLS 3
 
@@ -34,6 +37,51 @@ __attribute__((noinline)) int a_neg(int x)
 }
 
 static char buf[16];
+
+__attribute__((noinline)) long a_str(const char *s, long n)
+{
+	__asm__ volatile("" : : "r"(s));
+	return n;
+}
+
+/* A string another thread rewrites while a_str's is read. */
+static char volatile_str[32] = "aaaaaaaaaaaaaaaaaaaa";
+static volatile int stop_writer;
+
+static void *writer(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; !stop_writer; i++)
+		for (int k = 0; k < 20; k++)
+			((volatile char *)volatile_str)[k] = (char)('a' + (i + (unsigned)k) % 26);
+	return NULL;
+}
+
+/* Strings: ordinary, NULL, a bad pointer, longer than --max-string, one
+ * that ends right before an unmapped page, and one being rewritten. */
+static void strings(void)
+{
+	char longer[101];
+	memset(longer, 'x', 100);
+	longer[100] = 0;
+	printf("a_str(arg1=\"user:42\", arg2=7) = %ld;\n", a_str("user:42", 7));
+	printf("a_str(arg1=NULL, arg2=0) = %ld;\n", a_str(NULL, 0));
+	printf("a_str(arg1=(bad ptr 0x8), arg2=1) = %ld;\n", a_str((const char *)8, 1));
+	printf("a_str(arg1=\"%.64s\", arg2=100) = %ld;\n", longer, a_str(longer, 100));
+	long page = sysconf(_SC_PAGESIZE);
+	char *two = mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(two + page, (size_t)page);
+	char *edge = two + page - 5;
+	memcpy(edge, "edge", 5);
+	printf("a_str(arg1=\"edge\", arg2=4) = %ld;\n", a_str(edge, 4));
+	pthread_t w;
+	pthread_create(&w, NULL, writer, NULL);
+	for (int i = 0; i < 1000; i++)
+		a_str(volatile_str, 20);
+	stop_writer = 1;
+	pthread_join(w, NULL);
+	printf("rewritten 1000\n");
+}
 
 static void *worker(void *arg)
 {
@@ -70,5 +118,6 @@ int main(void)
 		pthread_create(&th[i], NULL, worker, (void *)i);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	strings();
 	return 0;
 }

@@ -11,6 +11,10 @@
 struct needle_ctx;
 
 #define ARG_ITEMS_MAX 8
+#define ARG_STRING_MAX 256   /* --max-string's ceiling */
+/* Words a data block may take: per item a word and a value word, or a
+ * word and a string's words. */
+#define ARG_WORDS_MAX (ARG_ITEMS_MAX * (2 + ARG_STRING_MAX / 8))
 
 struct arg_item {
 	uint8_t kind;  /* ARG_KIND_* (shm_layout.h) */
@@ -34,6 +38,8 @@ extern struct args_table args_table;
 /* Build the table from the lines of NEEDLE_ARGS ("GLOB\tA|R\tITEMS").
  * 0, -EINVAL (a malformed line), -ENOENT (no function matches), -ENOMEM. */
 int args_configure(const char *lines);
+/* Bytes of a string argument kept (--max-string), at most ARG_STRING_MAX. */
+void args_set_max_string(uint32_t bytes);
 
 /* The spec of site, or NULL: what the recorder's handlers ask per call. */
 static inline const struct arg_spec *args_for(uint32_t site)

@@ -259,7 +259,7 @@ static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_
 	const struct arg_spec *as = args_for(ctx->func->site_id);
 
 	if (__builtin_expect(as != NULL && (at_exit ? as->exit_cnt : as->entry_cnt), 0)) {
-		uint64_t d[2 * ARG_ITEMS_MAX];
+		uint64_t d[ARG_WORDS_MAX];
 		size_t n = args_payload(as, at_exit, ctx, d);
 		return event_write_data(rt, type, site, d, n);
 	}
@@ -616,7 +616,8 @@ static void restore_environment(void)
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
 					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
-					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS" };
+					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS",
+					    "NEEDLE_MAX_STRING" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -703,6 +704,7 @@ int recorder_start_from_env(void)
 		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
 		.trigger_after_ns = getenv("NEEDLE_TRIGGER_AFTER") ? strtoull(getenv("NEEDLE_TRIGGER_AFTER"), NULL, 10) : 0,
 		.args = getenv("NEEDLE_ARGS"),
+		.max_string = getenv("NEEDLE_MAX_STRING") ? (uint32_t)atoi(getenv("NEEDLE_MAX_STRING")) : 0,
 	};
 	env_mode = 1;
 	return recorder_start(&cfg);
@@ -762,6 +764,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "the program has no patchable function entries: record it without "
 			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
+	if (cfg->max_string)
+		args_set_max_string(cfg->max_string);
 	if (cfg->args && *cfg->args && (err = args_configure(cfg->args)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
