@@ -83,6 +83,13 @@ static void strings(void)
 	printf("rewritten 1000\n");
 }
 
+/* Each thread's lines, printed by main in thread order after the joins:
+ * the output does not depend on how the threads interleave. */
+static char lines[2][4096];
+static size_t lines_len[2];
+#define LINE(t, ...) \
+	(lines_len[t] += (size_t)snprintf(lines[t] + lines_len[t], sizeof(lines[t]) - lines_len[t], __VA_ARGS__))
+
 static void *worker(void *arg)
 {
 	long t = (long)arg;
@@ -94,19 +101,17 @@ static void *worker(void *arg)
 		int64_t e = -(int64_t)(1ll << 40) - i;
 		char f = (char)('a' + i);
 		long r = a_ints(a, b, c, d, e, f);
-		flockfile(stdout);
-		printf("a_ints(arg1=%d, arg2=%u, arg3=%d, arg4=0x%llx, arg5=%lld, arg6='%c') = %ld;\n", a, b, c,
+		LINE(t, "a_ints(arg1=%d, arg2=%u, arg3=%d, arg4=0x%llx, arg5=%lld, arg6='%c') = %ld;\n", a, b, c,
 		       (unsigned long long)d, (long long)e, f, r);
 		double x = 1.5 + (double)i, z = -0.25;
 		float y = 2.0f + (float)t;
 		double fr = a_fp(x, y, z);
-		printf("a_fp(fparg1=%g, fparg2=%g, fparg3=%g) = %g;\n", x, (double)y, z, fr);
+		LINE(t, "a_fp(fparg1=%g, fparg2=%g, fparg3=%g) = %g;\n", x, (double)y, z, fr);
 		const void *p = a_ptr(i ? buf + i : NULL, (unsigned long)i);
-		printf("a_ptr(arg1=0x%llx, arg2=%lu) = 0x%llx;\n", i ? (unsigned long long)(uintptr_t)(buf + i) : 0ull,
+		LINE(t, "a_ptr(arg1=0x%llx, arg2=%lu) = 0x%llx;\n", i ? (unsigned long long)(uintptr_t)(buf + i) : 0ull,
 		       (unsigned long)i, (unsigned long long)(uintptr_t)p);
 		int nr = a_neg((int)(i * 1000 + t));
-		printf("a_neg(arg1=%d) = %d;\n", (int)(i * 1000 + t), nr);
-		funlockfile(stdout);
+		LINE(t, "a_neg(arg1=%d) = %d;\n", (int)(i * 1000 + t), nr);
 	}
 	return NULL;
 }
@@ -118,6 +123,8 @@ int main(void)
 		pthread_create(&th[i], NULL, worker, (void *)i);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	fputs(lines[0], stdout);
+	fputs(lines[1], stdout);
 	strings();
 	return 0;
 }
