@@ -62,7 +62,7 @@ static void pb_string(struct view_buf *b, unsigned field, const char *s)
 struct perfetto {
 	struct trace *t;
 	FILE *out;
-	struct view_buf packet, event, nested, interned;
+	struct view_buf packet, event, nested, interned, annotation;
 	uint8_t *name_sent; /* by site id */
 	size_t name_cap;
 	int first_event;
@@ -144,6 +144,23 @@ static int intern(struct perfetto *x, uint32_t site)
 	return 0;
 }
 
+/* The values an event carries (needle record -A / -R) as TrackEvent
+ * debug annotations (field 4; DebugAnnotation: name 10, string_value 6),
+ * formatted as replay shows them: the UI lists them in the slice's
+ * arguments, an end event's merged with its begin's. */
+static void put_annotations(struct perfetto *x, const struct trace_event *ev)
+{
+	char name[16], val[320];
+	size_t at = 0;
+
+	while (view_value_next(ev->data, ev->data_len, &at, ev->kind == TEV_EXIT, name, sizeof(name), val, sizeof(val))) {
+		x->annotation.len = 0;
+		pb_string(&x->annotation, 10, name);
+		pb_string(&x->annotation, 6, val);
+		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
+	}
+}
+
 static int perfetto_event(const struct trace_event *ev, void *arg)
 {
 	struct perfetto *x = arg;
@@ -164,6 +181,8 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 			return x->oom = 1;
 		pb_uint(&x->event, 10, (uint64_t)ev->site + 1);
 	}
+	if (ev->data_len)
+		put_annotations(x, ev);
 	pb_uint(&x->packet, 8, ev->ns);
 	pb_uint(&x->packet, 10, SEQ_ID);
 	pb_bytes(&x->packet, 11, x->event.p, x->event.len);
@@ -190,6 +209,7 @@ int export_perfetto(struct trace *t, FILE *out)
 	free(x.event.p);
 	free(x.nested.p);
 	free(x.interned.p);
+	free(x.annotation.p);
 	free(x.name_sent);
 	return err;
 }

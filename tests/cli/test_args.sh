@@ -33,6 +33,10 @@ check_eq "a string rewritten by another thread while read: 1000 calls, each a qu
 "$NEEDLE" export --format=chrome -i "$T/a.data" -o "$T/a.json"
 check "Chrome export: the arguments as args" grep -q '"args":{"arg1":"-100","arg2":"60000"' "$T/a.json"
 check "Chrome export: the return value" grep -q '"name":"a_neg","ph":"E".*"args":{"retval":"0"}' "$T/a.json"
+"$NEEDLE" export --format=perfetto -i "$T/a.data" -o "$T/a.pftrace"
+check_eq "Perfetto export" "$?" 0
+check "Perfetto export: the values as debug annotations (arg6 'a', a string)" \
+	sh -c "grep -qa \"arg6\" '$T/a.pftrace' && grep -qa \"'a'\" '$T/a.pftrace' && grep -qa 'user:42' '$T/a.pftrace'"
 check "info counts calls, not the values' words" grep -qE '^events: +[0-9]+' <("$NEEDLE" info -i "$T/a.data")
 n=$("$NEEDLE" info -i "$T/a.data" | awk '/^events:/ { print $2 }')
 check_eq "events: 1029 calls entered and left, main, worker x2, writer ($n)" "$n" 2066
