@@ -294,7 +294,8 @@ NEEDLE_API int needle_link_update(struct needle_link *link, const struct needle_
 /* Replace a link's handlers, entry and exit as one: a call entered before
  * keeps the exit handler it was entered with.  Returns when no thread runs
  * the old entry handler any more.  -EOPNOTSUPP for an exit handler where
- * returns cannot be hooked (CET shadow stacks). */
+ * returns cannot be hooked (CET shadow stacks) and a function has no
+ * compiler exit sites. */
 NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_fn entry, needle_exit_fn exit);
 
 /* The real-time signal libneedle uses to stop threads for the rewrites the
