@@ -78,20 +78,22 @@
 	movaps	CTX_SIZE + 112(%rsp), %xmm15
 .endm
 
-/* An entry trampoline's frame: rbp-based (the unwinder follows it), the
- * ctx (and `extra` bytes above it) 16-byte aligned below, the site from
- * r11 as ctx->func, is_exit 0. */
-.macro ENTRY_FRAME extra
+/* A trampoline's frame: rbp-based (the unwinder follows it), the ctx
+ * (and `extra` bytes above it) 16-byte aligned below, the site from r11
+ * as ctx->func, is_exit as given.  `above`: bytes the caller's side put
+ * on the stack before (the return address; and r11, for the exit
+ * trampoline whose stub pushed it). */
+.macro CTX_FRAME extra, is_exit, above=8
 	endbr64
 	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
+	.cfi_def_cfa_offset \above + 8
+	.cfi_offset %rbp, -(\above + 8)
 	movq	%rsp, %rbp
 	.cfi_def_cfa_register %rbp
 	subq	$CTX_SIZE + \extra, %rsp
 	andq	$-16, %rsp
 	movq	%r11, CTX_FUNC(%rsp)
-	movl	$0, CTX_IS_EXIT(%rsp)
+	movl	$\is_exit, CTX_IS_EXIT(%rsp)
 .endm
 
 	.text
@@ -104,7 +106,7 @@ needle_entry_trampoline:
 	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
 	 * r11 = struct site * (loaded by the site's stub). */
 	.cfi_startproc
-	ENTRY_FRAME 0
+	CTX_FRAME 0, 0
 	SAVE_ARGS
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
@@ -128,7 +130,7 @@ needle_entry_trampoline:
 	.p2align 4
 needle_entry_trampoline_full:
 	.cfi_startproc
-	ENTRY_FRAME 128
+	CTX_FRAME 128, 0
 	SAVE_ARGS
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
@@ -162,16 +164,7 @@ needle_exit_trampoline:
 	.cfi_startproc
 	.cfi_def_cfa_offset 16
 	.cfi_offset %r11, -16
-	endbr64
-	pushq	%rbp
-	.cfi_def_cfa_offset 24
-	.cfi_offset %rbp, -24
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$CTX_SIZE + 128, %rsp
-	andq	$-16, %rsp
-	movq	%r11, CTX_FUNC(%rsp)
-	movl	$1, CTX_IS_EXIT(%rsp)
+	CTX_FRAME 128, 1, 16
 	SAVE_ARGS
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
@@ -197,16 +190,7 @@ needle_exit_trampoline:
 	.p2align 4
 needle_exit_trampoline_ret:
 	.cfi_startproc
-	endbr64
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$CTX_SIZE, %rsp
-	andq	$-16, %rsp
-	movq	%r11, CTX_FUNC(%rsp)
-	movl	$1, CTX_IS_EXIT(%rsp)
+	CTX_FRAME 0, 1
 	movq	%rax, 48(%rsp)
 	movq	%rdx, 16(%rsp)
 	movaps	%xmm0, 64(%rsp)
