@@ -56,14 +56,6 @@ static int exit_add(struct exit_list *l, uint64_t addr, uint64_t func, int form)
 	return 0;
 }
 
-static int in_exec(const struct module *m, uint64_t addr, size_t len)
-{
-	for (int i = 0; i < m->exec_cnt; i++)
-		if (addr >= m->exec[i].lo && addr + len <= m->exec[i].hi)
-			return 1;
-	return 0;
-}
-
 /* XRay's exit sled: "ret" and a 10-byte NOP, as clang emits it, or as
  * needle left it ("NOP5; ret"). */
 static int is_xray_ret_sled(const uint8_t *p)
@@ -78,7 +70,7 @@ static int classify_exit(const struct module *m, uint64_t addr, int xray_kind)
 {
 	const uint8_t *p = (const uint8_t *)(uintptr_t)addr;
 
-	if (!in_exec(m, addr, INSN_XRAY_SLED_LEN))
+	if (!module_in_exec(m, addr, INSN_XRAY_SLED_LEN))
 		return 0;
 	if (xray_kind == 1)
 		return is_xray_ret_sled(p) ? SITE_EXIT_XRAY_RET : 0;
@@ -96,7 +88,7 @@ static int gather(const struct module *m, const struct elf_image *img, struct ex
 	for (uint64_t off = 0; !err && off + 8 <= img->return_loc.size; off += 8) {
 		uint64_t at;
 		memcpy(&at, (const void *)(uintptr_t)(img->return_loc.addr + off), sizeof(at));
-		if (at && in_exec(m, at, 5)) /* 0 or outside: a function the linker dropped */
+		if (at && module_in_exec(m, at, 5)) /* 0 or outside: a function the linker dropped */
 			err = exit_add(l, at, 0, classify_exit(m, at, 0));
 	}
 	/* xray_instr_map: see site_discover.c.  Kind 1 exit, 2 tail call. */
@@ -153,16 +145,6 @@ static struct site *owner_of(const struct elf_image *img, struct site **sites, s
 		return site_named(sites, n, f->name, (size_t)(cold - f->name));
 	struct site *s = site_at_or_below(sites, n, e->addr);
 	return s && s->func.ip == f->addr ? s : NULL;
-}
-
-static int list_add(struct site ***list, size_t *cnt, struct site *s)
-{
-	struct site **v = realloc(*list, (*cnt + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	*list = v;
-	v[(*cnt)++] = s;
-	return 0;
 }
 
 int exit_sites_discover(struct module *m, const struct elf_image *img, struct discovery *d)
@@ -230,9 +212,9 @@ int exit_sites_discover(struct module *m, const struct elf_image *img, struct di
 		memcpy(x->off_bytes, x->form == SITE_EXIT_XRAY_TAIL ? insn_xray_off : insn_nop5, 5);
 		o->exits[o->exit_cnt++] = x;
 		if (x->form == SITE_EXIT_XRAY_TAIL)
-			err = list_add(&d->xray, &d->xray_cnt, x);
+			err = discovery_list_add(&d->xray, &d->xray_cnt, x);
 		else if (x->form == SITE_EXIT_XRAY_RET)
-			err = list_add(&d->xray_ret, &d->xray_ret_cnt, x);
+			err = discovery_list_add(&d->xray_ret, &d->xray_ret_cnt, x);
 		if (err)
 			goto out;
 	}

@@ -40,6 +40,15 @@ struct module {
 struct discovery;
 struct site;
 
+/* Does [addr, addr + len) lie in one of m's executable segments? */
+static inline int module_in_exec(const struct module *m, uint64_t addr, size_t len)
+{
+	for (int i = 0; i < m->exec_cnt; i++)
+		if (addr >= m->exec[i].lo && addr + len <= m->exec[i].hi)
+			return 1;
+	return 0;
+}
+
 /* What one round of discovery found, one entry per new object. */
 struct discovery_set {
 	struct discovery *v;

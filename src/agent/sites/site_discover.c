@@ -95,14 +95,6 @@ static int cand_cmp(const void *a, const void *b)
 	return y->listed - x->listed; /* listed first, so it wins the dedup */
 }
 
-static int in_exec(const struct module *m, uint64_t addr, size_t len)
-{
-	for (int i = 0; i < m->exec_cnt; i++)
-		if (addr >= m->exec[i].lo && addr + len <= m->exec[i].hi)
-			return 1;
-	return 0;
-}
-
 static int add_section_entries(struct candidates *c, const struct module *m, uint64_t addr, uint64_t size)
 {
 	for (uint64_t off = 0; off + 8 <= size; off += 8) {
@@ -110,7 +102,7 @@ static int add_section_entries(struct candidates *c, const struct module *m, uin
 		memcpy(&entry, (const void *)(addr + off), sizeof(entry));
 		/* Entries of functions the linker discarded stay 0 or point
 		 * outside the code. */
-		if (entry && in_exec(m, entry, 8)) {
+		if (entry && module_in_exec(m, entry, 8)) {
 			int err = cand_add(c, entry, 1);
 			if (err)
 				return err;
@@ -132,7 +124,7 @@ static int add_xray_entries(struct candidates *c, const struct module *m, uint64
 		int64_t where;
 		memcpy(&where, r, 8);
 		uint64_t sled = r[18] >= 2 ? addr + off + (uint64_t)where : (uint64_t)where;
-		if ((r[16] == 0 || r[16] == 3) && in_exec(m, sled, INSN_XRAY_SLED_LEN)) {
+		if ((r[16] == 0 || r[16] == 3) && module_in_exec(m, sled, INSN_XRAY_SLED_LEN)) {
 			int err = cand_add(c, sled, 2);
 			if (err)
 				return err;
@@ -162,7 +154,7 @@ static int is_fentry_target(const struct module *m, const struct elf_image *img,
 	}
 	if (fentry && target == (uint64_t)fentry)
 		return 1;
-	if (!in_exec(m, target, 16))
+	if (!module_in_exec(m, target, 16))
 		return 0;
 	const uint8_t *p = (const uint8_t *)target;
 	if (insn_is_endbr64(p))
@@ -183,12 +175,12 @@ static int classify(const struct module *m, const struct elf_image *img, uint64_
 	const uint8_t *p = (const uint8_t *)*addr;
 
 	if (listed == 2)
-		return in_exec(m, *addr, INSN_XRAY_SLED_LEN) && insn_is_xray_sled(p) ? (*load_len = 5, NEEDLE_FORM_XRAY) : 0;
+		return module_in_exec(m, *addr, INSN_XRAY_SLED_LEN) && insn_is_xray_sled(p) ? (*load_len = 5, NEEDLE_FORM_XRAY) : 0;
 	if (!listed && insn_is_endbr64(p)) {
 		*addr += 4;
 		p += 4;
 	}
-	if (!in_exec(m, *addr, 6))
+	if (!module_in_exec(m, *addr, 6))
 		return 0;
 	*load_len = 5;
 	if (insn_is_nop5(p))
@@ -224,7 +216,7 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 		err = add_xray_entries(c, m, img->xray_map.addr, img->xray_map.size);
 	if (!err && (img->linked_with_pg || img->fentry_slot_cnt))
 		for (size_t i = 0; i < img->func_cnt && !err; i++)
-			if (in_exec(m, img->funcs[i].addr, 9))
+			if (module_in_exec(m, img->funcs[i].addr, 9))
 				err = cand_add(c, img->funcs[i].addr, 0);
 	if (err)
 		return err;
@@ -233,14 +225,14 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 	return 0;
 }
 
-static int list_add(struct site ***list, size_t *cnt, struct site *s)
+int discovery_list_add(struct site ***list, size_t *cnt, struct site *s)
 {
 	struct site **v = realloc(*list, (*cnt + 1) * sizeof(*v));
 	if (!v)
-		return 0;
+		return -ENOMEM;
 	*list = v;
 	v[(*cnt)++] = s;
-	return 1;
+	return 0;
 }
 
 /* A function no symbol names (a stripped object): func_0xOFFSET@object,
@@ -287,11 +279,11 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	if (!(s = site_table_add(&proto)))
 		return -ENOSPC;
 	d->sites[d->site_cnt++] = s; /* sized by the caller */
-	if (form == NEEDLE_FORM_FENTRY_CALL && !list_add(&d->fentry, &d->fentry_cnt, s))
+	if (form == NEEDLE_FORM_FENTRY_CALL && discovery_list_add(&d->fentry, &d->fentry_cnt, s))
 		return -ENOMEM;
-	if (form == NEEDLE_FORM_GCC_NOPS && !list_add(&d->nops, &d->nops_cnt, s))
+	if (form == NEEDLE_FORM_GCC_NOPS && discovery_list_add(&d->nops, &d->nops_cnt, s))
 		return -ENOMEM;
-	if (form == NEEDLE_FORM_XRAY && !list_add(&d->xray, &d->xray_cnt, s))
+	if (form == NEEDLE_FORM_XRAY && discovery_list_add(&d->xray, &d->xray_cnt, s))
 		return -ENOMEM;
 	return 0;
 }
@@ -380,7 +372,7 @@ static int list_functions(struct module *m, struct elf_image *img, struct fn **o
 		return -ENOMEM;
 	for (size_t i = 0; i < img->func_cnt; i++) {
 		const struct elf_func *f = &img->funcs[i];
-		if (f->size && !f->ifunc && in_exec(m, f->addr, f->size))
+		if (f->size && !f->ifunc && module_in_exec(m, f->addr, f->size))
 			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0, 0 };
 	}
 	for (size_t i = 0; i < img->fde_cnt; i++) {

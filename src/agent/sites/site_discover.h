@@ -36,5 +36,7 @@ int site_discover_get_kinds(void);
 /* Add the sites of m to the site table.  0 or negative errno. */
 int site_discover(struct module *m, struct discovery *d);
 void discovery_free(struct discovery *d);
+/* Append s to one of a discovery's lists.  0 or -ENOMEM. */
+int discovery_list_add(struct site ***list, size_t *cnt, struct site *s);
 
 #endif
