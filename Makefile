@@ -43,7 +43,7 @@ $(LIBNEEDLE_BOOT): src/boot/boot.c src/common/attach_protocol.h
 	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -Isrc -shared -Wl,-z,defs $< -o $@
 
 $(NEEDLE): $(CLI_OBJ)
-	@echo "  LD $@"; $(CC) $^ -o $@ -lz -lstdc++
+	@echo "  LD $@"; $(CC) $^ -o $@ -ldw -lelf -lz -lstdc++
 
 
 $(BUILD)/obj/%.o: src/%.c

@@ -89,6 +89,9 @@ static const char record_usage[] =
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
 	"  -F, --filter GLOB        trace only matching functions (repeatable)\n"
+	"  -F GLOB@ARG OP VALUE     ... and of those only the calls whose argument ARG (argN, fpargN or\n"
+	"                           a parameter's name, with /FORMAT) compares so: OP == != < <= > >=,\n"
+	"                           e.g. -F 'kv_get@arg2>1000'\n"
 	"  -N, --notrace GLOB       do not trace matching functions (repeatable)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting\n"
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
@@ -97,6 +100,10 @@ static const char record_usage[] =
 	"                           -A 'kv_get@arg1/u,arg2/x'\n"
 	"                           /s: the string an argument points to (see --max-string)\n"
 	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
+	"                           with debug info, a value may be named by its parameter: 'kv_get@key/s'\n"
+	"      --auto-args          record every argument and return value the program's debug info\n"
+	"                           (DWARF, or its debug file under /usr/lib/debug) describes, by name\n"
+	"                           and type; -A / -R for a function replace its side\n"
 	"      --max-string=N       bytes of a /s string kept (default 64, at most 256)\n"
 	"      --wait               the program wakes the reader when half the buffer is queued;\n"
 	"                           the reader also looks every 50 ms (default)\n"
@@ -130,92 +137,6 @@ static int append_glob(char **list, const char *glob)
 	strcpy(n + old, glob);
 	*list = n;
 	return 0;
-}
-
-/* -A 'GLOB@arg1/d,fparg1' and -R 'GLOB@retval/x32': one line of
- * NEEDLE_ARGS, "GLOB\tA|R\tkind:index:fmt:bits,..." (agent/record/args.h). */
-static int add_args(struct record_opts *o, const char *spec, int ret)
-{
-	const char *at = strchr(spec, '@');
-	char line[1024], *p = line;
-	const char *opt = ret ? "-R" : "-A";
-
-	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, " \t\n")) {
-		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
-			  spec);
-		return -1;
-	}
-	p += snprintf(p, sizeof(line), "%.*s\t%c\t", (int)(at - spec), spec, ret ? 'R' : 'A');
-	char items[512];
-	snprintf(items, sizeof(items), "%s", at + 1);
-	char *save = NULL;
-	int cnt = 0;
-	for (char *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-		char *slash = strchr(it, '/');
-		const char *fmt = slash ? slash + 1 : "";
-		unsigned kind, index = 0, bits = 64;
-		char *end;
-		if (slash)
-			*slash = 0;
-		if (!strncmp(it, "fparg", 5)) {
-			kind = 1;
-			index = (unsigned)strtoul(it + 5, &end, 10);
-			if (*end || index < 1 || index > 8)
-				goto bad_name;
-		} else if (!strncmp(it, "arg", 3)) {
-			kind = 0;
-			index = (unsigned)strtoul(it + 3, &end, 10);
-			if (*end || index < 1 || index > 6)
-				goto bad_name;
-		} else if (!strcmp(it, "retval")) {
-			kind = 2;
-		} else {
-			goto bad_name;
-		}
-		if ((kind == 2) != ret) {
-			cli_error("%s '%s': %s", opt, spec, ret ? "-R takes retval only" : "-A takes argN and fpargN; "
-				  "the return value goes with -R");
-			return -1;
-		}
-		char f = *fmt ? *fmt : kind == 1 ? 'f' : 'd';
-		if (*fmt && fmt[1]) {
-			bits = (unsigned)strtoul(fmt + 1, &end, 10);
-			if (*end || (bits != 8 && bits != 16 && bits != 32 && bits != 64))
-				goto bad_fmt;
-		} else if (f == 'c') {
-			bits = 8;
-		}
-		if (!strchr("duxcpfs", f))
-			goto bad_fmt;
-		if (f == 's')
-			bits = 64; /* the pointer's register */
-		if (f == 'f' && bits != 32 && bits != 64)
-			goto bad_fmt;
-		if (kind == 2 && f == 'f')
-			kind = 3; /* a float return value is in xmm0 */
-		if (kind == 1 && f != 'f') {
-			cli_error("%s '%s': fparg%u is a floating-point register: format f (f32 or f64)", opt, spec, index);
-			return -1;
-		}
-		if (++cnt > 8) {
-			cli_error("%s '%s': at most 8 values per function", opt, spec);
-			return -1;
-		}
-		p += snprintf(p, sizeof(line) - (size_t)(p - line), "%s%u:%u:%c:%u", cnt > 1 ? "," : "", kind, index, f, bits);
-		continue;
-bad_name:
-		cli_error("%s '%s': '%s' is not arg1..arg6, fparg1..fparg8 or retval", opt, spec, it);
-		return -1;
-bad_fmt:
-		cli_error("%s '%s': '/%s' is not a format (d u x c p f, with 8/16/32/64 bits: d32, x16, f32)", opt, spec,
-			  fmt);
-		return -1;
-	}
-	if (!cnt) {
-		cli_error("%s '%s': no value named", opt, spec);
-		return -1;
-	}
-	return append_glob(&o->args, line);
 }
 
 /* Half of the machine's memory: the most a trace buffer may take (it is
@@ -273,7 +194,7 @@ static int add_trigger(struct record_opts *o, const char *spec)
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
-	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING };
+	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -286,6 +207,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "sites", required_argument, NULL, OPT_SITES },
 		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
 		{ "max-string", required_argument, NULL, OPT_MAX_STRING },
+		{ "auto-args", no_argument, NULL, OPT_AUTO_ARGS },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -315,7 +237,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		switch (c) {
 		case 'A':
 		case 'R':
-			if (add_args(o, optarg, c == 'R'))
+			if (record_args_add(o, optarg, c == 'R'))
 				return -1;
 			break;
 		case 'o':
@@ -335,7 +257,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'F':
-			if (append_glob(&o->filter, optarg))
+			if (strchr(optarg, '@') ? record_filter_add(o, optarg) : append_glob(&o->filter, optarg))
 				return -1;
 			break;
 		case 'N':
@@ -406,6 +328,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			if (parse_duration("--snapshot-interval", optarg, &o->snapshot_gap_ns))
 				return -1;
 			snapshot_opts_given = 1;
+			break;
+		case OPT_AUTO_ARGS:
+			o->auto_args = 1;
 			break;
 		case OPT_MAX_STRING: {
 			long n = strtol(optarg, &end, 10);
@@ -478,10 +403,6 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
 		return -1;
 	}
-	if (o->args && o->attach_pid) {
-		cli_error("record: -A and -R work on a program needle record starts, not with -p yet");
-		return -1;
-	}
 	if (!o->snapshot && (o->triggers || snapshot_opts_given)) {
 		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
 		return -1;
@@ -540,6 +461,8 @@ void record_begin_file(struct recording *r)
 {
 	if (!record_out_begin(r)) {
 		record_write_symbols(r);
+		if (r->o->arg_labels)
+			trace_writer_section(&r->w, SEC_ARGS, r->o->arg_labels, strlen(r->o->arg_labels));
 		write_clock(r, tsc_read(), monotonic_ns());
 	}
 	record_out_commit(r);
@@ -798,6 +721,8 @@ int cmd_record(int argc, char **argv)
 		cli_error("cannot run %s: %s", r.argv[0], perr == -ENOENT ? "command not found" : strerror(-perr));
 		return 127;
 	}
+	if (record_args_resolve(&o, prog))
+		return 1;
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
 	record_note_inherited_signals();

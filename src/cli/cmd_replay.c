@@ -90,7 +90,7 @@ static void put_args(struct replay *r, const struct trace_event *ev)
 	char v[512];
 
 	put(r, "(");
-	if (ev->data_len && view_format_values(v, sizeof(v), ev->data, ev->data_len, 0))
+	if (ev->data_len && view_format_values(v, sizeof(v), r->t, ev))
 		put(r, v);
 	put(r, ")");
 }
@@ -100,7 +100,7 @@ static void put_ret(struct replay *r, const struct trace_event *ev)
 {
 	char v[512];
 
-	if (ev->data_len && view_format_values(v, sizeof(v), ev->data, ev->data_len, 1)) {
+	if (ev->data_len && view_format_values(v, sizeof(v), r->t, ev)) {
 		put(r, " = ");
 		put(r, v);
 	}

@@ -97,11 +97,11 @@ static void put_where(struct chrome *c, const struct trace_event *ev)
  * values are formatted as replay shows them, one per key. */
 static void put_values(struct chrome *c, const struct trace_event *ev)
 {
-	char name[16], val[320];
+	char name[64], val[320];
 	size_t at = 0;
 	int first = 1;
 
-	while (view_value_next(ev->data, ev->data_len, &at, ev->kind == TEV_EXIT, name, sizeof(name), val, sizeof(val))) {
+	while (view_value_next(c->t, ev, &at, name, sizeof(name), val, sizeof(val))) {
 		if (first)
 			PUT(c, ",\"args\":{");
 		else

@@ -150,10 +150,10 @@ static int intern(struct perfetto *x, uint32_t site)
  * arguments, an end event's merged with its begin's. */
 static void put_annotations(struct perfetto *x, const struct trace_event *ev)
 {
-	char name[16], val[320];
+	char name[64], val[320];
 	size_t at = 0;
 
-	while (view_value_next(ev->data, ev->data_len, &at, ev->kind == TEV_EXIT, name, sizeof(name), val, sizeof(val))) {
+	while (view_value_next(x->t, ev, &at, name, sizeof(name), val, sizeof(val))) {
 		x->annotation.len = 0;
 		pb_string(&x->annotation, 10, name);
 		pb_string(&x->annotation, 6, val);

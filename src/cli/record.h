@@ -7,6 +7,8 @@
  *   record_output.c  the trace file: refusing bad output, locking,
  *                    keeping what reached the disk when it fills
  *   record_attach.c  -p PID: recording a process that is already running
+ *   record_args.c    -A, -R, --auto-args and value filters, checked
+ *                    against the program's DWARF (dwarf_params.c)
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -39,7 +41,12 @@ struct record_opts {
 	uint64_t trigger_after_ns;  /* --trigger-after */
 	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
-	char *args;                 /* -A / -R, as the agent reads them (agent/record/args.h), or NULL */
+	char *arg_specs;            /* -A / -R as given, a line each ('A' or 'R' first), or NULL */
+	char *value_filters;        /* -F GLOB@... as given, or NULL */
+	int auto_args;              /* --auto-args */
+	char *args;                 /* -A / -R / --auto-args, as the agent reads them (agent/record/args.h), or NULL */
+	char *arg_filters;          /* -F value filters, as the agent reads them, or NULL */
+	char *arg_labels;           /* the values' names for the views (SEC_ARGS), or NULL */
 	unsigned max_string;        /* --max-string (0: the agent's default) */
 };
 
@@ -121,6 +128,13 @@ void record_note_inherited_signals(void);
 int record_signal_was_ignored(int sig);
 int record_find_agent(char *out, size_t len);
 int record_find_program(const char *prog, char *out, size_t len);
+
+/* record_args.c: -A / -R and -F GLOB@... as the options are read (their
+ * syntax), then against the program's DWARF before it starts, which
+ * fills args, arg_filters and arg_labels.  0, or -1 with the error said. */
+int record_args_add(struct record_opts *o, const char *spec, int ret);
+int record_filter_add(struct record_opts *o, const char *spec);
+int record_args_resolve(struct record_opts *o, const char *exe);
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
 		   int *exec_errno);
 /* Processes descended from needle record that still map the buffer of

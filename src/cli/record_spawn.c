@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -158,8 +159,30 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 			snprintf(num, sizeof(num), "%d", (int)getpid());
 			setenv("NEEDLE_CTL", num, 1);
 		}
-		if (o->args)
-			setenv("NEEDLE_ARGS", o->args, 1);
+		if (o->args) {
+			/* --auto-args writes a line per function: more than an
+			 * environment string may hold (128 KiB), so a file. */
+			int afd = memfd_create("needle-args", 0), hargs = -1;
+			size_t left = strlen(o->args);
+			for (const char *p = o->args; afd >= 0 && left;) {
+				ssize_t w = write(afd, p, left);
+				if (w <= 0)
+					break;
+				p += w;
+				left -= (size_t)w;
+			}
+			if (afd < 0 || left || (hargs = fd_high(afd)) < 0) {
+				int e = errno ? errno : EIO;
+				if (write(pipefd[1], &e, sizeof(e)) < 0)
+					_exit(127);
+				_exit(127);
+			}
+			close(afd);
+			snprintf(num, sizeof(num), "%d", hargs);
+			setenv("NEEDLE_ARGS_FD", num, 1);
+		}
+		if (o->arg_filters)
+			setenv("NEEDLE_ARG_FILTERS", o->arg_filters, 1);
 		if (o->max_string) {
 			snprintf(num, sizeof(num), "%u", o->max_string);
 			setenv("NEEDLE_MAX_STRING", num, 1);

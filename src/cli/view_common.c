@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/view_common.h"
+#include "common/shm_layout.h"
 
 struct trace *view_open(const char *path)
 {
@@ -277,27 +278,36 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
 	return (int)off;
 }
 
-int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
-		    size_t val_len)
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len)
 {
+	const uint8_t *data = ev->data;
+	size_t n = ev->data_len;
+	int ret = ev->kind == TEV_EXIT;
+	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+
 	while (*at + 8 <= n) {
 		uint64_t item;
 		memcpy(&item, data + *at, 8);
-		size_t len = (size_t)(item >> 32);
+		size_t len = arg_item_len(item);
 		const uint8_t *v = data + *at + 8;
 		if (len > n - *at - 8)
 			return 0; /* cut short (a view keeps only so many bytes) */
 		*at += 8 + len;
 		unsigned kind = item & 0xff, index = (item >> 8) & 0xff, fmt = (item >> 16) & 0xff,
 			 bits = (item >> 24) & 0xff;
-		if ((kind >= 2) != ret)
+		if (arg_kind_is_ret(kind) != ret)
 			continue;
-		if (ret)
+		const struct arg_name *an = arg_names_item(names, kind, index, arg_item_shift(item));
+		if (an && *an->label)
+			snprintf(name, name_len, "%s", an->label);
+		else if (ret)
 			snprintf(name, name_len, "retval");
 		else
-			snprintf(name, name_len, "%s%u", kind == 1 ? "fparg" : "arg", index);
+			snprintf(name, name_len, "%s%u", kind == ARG_KIND_FP ? "fparg" : "arg", index);
 		uint64_t w = 0;
 		memcpy(&w, v, len < 8 ? len : 8);
+		const char *enumerator;
 		if (fmt == 's') {
 			if (bits == 1)
 				snprintf(val, val_len, "NULL");
@@ -305,27 +315,46 @@ int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *na
 				snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)w);
 			else
 				format_string(val, val_len, v, len);
+		} else if (fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, w, bits))) {
+			snprintf(val, val_len, "%s", enumerator);
+		} else if (fmt == 'b' && w <= 1) {
+			snprintf(val, val_len, "%s", w ? "true" : "false");
 		} else {
-			format_value(val, val_len, fmt, bits == 0 || bits > 64 ? 64 : bits, w);
+			format_value(val, val_len, fmt == 'e' || fmt == 'b' ? 'd' : (char)fmt,
+				     bits == 0 || bits > 64 ? 64 : bits, w);
 		}
 		return 1;
 	}
 	return 0;
 }
 
-size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret)
+size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)
 {
-	char name[16], val[320];
+	char name[64], val[320];
 	size_t off = 0, at = 0;
+	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0;
+	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
 
 	if (len)
 		buf[0] = 0;
-	while (off < len && view_value_next(data, n, &at, ret, name, sizeof(name), val, sizeof(val))) {
-		int w = ret ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
-			    : snprintf(buf + off, len - off, "%s%s=%s", off ? ", " : "", name, val);
+	/* A return value with named parts is a struct: "{x=1, y=2}". */
+	if (ret && names)
+		for (uint32_t i = 0; i < names->cnt; i++)
+			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
+	while (off + 2 < len && view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		int w = ret && !fields ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
+				       : snprintf(buf + off, len - off, "%s%s%s=%s", off ? ", " : "",
+						  ret && !off ? "{" : "", name, val);
 		if (w < 0 || (size_t)w >= len - off)
 			break;
 		off += (size_t)w;
+		cnt++;
 	}
+	if (fields && cnt && off + 2 < len) {
+		buf[off++] = '}';
+		buf[off] = 0;
+	}
+	if (!ret && names && names->varargs && off + 6 < len)
+		off += (size_t)snprintf(buf + off, len - off, "%s...", off ? ", " : "");
 	return off;
 }

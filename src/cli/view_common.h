@@ -60,14 +60,15 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n);
  * cli_format_duration ("  1.234 us"), exactly. */
 void view_format_duration(char *buf, size_t len, uint64_t ns);
 /* The values of an event's data block (needle record -A / -R): arguments
- * as "arg1=5, fparg1=2.5", return values as "5" (what follows "= ").
- * ret selects which.  Returns the length written. */
-size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret);
-/* One value at a time, from *at (0 to begin): its name ("arg1",
+ * as "key=\"user:42\", arg2=5, ...", return values as "5" or, for a
+ * struct with named fields, "{x=1, y=2}" (what follows "= ").  Names and
+ * enumerators come from the trace's SEC_ARGS section when it has one
+ * (t may be NULL: names by register).  Returns the length written. */
+size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev);
+/* One value at a time, from *at (0 to begin): its name ("key", "arg1",
  * "retval") and its text.  1 with a value, 0 when there is none left. */
-int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
-		    size_t val_len);
-/* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len);
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
 /* v in decimal at p; returns the number of digits. */
 int view_format_u64(char *p, uint64_t v);

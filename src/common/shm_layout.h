@@ -59,12 +59,31 @@ static inline uint32_t shm_count_events(const uint64_t *ev, uint32_t n)
 		}
 	return cnt;
 }
-enum arg_kind { ARG_KIND_INT = 0, ARG_KIND_FP = 1, ARG_KIND_RET = 2, ARG_KIND_RET_FP = 3 };
-static inline uint64_t arg_item_word(unsigned kind, unsigned index, unsigned fmt, unsigned bits, uint32_t len)
+/* Where a value comes from: an integer or floating-point argument
+ * register (index 1-6 / 1-8), or at the exit rax, rdx, xmm0, xmm1 (a
+ * return value, or the second half of a small struct returned in two). */
+enum arg_kind {
+	ARG_KIND_INT = 0,
+	ARG_KIND_FP = 1,
+	ARG_KIND_RET = 2,
+	ARG_KIND_RET_FP = 3,
+	ARG_KIND_RET_RDX = 4,
+	ARG_KIND_RET_XMM1 = 5,
+};
+#define ARG_KIND_LAST ARG_KIND_RET_XMM1
+static inline int arg_kind_is_ret(unsigned kind) { return kind >= ARG_KIND_RET; }
+/* An item word: the value's register (kind, index), its format letter,
+ * its size in bits (for a string: 0 read, 1 NULL, 2 unreadable), the
+ * bytes of value words that follow (len) and, for a field of a struct
+ * passed in registers, its byte offset in the register (shift). */
+static inline uint64_t arg_item_word(unsigned kind, unsigned index, unsigned fmt, unsigned bits, uint32_t len,
+				     unsigned shift)
 {
 	return (uint64_t)(kind & 0xff) | (uint64_t)(index & 0xff) << 8 | (uint64_t)(fmt & 0xff) << 16 |
-	       (uint64_t)(bits & 0xff) << 24 | (uint64_t)len << 32;
+	       (uint64_t)(bits & 0xff) << 24 | (uint64_t)(len & 0xffff) << 32 | (uint64_t)(shift & 0xff) << 48;
 }
+static inline uint32_t arg_item_len(uint64_t item) { return (uint32_t)(item >> 32) & 0xffff; }
+static inline unsigned arg_item_shift(uint64_t item) { return (unsigned)(item >> 48) & 0xff; }
 
 static inline uint64_t ev_make(unsigned type, uint32_t site, uint64_t delta)
 {

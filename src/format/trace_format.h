@@ -46,6 +46,7 @@ enum trace_section {
 	SEC_ATTACH = 8,  /* struct sec_attach: the trace was recorded by attaching (needle record -p) */
 	SEC_OBJECTS = 9, /* text: what discovery made of each object's functions (see file-format.md) */
 	SEC_SNAPSHOT = 10, /* struct sec_snapshot: the file is a snapshot of overwrite rings (--snapshot) */
+	SEC_ARGS = 11,   /* text: the names of recorded values, from DWARF (see file-format.md) */
 };
 
 /* How an attached recording ended. */

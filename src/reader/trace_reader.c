@@ -93,7 +93,7 @@ static int add_site(struct trace *t, uint32_t id, uint32_t module, uint64_t ip, 
 	memcpy(t->names + t->names_len, name, nlen);
 	t->names[t->names_len + nlen] = 0;
 	/* An offset into the arena until it stops moving (trace_open). */
-	t->sites[id] = (struct trace_site){ id, module, ip, (const char *)(uintptr_t)(t->names_len + 1) };
+	t->sites[id] = (struct trace_site){ .id = id, .module = module, .func_ip = ip, .name = (const char *)(uintptr_t)(t->names_len + 1) };
 	t->names_len += nlen + 1;
 	return 0;
 }
@@ -322,6 +322,10 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		os->name_cnt++;
 		break;
 	}
+	case SEC_ARGS:
+		/* Malformed: dropped whole; values then show by register. */
+		arg_names_parse(&t->arg_names, (const char *)p, sh->length);
+		break;
 	case SEC_OBJECTS:
 		free(t->objects);
 		t->objects = strndup((const char *)p, sh->length);
@@ -389,6 +393,7 @@ static void demangle_sites(struct trace *t)
 	for (size_t i = 0; i < t->site_cap; i++) {
 		const char *name = t->sites[i].name;
 		int status;
+		t->sites[i].sym = name;
 		if (!name || name[0] != '_' || name[1] != 'Z')
 			continue;
 		char *d = __cxa_demangle(name, NULL, NULL, &status);
@@ -582,6 +587,7 @@ void trace_close(struct trace *t)
 		free(t->modules[i]);
 	free(t->modules);
 	free(t->objects);
+	arg_names_free(&t->arg_names);
 	for (size_t i = 0; t->argv && t->argv[i]; i++)
 		free(t->argv[i]);
 	free(t->argv);
@@ -676,6 +682,13 @@ static const char *placeholder(struct trace *t, uint32_t site)
 		t->placeholder_cnt++;
 	}
 	return t->placeholders[j]->name;
+}
+
+const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site)
+{
+	if (!t->arg_names.func_cnt || site >= t->site_cap || !t->sites[site].sym)
+		return NULL;
+	return arg_names_find(&t->arg_names, t->sites[site].sym);
 }
 
 const char *trace_site_name(struct trace *t, uint32_t site)

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "reader/arg_names.h"
 #include "reader/call_tree.h"
 #include "format/thread_stack.h"
 #include "format/trace_format.h"
@@ -29,6 +30,7 @@ struct trace_site {
 	uint32_t module;
 	uint64_t func_ip;
 	const char *name;
+	const char *sym;   /* the symbol as recorded (name may be demangled) */
 };
 
 struct trace_chunk_ref {
@@ -68,6 +70,7 @@ struct trace {
 	int have_snapshot;
 	struct sec_snapshot snapshot; /* a snapshot of overwrite rings (needle record --snapshot) */
 	char *objects;             /* SEC_OBJECTS text, or NULL */
+	struct arg_names arg_names; /* SEC_ARGS: the recorded values' names */
 	int have_attach;
 	struct sec_end end;       /* without an END section: totals of the chunks read */
 	int have_end;
@@ -105,6 +108,8 @@ int trace_verify(struct trace *t, char *err, size_t errlen);
 /* The function's name; "site#N" for a site the file has no name for (its
  * metadata was never written). */
 const char *trace_site_name(struct trace *t, uint32_t site);
+/* The names of the values site's function records (SEC_ARGS), or NULL. */
+const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */
 uint64_t trace_ns(const struct trace *t, uint64_t raw);
 /* The first thread with this tid, or NULL. */

@@ -1,25 +1,31 @@
 /* args.c - the arguments and return values needle record -A / -R asks
- * for: which functions, which registers, and how each value travels in
- * the trace buffer.
+ * for, and the value filters of -F 'GLOB@arg2>1000': which functions,
+ * which registers, and how each value travels in the trace buffer.
  *
  * A spec names values by register: argN (the N-th integer argument, rdi
- * rsi rdx rcx r8 r9), fpargN (the N-th floating-point one, xmm0-7) and
- * retval (rax, or xmm0 for a float format), each with a format letter
- * (d signed, u unsigned, x hex, c char, p pointer, f float) and a size in
- * bits (8, 16, 32, 64; f: 32 or 64).  A function's values follow its
- * entry (or exit) event as one data block (shm_layout.h, EV_DATA_SITE):
- * per value an item word (ARG_ITEM_*) and one value word.
+ * rsi rdx rcx r8 r9), fpargN (the N-th floating-point one, xmm0-7) and,
+ * at the exit, rax, rdx, xmm0 and xmm1 (a return value, or the halves of
+ * a small struct returned in two), each with a format letter (d signed,
+ * u unsigned, x hex, c char, p pointer, f float, e enum, b bool, s the
+ * string it points to), a size in bits and, for a field of a struct
+ * passed in registers (--auto-args), its byte offset in the register.
+ * A function's values follow its entry (or exit) event as one data block
+ * (shm_layout.h, EV_DATA_SITE): per value an item word and one value
+ * word, or a string's words.
  *
  * Invariants: the table is built once, before the recorder's link is
  * attached, and never changes while handlers run; a function without a
- * spec costs the recorder one load and a branch; values are copied from
- * the registers the trampoline saved, never dereferenced (no pointer is
- * followed but a string's, read with process_vm_readv: a bad pointer, an
- * unmapped page or a string another thread is writing can never fault. */
+ * spec costs the recorder one load and a branch; an item's register
+ * offset, mask and item word are computed here, so a value costs a load,
+ * a shift and a mask per call; values are copied from the registers the
+ * trampoline saved, never dereferenced (no pointer is followed but a
+ * string's, read with process_vm_readv: a bad pointer, an unmapped page
+ * or a string another thread is writing can never fault). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +67,7 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 		}
 	}
 	if (!ptr || got <= 0) {
-		out[0] = arg_item_word(it->kind, it->index, 's', ptr ? 2 : 1, 8);
+		out[0] = arg_item_word(it->kind, it->index, 's', ptr ? 2 : 1, 8, 0);
 		out[1] = ptr;
 		return 2;
 	}
@@ -69,7 +75,7 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 	while (len < (size_t)got && buf[len])
 		len++;
 	size_t words = len / 8 + 1; /* room for a NUL */
-	out[0] = arg_item_word(it->kind, it->index, 's', 0, (uint32_t)(words * 8));
+	out[0] = arg_item_word(it->kind, it->index, 's', 0, (uint32_t)(words * 8), 0);
 	for (size_t w = 0; w < words; w++) {
 		uint64_t v = 0;
 		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
@@ -79,27 +85,79 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 	return 1 + words;
 }
 
-/* One -A or -R line: "GLOB\tA|R\tITEMS" with ITEMS "kind:index:fmt:bits,...". */
+/* Where it's value is in struct needle_regs, and which of its bits. */
+static int item_finish(struct arg_item *it)
+{
+	size_t reg;
+
+	switch (it->kind) {
+	case ARG_KIND_INT:
+		if (it->index < 1 || it->index > 6)
+			return -EINVAL;
+		reg = offsetof(struct needle_regs, args) + 8u * (it->index - 1u);
+		break;
+	case ARG_KIND_FP:
+		if (it->index < 1 || it->index > 8)
+			return -EINVAL;
+		reg = offsetof(struct needle_regs, xmm) + 16u * (it->index - 1u);
+		break;
+	case ARG_KIND_RET:
+		reg = offsetof(struct needle_regs, rax);
+		break;
+	case ARG_KIND_RET_RDX:
+		reg = offsetof(struct needle_regs, rdx);
+		break;
+	case ARG_KIND_RET_FP:
+		reg = offsetof(struct needle_regs, xmm);
+		break;
+	case ARG_KIND_RET_XMM1:
+		reg = offsetof(struct needle_regs, xmm) + 16u;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!strchr("duxcpfseb", it->fmt) || !it->fmt || it->bits < 8 || it->bits > 64 || it->bits % 8 ||
+	    it->shift * 8 + (it->fmt == 's' ? 64 : it->bits) > 64)
+		return -EINVAL;
+	it->reg = (uint16_t)reg;
+	it->mask = it->bits >= 64 || it->fmt == 's' ? ~0ull : (1ull << it->bits) - 1;
+	it->word = arg_item_word(it->kind, it->index, it->fmt, it->bits, 8, it->shift);
+	return 0;
+}
+
+/* "kind:index:fmt:bits[:shift]" at *p; advances past it. */
+static int parse_item(const char **p, struct arg_item *it)
+{
+	unsigned kind, index, bits, shift = 0;
+	char fmt;
+	int n = 0;
+
+	if (sscanf(*p, "%u:%u:%c:%u%n", &kind, &index, &fmt, &bits, &n) != 4 || kind > ARG_KIND_LAST ||
+	    index > 8 || bits > 64)
+		return -EINVAL;
+	*p += n;
+	if (**p == ':') {
+		n = 0;
+		if (sscanf(*p, ":%u%n", &shift, &n) != 1 || shift > 7)
+			return -EINVAL;
+		*p += n;
+	}
+	*it = (struct arg_item){ .kind = (uint8_t)kind, .index = (uint8_t)index, .fmt = (uint8_t)fmt,
+				 .bits = (uint8_t)bits, .shift = (uint8_t)shift };
+	return item_finish(it);
+}
+
+/* The ITEMS of one -A or -R line, added to spec. */
 static int parse_items(const char *items, int at_exit, struct arg_spec *spec)
 {
 	const char *p = items;
 
 	while (*p) {
-		unsigned kind, index, bits;
-		char fmt;
-		int n = 0;
-		if (sscanf(p, "%u:%u:%c:%u%n", &kind, &index, &fmt, &bits, &n) != 4 || kind > ARG_KIND_RET_FP ||
-		    index > 8 || bits > 64)
+		uint8_t *cnt = at_exit ? &spec->exit_cnt : &spec->entry_cnt;
+		struct arg_item it;
+		if (parse_item(&p, &it) || *cnt >= ARG_ITEMS_MAX)
 			return -EINVAL;
-		struct arg_item *it = at_exit ? &spec->exit[spec->exit_cnt] : &spec->entry[spec->entry_cnt];
-		if ((at_exit ? spec->exit_cnt : spec->entry_cnt) >= ARG_ITEMS_MAX)
-			return -EINVAL;
-		*it = (struct arg_item){ (uint8_t)kind, (uint8_t)index, (uint8_t)fmt, (uint8_t)bits };
-		if (at_exit)
-			spec->exit_cnt++;
-		else
-			spec->entry_cnt++;
-		p += n;
+		(at_exit ? spec->exit : spec->entry)[(*cnt)++] = it;
 		if (*p == ',')
 			p++;
 		else if (*p)
@@ -108,49 +166,224 @@ static int parse_items(const char *items, int at_exit, struct arg_spec *spec)
 	return 0;
 }
 
-int args_configure(const char *lines)
+/* "OP VALUE" of a filter: == != < <= > >=, then an integer (decimal,
+ * 0x hex, negative) or, for an f item, a number. */
+static int parse_cond(const char *op, const char *value, struct arg_cond *c)
+{
+	static const char *const ops[] = { "==", "!=", "<", "<=", ">", ">=" };
+	char *end;
+
+	for (c->op = 0; c->op < 6 && strcmp(op, ops[c->op]); c->op++)
+		;
+	if (c->op == 6)
+		return -EINVAL;
+	errno = 0;
+	if (c->item.fmt == 'f')
+		c->value.f = strtod(value, &end);
+	else if (*value == '-')
+		c->value.s = strtoll(value, &end, 0);
+	else
+		c->value.u = strtoull(value, &end, 0);
+	return errno || end == value || *end ? -EINVAL : 0;
+}
+
+static int compare(int cmp, uint8_t op)
+{
+	switch (op) {
+	case ARG_OP_EQ: return cmp == 0;
+	case ARG_OP_NE: return cmp != 0;
+	case ARG_OP_LT: return cmp < 0;
+	case ARG_OP_LE: return cmp <= 0;
+	case ARG_OP_GT: return cmp > 0;
+	default: return cmp >= 0;
+	}
+}
+
+int args_cond_holds(const struct arg_spec *s, const struct needle_ctx *ctx)
+{
+	if (!s->has_cond)
+		return 1;
+	const struct arg_cond *c = &s->cond;
+	uint64_t v = args_value(&c->item, ctx);
+	int cmp;
+
+	if (c->item.fmt == 'f') {
+		double d;
+		if (c->item.bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)v;
+			memcpy(&f, &w, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &v, sizeof(d));
+		}
+		cmp = d < c->value.f ? -1 : d > c->value.f ? 1 : d == c->value.f ? 0 : 2; /* NaN: only != */
+		return cmp == 2 ? c->op == ARG_OP_NE : compare(cmp, c->op);
+	}
+	if (strchr("ucxp", c->item.fmt)) {
+		cmp = v < c->value.u ? -1 : v > c->value.u;
+	} else {
+		unsigned sh = 64u - c->item.bits;
+		int64_t sv = (int64_t)(v << sh) >> sh;
+		cmp = sv < c->value.s ? -1 : sv > c->value.s;
+	}
+	return compare(cmp, c->op);
+}
+
+/* Site ids sorted by name: lines that name a function exactly (as
+ * --auto-args writes them, one per function) are looked up, not matched
+ * against every site. */
+struct named_site {
+	const char *name;
+	uint32_t id;
+};
+static struct named_site *by_name;
+static uint32_t by_name_cnt;
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named_site *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->id > y->id) - (x->id < y->id);
+}
+
+static int by_name_build(uint32_t total)
+{
+	if (by_name)
+		return 0;
+	if (!(by_name = calloc(total ? total : 1, sizeof(*by_name))))
+		return -ENOMEM;
+	for (uint32_t id = 0; id < total; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (!needle_site_info(id, &info))
+			by_name[by_name_cnt++] = (struct named_site){ info.name, id };
+	}
+	qsort(by_name, by_name_cnt, sizeof(*by_name), named_cmp);
+	return 0;
+}
+
+static char main_path[4096];
+
+/* Calls fn for every site that glob names (in the main program only, if
+ * main_only); returns how many. */
+static int each_site(const char *glob, int main_only, int (*fn)(uint32_t id, void *arg), void *arg)
+{
+	int matched = 0, err;
+	struct needle_site_info info = { .sz = sizeof(info) };
+
+	if (!strpbrk(glob, "*?[\\")) {
+		size_t lo = 0, hi = by_name_cnt;
+		while (lo < hi) { /* the first entry of that name */
+			size_t mid = (lo + hi) / 2;
+			if (strcmp(by_name[mid].name, glob) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < by_name_cnt && !strcmp(by_name[lo].name, glob); lo++) {
+			if (main_only && (needle_site_info(by_name[lo].id, &info) || strcmp(info.module, main_path)))
+				continue;
+			if ((err = fn(by_name[lo].id, arg)))
+				return err;
+			matched++;
+		}
+		return matched;
+	}
+	for (uint32_t id = 0; id < args_table.cnt; id++) {
+		if (needle_site_info(id, &info) || fnmatch(glob, info.name, 0) ||
+		    (main_only && strcmp(info.module, main_path)))
+			continue;
+		if ((err = fn(id, arg)))
+			return err;
+		matched++;
+	}
+	return matched;
+}
+
+static struct arg_spec *spec_of(uint32_t id)
+{
+	struct arg_spec *s = args_table.specs[id];
+	if (!s && (s = args_table.specs[id] = calloc(1, sizeof(*s))))
+		s->entry_fixed = s->exit_fixed = 1;
+	return s;
+}
+
+struct add_items {
+	const struct arg_spec *proto;
+	int at_exit;
+};
+
+/* -A and -R for one function add up. */
+static int add_items(uint32_t id, void *arg)
+{
+	const struct add_items *a = arg;
+	struct arg_spec *s = spec_of(id);
+	if (!s)
+		return -ENOMEM;
+	const struct arg_item *from = a->at_exit ? a->proto->exit : a->proto->entry;
+	uint8_t cnt = a->at_exit ? a->proto->exit_cnt : a->proto->entry_cnt;
+	uint8_t *to_cnt = a->at_exit ? &s->exit_cnt : &s->entry_cnt;
+	struct arg_item *to = a->at_exit ? s->exit : s->entry;
+	for (uint8_t k = 0; k < cnt && *to_cnt < ARG_ITEMS_MAX; k++) {
+		to[(*to_cnt)++] = from[k];
+		if (from[k].fmt == 's')
+			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
+	}
+	return 0;
+}
+
+static int add_cond(uint32_t id, void *arg)
+{
+	struct arg_spec *s = spec_of(id);
+	if (!s)
+		return -ENOMEM;
+	s->cond = *(const struct arg_cond *)arg;
+	s->has_cond = 1;
+	return 0;
+}
+
+/* Splits line at tabs into at most max fields; returns how many. */
+static int split_tabs(char *line, char **field, int max)
+{
+	int n = 0;
+	field[n++] = line;
+	for (char *t = strchr(line, '\t'); t && n < max; t = strchr(t + 1, '\t')) {
+		*t = 0;
+		field[n++] = t + 1;
+	}
+	return n;
+}
+
+static int configure_lines(const char *lines, int filters)
 {
 	char *copy = strdup(lines), *save = NULL;
-	int total = needle_site_count(), err = 0, matched = 0;
+	int err = 0, matched = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	if (total > 0 && !args_table.specs && !(args_table.specs = calloc((size_t)total, sizeof(*args_table.specs)))) {
-		free(copy);
-		return -ENOMEM;
-	}
-	args_table.cnt = (uint32_t)total;
 	for (char *line = strtok_r(copy, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
-		char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
-		if (!t2) {
-			err = -EINVAL;
-			break;
-		}
-		*t1 = *t2 = 0;
-		int at_exit = t1[1] == 'R';
-		struct arg_spec proto = { 0 };
-		if ((err = parse_items(t2 + 1, at_exit, &proto)))
-			break;
-		for (int id = 0; id < total; id++) {
-			struct needle_site_info info = { .sz = sizeof(info) };
-			if (needle_site_info((uint32_t)id, &info) || fnmatch(line, info.name, 0))
-				continue;
-			struct arg_spec *s = args_table.specs[id];
-			if (!s && !(s = args_table.specs[id] = calloc(1, sizeof(*s)))) {
-				err = -ENOMEM;
+		char *f[5];
+		int n = split_tabs(line, f, 5), r;
+		if (filters) {
+			struct arg_cond c = { 0 };
+			const char *p = f[1];
+			if (n != 4 || parse_item(&p, &c.item) || *p || c.item.fmt == 's' ||
+			    arg_kind_is_ret(c.item.kind) || parse_cond(f[2], f[3], &c)) {
+				err = -EINVAL;
 				break;
 			}
-			/* -A and -R for one function add up. */
-			const struct arg_item *from = at_exit ? proto.exit : proto.entry;
-			uint8_t cnt = at_exit ? proto.exit_cnt : proto.entry_cnt;
-			for (uint8_t k = 0; k < cnt; k++) {
-				if (at_exit && s->exit_cnt < ARG_ITEMS_MAX)
-					s->exit[s->exit_cnt++] = from[k];
-				else if (!at_exit && s->entry_cnt < ARG_ITEMS_MAX)
-					s->entry[s->entry_cnt++] = from[k];
-			}
-			matched++;
+			r = each_site(f[0], 0, add_cond, &c);
+		} else {
+			struct arg_spec proto = { 0 };
+			int at_exit = n >= 3 && f[1][0] == 'R';
+			if (n < 3 || n > 4 || (err = parse_items(f[2], at_exit, &proto)))
+				return free(copy), -EINVAL;
+			struct add_items a = { &proto, at_exit };
+			r = each_site(f[0], n == 4, add_items, &a);
 		}
+		if (r < 0)
+			err = r;
+		matched += r > 0;
 	}
 	free(copy);
 	if (!err && !matched)
@@ -158,31 +391,24 @@ int args_configure(const char *lines)
 	return err;
 }
 
-/* The value of it, from the registers the trampoline saved. */
-static uint64_t value_of(const struct arg_item *it, const struct needle_ctx *ctx)
+int args_configure(const char *lines, const char *filters)
 {
-	uint64_t v = 0;
+	int total = needle_site_count(), err = 0;
 
-	switch (it->kind) {
-	case ARG_KIND_INT:
-		v = it->index >= 1 && it->index <= 6 ? ctx->regs.args[it->index - 1] : 0;
-		break;
-	case ARG_KIND_FP:
-		if (it->index >= 1 && it->index <= 8)
-			memcpy(&v, ctx->regs.xmm[it->index - 1], sizeof(v));
-		break;
-	case ARG_KIND_RET:
-		v = ctx->regs.rax;
-		break;
-	case ARG_KIND_RET_FP:
-		memcpy(&v, ctx->regs.xmm[0], sizeof(v));
-		break;
-	}
-	if (it->bits < 64 && it->fmt != 'f')
-		v &= (1ull << it->bits) - 1;
-	else if (it->bits == 32 && it->fmt == 'f')
-		v &= 0xffffffffull;
-	return v;
+	if (total <= 0)
+		return -ENOENT;
+	if (!args_table.specs && !(args_table.specs = calloc((size_t)total, sizeof(*args_table.specs))))
+		return -ENOMEM;
+	args_table.cnt = (uint32_t)total;
+	ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);
+	main_path[n > 0 ? n : 0] = 0;
+	if ((err = by_name_build((uint32_t)total)))
+		return err;
+	if (lines && *lines && (err = configure_lines(lines, 0)))
+		return err;
+	if (filters && *filters && (err = configure_lines(filters, 1)))
+		return err;
+	return 0;
 }
 
 size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out)
@@ -194,11 +420,11 @@ size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_c
 	for (uint8_t k = 0; k < cnt; k++) {
 		const struct arg_item *it = &items[k];
 		if (it->fmt == 's') {
-			n += string_item(it, value_of(it, ctx), out + n);
+			n += string_item(it, args_value(it, ctx), out + n);
 			continue;
 		}
-		out[n++] = arg_item_word(it->kind, it->index, it->fmt, it->bits, 8);
-		out[n++] = value_of(it, ctx);
+		out[n++] = it->word;
+		out[n++] = args_value(it, ctx);
 	}
 	return n;
 }

@@ -1,5 +1,5 @@
 /* args.h - argument and return-value capture for needle record -A / -R
- * (args.c). */
+ * and value filters for -F 'GLOB@argN>VALUE' (args.c). */
 #ifndef NEEDLE_ARGS_H
 #define NEEDLE_ARGS_H
 
@@ -7,24 +7,45 @@
 #include <stdint.h>
 
 #include "common/shm_layout.h"
+#include "needle.h"
 
-struct needle_ctx;
-
-#define ARG_ITEMS_MAX 8
+#define ARG_ITEMS_MAX 12
 #define ARG_STRING_MAX 256   /* --max-string's ceiling */
 /* Words a data block may take: per item a word and a value word, or a
  * word and a string's words. */
 #define ARG_WORDS_MAX (ARG_ITEMS_MAX * (2 + ARG_STRING_MAX / 8))
 
 struct arg_item {
-	uint8_t kind;  /* ARG_KIND_* (shm_layout.h) */
-	uint8_t index; /* argN / fpargN: N; retval: 0 */
-	uint8_t fmt;   /* d u x c p f */
-	uint8_t bits;  /* 8 16 32 64 */
+	uint8_t kind;   /* ARG_KIND_* (shm_layout.h) */
+	uint8_t index;  /* argN / fpargN: N; return registers: 0 */
+	uint8_t fmt;    /* d u x c p f s, e (enum), b (bool) */
+	uint8_t bits;   /* 8 16 32 64 */
+	uint8_t shift;  /* byte offset in the register (a struct's field) */
+	uint16_t reg;   /* byte offset of the register in struct needle_regs */
+	uint64_t mask;  /* the value's bits, after the shift */
+	uint64_t word;  /* its item word, the same for every call */
+};
+
+enum arg_op { ARG_OP_EQ, ARG_OP_NE, ARG_OP_LT, ARG_OP_LE, ARG_OP_GT, ARG_OP_GE };
+
+/* -F 'GLOB@arg2>1000': a call is recorded only if it holds. */
+struct arg_cond {
+	struct arg_item item;
+	uint8_t op;  /* enum arg_op */
+	union {
+		int64_t s;
+		uint64_t u;
+		double f;
+	} value;
 };
 
 struct arg_spec {
 	uint8_t entry_cnt, exit_cnt;
+	/* Every item of the side is a register value (no string): the
+	 * recorder writes the block in place, item words from the table. */
+	uint8_t entry_fixed, exit_fixed;
+	uint8_t has_cond;
+	struct arg_cond cond;
 	struct arg_item entry[ARG_ITEMS_MAX], exit[ARG_ITEMS_MAX];
 };
 
@@ -35,9 +56,10 @@ struct args_table {
 };
 extern struct args_table args_table;
 
-/* Build the table from the lines of NEEDLE_ARGS ("GLOB\tA|R\tITEMS").
+/* Build the table from the lines of NEEDLE_ARGS ("GLOB\tA|R\tITEMS[\tMAIN]")
+ * and NEEDLE_ARG_FILTERS ("GLOB\tITEM\tOP\tVALUE"); either may be NULL.
  * 0, -EINVAL (a malformed line), -ENOENT (no function matches), -ENOMEM. */
-int args_configure(const char *lines);
+int args_configure(const char *lines, const char *filters);
 /* Bytes of a string argument kept (--max-string), at most ARG_STRING_MAX. */
 void args_set_max_string(uint32_t bytes);
 
@@ -47,8 +69,18 @@ static inline const struct arg_spec *args_for(uint32_t site)
 	return args_table.specs && site < args_table.cnt ? args_table.specs[site] : NULL;
 }
 
+/* The value of it, from the registers the trampoline saved. */
+static inline uint64_t args_value(const struct arg_item *it, const struct needle_ctx *ctx)
+{
+	uint64_t v = *(const uint64_t *)((const char *)&ctx->regs + it->reg);
+	return (v >> (8 * it->shift)) & it->mask;
+}
+
+/* 1 if the call of ctx passes s's filter (or s has none). */
+int args_cond_holds(const struct arg_spec *s, const struct needle_ctx *ctx);
+
 /* The data block's words for s's entry (or exit) values in ctx: at most
- * 2 * ARG_ITEMS_MAX.  Returns how many. */
+ * ARG_WORDS_MAX.  Returns how many. */
 size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out);
 
 #endif

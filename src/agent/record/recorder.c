@@ -18,7 +18,9 @@
  *   NEEDLE_FILTER     globs to trace, separated by newlines (default: all)
  *   NEEDLE_NOTRACE    globs not to trace
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
- *   NEEDLE_ARGS       -A / -R: values to capture (args.h)
+ *   NEEDLE_ARGS_FD    -A / -R / --auto-args: a file of values to capture
+ *                     (args.h), read and closed
+ *   NEEDLE_ARG_FILTERS -F 'GLOB@argN>V': calls recorded only if it holds
  *   NEEDLE_TRIGGERS   snapshot triggers (trigger.h), NEEDLE_TRIGGER_GAP the
  *                     least nanoseconds between two of their requests,
  *                     NEEDLE_TRIGGER_AFTER how long the rings turn on after one
@@ -252,18 +254,51 @@ static __attribute__((noinline)) int event_write_data(struct rec_thread *rt, uns
 	return 1;
 }
 
+/* A data block of register values only (the spec's items are fixed):
+ * written in place, its item words from the table. */
+static __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned type, uint32_t site,
+						       const struct arg_item *items, uint8_t cnt,
+						       const struct needle_ctx *ctx)
+{
+	uint64_t now = clock_now();
+	uint64_t delta = now - rt->base;
+	size_t n = 2u * cnt;
+
+	if (__builtin_expect(rt->pos + 2 + n > rt->end || delta > EV_DELTA_MASK, 0)) {
+		if (!chunk_next(rt, now)) {
+			event_lost(rt);
+			return 0;
+		}
+		delta = 0;
+	}
+	uint64_t *p = rt->pos;
+	p[0] = ev_make(type, site, delta);
+	p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+	for (uint8_t k = 0; k < cnt; k++) {
+		p[2 + 2 * k] = items[k].word;
+		p[3 + 2 * k] = args_value(&items[k], ctx);
+	}
+	rt->pos = p + 2 + n;
+	/* Release, as in event_write: the block before the fill level. */
+	atomic_store_explicit(&rt->chunk->used,
+			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
+			      memory_order_release);
+	return 1;
+}
+
 /* The event, with its values when -A / -R asked for some. */
 static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_t site, const struct needle_ctx *ctx,
-				   int at_exit)
+				   const struct arg_spec *as, int at_exit)
 {
-	const struct arg_spec *as = args_for(ctx->func->site_id);
+	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
 
-	if (__builtin_expect(as != NULL && (at_exit ? as->exit_cnt : as->entry_cnt), 0)) {
-		uint64_t d[ARG_WORDS_MAX];
-		size_t n = args_payload(as, at_exit, ctx, d);
-		return event_write_data(rt, type, site, d, n);
-	}
-	return event_write(rt, type, site);
+	if (__builtin_expect(!cnt, 1))
+		return event_write(rt, type, site);
+	if (at_exit ? as->exit_fixed : as->entry_fixed)
+		return event_write_fixed(rt, type, site, at_exit ? as->exit : as->entry, cnt, ctx);
+	uint64_t d[ARG_WORDS_MAX];
+	size_t n = args_payload(as, at_exit, ctx, d);
+	return event_write_data(rt, type, site, d, n);
 }
 
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -274,7 +309,11 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 
 	if (!active || rt->depth >= max_depth)
 		return NEEDLE_SKIP_EXIT;
-	if (!event_write_args(rt, EV_ENTRY, ctx->func->site_id, ctx, 0)) {
+	const struct arg_spec *as = args_for(ctx->func->site_id);
+	/* -F 'f@arg2>1000': a call that fails the test is not recorded. */
+	if (__builtin_expect(as && as->has_cond, 0) && !args_cond_holds(as, ctx))
+		return NEEDLE_SKIP_EXIT;
+	if (!event_write_args(rt, EV_ENTRY, ctx->func->site_id, ctx, as, 0)) {
 		/* Without its entry the exit is not recorded either: count it
 		 * lost now, so that recorded + lost is every event. */
 		event_lost(rt);
@@ -296,15 +335,16 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	if (active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
 		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
 	else if (active)
-		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx, 1);
+		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx, args_for(ctx->func->site_id), 1);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	(void)cookie;
 	(void)data;
-	if (active)
-		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, 0);
+	const struct arg_spec *as = args_for(ctx->func->site_id);
+	if (active && (!as || args_cond_holds(as, ctx)))
+		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 	return NEEDLE_SKIP_EXIT;
 }
 
@@ -616,8 +656,8 @@ static void restore_environment(void)
 	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
 					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
-					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS",
-					    "NEEDLE_MAX_STRING" };
+					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS_FD",
+					    "NEEDLE_MAX_STRING", "NEEDLE_ARG_FILTERS" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -672,6 +712,27 @@ void recorder_report_failure_fds(int buf_fd, int meta_fd, int err)
 	close(meta_fd);
 }
 
+/* NEEDLE_ARGS_FD: the lines of -A / -R / --auto-args, in a file (more
+ * than an environment string may hold).  Read whole and closed, so the
+ * program never sees the descriptor; NULL when there is none. */
+static char *read_args_fd(void)
+{
+	const char *env = getenv("NEEDLE_ARGS_FD");
+	if (!env)
+		return NULL;
+	int fd = atoi(env);
+	struct stat st;
+	char *text = NULL;
+	if (fd > 2 && !fstat(fd, &st) && st.st_size > 0 && (text = malloc((size_t)st.st_size + 1))) {
+		ssize_t got = pread(fd, text, (size_t)st.st_size, 0);
+		text[got > 0 ? got : 0] = 0;
+	}
+	if (fd > 2)
+		close(fd);
+	unsetenv("NEEDLE_ARGS_FD");
+	return text;
+}
+
 void recorder_report_failure(int err)
 {
 	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
@@ -680,6 +741,7 @@ void recorder_report_failure(int err)
 	if (!buf_env || !meta_env)
 		return;
 	env_mode = 1;
+	free(read_args_fd());
 	recorder_report_failure_fds(atoi(buf_env), atoi(meta_env), err);
 }
 
@@ -703,11 +765,14 @@ int recorder_start_from_env(void)
 		.triggers = getenv("NEEDLE_TRIGGERS"),
 		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
 		.trigger_after_ns = getenv("NEEDLE_TRIGGER_AFTER") ? strtoull(getenv("NEEDLE_TRIGGER_AFTER"), NULL, 10) : 0,
-		.args = getenv("NEEDLE_ARGS"),
+		.args = read_args_fd(),
+		.arg_filters = getenv("NEEDLE_ARG_FILTERS"),
 		.max_string = getenv("NEEDLE_MAX_STRING") ? (uint32_t)atoi(getenv("NEEDLE_MAX_STRING")) : 0,
 	};
 	env_mode = 1;
-	return recorder_start(&cfg);
+	int err = recorder_start(&cfg);
+	free((char *)cfg.args); /* the table copied what it needs */
+	return err;
 }
 
 int recorder_start(const struct recorder_start_cfg *cfg)
@@ -766,7 +831,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
 	if (cfg->max_string)
 		args_set_max_string(cfg->max_string);
-	if (cfg->args && *cfg->args && (err = args_configure(cfg->args)))
+	if (((cfg->args && *cfg->args) || (cfg->arg_filters && *cfg->arg_filters)) &&
+	    (err = args_configure(cfg->args, cfg->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");

@@ -22,6 +22,7 @@ struct recorder_start_cfg {
 	uint64_t trigger_gap_ns;      /* least time between two trigger requests */
 	uint64_t trigger_after_ns;    /* --trigger-after: the rings freeze this long after a trigger */
 	const char *args;             /* -A / -R specs (args.h), or NULL */
+	const char *arg_filters;      /* -F value filters (args.h), or NULL */
 	uint32_t max_string;          /* --max-string (0: the default) */
 };
 

@@ -1,0 +1,609 @@
+/* dwarf_params.c - where each parameter and the return value of a
+ * program's functions are at the entry and the exit, from its DWARF, for
+ * needle record --auto-args and for checking -A / -R specs.
+ *
+ * libdw (elfutils) reads the DWARF: it is Debian's maintained reader, it
+ * follows abstract origins and specifications, peels typedefs and
+ * qualifiers, and its dwfl layer finds a separate debug file the way gdb
+ * does (build id or .gnu_debuglink under /usr/lib/debug).  This runs once
+ * in needle record, before the program starts; nothing here is on a hot
+ * path.
+ *
+ * Invariants:
+ *  - Registers are assigned as the System V x86-64 ABI assigns them:
+ *    integer-class values (integers, enums, bool, char, pointers) take
+ *    rdi rsi rdx rcx r8 r9 in order, float and double take xmm0-7; a
+ *    struct or union of at most 16 bytes is classified per eightbyte
+ *    (SSE if every field in it is a float or double, else INTEGER) and
+ *    takes registers only if all its eightbytes fit, else it goes to
+ *    memory whole; bigger aggregates, long double and anything the ABI
+ *    puts in memory take no register and are not shown (on_stack).
+ *  - A function is keyed by the symbol its code starts at, looked up in
+ *    the ELF symbol table at its DWARF entry address: a clone gcc made
+ *    with another signature (f.constprop.0, f.isra.0) has a symbol of
+ *    its own, so the DWARF of f never describes it.
+ *  - Two definitions behind one symbol name (static functions of two
+ *    files) that disagree are marked ambiguous: nothing is shown for
+ *    that name rather than values under the wrong names.
+ *  - A function DWARF does not describe gets nothing: no guesses.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/dwarf_params.h"
+#include "common/shm_layout.h"
+
+/* A scalar inside a parameter: the whole of it, or a field. */
+struct leaf {
+	uint32_t off, size;
+	char cls;        /* 'I' integer class, 'S' SSE, 'M' memory (x87, unaligned) */
+	uint8_t fmt, bits;
+	uint8_t shown;   /* a value needle can show (not a bit-field, not padding) */
+	int32_t enum_id;
+	char label[DW_LABEL_MAX];
+};
+
+#define LEAVES_MAX 64
+
+struct loader {
+	struct dw_info *info;
+	size_t cap;
+	Dwarf_Off *enum_offs; /* DIE offset of each enum in info->enums */
+	size_t enum_cap;
+};
+
+static int enum_id_of(struct loader *l, Dwarf_Die *type)
+{
+	Dwarf_Off off = dwarf_dieoffset(type);
+	struct dw_info *info = l->info;
+
+	for (size_t i = 0; i < info->enum_cnt; i++)
+		if (l->enum_offs[i] == off)
+			return (int)i;
+	if (info->enum_cnt == l->enum_cap) {
+		size_t cap = l->enum_cap ? l->enum_cap * 2 : 16;
+		struct dw_enum *e = realloc(info->enums, cap * sizeof(*e));
+		if (e)
+			info->enums = e;
+		Dwarf_Off *o = realloc(l->enum_offs, cap * sizeof(*o));
+		if (o)
+			l->enum_offs = o;
+		if (!e || !o)
+			return -1;
+		l->enum_cap = cap;
+	}
+	struct dw_enum *e = &info->enums[info->enum_cnt];
+	size_t cap = 0;
+	*e = (struct dw_enum){ 0 };
+	Dwarf_Die child;
+	if (dwarf_child(type, &child) == 0) {
+		do {
+			Dwarf_Attribute a;
+			Dwarf_Sword v;
+			const char *name = dwarf_diename(&child);
+			if (dwarf_tag(&child) != DW_TAG_enumerator || !name ||
+			    !dwarf_attr(&child, DW_AT_const_value, &a) || dwarf_formsdata(&a, &v))
+				continue;
+			if (e->cnt == cap) {
+				cap = cap ? cap * 2 : 8;
+				int64_t *vv = realloc(e->values, cap * sizeof(*vv));
+				if (vv)
+					e->values = vv;
+				char **nn = realloc(e->names, cap * sizeof(*nn));
+				if (nn)
+					e->names = nn;
+				if (!vv || !nn)
+					break;
+			}
+			e->values[e->cnt] = v;
+			e->names[e->cnt++] = strdup(name);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	l->enum_offs[info->enum_cnt] = off;
+	return (int)info->enum_cnt++;
+}
+
+/* A scalar type (peeled): its class, format and size.  0 if it is not one. */
+static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
+{
+	Dwarf_Word size = 0;
+	Dwarf_Attribute a;
+
+	out->enum_id = -1;
+	out->shown = 1;
+	switch (dwarf_tag(t)) {
+	case DW_TAG_base_type: {
+		Dwarf_Word enc = 0;
+		if (dwarf_formudata(dwarf_attr(t, DW_AT_encoding, &a), &enc) || dwarf_aggregate_size(t, &size))
+			return 0;
+		const char *name = dwarf_diename(t);
+		out->size = (uint32_t)size;
+		out->bits = (uint8_t)(size * 8);
+		out->cls = 'I';
+		switch (enc) {
+		case DW_ATE_boolean:
+			out->fmt = 'b';
+			break;
+		case DW_ATE_signed_char:
+		case DW_ATE_unsigned_char:
+			/* char is a character; int8_t and uint8_t are numbers. */
+			out->fmt = name && !strcmp(name, "char") ? 'c' : enc == DW_ATE_signed_char ? 'd' : 'u';
+			break;
+		case DW_ATE_signed:
+			out->fmt = 'd';
+			break;
+		case DW_ATE_unsigned:
+		case DW_ATE_UTF:
+			out->fmt = 'u';
+			break;
+		case DW_ATE_float:
+			out->fmt = 'f';
+			out->cls = size == 4 || size == 8 ? 'S' : 'M'; /* long double: x87, memory */
+			out->shown = out->cls == 'S';
+			break;
+		default: /* complex, decimal float, fixed point */
+			out->fmt = 'x';
+			out->cls = enc == DW_ATE_complex_float && size <= 16 ? 'S' : 'M';
+			out->shown = 0;
+			break;
+		}
+		if (size > 8) /* __int128, complex double: two registers, not shown */
+			out->shown = 0;
+		return 1;
+	}
+	case DW_TAG_enumeration_type:
+		if (dwarf_aggregate_size(t, &size))
+			return 0;
+		out->size = (uint32_t)size;
+		out->bits = (uint8_t)(size * 8);
+		out->cls = 'I';
+		out->fmt = 'e';
+		out->enum_id = enum_id_of(l, t);
+		if (out->enum_id < 0)
+			out->fmt = 'd';
+		return 1;
+	case DW_TAG_pointer_type:
+	case DW_TAG_reference_type:
+	case DW_TAG_rvalue_reference_type: {
+		out->size = 8;
+		out->bits = 64;
+		out->cls = 'I';
+		out->fmt = 'p';
+		Dwarf_Die target, peeled;
+		Dwarf_Word enc = 0;
+		if (dwarf_tag(t) == DW_TAG_pointer_type && dwarf_formref_die(dwarf_attr(t, DW_AT_type, &a), &target) &&
+		    dwarf_peel_type(&target, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_base_type &&
+		    !dwarf_formudata(dwarf_attr(&peeled, DW_AT_encoding, &a), &enc) &&
+		    (enc == DW_ATE_signed_char || enc == DW_ATE_unsigned_char) && dwarf_diename(&peeled) &&
+		    !strcmp(dwarf_diename(&peeled), "char"))
+			out->fmt = 's';
+		return 1;
+	}
+	case DW_TAG_ptr_to_member_type:
+		if (dwarf_aggregate_size(t, &size))
+			size = 8;
+		out->size = (uint32_t)size;
+		out->bits = 64;
+		out->cls = 'I';
+		out->fmt = 'x';
+		out->shown = size == 8;
+		return 1;
+	}
+	return 0;
+}
+
+static void leaf_label(char *dst, const char *prefix, const char *name)
+{
+	snprintf(dst, DW_LABEL_MAX, "%s%s%s", prefix, *prefix && name[0] != '[' ? "." : "", name);
+}
+
+/* The scalars of type t at offset off, into leaves; -1 when the type is
+ * one the ABI passes in memory whatever its size (or not understood). */
+static int collect(struct loader *l, Dwarf_Die *type, uint32_t off, const char *prefix, struct leaf *leaves,
+		   size_t *n, int depth)
+{
+	Dwarf_Die t;
+	Dwarf_Word size;
+	Dwarf_Attribute a;
+
+	if (depth > 8 || dwarf_peel_type(type, &t))
+		return -1;
+	if (*n == LEAVES_MAX)
+		return -1;
+	struct leaf *lf = &leaves[*n];
+	if (scalar_of(l, &t, lf)) {
+		lf->off = off;
+		snprintf(lf->label, sizeof(lf->label), "%s", prefix);
+		if (lf->size && off % lf->size)
+			lf->cls = 'M'; /* unaligned (packed): memory */
+		(*n)++;
+		return 0;
+	}
+	int tag = dwarf_tag(&t);
+	if (tag == DW_TAG_array_type) {
+		Dwarf_Die elem;
+		Dwarf_Word esize;
+		if (!dwarf_formref_die(dwarf_attr(&t, DW_AT_type, &a), &elem) || dwarf_aggregate_size(&t, &size) ||
+		    dwarf_aggregate_size(&elem, &esize) || !esize)
+			return -1;
+		for (Dwarf_Word i = 0; i < size / esize; i++) {
+			char sub[DW_LABEL_MAX];
+			snprintf(sub, sizeof(sub), "%s[%llu]", prefix, (unsigned long long)i);
+			if (collect(l, &elem, off + (uint32_t)(i * esize), sub, leaves, n, depth + 1))
+				return -1;
+		}
+		return 0;
+	}
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
+		return -1;
+	Dwarf_Word cc;
+	/* C++: a class with a non-trivial copy or destructor goes by
+	 * reference (the caller passes its address). */
+	if (!dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) && cc == DW_CC_pass_by_reference)
+		return -1;
+	Dwarf_Die m;
+	if (dwarf_child(&t, &m))
+		return 0;
+	do {
+		if (dwarf_tag(&m) != DW_TAG_member && dwarf_tag(&m) != DW_TAG_inheritance)
+			continue;
+		if (dwarf_hasattr(&m, DW_AT_external)) /* a static member */
+			continue;
+		Dwarf_Word moff = 0;
+		if (dwarf_hasattr(&m, DW_AT_data_member_location) &&
+		    dwarf_formudata(dwarf_attr(&m, DW_AT_data_member_location, &a), &moff))
+			return -1; /* a location expression: virtual bases */
+		Dwarf_Die mt;
+		if (!dwarf_formref_die(dwarf_attr(&m, DW_AT_type, &a), &mt))
+			return -1;
+		const char *name = dwarf_diename(&m);
+		char sub[DW_LABEL_MAX];
+		leaf_label(sub, prefix, name ? name : "");
+		if (dwarf_hasattr(&m, DW_AT_bit_size)) {
+			/* A bit-field: integer class, not shown. */
+			Dwarf_Word bit_off = 0;
+			if (dwarf_hasattr(&m, DW_AT_data_bit_offset))
+				dwarf_formudata(dwarf_attr(&m, DW_AT_data_bit_offset, &a), &bit_off);
+			if (*n == LEAVES_MAX)
+				return -1;
+			leaves[(*n)++] = (struct leaf){ .off = off + (uint32_t)(moff + bit_off / 8), .size = 1,
+							.cls = 'I', .fmt = 'x', .bits = 8, .enum_id = -1 };
+			continue;
+		}
+		if (collect(l, &mt, off + (uint32_t)moff, sub, leaves, n, depth + 1))
+			return -1;
+	} while (dwarf_siblingof(&m, &m) == 0);
+	return 0;
+}
+
+/* Classifies a value of type (the ABI's eightbytes) and lists its
+ * leaves.  Returns the eightbyte count (1 or 2) with cls[] 'I' or 'S',
+ * or 0 for memory. */
+static int classify(struct loader *l, Dwarf_Die *type, const char *name, struct leaf *leaves, size_t *n,
+		    char cls[2])
+{
+	Dwarf_Die t;
+	Dwarf_Word size = 0;
+
+	*n = 0;
+	if (dwarf_peel_type(type, &t) || dwarf_aggregate_size(&t, &size) || size > 16 || !size)
+		return 0;
+	if (collect(l, type, 0, name, leaves, n, 0))
+		return 0;
+	int ebs = size > 8 ? 2 : 1;
+	cls[0] = cls[1] = 0;
+	for (size_t i = 0; i < *n; i++) {
+		if (leaves[i].cls == 'M')
+			return 0;
+		int eb = (int)(leaves[i].off / 8);
+		if (eb > 1 || (leaves[i].off % 8) + leaves[i].size > 8) {
+			/* A 16-byte scalar (__int128, complex double) spans both. */
+			if (leaves[i].size == 16 && leaves[i].off == 0) {
+				cls[0] = cls[0] == 'I' ? 'I' : leaves[i].cls;
+				cls[1] = cls[1] == 'I' ? 'I' : leaves[i].cls;
+				continue;
+			}
+			return 0;
+		}
+		if (cls[eb] != 'I')
+			cls[eb] = leaves[i].cls;
+	}
+	for (int eb = 0; eb < ebs; eb++)
+		if (!cls[eb])
+			cls[eb] = 'S'; /* padding only: no INTEGER field */
+	return ebs;
+}
+
+static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsigned kind, unsigned index,
+		     const char *label)
+{
+	uint8_t *cnt = at_exit ? &f->exit_cnt : &f->entry_cnt;
+	if (!lf->shown)
+		return;
+	if (*cnt == DW_ITEMS_MAX) {
+		f->truncated = 1;
+		return;
+	}
+	struct dw_item *it = &(at_exit ? f->exit : f->entry)[(*cnt)++];
+	*it = (struct dw_item){ .kind = (uint8_t)kind, .index = (uint8_t)index, .fmt = lf->fmt, .bits = lf->bits,
+				.shift = (uint8_t)(lf->off % 8), .enum_id = lf->enum_id };
+	snprintf(it->label, sizeof(it->label), "%s", label);
+}
+
+/* The parameters of subprogram sp, into f. */
+static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
+{
+	unsigned next_int = 0, next_fp = 0, nparam = 0;
+	Dwarf_Die p;
+	Dwarf_Attribute a;
+
+	if (dwarf_child(sp, &p))
+		return;
+	do {
+		int tag = dwarf_tag(&p);
+		if (tag == DW_TAG_unspecified_parameters) {
+			f->varargs = 1;
+			continue;
+		}
+		if (tag != DW_TAG_formal_parameter)
+			continue;
+		nparam++;
+		Dwarf_Die type;
+		if (!dwarf_formref_die(dwarf_attr_integrate(&p, DW_AT_type, &a), &type)) {
+			f->on_stack = 1; /* a parameter without a type: stop, positions unknown */
+			return;
+		}
+		const char *pname = dwarf_diename(&p);
+		char name[DW_LABEL_MAX];
+		if (pname)
+			snprintf(name, sizeof(name), "%s", pname);
+		else
+			snprintf(name, sizeof(name), "arg%u", nparam);
+		struct leaf leaves[LEAVES_MAX];
+		size_t n;
+		char cls[2];
+		int ebs = classify(l, &type, name, leaves, &n, cls);
+		if (!ebs) {
+			/* Memory; a class passed by reference is a pointer. */
+			Dwarf_Die t;
+			Dwarf_Word cc;
+			if (!dwarf_peel_type(&type, &t) &&
+			    !dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) &&
+			    cc == DW_CC_pass_by_reference && next_int < 6) {
+				struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = 1, .enum_id = -1 };
+				snprintf(f->int_reg[next_int].param, DW_LABEL_MAX, "%s", name);
+				f->int_reg[next_int].what = 'p';
+				add_item(f, 0, &ptr, ARG_KIND_INT, ++next_int, name);
+			} else {
+				f->on_stack = 1;
+			}
+			continue;
+		}
+		unsigned need_int = 0, need_fp = 0;
+		for (int eb = 0; eb < ebs; eb++)
+			cls[eb] == 'I' ? need_int++ : need_fp++;
+		if (next_int + need_int > 6 || next_fp + need_fp > 8) {
+			f->on_stack = 1; /* no room: the whole value goes to memory */
+			continue;
+		}
+		unsigned reg_of[2];
+		for (int eb = 0; eb < ebs; eb++) {
+			if (cls[eb] == 'I') {
+				reg_of[eb] = ++next_int;
+				struct dw_reg *r = &f->int_reg[reg_of[eb] - 1];
+				snprintf(r->param, DW_LABEL_MAX, "%s", name);
+				r->what = n == 1 && leaves[0].size <= 8 ? (leaves[0].fmt == 's' ? 's' : leaves[0].fmt == 'p' ? 'p' : 'i')
+								       : 'a';
+			} else {
+				reg_of[eb] = ++next_fp;
+				struct dw_reg *r = &f->fp_reg[reg_of[eb] - 1];
+				snprintf(r->param, DW_LABEL_MAX, "%s", name);
+				r->what = n == 1 ? 'f' : 'a';
+			}
+		}
+		for (size_t i = 0; i < n; i++) {
+			int eb = (int)(leaves[i].off / 8);
+			if (eb > 1)
+				continue;
+			add_item(f, 0, &leaves[i], cls[eb] == 'I' ? ARG_KIND_INT : ARG_KIND_FP, reg_of[eb],
+				 leaves[i].label);
+		}
+	} while (dwarf_siblingof(&p, &p) == 0);
+}
+
+/* The return value of subprogram sp, into f: rax/rdx, xmm0/xmm1 per
+ * eightbyte. */
+static void describe_return(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die type;
+
+	if (!dwarf_formref_die(dwarf_attr_integrate(sp, DW_AT_type, &a), &type))
+		return; /* void */
+	f->returns = 1;
+	struct leaf leaves[LEAVES_MAX];
+	size_t n;
+	char cls[2];
+	int ebs = classify(l, &type, "", leaves, &n, cls);
+	if (!ebs)
+		return; /* in memory (rax holds its address): not shown */
+	unsigned kind_of[2];
+	int ints = 0, sses = 0;
+	for (int eb = 0; eb < ebs; eb++)
+		kind_of[eb] = cls[eb] == 'I' ? (ints++ ? ARG_KIND_RET_RDX : ARG_KIND_RET)
+					     : (sses++ ? ARG_KIND_RET_XMM1 : ARG_KIND_RET_FP);
+	for (size_t i = 0; i < n; i++) {
+		int eb = (int)(leaves[i].off / 8);
+		if (eb <= 1)
+			add_item(f, 1, &leaves[i], kind_of[eb], 0, leaves[i].label);
+	}
+}
+
+static int item_cmp(const struct dw_item *a, const struct dw_item *b)
+{
+	return a->kind != b->kind || a->index != b->index || a->fmt != b->fmt || a->bits != b->bits ||
+	       a->shift != b->shift || strcmp(a->label, b->label);
+}
+
+static int func_same(const struct dw_func *a, const struct dw_func *b)
+{
+	if (a->entry_cnt != b->entry_cnt || a->exit_cnt != b->exit_cnt || a->varargs != b->varargs)
+		return 0;
+	for (uint8_t i = 0; i < a->entry_cnt; i++)
+		if (item_cmp(&a->entry[i], &b->entry[i]))
+			return 0;
+	for (uint8_t i = 0; i < a->exit_cnt; i++)
+		if (item_cmp(&a->exit[i], &b->exit[i]))
+			return 0;
+	return 1;
+}
+
+/* A subprogram with code: describe it under the symbol at its entry. */
+static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *sp)
+{
+	Dwarf_Addr lo = 0, base, end;
+	if (dwarf_lowpc(sp, &lo) && dwarf_ranges(sp, 0, &base, &lo, &end) <= 0)
+		return 0;
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name = dwfl_module_addrinfo(mod, lo + bias, &off, &sym, NULL, NULL, NULL);
+	if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+		return 0;
+	struct dw_info *info = l->info;
+	if (info->cnt == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 256;
+		struct dw_func *v = realloc(info->funcs, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		info->funcs = v;
+		l->cap = cap;
+	}
+	struct dw_func *f = &info->funcs[info->cnt];
+	memset(f, 0, sizeof(*f));
+	if (!(f->sym = strdup(name)))
+		return -ENOMEM;
+	describe_params(l, sp, f);
+	describe_return(l, sp, f);
+	info->cnt++;
+	return 0;
+}
+
+static int walk(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die d;
+	int err;
+
+	if (depth > 16 || dwarf_child(parent, &d))
+		return 0;
+	do {
+		switch (dwarf_tag(&d)) {
+		case DW_TAG_subprogram:
+			if (!dwarf_hasattr(&d, DW_AT_declaration) &&
+			    (dwarf_hasattr(&d, DW_AT_low_pc) || dwarf_hasattr(&d, DW_AT_ranges)) &&
+			    (err = add_function(l, mod, bias, &d)))
+				return err;
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+			if ((err = walk(l, mod, bias, &d, depth + 1)))
+				return err;
+			break;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dw_func *)a)->sym, ((const struct dw_func *)b)->sym);
+}
+
+int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errlen)
+{
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+	};
+	struct loader l = { .info = info };
+	int ret = 0;
+
+	memset(info, 0, sizeof(*info));
+	Dwfl *dwfl = dwfl_begin(&callbacks);
+	if (!dwfl) {
+		snprintf(err, errlen, "cannot start reading debug info: %s", dwfl_errmsg(-1));
+		return -ENOMEM;
+	}
+	Dwfl_Module *mod = dwfl_report_offline(dwfl, "main", path, -1);
+	dwfl_report_end(dwfl, NULL, NULL);
+	Dwarf_Addr bias = 0;
+	Dwarf *dw = mod ? dwfl_module_getdwarf(mod, &bias) : NULL;
+	if (!mod) {
+		snprintf(err, errlen, "cannot read %s: %s", path, dwfl_errmsg(-1));
+		ret = -ENOEXEC;
+		goto out;
+	}
+	if (!dw) {
+		snprintf(err, errlen, "%s has no debug info (DWARF), nor a debug file under /usr/lib/debug", path);
+		ret = -ENODATA;
+		goto out;
+	}
+	const char *debug_file = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+	snprintf(info->debug_file, sizeof(info->debug_file), "%s", debug_file ? debug_file : path);
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr cu_bias;
+	while ((cu = dwfl_module_nextcu(mod, cu, &cu_bias)))
+		if ((ret = walk(&l, mod, cu_bias, cu, 0))) {
+			snprintf(err, errlen, "out of memory reading debug info");
+			goto out;
+		}
+	qsort(info->funcs, info->cnt, sizeof(*info->funcs), sym_cmp);
+	/* One symbol name, two definitions that disagree: neither. */
+	for (size_t i = 1; i < info->cnt; i++)
+		if (!strcmp(info->funcs[i].sym, info->funcs[i - 1].sym) && !func_same(&info->funcs[i], &info->funcs[i - 1]))
+			info->funcs[i].ambiguous = info->funcs[i - 1].ambiguous = 1;
+out:
+	free(l.enum_offs);
+	dwfl_end(dwfl);
+	return ret;
+}
+
+const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym)
+{
+	size_t lo = 0, hi = info->cnt;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(info->funcs[mid].sym, sym);
+		if (!c)
+			return &info->funcs[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+void dw_info_free(struct dw_info *info)
+{
+	for (size_t i = 0; i < info->cnt; i++)
+		free(info->funcs[i].sym);
+	for (size_t i = 0; i < info->enum_cnt; i++) {
+		for (size_t k = 0; k < info->enums[i].cnt; k++)
+			free(info->enums[i].names[k]);
+		free(info->enums[i].names);
+		free(info->enums[i].values);
+	}
+	free(info->funcs);
+	free(info->enums);
+	memset(info, 0, sizeof(*info));
+}

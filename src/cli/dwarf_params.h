@@ -1,0 +1,64 @@
+/* dwarf_params.h - the parameters and return values of a program's
+ * functions, from its DWARF, as register values (dwarf_params.c). */
+#ifndef NEEDLE_DWARF_PARAMS_H
+#define NEEDLE_DWARF_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DW_ITEMS_MAX 12  /* the agent's ARG_ITEMS_MAX */
+#define DW_LABEL_MAX 48
+
+/* One value in a register: a parameter, a field of a struct passed in
+ * registers, or (part of) the return value. */
+struct dw_item {
+	uint8_t kind;    /* ARG_KIND_* (common/shm_layout.h) */
+	uint8_t index;   /* argN / fpargN; 0 for return registers */
+	uint8_t fmt;     /* d u x c p f s e b */
+	uint8_t bits;
+	uint8_t shift;   /* byte offset in the register */
+	int32_t enum_id; /* fmt e: index in dw_info.enums; else -1 */
+	char label[DW_LABEL_MAX]; /* "key", "p.x"; return values: "" or ".x" */
+};
+
+/* What a register of the integer (argN) or floating-point (fpargN)
+ * sequence holds at the entry. */
+struct dw_reg {
+	char param[DW_LABEL_MAX]; /* the parameter's name ("" if none) */
+	uint8_t what;             /* 0 nothing, 'p' a pointer, 's' a char pointer, 'i' another integer, 'f', 'a' part of a struct */
+};
+
+struct dw_func {
+	char *sym;      /* the symbol its code starts at: what its site is named */
+	struct dw_item entry[DW_ITEMS_MAX], exit[DW_ITEMS_MAX];
+	uint8_t entry_cnt, exit_cnt;
+	uint8_t varargs;   /* ends with "...": the variable arguments are not shown */
+	uint8_t truncated; /* more values than DW_ITEMS_MAX: the rest not shown */
+	uint8_t on_stack;  /* a parameter passed in memory: not shown */
+	uint8_t returns;   /* 0 void, 1 a value (shown or not) */
+	uint8_t ambiguous; /* two functions of this symbol name disagree: none shown */
+	struct dw_reg int_reg[6], fp_reg[8];
+};
+
+struct dw_enum {
+	size_t cnt;
+	int64_t *values;
+	char **names;
+};
+
+struct dw_info {
+	struct dw_func *funcs; /* sorted by sym */
+	size_t cnt;
+	struct dw_enum *enums;
+	size_t enum_cnt;
+	char debug_file[4096]; /* where the DWARF came from */
+};
+
+/* Loads the functions defined in the ELF file at path (or its separate
+ * debug file, found by build id or debug link under /usr/lib/debug).
+ * 0; -ENODATA when there is no DWARF; other -errno with err filled. */
+int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errlen);
+const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym);
+void dw_info_free(struct dw_info *info);
+
+#endif

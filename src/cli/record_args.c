@@ -1,0 +1,576 @@
+/* record_args.c - needle record's -A, -R, --auto-args and value filters
+ * (-F 'GLOB@arg2>1000'): from what the user wrote, and the program's
+ * DWARF when it has some, to the lines the agent reads (agent/record/
+ * args.h) and the names the views show (SEC_ARGS, docs/file-format.md).
+ *
+ * Specs are checked in two steps: their syntax as the options are read
+ * (record_args_add, record_filter_add), then, before the program starts,
+ * against its debug info (record_args_resolve): an argument a function
+ * does not have, a string format on a value that is not a pointer, a
+ * return value of a void function, a parameter name it does not have.
+ * Only a spec naming one function exactly is checked against DWARF; a
+ * glob may match functions of other signatures, and is taken as given.
+ *
+ * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift],...[\tmain]"
+ * (main: the program's own functions only, as DWARF describes them) and
+ * filters "GLOB\tkind:index:fmt:bits[:shift]\tOP\tVALUE".
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/dwarf_params.h"
+#include "cli/record.h"
+#include "common/shm_layout.h"
+
+/* One value named in a spec, before it is resolved. */
+struct value_ref {
+	char name[DW_LABEL_MAX];
+	char fmt;        /* 0: from DWARF, or d (f for fpargN) */
+	unsigned bits;   /* 0: from DWARF, or 64 */
+};
+
+static int append_line(char **list, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int append_line(char **list, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	char line[4096];
+
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(line)) {
+		cli_error("record: a spec line of more than %zu bytes", sizeof(line));
+		return -1;
+	}
+	char *p = realloc(*list, *len + (size_t)n + 2);
+	if (!p) {
+		cli_error("record: out of memory");
+		return -1;
+	}
+	if (*len)
+		p[(*len)++] = '\n';
+	memcpy(p + *len, line, (size_t)n + 1);
+	*len += (size_t)n;
+	*list = p;
+	return 0;
+}
+
+/* "/FMT": d u x c p f s with bits 8/16/32/64; 0 or -1. */
+static int parse_format(const char *fmt, struct value_ref *v)
+{
+	char *end;
+
+	if (!*fmt || !strchr("duxcpfs", *fmt))
+		return -1;
+	v->fmt = *fmt;
+	v->bits = v->fmt == 'c' ? 8 : 64;
+	if (fmt[1]) {
+		v->bits = (unsigned)strtoul(fmt + 1, &end, 10);
+		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's')
+			return -1;
+	}
+	if (v->fmt == 'f' && v->bits != 32 && v->bits != 64)
+		return -1;
+	return 0;
+}
+
+/* The register of argN / fpargN / retval: kind and index, or -1 for a
+ * name only DWARF can resolve. */
+static int register_of(const char *name, unsigned *kind, unsigned *index)
+{
+	char *end;
+
+	if (!strncmp(name, "fparg", 5) && name[5]) {
+		*kind = ARG_KIND_FP;
+		*index = (unsigned)strtoul(name + 5, &end, 10);
+		return *end || *index < 1 || *index > 8 ? -2 : 0;
+	}
+	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9') {
+		*kind = ARG_KIND_INT;
+		*index = (unsigned)strtoul(name + 3, &end, 10);
+		return *end || *index < 1 || *index > 6 ? -2 : 0;
+	}
+	if (!strcmp(name, "retval")) {
+		*kind = ARG_KIND_RET;
+		*index = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int is_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+static int valid_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || *s == '[' || *s == ']' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')))
+			return 0;
+	return 1;
+}
+
+/* "NAME[/FMT]" */
+static int parse_ref(const char *opt, const char *spec, char *tok, struct value_ref *v)
+{
+	char *slash = strchr(tok, '/');
+	unsigned kind, index;
+
+	memset(v, 0, sizeof(*v));
+	if (slash)
+		*slash = 0;
+	if (strlen(tok) >= sizeof(v->name) || !valid_name(tok) || register_of(tok, &kind, &index) == -2) {
+		cli_error("%s '%s': '%s' is not arg1..arg6, fparg1..fparg8, retval or a parameter's name", opt, spec,
+			  tok);
+		return -1;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", tok);
+	if (slash && parse_format(slash + 1, v)) {
+		cli_error("%s '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32)", opt,
+			  spec, slash + 1);
+		return -1;
+	}
+	return 0;
+}
+
+int record_args_add(struct record_opts *o, const char *spec, int ret)
+{
+	const char *at = strchr(spec, '@');
+	const char *opt = ret ? "-R" : "-A";
+
+	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, " \t\n") || strlen(spec) > 1000) {
+		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
+			  spec);
+		return -1;
+	}
+	char items[1024];
+	snprintf(items, sizeof(items), "%s", at + 1);
+	int cnt = 0;
+	char *save = NULL;
+	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct value_ref v;
+		unsigned kind, index;
+		if (parse_ref(opt, spec, tok, &v))
+			return -1;
+		int reg = register_of(v.name, &kind, &index);
+		if (!reg && (kind == ARG_KIND_RET) != ret) {
+			cli_error("%s '%s': %s", opt, spec,
+				  ret ? "-R takes retval only" : "-A takes arguments; the return value goes with -R");
+			return -1;
+		}
+		if (ret && reg) {
+			cli_error("%s '%s': -R takes retval only", opt, spec);
+			return -1;
+		}
+		if (!reg && kind == ARG_KIND_FP && v.fmt && v.fmt != 'f') {
+			cli_error("%s '%s': fparg%u is a floating-point register: format f (f32 or f64)", opt, spec, index);
+			return -1;
+		}
+		if (++cnt > DW_ITEMS_MAX) {
+			cli_error("%s '%s': at most %d values per function", opt, spec, DW_ITEMS_MAX);
+			return -1;
+		}
+	}
+	if (!cnt) {
+		cli_error("%s '%s': no value named", opt, spec);
+		return -1;
+	}
+	size_t len = o->arg_specs ? strlen(o->arg_specs) : 0;
+	return append_line(&o->arg_specs, &len, "%c%s", ret ? 'R' : 'A', spec);
+}
+
+/* "GLOB@NAME[/FMT] OP VALUE": the glob joins the filters (only those
+ * functions are traced); the test goes to the agent. */
+int record_filter_add(struct record_opts *o, const char *spec)
+{
+	const char *at = strchr(spec, '@');
+	char glob[257];
+
+	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000) {
+		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE, e.g. -F 'kv_get@arg2>1000'", spec);
+		return -1;
+	}
+	const char *op = at + 1 + strcspn(at + 1, "=!<>");
+	if (!*op || op == at + 1) {
+		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE with OP one of == != < <= > >=", spec);
+		return -1;
+	}
+	size_t oplen = (op[1] == '=') ? 2 : 1;
+	if ((op[0] == '=' || op[0] == '!') && oplen != 2) {
+		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE with OP one of == != < <= > >=", spec);
+		return -1;
+	}
+	const char *value = op + oplen;
+	char *end;
+	errno = 0;
+	if (*value == '-')
+		(void)strtoll(value, &end, 0);
+	else
+		(void)strtoull(value, &end, 0);
+	if (errno || end == value || *end) {
+		(void)strtod(value, &end);
+		if (end == value || *end) {
+			cli_error("-F '%s': '%s' is not a number", spec, value);
+			return -1;
+		}
+	}
+	char tok[DW_LABEL_MAX + 8];
+	if ((size_t)(op - at - 1) >= sizeof(tok)) {
+		cli_error("-F '%s': '%.*s' is too long a name", spec, (int)(op - at - 1), at + 1);
+		return -1;
+	}
+	snprintf(tok, sizeof(tok), "%.*s", (int)(op - at - 1), at + 1);
+	struct value_ref v;
+	unsigned kind, index;
+	if (parse_ref("-F", spec, tok, &v))
+		return -1;
+	if (!register_of(v.name, &kind, &index) && kind == ARG_KIND_RET) {
+		cli_error("-F '%s': the return value is known only when the call ends, after its calls were "
+			  "recorded; filter on it in the views (needle replay --ret-ne)", spec);
+		return -1;
+	}
+	if (v.fmt == 's') {
+		cli_error("-F '%s': a filter compares numbers; a string format cannot be compared", spec);
+		return -1;
+	}
+	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
+	size_t len = o->filter ? strlen(o->filter) : 0;
+	if (append_line(&o->filter, &len, "%s", glob))
+		return -1;
+	len = o->value_filters ? strlen(o->value_filters) : 0;
+	return append_line(&o->value_filters, &len, "%s", spec);
+}
+
+/* The DWARF item a parameter's (or a struct field's) name names in f. */
+static const struct dw_item *dwarf_item(const struct dw_func *f, const char *name)
+{
+	for (uint8_t i = 0; i < f->entry_cnt; i++)
+		if (!strcmp(f->entry[i].label, name))
+			return &f->entry[i];
+	return NULL;
+}
+
+static const char *what_name(uint8_t what)
+{
+	switch (what) {
+	case 'i': return "an integer";
+	case 'f': return "a floating-point value";
+	case 'a': return "part of a struct";
+	default: return "nothing";
+	}
+}
+
+/* One value of a spec against f's DWARF (when f has some): the item to
+ * record, or -1 with the error said. */
+static int resolve_ref(const char *opt, const char *spec, const char *func, const struct dw_func *f,
+		       const struct value_ref *v, int ret, struct dw_item *out)
+{
+	unsigned kind = 0, index = 0;
+	int reg = register_of(v->name, &kind, &index);
+
+	memset(out, 0, sizeof(*out));
+	out->enum_id = -1;
+	if (reg) {
+		/* A parameter's (or field's) name: DWARF says where it is. */
+		const struct dw_item *it = f ? dwarf_item(f, v->name) : NULL;
+		if (!f) {
+			cli_error("%s '%s': naming a parameter ('%s') needs debug info for %s", opt, spec, v->name, func);
+			return -1;
+		}
+		if (!it) {
+			cli_error("%s '%s': %s has no parameter '%s' in a register (per its debug info)", opt, spec, func,
+				  v->name);
+			return -1;
+		}
+		*out = *it;
+		if (v->fmt == 's' && it->fmt != 's' && it->fmt != 'p') {
+			cli_error("%s '%s': '%s' of %s is not a pointer: it cannot be read as a string", opt, spec,
+				  v->name, func);
+			return -1;
+		}
+		if (v->fmt) {
+			out->fmt = (uint8_t)v->fmt;
+			out->bits = (uint8_t)v->bits;
+		}
+		out->enum_id = v->fmt ? -1 : it->enum_id;
+		return 0;
+	}
+	char fmt = v->fmt ? v->fmt : kind == ARG_KIND_FP ? 'f' : 'd';
+	unsigned bits = v->fmt ? v->bits : 64;
+	if (f && kind == ARG_KIND_INT) {
+		const struct dw_reg *r = &f->int_reg[index - 1];
+		if (!r->what && !f->varargs) {
+			cli_error("%s '%s': %s has no arg%u (per its debug info)", opt, spec, func, index);
+			return -1;
+		}
+		if (fmt == 's' && r->what && r->what != 's' && r->what != 'p') {
+			cli_error("%s '%s': arg%u of %s ('%s') is %s, not a pointer: it cannot be read as a string", opt,
+				  spec, index, func, r->param, what_name(r->what));
+			return -1;
+		}
+	}
+	if (f && kind == ARG_KIND_FP && !f->fp_reg[index - 1].what && !f->varargs) {
+		cli_error("%s '%s': %s has no fparg%u (per its debug info)", opt, spec, func, index);
+		return -1;
+	}
+	if (f && ret && !f->returns) {
+		cli_error("%s '%s': %s returns nothing (void, per its debug info)", opt, spec, func);
+		return -1;
+	}
+	if (kind == ARG_KIND_RET && fmt == 'f')
+		kind = ARG_KIND_RET_FP; /* a float return value is in xmm0 */
+	*out = (struct dw_item){ .kind = (uint8_t)kind, .index = (uint8_t)index, .fmt = (uint8_t)fmt,
+				 .bits = (uint8_t)bits, .enum_id = -1 };
+	return 0;
+}
+
+static int append_item(char *buf, size_t len, size_t *off, const struct dw_item *it)
+{
+	int n = snprintf(buf + *off, len - *off, "%s%u:%u:%c:%u:%u", *off ? "," : "", it->kind, it->index, it->fmt,
+			 it->bits, it->shift);
+	if (n < 0 || (size_t)n >= len - *off) {
+		cli_error("record: too many values for one function");
+		return -1;
+	}
+	*off += (size_t)n;
+	return 0;
+}
+
+/* The label line of f for the views: "F\tSYM\tkind:index:shift=LABEL[#ENUM],...[\t...]". */
+static int label_line(struct record_opts *o, size_t *len, const char *sym, const struct dw_item *items, int cnt,
+		      int varargs)
+{
+	char buf[4096];
+	size_t off = 0;
+
+	for (int i = 0; i < cnt; i++) {
+		const struct dw_item *it = &items[i];
+		int n = snprintf(buf + off, sizeof(buf) - off, "%s%u:%u:%u=%s", off ? "," : "", it->kind, it->index,
+				 it->shift, it->label);
+		if (n >= 0 && (size_t)n < sizeof(buf) - off && it->enum_id >= 0)
+			n += snprintf(buf + off + n, sizeof(buf) - off - (size_t)n, "#%d", it->enum_id);
+		if (n < 0 || (size_t)n >= sizeof(buf) - off) {
+			cli_error("record: the names of %s's values take too much room", sym);
+			return -1;
+		}
+		off += (size_t)n;
+	}
+	return append_line(&o->arg_labels, len, "F\t%s\t%s%s", sym, buf, varargs ? "\t..." : "");
+}
+
+static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *info, const uint8_t *used)
+{
+	for (size_t e = 0; e < info->enum_cnt; e++) {
+		if (!used[e])
+			continue;
+		char *line = NULL;
+		size_t n = 0;
+		FILE *m = open_memstream(&line, &n);
+		if (!m) {
+			cli_error("record: out of memory");
+			return -1;
+		}
+		fprintf(m, "E\t%zu\t", e);
+		for (size_t k = 0; k < info->enums[e].cnt; k++)
+			fprintf(m, "%s%lld=%s", k ? "," : "", (long long)info->enums[e].values[k], info->enums[e].names[k]);
+		char *p = fclose(m) ? NULL : realloc(o->arg_labels, *len + n + 2);
+		if (!p) {
+			free(line);
+			cli_error("record: out of memory");
+			return -1;
+		}
+		if (*len)
+			p[(*len)++] = '\n';
+		memcpy(p + *len, line, n + 1);
+		*len += n;
+		o->arg_labels = p;
+		free(line);
+	}
+	return 0;
+}
+
+/* Is f named by one of the -A (or -R) specs? */
+static int named_by_spec(const char *specs, char side, const char *sym)
+{
+	if (!specs)
+		return 0;
+	for (const char *p = specs; *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		const char *at = memchr(p, '@', n);
+		char glob[260];
+		if (*p == side && at && (size_t)(at - p - 1) < sizeof(glob)) {
+			snprintf(glob, sizeof(glob), "%.*s", (int)(at - p - 1), p + 1);
+			if (!fnmatch(glob, sym, 0))
+				return 1;
+		}
+		p += n + (nl != NULL);
+	}
+	return 0;
+}
+
+/* One -A/-R spec: its agent line, checked against DWARF when it names
+ * one function exactly. */
+static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
+			const char *line)
+{
+	int ret = line[0] == 'R';
+	const char *spec = line + 1, *at = strchr(spec, '@');
+	const char *opt = ret ? "-R" : "-A";
+	char glob[260], items[1024], out[4096];
+	size_t off = 0;
+	struct dw_item resolved[DW_ITEMS_MAX];
+	int cnt = 0, named = 0;
+
+	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
+	snprintf(items, sizeof(items), "%s", at + 1);
+	const struct dw_func *f = dw && !is_glob(glob) ? dw_info_find(dw, glob) : NULL;
+	if (f && f->ambiguous)
+		f = NULL;
+	char *save = NULL;
+	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct value_ref v;
+		unsigned kind, index;
+		if (parse_ref(opt, spec, tok, &v))
+			return -1;
+		if (register_of(v.name, &kind, &index))
+			named = 1;
+		if (is_glob(glob) && register_of(v.name, &kind, &index)) {
+			cli_error("%s '%s': a parameter's name needs one function, not a glob", opt, spec);
+			return -1;
+		}
+		if (resolve_ref(opt, spec, glob, f, &v, ret, &resolved[cnt]))
+			return -1;
+		if (register_of(v.name, &kind, &index))
+			snprintf(resolved[cnt].label, sizeof(resolved[cnt].label), "%s", v.name);
+		if (append_item(out, sizeof(out), &off, &resolved[cnt]))
+			return -1;
+		cnt++;
+	}
+	if (append_line(&o->args, args_len, "%s\t%c\t%s", glob, ret ? 'R' : 'A', out))
+		return -1;
+	/* Values named by their parameter show under that name. */
+	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0))
+		return -1;
+	return 0;
+}
+
+static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_info *dw, const char *spec)
+{
+	const char *at = strchr(spec, '@');
+	const char *op = at + 1 + strcspn(at + 1, "=!<>");
+	size_t oplen = op[1] == '=' ? 2 : 1;
+	char glob[260], tok[DW_LABEL_MAX + 8], buf[256];
+	struct value_ref v;
+	struct dw_item it;
+	size_t off = 0;
+
+	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
+	snprintf(tok, sizeof(tok), "%.*s", (int)(op - at - 1), at + 1);
+	if (parse_ref("-F", spec, tok, &v))
+		return -1;
+	const struct dw_func *f = dw && !is_glob(glob) ? dw_info_find(dw, glob) : NULL;
+	if (f && f->ambiguous)
+		f = NULL;
+	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it))
+		return -1;
+	if (it.fmt == 's') {
+		cli_error("-F '%s': a filter compares numbers; '%s' is a string", spec, v.name);
+		return -1;
+	}
+	return append_line(&o->arg_filters, len, "%s\t%s\t%.*s\t%s", glob, buf, (int)oplen, op, op + oplen);
+}
+
+int record_args_resolve(struct record_opts *o, const char *exe)
+{
+	struct dw_info dw;
+	char err[4352];
+	int have_dw = 0, ret = -1;
+	size_t args_len = 0, labels_len = 0, filters_len = 0;
+
+	if (!o->arg_specs && !o->value_filters && !o->auto_args)
+		return 0;
+	int e = dw_info_load(exe, &dw, err, sizeof(err));
+	if (e && o->auto_args) {
+		cli_error("--auto-args: %s; build it with -g, install its -dbgsym package, or name values with -A/-R",
+			  err);
+		return -1;
+	}
+	have_dw = !e;
+	uint8_t *enum_used = have_dw ? calloc(dw.enum_cnt + 1, 1) : NULL;
+	if (have_dw && !enum_used) {
+		cli_error("record: out of memory");
+		goto out;
+	}
+	for (const char *p = o->arg_specs; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		char line[1100];
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (resolve_spec(o, &args_len, &labels_len, have_dw ? &dw : NULL, line))
+			goto out;
+		p += n + (nl != NULL);
+	}
+	for (const char *p = o->value_filters; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		char line[1100];
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (resolve_filter(o, &filters_len, have_dw ? &dw : NULL, line))
+			goto out;
+		p += n + (nl != NULL);
+	}
+	if (o->auto_args) {
+		size_t described = 0;
+		for (size_t i = 0; i < dw.cnt; i++) {
+			const struct dw_func *f = &dw.funcs[i];
+			if (f->ambiguous || (i && !strcmp(f->sym, dw.funcs[i - 1].sym)))
+				continue;
+			/* What -A / -R name for a function replaces what DWARF
+			 * would show on that side. */
+			int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f->sym);
+			int exit = f->exit_cnt && !named_by_spec(o->arg_specs, 'R', f->sym);
+			char items[4096];
+			size_t off = 0;
+			for (int side = 0; side < 2; side++) {
+				if (!(side ? exit : entry))
+					continue;
+				const struct dw_item *its = side ? f->exit : f->entry;
+				int cnt = side ? f->exit_cnt : f->entry_cnt;
+				off = 0;
+				for (int k = 0; k < cnt; k++)
+					if (append_item(items, sizeof(items), &off, &its[k]))
+						goto out;
+				if (append_line(&o->args, &args_len, "%s\t%c\t%s\tmain", f->sym, side ? 'R' : 'A', items) ||
+				    label_line(o, &labels_len, f->sym, its, cnt, !side && f->varargs))
+					goto out;
+				for (int k = 0; k < cnt; k++)
+					if (its[k].enum_id >= 0)
+						enum_used[its[k].enum_id] = 1;
+			}
+			described += entry || exit;
+		}
+		if (!described) {
+			cli_error("--auto-args: the debug info of %s describes no function with arguments or a return "
+				  "value", exe);
+			goto out;
+		}
+	}
+	if (have_dw && enum_lines(o, &labels_len, &dw, enum_used))
+		goto out;
+	ret = 0;
+out:
+	free(enum_used);
+	if (have_dw)
+		dw_info_free(&dw);
+	return ret;
+}

@@ -1,0 +1,47 @@
+/* arg_names.h - the names and types of recorded values (SEC_ARGS), for
+ * the views (arg_names.c). */
+#ifndef NEEDLE_ARG_NAMES_H
+#define NEEDLE_ARG_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct arg_name {
+	uint8_t kind, index, shift;
+	int32_t enum_id;   /* -1: not an enum */
+	const char *label; /* "" for a plain return value */
+};
+
+struct arg_names_func {
+	const char *sym;
+	struct arg_name *v;
+	uint32_t cnt;
+	uint8_t varargs;   /* the entry ends with "..." */
+};
+
+struct arg_names_enum {
+	int64_t *values;
+	const char **names;
+	size_t cnt;
+};
+
+struct arg_names {
+	char *text;                      /* the section, split in place */
+	struct arg_names_func *funcs;    /* sorted by sym */
+	size_t func_cnt;
+	struct arg_names_enum *enums;    /* by id */
+	size_t enum_cnt;
+};
+
+/* Parses a SEC_ARGS section (docs/file-format.md).  0, or -1 when it is
+ * malformed (the views then show values by register). */
+int arg_names_parse(struct arg_names *an, const char *text, size_t len);
+void arg_names_free(struct arg_names *an);
+/* The names of sym's values, or NULL. */
+const struct arg_names_func *arg_names_find(const struct arg_names *an, const char *sym);
+/* The value's name in f at (kind, index, shift), or NULL. */
+const struct arg_name *arg_names_item(const struct arg_names_func *f, unsigned kind, unsigned index, unsigned shift);
+/* The enumerator of enum id whose value has these low bits, or NULL. */
+const char *arg_names_enumerator(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits);
+
+#endif
