@@ -34,6 +34,9 @@ all: $(LIBNEEDLE) $(NEEDLE) $(LIBNEEDLE_BOOT)
 CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
 CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
 CLI_INC := -Iinclude -Isrc
+# libdw and libelf: DWARF for --auto-args (src/cli/dwarf_params.c); zlib:
+# CRC32 of sections; libstdc++: the C++ demangler.
+CLI_LIBS := -ldw -lelf -lz -lstdc++
 
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
@@ -43,7 +46,7 @@ $(LIBNEEDLE_BOOT): src/boot/boot.c src/common/attach_protocol.h
 	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden -Isrc -shared -Wl,-z,defs $< -o $@
 
 $(NEEDLE): $(CLI_OBJ)
-	@echo "  LD $@"; $(CC) $^ -o $@ -ldw -lelf -lz -lstdc++
+	@echo "  LD $@"; $(CC) $^ -o $@ $(CLI_LIBS)
 
 
 $(BUILD)/obj/%.o: src/%.c

@@ -34,7 +34,7 @@ $(BUILD)/ubsan/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) $(CLI_INC) -MMD -MP -c $< -o $@
 $(NEEDLE_UBSAN): $(UBSAN_CLI_OBJ) | $(LIBNEEDLE_UBSAN)
-	@echo "  LD $@"; gcc $(UBSAN) $^ -o $@ -lz -lstdc++
+	@echo "  LD $@"; gcc $(UBSAN) $^ -o $@ $(CLI_LIBS)
 
 TEST_LINK_UBSAN := $(UBSAN) -L$(BUILD)/ubsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/ubsan -lpthread -ldl
 $(TEST_BUILD)/test_stress_ubsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_UBSAN)
@@ -115,7 +115,7 @@ FUZZ_SEEDS := $(wildcard tests/format/corpus/* tests/format/findings/*)
 $(FUZZER): tests/format/fuzz_reader_libfuzzer.c $(READER_SRC)
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -D_GNU_SOURCE -O1 -g $(WARN) $(LIBFUZZER) -Isrc \
-		$^ -o $@ -lz -lstdc++
+		$^ -o $@ $(CLI_LIBS)
 # UBSan is recoverable in the fuzzer, so that tests/robust/known_findings.supp
 # can hold back a reported finding; UBSAN_OPTIONS=halt_on_error=1 stops at
 # any other.  tests/robust/known_leaks.supp does the same for leaks.

@@ -96,7 +96,7 @@ TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 # The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
 READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
 $(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)
-	gcc $(TEST_CFLAGS) $(ASAN) -Isrc $^ -o $@ -lz -lstdc++
+	gcc $(TEST_CFLAGS) $(ASAN) -Isrc $^ -o $@ $(CLI_LIBS)
 
 TESTS += $(TEST_BUILD)/fuzz_reader_asan
 
@@ -245,3 +245,8 @@ TESTS += $(TEST_BUILD)/test_relocate_real
 $(TEST_BUILD)/test_relocate_lua: tests/relocate/test_relocate_lua.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_relocate_lua
+
+# Arguments and return values named and typed from DWARF (tests/cli/test_auto_args.sh).
+$(TEST_BUILD)/cli/auto_prog: tests/args/auto_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/cli/auto_prog

@@ -33,7 +33,7 @@ UNIT_TRACE_SRC := tests/unit/test_trace_roundtrip.c $(wildcard src/format/*.c) $
 $(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format/*.h) $(wildcard src/reader/*.h) \
 		src/common/shm_layout.h tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ -lz -lstdc++
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ $(CLI_LIBS)
 
 TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \
 	$(TEST_BUILD)/test_unit_site_table $(TEST_BUILD)/test_unit_trace_roundtrip

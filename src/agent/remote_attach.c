@@ -86,10 +86,9 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* The hello and its two descriptors; then the globs into *filter and
- * *notrace (malloc'ed, NUL-terminated, NULL when empty). */
-static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter, char **notrace, char **triggers,
-			   int *sites)
+/* The hello and its two descriptors; then the globs, triggers and value
+ * specs into part[] (malloc'ed, NUL-terminated, NULL when empty). */
+static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5], int *sites)
 {
 	struct attach_hello hello;
 	char control[CMSG_SPACE(2 * sizeof(int))];
@@ -113,27 +112,31 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char **filter
 		n = -1;
 	if (n <= 0 || hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
 	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX ||
-	    hello.triggers_len > ATTACH_GLOBS_MAX)
+	    hello.triggers_len > ATTACH_GLOBS_MAX || hello.args_len > ATTACH_ARGS_MAX ||
+	    hello.arg_filters_len > ATTACH_GLOBS_MAX)
 		return -EPROTO;
-	char **dst[3] = { filter, notrace, triggers };
-	uint32_t lens[3] = { hello.filter_len, hello.notrace_len, hello.triggers_len };
-	for (int i = 0; i < 3; i++) {
-		*dst[i] = NULL;
+	uint32_t lens[5] = { hello.filter_len, hello.notrace_len, hello.triggers_len, hello.args_len,
+			     hello.arg_filters_len };
+	for (int i = 0; i < 5; i++) {
+		part[i] = NULL;
 		if (!lens[i])
 			continue;
-		if (!(*dst[i] = malloc(lens[i] + 1)))
+		if (!(part[i] = malloc(lens[i] + 1)))
 			return -ENOMEM;
-		if (read_full(fd, *dst[i], lens[i]))
+		if (read_full(fd, part[i], lens[i]))
 			return -EPROTO;
-		(*dst[i])[lens[i]] = 0;
+		part[i][lens[i]] = 0;
 	}
 	*sites = (int)hello.sites;
 	cfg->graph = hello.graph != 0;
 	cfg->depth = hello.depth;
 	cfg->ctl = hello.ctl != 0;
-	cfg->filter = *filter;
-	cfg->notrace = *notrace;
-	cfg->triggers = *triggers;
+	cfg->filter = part[0];
+	cfg->notrace = part[1];
+	cfg->triggers = part[2];
+	cfg->args = part[3];
+	cfg->arg_filters = part[4];
+	cfg->max_string = hello.max_string;
 	cfg->trigger_gap_ns = hello.trigger_gap_ns;
 	cfg->trigger_after_ns = hello.trigger_after_ns;
 	return 0;
@@ -155,7 +158,7 @@ static void session_wait(int fd)
 static void *session(void *arg)
 {
 	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
-	char *filter = NULL, *notrace = NULL, *triggers = NULL;
+	char *part[5] = { NULL }; /* filter, notrace, triggers, args, arg_filters */
 	int fd, err, sites = 0;
 
 	(void)arg;
@@ -163,7 +166,7 @@ static void *session(void *arg)
 	control_mark_agent_thread();
 	if ((fd = session_connect()) < 0)
 		goto out;
-	err = session_receive(fd, &cfg, &filter, &notrace, &triggers, &sites);
+	err = session_receive(fd, &cfg, part, &sites);
 	if (!err) {
 		if (sites)
 			agent_site_kinds(sites);
@@ -192,9 +195,8 @@ static void *session(void *arg)
 done:
 	close(fd);
 out:
-	free(filter);
-	free(notrace);
-	free(triggers);
+	for (int i = 0; i < 5; i++)
+		free(part[i]);
 	atomic_store(&session_running, 0);
 	return NULL;
 }

@@ -299,6 +299,9 @@ static int send_hello(int fd, const struct recording *r)
 		.notrace_len = o->notrace ? (uint32_t)strlen(o->notrace) : 0,
 		.sites = (uint32_t)o->sites,
 		.triggers_len = o->triggers ? (uint32_t)strlen(o->triggers) : 0,
+		.max_string = o->max_string,
+		.args_len = o->args ? (uint32_t)strlen(o->args) : 0,
+		.arg_filters_len = o->arg_filters ? (uint32_t)strlen(o->arg_filters) : 0,
 		.trigger_gap_ns = o->snapshot_gap_ns,
 		.trigger_after_ns = o->trigger_after_ns,
 	};
@@ -315,8 +318,8 @@ static int send_hello(int fd, const struct recording *r)
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
 		return -1;
-	const char *parts[3] = { o->filter, o->notrace, o->triggers };
-	for (int i = 0; i < 3; i++) {
+	const char *parts[5] = { o->filter, o->notrace, o->triggers, o->args, o->arg_filters };
+	for (int i = 0; i < 5; i++) {
 		size_t n = parts[i] ? strlen(parts[i]) : 0, off = 0;
 		while (off < n) {
 			ssize_t w = send(fd, parts[i] + off, n - off, MSG_NOSIGNAL);
@@ -408,6 +411,12 @@ int record_attach(struct recording *r, const char *agent)
 	int lfd = -1, sock = -1, pidfd = -1, ret = 1;
 
 	if (check_target(pid, comm, sizeof(comm)))
+		return 1;
+	/* Its program's DWARF, through the link (even if the file was
+	 * replaced or removed since it started). */
+	char exe[64];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (record_args_resolve(o, exe))
 		return 1;
 	signal(SIGXFSZ, SIG_IGN);
 	if (record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))

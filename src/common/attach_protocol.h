@@ -28,9 +28,10 @@
 #include <stdint.h>
 
 #define ATTACH_MAGIC 0x4e41544eu /* "NTAN" */
-#define ATTACH_VERSION 2
+#define ATTACH_VERSION 3
 #define ATTACH_NAME_MAX 100     /* bytes of the socket name, without the NUL */
 #define ATTACH_GLOBS_MAX (1u << 20)
+#define ATTACH_ARGS_MAX (64u << 20)  /* --auto-args: a line per function */
 
 struct attach_hello {
 	uint32_t magic;
@@ -42,7 +43,9 @@ struct attach_hello {
 	uint32_t notrace_len;
 	uint32_t sites;       /* 1 compiled, 2 relocated, 3 both (SITE_KINDS_*) */
 	uint32_t triggers_len; /* --snapshot --trigger lines that follow the globs */
-	uint32_t pad;
+	uint32_t max_string;   /* --max-string (0: the default) */
+	uint32_t args_len;     /* -A / -R / --auto-args lines (agent/record/args.h) that follow */
+	uint32_t arg_filters_len; /* -F value filters that follow */
 	uint64_t trigger_gap_ns;
 	uint64_t trigger_after_ns;
 };

@@ -391,13 +391,26 @@ static int configure_lines(const char *lines, int filters)
 	return err;
 }
 
+void args_reset(void)
+{
+	for (uint32_t i = 0; args_table.specs && i < args_table.cnt; i++)
+		free(args_table.specs[i]);
+	free(args_table.specs);
+	args_table.specs = NULL;
+	args_table.cnt = 0;
+	free(by_name);
+	by_name = NULL;
+	by_name_cnt = 0;
+}
+
 int args_configure(const char *lines, const char *filters)
 {
 	int total = needle_site_count(), err = 0;
 
+	args_reset();
 	if (total <= 0)
 		return -ENOENT;
-	if (!args_table.specs && !(args_table.specs = calloc((size_t)total, sizeof(*args_table.specs))))
+	if (!(args_table.specs = calloc((size_t)total, sizeof(*args_table.specs))))
 		return -ENOMEM;
 	args_table.cnt = (uint32_t)total;
 	ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);

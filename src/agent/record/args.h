@@ -60,6 +60,9 @@ extern struct args_table args_table;
  * and NEEDLE_ARG_FILTERS ("GLOB\tITEM\tOP\tVALUE"); either may be NULL.
  * 0, -EINVAL (a malformed line), -ENOENT (no function matches), -ENOMEM. */
 int args_configure(const char *lines, const char *filters);
+/* Drop the table: before a new recording (-p attaches again), when no
+ * handler of the last one runs any more. */
+void args_reset(void);
 /* Bytes of a string argument kept (--max-string), at most ARG_STRING_MAX. */
 void args_set_max_string(uint32_t bytes);
 

@@ -829,8 +829,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "the program has no patchable function entries: record it without "
 			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
-	if (cfg->max_string)
-		args_set_max_string(cfg->max_string);
+	args_set_max_string(cfg->max_string ? cfg->max_string : 64);
+	args_reset(); /* the last recording's link is detached and synchronized */
 	if (((cfg->args && *cfg->args) || (cfg->arg_filters && *cfg->arg_filters)) &&
 	    (err = args_configure(cfg->args, cfg->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");

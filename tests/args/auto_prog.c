@@ -1,0 +1,158 @@
+/* auto_prog - functions whose arguments and return values needle record
+ * --auto-args names and types from DWARF: integers of every width and
+ * sign, char, bool, an enum, doubles and a float, strings (NULL and a bad
+ * pointer too), structs passed and returned in registers (INTEGER, SSE
+ * and mixed eightbytes), one passed in memory, varargs and a void
+ * function.  Prints every call as replay should show it, so that a test
+ * compares the two exactly.
+ *
+ *   auto_prog          the calls, once each (and t_count 100 times)
+ *   auto_prog serve F  call t_count until the file F exists (for -p) */
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+enum mode { M_READ = 1, M_WRITE = 2, M_APPEND = 4 };
+struct pt { int x, y; };
+struct vec2 { double x, y; };
+struct rec { long id; float w, h; };
+struct big { long a, b, c; };
+
+#define KEEP __attribute__((noinline)) __attribute__((used))
+
+KEEP long t_ints(int8_t a, uint16_t b, int32_t c, uint64_t d, int64_t e, char ch)
+{
+	__asm__ volatile("");
+	return (long)a + b + c + (long)d + e + ch;
+}
+
+KEEP double t_fp(double x, float y)
+{
+	__asm__ volatile("");
+	return x * y;
+}
+
+KEEP int t_enum(enum mode m, bool on)
+{
+	__asm__ volatile("");
+	return on ? (int)m : -1;
+}
+
+KEEP size_t t_str(const char *key, const char *other)
+{
+	__asm__ volatile("" : : "r"(other));
+	return key ? strlen(key) : 0;
+}
+
+KEEP int t_pt(struct pt p, short k)
+{
+	__asm__ volatile("");
+	return p.x * p.y + k;
+}
+
+KEEP struct pt t_mkpt(int x, int y)
+{
+	__asm__ volatile("");
+	return (struct pt){ x, y };
+}
+
+KEEP struct vec2 t_vec(struct vec2 v, double k)
+{
+	__asm__ volatile("");
+	return (struct vec2){ v.x * k, v.y * k };
+}
+
+KEEP long t_rec(struct rec r)
+{
+	__asm__ volatile("");
+	return r.id + (long)(r.w * r.h);
+}
+
+KEEP long t_big(struct big b, int after)
+{
+	__asm__ volatile("");
+	return b.a + b.b + b.c + after;
+}
+
+KEEP int t_var(int n, ...)
+{
+	va_list ap;
+	int s = 0;
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+		s += va_arg(ap, int);
+	va_end(ap);
+	return s;
+}
+
+static volatile int sink;
+
+KEEP void t_void(unsigned x)
+{
+	sink = (int)x;
+}
+
+KEEP int t_count(int i)
+{
+	__asm__ volatile("");
+	return i * 2;
+}
+
+static const char *bool_name(bool b)
+{
+	return b ? "true" : "false";
+}
+
+static const char *mode_name(enum mode m)
+{
+	return m == M_READ ? "M_READ" : m == M_WRITE ? "M_WRITE" : m == M_APPEND ? "M_APPEND" : "?";
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "serve")) {
+		for (int i = 0; access(argv[2], F_OK); i++) {
+			int r = t_count(i);
+			printf("t_count(i=%d) = %d;\n", i, r);
+			fflush(stdout);
+			usleep(1000);
+		}
+		return 0;
+	}
+	long l = t_ints(-5, 60000, -100000, 1ull << 40, -(1ll << 50), 'q');
+	printf("t_ints(a=%d, b=%u, c=%d, d=%llu, e=%lld, ch='%c') = %ld;\n", -5, 60000, -100000, 1ull << 40,
+	       -(1ll << 50), 'q', l);
+	double d = t_fp(2.5, 0.25f);
+	printf("t_fp(x=%g, y=%g) = %g;\n", 2.5, 0.25, d);
+	for (int i = 0; i < 3; i++) {
+		enum mode m = (enum mode)(1 << i);
+		int r = t_enum(m, i != 1);
+		printf("t_enum(m=%s, on=%s) = %d;\n", mode_name(m), bool_name(i != 1), r);
+	}
+	int r = t_enum((enum mode)3, true);
+	printf("t_enum(m=3, on=true) = %d;\n", r);
+	size_t n = t_str("user:42", NULL);
+	printf("t_str(key=\"user:42\", other=NULL) = %zu;\n", n);
+	n = t_str("", (const char *)0x10);
+	printf("t_str(key=\"\", other=(bad ptr 0x10)) = %zu;\n", n);
+	r = t_pt((struct pt){ 3, -4 }, 7);
+	printf("t_pt(p.x=3, p.y=-4, k=7) = %d;\n", r);
+	struct pt p = t_mkpt(-1, 2);
+	printf("t_mkpt(x=-1, y=2) = {x=%d, y=%d};\n", p.x, p.y);
+	struct vec2 v = t_vec((struct vec2){ 1.5, -2 }, 2);
+	printf("t_vec(v.x=1.5, v.y=-2, k=2) = {x=%g, y=%g};\n", v.x, v.y);
+	l = t_rec((struct rec){ 77, 1.5f, 4 });
+	printf("t_rec(r.id=77, r.w=1.5, r.h=4) = %ld;\n", l);
+	l = t_big((struct big){ 1, 2, 3 }, 9);
+	printf("t_big(after=9) = %ld;\n", l);
+	r = t_var(3, 10, 20, 30);
+	printf("t_var(n=3, ...) = %d;\n", r);
+	t_void(12345);
+	printf("t_void(x=12345);\n");
+	for (int i = 0; i < 100; i++)
+		sink += t_count(i);
+	return 0;
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test_auto_args - needle record --auto-args: every argument and return
+# value named and typed from the program's DWARF (integers of every width
+# and sign, char, bool, enums by name, doubles and a float, strings with
+# NULL and a bad pointer, structs in registers by field, a struct in
+# memory left out, varargs shown as "..."), compared exactly with what the
+# program printed of its own calls; specs checked against DWARF; value
+# filters counted exactly; -A / -R / --auto-args on a running process (-p).
+. "$(dirname "$0")/lib.sh"
+P="$PROGS/auto_prog"
+
+"$P" >"$T/plain"
+"$NEEDLE" record -o "$T/a.data" --auto-args -F 't_*' -- "$P" >"$T/out" 2>"$T/err"
+check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
+"$NEEDLE" replay -i "$T/a.data" >"$T/r"
+check_eq "replay reads it" "$?" 0
+grep -E '\| +t_' "$T/r" | grep -v 't_count' | sed 's/.*| *//' >"$T/got"
+check_eq "every call with the names, types and values the program printed ($(wc -l <"$T/plain") lines)" \
+	"$(diff "$T/plain" "$T/got" >/dev/null && echo same || diff "$T/plain" "$T/got" | head -6)" same
+check_eq "t_count: 100 calls, each with its argument and twice it returned" \
+	"$(grep -cE 't_count\(i=([0-9]+)\) = [0-9]+;' "$T/r")" 100
+check_eq "t_count values: i and 2i" \
+	"$(grep -oE 't_count\(i=[0-9]+\) = [0-9]+' "$T/r" | awk -F'[=)]' '{ if ($4 + 0 != 2 * $2) bad++ } END { print bad + 0 }')" 0
+"$NEEDLE" export --format=chrome -i "$T/a.data" -o "$T/a.json"
+check "Chrome export: the names as args" grep -q '"args":{"m":"M_WRITE","on":"false"}' "$T/a.json"
+check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":"2"}' "$T/a.json"
+"$NEEDLE" export --format=perfetto -i "$T/a.data" -o "$T/a.pftrace"
+check "Perfetto export: names and strings as debug annotations" \
+	sh -c "grep -qa 'key' '$T/a.pftrace' && grep -qa 'user:42' '$T/a.pftrace' && grep -qa 'M_APPEND' '$T/a.pftrace'"
+
+# Specs name parameters; -A for a function replaces what DWARF would show.
+"$NEEDLE" record -o "$T/n.data" --auto-args -A 't_str@key/s' -A 't_ints@c/x,ch' -F 't_*' -- "$P" >/dev/null 2>&1
+"$NEEDLE" replay -i "$T/n.data" >"$T/nr"
+check_eq "-A by parameter name: shown under that name" "$(grep -c 't_str(key="user:42") = 7;' "$T/nr")" 1
+check_eq "-A c/x: hex, and the char as a char" "$(grep -c "t_ints(c=0xfffe7960, ch='q') = " "$T/nr")" 1
+check_eq "--auto-args still names the rest" "$(grep -c 't_fp(x=2.5, y=0.25) = 0.625;' "$T/nr")" 1
+
+# Value filters: only the calls whose argument compares so.
+"$NEEDLE" record -o "$T/f.data" -F 't_count@i>=60' -- "$P" >/dev/null 2>&1
+check_eq "-F 't_count@i>=60': 40 calls of 100" "$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_count" { print $5 }')" 40
+"$NEEDLE" record -o "$T/f.data" -F 't_count@arg1<10' -F 't_count@arg1==3' -- "$P" >/dev/null 2>&1
+check_eq "-F twice on a function: the last test holds (arg1==3): 1 call" \
+	"$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_count" { print $5 }')" 1
+"$NEEDLE" record -o "$T/f.data" -F 't_enum@m!=2' -A 't_enum@m' -- "$P" >/dev/null 2>&1
+check_eq "-F 't_enum@m!=2': the enum by value, 3 calls of 4" "$("$NEEDLE" replay -i "$T/f.data" | grep -c 't_enum(m=')" 3
+check_eq "... and M_WRITE not among them" "$("$NEEDLE" replay -i "$T/f.data" | grep -c 'M_WRITE')" 0
+"$NEEDLE" record -o "$T/f.data" -F 't_fp@fparg1>2.4' -F 't_fp@fparg1<2.6' -- "$P" >/dev/null 2>&1
+check_eq "-F on a double" "$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_fp" { print $5 }')" 1
+
+# Bad input: one line, exit status 1, the program never started.
+bad() { # what, expected message part, needle args...
+	local what=$1 want=$2
+	shift 2
+	rm -f "$T/ran"
+	"$NEEDLE" record -o "$T/bad.data" "$@" -- sh -c "touch '$T/ran'; exec '$P'" >/dev/null 2>"$T/e"
+	local rc=$?
+	check_eq "$what: refused" "$rc" 1
+	check "$what: says so ($(head -1 "$T/e"))" grep -q -- "$want" "$T/e"
+	check_eq "$what: one line" "$(wc -l <"$T/e")" 1
+}
+badp() { # the same on the program itself (DWARF is the program's)
+	local what=$1 want=$2
+	shift 2
+	"$NEEDLE" record -o "$T/bad.data" "$@" -- "$P" >"$T/o" 2>"$T/e"
+	local rc=$?
+	check_eq "$what: refused" "$rc" 1
+	check "$what: says so ($(head -1 "$T/e"))" grep -q -- "$want" "$T/e"
+	check_eq "$what: one line, the program not run" "$(wc -l <"$T/e") $(wc -c <"$T/o")" "1 0"
+}
+badp "an argument the function does not have" "t_fp has no arg1" -A 't_fp@arg1/d'
+badp "a parameter name it does not have" "no parameter 'nokey'" -A 't_str@nokey'
+badp "a string format on a non-pointer" "is not a pointer" -A 't_pt@k/s'
+badp "a string format on an integer register" "arg1 of t_count ('i') is an integer" -A 't_count@arg1/s'
+badp "a return value of a void function" "t_void returns nothing" -R 't_void@retval/d'
+badp "a floating-point argument it does not have" "has no fparg3" -A 't_fp@fparg3'
+badp "a filter on a name it does not have" "no parameter 'j'" -F 't_count@j>1'
+badp "a name with a glob" "needs one function" -A 't_*@key'
+check_eq "bad -F syntax: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@i=>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
+check_eq "-F on the return value: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@retval>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
+bad "--auto-args on a program without debug info" "no debug info" --auto-args
+check "nothing left behind" test ! -e "$T/bad.data"
+
+# -p: --auto-args and a value filter on a running process.
+rm -f "$T/stop"
+"$P" serve "$T/stop" >"$T/serve.out" &
+pid=$!
+sleep 0.3
+"$NEEDLE" record -p "$pid" --duration=0.3 -o "$T/p.data" --auto-args -F 't_count@i>=0' >/dev/null 2>"$T/perr"
+check_eq "-p --auto-args: recorded ($(tail -1 "$T/perr"))" "$?" 0
+touch "$T/stop"
+wait "$pid"
+check_eq "-p: the process ends normally" "$?" 0
+"$NEEDLE" replay -i "$T/p.data" | grep -oE 't_count\(i=[0-9]+\) = [0-9]+;' >"$T/pgot"
+check "-p: calls recorded" test -s "$T/pgot"
+check_eq "-p: every recorded call is one the process printed" \
+	"$(sort "$T/pgot" | comm -23 - <(sort "$T/serve.out") | wc -l)" 0
+# The same process again, without values: the last session's specs are gone.
+rm -f "$T/stop"
+"$P" serve "$T/stop" >"$T/serve.out" &
+pid=$!
+sleep 0.2
+"$NEEDLE" record -p "$pid" --duration=0.2 -o "$T/p1.data" -A 't_count@i' >/dev/null 2>&1
+"$NEEDLE" record -p "$pid" --duration=0.2 -o "$T/p2.data" -F t_count >/dev/null 2>&1
+touch "$T/stop"
+wait "$pid"
+check "-p -A: values recorded" grep -q 't_count(i=' <("$NEEDLE" replay -i "$T/p1.data")
+check_eq "-p again without -A: no values" "$("$NEEDLE" replay -i "$T/p2.data" | grep -c 't_count(i=')" 0
+check "-p again: calls recorded" grep -q 't_count()' <("$NEEDLE" replay -i "$T/p2.data")
+
+# Lua from Debian's source (-g): the interpreter's own functions.
+LUA="$BUILD/third_party/lua"
+if [ -x "$LUA" ] || "$(dirname "$0")/../real/build_real_programs.sh" "$BUILD" >"$T/build.log" 2>&1; then
+	"$NEEDLE" record -o "$T/lua.data" --auto-args -F luaS_newlstr -F luaB_print -F math_sqrt -F lua_pushnumber \
+		-- "$LUA" -e 'print("hello-needle"); print(math.sqrt(2.25))' >"$T/lua.out" 2>/dev/null
+	check_eq "lua: output" "$(cat "$T/lua.out")" "$(printf 'hello-needle\n1.5')"
+	"$NEEDLE" replay -i "$T/lua.data" >"$T/lr"
+	check_eq "lua: luaS_newlstr(L, str, l) made the string print printed, with its length" \
+		"$(grep -c 'luaS_newlstr(L=0x[0-9a-f]*, str="hello-needle.*, l=12) = 0x' "$T/lr")" 1
+	check_eq "lua: lua_pushnumber(L, n) pushed the square root print printed" \
+		"$(grep -c 'lua_pushnumber(L=0x[0-9a-f]*, n=1.5)' "$T/lr")" 1
+	check_eq "lua: luaB_print returns 0 results, twice" "$(grep -c '} = 0 /\* luaB_print \*/' "$T/lr")" 2
+else
+	fail "build Lua from Debian's source"
+fi
