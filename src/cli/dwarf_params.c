@@ -19,9 +19,10 @@
  *    memory whole; bigger aggregates, long double and anything the ABI
  *    puts in memory take no register and are not shown (on_stack).
  *  - A function is keyed by the symbol its code starts at, looked up in
- *    the ELF symbol table at its DWARF entry address: a clone gcc made
- *    with another signature (f.constprop.0, f.isra.0) has a symbol of
- *    its own, so the DWARF of f never describes it.
+ *    the ELF symbol table at its DWARF entry address.  A clone gcc made
+ *    with another signature (f.constprop.0, f.isra.0, f.part.0) has a
+ *    symbol of its own, and its DWARF still lists f's parameters, some
+ *    of which it no longer takes: symbols with a '.' get nothing.
  *  - Two definitions behind one symbol name (static functions of two
  *    files) that disagree are marked ambiguous: nothing is shown for
  *    that name rather than values under the wrong names.
@@ -474,7 +475,9 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	GElf_Sym sym;
 	GElf_Off off;
 	const char *name = dwfl_module_addrinfo(mod, lo + bias, &off, &sym, NULL, NULL, NULL);
-	if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+	/* A clone gcc made (f.constprop.0, f.isra.0, f.part.0) is described
+	 * by f's parameters, some of which it no longer takes: none. */
+	if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strchr(name, '.'))
 		return 0;
 	struct dw_info *info = l->info;
 	if (info->cnt == l->cap) {
