@@ -101,6 +101,13 @@ KEEP int t_count(int i)
 	return i * 2;
 }
 
+/* Always called with b = 7: gcc -O2 makes t_clone.constprop.0, which
+ * takes a alone while its DWARF still lists a and b. */
+static __attribute__((noinline)) int t_clone(int a, int b)
+{
+	return a * b + (a ^ b);
+}
+
 static const char *bool_name(bool b)
 {
 	return b ? "true" : "false";
@@ -154,5 +161,7 @@ int main(int argc, char **argv)
 	printf("t_void(x=12345);\n");
 	for (int i = 0; i < 100; i++)
 		sink += t_count(i);
+	for (int i = 0; i < 5; i++)
+		sink += t_clone(i + argc, 7);
 	return 0;
 }

@@ -15,13 +15,17 @@ check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 "$NEEDLE" replay -i "$T/a.data" >"$T/r"
 check_eq "replay reads it" "$?" 0
-grep -E '\| +t_' "$T/r" | grep -v 't_count' | sed 's/.*| *//' >"$T/got"
+grep -E '\| +t_' "$T/r" | grep -vE 't_count|t_clone' | sed 's/.*| *//' >"$T/got"
 check_eq "every call with the names, types and values the program printed ($(wc -l <"$T/plain") lines)" \
 	"$(diff "$T/plain" "$T/got" >/dev/null && echo same || diff "$T/plain" "$T/got" | head -6)" same
 check_eq "t_count: 100 calls, each with its argument and twice it returned" \
 	"$(grep -cE 't_count\(i=([0-9]+)\) = [0-9]+;' "$T/r")" 100
 check_eq "t_count values: i and 2i" \
 	"$(grep -oE 't_count\(i=[0-9]+\) = [0-9]+' "$T/r" | awk -F'[=)]' '{ if ($4 + 0 != 2 * $2) bad++ } END { print bad + 0 }')" 0
+# gcc -O2 clones t_clone (always called with b = 7) as t_clone.constprop.0.
+check "gcc made a clone of t_clone" sh -c "nm '$P' | grep -q 't_clone\.'"
+check_eq "the clone: 5 calls, no values (its DWARF lists the original's parameters)" \
+	"$(grep -cE '\| +t_clone\.[a-z]+\.[0-9]+\(\);' "$T/r")" 5
 "$NEEDLE" export --format=chrome -i "$T/a.data" -o "$T/a.json"
 check "Chrome export: the names as args" grep -q '"args":{"m":"M_WRITE","on":"false"}' "$T/a.json"
 check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":"2"}' "$T/a.json"
