@@ -56,14 +56,14 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
-int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
-			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+static int each_event(struct trace *t, uint32_t tid, struct call_tree *tree, trace_mark_fn mark_fn, void *mark_arg,
+		      int (*fn)(const struct trace_event *ev, void *arg), void *arg)
 {
 	struct trace_iter it;
 	struct trace_event ev;
 	int r;
 
-	if (trace_iter_init_tree(&it, t, tid, tree)) {
+	if (trace_iter_init_mark(&it, t, tid, tree, mark_fn, mark_arg)) {
 		cli_error("%s: %s", t->path, it.err);
 		trace_iter_free(&it);
 		return 1;
@@ -77,6 +77,18 @@ int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, tree, NULL, NULL, fn, arg);
+}
+
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, NULL, mark_fn, mark_arg, fn, arg);
 }
 
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)

@@ -32,6 +32,9 @@ int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_
 /* The same, with every call's node in tree (trace_event.node). */
 int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
 			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call marked by mark_fn (trace_iter_init_mark). */
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
 
 /* Output.  A view stops as soon as a write fails (view_output_failed,
  * checked after each event, remembers why), and view_close_output flushes
