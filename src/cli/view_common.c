@@ -289,40 +289,131 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
 	return (int)off;
 }
 
-int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
-		    size_t val_len)
+/* One item of a data block (file-format.md, TAG_DATA). */
+struct value_item {
+	unsigned kind, index, fmt, bits; /* bits as stored: 0-64, or 1/2 for a string's NULL/bad pointer */
+	size_t len;                      /* of the value bytes, at v */
+	const uint8_t *v;
+	uint64_t word;                   /* the first 8 value bytes */
+};
+
+/* The next item from *at: 1 with it in *it, 0 when there is none left.
+ * ret selects return values (kinds 2 and 3) or arguments (0 and 1). */
+static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct value_item *it)
 {
 	while (*at + 8 <= n) {
 		uint64_t item;
 		memcpy(&item, data + *at, 8);
 		size_t len = (size_t)(item >> 32);
-		const uint8_t *v = data + *at + 8;
 		if (len > n - *at - 8)
 			return 0; /* cut short (a view keeps only so many bytes) */
+		it->v = data + *at + 8;
 		*at += 8 + len;
-		unsigned kind = item & 0xff, index = (item >> 8) & 0xff, fmt = (item >> 16) & 0xff,
-			 bits = (item >> 24) & 0xff;
-		if ((kind >= 2) != ret)
+		it->kind = item & 0xff;
+		it->index = (item >> 8) & 0xff;
+		it->fmt = (item >> 16) & 0xff;
+		it->bits = (item >> 24) & 0xff;
+		it->len = len;
+		if ((it->kind >= 2) != ret)
 			continue;
-		if (ret)
-			snprintf(name, name_len, "retval");
-		else
-			snprintf(name, name_len, "%s%u", kind == 1 ? "fparg" : "arg", index);
-		uint64_t w = 0;
-		memcpy(&w, v, len < 8 ? len : 8);
-		if (fmt == 's') {
-			if (bits == 1)
-				snprintf(val, val_len, "NULL");
-			else if (bits == 2)
-				snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)w);
-			else
-				format_string(val, val_len, v, len);
-		} else {
-			format_value(val, val_len, fmt, bits == 0 || bits > 64 ? 64 : bits, w);
-		}
+		it->word = 0;
+		memcpy(&it->word, it->v, len < 8 ? len : 8);
 		return 1;
 	}
 	return 0;
+}
+
+int view_value_next(const uint8_t *data, size_t n, size_t *at, int ret, char *name, size_t name_len, char *val,
+		    size_t val_len)
+{
+	struct value_item it;
+
+	if (!item_next(data, n, at, ret, &it))
+		return 0;
+	if (ret)
+		snprintf(name, name_len, "retval");
+	else
+		snprintf(name, name_len, "%s%u", it.kind == 1 ? "fparg" : "arg", it.index);
+	if (it.fmt == 's') {
+		if (it.bits == 1)
+			snprintf(val, val_len, "NULL");
+		else if (it.bits == 2)
+			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
+		else
+			format_string(val, val_len, it.v, it.len);
+	} else {
+		format_value(val, val_len, it.fmt, it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word);
+	}
+	return 1;
+}
+
+int view_parse_int(const char *s, struct view_int *v)
+{
+	int neg = *s == '-', base = 10;
+	uint64_t mag = 0;
+
+	s += neg;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d;
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (mag > (UINT64_MAX - d) / (unsigned)base)
+			return -1;
+		mag = mag * (unsigned)base + d;
+	}
+	/* -2^63 is the most negative 64-bit value. */
+	if (neg && mag > (uint64_t)1 << 63)
+		return -1;
+	v->mag = mag;
+	v->neg = neg && mag;
+	return 0;
+}
+
+int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
+{
+	struct value_item it;
+	size_t at = 0;
+
+	if (!item_next(data, n, &at, 1, &it))
+		return -1;
+	unsigned bits = it.bits == 0 || it.bits > 64 ? 64 : it.bits;
+	switch (it.fmt) {
+	case 'd': {
+		int64_t sv = bits >= 64 ? (int64_t)it.word : (int64_t)(it.word << (64 - bits)) >> (64 - bits);
+		/* The magnitude of a negative sv, -INT64_MIN included. */
+		return v->neg ? sv < 0 && (uint64_t)0 - (uint64_t)sv == v->mag : sv >= 0 && (uint64_t)sv == v->mag;
+	}
+	case 'f': {
+		double d, want = v->neg ? -(double)v->mag : (double)v->mag;
+		if (bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)it.word;
+			memcpy(&f, &w, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &it.word, sizeof(d));
+		}
+		return d == want;
+	}
+	case 's':
+		if (it.bits == 1)
+			return !v->mag;
+		return it.bits == 2 && !v->neg && it.word == v->mag;
+	default: /* u, x, c, p */
+		return !v->neg && it.word == v->mag;
+	}
 }
 
 size_t view_format_values(char *buf, size_t len, const uint8_t *data, size_t n, int ret)
