@@ -143,6 +143,10 @@ TESTS += $(TEST_BUILD)/cli/sleeper
 $(TEST_BUILD)/cli/args_prog: tests/args/args_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/cli/args_prog
+# Grouping and filtering by those values (tests/cli/test_args_views.sh).
+$(TEST_BUILD)/cli/args_views_prog: tests/args/args_views_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/args_views_prog
 
 
 $(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)

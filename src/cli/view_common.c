@@ -57,14 +57,14 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
-int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
-			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+static int each_event(struct trace *t, uint32_t tid, struct call_tree *tree, trace_mark_fn mark_fn, void *mark_arg,
+		      int (*fn)(const struct trace_event *ev, void *arg), void *arg)
 {
 	struct trace_iter it;
 	struct trace_event ev;
 	int r;
 
-	if (trace_iter_init_tree(&it, t, tid, tree)) {
+	if (trace_iter_init_mark(&it, t, tid, tree, mark_fn, mark_arg)) {
 		cli_error("%s: %s", t->path, it.err);
 		trace_iter_free(&it);
 		return 1;
@@ -78,6 +78,18 @@ int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, tree, NULL, NULL, fn, arg);
+}
+
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, NULL, mark_fn, mark_arg, fn, arg);
 }
 
 int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
@@ -278,54 +290,149 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
 	return (int)off;
 }
 
-int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
-		    char *val, size_t val_len)
-{
-	const uint8_t *data = ev->data;
-	size_t n = ev->data_len;
-	int ret = ev->kind == TEV_EXIT;
-	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+/* One item of a data block (file-format.md, TAG_DATA). */
+struct value_item {
+	unsigned kind, index, fmt, bits; /* bits as stored: 0-64, or 1/2 for a string's NULL/bad pointer */
+	unsigned shift;                  /* byte offset in its register (a struct's field) */
+	size_t len;                      /* of the value bytes, at v */
+	const uint8_t *v;
+	uint64_t word;                   /* the first 8 value bytes */
+};
 
+/* The next item from *at: 1 with it in *it, 0 when there is none left.
+ * ret selects return values (kinds 2 to 5) or arguments (0 and 1). */
+static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct value_item *it)
+{
 	while (*at + 8 <= n) {
 		uint64_t item;
 		memcpy(&item, data + *at, 8);
 		size_t len = arg_item_len(item);
-		const uint8_t *v = data + *at + 8;
 		if (len > n - *at - 8)
 			return 0; /* cut short (a view keeps only so many bytes) */
+		it->v = data + *at + 8;
 		*at += 8 + len;
-		unsigned kind = item & 0xff, index = (item >> 8) & 0xff, fmt = (item >> 16) & 0xff,
-			 bits = (item >> 24) & 0xff;
-		if (arg_kind_is_ret(kind) != ret)
+		it->kind = item & 0xff;
+		it->index = (item >> 8) & 0xff;
+		it->fmt = (item >> 16) & 0xff;
+		it->bits = (item >> 24) & 0xff;
+		it->shift = arg_item_shift(item);
+		it->len = len;
+		if (arg_kind_is_ret(it->kind) != ret)
 			continue;
-		const struct arg_name *an = arg_names_item(names, kind, index, arg_item_shift(item));
-		if (an && *an->label)
-			snprintf(name, name_len, "%s", an->label);
-		else if (ret)
-			snprintf(name, name_len, "retval");
-		else
-			snprintf(name, name_len, "%s%u", kind == ARG_KIND_FP ? "fparg" : "arg", index);
-		uint64_t w = 0;
-		memcpy(&w, v, len < 8 ? len : 8);
-		const char *enumerator;
-		if (fmt == 's') {
-			if (bits == 1)
-				snprintf(val, val_len, "NULL");
-			else if (bits == 2)
-				snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)w);
-			else
-				format_string(val, val_len, v, len);
-		} else if (fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, w, bits))) {
-			snprintf(val, val_len, "%s", enumerator);
-		} else if (fmt == 'b' && w <= 1) {
-			snprintf(val, val_len, "%s", w ? "true" : "false");
-		} else {
-			format_value(val, val_len, fmt == 'e' || fmt == 'b' ? 'd' : (char)fmt,
-				     bits == 0 || bits > 64 ? 64 : bits, w);
-		}
+		it->word = 0;
+		memcpy(&it->word, it->v, len < 8 ? len : 8);
 		return 1;
 	}
 	return 0;
+}
+
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len)
+{
+	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+	struct value_item it;
+
+	if (!item_next(ev->data, ev->data_len, at, ev->kind == TEV_EXIT, &it))
+		return 0;
+	const struct arg_name *an = arg_names_item(names, it.kind, it.index, it.shift);
+	if (an && *an->label)
+		snprintf(name, name_len, "%s", an->label);
+	else if (ev->kind == TEV_EXIT)
+		snprintf(name, name_len, "retval");
+	else
+		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
+	const char *enumerator;
+	if (it.fmt == 's') {
+		if (it.bits == 1)
+			snprintf(val, val_len, "NULL");
+		else if (it.bits == 2)
+			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
+		else
+			format_string(val, val_len, it.v, it.len);
+	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
+		snprintf(val, val_len, "%s", enumerator);
+	} else if (it.fmt == 'b' && it.word <= 1) {
+		snprintf(val, val_len, "%s", it.word ? "true" : "false");
+	} else {
+		format_value(val, val_len, it.fmt == 'e' || it.fmt == 'b' ? 'd' : (char)it.fmt,
+			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word);
+	}
+	return 1;
+}
+
+int view_parse_int(const char *s, struct view_int *v)
+{
+	int neg = *s == '-', base = 10;
+	uint64_t mag = 0;
+
+	s += neg;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d;
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (mag > (UINT64_MAX - d) / (unsigned)base)
+			return -1;
+		mag = mag * (unsigned)base + d;
+	}
+	/* -2^63 is the most negative 64-bit value. */
+	if (neg && mag > (uint64_t)1 << 63)
+		return -1;
+	v->mag = mag;
+	v->neg = neg && mag;
+	return 0;
+}
+
+int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
+{
+	struct value_item it;
+	size_t at = 0;
+
+	if (!item_next(data, n, &at, 1, &it))
+		return -1;
+	/* A struct returned in registers (its fields) is not a number. */
+	struct value_item more;
+	if (item_next(data, n, &at, 1, &more))
+		return -1;
+	unsigned bits = it.bits == 0 || it.bits > 64 ? 64 : it.bits;
+	switch (it.fmt) {
+	case 'd':
+	case 'e':
+	case 'b': {
+		int64_t sv = bits >= 64 ? (int64_t)it.word : (int64_t)(it.word << (64 - bits)) >> (64 - bits);
+		/* The magnitude of a negative sv, -INT64_MIN included. */
+		return v->neg ? sv < 0 && (uint64_t)0 - (uint64_t)sv == v->mag : sv >= 0 && (uint64_t)sv == v->mag;
+	}
+	case 'f': {
+		double d, want = v->neg ? -(double)v->mag : (double)v->mag;
+		if (bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)it.word;
+			memcpy(&f, &w, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &it.word, sizeof(d));
+		}
+		return d == want;
+	}
+	case 's':
+		if (it.bits == 1)
+			return !v->mag;
+		return it.bits == 2 && !v->neg && it.word == v->mag;
+	default: /* u, x, c, p */
+		return !v->neg && it.word == v->mag;
+	}
 }
 
 size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)

@@ -32,6 +32,9 @@ int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_
 /* The same, with every call's node in tree (trace_event.node). */
 int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
 			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call marked by mark_fn (trace_iter_init_mark). */
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
 
 /* Output.  A view stops as soon as a write fails (view_output_failed,
  * checked after each event, remembers why), and view_close_output flushes
@@ -69,6 +72,24 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
  * "retval") and its text.  1 with a value, 0 when there is none left. */
 int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
 		    char *val, size_t val_len);
+/* An integer from the command line (replay --ret-eq): decimal or 0x hex,
+ * with an optional '-' ("-1", "0x7f", "-0x10").  Kept as sign and
+ * magnitude, so that every value of a signed or an unsigned 64-bit format
+ * can be given. */
+struct view_int {
+	uint64_t mag;
+	int neg; /* never with mag 0 */
+};
+/* 0, or -1 if s is not such an integer (or does not fit). */
+int view_parse_int(const char *s, struct view_int *v);
+/* Whether the return value in an exit's data block equals v, compared as
+ * the number its format says: d as a signed integer of its bits, u, x, c
+ * and p as unsigned ones (a negative v equals none), f numerically; a
+ * string (s) as its pointer: NULL is 0, an unreadable pointer its
+ * address, a string that was read equals no v.  1, 0, or -1 when the
+ * block has no return value, or one of several values (a struct). */
+int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v);
+/* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
 /* v in decimal at p; returns the number of digits. */
 int view_format_u64(char *p, uint64_t v);

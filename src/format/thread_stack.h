@@ -24,6 +24,7 @@ struct frame {
 	uint32_t node;      /* call tree node (reader, when a view asks for paths) */
 	uint64_t ns;        /* entry time (reader) */
 	uint64_t child_ns;  /* time spent in children (views) */
+	uint32_t mark;      /* the view's mark of the call (reader, trace_iter_init_mark) */
 };
 
 struct context_stacks;

@@ -792,6 +792,7 @@ static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns
 		.site = f->site,
 		.depth = (uint32_t)c->stack.depth,
 		.node = f->node,
+		.mark = f->mark,
 		.kind = TEV_EXIT,
 		.flags = flags,
 	};
@@ -929,12 +930,15 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 					   .depth = (uint32_t)c->stack.depth, .node = node };
 		if (take_data(it, c, e))
 			return -1;
+		if (it->mark)
+			e->mark = it->mark(e, it->mark_arg);
 		if (!flat) {
 			if (thread_stack_push(&c->stack, site, ns)) {
 				set_err(it->err, sizeof(it->err), "out of memory");
 				return -1;
 			}
 			c->stack.v[c->stack.depth - 1].node = node;
+			c->stack.v[c->stack.depth - 1].mark = e->mark;
 		}
 		return 1;
 	}
@@ -1044,11 +1048,14 @@ static void heap_down(struct trace_iter *it, size_t i)
 	}
 }
 
-int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree)
+int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
+			 trace_mark_fn fn, void *arg)
 {
 	memset(it, 0, sizeof(*it));
 	it->t = t;
 	it->tree = tree;
+	it->mark = fn;
+	it->mark_arg = arg;
 	it->cursors = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->cursors));
 	it->heap = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->heap));
 	if (!it->cursors || !it->heap) {
@@ -1080,9 +1087,14 @@ int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, s
 	return 0;
 }
 
+int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree)
+{
+	return trace_iter_init_mark(it, t, tid, tree, NULL, NULL);
+}
+
 int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
 {
-	return trace_iter_init_tree(it, t, tid, NULL);
+	return trace_iter_init_mark(it, t, tid, NULL, NULL, NULL);
 }
 
 int trace_iter_next(struct trace_iter *it, struct trace_event *ev)

@@ -143,6 +143,7 @@ struct trace_event {
 	uint32_t site;
 	uint32_t depth;     /* nesting depth of the call, 0 = outermost */
 	uint32_t node;      /* call tree node of the call (iterations with a tree) */
+	uint32_t mark;      /* entries and exits: the view's mark of the call (trace_iter_init_mark) */
 	uint8_t kind;
 	uint8_t flags;
 	uint16_t data_len;        /* bytes at data: values captured (-A / -R), 0 if none */
@@ -154,9 +155,14 @@ struct trace_event {
 
 struct trace_cursor;
 
+/* A view's mark for a call, from its entry (trace_iter_init_mark). */
+typedef uint32_t (*trace_mark_fn)(const struct trace_event *entry, void *arg);
+
 struct trace_iter {
 	struct trace *t;
 	struct call_tree *tree;
+	trace_mark_fn mark;
+	void *mark_arg;
 	struct trace_cursor *cursors;
 	size_t cursor_cnt;
 	size_t *heap;
@@ -170,6 +176,18 @@ struct trace_iter {
 int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid);
 /* The same, and give every call its node in tree (trace_event.node). */
 int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree);
+/* The same (tree may be NULL), and give every call the mark fn returns
+ * for its entry: fn sees each entry as it is decoded, its data valid,
+ * possibly a few events before the view does, and the mark comes back in
+ * trace_event.mark with the entry and with the call's exit, whichever
+ * way the call ends (returned, unwound, exit lost, still open).  What a
+ * view keeps per call of a thread (a group, the arguments until the
+ * return value is known) follows coroutine switches and losses this way
+ * without a stack of its own.  Exits whose entry is not in the trace and
+ * entries of the function tracer (no exit) are marked too: 0 for the
+ * former, fn's value for the latter. */
+int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
+			 trace_mark_fn fn, void *arg);
 /* 1: an event, 0: the end, -1: the file is damaged (it->err says how). */
 int trace_iter_next(struct trace_iter *it, struct trace_event *ev);
 /* The next event of the same thread as the last one returned, without

@@ -26,6 +26,13 @@ check_eq "t_count values: i and 2i" \
 check "gcc made a clone of t_clone" sh -c "nm '$P' | grep -q 't_clone\.'"
 check_eq "the clone: 5 calls, no values (its DWARF lists the original's parameters)" \
 	"$(grep -cE '\| +t_clone\.[a-z]+\.[0-9]+\(\);' "$T/r")" 5
+"$NEEDLE" report -i "$T/a.data" --by-arg m >"$T/rep"
+check_eq "report --by-arg m: a row per enumerator of t_enum's m, one call each" \
+	"$(grep -E 't_enum\(m=(M_READ|M_WRITE|M_APPEND|3)\)$' "$T/rep" | awk '{ s += $5 } END { print NR, s }')" "4 4"
+check_eq "report --by-arg 1: by register, t_count's 100 values of arg1" \
+	"$("$NEEDLE" report -i "$T/a.data" --by-arg 1 | grep -cE 't_count\(arg1=[0-9]+\)$')" 100
+check_eq "replay --ret-eq -1: the one failed t_enum, by name" \
+	"$("$NEEDLE" replay -i "$T/a.data" --ret-eq -1 | grep -v "^#" | sed 's/.*| *//')" "t_enum(m=M_WRITE, on=false) = -1;"
 "$NEEDLE" export --format=chrome -i "$T/a.data" -o "$T/a.json"
 check "Chrome export: the names as args" grep -q '"args":{"m":"M_WRITE","on":"false"}' "$T/a.json"
 check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":"2"}' "$T/a.json"
