@@ -37,3 +37,19 @@ $(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format
 
 TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \
 	$(TEST_BUILD)/test_unit_site_table $(TEST_BUILD)/test_unit_trace_roundtrip
+
+# The fault-tolerant string copy: linked with every agent object, so that
+# the program's sigaction, signal, pthread_sigmask and longjmp reach the
+# agent's interposers (in the executable, ahead of the C library's).
+$(TEST_BUILD)/test_unit_safe_copy: tests/unit/test_safe_copy.c $(AGENT_OBJ) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $< $(AGENT_OBJ) -o $@ $(AGENT_LIBS)
+
+# And with the AddressSanitizer build of the agent: the copy's handler is
+# instrumented C there, and the runtime installs SIGSEGV and SIGBUS
+# handlers of its own at start-up, behind the interposers' back.
+$(TEST_BUILD)/test_unit_safe_copy_asan: tests/unit/test_safe_copy.c $(ASAN_OBJ) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(ASAN) $(AGENT_INC) $< $(ASAN_OBJ) -o $@ $(AGENT_LIBS)
+
+TESTS += $(TEST_BUILD)/test_unit_safe_copy $(TEST_BUILD)/test_unit_safe_copy_asan

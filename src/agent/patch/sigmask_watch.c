@@ -28,6 +28,17 @@
  * The program reads back (oldact) exactly the sa_mask it gave.  Handlers
  * installed with raw rt_sigaction calls are not seen (docs/design.md).
  *
+ * SIGSEGV and SIGBUS go through safe_copy.c, whose handler, once string
+ * copies are on, stays in the kernel in front of the program's: the
+ * action the program sets (with the adjustments above) is recorded there
+ * as the one its own faults go to, and is what it reads back.  signal()
+ * for them is sigaction with the flags and mask the C library's signal()
+ * gives (SA_RESTART, the signal itself; a siginterrupt() made before is
+ * not seen): the C library's would go to the kernel directly and take
+ * needle's handler out.  Each mask change tells safe_copy.c whether the
+ * thread now blocks either signal (a fault in the copy would then kill
+ * the process; it copies with a system call instead).
+ *
  * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
  * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
@@ -41,6 +52,7 @@
 #include <stdlib.h>
 
 #include "agent/base/interpose.h"
+#include "agent/base/safe_copy.h"
 #include "needle.h"
 #include "agent/patch/sigmask_watch.h"
 #include "agent/patch/task_list.h"
@@ -107,6 +119,7 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 					sigdelset(&now, sig);
 		set_blocking(sigismember(&now, SIGTRAP) == 1);
 		program_blocks_stop = sigismember(&now, thread_stop_signal()) == 1;
+		safe_copy_mask_changed(&now);
 	}
 	return r;
 }
@@ -163,6 +176,14 @@ int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old)
 	return fn(sig, act, old);
 }
 
+/* What the kernel holds, as far as the program is concerned. */
+static int kernel_action(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig == SIGSEGV || sig == SIGBUS)
+		return safe_copy_sigaction(sig, act, old);
+	return sigaction_real(sig, act, old);
+}
+
 static int is_handler(const struct sigaction *act)
 {
 	return (act->sa_flags & SA_SIGINFO) || (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN);
@@ -194,7 +215,7 @@ static int install_adjusted(int sig, const struct sigaction *act, struct sigacti
 			stop_in = 1;
 		}
 	}
-	int r = sigaction_real(sig, &mine, old);
+	int r = kernel_action(sig, &mine, old);
 	if (!r) {
 		if (old)
 			program_view(sig, old);
@@ -207,7 +228,7 @@ static int install_adjusted(int sig, const struct sigaction *act, struct sigacti
 NEEDLE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (sig <= 0 || sig >= NSIG || !act) {
-		int r = sigaction_real(sig, act, old);
+		int r = kernel_action(sig, act, old);
 		if (!r && old && sig > 0 && sig < NSIG)
 			program_view(sig, old);
 		return r;
@@ -218,8 +239,15 @@ NEEDLE_API int sigaction(int sig, const struct sigaction *act, struct sigaction 
 NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
 {
 	sighandler_t (*fn)(int, sighandler_t) = interpose_next(IP_SIGNAL);
-	sighandler_t prev = fn(sig, handler);
 	struct sigaction cur;
+
+	if ((sig == SIGSEGV || sig == SIGBUS) && handler != SIG_ERR) {
+		struct sigaction act = { .sa_handler = handler, .sa_flags = SA_RESTART };
+		sigemptyset(&act.sa_mask);
+		sigaddset(&act.sa_mask, sig);
+		return install_adjusted(sig, &act, &cur) ? SIG_ERR : cur.sa_handler;
+	}
+	sighandler_t prev = fn(sig, handler);
 
 	/* glibc chose the flags (SA_RESTART unless siginterrupt said
 	 * otherwise); only the mask is adjusted, as for sigaction. */
@@ -236,7 +264,9 @@ NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
  * put into the handler's mask blocked for good: the program would see a
  * signal blocked that it never blocked, and every later stop-the-world
  * batch would fail.  Unless the program blocked it itself, it is
- * unblocked on the way out (one system call per longjmp). */
+ * unblocked on the way out (one system call per longjmp).  Either jump
+ * may leave the thread with another mask than the interposers last saw:
+ * safe_copy.c reads it again before its next fast copy. */
 
 static void unblock_stop_signal(void)
 {
@@ -253,6 +283,7 @@ static void unblock_stop_signal(void)
 		void (*real)(struct __jmp_buf_tag *, int) = interpose_next(which);    \
 		int saved = errno;                                                    \
 		unblock_stop_signal();                                                \
+		safe_copy_mask_unknown();                                             \
 		errno = saved;                                                        \
 		real(env, val);                                                       \
 		__builtin_unreachable();                                              \
@@ -292,7 +323,7 @@ void sigmask_watch_adopt(int interposed)
 		struct sigaction cur;
 		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGTRAP || sig == stop)
 			continue;
-		if (!sigaction_real(sig, NULL, &cur) && is_handler(&cur) &&
+		if (!kernel_action(sig, NULL, &cur) && is_handler(&cur) &&
 		    (sigismember(&cur.sa_mask, SIGTRAP) == 1 || sigismember(&cur.sa_mask, stop) != 1))
 			install_adjusted(sig, &cur, NULL);
 	}
