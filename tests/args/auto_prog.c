@@ -7,7 +7,12 @@
  * compares the two exactly.
  *
  *   auto_prog          the calls, once each (and t_count 100 times)
- *   auto_prog serve F  call t_count until the file F exists (for -p) */
+ *   auto_prog serve F  call t_count until the file F exists (for -p)
+ *   auto_prog segv     its own SIGSEGV handler recovers from its own
+ *                      faults, around string captures of bad pointers
+ *   auto_prog crash    a fault it has no handler for: dies of SIGSEGV */
+#include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -118,8 +123,58 @@ static const char *mode_name(enum mode m)
 	return m == M_READ ? "M_READ" : m == M_WRITE ? "M_WRITE" : m == M_APPEND ? "M_APPEND" : "?";
 }
 
+/* Takes a string it never reads (the tracer does). */
+KEEP int t_name(const char *name)
+{
+	__asm__ volatile("" : : "r"(name));
+	return 1;
+}
+
+static sigjmp_buf recover;
+/* Addresses the compiler cannot see as constants (no -Warray-bounds). */
+static volatile uintptr_t bad_base = 0x2000;
+static volatile sig_atomic_t faults;
+static void *volatile fault_addr;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	faults++;
+	fault_addr = si->si_addr;
+	siglongjmp(recover, 1);
+}
+
+/* Faults of the program's own, each caught by its handler, between
+ * calls whose string argument is a bad pointer (read by the tracer). */
+static int segv_mode(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	for (volatile int i = 0; i < 5; i++) {
+		t_name((const char *)(uintptr_t)(0x100 + i));
+		if (!sigsetjmp(recover, 1))
+			*(volatile int *)(bad_base + 8 * (uintptr_t)i) = i;
+		printf("fault %d at %p\n", (int)faults, fault_addr);
+	}
+	struct sigaction old;
+	sigaction(SIGSEGV, NULL, &old);
+	printf("handler %s\n", old.sa_sigaction == on_segv ? "mine" : "not mine");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "segv"))
+		return segv_mode();
+	if (argc == 2 && !strcmp(argv[1], "crash")) {
+		t_name((const char *)0x10);
+		printf("crashing\n");
+		fflush(stdout);
+		*(volatile int *)(bad_base - 0x1fe8) = 1;
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "serve")) {
 		for (int i = 0; access(argv[2], F_OK); i++) {
 			int r = t_count(i);

@@ -40,6 +40,21 @@ check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":
 check "Perfetto export: names and strings as debug annotations" \
 	sh -c "grep -qa 'key' '$T/a.pftrace' && grep -qa 'user:42' '$T/a.pftrace' && grep -qa 'M_APPEND' '$T/a.pftrace'"
 
+# The program's own faults: its handler still gets them (with their
+# address), around string captures of bad pointers; one it has no handler
+# for still kills it with SIGSEGV.
+"$P" segv >"$T/segv.plain"
+"$NEEDLE" record -o "$T/s.data" -A 't_name@name/s' -- "$P" segv >"$T/segv.out" 2>/dev/null
+check_eq "own SIGSEGV handler: exit status" "$?" 0
+check "own SIGSEGV handler: output identical (5 faults caught, at their addresses, handler read back)" \
+	cmp -s "$T/segv.plain" "$T/segv.out"
+check_eq "... the bad pointers recorded as such" \
+	"$("$NEEDLE" replay -i "$T/s.data" | grep -cE 't_name\(name=\(bad ptr 0x10[0-4]\)\)')" 5
+( "$P" crash >/dev/null 2>&1 )
+plain_rc=$?
+"$NEEDLE" record -o "$T/c.data" -A 't_name@name/s' -- "$P" crash >/dev/null 2>&1
+check_eq "a fault without a handler: killed by SIGSEGV, as untraced (139)" "$? $plain_rc" "139 139"
+
 # Specs name parameters; -A for a function replaces what DWARF would show.
 "$NEEDLE" record -o "$T/n.data" --auto-args -A 't_str@key/s' -A 't_ints@c/x,ch' -F 't_*' -- "$P" >/dev/null 2>&1
 "$NEEDLE" replay -i "$T/n.data" >"$T/nr"
