@@ -95,22 +95,27 @@ rm -f "$dir/snap.data"
 
 note "bench: two integer arguments captured (-A), against the same function recorded without, and uftrace -A"
 args="$dir/bench_args"
-aplain=$(min_ns_per_call 3 "$args" $calls)
-anone=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $calls)
-aint2=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -A 'bench_args2@arg1/d,arg2/d' -o "$dir/args.data" -- "$args" $calls)
-# A tenth of the calls for strings: each capture is a system call.
-scalls=$((calls / 10))
-splain=$(min_ns_per_call 3 "$args" $scalls str)
-astr=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -A 'bench_str16@arg1/s' -o "$dir/args.data" -- "$args" $scalls str)
-awk -v p="$aplain" -v n="$anone" -v a="$aint2" -v sp="$splain" -v s="$astr" 'BEGIN {
+aplain=$(min_ns_per_call 5 "$args" $calls)
+anone=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $calls)
+aint2=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -A 'bench_args2@arg1/d,arg2/d' -o "$dir/args.data" -- "$args" $calls)
+# The string function the same way: untraced, recorded without its
+# string, recorded with it (a fault-tolerant copy, no system call).
+scalls=$calls
+splain=$(min_ns_per_call 5 "$args" $scalls str)
+snone=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $scalls str)
+astr=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -A 'bench_str16@arg1/s' -o "$dir/args.data" -- "$args" $scalls str)
+awk -v p="$aplain" -v n="$anone" -v a="$aint2" -v sp="$splain" -v sn="$snone" -v s="$astr" 'BEGIN {
 	if (p != "" && n != "") printf "args_none_record_ns_per_call %.3f\n", n - p
 	if (p != "" && a != "") printf "args_int2_record_ns_per_call %.3f\n", a - p
-	if (sp != "" && s != "") printf "args_str16_record_ns_per_call %.3f\n", s - sp }' >>"$raw"
+	if (n != "" && a != "") printf "args_int2_added_ns %.3f\n", a - n
+	if (sp != "" && sn != "") printf "args_str_none_record_ns_per_call %.3f\n", sn - sp
+	if (sp != "" && s != "") printf "args_str16_record_ns_per_call %.3f\n", s - sp
+	if (sn != "" && s != "") printf "args_str16_added_ns %.3f\n", s - sn }' >>"$raw"
 if command -v uftrace >/dev/null 2>&1; then
 	rm -rf "$dir/uftrace_args.data"
-	uargs=$(min_ns_per_call 3 uftrace record -P . -A 'bench_args2@arg1,arg2' -d "$dir/uftrace_args.data" "$args" $calls)
+	uargs=$(min_ns_per_call 5 uftrace record -P . -A 'bench_args2@arg1,arg2' -d "$dir/uftrace_args.data" "$args" $calls)
 	rm -rf "$dir/uftrace_args.data"
-	ustr=$(min_ns_per_call 3 uftrace record -P . -A 'bench_str16@arg1/s' -d "$dir/uftrace_args.data" "$args" $scalls str)
+	ustr=$(min_ns_per_call 5 uftrace record -P . -A 'bench_str16@arg1/s' -d "$dir/uftrace_args.data" "$args" $scalls str)
 	awk -v p="$aplain" -v u="$uargs" -v sp="$splain" -v us="$ustr" 'BEGIN {
 		if (p != "" && u != "") printf "uftrace_args_int2_record_ns_per_call %.3f\n", u - p
 		if (sp != "" && us != "") printf "uftrace_args_str16_record_ns_per_call %.3f\n", us - sp }' >>"$raw"
@@ -439,9 +444,9 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "snapshot_record_ns_per_call" "$(val snapshot_record_ns_per_call)" \
 		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
-		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
+		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call), so the capture adds $(val args_int2_added_ns) (goal < 3); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_str16_record_ns_per_call" "$(val args_str16_record_ns_per_call)" \
-		"a 16-byte string argument captured (/s, process_vm_readv); uftrace -A /s: $(val uftrace_args_str16_record_ns_per_call)"
+		"a 16-byte string argument captured (/s, safe_copy_str); recorded without: $(val args_str_none_record_ns_per_call), so the string adds $(val args_str16_added_ns) (goal < 15); uftrace -A /s: $(val uftrace_args_str16_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "trigger_check_ns" "$(val trigger_check_ns)" \
 		"what a duration trigger (never firing) adds to a call of the watched function"
 	printf '%-34s %10s  %s\n' "snapshot_copy_ms_64mib" "$(val snapshot_copy_ms_64mib)" \

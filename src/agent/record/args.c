@@ -51,24 +51,23 @@ void args_set_max_string(uint32_t bytes)
  * another thread writes meanwhile are each one it held. */
 static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out)
 {
-	char buf[ARG_STRING_MAX];
+	/* Straight into the value words after the item word: out has room
+	 * for 1 + max_string / 8 + 1 words (entry_words_max). */
+	char *dst = (char *)(out + 1);
 	int faulted = 0;
-	size_t got = ptr ? safe_copy_str(buf, (const void *)(uintptr_t)ptr, max_string, &faulted) : 0;
+	size_t got = ptr ? safe_copy_str(dst, (const void *)(uintptr_t)ptr, max_string, &faulted) : 0;
 
 	if (!ptr || (faulted && !got)) {
 		out[0] = arg_item_word(it->kind, it->index, 's', ptr ? 2 : 1, 8, 0);
 		out[1] = ptr;
 		return 2;
 	}
-	size_t len = got && !faulted && buf[got - 1] == 0 ? got - 1 : got;
+	size_t len = got && !faulted && dst[got - 1] == 0 ? got - 1 : got;
 	size_t words = len / 8 + 1; /* room for a NUL */
+	/* NUL-pad the last word: the copy leaves what follows unspecified. */
+	for (size_t b = len; b < words * 8; b++)
+		dst[b] = 0;
 	out[0] = arg_item_word(it->kind, it->index, 's', 0, (uint32_t)(words * 8), 0);
-	for (size_t w = 0; w < words; w++) {
-		uint64_t v = 0;
-		for (size_t b = 0; b < 8 && w * 8 + b < len; b++)
-			v |= (uint64_t)(uint8_t)buf[w * 8 + b] << (8 * b);
-		out[1 + w] = v;
-	}
 	return 1 + words;
 }
 
@@ -313,8 +312,10 @@ static int add_items(uint32_t id, void *arg)
 	uint8_t cnt = a->at_exit ? a->proto->exit_cnt : a->proto->entry_cnt;
 	uint8_t *to_cnt = a->at_exit ? &s->exit_cnt : &s->entry_cnt;
 	struct arg_item *to = a->at_exit ? s->exit : s->entry;
+	uint16_t *words_max = a->at_exit ? &s->exit_words_max : &s->entry_words_max;
 	for (uint8_t k = 0; k < cnt && *to_cnt < ARG_ITEMS_MAX; k++) {
 		to[(*to_cnt)++] = from[k];
+		*words_max += from[k].fmt == 's' ? (uint16_t)(2 + max_string / 8) : 2;
 		if (from[k].fmt == 's')
 			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
 		if (from[k].fmt == 's' && !strings_read) {

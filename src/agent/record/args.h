@@ -11,9 +11,6 @@
 
 #define ARG_ITEMS_MAX 12
 #define ARG_STRING_MAX 256   /* --max-string's ceiling */
-/* Words a data block may take: per item a word and a value word, or a
- * word and a string's words. */
-#define ARG_WORDS_MAX (ARG_ITEMS_MAX * (2 + ARG_STRING_MAX / 8))
 
 struct arg_item {
 	uint8_t kind;   /* ARG_KIND_* (shm_layout.h) */
@@ -44,6 +41,9 @@ struct arg_spec {
 	/* Every item of the side is a register value (no string): the
 	 * recorder writes the block in place, item words from the table. */
 	uint8_t entry_fixed, exit_fixed;
+	/* The most words a side's block can take (strings at --max-string):
+	 * the room the recorder makes before it writes the block in place. */
+	uint16_t entry_words_max, exit_words_max;
 	uint8_t has_cond;
 	struct arg_cond cond;
 	struct arg_item entry[ARG_ITEMS_MAX], exit[ARG_ITEMS_MAX];
@@ -82,8 +82,8 @@ static inline uint64_t args_value(const struct arg_item *it, const struct needle
 /* 1 if the call of ctx passes s's filter (or s has none). */
 int args_cond_holds(const struct arg_spec *s, const struct needle_ctx *ctx);
 
-/* The data block's words for s's entry (or exit) values in ctx: at most
- * ARG_WORDS_MAX.  Returns how many. */
+/* The data block's words for s's entry (or exit) values in ctx, written
+ * at out: at most entry_words_max (exit_words_max).  Returns how many. */
 size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out);
 
 #endif

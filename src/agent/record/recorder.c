@@ -227,25 +227,27 @@ static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t sit
 }
 
 /* An event and its data block (-A / -R), in one chunk: the block must
- * follow its event, so both go to a fresh chunk when they do not fit.
- * Word by word, not memcpy: the C library's may be traced. */
+ * follow its event, so both go to a fresh chunk when the most the block
+ * can take does not fit; the values are then written in place.  A block
+ * bigger than a whole chunk (a tiny --chunk-size) is lost, counted. */
 static __attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
-						      const uint64_t *data, size_t n)
+						      const struct arg_spec *as, int at_exit,
+						      const struct needle_ctx *ctx)
 {
 	uint64_t now = clock_now();
 	uint64_t delta = now - rt->base;
+	size_t most = at_exit ? as->exit_words_max : as->entry_words_max;
 
-	if (rt->pos + 2 + n > rt->end || delta > EV_DELTA_MASK) {
-		if (!chunk_next(rt, now)) {
+	if (rt->pos + 2 + most > rt->end || delta > EV_DELTA_MASK) {
+		if (!chunk_next(rt, now) || rt->pos + 2 + most > rt->end) {
 			event_lost(rt);
 			return 0;
 		}
 		delta = 0;
 	}
+	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
 	rt->pos[0] = ev_make(type, site, delta);
 	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
-	for (size_t i = 0; i < n; i++)
-		rt->pos[2 + i] = data[i];
 	rt->pos += 2 + n;
 	/* Release, as in event_write: the block before the fill level. */
 	atomic_store_explicit(&rt->chunk->used,
@@ -265,7 +267,7 @@ static __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, un
 	size_t n = 2u * cnt;
 
 	if (__builtin_expect(rt->pos + 2 + n > rt->end || delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now)) {
+		if (!chunk_next(rt, now) || rt->pos + 2 + n > rt->end) {
 			event_lost(rt);
 			return 0;
 		}
@@ -296,9 +298,7 @@ static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_
 		return event_write(rt, type, site);
 	if (at_exit ? as->exit_fixed : as->entry_fixed)
 		return event_write_fixed(rt, type, site, at_exit ? as->exit : as->entry, cnt, ctx);
-	uint64_t d[ARG_WORDS_MAX];
-	size_t n = args_payload(as, at_exit, ctx, d);
-	return event_write_data(rt, type, site, d, n);
+	return event_write_data(rt, type, site, as, at_exit, ctx);
 }
 
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
