@@ -28,16 +28,25 @@
  *   pthread_sigmask, sigprocmask: note whether the calling thread now
  *       blocks SIGTRAP (a thread that hits a site being patched while it
  *       blocks SIGTRAP would be killed), so that patch batches know it
- *       without reading /proc; the mask is set as asked.
+ *       without reading /proc, and SIGSEGV or SIGBUS (string arguments
+ *       are then read with a system call); the mask is set as asked.
  *   pthread_create: a thread created by one that blocks SIGTRAP inherits
  *       that mask, and is noted as blocking it.
  *   sigaction, signal: a handler's sa_mask is installed without SIGTRAP
  *       (a site hit inside the handler during a patch batch must not kill
  *       the process) and with needle's stop signal (a thread is never
- *       stopped for a rewrite inside a signal handler); reading the action
- *       back shows the mask the program gave.
+ *       stopped for a rewrite inside a signal handler), and, once
+ *       `needle record` has read string arguments in the process, without
+ *       SIGSEGV and SIGBUS (a bad string pointer read inside the handler
+ *       would otherwise kill the process); reading the action back shows
+ *       the mask the program gave.  The program's own SIGSEGV and SIGBUS
+ *       handlers are then called through libneedle's.
  *   swapcontext, setcontext: the shadow stack of hooked returns follows
- *       the switch to another machine stack (coroutines).
+ *       the switch to another machine stack (coroutines); the mask the
+ *       context sets is noted.
+ *   sigsuspend, ppoll, __ppoll_chk, pselect, epoll_pwait, epoll_pwait2:
+ *       note that a handler may run inside under the mask passed; the
+ *       call is the C library's, unchanged.
  *   _Unwind_RaiseException, _Unwind_Resume_or_Rethrow: the real return
  *       addresses go back on the stack before a C++ exception unwinds it
  *       (the unwinder cannot walk through a hooked return).

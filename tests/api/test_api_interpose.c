@@ -9,9 +9,12 @@
  * of the mask the kernel gets). */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -51,6 +54,11 @@ int main(int argc, char **argv)
 		{ "sigaltstack", (void *)&sigaltstack },
 		{ "longjmp", (void *)&longjmp },
 		{ "siglongjmp", (void *)&siglongjmp },
+		{ "sigsuspend", (void *)&sigsuspend },
+		{ "ppoll", (void *)&ppoll },
+		{ "pselect", (void *)&pselect },
+		{ "epoll_pwait", (void *)&epoll_pwait },
+		{ "epoll_pwait2", (void *)&epoll_pwait2 },
 	};
 	size_t n = sizeof(refs) / sizeof(refs[0]);
 	(void)argc;

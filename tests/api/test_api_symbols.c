@@ -17,6 +17,7 @@ static const char *const interposed[] = {
 	"pthread_create", "pthread_sigmask", "sigprocmask", "sigaction", "signal",
 	"swapcontext", "setcontext", "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow",
 	"__cxa_begin_catch", "pthread_exit", "backtrace", "dlclose", "dlopen", "sigaltstack", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+	"sigsuspend", "ppoll", "__ppoll_chk", "pselect", "epoll_pwait", "epoll_pwait2",
 };
 #define N_INTERPOSED (sizeof(interposed) / sizeof(interposed[0]))
 

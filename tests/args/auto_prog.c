@@ -10,7 +10,9 @@
  *   auto_prog serve F  call t_count until the file F exists (for -p)
  *   auto_prog segv     its own SIGSEGV handler recovers from its own
  *                      faults, around string captures of bad pointers
- *   auto_prog crash    a fault it has no handler for: dies of SIGSEGV */
+ *   auto_prog crash    a fault it has no handler for: dies of SIGSEGV
+ *   auto_prog handler  a SIGUSR1 handler installed with a full sa_mask
+ *                      calls t_name with a bad pointer */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -164,10 +166,39 @@ static int segv_mode(void)
 	return 0;
 }
 
+static volatile sig_atomic_t handled;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	handled += t_name((const char *)(uintptr_t)(0x200 + handled));
+	t_name("in handler");
+}
+
+/* Inside the handler every signal but SIGKILL and SIGSTOP is blocked, as
+ * sigfillset(&sa_mask) asks; the first t_name, outside, is read first. */
+static int handler_mode(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigfillset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	t_name((const char *)0x100);
+	for (int i = 0; i < 3; i++)
+		raise(SIGUSR1);
+	struct sigaction old;
+	sigaction(SIGUSR1, NULL, &old);
+	int full = sigismember(&old.sa_mask, SIGSEGV) == 1 && sigismember(&old.sa_mask, SIGBUS) == 1 &&
+		   sigismember(&old.sa_mask, SIGTRAP) == 1;
+	printf("handled %d, mask %s\n", (int)handled, full ? "full" : "not full");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "segv"))
 		return segv_mode();
+	if (argc == 2 && !strcmp(argv[1], "handler"))
+		return handler_mode();
 	if (argc == 2 && !strcmp(argv[1], "crash")) {
 		t_name((const char *)0x10);
 		printf("crashing\n");

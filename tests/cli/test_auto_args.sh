@@ -5,7 +5,9 @@
 # NULL and a bad pointer, structs in registers by field, a struct in
 # memory left out, varargs shown as "..."), compared exactly with what the
 # program printed of its own calls; specs checked against DWARF; value
-# filters counted exactly; -A / -R / --auto-args on a running process (-p).
+# filters counted exactly; -A / -R / --auto-args on a running process (-p);
+# string captures of bad pointers around the program's own faults and
+# inside a handler that blocks every signal.
 . "$(dirname "$0")/lib.sh"
 P="$PROGS/auto_prog"
 
@@ -54,6 +56,20 @@ check_eq "... the bad pointers recorded as such" \
 plain_rc=$?
 "$NEEDLE" record -o "$T/c.data" -A 't_name@name/s' -- "$P" crash >/dev/null 2>&1
 check_eq "a fault without a handler: killed by SIGSEGV, as untraced (139)" "$? $plain_rc" "139 139"
+
+# A handler installed with sigfillset(&sa_mask) reads a bad pointer's
+# string: it runs with SIGSEGV blocked untraced, and a fault there would
+# kill the process; needle takes SIGSEGV and SIGBUS out of the mask the
+# kernel gets (and the program reads back the full one).
+"$P" handler >"$T/handler.plain"
+"$NEEDLE" record -o "$T/h.data" -A 't_name@name/s' -- "$P" handler >"$T/handler.out" 2>/dev/null
+check_eq "full-mask handler: exit status" "$?" 0
+check "full-mask handler: output identical (3 signals handled, the full mask read back)" \
+	cmp -s "$T/handler.plain" "$T/handler.out"
+"$NEEDLE" replay -i "$T/h.data" >"$T/hr"
+check_eq "... the bad pointers read inside the handler recorded as such" \
+	"$(grep -cE 't_name\(name=\(bad ptr 0x20[0-2]\)\)' "$T/hr")" 3
+check_eq "... and the string read there" "$(grep -c 't_name(name="in handler")' "$T/hr")" 3
 
 # Specs name parameters; -A for a function replaces what DWARF would show.
 "$NEEDLE" record -o "$T/n.data" --auto-args -A 't_str@key/s' -A 't_ints@c/x,ch' -F 't_*' -- "$P" >/dev/null 2>&1

@@ -18,6 +18,16 @@
  * back the program's action; and in child processes SIG_DFL and SIG_IGN
  * still kill with the signal.
  *
+ * Masks the kernel sets where no interposer sees them: a handler
+ * installed with sigfillset(&sa_mask), before and after safe_copy_init,
+ * copies bad pointers with SIGSEGV and SIGBUS taken out of its mask while
+ * sigaction reads back the full mask; handlers run inside sigsuspend,
+ * ppoll, pselect, epoll_pwait and epoll_pwait2 under a mask that blocks
+ * SIGSEGV, in coroutine contexts entered with swapcontext and setcontext
+ * whose mask blocks it, and after a siglongjmp that restores such a mask,
+ * copy with the system call and live.  Each in a child that a wrong
+ * answer kills.
+ *
  * NEEDLE_SAFE_COPY_BENCH=1 also prints the cost of a copy of a 16-byte
  * string against process_vm_readv ("BENCH:" lines). */
 #include <errno.h>
@@ -28,11 +38,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -657,6 +672,296 @@ static void test_children(void)
 	      "after longjmp out of a handler leaves SIGSEGV blocked, copies still do not die (status %#x)", st);
 }
 
+/* --- masks the kernel sets unseen --------------------------------------- */
+
+/* What a copy inside a handler or a context found: a bit per thing that
+ * went wrong, and whether SIGSEGV and SIGUSR2 were blocked there. */
+static volatile int in_copies, in_wrong, in_segv_blocked, in_usr2_blocked;
+
+#define WRONG_NULLISH 1
+#define WRONG_NOACCESS 2
+#define WRONG_STRING 4
+#define WRONG_BUS 8
+
+/* Copies of bad pointers, a good string and one running past the end of
+ * a mapped file; the mask read last (pthread_sigmask with no set changes
+ * nothing that safe_copy.c keeps). */
+static void copies_here(void)
+{
+	char dst[32];
+	int f, wrong = 0;
+	sigset_t cur;
+
+	if (copy(dst, (const void *)0x10, sizeof(dst), &f) != 0 || f != 1)
+		wrong |= WRONG_NULLISH;
+	if (copy(dst, noaccess, sizeof(dst), &f) != 0 || f != 1)
+		wrong |= WRONG_NOACCESS;
+	if (copy(dst, "in here", sizeof(dst), &f) != 8 || f != 0 || strcmp(dst, "in here"))
+		wrong |= WRONG_STRING;
+	if (copy(dst, bus_map + page - 3, sizeof(dst), &f) != 3 || f != 1)
+		wrong |= WRONG_BUS;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	in_segv_blocked = sigismember(&cur, SIGSEGV) == 1;
+	in_usr2_blocked = sigismember(&cur, SIGUSR2) == 1;
+	in_wrong |= wrong;
+	in_copies++;
+}
+
+static void on_signal_copy(int sig)
+{
+	(void)sig;
+	copies_here();
+}
+
+static void reset_in(void)
+{
+	in_copies = in_wrong = 0;
+	in_segv_blocked = in_usr2_blocked = -1;
+}
+
+/* A copy in ordinary code: the thread's state is open afterwards, so a
+ * copy that follows takes the fast path unless something closed it. */
+static int prime(void)
+{
+	char dst[16];
+	int f;
+	return copy(dst, noaccess, sizeof(dst), &f) == 0 && f == 1;
+}
+
+static int set_full_mask(int sig, void (*fn)(int))
+{
+	struct sigaction act;
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = fn;
+	sigfillset(&act.sa_mask);
+	return sigaction(sig, &act, NULL);
+}
+
+/* The mask sigfillset gives, as sigaction reads it back untraced: the
+ * kernel keeps no SIGKILL nor SIGSTOP. */
+static int reads_full_mask(int sig)
+{
+	struct sigaction act;
+	sigset_t want;
+
+	memset(&act, 0, sizeof(act));
+	sigfillset(&want);
+	sigdelset(&want, SIGKILL);
+	sigdelset(&want, SIGSTOP);
+	return !sigaction(sig, NULL, &act) && !memcmp(&act.sa_mask, &want, 8) && sigismember(&act.sa_mask, SIGSEGV) == 1 &&
+	       sigismember(&act.sa_mask, SIGBUS) == 1;
+}
+
+/* Exit codes: 2 not primed, 3 the handler did not run, 10 + the wrong
+ * bits, 30 SIGUSR2 not blocked inside (the full mask not applied), 31
+ * SIGSEGV blocked inside. */
+static int full_mask_sig;
+static void child_full_mask(void)
+{
+	reset_in();
+	if (!prime())
+		_exit(2);
+	raise(full_mask_sig);
+	if (in_copies != 1)
+		_exit(3);
+	if (in_wrong)
+		_exit(10 + in_wrong);
+	if (in_usr2_blocked != 1)
+		_exit(30);
+	if (in_segv_blocked != 0)
+		_exit(31);
+	_exit(0);
+}
+
+static void test_full_mask_handler(int sig, const char *when)
+{
+	int st;
+	struct sigaction act;
+
+	CHECK(reads_full_mask(sig), "%s: sigaction(%d, NULL, &old) reads back the full mask it was given", when, sig);
+	full_mask_sig = sig;
+	st = in_child(child_full_mask);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "%s: a handler with sigfillset(sa_mask) copies bad pointers (faulted), a string and one past a file's "
+	      "end, with SIGSEGV unblocked inside and SIGUSR2 blocked; the process lives (status %#x)",
+	      when, st);
+	/* The program reads its action back and installs it again. */
+	sigaction(sig, NULL, &act);
+	sigaction(sig, &act, NULL);
+	CHECK(reads_full_mask(sig), "%s: installed again as read back, it still reads the full mask", when);
+	st = in_child(child_full_mask);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: and its copies still live (status %#x)", when, st);
+}
+
+/* Waits that run a handler under a mask of their own: the handler, with
+ * an empty sa_mask, runs under fill-but-SIGUSR1, SIGSEGV blocked.  Exit
+ * codes: 10 * the step + 1 the wait did not return EINTR, + 2 the handler
+ * did not run once, + 3 a copy went wrong, + 4 SIGSEGV was not blocked
+ * inside (not the case under test), + 5 a copy after the wait went
+ * wrong. */
+static int wait_step(int step, int r)
+{
+	int err = errno;
+	if (r != -1 || err != EINTR)
+		return step * 10 + 1;
+	if (in_copies != 1)
+		return step * 10 + 2;
+	if (in_wrong)
+		return step * 10 + 3;
+	if (in_segv_blocked != 1)
+		return step * 10 + 4;
+	if (!prime())
+		return step * 10 + 5;
+	return 0;
+}
+
+static void child_waits(void)
+{
+	struct sigaction act;
+	sigset_t usr1, wait_mask;
+	struct timespec second = { 1, 0 };
+	struct epoll_event ev;
+	int ep = epoll_create1(0), r;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = on_signal_copy;
+	sigemptyset(&act.sa_mask);
+	sigaction(SIGUSR1, &act, NULL);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	sigfillset(&wait_mask);
+	sigdelset(&wait_mask, SIGUSR1);
+	if (ep < 0 || !prime())
+		_exit(2);
+
+	reset_in();
+	raise(SIGUSR1);
+	if ((r = wait_step(1, sigsuspend(&wait_mask))))
+		_exit(r);
+	reset_in();
+	raise(SIGUSR1);
+	if ((r = wait_step(2, ppoll(NULL, 0, &second, &wait_mask))))
+		_exit(r);
+	reset_in();
+	raise(SIGUSR1);
+	if ((r = wait_step(3, pselect(0, NULL, NULL, NULL, &second, &wait_mask))))
+		_exit(r);
+	reset_in();
+	raise(SIGUSR1);
+	if ((r = wait_step(4, epoll_pwait(ep, &ev, 1, 1000, &wait_mask))))
+		_exit(r);
+	reset_in();
+	raise(SIGUSR1);
+	r = epoll_pwait2(ep, &ev, 1, &second, &wait_mask);
+	if (!(r == -1 && errno == ENOSYS) && (r = wait_step(5, r)))
+		_exit(r);
+	_exit(0);
+}
+
+/* Coroutine contexts whose mask blocks SIGSEGV (and SIGBUS), entered
+ * with swapcontext from a thread whose state is open, and with setcontext
+ * from a context whose state is open; each copies, then ends into main's
+ * context through uc_link. */
+static ucontext_t main_uc, blocking_uc, open_uc, blocking2_uc;
+static char stacks[3][1 << 16];
+
+static void in_blocking_context(void)
+{
+	copies_here();
+}
+
+static void in_open_context(void)
+{
+	if (prime())
+		setcontext(&blocking2_uc);
+}
+
+static void make_context(ucontext_t *uc, char *stack, void (*fn)(void), int block)
+{
+	getcontext(uc);
+	uc->uc_stack.ss_sp = stack;
+	uc->uc_stack.ss_size = sizeof(stacks[0]);
+	uc->uc_link = &main_uc;
+	sigemptyset(&uc->uc_sigmask);
+	if (block) {
+		sigaddset(&uc->uc_sigmask, SIGSEGV);
+		sigaddset(&uc->uc_sigmask, SIGBUS);
+	}
+	makecontext(uc, fn, 0);
+}
+
+/* Exit codes: 2 not primed, 10 + 1 swapcontext: the context did not copy
+ * once, + 2 a copy went wrong, + 3 SIGSEGV not blocked there, + 4 a copy
+ * back in main went wrong; 20 + the same for setcontext; 31 SIGSEGV still
+ * blocked after siglongjmp, 32 a copy after it went wrong. */
+static int context_step(int step)
+{
+	if (in_copies != 1)
+		return step * 10 + 1;
+	if (in_wrong)
+		return step * 10 + 2;
+	if (in_segv_blocked != 1)
+		return step * 10 + 3;
+	if (!prime())
+		return step * 10 + 4;
+	return 0;
+}
+
+static sigjmp_buf mask_jb;
+
+static void child_contexts(void)
+{
+	int r;
+	sigset_t segv, cur;
+
+	make_context(&blocking_uc, stacks[0], in_blocking_context, 1);
+	make_context(&open_uc, stacks[1], in_open_context, 0);
+	make_context(&blocking2_uc, stacks[2], in_blocking_context, 1);
+	if (!prime())
+		_exit(2);
+	reset_in();
+	swapcontext(&main_uc, &blocking_uc);
+	if ((r = context_step(1)))
+		_exit(r);
+	reset_in();
+	swapcontext(&main_uc, &open_uc);
+	if ((r = context_step(2)))
+		_exit(r);
+
+	/* siglongjmp back to a mask that blocks SIGSEGV, from a state that
+	 * was open. */
+	sigemptyset(&segv);
+	sigaddset(&segv, SIGSEGV);
+	pthread_sigmask(SIG_BLOCK, &segv, NULL);
+	if (!sigsetjmp(mask_jb, 1)) {
+		pthread_sigmask(SIG_UNBLOCK, &segv, NULL);
+		if (!prime())
+			_exit(2);
+		siglongjmp(mask_jb, 1);
+	}
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	if (sigismember(&cur, SIGSEGV) != 1)
+		_exit(31);
+	if (!prime())
+		_exit(32);
+	_exit(0);
+}
+
+static void test_unseen_masks(void)
+{
+	int st = in_child(child_waits);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "handlers run inside sigsuspend, ppoll, pselect, epoll_pwait, epoll_pwait2 under a mask that blocks "
+	      "SIGSEGV copy bad pointers and live; copies after each wait are right (status %#x)",
+	      st);
+	st = in_child(child_contexts);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "contexts whose mask blocks SIGSEGV and SIGBUS, entered with swapcontext and with setcontext, copy bad "
+	      "pointers and live, as does a copy after siglongjmp restores such a mask (status %#x)",
+	      st);
+}
+
 /* --- cost --------------------------------------------------------------- */
 
 static double now_ns(void)
@@ -726,9 +1031,10 @@ int main(void)
 	test_max("before init");
 	test_bus("before init");
 
-	/* The program's handler, installed before init. */
+	/* The program's handlers, installed before init. */
 	struct sigaction act;
 	CHECK_EQ(set_action(SIGSEGV, on_fault_info, SA_SIGINFO, 1, NULL), 0, "SIGSEGV handler installed before init");
+	CHECK_EQ(set_full_mask(SIGUSR1, on_signal_copy), 0, "SIGUSR1 handler with a full sa_mask installed before init");
 	CHECK_EQ(safe_copy_init(), 0, "safe_copy_init");
 	CHECK_EQ(safe_copy_init(), 0, "safe_copy_init again");
 	CHECK(sigaction(SIGSEGV, NULL, &act) == 0 && act.sa_sigaction == on_fault_info,
@@ -751,6 +1057,11 @@ int main(void)
 	signal(SIGUSR2, on_fault_other);
 	test_copy_still_ours("with other handlers");
 	test_children();
+	test_full_mask_handler(SIGUSR1, "installed before init");
+	CHECK_EQ(set_full_mask(SIGALRM, on_signal_copy), 0, "SIGALRM handler with a full sa_mask installed after init");
+	test_full_mask_handler(SIGALRM, "installed after init");
+	set_plain(SIGALRM, SIG_DFL);
+	test_unseen_masks();
 	test_race();
 	if (getenv("NEEDLE_SAFE_COPY_BENCH"))
 		bench();

@@ -1,6 +1,6 @@
 /* interpose.h - the real functions behind those that libneedle interposes
  * (pthread_sigmask, sigaction, pthread_create, swapcontext,
- * _Unwind_RaiseException...).
+ * _Unwind_RaiseException, sigsuspend...).
  *
  * Every one is looked up with dlsym(RTLD_NEXT) by interpose_init(), from
  * the agent's constructor.  Several are async-signal-safe and are called
@@ -31,13 +31,24 @@ enum interposed {
 	IP_UNDERSCORE_LONGJMP,
 	IP_SIGLONGJMP,
 	IP_LONGJMP_CHK,
+	/* Waits with a mask of their own (sigmask_watch.c); from here on,
+	 * the C library's functions stay traceable: interpose_is_interposed
+	 * does not name them. */
+	IP_SIGSUSPEND,
+	IP_PPOLL,
+	IP_PPOLL_CHK,
+	IP_PSELECT,
+	IP_EPOLL_PWAIT,
+	IP_EPOLL_PWAIT2,
 	IP_COUNT
 };
 
 extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
 
 void *interpose_resolve(enum interposed which);
-/* Is name one of the functions libneedle interposes (its exported name)? */
+/* Is name one of the functions libneedle interposes (its exported name)
+ * for its machinery, whose C library function must not be traced?  The
+ * waits with a mask are not. */
 int interpose_is_interposed(const char *name);
 void interpose_init(void);
 /* libneedle was loaded into a running process (needle record -p): the

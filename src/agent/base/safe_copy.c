@@ -54,31 +54,75 @@
  * fault with SIG_DFL does not happen again on return (another thread
  * mapped the page meanwhile), the program runs on without our handler.
  *
- * The kernel kills a process that faults with the signal blocked,
- * handler or not.  So the fast path runs only on a thread whose mask is
- * known to let SIGSEGV and SIGBUS through: a thread-local byte, set by
- * the pthread_sigmask interposer at each mask change, cleared by
- * siglongjmp and longjmp (which may restore any mask) and before a
- * chained handler runs (it runs with the signal blocked).  A thread whose
- * byte is clear reads its mask (one system call): both signals through,
- * the byte is set; else it copies with process_vm_readv.  Unseen: masks
- * set with a raw rt_sigprocmask, the sa_mask of another signal's handler,
- * and the masks sigsuspend, pselect, ppoll, epoll_pwait and swapcontext
- * install; a copy from a bad pointer there kills the process.
+ * Masks.  The kernel kills a process that faults with the signal
+ * blocked, handler or not.  So the fast path runs only on a thread whose
+ * mask is known to let SIGSEGV and SIGBUS through: a thread-local state,
+ * open when the pthread_sigmask interposer saw a mask that lets both
+ * through, or a copy read the mask (one system call) and found it so.
+ * Every other way the mask changes has to close it or keep it true:
+ *  - a handler's sa_mask, which the kernel adds at delivery, unseen: once
+ *    the handler is in, SIGSEGV and SIGBUS are taken out of the sa_mask of
+ *    every handler of another signal, as sigmask_watch.c takes SIGTRAP
+ *    out: those installed before (safe_copy_init re-installs them) and
+ *    after (safe_copy_sigaction); sigaction(sig, NULL, &old) reads back
+ *    the mask the program gave.  A handler then has the two signals as
+ *    the code it interrupted had them, and the state holds inside it.
+ *    What differs from untraced, only inside a handler whose sa_mask
+ *    held them (sigfillset is common): a fault of the program's own there
+ *    is delivered, to its SIGSEGV or SIGBUS handler, or to the default
+ *    action, which kills the process; untraced, the kernel would force
+ *    the default action at once.  For a program without a handler for it
+ *    the end is the same: killed by the signal, with a core.  Besides,
+ *    a SIGSEGV or SIGBUS sent with kill arrives inside the handler
+ *    instead of after it, and the mask read there shows them unblocked;
+ *  - the program's own SIGSEGV and SIGBUS handlers: their mask is set
+ *    here (chain), which closes the state if it blocks either;
+ *  - calls that set a mask until they return, then give back the one
+ *    from before (sigsuspend, ppoll, pselect, epoll_pwait, and
+ *    pthread_sigmask until it has returned): "unsettled" for the length
+ *    of the call, each copy reading the mask and never keeping what it
+ *    read (a handler may run before the system call, under the old mask,
+ *    or inside it, under the call's), and the state from before back when
+ *    it returns;
+ *  - switches that may never return (setcontext, swapcontext, siglongjmp
+ *    with a saved mask): a handler may run on either side of the system
+ *    call, so the state must hold for both masks: it stays open if both
+ *    let the signals through, is unsettled if the new one blocks one
+ *    (until the next mask the interposers see), and unknown otherwise;
+ *    swapcontext's return and longjmp make it unknown;
+ *  - unknown: the next copy reads the mask; if both signals go through,
+ *    the state opens, else it copies with process_vm_readv.
+ * Unseen, where a copy from a bad pointer kills the process: masks set
+ * by raw system calls (rt_sigprocmask; ppoll, epoll_pwait, io_uring_enter
+ * with a mask) or inside the C library (sighold, sigpause, and the
+ * setcontext by which a coroutine's uc_link is entered, seen only when
+ * that is a swapcontext's return); the sa_mask of a handler installed
+ * with a raw rt_sigaction; a wait already under way when libneedle was
+ * loaded into the running process; and a handler that unblocks SIGSEGV
+ * or SIGBUS (or edits uc_sigmask) and returns: the kernel restores the
+ * interrupted mask at sigreturn, where nothing of needle runs.
  *
- * Writers of the recorded actions (init, the interposer) take a spin lock
- * with asynchronous signals blocked, so no handler on the same thread can
- * find it held; the signal handler takes it only to read (and for
- * SA_RESETHAND), from a handler that runs with them blocked too.  It is
- * here, in base, because the record layer, which copies string arguments,
- * may include only base and common (docs/design.md, "Layers"). */
+ * Writers of the recorded actions and of the handlers' masks (init; the
+ * sigaction and signal interposers, for every signal once init has
+ * started: it re-installs handlers, and an action the program set
+ * between its read and its write would be lost) take a spin lock with
+ * asynchronous signals blocked, so no handler on the same thread can find
+ * it held: two rt_sigprocmask calls more per sigaction.  Before init the
+ * calls pass a gate instead, two atomic additions.  The signal handler
+ * takes the lock only to read (and for SA_RESETHAND), from a handler that
+ * runs with them blocked too.  A fork's child releases it.  It is here,
+ * in base, because the record layer, which copies string arguments, may
+ * include only base and common (docs/design.md, "Layers"). */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include "agent/base/interpose.h"
@@ -272,6 +316,14 @@ static int sigmask_set(int how, const uint64_t *set, uint64_t *old)
 
 static _Atomic int installed;
 static atomic_flag chain_lock = ATOMIC_FLAG_INIT;
+/* The program's sigaction and signal calls go to the C library unlocked
+ * until safe_copy_init starts (gate_closed): a program that never copies
+ * a string sees no change.  init closes the gate, then
+ * waits for the calls that went through to finish (gate_users) before it
+ * re-installs handlers, so none of them lands between its read and its
+ * write.  Sequentially consistent: a call either sees the gate closed,
+ * or is counted by the time init looks. */
+static _Atomic int gate_closed, gate_users;
 /* Under chain_lock: per signal (0 SIGSEGV, 1 SIGBUS), the program's
  * action as the interposer gave it (sigmask_watch.c's mask adjustments
  * made), and the flags our handler has in the kernel. */
@@ -282,9 +334,19 @@ static int our_flags[2];
 static int restorer_flags;
 static void (*restorer)(void);
 
-/* Set while the calling thread's mask is known to let both signals
- * through (see top). */
-static __thread uint8_t fast_ok __attribute__((tls_model("initial-exec")));
+/* Per signal other than SIGSEGV and SIGBUS, under chain_lock: which of
+ * them were taken out of the sa_mask of the handler the kernel holds
+ * (FAULT_OUT_*), to be put back in what the program reads. */
+#define FAULT_OUT_SEGV 1
+#define FAULT_OUT_BUS 2
+#define NSIGNALS 64
+static uint8_t faults_out[NSIGNALS + 1];
+
+/* The calling thread's mask, as far as SIGSEGV and SIGBUS go (see top):
+ * unknown (read it), open (both known through: the fast path), unsettled
+ * (read it at each copy, never keep what was read). */
+enum { MASK_UNKNOWN, MASK_OPEN, MASK_UNSETTLED };
+static __thread uint8_t mask_state __attribute__((tls_model("initial-exec")));
 
 static int slot(int sig)
 {
@@ -294,6 +356,28 @@ static int slot(int sig)
 static int is_handler(const struct sigaction *act)
 {
 	return act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+}
+
+static uint8_t take_faults_out(sigset_t *mask)
+{
+	uint8_t out = 0;
+	if (sigismember(mask, SIGSEGV) == 1) {
+		sigdelset(mask, SIGSEGV);
+		out |= FAULT_OUT_SEGV;
+	}
+	if (sigismember(mask, SIGBUS) == 1) {
+		sigdelset(mask, SIGBUS);
+		out |= FAULT_OUT_BUS;
+	}
+	return out;
+}
+
+static void put_faults_back(sigset_t *mask, uint8_t out)
+{
+	if (out & FAULT_OUT_SEGV)
+		sigaddset(mask, SIGSEGV);
+	if (out & FAULT_OUT_BUS)
+		sigaddset(mask, SIGBUS);
 }
 
 static void lock_spin(void)
@@ -403,23 +487,127 @@ static int install_locked(void)
 		restorer_flags = back.sa_flags & ~our_flags[0];
 		restorer = back.sa_restorer;
 	}
+	/* The handlers already in: before any thread's state can open (see
+	 * top), none runs with SIGSEGV or SIGBUS added to its mask. */
+	for (int sig = 1; sig <= NSIGNALS; sig++) {
+		struct sigaction cur;
+		if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
+		    real_sigaction(sig, NULL, &cur) || !is_handler(&cur))
+			continue;
+		uint8_t out = take_faults_out(&cur.sa_mask);
+		if (out && !real_sigaction(sig, &cur, NULL))
+			faults_out[sig] = out;
+	}
 	atomic_store(&installed, 1);
 	return 0;
 }
 
+/* A call takes a microsecond; one still counted after 20 ms was left by
+ * a jump out of a signal handler that interrupted it (and will never be
+ * done), or its thread is not running: init goes on without it. */
+static void wait_gate_users(void)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (atomic_load(&gate_users)) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > 20000000L)
+			return;
+	}
+}
+
+/* A fork's child has only the thread that forked, which held no lock
+ * (nothing that runs with it held forks, nor lets a handler run). */
+static void fork_child(void)
+{
+	unlock_spin();
+}
+
 int safe_copy_init(void)
 {
+	static int atfork_set;
 	uint64_t saved;
 	int err = 0, e = errno;
 
 	if (atomic_load(&installed))
 		return 0;
+	/* Waited for outside the lock: a handler that interrupts one of
+	 * those calls and calls sigaction itself takes the lock. */
+	atomic_store(&gate_closed, 1);
+	wait_gate_users();
 	lock_writers(&saved);
 	if (!atomic_load(&installed))
 		err = install_locked();
 	unlock_writers(&saved);
+	if (!err && !atfork_set)
+		atfork_set = !pthread_atfork(NULL, NULL, fork_child);
 	errno = e;
 	return err;
+}
+
+/* 1: go to the C library unlocked, then gate_leave. */
+static int gate_enter(void)
+{
+	atomic_fetch_add(&gate_users, 1);
+	if (!atomic_load(&gate_closed))
+		return 1;
+	atomic_fetch_sub(&gate_users, 1);
+	return 0;
+}
+
+static void gate_leave(void)
+{
+	atomic_fetch_sub(&gate_users, 1);
+}
+
+/* As the C library's sigaction fills old: the kernel's 64 signals of the
+ * mask, the rest of the caller's left as it was. */
+static void copy_out(struct sigaction *old, const struct sigaction *o)
+{
+	old->sa_sigaction = o->sa_sigaction;
+	old->sa_flags = o->sa_flags;
+	old->sa_restorer = o->sa_restorer;
+	memcpy(&old->sa_mask, &o->sa_mask, KERNEL_SIGSET);
+}
+
+/* A signal other than SIGSEGV and SIGBUS: a handler's mask without them
+ * once the handler is in.  old is written after the lock is dropped: a
+ * bad pointer faults there, not with the lock held. */
+static int other_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction a, o;
+	uint64_t saved;
+	uint8_t was, out = 0;
+	int r, err;
+
+	if (act)
+		a = *act;
+	if (sig <= 0 || sig > NSIGNALS)
+		return real_sigaction(sig, act ? &a : NULL, old);
+	if (gate_enter()) {
+		r = real_sigaction(sig, act ? &a : NULL, old);
+		gate_leave();
+		return r;
+	}
+	lock_writers(&saved);
+	if (act && atomic_load_explicit(&installed, memory_order_relaxed) && is_handler(&a))
+		out = take_faults_out(&a.sa_mask);
+	r = real_sigaction(sig, act ? &a : NULL, &o);
+	err = errno;
+	was = faults_out[sig];
+	if (!r && act)
+		faults_out[sig] = out;
+	unlock_writers(&saved);
+	errno = err;
+	if (r)
+		return -1;
+	if (old) {
+		copy_out(old, &o);
+		put_faults_back(&old->sa_mask, was);
+	}
+	return 0;
 }
 
 int safe_copy_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -428,10 +616,17 @@ int safe_copy_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	uint64_t saved;
 	int r = 0, err = errno;
 
+	if (sig != SIGSEGV && sig != SIGBUS)
+		return other_sigaction(sig, act, old);
 	/* Read before the lock: a bad pointer faults here, as it does in
 	 * the C library's sigaction. */
 	if (act)
 		a = *act;
+	if (gate_enter()) {
+		r = real_sigaction(sig, act ? &a : NULL, old);
+		gate_leave();
+		return r;
+	}
 	lock_writers(&saved);
 	if (!atomic_load_explicit(&installed, memory_order_relaxed)) {
 		r = real_sigaction(sig, act ? &a : NULL, &o);
@@ -447,15 +642,28 @@ int safe_copy_sigaction(int sig, const struct sigaction *act, struct sigaction *
 	errno = err;
 	if (r)
 		return -1;
-	if (old) {
-		/* As the C library's: the kernel's 64 signals of the mask,
-		 * the rest of the caller's left as it was. */
-		old->sa_sigaction = o.sa_sigaction;
-		old->sa_flags = o.sa_flags;
-		old->sa_restorer = o.sa_restorer;
-		memcpy(&old->sa_mask, &o.sa_mask, KERNEL_SIGSET);
-	}
+	if (old)
+		copy_out(old, &o);
 	return 0;
+}
+
+sighandler_t safe_copy_signal(int sig, sighandler_t handler, sighandler_t (*c_signal)(int, sighandler_t))
+{
+	uint64_t saved;
+
+	if (gate_enter()) {
+		sighandler_t prev = c_signal(sig, handler);
+		gate_leave();
+		return prev;
+	}
+	lock_writers(&saved);
+	sighandler_t prev = c_signal(sig, handler);
+	int err = errno;
+	if (prev != SIG_ERR && sig > 0 && sig <= NSIGNALS)
+		faults_out[sig] = 0;
+	unlock_writers(&saved);
+	errno = err;
+	return prev;
 }
 
 void safe_copy_mask_changed(const sigset_t *now)
@@ -463,12 +671,36 @@ void safe_copy_mask_changed(const sigset_t *now)
 	uint64_t word;
 
 	memcpy(&word, now, sizeof(word));
-	fast_ok = !(word & FAULT_SIGNALS) && atomic_load_explicit(&installed, memory_order_relaxed);
+	int open = !(word & FAULT_SIGNALS) && atomic_load_explicit(&installed, memory_order_relaxed);
+	mask_state = open ? MASK_OPEN : MASK_UNKNOWN;
 }
 
 void safe_copy_mask_unknown(void)
 {
-	fast_ok = 0;
+	mask_state = MASK_UNKNOWN;
+}
+
+void safe_copy_mask_switch(const sigset_t *to)
+{
+	uint64_t word;
+
+	memcpy(&word, to, sizeof(word));
+	if (word & FAULT_SIGNALS)
+		mask_state = MASK_UNSETTLED;
+	else if (mask_state != MASK_OPEN)
+		mask_state = MASK_UNKNOWN;
+}
+
+int safe_copy_mask_enter(void)
+{
+	int token = mask_state;
+	mask_state = MASK_UNSETTLED;
+	return token;
+}
+
+void safe_copy_mask_leave(int token)
+{
+	mask_state = (uint8_t)token;
 }
 
 /* The system-call copy: a page at a time, so that a string that ends
@@ -506,22 +738,24 @@ static inline size_t copy_fast(char *dst, const void *src, size_t max, int *faul
 	return r.n;
 }
 
-/* Out of line: the fast path saves no registers. */
-static __attribute__((noinline)) size_t copy_mask_unknown(char *dst, const void *src, size_t max, int *faulted)
+/* Out of line: the fast path saves no registers.  A handler that runs
+ * between the read and the store returns to the mask that was read. */
+static __attribute__((noinline)) size_t copy_mask_read(char *dst, const void *src, size_t max, int *faulted)
 {
 	uint64_t mask;
 
 	if (!atomic_load_explicit(&installed, memory_order_acquire) || sigmask_set(SIG_BLOCK, NULL, &mask) ||
 	    (mask & FAULT_SIGNALS))
 		return copy_syscall(dst, src, max, faulted);
-	fast_ok = 1;
+	if (mask_state == MASK_UNKNOWN)
+		mask_state = MASK_OPEN;
 	return copy_fast(dst, src, max, faulted);
 }
 
 size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted)
 {
-	if (__builtin_expect(!fast_ok, 0))
-		return copy_mask_unknown(dst, src, max, faulted);
+	if (__builtin_expect(mask_state != MASK_OPEN, 0))
+		return copy_mask_read(dst, src, max, faulted);
 	return copy_fast(dst, src, max, faulted);
 }
 
@@ -556,8 +790,8 @@ static void *chain(int sig, siginfo_t *info, ucontext_t *uc)
 		if (!(act.sa_flags & SA_NODEFER))
 			mask |= BIT(sig);
 		mask &= ~(BIT(SIGKILL) | BIT(SIGSTOP));
-		if (mask & FAULT_SIGNALS)
-			fast_ok = 0;
+		if ((mask & FAULT_SIGNALS) && mask_state == MASK_OPEN)
+			mask_state = MASK_UNKNOWN;
 		sigmask_set(SIG_SETMASK, &mask, NULL);
 		return (void *)act.sa_handler;
 	}

@@ -38,17 +38,36 @@ int safe_copy_init(void);
  * reads with process_vm_readv instead, under the same contract. */
 size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted);
 
-/* For the sigaction and signal interposers (sigmask_watch.c), for SIGSEGV
- * and SIGBUS only: sigaction as the program sees it.  Before
+/* For the sigaction interposer (sigmask_watch.c): sigaction as the
+ * program sees it, for every signal.  SIGSEGV and SIGBUS: before
  * safe_copy_init, the real sigaction; after, act becomes the action that
- * faults which are not the copy's are given to, old the one that was,
- * and the kernel keeps safe_copy's handler.  0, or -1 with errno. */
+ * faults which are not the copy's are given to, old the one that was, and
+ * the kernel keeps safe_copy's handler.  Any other signal: after
+ * safe_copy_init, a handler's sa_mask goes to the kernel without SIGSEGV
+ * and SIGBUS, and old reads back the mask the program gave.  Ordered
+ * with safe_copy_init's pass over the handlers already installed.  0, or
+ * -1 with errno. */
 int safe_copy_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
-/* The calling thread's signal mask is now *now (pthread_sigmask), or was
- * changed in a way the interposers cannot follow (siglongjmp, longjmp
- * out of a handler): the copy's fast path is taken only while SIGSEGV and
- * SIGBUS are known to be unblocked. */
+/* The C library's signal() (c_signal) for a signal other than SIGSEGV
+ * and SIGBUS, ordered with safe_copy_init as safe_copy_sigaction is: the
+ * mask it installs holds only sig. */
+sighandler_t safe_copy_signal(int sig, sighandler_t handler, sighandler_t (*c_signal)(int, sighandler_t));
+
+/* The copy's fast path is taken only while SIGSEGV and SIGBUS are known
+ * to be unblocked on the calling thread.  What the mask interposers tell:
+ *  - changed: the mask is now *now (pthread_sigmask returned);
+ *  - unknown: it was changed in a way that cannot be followed, and no
+ *    system call is still to change it (longjmp out of a handler);
+ *  - switch: it is about to become *to, in a call that may never return
+ *    to say so (setcontext, swapcontext, siglongjmp with a saved mask);
+ *  - enter, leave: a call is to change it until it returns, and then
+ *    give back the one from before (sigsuspend, ppoll, pselect,
+ *    epoll_pwait; pthread_sigmask until changed).  enter returns what
+ *    leave takes. */
 void safe_copy_mask_changed(const sigset_t *now);
 void safe_copy_mask_unknown(void);
+void safe_copy_mask_switch(const sigset_t *to);
+int safe_copy_mask_enter(void);
+void safe_copy_mask_leave(int token);
 
 #endif

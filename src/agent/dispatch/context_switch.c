@@ -8,7 +8,12 @@
  * it matches (context_recover).
  *
  * Contexts may be resumed on another thread, so the store is global; a
- * switch is not a traced call, and a mutex is fine here. */
+ * switch is not a traced call, and a mutex is fine here.
+ *
+ * A switch also sets the signal mask the context holds, unseen by the
+ * pthread_sigmask interposer: safe_copy.c is told the new one before the
+ * switch, and that the mask is unknown when swapcontext returns (the
+ * context was resumed by whoever, with whichever mask). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +25,7 @@
 #include "agent/dispatch/dispatch.h"
 #include "agent/base/control_lock.h"
 #include "agent/base/interpose.h"
+#include "agent/base/safe_copy.h"
 #include "needle.h"
 #include "agent/rcu/rcu.h"
 #include "agent/dispatch/shadow_frame.h"
@@ -135,7 +141,11 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 		ts->context = ucp;
 		needle_agent_busy--;
 	}
-	return ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(IP_SWAPCONTEXT))(oucp, ucp);
+	if (ucp)
+		safe_copy_mask_switch(&ucp->uc_sigmask);
+	int r = ((int (*)(ucontext_t *, const ucontext_t *))interpose_next(IP_SWAPCONTEXT))(oucp, ucp);
+	safe_copy_mask_unknown();
+	return r;
 }
 
 NEEDLE_API int setcontext(const ucontext_t *ucp)
@@ -151,5 +161,7 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 		ts->context = ucp;
 		needle_agent_busy--;
 	}
+	if (ucp)
+		safe_copy_mask_switch(&ucp->uc_sigmask);
 	return ((int (*)(const ucontext_t *))interpose_next(IP_SETCONTEXT))(ucp);
 }

@@ -24,7 +24,15 @@
  *    for a rewrite while a handler runs, so the PC that thread_stop.c
  *    moves out of a site is always the one the thread resumes at (a
  *    handler's interrupted PC sits in a signal frame that the stop
- *    handler cannot see).
+ *    handler cannot see);
+ *  - once string arguments are copied, SIGSEGV and SIGBUS are taken out
+ *    too, by safe_copy.c (kernel_action), for the same reason as SIGTRAP:
+ *    a fault in the copy with either blocked would kill the process.
+ *    What the program can see: a fault of its own inside such a handler
+ *    goes to its SIGSEGV (SIGBUS) handler, or the default action, where
+ *    the kernel would force the default action (the same end for a
+ *    program without a handler), and a SIGSEGV sent to it arrives inside
+ *    the handler rather than after it.
  * The program reads back (oldact) exactly the sa_mask it gave.  Handlers
  * installed with raw rt_sigaction calls are not seen (docs/design.md).
  *
@@ -37,13 +45,19 @@
  * not seen): the C library's would go to the kernel directly and take
  * needle's handler out.  Each mask change tells safe_copy.c whether the
  * thread now blocks either signal (a fault in the copy would then kill
- * the process; it copies with a system call instead).
+ * the process; it copies with a system call instead): pthread_sigmask
+ * and sigprocmask; the jumps, with the mask they restore; and the waits
+ * that set a mask until they return (sigsuspend, ppoll, pselect,
+ * epoll_pwait), during which a handler runs under that mask.
  *
  * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
  * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -105,6 +119,8 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t before, now;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
+	/* Until the mask is known below, a handler may run under either. */
+	int token = safe_copy_mask_enter();
 	int r = fn(how, set, old ? old : &before);
 
 	if (!r && set) {
@@ -120,6 +136,8 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		set_blocking(sigismember(&now, SIGTRAP) == 1);
 		program_blocks_stop = sigismember(&now, thread_stop_signal()) == 1;
 		safe_copy_mask_changed(&now);
+	} else {
+		safe_copy_mask_leave(token);
 	}
 	return r;
 }
@@ -176,12 +194,11 @@ int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old)
 	return fn(sig, act, old);
 }
 
-/* What the kernel holds, as far as the program is concerned. */
+/* What the kernel holds, as far as the program is concerned: safe_copy.c
+ * keeps SIGSEGV and SIGBUS, and their masks, once string copies are on. */
 static int kernel_action(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	if (sig == SIGSEGV || sig == SIGBUS)
-		return safe_copy_sigaction(sig, act, old);
-	return sigaction_real(sig, act, old);
+	return safe_copy_sigaction(sig, act, old);
 }
 
 static int is_handler(const struct sigaction *act)
@@ -247,7 +264,7 @@ NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
 		sigaddset(&act.sa_mask, sig);
 		return install_adjusted(sig, &act, &cur) ? SIG_ERR : cur.sa_handler;
 	}
-	sighandler_t prev = fn(sig, handler);
+	sighandler_t prev = safe_copy_signal(sig, handler, fn);
 
 	/* glibc chose the flags (SA_RESTART unless siginterrupt said
 	 * otherwise); only the mask is adjusted, as for sigaction. */
@@ -264,9 +281,10 @@ NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
  * put into the handler's mask blocked for good: the program would see a
  * signal blocked that it never blocked, and every later stop-the-world
  * batch would fail.  Unless the program blocked it itself, it is
- * unblocked on the way out (one system call per longjmp).  Either jump
- * may leave the thread with another mask than the interposers last saw:
- * safe_copy.c reads it again before its next fast copy. */
+ * unblocked on the way out (one system call per longjmp).  safe_copy.c
+ * is told the mask a jump restores before it does (a handler may run on
+ * either side); a jump that restores none leaves the one the handler had,
+ * which it reads again before its next fast copy. */
 
 static void unblock_stop_signal(void)
 {
@@ -277,13 +295,21 @@ static void unblock_stop_signal(void)
 	syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &set, NULL, sizeof(set));
 }
 
+static void jump_mask(const struct __jmp_buf_tag *env)
+{
+	if (env->__mask_was_saved)
+		safe_copy_mask_switch(&env->__saved_mask);
+	else
+		safe_copy_mask_unknown();
+}
+
 #define LONGJMP_WRAPPER(name, which)                                                  \
 	NEEDLE_API void name(struct __jmp_buf_tag env[1], int val)                    \
 	{                                                                             \
 		void (*real)(struct __jmp_buf_tag *, int) = interpose_next(which);    \
 		int saved = errno;                                                    \
 		unblock_stop_signal();                                                \
-		safe_copy_mask_unknown();                                             \
+		jump_mask(env);                                                       \
 		errno = saved;                                                        \
 		real(env, val);                                                       \
 		__builtin_unreachable();                                              \
@@ -292,6 +318,86 @@ LONGJMP_WRAPPER(longjmp, IP_LONGJMP)
 LONGJMP_WRAPPER(_longjmp, IP_UNDERSCORE_LONGJMP)
 LONGJMP_WRAPPER(siglongjmp, IP_SIGLONGJMP)
 LONGJMP_WRAPPER(__longjmp_chk, IP_LONGJMP_CHK)
+
+/* Waits that run with the mask the program passes until they return,
+ * then give back the one from before: a handler runs inside them under
+ * that mask, which safe_copy.c must not take for the thread's.  The mask
+ * is not read here (the C library hands the pointer to the kernel, which
+ * says EFAULT for a bad one). */
+NEEDLE_API int sigsuspend(const sigset_t *set)
+{
+	int (*fn)(const sigset_t *) = interpose_next(IP_SIGSUSPEND);
+	int token = safe_copy_mask_enter();
+	int r = fn(set);
+	safe_copy_mask_leave(token);
+	return r;
+}
+
+NEEDLE_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+{
+	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = interpose_next(IP_PPOLL);
+	if (!mask)
+		return fn(fds, n, timeout, mask);
+	int token = safe_copy_mask_enter();
+	int r = fn(fds, n, timeout, mask);
+	safe_copy_mask_leave(token);
+	return r;
+}
+
+/* What ppoll becomes under _FORTIFY_SOURCE. */
+NEEDLE_API int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask,
+			   size_t fds_len)
+{
+	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
+		interpose_next(IP_PPOLL_CHK);
+	if (!mask)
+		return fn(fds, n, timeout, mask, fds_len);
+	int token = safe_copy_mask_enter();
+	int r = fn(fds, n, timeout, mask, fds_len);
+	safe_copy_mask_leave(token);
+	return r;
+}
+
+NEEDLE_API int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout, const sigset_t *mask)
+{
+	int (*fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
+		interpose_next(IP_PSELECT);
+	if (!mask)
+		return fn(n, rd, wr, ex, timeout, mask);
+	int token = safe_copy_mask_enter();
+	int r = fn(n, rd, wr, ex, timeout, mask);
+	safe_copy_mask_leave(token);
+	return r;
+}
+
+NEEDLE_API int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
+{
+	int (*fn)(int, struct epoll_event *, int, int, const sigset_t *) = interpose_next(IP_EPOLL_PWAIT);
+	if (!mask)
+		return fn(fd, events, max, timeout, mask);
+	int token = safe_copy_mask_enter();
+	int r = fn(fd, events, max, timeout, mask);
+	safe_copy_mask_leave(token);
+	return r;
+}
+
+/* Newer than some C libraries this may run with. */
+NEEDLE_API int epoll_pwait2(int fd, struct epoll_event *events, int max, const struct timespec *timeout,
+			    const sigset_t *mask)
+{
+	int (*fn)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
+		interpose_next(IP_EPOLL_PWAIT2);
+	if (!fn) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!mask)
+		return fn(fd, events, max, timeout, mask);
+	int token = safe_copy_mask_enter();
+	int r = fn(fd, events, max, timeout, mask);
+	safe_copy_mask_leave(token);
+	return r;
+}
 
 static void thread_exit(struct thread_state *ts)
 {
