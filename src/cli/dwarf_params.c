@@ -17,7 +17,15 @@
  *    (SSE if every field in it is a float or double, else INTEGER) and
  *    takes registers only if all its eightbytes fit, else it goes to
  *    memory whole; bigger aggregates, long double and anything the ABI
- *    puts in memory take no register and are not shown (on_stack).
+ *    puts in memory take no register and are not shown (on_stack).  An
+ *    eightbyte of padding only (an empty class) takes no register; a
+ *    16-byte vector or __float128 takes one xmm (SSE + SSEUP).  A return
+ *    value in memory takes rdi for its address (not long double: st0).
+ *  - A type this reader does not understand stops the description: the
+ *    registers of the parameters after it are unknown, so they get
+ *    nothing rather than a neighbour's value.  So does a calling
+ *    convention other than the normal one (clang's DW_CC_nocall marks a
+ *    function whose unused parameters it removed, keeping its name).
  *  - A function is keyed by the symbol its code starts at, looked up in
  *    the ELF symbol table at its DWARF entry address.  A clone gcc made
  *    with another signature (f.constprop.0, f.isra.0, f.part.0) has a
@@ -111,7 +119,9 @@ static int enum_id_of(struct loader *l, Dwarf_Die *type)
 	return (int)info->enum_cnt++;
 }
 
-/* A scalar type (peeled): its class, format and size.  0 if it is not one. */
+/* A scalar type (peeled): its class, format and size.  1 if it is one,
+ * 0 if it is not (an aggregate), -1 if it is a type this reader does not
+ * understand. */
 static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 {
 	Dwarf_Word size = 0;
@@ -145,15 +155,24 @@ static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 			out->fmt = 'u';
 			break;
 		case DW_ATE_float:
+			/* long double is x87 (memory); __float128, _Float16
+			 * and the like are SSE, one register, not shown. */
 			out->fmt = 'f';
-			out->cls = size == 4 || size == 8 ? 'S' : 'M'; /* long double: x87, memory */
-			out->shown = out->cls == 'S';
+			out->cls = name && strstr(name, "long double") ? 'M' : 'S';
+			out->shown = size == 4 || size == 8;
 			break;
-		default: /* complex, decimal float, fixed point */
+		case DW_ATE_complex_float:
 			out->fmt = 'x';
-			out->cls = enc == DW_ATE_complex_float && size <= 16 ? 'S' : 'M';
+			out->cls = name && strstr(name, "long double") ? 'M' : 'S';
 			out->shown = 0;
 			break;
+		case DW_ATE_decimal_float:
+			out->fmt = 'x';
+			out->cls = 'S';
+			out->shown = 0;
+			break;
+		default: /* fixed point, or what this reader does not know */
+			return -1;
 		}
 		if (size > 8) /* __int128, complex double: two registers, not shown */
 			out->shown = 0;
@@ -205,27 +224,35 @@ static void leaf_label(char *dst, const char *prefix, const char *name)
 	snprintf(dst, DW_LABEL_MAX, "%s%s%s", prefix, *prefix && name[0] != '[' ? "." : "", name);
 }
 
-/* The scalars of type t at offset off, into leaves; -1 when the type is
- * one the ABI passes in memory whatever its size (or not understood). */
+/* What collect and classify make of a value's type. */
+enum { TYPE_OK = 0, TYPE_MEMORY = -1, TYPE_UNKNOWN = -2 };
+
+/* The scalars of type t at offset off, into leaves (a union's members
+ * after the first are classified but not shown: they would share its
+ * register and offset).  TYPE_OK; TYPE_MEMORY for a C++ class passed by
+ * reference; TYPE_UNKNOWN for what this reader does not understand (a
+ * caller then knows no register after it either). */
 static int collect(struct loader *l, Dwarf_Die *type, uint32_t off, const char *prefix, struct leaf *leaves,
-		   size_t *n, int depth)
+		   size_t *n, int depth, int show)
 {
 	Dwarf_Die t;
 	Dwarf_Word size;
 	Dwarf_Attribute a;
 
-	if (depth > 8 || dwarf_peel_type(type, &t))
-		return -1;
-	if (*n == LEAVES_MAX)
-		return -1;
+	if (depth > 8 || dwarf_peel_type(type, &t) || *n == LEAVES_MAX)
+		return TYPE_UNKNOWN;
 	struct leaf *lf = &leaves[*n];
-	if (scalar_of(l, &t, lf)) {
+	int sc = scalar_of(l, &t, lf);
+	if (sc < 0)
+		return TYPE_UNKNOWN;
+	if (sc) {
 		lf->off = off;
+		lf->shown &= show;
 		snprintf(lf->label, sizeof(lf->label), "%s", prefix);
-		if (lf->size && off % lf->size)
+		if (lf->size && off % (lf->size > 8 ? 16 : lf->size))
 			lf->cls = 'M'; /* unaligned (packed): memory */
 		(*n)++;
-		return 0;
+		return TYPE_OK;
 	}
 	int tag = dwarf_tag(&t);
 	if (tag == DW_TAG_array_type) {
@@ -233,60 +260,76 @@ static int collect(struct loader *l, Dwarf_Die *type, uint32_t off, const char *
 		Dwarf_Word esize;
 		if (!dwarf_formref_die(dwarf_attr(&t, DW_AT_type, &a), &elem) || dwarf_aggregate_size(&t, &size) ||
 		    dwarf_aggregate_size(&elem, &esize) || !esize)
-			return -1;
+			return TYPE_UNKNOWN;
+		if (dwarf_hasattr(&t, DW_AT_GNU_vector)) {
+			/* A vector (__m128): one SSE register up to 16 bytes,
+			 * not shown; wider ones (AVX) this reader does not
+			 * place. */
+			if (size > 16 || *n == LEAVES_MAX)
+				return TYPE_UNKNOWN;
+			leaves[(*n)++] = (struct leaf){ .off = off, .size = (uint32_t)size, .cls = 'V', .fmt = 'x',
+							.bits = 64, .enum_id = -1 };
+			return TYPE_OK;
+		}
 		for (Dwarf_Word i = 0; i < size / esize; i++) {
 			char sub[DW_LABEL_MAX];
 			snprintf(sub, sizeof(sub), "%s[%llu]", prefix, (unsigned long long)i);
-			if (collect(l, &elem, off + (uint32_t)(i * esize), sub, leaves, n, depth + 1))
-				return -1;
+			int r = collect(l, &elem, off + (uint32_t)(i * esize), sub, leaves, n, depth + 1, show);
+			if (r)
+				return r;
 		}
-		return 0;
+		return TYPE_OK;
 	}
 	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
-		return -1;
+		return TYPE_UNKNOWN; /* std::nullptr_t (unspecified), ... */
 	Dwarf_Word cc;
 	/* C++: a class with a non-trivial copy or destructor goes by
 	 * reference (the caller passes its address). */
 	if (!dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) && cc == DW_CC_pass_by_reference)
-		return -1;
+		return TYPE_MEMORY;
 	Dwarf_Die m;
 	if (dwarf_child(&t, &m))
-		return 0;
+		return TYPE_OK;
+	int first = 1;
 	do {
 		if (dwarf_tag(&m) != DW_TAG_member && dwarf_tag(&m) != DW_TAG_inheritance)
 			continue;
-		if (dwarf_hasattr(&m, DW_AT_external)) /* a static member */
+		if (dwarf_hasattr(&m, DW_AT_external) || dwarf_hasattr(&m, DW_AT_declaration)) /* static */
 			continue;
 		Dwarf_Word moff = 0;
 		if (dwarf_hasattr(&m, DW_AT_data_member_location) &&
 		    dwarf_formudata(dwarf_attr(&m, DW_AT_data_member_location, &a), &moff))
-			return -1; /* a location expression: virtual bases */
+			return TYPE_UNKNOWN; /* a location expression: virtual bases */
 		Dwarf_Die mt;
 		if (!dwarf_formref_die(dwarf_attr(&m, DW_AT_type, &a), &mt))
-			return -1;
+			return TYPE_UNKNOWN;
 		const char *name = dwarf_diename(&m);
 		char sub[DW_LABEL_MAX];
 		leaf_label(sub, prefix, name ? name : "");
+		int member_show = show && (tag != DW_TAG_union_type || first);
+		first = 0;
 		if (dwarf_hasattr(&m, DW_AT_bit_size)) {
 			/* A bit-field: integer class, not shown. */
 			Dwarf_Word bit_off = 0;
 			if (dwarf_hasattr(&m, DW_AT_data_bit_offset))
 				dwarf_formudata(dwarf_attr(&m, DW_AT_data_bit_offset, &a), &bit_off);
 			if (*n == LEAVES_MAX)
-				return -1;
+				return TYPE_UNKNOWN;
 			leaves[(*n)++] = (struct leaf){ .off = off + (uint32_t)(moff + bit_off / 8), .size = 1,
 							.cls = 'I', .fmt = 'x', .bits = 8, .enum_id = -1 };
 			continue;
 		}
-		if (collect(l, &mt, off + (uint32_t)moff, sub, leaves, n, depth + 1))
-			return -1;
+		int r = collect(l, &mt, off + (uint32_t)moff, sub, leaves, n, depth + 1, member_show);
+		if (r)
+			return r;
 	} while (dwarf_siblingof(&m, &m) == 0);
-	return 0;
+	return TYPE_OK;
 }
 
-/* Classifies a value of type (the ABI's eightbytes) and lists its
- * leaves.  Returns the eightbyte count (1 or 2) with cls[] 'I' or 'S',
- * or 0 for memory. */
+/* Classifies a value of type per the ABI's eightbytes and lists its
+ * leaves.  Returns the eightbyte count (0 to 2) with cls[] 'I' (INTEGER),
+ * 'S' (SSE) or 'N' (NO_CLASS: padding or an empty class, no register),
+ * TYPE_MEMORY, or TYPE_UNKNOWN. */
 static int classify(struct loader *l, Dwarf_Die *type, const char *name, struct leaf *leaves, size_t *n,
 		    char cls[2])
 {
@@ -294,31 +337,43 @@ static int classify(struct loader *l, Dwarf_Die *type, const char *name, struct 
 	Dwarf_Word size = 0;
 
 	*n = 0;
-	if (dwarf_peel_type(type, &t) || dwarf_aggregate_size(&t, &size) || size > 16 || !size)
-		return 0;
-	if (collect(l, type, 0, name, leaves, n, 0))
-		return 0;
-	int ebs = size > 8 ? 2 : 1;
-	cls[0] = cls[1] = 0;
+	cls[0] = cls[1] = 'N';
+	if (dwarf_peel_type(type, &t) || dwarf_aggregate_size(&t, &size))
+		return TYPE_UNKNOWN;
+	int r = collect(l, type, 0, name, leaves, n, 0, 1);
+	if (r)
+		return r;
+	if (size > 16)
+		return TYPE_MEMORY;
+	int ebs = size > 8 ? 2 : size ? 1 : 0;
 	for (size_t i = 0; i < *n; i++) {
-		if (leaves[i].cls == 'M')
-			return 0;
-		int eb = (int)(leaves[i].off / 8);
-		if (eb > 1 || (leaves[i].off % 8) + leaves[i].size > 8) {
-			/* A 16-byte scalar (__int128, complex double) spans both. */
-			if (leaves[i].size == 16 && leaves[i].off == 0) {
-				cls[0] = cls[0] == 'I' ? 'I' : leaves[i].cls;
-				cls[1] = cls[1] == 'I' ? 'I' : leaves[i].cls;
-				continue;
+		const struct leaf *lf = &leaves[i];
+		if (lf->cls == 'M')
+			return TYPE_MEMORY;
+		int eb = (int)(lf->off / 8);
+		if (lf->size > 8) {
+			/* A 16-byte scalar or vector at 0 (__int128: two
+			 * INTEGER; complex double: two SSE; __float128 and
+			 * __m128: SSE + SSEUP, one register). */
+			if (lf->off || lf->size != 16)
+				return TYPE_MEMORY;
+			if (lf->cls == 'V' || (lf->cls == 'S' && lf->fmt == 'f')) {
+				if (*n != 1)
+					return TYPE_MEMORY;
+				cls[0] = 'S';
+				cls[1] = 'U'; /* SSEUP: the same register */
+				return 2;
 			}
-			return 0;
+			cls[0] = cls[0] == 'I' ? 'I' : lf->cls;
+			cls[1] = cls[1] == 'I' ? 'I' : lf->cls;
+			continue;
 		}
+		if (eb > 1 || (lf->off % 8) + lf->size > 8)
+			return TYPE_MEMORY;
+		char c = lf->cls == 'V' ? 'S' : lf->cls;
 		if (cls[eb] != 'I')
-			cls[eb] = leaves[i].cls;
+			cls[eb] = c;
 	}
-	for (int eb = 0; eb < ebs; eb++)
-		if (!cls[eb])
-			cls[eb] = 'S'; /* padding only: no INTEGER field */
 	return ebs;
 }
 
@@ -338,10 +393,11 @@ static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsi
 	snprintf(it->label, sizeof(it->label), "%s", label);
 }
 
-/* The parameters of subprogram sp, into f. */
-static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
+/* The parameters of subprogram sp, into f; first_int is 1 when rdi
+ * holds the address of a return value in memory (the hidden argument). */
+static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, unsigned first_int)
 {
-	unsigned next_int = 0, next_fp = 0, nparam = 0;
+	unsigned next_int = first_int, next_fp = 0;
 	Dwarf_Die p;
 	Dwarf_Attribute a;
 
@@ -355,23 +411,25 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 		}
 		if (tag != DW_TAG_formal_parameter)
 			continue;
-		nparam++;
 		Dwarf_Die type;
 		if (!dwarf_formref_die(dwarf_attr_integrate(&p, DW_AT_type, &a), &type)) {
-			f->on_stack = 1; /* a parameter without a type: stop, positions unknown */
+			f->on_stack = 1; /* a parameter without a type: positions after it unknown */
 			return;
 		}
+		/* An unnamed parameter has no name to show: its value goes
+		 * by register (arg1, ...), as the views name it. */
 		const char *pname = dwarf_diename(&p);
 		char name[DW_LABEL_MAX];
-		if (pname)
-			snprintf(name, sizeof(name), "%s", pname);
-		else
-			snprintf(name, sizeof(name), "arg%u", nparam);
+		snprintf(name, sizeof(name), "%s", pname ? pname : "");
 		struct leaf leaves[LEAVES_MAX];
 		size_t n;
 		char cls[2];
 		int ebs = classify(l, &type, name, leaves, &n, cls);
-		if (!ebs) {
+		if (ebs == TYPE_UNKNOWN) {
+			f->on_stack = 1; /* where it and those after it are is unknown */
+			return;
+		}
+		if (ebs == TYPE_MEMORY) {
 			/* Memory; a class passed by reference is a pointer. */
 			Dwarf_Die t;
 			Dwarf_Word cc;
@@ -388,13 +446,15 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 			continue;
 		}
 		unsigned need_int = 0, need_fp = 0;
-		for (int eb = 0; eb < ebs; eb++)
-			cls[eb] == 'I' ? need_int++ : need_fp++;
+		for (int eb = 0; eb < ebs; eb++) {
+			need_int += cls[eb] == 'I';
+			need_fp += cls[eb] == 'S';
+		}
 		if (next_int + need_int > 6 || next_fp + need_fp > 8) {
 			f->on_stack = 1; /* no room: the whole value goes to memory */
 			continue;
 		}
-		unsigned reg_of[2];
+		unsigned reg_of[2] = { 0, 0 };
 		for (int eb = 0; eb < ebs; eb++) {
 			if (cls[eb] == 'I') {
 				reg_of[eb] = ++next_int;
@@ -402,16 +462,18 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 				snprintf(r->param, DW_LABEL_MAX, "%s", name);
 				r->what = n == 1 && leaves[0].size <= 8 ? (leaves[0].fmt == 's' ? 's' : leaves[0].fmt == 'p' ? 'p' : 'i')
 								       : 'a';
-			} else {
+			} else if (cls[eb] == 'S') {
 				reg_of[eb] = ++next_fp;
 				struct dw_reg *r = &f->fp_reg[reg_of[eb] - 1];
 				snprintf(r->param, DW_LABEL_MAX, "%s", name);
 				r->what = n == 1 ? 'f' : 'a';
+			} else if (cls[eb] == 'U') {
+				reg_of[eb] = reg_of[eb - 1]; /* SSEUP: the upper half of the same register */
 			}
 		}
 		for (size_t i = 0; i < n; i++) {
 			int eb = (int)(leaves[i].off / 8);
-			if (eb > 1)
+			if (eb > 1 || !reg_of[eb])
 				continue;
 			add_item(f, 0, &leaves[i], cls[eb] == 'I' ? ARG_KIND_INT : ARG_KIND_FP, reg_of[eb],
 				 leaves[i].label);
@@ -420,31 +482,40 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 }
 
 /* The return value of subprogram sp, into f: rax/rdx, xmm0/xmm1 per
- * eightbyte. */
-static void describe_return(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
+ * eightbyte.  Returns 1 when it is returned in memory, through an
+ * address the caller passes in rdi. */
+static int describe_return(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 {
 	Dwarf_Attribute a;
-	Dwarf_Die type;
+	Dwarf_Die type, peeled;
 
 	if (!dwarf_formref_die(dwarf_attr_integrate(sp, DW_AT_type, &a), &type))
-		return; /* void */
+		return 0; /* void */
 	f->returns = 1;
 	struct leaf leaves[LEAVES_MAX];
 	size_t n;
 	char cls[2];
 	int ebs = classify(l, &type, "", leaves, &n, cls);
-	if (!ebs)
-		return; /* in memory (rax holds its address): not shown */
-	unsigned kind_of[2];
+	if (ebs == TYPE_UNKNOWN)
+		return -1;
+	if (ebs == TYPE_MEMORY) {
+		/* long double comes back in st0 (x87), without an address
+		 * in rdi; other values in memory do take one.  Neither is
+		 * shown. */
+		return !(dwarf_peel_type(&type, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_base_type);
+	}
+	unsigned kind_of[2] = { 0, 0 };
 	int ints = 0, sses = 0;
 	for (int eb = 0; eb < ebs; eb++)
 		kind_of[eb] = cls[eb] == 'I' ? (ints++ ? ARG_KIND_RET_RDX : ARG_KIND_RET)
-					     : (sses++ ? ARG_KIND_RET_XMM1 : ARG_KIND_RET_FP);
+			      : cls[eb] == 'S' ? (sses++ ? ARG_KIND_RET_XMM1 : ARG_KIND_RET_FP)
+			      : cls[eb] == 'U' ? kind_of[eb - 1] : 255;
 	for (size_t i = 0; i < n; i++) {
 		int eb = (int)(leaves[i].off / 8);
-		if (eb <= 1)
+		if (eb <= 1 && kind_of[eb] != 255)
 			add_item(f, 1, &leaves[i], kind_of[eb], 0, leaves[i].label);
 	}
+	return 0;
 }
 
 static int item_cmp(const struct dw_item *a, const struct dw_item *b)
@@ -479,6 +550,13 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	 * by f's parameters, some of which it no longer takes: none. */
 	if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strchr(name, '.'))
 		return 0;
+	/* A calling convention of its own: clang's DW_CC_nocall (an internal
+	 * function whose unused parameters it removed, name unchanged), or
+	 * one this reader does not place. */
+	Dwarf_Attribute cca;
+	Dwarf_Word cc;
+	if (!dwarf_formudata(dwarf_attr_integrate(sp, DW_AT_calling_convention, &cca), &cc) && cc != DW_CC_normal)
+		return 0;
 	struct dw_info *info = l->info;
 	if (info->cnt == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 256;
@@ -492,8 +570,12 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	memset(f, 0, sizeof(*f));
 	if (!(f->sym = strdup(name)))
 		return -ENOMEM;
-	describe_params(l, sp, f);
-	describe_return(l, sp, f);
+	/* The return value first: one in memory takes rdi for its address. */
+	int sret = describe_return(l, sp, f);
+	if (sret >= 0)
+		describe_params(l, sp, f, (unsigned)sret);
+	else
+		f->on_stack = 1;
 	info->cnt++;
 	return 0;
 }

@@ -195,7 +195,7 @@ int record_filter_add(struct record_opts *o, const char *spec)
 	const char *at = strchr(spec, '@');
 	char glob[257];
 
-	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000) {
+	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000 || strpbrk(spec, " \t\n")) {
 		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE, e.g. -F 'kv_get@arg2>1000'", spec);
 		return -1;
 	}
@@ -301,6 +301,11 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 			out->fmt = (uint8_t)v->fmt;
 			out->bits = (uint8_t)v->bits;
 		}
+		if (out->shift * 8u + (out->fmt == 's' ? 64u : out->bits) > 64u) {
+			cli_error("%s '%s': '%s' of %s is %u bytes into its register: at most %u bits fit", opt, spec,
+				  v->name, func, out->shift, 64u - out->shift * 8u);
+			return -1;
+		}
 		out->enum_id = v->fmt ? -1 : it->enum_id;
 		return 0;
 	}
@@ -325,6 +330,23 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 	if (f && ret && !f->returns) {
 		cli_error("%s '%s': %s returns nothing (void, per its debug info)", opt, spec, func);
 		return -1;
+	}
+	/* No format given: the type's, when DWARF has the value whole in
+	 * that register (an int's 32 bits, a double's xmm0). */
+	if (!v->fmt && f) {
+		const struct dw_item *items = ret ? f->exit : f->entry;
+		uint8_t cnt = ret ? f->exit_cnt : f->entry_cnt;
+		for (uint8_t i = 0; i < cnt; i++) {
+			const struct dw_item *it = &items[i];
+			int whole = !it->shift && (ret ? cnt == 1 && !*it->label
+						       : (kind == ARG_KIND_INT ? f->int_reg[index - 1].what != 'a'
+									       : f->fp_reg[index - 1].what != 'a'));
+			if (whole && (ret ? 1 : it->kind == kind && it->index == index)) {
+				*out = *it;
+				out->label[0] = 0;
+				return 0;
+			}
+		}
 	}
 	if (kind == ARG_KIND_RET && fmt == 'f')
 		kind = ARG_KIND_RET_FP; /* a float return value is in xmm0 */
@@ -456,7 +478,9 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 			return -1;
 		cnt++;
 	}
-	if (append_line(&o->args, args_len, "%s\t%c\t%s", glob, ret ? 'R' : 'A', out))
+	/* Checked against the program's DWARF: the program's function only,
+	 * not a library's of the same name. */
+	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", glob, ret ? 'R' : 'A', out, f ? "\tmain" : ""))
 		return -1;
 	/* Values named by their parameter show under that name. */
 	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0))
@@ -485,6 +509,22 @@ static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_in
 		return -1;
 	if (it.fmt == 's') {
 		cli_error("-F '%s': a filter compares numbers; '%s' is a string", spec, v.name);
+		return -1;
+	}
+	/* The value as the agent will read it: a number for f, an integer
+	 * (decimal, 0x hex, negative) that fits 64 bits otherwise. */
+	const char *value = op + oplen;
+	char *end;
+	errno = 0;
+	if (it.fmt == 'f')
+		(void)strtod(value, &end);
+	else if (*value == '-')
+		(void)strtoll(value, &end, 0);
+	else
+		(void)strtoull(value, &end, 0);
+	if (errno || end == value || *end) {
+		cli_error("-F '%s': '%s' is not %s", spec, value,
+			  it.fmt == 'f' ? "a number" : "an integer that fits 64 bits (decimal, 0x hex, or negative)");
 		return -1;
 	}
 	return append_line(&o->arg_filters, len, "%s\t%s\t%.*s\t%s", glob, buf, (int)oplen, op, op + oplen);

@@ -129,9 +129,15 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 			into->cnt += f->cnt;
 			into->varargs |= f->varargs;
 			free(f->v);
+			f->v = NULL; /* moved: arg_names_free must not see it twice */
+			f->cnt = 0;
 			continue;
 		}
 		an->funcs[out++] = *f;
+		if (&an->funcs[out - 1] != f) {
+			f->v = NULL;
+			f->cnt = 0;
+		}
 	}
 	an->func_cnt = out;
 	return 0;

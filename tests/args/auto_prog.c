@@ -95,6 +95,37 @@ KEEP int t_var(int n, ...)
 	return s;
 }
 
+/* Returned in memory: the caller passes its address in rdi, so x is in
+ * rsi and s in rdx. */
+KEEP struct big t_mkbig(long x, const char *s)
+{
+	__asm__ volatile("" : : "r"(s));
+	return (struct big){ x, x + 1, x + 2 };
+}
+
+/* A union's members share a register: shown by the first. */
+union num { long l; double d; };
+KEEP long t_union(union num v, int k)
+{
+	__asm__ volatile("");
+	return v.l + k;
+}
+
+/* long double comes back in st0: no hidden argument, x in rdi. */
+KEEP long double t_ld(int x)
+{
+	__asm__ volatile("");
+	return x * 1.5L;
+}
+
+/* __float128 and a 16-byte vector each take one xmm register. */
+typedef float v4sf __attribute__((vector_size(16)));
+KEEP double t_wide(__float128 q, v4sf v, double d, int n)
+{
+	__asm__ volatile("");
+	return (double)q + v[0] + d + n;
+}
+
 static volatile int sink;
 
 KEEP void t_void(unsigned x)
@@ -245,6 +276,15 @@ int main(int argc, char **argv)
 	printf("t_var(n=3, ...) = %d;\n", r);
 	t_void(12345);
 	printf("t_void(x=12345);\n");
+	struct big b = t_mkbig(5, "hi");
+	printf("t_mkbig(x=5, s=\"hi\");\n");
+	l = t_union((union num){ .l = 40 }, 2);
+	printf("t_union(v.l=40, k=2) = %ld;\n", l);
+	long double ld = t_ld(3);
+	printf("t_ld(x=3);\n");
+	d = t_wide(1.0Q, (v4sf){ 2, 0, 0, 0 }, 2.5, 7);
+	printf("t_wide(d=2.5, n=7) = %g;\n", d);
+	sink += (int)(b.c + ld);
 	for (int i = 0; i < 100; i++)
 		sink += t_count(i);
 	for (int i = 0; i < 5; i++)

@@ -78,6 +78,14 @@ check_eq "-A by parameter name: shown under that name" "$(grep -c 't_str(key="us
 check_eq "-A c/x: hex, and the char as a char" "$(grep -c "t_ints(c=0xfffe7960, ch='q') = " "$T/nr")" 1
 check_eq "--auto-args still names the rest" "$(grep -c 't_fp(x=2.5, y=0.25) = 0.625;' "$T/nr")" 1
 
+# A register named without a format takes the type's from DWARF: an int
+# return value at 32 bits (-1, not 4294967295), a double from xmm0.
+"$NEEDLE" record -o "$T/d.data" -R 't_enum@retval' -R 't_fp@retval' -A 't_count@arg1' -F 't_*' -- "$P" >/dev/null 2>&1
+"$NEEDLE" replay -i "$T/d.data" >"$T/dr"
+check_eq "-R retval of an int function: -1 at 32 bits" "$(grep -c 't_enum() = -1;' "$T/dr")" 1
+check_eq "-R retval of a double function: from xmm0" "$(grep -c 't_fp() = 0.625;' "$T/dr")" 1
+check_eq "-A arg1 of an int: decimal" "$(grep -c 't_count(arg1=99);' "$T/dr")" 1
+
 # Value filters: only the calls whose argument compares so.
 "$NEEDLE" record -o "$T/f.data" -F 't_count@i>=60' -- "$P" >/dev/null 2>&1
 check_eq "-F 't_count@i>=60': 40 calls of 100" "$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_count" { print $5 }')" 40
@@ -118,6 +126,7 @@ badp "a return value of a void function" "t_void returns nothing" -R 't_void@ret
 badp "a floating-point argument it does not have" "has no fparg3" -A 't_fp@fparg3'
 badp "a filter on a name it does not have" "no parameter 'j'" -F 't_count@j>1'
 badp "a name with a glob" "needs one function" -A 't_*@key'
+badp "a filter value that is not an integer, on an integer" "not an integer" -F 't_count@i>1.5'
 check_eq "bad -F syntax: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@i=>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
 check_eq "-F on the return value: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@retval>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
 bad "--auto-args on a program without debug info" "no debug info" --auto-args
