@@ -114,19 +114,22 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 		if (parse_items(fn, f[2]))
 			goto bad;
 	}
-	qsort(an->funcs, an->func_cnt, sizeof(*an->funcs), func_cmp);
+	if (an->func_cnt)
+		qsort(an->funcs, an->func_cnt, sizeof(*an->funcs), func_cmp);
 	/* Lines of one symbol add up, into the first. */
 	size_t out = 0;
 	for (size_t i = 0; i < an->func_cnt; i++) {
 		struct arg_names_func *f = &an->funcs[i];
 		if (out && !strcmp(an->funcs[out - 1].sym, f->sym)) {
 			struct arg_names_func *into = &an->funcs[out - 1];
-			struct arg_name *v = realloc(into->v, (into->cnt + f->cnt) * sizeof(*v));
-			if (!v)
-				goto bad;
-			memcpy(v + into->cnt, f->v, f->cnt * sizeof(*v));
-			into->v = v;
-			into->cnt += f->cnt;
+			if (f->cnt) {
+				struct arg_name *v = realloc(into->v, (into->cnt + f->cnt) * sizeof(*v));
+				if (!v)
+					goto bad;
+				memcpy(v + into->cnt, f->v, f->cnt * sizeof(*v));
+				into->v = v;
+				into->cnt += f->cnt;
+			}
 			into->varargs |= f->varargs;
 			free(f->v);
 			f->v = NULL; /* moved: arg_names_free must not see it twice */
