@@ -44,3 +44,27 @@ for v in "replay" "report" "export --format=folded -o -" "export --format=perfet
 	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/long.data" >/dev/null 2>"$T/err" )
 	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 done
+
+# The same with values recorded (-A / -R on every call): the views that
+# show, group and filter by them keep the same bounds, the values of the
+# calls still open being all they hold.
+"$NEEDLE" record -o "$T/v100.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 500 100 >/dev/null 2>&1
+"$NEEDLE" record -o "$T/v1000.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 50 1000 >/dev/null 2>&1
+check_eq "with values: replay shows them (descend(arg1=1000) once per round, 50)" \
+	"$("$NEEDLE" replay -i "$T/v1000.data" | grep -c 'descend(arg1=1000) {')" 50
+for v in "replay" "replay --ret-ne 0" "report --by-arg 1" "export --format=perfetto -o -" "export --format=chrome -o -"; do
+	w100=$(work $v "$T/v100.data")
+	w1000=$(work $v "$T/v1000.data")
+	check "$v, with values: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+		awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+	check "$v, with values: a bounded number of steps per event ($w1000 for $e1000 events)" \
+		awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
+done
+"$NEEDLE" record -o "$T/vlong.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
+for v in "replay" "replay --ret-ne 0" "report --by-arg 1" "export --format=perfetto -o -" "export --format=chrome -o -"; do
+	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/vlong.data" >/dev/null 2>"$T/err" )
+	check_eq "$v of 2M events with values, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
+done
