@@ -393,9 +393,64 @@ static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsi
 	snprintf(it->label, sizeof(it->label), "%s", label);
 }
 
+/* DWARF register numbers of the integer and SSE argument registers. */
+static const uint8_t dwarf_int_reg[6] = { 5, 4, 1, 2, 8, 9 }; /* rdi rsi rdx rcx r8 r9 */
+#define DWARF_XMM0 17
+
+/* Where the parameter p is at the function's first instruction, per its
+ * DW_AT_location: 0 unknown (no location there: a stack slot at -O0, an
+ * optimized-out value), 1 the register *reg, 2 memory at *reg (by
+ * reference), 3 somewhere else (a constant: the caller never passes it). */
+static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, unsigned *reg)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_hasattr(p, DW_AT_const_value))
+		return 3;
+	if (!dwarf_attr(p, DW_AT_location, &a))
+		return 0;
+	if (dwarf_getlocation_addr(&a, entry, &ops, &nops, 1) != 1 || !nops) {
+		/* A list whose first range starts a few bytes in (after a
+		 * patchable entry's NOPs): the earliest within them. */
+		Dwarf_Addr base, start, end, best = entry + 32;
+		Dwarf_Op *e_ops;
+		size_t e_n;
+		ptrdiff_t off = 0;
+		ops = NULL;
+		while ((off = dwarf_getlocations(&a, off, &base, &start, &end, &e_ops, &e_n)) > 0)
+			if (start >= entry && start < best && e_n) {
+				best = start;
+				ops = e_ops;
+				nops = e_n;
+			}
+		if (!ops)
+			return 0;
+	}
+	uint8_t atom = ops[0].atom;
+	/* A struct in two registers is pieces: its first is what counts. */
+	int whole_or_pieces = nops == 1 || ops[1].atom == DW_OP_piece;
+	if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
+		*reg = atom - DW_OP_reg0;
+		return whole_or_pieces ? 1 : 3;
+	}
+	if (atom == DW_OP_regx) {
+		*reg = (unsigned)ops[0].number;
+		return whole_or_pieces ? 1 : 3;
+	}
+	if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31 && ops[0].number == 0) {
+		*reg = atom - DW_OP_breg0;
+		return 2;
+	}
+	if (atom == DW_OP_fbreg || atom == DW_OP_call_frame_cfa)
+		return 0;
+	return atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value ? 0 : 3;
+}
+
 /* The parameters of subprogram sp, into f; first_int is 1 when rdi
  * holds the address of a return value in memory (the hidden argument). */
-static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, unsigned first_int)
+static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, unsigned first_int, Dwarf_Addr entry)
 {
 	unsigned next_int = first_int, next_fp = 0;
 	Dwarf_Die p;
@@ -433,6 +488,12 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			/* Memory; a class passed by reference is a pointer. */
 			Dwarf_Die t;
 			Dwarf_Word cc;
+			unsigned loc_reg = 0;
+			int loc = entry_location(&p, entry, &loc_reg);
+			if (loc == 3 || loc == 1) {
+				f->mismatch = 1; /* in a register, or not passed: not the ABI's memory */
+				return;
+			}
 			if (!dwarf_peel_type(&type, &t) &&
 			    !dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) &&
 			    cc == DW_CC_pass_by_reference && next_int < 6) {
@@ -453,6 +514,25 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		if (next_int + need_int > 6 || next_fp + need_fp > 8) {
 			f->on_stack = 1; /* no room: the whole value goes to memory */
 			continue;
+		}
+		/* The ABI's answer checked against the compiler's: a
+		 * parameter whose DWARF puts it elsewhere at the entry (a
+		 * constant the caller does not pass, an argument another
+		 * convention places, a class passed by reference) means
+		 * this function's registers are not the ABI's: nothing. */
+		unsigned loc_reg = 0;
+		int loc = entry_location(&p, entry, &loc_reg);
+		if (loc == 3 || (loc && (ebs < 1 || cls[0] == 'N'))) {
+			f->mismatch = 1;
+			return;
+		}
+		if (loc) {
+			unsigned want = cls[0] == 'I' ? (next_int < 6 ? dwarf_int_reg[next_int] : 255)
+						      : DWARF_XMM0 + next_fp;
+			if (loc != 1 || loc_reg != want) {
+				f->mismatch = 1;
+				return;
+			}
 		}
 		unsigned reg_of[2] = { 0, 0 };
 		for (int eb = 0; eb < ebs; eb++) {
@@ -573,9 +653,11 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	/* The return value first: one in memory takes rdi for its address. */
 	int sret = describe_return(l, sp, f);
 	if (sret >= 0)
-		describe_params(l, sp, f, (unsigned)sret);
+		describe_params(l, sp, f, (unsigned)sret, lo);
 	else
 		f->on_stack = 1;
+	if (f->mismatch) /* none of its values are where the ABI puts them */
+		f->entry_cnt = f->exit_cnt = 0;
 	info->cnt++;
 	return 0;
 }

@@ -37,6 +37,7 @@ struct dw_func {
 	uint8_t on_stack;  /* a parameter passed in memory: not shown */
 	uint8_t returns;   /* 0 void, 1 a value (shown or not) */
 	uint8_t ambiguous; /* two functions of this symbol name disagree: none shown */
+	uint8_t mismatch;  /* its DWARF places a parameter where the ABI does not: none shown */
 	struct dw_reg int_reg[6], fp_reg[8];
 };
 

@@ -279,6 +279,12 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 
 	memset(out, 0, sizeof(*out));
 	out->enum_id = -1;
+	if (reg && f && f->mismatch) {
+		cli_error("%s '%s': the debug info of %s places its parameters where the x86-64 ABI does not "
+			  "(an optimized or other calling convention): name values by register (argN, fpargN)",
+			  opt, spec, func);
+		return -1;
+	}
 	if (reg) {
 		/* A parameter's (or field's) name: DWARF says where it is. */
 		const struct dw_item *it = f ? dwarf_item(f, v->name) : NULL;

@@ -754,6 +754,17 @@ static __attribute__((noinline)) size_t copy_mask_read(char *dst, const void *sr
 
 size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted)
 {
+	/* Addresses no user mapping can have: the first 64 KiB (below
+	 * vm.mmap_min_addr's default; where small integers taken for
+	 * pointers point) and above the 47-bit user half.  Refused without
+	 * a load, so the commonest bad pointers never fault: a fault costs
+	 * a signal, and one taken while a mask set by a raw system call
+	 * blocks SIGSEGV (which no interposer sees) would kill the process. */
+	uintptr_t a = (uintptr_t)src;
+	if (a < (64u << 10) || a >= (1ull << 47) - max) {
+		*faulted = 1;
+		return 0;
+	}
 	if (__builtin_expect(mask_state != MASK_OPEN, 0))
 		return copy_mask_read(dst, src, max, faulted);
 	return copy_fast(dst, src, max, faulted);
