@@ -403,6 +403,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
 		return -1;
 	}
+	if (o->tracer == TRACER_FUNCTION && o->arg_specs &&
+	    (o->arg_specs[0] == 'R' || strstr(o->arg_specs, "\nR"))) {
+		cli_error("record: -R records return values, which the function tracer (-t function) never sees");
+		return -1;
+	}
 	if (!o->snapshot && (o->triggers || snapshot_opts_given)) {
 		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
 		return -1;

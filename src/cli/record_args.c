@@ -68,13 +68,13 @@ static int parse_format(const char *fmt, struct value_ref *v)
 	if (!*fmt || !strchr("duxcpfs", *fmt))
 		return -1;
 	v->fmt = *fmt;
-	v->bits = v->fmt == 'c' ? 8 : 64;
+	v->bits = v->fmt == 'c' ? 8 : 0; /* 0: the type's with debug info, else 64 */
 	if (fmt[1]) {
 		v->bits = (unsigned)strtoul(fmt + 1, &end, 10);
 		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's')
 			return -1;
 	}
-	if (v->fmt == 'f' && v->bits != 32 && v->bits != 64)
+	if (v->fmt == 'f' && v->bits && v->bits != 32 && v->bits != 64)
 		return -1;
 	return 0;
 }
@@ -150,6 +150,10 @@ int record_args_add(struct record_opts *o, const char *spec, int ret)
 	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, " \t\n") || strlen(spec) > 1000) {
 		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
 			  spec);
+		return -1;
+	}
+	if (strstr(at + 1, ",,") || at[1] == ',' || spec[strlen(spec) - 1] == ',') {
+		cli_error("%s '%s': an empty value in the list", opt, spec);
 		return -1;
 	}
 	char items[1024];
@@ -305,7 +309,8 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 		}
 		if (v->fmt) {
 			out->fmt = (uint8_t)v->fmt;
-			out->bits = (uint8_t)v->bits;
+			if (v->bits || v->fmt == 's')
+				out->bits = (uint8_t)(v->bits ? v->bits : 64);
 		}
 		if (out->shift * 8u + (out->fmt == 's' ? 64u : out->bits) > 64u) {
 			cli_error("%s '%s': '%s' of %s is %u bytes into its register: at most %u bits fit", opt, spec,
@@ -316,7 +321,24 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 		return 0;
 	}
 	char fmt = v->fmt ? v->fmt : kind == ARG_KIND_FP ? 'f' : 'd';
-	unsigned bits = v->fmt ? v->bits : 64;
+	unsigned bits = v->bits ? v->bits : 64;
+	if (kind == ARG_KIND_INT && fmt == 'f' && !(f && f->int_reg[index - 1].what == 'a')) {
+		cli_error("%s '%s': arg%u is an integer register; a floating-point argument is fpargN", opt, spec, index);
+		return -1;
+	}
+	if (ret && f && !f->mismatch) {
+		/* -R on what the ABI does not return whole in rax or xmm0. */
+		int scalar = f->exit_cnt == 1 && !*f->exit[0].label;
+		if (f->returns && !scalar) {
+			cli_error("%s '%s': %s returns a struct, a long double or a value in memory, not one register: "
+				  "--auto-args shows the fields of one returned in registers", opt, spec, func);
+			return -1;
+		}
+		if (scalar && fmt == 's' && f->exit[0].fmt != 's' && f->exit[0].fmt != 'p') {
+			cli_error("%s '%s': %s does not return a pointer: it cannot be read as a string", opt, spec, func);
+			return -1;
+		}
+	}
 	if (f && kind == ARG_KIND_INT) {
 		const struct dw_reg *r = &f->int_reg[index - 1];
 		if (!r->what && !f->varargs) {
@@ -353,6 +375,14 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 				return 0;
 			}
 		}
+	}
+	/* A format without a size: the type's size when DWARF has one. */
+	if (v->fmt && !v->bits && v->fmt != 's' && f) {
+		const struct dw_item *items = ret ? f->exit : f->entry;
+		uint8_t cnt = ret ? f->exit_cnt : f->entry_cnt;
+		for (uint8_t i = 0; i < cnt; i++)
+			if (!items[i].shift && (ret ? cnt == 1 : items[i].kind == kind && items[i].index == index))
+				bits = items[i].bits;
 	}
 	if (kind == ARG_KIND_RET && fmt == 'f')
 		kind = ARG_KIND_RET_FP; /* a float return value is in xmm0 */

@@ -347,8 +347,8 @@ int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, c
 			snprintf(val, val_len, "NULL");
 		else if (it.bits == 2)
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
-		else
-			format_string(val, val_len, it.v, it.len);
+		else if (format_string(val, val_len, it.v, it.len) > 0 && it.bits == 3 && strlen(val) + 4 < val_len)
+			strcat(val, "..."); /* cut: no NUL within --max-string */
 	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
 		snprintf(val, val_len, "%s", enumerator);
 	} else if (it.fmt == 'b' && it.word <= 1) {
@@ -409,7 +409,8 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 	switch (it.fmt) {
 	case 'd':
 	case 'e':
-	case 'b': {
+	case 'b':
+	case 'c': { /* char is signed on x86-64 */
 		int64_t sv = bits >= 64 ? (int64_t)it.word : (int64_t)(it.word << (64 - bits)) >> (64 - bits);
 		/* The magnitude of a negative sv, -INT64_MIN included. */
 		return v->neg ? sv < 0 && (uint64_t)0 - (uint64_t)sv == v->mag : sv >= 0 && (uint64_t)sv == v->mag;

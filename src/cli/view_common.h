@@ -83,8 +83,9 @@ struct view_int {
 /* 0, or -1 if s is not such an integer (or does not fit). */
 int view_parse_int(const char *s, struct view_int *v);
 /* Whether the return value in an exit's data block equals v, compared as
- * the number its format says: d as a signed integer of its bits, u, x, c
- * and p as unsigned ones (a negative v equals none), f numerically; a
+ * the number its format says: d, c (a char: signed on x86-64), e and b as
+ * signed integers of their bits, u, x and p as unsigned ones (a negative
+ * v equals none), f numerically; a
  * string (s) as its pointer: NULL is 0, an unreadable pointer its
  * address, a string that was read equals no v.  1, 0, or -1 when the
  * block has no return value, or one of several values (a struct). */

@@ -127,6 +127,17 @@ badp "a floating-point argument it does not have" "has no fparg3" -A 't_fp@fparg
 badp "a filter on a name it does not have" "no parameter 'j'" -F 't_count@j>1'
 badp "a name with a glob" "needs one function" -A 't_*@key'
 badp "a filter value that is not an integer, on an integer" "not an integer" -F 't_count@i>1.5'
+badp "-R on a struct returned in registers" "t_mkpt returns a struct" -R 't_mkpt@retval'
+badp "-R on a long double (st0)" "t_ld returns a struct, a long double" -R 't_ld@retval'
+badp "-R /s on a function that returns no pointer" "t_count does not return a pointer" -R 't_count@retval/s'
+badp "/f on an integer register" "arg1 is an integer register" -A 't_count@arg1/f'
+check_eq "-R with the function tracer: refused" \
+	"$("$NEEDLE" record -o "$T/bad.data" -t function -R 't_count@retval' -- "$P" >/dev/null 2>&1; echo $?)" 2
+check_eq "an empty value in a list: refused" \
+	"$("$NEEDLE" record -o "$T/bad.data" -A 't_count@i,' -- "$P" >/dev/null 2>&1; echo $?)" 2
+"$NEEDLE" record -o "$T/w.data" -A 't_ints@c/d,e/x' -F t_ints -- "$P" >/dev/null 2>&1
+check_eq "a format without a size takes the type's (c/d: an int's 32 bits; e/x: 64)" \
+	"$("$NEEDLE" replay -i "$T/w.data" | grep -c 't_ints(c=-100000, e=0xfffc000000000000)')" 1
 check_eq "bad -F syntax: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@i=>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
 check_eq "-F on the return value: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@retval>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
 bad "--auto-args on a program without debug info" "no debug info" --auto-args

@@ -45,7 +45,8 @@ void args_set_max_string(uint32_t bytes)
 
 /* A string argument: its bytes up to the first NUL or max_string, as
  * words after the item word; the item's bits field says 0 (read), 1
- * (NULL) or 2 (unreadable: the pointer follows instead).  safe_copy_str
+ * (NULL), 2 (unreadable: the pointer follows instead) or 3 (read, but
+ * cut: no NUL within max_string, or an unreadable byte before one).  safe_copy_str
  * reads it with plain loads, a fault resumed at its fixup (a bad pointer,
  * an unmapped page), about 3.5 ns for 16 bytes; the bytes of a string
  * another thread writes meanwhile are each one it held. */
@@ -62,12 +63,15 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 		out[1] = ptr;
 		return 2;
 	}
-	size_t len = got && !faulted && dst[got - 1] == 0 ? got - 1 : got;
+	int whole = got && !faulted && dst[got - 1] == 0;
+	size_t len = whole ? got - 1 : got;
 	size_t words = len / 8 + 1; /* room for a NUL */
 	/* NUL-pad the last word: the copy leaves what follows unspecified. */
 	for (size_t b = len; b < words * 8; b++)
 		dst[b] = 0;
-	out[0] = arg_item_word(it->kind, it->index, 's', 0, (uint32_t)(words * 8), 0);
+	/* bits 3: no NUL within --max-string bytes, or before an unreadable
+	 * byte: the views mark it cut ("..."...). */
+	out[0] = arg_item_word(it->kind, it->index, 's', whole ? 0 : 3, (uint32_t)(words * 8), 0);
 	return 1 + words;
 }
 
@@ -206,7 +210,7 @@ int args_cond_holds(const struct arg_spec *s, const struct needle_ctx *ctx)
 		cmp = d < c->value.f ? -1 : d > c->value.f ? 1 : d == c->value.f ? 0 : 2; /* NaN: only != */
 		return cmp == 2 ? c->op == ARG_OP_NE : compare(cmp, c->op);
 	}
-	if (strchr("ucxp", c->item.fmt)) {
+	if (strchr("uxp", c->item.fmt)) { /* c: a char, signed on x86-64 */
 		cmp = v < c->value.u ? -1 : v > c->value.u;
 	} else {
 		unsigned sh = 64u - c->item.bits;
