@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DW_ITEMS_MAX 12  /* the agent's ARG_ITEMS_MAX */
+#define DW_ITEMS_MAX 16  /* the agent's ARG_ITEMS_MAX */
 #define DW_LABEL_MAX 48
 
 /* One value in a register: a parameter, a field of a struct passed in

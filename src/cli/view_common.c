@@ -248,15 +248,28 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 			return snprintf(buf, len, "'%c'", (int)v);
 		return snprintf(buf, len, "'\\x%02x'", (unsigned)(v & 0xff));
 	case 'f':
+		/* The shortest text that reads back as the same value (as
+		 * printf's %g, with as many digits as it takes): two values
+		 * never show alike, so report --by-arg keeps them apart. */
 		if (bits == 32) {
 			float f;
 			uint32_t w = (uint32_t)v;
 			memcpy(&f, &w, sizeof(f));
-			return snprintf(buf, len, "%g", (double)f);
+			for (int digits = 6; digits < 9; digits++) {
+				int n = snprintf(buf, len, "%.*g", digits, (double)f);
+				if (strtof(buf, NULL) == f)
+					return n;
+			}
+			return snprintf(buf, len, "%.9g", (double)f);
 		} else {
 			double d;
 			memcpy(&d, &v, sizeof(d));
-			return snprintf(buf, len, "%g", d);
+			for (int digits = 6; digits < 17; digits++) {
+				int n = snprintf(buf, len, "%.*g", digits, d);
+				if (strtod(buf, NULL) == d)
+					return n;
+			}
+			return snprintf(buf, len, "%.17g", d);
 		}
 	default: /* x, p */
 		return snprintf(buf, len, "0x%llx", (unsigned long long)v);

@@ -126,6 +126,21 @@ KEEP double t_wide(__float128 q, v4sf v, double d, int n)
 	return (double)q + v[0] + d + n;
 }
 
+/* Six integer and eight floating-point registers, every one a value. */
+KEEP double t_many(long a, long b, long c, long d, long e, long f, double g, double h, double i, double j,
+		   double k, double l, double m, double n)
+{
+	__asm__ volatile("");
+	return (double)(a + b + c + d + e + f) + g + h + i + j + k + l + m + n;
+}
+
+/* Doubles shown with every digit they need. */
+KEEP double t_prec(double x)
+{
+	__asm__ volatile("");
+	return x * 2;
+}
+
 static volatile int sink;
 
 KEEP void t_void(unsigned x)
@@ -285,6 +300,10 @@ int main(int argc, char **argv)
 	d = t_wide(1.0Q, (v4sf){ 2, 0, 0, 0 }, 2.5, 7);
 	printf("t_wide(d=2.5, n=7) = %g;\n", d);
 	sink += (int)(b.c + ld);
+	d = t_many(1, 2, 3, 4, 5, 6, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5);
+	printf("t_many(a=1, b=2, c=3, d=4, e=5, f=6, g=0.5, h=1.5, i=2.5, j=3.5, k=4.5, l=5.5, m=6.5, n=7.5) = %g;\n", d);
+	d = t_prec(1.0000001);
+	printf("t_prec(x=1.0000001) = %.8g;\n", d);
 	for (int i = 0; i < 100; i++)
 		sink += t_count(i);
 	for (int i = 0; i < 5; i++)

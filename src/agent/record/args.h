@@ -9,7 +9,7 @@
 #include "common/shm_layout.h"
 #include "needle.h"
 
-#define ARG_ITEMS_MAX 12
+#define ARG_ITEMS_MAX 16
 #define ARG_STRING_MAX 256   /* --max-string's ceiling */
 
 struct arg_item {
