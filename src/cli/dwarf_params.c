@@ -31,6 +31,11 @@
  *    with another signature (f.constprop.0, f.isra.0, f.part.0) has a
  *    symbol of its own, and its DWARF still lists f's parameters, some
  *    of which it no longer takes: symbols with a '.' get nothing.
+ *  - The ABI's answer is checked against the compiler's: a parameter
+ *    whose DWARF location at the entry is another register, memory at a
+ *    register (a class passed by reference), or a constant (a parameter
+ *    clang dropped from an internal function, keeping its name) means the
+ *    function's registers are not the ABI's (mismatch): no values.
  *  - Two definitions behind one symbol name (static functions of two
  *    files) that disagree are marked ambiguous: nothing is shown for
  *    that name rather than values under the wrong names.
