@@ -170,6 +170,23 @@ check "-p -A: values recorded" grep -q 't_count(i=' <("$NEEDLE" replay -i "$T/p1
 check_eq "-p again without -A: no values" "$("$NEEDLE" replay -i "$T/p2.data" | grep -c 't_count(i=')" 0
 check "-p again: calls recorded" grep -q 't_count()' <("$NEEDLE" replay -i "$T/p2.data")
 
+# A process whose program file was deleted since it started (a package
+# upgrade replaces files so): its functions and DWARF come from the file
+# the kernel still holds.
+cp "$P" "$T/srv"
+rm -f "$T/stop"
+"$T/srv" serve "$T/stop" >"$T/srv.out" &
+pid=$!
+sleep 0.2
+rm "$T/srv"
+"$NEEDLE" record -p "$pid" --duration=0.2 -o "$T/del.data" --auto-args -F t_count >/dev/null 2>"$T/delerr"
+check_eq "-p on a deleted program: recorded ($(tail -1 "$T/delerr"))" "$?" 0
+touch "$T/stop"
+wait "$pid"
+check_eq "-p on a deleted program: it ends normally" "$?" 0
+check "-p on a deleted program: calls with their values" \
+	grep -qE 't_count\(i=[0-9]+\) = [0-9]+;' <("$NEEDLE" replay -i "$T/del.data")
+
 # Lua from Debian's source (-g): the interpreter's own functions.
 LUA="$BUILD/third_party/lua"
 if [ -x "$LUA" ] || "$(dirname "$0")/../real/build_real_programs.sh" "$BUILD" >"$T/build.log" 2>&1; then

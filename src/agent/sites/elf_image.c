@@ -278,6 +278,26 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 	return 0;
 }
 
+/* The program's own file may be gone (deleted, or replaced by a package
+ * upgrade: /proc/self/exe then reads "PATH (deleted)"); the kernel still
+ * has it open behind /proc/self/exe. */
+static int open_image(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t n = strlen(path);
+	static const char deleted[] = " (deleted)";
+
+	if (fd >= 0 || errno != ENOENT || n < sizeof(deleted) || strcmp(path + n - (sizeof(deleted) - 1), deleted))
+		return fd;
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0 || (size_t)len != n || memcmp(exe, path, n)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+}
+
 int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 {
 	struct string_arena arena = { 0 };
@@ -287,7 +307,7 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	memset(img, 0, sizeof(*img));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_image(path);
 	if (fd < 0)
 		return -errno;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
