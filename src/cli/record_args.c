@@ -108,6 +108,38 @@ static int is_glob(const char *s)
 	return strpbrk(s, "*?[\\") != NULL;
 }
 
+/* The next line of a newline-separated list at *p, into line: 1, or 0
+ * at its end. */
+static int next_line(const char **p, char *line, size_t len)
+{
+	if (!*p || !**p)
+		return 0;
+	const char *nl = strchr(*p, '\n');
+	size_t n = nl ? (size_t)(nl - *p) : strlen(*p);
+	snprintf(line, len, "%.*s", (int)n, *p);
+	*p += n + (nl != NULL);
+	return 1;
+}
+
+/* Where a value filter "GLOB@ARG OP VALUE" puts its operator (*op, its
+ * length *oplen): 0, or -1 when it has none of == != < <= > >=. */
+static int filter_op(const char *at, const char **op, size_t *oplen)
+{
+	*op = at + 1 + strcspn(at + 1, "=!<>");
+	if (!**op || *op == at + 1)
+		return -1;
+	*oplen = (*op)[1] == '=' ? 2 : 1;
+	return ((*op)[0] == '=' || (*op)[0] == '!') && *oplen != 2 ? -1 : 0;
+}
+
+/* The DWARF of the function a spec's glob names, when it names exactly
+ * one the debug info describes unambiguously. */
+static const struct dw_func *spec_function(const struct dw_info *dw, const char *glob)
+{
+	const struct dw_func *f = dw && !is_glob(glob) ? dw_info_find(dw, glob) : NULL;
+	return f && !f->ambiguous ? f : NULL;
+}
+
 static int valid_name(const char *s)
 {
 	if (!*s)
@@ -203,13 +235,9 @@ int record_filter_add(struct record_opts *o, const char *spec)
 		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE, e.g. -F 'kv_get@arg2>1000'", spec);
 		return -1;
 	}
-	const char *op = at + 1 + strcspn(at + 1, "=!<>");
-	if (!*op || op == at + 1) {
-		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE with OP one of == != < <= > >=", spec);
-		return -1;
-	}
-	size_t oplen = (op[1] == '=') ? 2 : 1;
-	if ((op[0] == '=' || op[0] == '!') && oplen != 2) {
+	const char *op;
+	size_t oplen;
+	if (filter_op(at, &op, &oplen)) {
 		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE with OP one of == != < <= > >=", spec);
 		return -1;
 	}
@@ -461,17 +489,14 @@ static int named_by_spec(const char *specs, char side, const char *sym)
 {
 	if (!specs)
 		return 0;
-	for (const char *p = specs; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		const char *at = memchr(p, '@', n);
-		char glob[260];
-		if (*p == side && at && (size_t)(at - p - 1) < sizeof(glob)) {
-			snprintf(glob, sizeof(glob), "%.*s", (int)(at - p - 1), p + 1);
-			if (!fnmatch(glob, sym, 0))
-				return 1;
-		}
-		p += n + (nl != NULL);
+	char line[1100];
+	for (const char *p = specs; next_line(&p, line, sizeof(line));) {
+		char *at = strchr(line, '@');
+		if (line[0] != side || !at)
+			continue;
+		*at = 0;
+		if (!fnmatch(line + 1, sym, 0))
+			return 1;
 	}
 	return 0;
 }
@@ -491,9 +516,7 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
 	snprintf(items, sizeof(items), "%s", at + 1);
-	const struct dw_func *f = dw && !is_glob(glob) ? dw_info_find(dw, glob) : NULL;
-	if (f && f->ambiguous)
-		f = NULL;
+	const struct dw_func *f = spec_function(dw, glob);
 	char *save = NULL;
 	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct value_ref v;
@@ -527,20 +550,19 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_info *dw, const char *spec)
 {
 	const char *at = strchr(spec, '@');
-	const char *op = at + 1 + strcspn(at + 1, "=!<>");
-	size_t oplen = op[1] == '=' ? 2 : 1;
+	const char *op;
+	size_t oplen;
 	char glob[260], tok[DW_LABEL_MAX + 8], buf[256];
 	struct value_ref v;
 	struct dw_item it;
 	size_t off = 0;
 
+	filter_op(at, &op, &oplen); /* checked by record_filter_add */
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
 	snprintf(tok, sizeof(tok), "%.*s", (int)(op - at - 1), at + 1);
 	if (parse_ref("-F", spec, tok, &v))
 		return -1;
-	const struct dw_func *f = dw && !is_glob(glob) ? dw_info_find(dw, glob) : NULL;
-	if (f && f->ambiguous)
-		f = NULL;
+	const struct dw_func *f = spec_function(dw, glob);
 	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it))
 		return -1;
 	if (it.fmt == 's') {
@@ -587,24 +609,13 @@ int record_args_resolve(struct record_opts *o, const char *exe)
 		cli_error("record: out of memory");
 		goto out;
 	}
-	for (const char *p = o->arg_specs; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		char line[1100];
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+	char line[1100];
+	for (const char *p = o->arg_specs; next_line(&p, line, sizeof(line));)
 		if (resolve_spec(o, &args_len, &labels_len, have_dw ? &dw : NULL, line))
 			goto out;
-		p += n + (nl != NULL);
-	}
-	for (const char *p = o->value_filters; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		char line[1100];
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+	for (const char *p = o->value_filters; next_line(&p, line, sizeof(line));)
 		if (resolve_filter(o, &filters_len, have_dw ? &dw : NULL, line))
 			goto out;
-		p += n + (nl != NULL);
-	}
 	if (o->auto_args) {
 		size_t described = 0;
 		for (size_t i = 0; i < dw.cnt; i++) {

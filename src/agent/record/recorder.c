@@ -204,55 +204,62 @@ static __attribute__((noinline)) void event_lost(struct rec_thread *rt)
 	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
 }
 
-static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t site)
+/* Room for words more words of the thread's events, in its chunk or a
+ * fresh one: 1 with *delta the next event's, or 0 when there is none
+ * (the event is counted lost; so is a block bigger than a whole chunk,
+ * a tiny --chunk-size, which no chunk would hold). */
+static inline int event_room(struct rec_thread *rt, size_t words, uint64_t *delta)
 {
 	uint64_t now = clock_now();
-	uint64_t delta = now - rt->base;
 
-	if (__builtin_expect(rt->pos >= rt->end || delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now)) {
+	*delta = now - rt->base;
+	if (__builtin_expect(rt->pos + words > rt->end || *delta > EV_DELTA_MASK, 0)) {
+		if (!chunk_next(rt, now) || rt->pos + words > rt->end) {
 			event_lost(rt);
 			return 0;
 		}
-		delta = 0;
+		*delta = 0;
 	}
-	*rt->pos++ = ev_make(type, site, delta);
-	/* Release: the event is visible before the fill level that covers
-	 * it, to a reader salvaging the chunk of a dead process (it loads
-	 * used with acquire).  A plain store under x86-TSO. */
+	return 1;
+}
+
+/* Release: the events are visible before the fill level that covers
+ * them, to a reader salvaging the chunk of a dead process (it loads used
+ * with acquire).  A plain store under x86-TSO. */
+static inline void events_publish(struct rec_thread *rt)
+{
 	atomic_store_explicit(&rt->chunk->used,
 			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
 			      memory_order_release);
+}
+
+static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t site)
+{
+	uint64_t delta;
+
+	if (!event_room(rt, 1, &delta))
+		return 0;
+	*rt->pos++ = ev_make(type, site, delta);
+	events_publish(rt);
 	return 1;
 }
 
 /* An event and its data block (-A / -R), in one chunk: the block must
  * follow its event, so both go to a fresh chunk when the most the block
- * can take does not fit; the values are then written in place.  A block
- * bigger than a whole chunk (a tiny --chunk-size) is lost, counted. */
+ * can take does not fit; the values are then written in place. */
 static __attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
 						      const struct arg_spec *as, int at_exit,
 						      const struct needle_ctx *ctx)
 {
-	uint64_t now = clock_now();
-	uint64_t delta = now - rt->base;
-	size_t most = at_exit ? as->exit_words_max : as->entry_words_max;
+	uint64_t delta;
 
-	if (rt->pos + 2 + most > rt->end || delta > EV_DELTA_MASK) {
-		if (!chunk_next(rt, now) || rt->pos + 2 + most > rt->end) {
-			event_lost(rt);
-			return 0;
-		}
-		delta = 0;
-	}
+	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), &delta))
+		return 0;
 	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
 	rt->pos[0] = ev_make(type, site, delta);
 	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
 	rt->pos += 2 + n;
-	/* Release, as in event_write: the block before the fill level. */
-	atomic_store_explicit(&rt->chunk->used,
-			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
-			      memory_order_release);
+	events_publish(rt);
 	return 1;
 }
 
@@ -262,17 +269,11 @@ static __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, un
 						       const struct arg_item *items, uint8_t cnt,
 						       const struct needle_ctx *ctx)
 {
-	uint64_t now = clock_now();
-	uint64_t delta = now - rt->base;
+	uint64_t delta;
 	size_t n = 2u * cnt;
 
-	if (__builtin_expect(rt->pos + 2 + n > rt->end || delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now) || rt->pos + 2 + n > rt->end) {
-			event_lost(rt);
-			return 0;
-		}
-		delta = 0;
-	}
+	if (!event_room(rt, 2 + n, &delta))
+		return 0;
 	uint64_t *p = rt->pos;
 	p[0] = ev_make(type, site, delta);
 	p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
@@ -281,10 +282,7 @@ static __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, un
 		p[3 + 2 * k] = args_value(&items[k], ctx);
 	}
 	rt->pos = p + 2 + n;
-	/* Release, as in event_write: the block before the fill level. */
-	atomic_store_explicit(&rt->chunk->used,
-			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
-			      memory_order_release);
+	events_publish(rt);
 	return 1;
 }
 
@@ -343,7 +341,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)cookie;
 	(void)data;
 	const struct arg_spec *as = args_for(ctx->func->site_id);
-	if (active && (!as || args_cond_holds(as, ctx)))
+	if (active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
 		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 	return NEEDLE_SKIP_EXIT;
 }
