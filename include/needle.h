@@ -173,6 +173,15 @@ struct needle_ctx {
 	 * reserved none, or if this call's exit will not run (the shadow stack
 	 * is full); not zeroed. */
 	void *call_data;
+	/* The stack pointer: at the entry, the traced function's own at its
+	 * first instruction (it points at the return address; the arguments
+	 * the ABI passes in memory start 8 bytes above it); at the exit, its
+	 * caller's after the return; 0 for a call unwound (a longjmp or an
+	 * exception skipped its return).  Read what it points at with care:
+	 * only the words the function's parameters occupy are known to be
+	 * the caller's. */
+	uint64_t sp;
+	uint64_t reserved2;
 };
 
 /* The layout the trampoline (src/agent/arch/x86_64/trampoline.S) writes. */
@@ -191,7 +200,7 @@ NEEDLE_LAYOUT_(offsetof(struct needle_regs, rax) == 48 && offsetof(struct needle
 NEEDLE_LAYOUT_(offsetof(struct needle_regs, xmm) == 64 && sizeof(struct needle_regs) == 192);
 NEEDLE_LAYOUT_(offsetof(struct needle_ctx, func) == 192 && offsetof(struct needle_ctx, is_exit) == 200);
 NEEDLE_LAYOUT_(offsetof(struct needle_ctx, thread_data) == 208 && offsetof(struct needle_ctx, call_data) == 216);
-NEEDLE_LAYOUT_(sizeof(struct needle_ctx) == 224);
+NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ctx) == 240);
 #undef NEEDLE_LAYOUT_
 
 /* ctx->is_exit in an exit handler: the function returned (regs hold its

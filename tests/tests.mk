@@ -254,3 +254,10 @@ TESTS += $(TEST_BUILD)/test_relocate_lua
 $(TEST_BUILD)/cli/auto_prog: tests/args/auto_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/cli/auto_prog
+# The same under clang at -O0 and -O2: other DWARF locations (a frame
+# base in rbp or rsp, values computed from a register).
+$(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
+	@mkdir -p $(dir $@); clang -std=gnu11 -O0 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+$(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
+	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2

@@ -25,6 +25,7 @@
 
 #include "cli/cli.h"
 #include "cli/view_common.h"
+#include "common/shm_layout.h"
 
 struct func_stats {
 	uint32_t site;
@@ -270,19 +271,23 @@ static int cmp_stats(const void *a, const void *b)
 	return strcmp(row_name(sort_report, x), row_name(sort_report, y));
 }
 
-/* --by-arg's argument: a number 1..8 (argN) or a value's name. */
+/* --by-arg's argument: a number N (argN: 1-6 a register, 7 and up a
+ * stack word) or a value's name. */
 static int parse_by_arg(const char *s, char *name, size_t len)
 {
 	if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+') {
-		if (s[0] >= '1' && s[0] <= '8' && !s[1]) {
-			snprintf(name, len, "arg%c", s[0]);
+		char *end;
+		unsigned long n = strtoul(s, &end, 10);
+		if (*s >= '1' && *s <= '9' && !*end && n <= ARG_INDEX_MAX) {
+			snprintf(name, len, "arg%lu", n);
 			return 0;
 		}
 	} else if (*s && strlen(s) < len) {
 		snprintf(name, len, "%s", s);
 		return 0;
 	}
-	cli_error("--by-arg needs an argument number from 1 to 8 or a value's name (arg1, fparg2), not '%s'", s);
+	cli_error("--by-arg needs an argument number from 1 to %d or a value's name (arg1, fparg2), not '%s'",
+		  ARG_INDEX_MAX, s);
 	return -1;
 }
 
@@ -338,7 +343,8 @@ static const char report_usage[] =
 	"  -s, --sort KEY     total (default), self, calls, avg, min, max or name\n"
 	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n"
 	"      --by-arg N|NAME\n"
-	"                     a row per function and value of argN (1-8) or of the value NAME\n"
+	"                     a row per function and value of argN (1-6 a register, 7-255 a stack\n"
+	"                     word) or of the value NAME\n"
 	"                     recorded with -A, e.g. kv_get(arg1=42); past " XSTR(BY_ARG_MAX_VALUES) " values of a\n"
 	"                     function, the rest in one row, kv_get(arg1=<other>); with --csv,\n"
 	"                     a column for the value after function\n";

@@ -16,11 +16,15 @@
  *    struct or union of at most 16 bytes is classified per eightbyte
  *    (SSE if every field in it is a float or double, else INTEGER) and
  *    takes registers only if all its eightbytes fit, else it goes to
- *    memory whole; bigger aggregates, long double and anything the ABI
- *    puts in memory take no register and are not shown (on_stack).  An
- *    eightbyte of padding only (an empty class) takes no register; a
- *    16-byte vector or __float128 takes one xmm (SSE + SSEUP).  A return
- *    value in memory takes rdi for its address (not long double: st0).
+ *    memory whole.  An eightbyte of padding only (an empty class) takes
+ *    no register; a 16-byte vector or __float128 takes one xmm (SSE +
+ *    SSEUP).  A return value in memory takes rdi for its address (not
+ *    long double: st0).
+ *  - What goes to memory (bigger aggregates, long double, a value for
+ *    which no register is left) takes the next words above the return
+ *    address, in parameter order, each value 8-byte aligned (16 for a
+ *    type aligned so) and rounded up to whole words; its scalars that
+ *    fit in a word are shown as argN, N = 7 + the word.
  *  - A type this reader does not understand stops the description: the
  *    registers of the parameters after it are unknown, so they get
  *    nothing rather than a neighbour's value.  So does a calling
@@ -33,9 +37,12 @@
  *    of which it no longer takes: symbols with a '.' get nothing.
  *  - The ABI's answer is checked against the compiler's: a parameter
  *    whose DWARF location at the entry is another register, memory at a
- *    register (a class passed by reference), or a constant (a parameter
- *    clang dropped from an internal function, keeping its name) means the
- *    function's registers are not the ABI's (mismatch): no values.
+ *    register (a class passed by reference), another stack word, or a
+ *    constant (a parameter clang dropped from an internal function,
+ *    keeping its name) means the function's registers are not the ABI's
+ *    (mismatch): no values.  A stack location is known at the entry when
+ *    it is relative to the CFA (gcc's frame base) or to rsp; one
+ *    relative to rbp (clang -O0) is not checked.
  *  - Two definitions behind one symbol name (static functions of two
  *    files) that disagree are marked ambiguous: nothing is shown for
  *    that name rather than values under the wrong names.
@@ -402,11 +409,39 @@ static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsi
 static const uint8_t dwarf_int_reg[6] = { 5, 4, 1, 2, 8, 9 }; /* rdi rsi rdx rcx r8 r9 */
 #define DWARF_XMM0 17
 
+/* What a function's DW_AT_frame_base is at its entry, for DW_OP_fbreg:
+ * the CFA (the stack pointer before the call: the first stack word),
+ * rsp plus off, or unknown (rbp, which the entry has not set yet). */
+struct frame_base {
+	enum { FB_UNKNOWN, FB_CFA, FB_RSP } kind;
+	int64_t off;
+};
+
+static struct frame_base frame_base_of(Dwarf_Die *sp)
+{
+	Dwarf_Attribute a;
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (!dwarf_attr_integrate(sp, DW_AT_frame_base, &a) || dwarf_getlocation(&a, &ops, &nops) || nops != 1)
+		return (struct frame_base){ FB_UNKNOWN, 0 };
+	if (ops[0].atom == DW_OP_call_frame_cfa)
+		return (struct frame_base){ FB_CFA, 0 };
+	if (ops[0].atom == DW_OP_breg7)
+		return (struct frame_base){ FB_RSP, (int64_t)ops[0].number };
+	if (ops[0].atom == DW_OP_reg7)
+		return (struct frame_base){ FB_RSP, 0 };
+	return (struct frame_base){ FB_UNKNOWN, 0 };
+}
+
 /* Where the parameter p is at the function's first instruction, per its
  * DW_AT_location: 0 unknown (no location there: a stack slot at -O0, an
  * optimized-out value), 1 the register *reg, 2 memory at *reg (by
- * reference), 3 somewhere else (a constant: the caller never passes it). */
-static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, unsigned *reg)
+ * reference), 3 somewhere else (a constant: the caller never passes it),
+ * 4 the caller's stack, *stack_off bytes above the return address's
+ * slot's end (the first stack word is at 0). */
+static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, const struct frame_base *fb, unsigned *reg,
+			  int64_t *stack_off)
 {
 	Dwarf_Attribute a;
 	Dwarf_Op *ops;
@@ -444,6 +479,27 @@ static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, unsigned *reg)
 		*reg = (unsigned)ops[0].number;
 		return whole_or_pieces ? 1 : 3;
 	}
+	/* A value computed from a register (clang: a bool as "rsi & 0xffffffff,
+	 * converted", DW_OP_stack_value): the parameter came in that
+	 * register. */
+	if (nops > 1 && ops[nops - 1].atom == DW_OP_stack_value && atom >= DW_OP_breg0 && atom <= DW_OP_breg31 &&
+	    atom != DW_OP_breg7) {
+		*reg = atom - DW_OP_breg0;
+		return 1;
+	}
+	/* rsp at the entry points at the return address: the first stack
+	 * word is 8 above it; the CFA is that word. */
+	int64_t off = (int64_t)ops[0].number;
+	if (nops == 1 && (atom == DW_OP_breg7 || (atom == DW_OP_fbreg && fb->kind != FB_UNKNOWN))) {
+		if (atom == DW_OP_breg7)
+			off -= 8;
+		else if (fb->kind == FB_RSP)
+			off += fb->off - 8;
+		if (off < 0) /* below the return address: a copy the body makes (-O0) */
+			return 0;
+		*stack_off = off;
+		return 4;
+	}
 	if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31 && ops[0].number == 0) {
 		*reg = atom - DW_OP_breg0;
 		return 2;
@@ -453,11 +509,80 @@ static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, unsigned *reg)
 	return atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value ? 0 : 3;
 }
 
+/* The byte alignment of a value of type whose scalars are leaves: its
+ * DW_AT_alignment, else its widest scalar's (at most 16); 0 for more
+ * than 16, which this reader does not place. */
+static unsigned type_align(Dwarf_Die *type, const struct leaf *leaves, size_t n)
+{
+	Dwarf_Die t;
+	Dwarf_Attribute a;
+	Dwarf_Word explicit_align = 0;
+	unsigned align = 1;
+
+	if (!dwarf_peel_type(type, &t) && !dwarf_formudata(dwarf_attr(&t, DW_AT_alignment, &a), &explicit_align))
+		return explicit_align > 16 ? 0 : explicit_align ? (unsigned)explicit_align : 1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned s = leaves[i].size >= 16 ? 16 : leaves[i].size;
+		if (s > align)
+			align = s;
+	}
+	return align;
+}
+
+/* What a register or stack word holding leaves (a whole parameter) has:
+ * see struct dw_reg. */
+static uint8_t what_of(const struct leaf *leaves, size_t n)
+{
+	if (n != 1 || leaves[0].size > 8)
+		return 'a';
+	switch (leaves[0].fmt) {
+	case 's': return 's';
+	case 'p': return 'p';
+	case 'f': return 'f';
+	default: return 'i';
+	}
+}
+
+/* A parameter the ABI passes in memory: the next words above the
+ * return address, *next_stack bytes in.  Its shown scalars that fit in
+ * one word become items argN (N = 7 + word).  -1 (f->mismatch) when its
+ * DWARF location at the entry is another word. */
+static int place_on_stack(struct dw_func *f, const char *name, const struct leaf *leaves, size_t n, uint32_t size,
+			  unsigned align, int loc, int64_t stack_off, uint32_t *next_stack)
+{
+	uint32_t pos = (*next_stack + (align > 8 ? 15u : 7u)) & ~(align > 8 ? 15u : 7u);
+
+	if (loc == 4 && stack_off != (int64_t)pos) {
+		f->mismatch = 1;
+		return -1;
+	}
+	*next_stack = pos + ((size + 7u) & ~7u);
+	f->stack_words = *next_stack / 8 > UINT16_MAX ? UINT16_MAX : (uint16_t)(*next_stack / 8);
+	uint8_t what = what_of(leaves, n);
+	for (uint32_t w = pos / 8; w < *next_stack / 8 && w < DW_STACK_WORDS; w++) {
+		snprintf(f->stack_word[w].param, DW_LABEL_MAX, "%s", name);
+		f->stack_word[w].what = what;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t at = pos + leaves[i].off;
+		if (leaves[i].size > 8 || at % 8 + leaves[i].size > 8)
+			continue; /* long double, __int128, a packed field across two words */
+		if (7 + at / 8 > ARG_INDEX_MAX) {
+			f->truncated |= leaves[i].shown;
+			continue;
+		}
+		add_item(f, 0, &leaves[i], ARG_KIND_INT, 7 + at / 8, leaves[i].label);
+	}
+	return 0;
+}
+
 /* The parameters of subprogram sp, into f; first_int is 1 when rdi
  * holds the address of a return value in memory (the hidden argument). */
 static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, unsigned first_int, Dwarf_Addr entry)
 {
 	unsigned next_int = first_int, next_fp = 0;
+	uint32_t next_stack = 0;
+	struct frame_base fb = frame_base_of(sp);
 	Dwarf_Die p;
 	Dwarf_Attribute a;
 
@@ -471,9 +596,11 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		}
 		if (tag != DW_TAG_formal_parameter)
 			continue;
-		Dwarf_Die type;
-		if (!dwarf_formref_die(dwarf_attr_integrate(&p, DW_AT_type, &a), &type)) {
-			f->on_stack = 1; /* a parameter without a type: positions after it unknown */
+		Dwarf_Die type, peeled;
+		Dwarf_Word size = 0;
+		if (!dwarf_formref_die(dwarf_attr_integrate(&p, DW_AT_type, &a), &type) ||
+		    dwarf_peel_type(&type, &peeled) || dwarf_aggregate_size(&peeled, &size)) {
+			f->on_stack = 1; /* a parameter without a type or size: positions after it unknown */
 			return;
 		}
 		/* An unnamed parameter has no name to show: its value goes
@@ -489,26 +616,41 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			f->on_stack = 1; /* where it and those after it are is unknown */
 			return;
 		}
+		unsigned loc_reg = 0;
+		int64_t stack_off = 0;
+		int loc = entry_location(&p, entry, &fb, &loc_reg, &stack_off);
 		if (ebs == TYPE_MEMORY) {
 			/* Memory; a class passed by reference is a pointer. */
-			Dwarf_Die t;
 			Dwarf_Word cc;
-			unsigned loc_reg = 0;
-			int loc = entry_location(&p, entry, &loc_reg);
 			if (loc == 3 || loc == 1) {
 				f->mismatch = 1; /* in a register, or not passed: not the ABI's memory */
 				return;
 			}
-			if (!dwarf_peel_type(&type, &t) &&
-			    !dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) &&
-			    cc == DW_CC_pass_by_reference && next_int < 6) {
+			if (!dwarf_formudata(dwarf_attr(&peeled, DW_AT_calling_convention, &a), &cc) &&
+			    cc == DW_CC_pass_by_reference) {
 				struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = 1, .enum_id = -1 };
+				snprintf(ptr.label, sizeof(ptr.label), "%s", name);
+				if (next_int == 6) {
+					if (place_on_stack(f, name, &ptr, 1, 8, 8, loc, stack_off, &next_stack))
+						return;
+					continue;
+				}
+				if (loc == 4) {
+					f->mismatch = 1;
+					return;
+				}
 				snprintf(f->int_reg[next_int].param, DW_LABEL_MAX, "%s", name);
 				f->int_reg[next_int].what = 'p';
 				add_item(f, 0, &ptr, ARG_KIND_INT, ++next_int, name);
-			} else {
-				f->on_stack = 1;
+				continue;
 			}
+			unsigned align = type_align(&type, leaves, n);
+			if (!align) {
+				f->on_stack = 1; /* over-aligned: where it and those after it are is unknown */
+				return;
+			}
+			if (place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
+				return;
 			continue;
 		}
 		unsigned need_int = 0, need_fp = 0;
@@ -517,7 +659,18 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			need_fp += cls[eb] == 'S';
 		}
 		if (next_int + need_int > 6 || next_fp + need_fp > 8) {
-			f->on_stack = 1; /* no room: the whole value goes to memory */
+			/* No room: the whole value goes to memory. */
+			if (loc == 3 || loc == 1 || loc == 2) {
+				f->mismatch = 1;
+				return;
+			}
+			unsigned align = type_align(&type, leaves, n);
+			if (!align) {
+				f->on_stack = 1;
+				return;
+			}
+			if (place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
+				return;
 			continue;
 		}
 		/* The ABI's answer checked against the compiler's: a
@@ -525,8 +678,6 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		 * constant the caller does not pass, an argument another
 		 * convention places, a class passed by reference) means
 		 * this function's registers are not the ABI's: nothing. */
-		unsigned loc_reg = 0;
-		int loc = entry_location(&p, entry, &loc_reg);
 		if (loc == 3 || (loc && (ebs < 1 || cls[0] == 'N'))) {
 			f->mismatch = 1;
 			return;
@@ -545,8 +696,7 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 				reg_of[eb] = ++next_int;
 				struct dw_reg *r = &f->int_reg[reg_of[eb] - 1];
 				snprintf(r->param, DW_LABEL_MAX, "%s", name);
-				r->what = n == 1 && leaves[0].size <= 8 ? (leaves[0].fmt == 's' ? 's' : leaves[0].fmt == 'p' ? 'p' : 'i')
-								       : 'a';
+				r->what = what_of(leaves, n);
 			} else if (cls[eb] == 'S') {
 				reg_of[eb] = ++next_fp;
 				struct dw_reg *r = &f->fp_reg[reg_of[eb] - 1];

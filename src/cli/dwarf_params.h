@@ -8,21 +8,22 @@
 
 #define DW_ITEMS_MAX 16  /* the agent's ARG_ITEMS_MAX */
 #define DW_LABEL_MAX 48
+#define DW_STACK_WORDS 16 /* stack words described per function (argN, N = 7..22) */
 
-/* One value in a register: a parameter, a field of a struct passed in
- * registers, or (part of) the return value. */
+/* One value in a register or a stack word: a parameter, a field of a
+ * struct, or (part of) the return value. */
 struct dw_item {
 	uint8_t kind;    /* ARG_KIND_* (common/shm_layout.h) */
-	uint8_t index;   /* argN / fpargN; 0 for return registers */
+	uint8_t index;   /* argN (N > 6: a stack word) / fpargN; 0 for return registers */
 	uint8_t fmt;     /* d u x c p f s e b */
 	uint8_t bits;
-	uint8_t shift;   /* byte offset in the register */
+	uint8_t shift;   /* byte offset in the register or word */
 	int32_t enum_id; /* fmt e: index in dw_info.enums; else -1 */
 	char label[DW_LABEL_MAX]; /* "key", "p.x"; return values: "" or ".x" */
 };
 
 /* What a register of the integer (argN) or floating-point (fpargN)
- * sequence holds at the entry. */
+ * sequence, or a stack word, holds at the entry. */
 struct dw_reg {
 	char param[DW_LABEL_MAX]; /* the parameter's name ("" if none) */
 	uint8_t what;             /* 0 nothing, 'p' a pointer, 's' a char pointer, 'i' another integer, 'f', 'a' part of a struct */
@@ -34,11 +35,17 @@ struct dw_func {
 	uint8_t entry_cnt, exit_cnt;
 	uint8_t varargs;   /* ends with "...": the variable arguments are not shown */
 	uint8_t truncated; /* more values than DW_ITEMS_MAX: the rest not shown */
-	uint8_t on_stack;  /* a parameter passed in memory: not shown */
+	uint8_t on_stack;  /* a parameter whose place is unknown (a type this reader does not
+			    * understand): it and those after it not shown */
 	uint8_t returns;   /* 0 void, 1 a value (shown or not) */
 	uint8_t ambiguous; /* two functions of this symbol name disagree: none shown */
 	uint8_t mismatch;  /* its DWARF places a parameter where the ABI does not: none shown */
 	struct dw_reg int_reg[6], fp_reg[8];
+	/* The words above the return address that parameters passed in
+	 * memory take (argN, N = 7 + word), the first DW_STACK_WORDS of
+	 * them described; stack_words counts them all. */
+	struct dw_reg stack_word[DW_STACK_WORDS];
+	uint16_t stack_words;
 };
 
 struct dw_enum {

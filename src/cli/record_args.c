@@ -80,7 +80,10 @@ static int parse_format(const char *fmt, struct value_ref *v)
 }
 
 /* The register of argN / fpargN / retval: kind and index, or -1 for a
- * name only DWARF can resolve. */
+ * name only DWARF can resolve, -2 for a number out of range.  argN with
+ * N > 6 is the (N-6)-th 8-byte word above the return address: where the
+ * ABI passes the 7th integer argument when the six before it took the
+ * registers (and whatever else went to memory, as DWARF places it). */
 static int register_of(const char *name, unsigned *kind, unsigned *index)
 {
 	char *end;
@@ -93,7 +96,7 @@ static int register_of(const char *name, unsigned *kind, unsigned *index)
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9') {
 		*kind = ARG_KIND_INT;
 		*index = (unsigned)strtoul(name + 3, &end, 10);
-		return *end || *index < 1 || *index > 6 ? -2 : 0;
+		return *end || *index < 1 || *index > ARG_INDEX_MAX ? -2 : 0;
 	}
 	if (!strcmp(name, "retval")) {
 		*kind = ARG_KIND_RET;
@@ -161,8 +164,8 @@ static int parse_ref(const char *opt, const char *spec, char *tok, struct value_
 	if (slash)
 		*slash = 0;
 	if (strlen(tok) >= sizeof(v->name) || !valid_name(tok) || register_of(tok, &kind, &index) == -2) {
-		cli_error("%s '%s': '%s' is not arg1..arg6, fparg1..fparg8, retval or a parameter's name", opt, spec,
-			  tok);
+		cli_error("%s '%s': '%s' is not argN (1-6 a register, 7-%d the stack), fparg1..fparg8, retval or a "
+			  "parameter's name", opt, spec, tok, ARG_INDEX_MAX);
 		return -1;
 	}
 	snprintf(v->name, sizeof(v->name), "%s", tok);
@@ -297,8 +300,21 @@ static const char *what_name(uint8_t what)
 	case 'i': return "an integer";
 	case 'f': return "a floating-point value";
 	case 'a': return "part of a struct";
+	case 'p': return "a pointer";
+	case 's': return "a string";
 	default: return "nothing";
 	}
+}
+
+/* What DWARF says argN of f holds: a register, or a stack word (N > 6);
+ * NULL past the words DW_STACK_WORDS describes, or past all of them
+ * (*past_end). */
+static const struct dw_reg *int_slot(const struct dw_func *f, unsigned index, int *past_end)
+{
+	*past_end = index > 6 && index - 7 >= f->stack_words;
+	if (index <= 6)
+		return &f->int_reg[index - 1];
+	return index - 7 < DW_STACK_WORDS && !*past_end ? &f->stack_word[index - 7] : NULL;
 }
 
 /* One value of a spec against f's DWARF (when f has some): the item to
@@ -350,8 +366,16 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 	}
 	char fmt = v->fmt ? v->fmt : kind == ARG_KIND_FP ? 'f' : 'd';
 	unsigned bits = v->bits ? v->bits : 64;
-	if (kind == ARG_KIND_INT && fmt == 'f' && !(f && f->int_reg[index - 1].what == 'a')) {
-		cli_error("%s '%s': arg%u is an integer register; a floating-point argument is fpargN", opt, spec, index);
+	int past_end = 0;
+	const struct dw_reg *slot = f && kind == ARG_KIND_INT ? int_slot(f, index, &past_end) : NULL;
+	if (kind == ARG_KIND_INT && fmt == 'f' &&
+	    (index <= 6 ? !(slot && slot->what == 'a') : slot && slot->what && strchr("ips", slot->what))) {
+		if (index <= 6)
+			cli_error("%s '%s': arg%u is an integer register; a floating-point argument is fpargN", opt, spec,
+				  index);
+		else
+			cli_error("%s '%s': arg%u of %s ('%s') is %s, not a floating-point value", opt, spec, index, func,
+				  slot->param, what_name(slot->what));
 		return -1;
 	}
 	if (ret && f && !f->mismatch) {
@@ -367,13 +391,14 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 			return -1;
 		}
 	}
-	if (f && kind == ARG_KIND_INT) {
-		const struct dw_reg *r = &f->int_reg[index - 1];
-		if (!r->what && !f->varargs) {
-			cli_error("%s '%s': %s has no arg%u (per its debug info)", opt, spec, func, index);
+	if (f && kind == ARG_KIND_INT && !f->on_stack) {
+		const struct dw_reg *r = slot;
+		if ((past_end || (r && !r->what)) && !f->varargs) {
+			cli_error("%s '%s': %s has no arg%u (per its debug info%s)", opt, spec, func, index,
+				  index > 6 ? ", no parameter in that stack word" : "");
 			return -1;
 		}
-		if (fmt == 's' && r->what && r->what != 's' && r->what != 'p') {
+		if (fmt == 's' && r && r->what && r->what != 's' && r->what != 'p') {
 			cli_error("%s '%s': arg%u of %s ('%s') is %s, not a pointer: it cannot be read as a string", opt,
 				  spec, index, func, r->param, what_name(r->what));
 			return -1;
@@ -395,7 +420,7 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 		for (uint8_t i = 0; i < cnt; i++) {
 			const struct dw_item *it = &items[i];
 			int whole = !it->shift && (ret ? cnt == 1 && !*it->label
-						       : (kind == ARG_KIND_INT ? f->int_reg[index - 1].what != 'a'
+						       : (kind == ARG_KIND_INT ? slot && slot->what != 'a'
 									       : f->fp_reg[index - 1].what != 'a'));
 			if (whole && (ret ? 1 : it->kind == kind && it->index == index)) {
 				*out = *it;

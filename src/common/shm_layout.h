@@ -60,8 +60,10 @@ static inline uint32_t shm_count_events(const uint64_t *ev, uint32_t n)
 	return cnt;
 }
 /* Where a value comes from: an integer or floating-point argument
- * register (index 1-6 / 1-8), or at the exit rax, rdx, xmm0, xmm1 (a
- * return value, or the second half of a small struct returned in two). */
+ * register (index 1-6 / 1-8), a word of the stack at the entry (kind
+ * INT, index 7 to ARG_INDEX_MAX: the (index-6)-th word above the return
+ * address), or at the exit rax, rdx, xmm0, xmm1 (a return value, or the
+ * second half of a small struct returned in two). */
 enum arg_kind {
 	ARG_KIND_INT = 0,
 	ARG_KIND_FP = 1,
@@ -71,6 +73,7 @@ enum arg_kind {
 	ARG_KIND_RET_XMM1 = 5,
 };
 #define ARG_KIND_LAST ARG_KIND_RET_XMM1
+#define ARG_INDEX_MAX 255
 static inline int arg_kind_is_ret(unsigned kind) { return kind >= ARG_KIND_RET; }
 /* An item word: the value's register (kind, index), its format letter,
  * its size in bits (for a string: 0 read, 1 NULL, 2 unreadable), the

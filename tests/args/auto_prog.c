@@ -12,7 +12,9 @@
  *                      faults, around string captures of bad pointers
  *   auto_prog crash    a fault it has no handler for: dies of SIGSEGV
  *   auto_prog handler  a SIGUSR1 handler installed with a full sa_mask
- *                      calls t_name with a bad pointer */
+ *                      calls t_name with a bad pointer
+ *   auto_prog top      t_top runs on a stack whose top is followed by an
+ *                      inaccessible page */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,6 +22,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 enum mode { M_READ = 1, M_WRITE = 2, M_APPEND = 4 };
@@ -134,6 +138,30 @@ KEEP double t_many(long a, long b, long c, long d, long e, long f, double g, dou
 	return (double)(a + b + c + d + e + f) + g + h + i + j + k + l + m + n;
 }
 
+/* Past the registers: the 7th and later integer arguments, the 9th and
+ * later doubles, and what the ABI passes in memory (a struct of more
+ * than 16 bytes; a long double, 16-byte aligned) take words of the
+ * stack, in order. */
+struct mixed { char tag; float w; long n; double d; };
+KEEP long t_stack(long a, long b, long c, long d, long e, long f, long g, int h, const char *s)
+{
+	__asm__ volatile("" : : "r"(s));
+	return a + b + c + d + e + f + g + h;
+}
+
+KEEP double t_fpstack(double a, double b, double c, double d, double e, double f, double g, double h, double i,
+		      float j, struct mixed m)
+{
+	__asm__ volatile("");
+	return a + b + c + d + e + f + g + h + i + j + m.tag + m.w + (double)m.n + m.d;
+}
+
+KEEP long t_align(long a, long b, long c, long d, long e, long f, int g, long double h, int i)
+{
+	__asm__ volatile("");
+	return a + b + c + d + e + f + g + (long)h + i;
+}
+
 /* Doubles shown with every digit they need. */
 KEEP double t_prec(double x)
 {
@@ -239,8 +267,37 @@ static int handler_mode(void)
 	return 0;
 }
 
+/* A function run by makecontext on a stack that ends where an
+ * inaccessible page starts: the words above its return address soon
+ * cannot be read. */
+static ucontext_t top_main, top_ctx;
+
+KEEP void t_top(void)
+{
+	__asm__ volatile("");
+	printf("t_top ran\n");
+}
+
+static int top_mode(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 9 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || mprotect(m + 8 * page, (size_t)page, PROT_NONE))
+		return 1;
+	getcontext(&top_ctx);
+	top_ctx.uc_stack.ss_sp = m;
+	top_ctx.uc_stack.ss_size = 8 * (size_t)page;
+	top_ctx.uc_link = &top_main;
+	makecontext(&top_ctx, t_top, 0);
+	swapcontext(&top_main, &top_ctx);
+	printf("back\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "top"))
+		return top_mode();
 	if (argc == 2 && !strcmp(argv[1], "segv"))
 		return segv_mode();
 	if (argc == 2 && !strcmp(argv[1], "handler"))
@@ -286,7 +343,7 @@ int main(int argc, char **argv)
 	l = t_rec((struct rec){ 77, 1.5f, 4 });
 	printf("t_rec(r.id=77, r.w=1.5, r.h=4) = %ld;\n", l);
 	l = t_big((struct big){ 1, 2, 3 }, 9);
-	printf("t_big(after=9) = %ld;\n", l);
+	printf("t_big(b.a=1, b.b=2, b.c=3, after=9) = %ld;\n", l);
 	r = t_var(3, 10, 20, 30);
 	printf("t_var(n=3, ...) = %d;\n", r);
 	t_void(12345);
@@ -302,6 +359,13 @@ int main(int argc, char **argv)
 	sink += (int)(b.c + ld);
 	d = t_many(1, 2, 3, 4, 5, 6, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5);
 	printf("t_many(a=1, b=2, c=3, d=4, e=5, f=6, g=0.5, h=1.5, i=2.5, j=3.5, k=4.5, l=5.5, m=6.5, n=7.5) = %g;\n", d);
+	l = t_stack(1, 2, 3, 4, 5, 6, -7, 8, "on the stack");
+	printf("t_stack(a=1, b=2, c=3, d=4, e=5, f=6, g=-7, h=8, s=\"on the stack\") = %ld;\n", l);
+	d = t_fpstack(0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, (struct mixed){ 'x', 2.5f, -9, 0.125 });
+	printf("t_fpstack(a=0.5, b=1, c=1.5, d=2, e=2.5, f=3, g=3.5, h=4, i=4.5, j=5, m.tag='x', m.w=2.5, m.n=-9, "
+	       "m.d=0.125) = %g;\n", d);
+	l = t_align(1, 2, 3, 4, 5, 6, 7, 8.0L, 9);
+	printf("t_align(a=1, b=2, c=3, d=4, e=5, f=6, g=7, i=9) = %ld;\n", l);
 	d = t_prec(1.0000001);
 	printf("t_prec(x=1.0000001) = %.8g;\n", d);
 	for (int i = 0; i < 100; i++)

@@ -59,7 +59,8 @@ bad() { # DESCRIPTION PATTERN ARGS...
 	check "$desc: the program did not run" test ! -s "$T/bout"
 }
 bad "no @" "GLOB@SPEC" -A 'a_ints'
-bad "arg7" "not arg1..arg6" -A 'a_ints@arg7'
+bad "arg7 of a function whose parameters all take registers" "a_ints has no arg7" -A 'a_ints@arg7'
+bad "arg256" "7-255 the stack" -A 'a_ints@arg256'
 bad "unknown format" "is not a format" -A 'a_ints@arg1/z'
 bad "bad size" "is not a format" -A 'a_ints@arg1/d12'
 bad "retval in -A" "goes with -R" -A 'a_ints@retval'

@@ -160,8 +160,8 @@ refused() { # DESCRIPTION PATTERN VIEW ARGS...
 	check_eq "$desc: one line that says why" "$(grep -c -- "$pat" "$T/rerr") $(wc -l <"$T/rerr")" "1 1"
 	check_eq "$desc: no output" "$(wc -c <"$T/rout")" 0
 }
-for a in 0 9 12 -1 ''; do
-	refused "--by-arg '$a'" "by-arg needs an argument number from 1 to 8" report -i "$T/a.data" --by-arg "$a"
+for a in 0 256 1x -1 ''; do
+	refused "--by-arg '$a'" "by-arg needs an argument number from 1 to 255" report -i "$T/a.data" --by-arg "$a"
 done
 refused "--ret-ne and --ret-eq together" "give one of them, once" replay -i "$T/a.data" --ret-ne 0 --ret-eq 1
 refused "--ret-ne twice" "give one of them, once" replay -i "$T/a.data" --ret-ne 0 --ret-ne 1

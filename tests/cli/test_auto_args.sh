@@ -2,8 +2,8 @@
 # test_auto_args - needle record --auto-args: every argument and return
 # value named and typed from the program's DWARF (integers of every width
 # and sign, char, bool, enums by name, doubles and a float, strings with
-# NULL and a bad pointer, structs in registers by field, a struct in
-# memory left out, varargs shown as "..."), compared exactly with what the
+# NULL and a bad pointer, structs in registers by field, values the ABI
+# passes on the stack, varargs shown as "..."), compared exactly with what the
 # program printed of its own calls; specs checked against DWARF; value
 # filters counted exactly; -A / -R / --auto-args on a running process (-p);
 # string captures of bad pointers around the program's own faults and
@@ -41,6 +41,45 @@ check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":
 "$NEEDLE" export --format=perfetto -i "$T/a.data" -o "$T/a.pftrace"
 check "Perfetto export: names and strings as debug annotations" \
 	sh -c "grep -qa 'key' '$T/a.pftrace' && grep -qa 'user:42' '$T/a.pftrace' && grep -qa 'M_APPEND' '$T/a.pftrace'"
+
+# The same program built by clang at -O0 (a frame base in rbp: stack
+# locations not checked) and -O2 (a frame base in rsp; a bool described
+# as a value computed from its register): the same lines.
+for v in clang_O0 clang_O2; do
+	"$P"_$v >"$T/$v.plain"
+	"$NEEDLE" record -o "$T/$v.data" --auto-args -F 't_*' -- "$P"_$v >"$T/$v.out" 2>/dev/null
+	check_eq "$v: recorded, output identical" "$? $(cmp -s "$T/$v.plain" "$T/$v.out" && echo same)" "0 same"
+	"$NEEDLE" replay -i "$T/$v.data" | grep -E '\| +t_' | grep -vE 't_count|t_clone' | sed 's/.*| *//' >"$T/$v.got"
+	check_eq "$v: every call with the values the program printed" \
+		"$(diff "$T/$v.plain" "$T/$v.got" >/dev/null && echo same || diff "$T/$v.plain" "$T/$v.got" | head -6)" same
+done
+
+# Stack words by hand (argN, N > 6), in the formats asked and, without
+# one, the type's; a filter on one; the words DWARF says hold nothing
+# refused.
+"$NEEDLE" record -o "$T/st.data" -A 't_stack@arg7,arg8/x,arg9/s' -A 't_fpstack@arg7,arg8/f32,arg11/f' \
+	-A 't_align@arg11' -- "$P" >/dev/null 2>&1
+"$NEEDLE" replay -i "$T/st.data" | sed -n 's/.*| *\(t_[a-z]*(arg[^)]*)\).*/\1/p' >"$T/stg"
+check_eq "stack words: the 7th-9th integer arguments, the 9th double, a float, a struct's field, after a long double" \
+	"$(cat "$T/stg")" 't_stack(arg7=-7, arg8=0x8, arg9="on the stack")
+t_fpstack(arg7=4.5, arg8=5, arg11=0.125)
+t_align(arg11=9)'
+"$NEEDLE" record -o "$T/sf.data" -F 't_stack@arg7<0' -F 't_fpstack@m.n==-9' -F 't_align@i>9' -- "$P" >/dev/null 2>&1
+check_eq "-F on stack words: t_stack (g=-7 < 0), t_fpstack (m.n == -9), not t_align (i=9)" \
+	"$("$NEEDLE" report -i "$T/sf.data" | awk '$NF ~ /^t_/ { print $NF, $5 }' | sort | tr '\n' ' ')" "t_fpstack 1 t_stack 1 "
+
+# Words past the top of a stack: t_top runs on a makecontext stack
+# followed by an inaccessible page; arg255 is in that page and is left
+# out, without a fault the program sees.
+"$P" top >"$T/top.plain"
+"$NEEDLE" record -o "$T/top.data" -A 't_top*@arg7/x,arg255/x' -- "$P" top >"$T/top.out" 2>/dev/null
+check_eq "a stack word past the stack's end: exit status and output as untraced" \
+	"$? $(cmp -s "$T/top.plain" "$T/top.out" && echo same)" "0 same"
+check_eq "... the word that can be read shown, the one that cannot left out" \
+	"$("$NEEDLE" replay -i "$T/top.data" | grep -cE '[|] t_top\(arg7=0x[0-9a-f]+\)( \{|;)$')" 1
+"$NEEDLE" record -o "$T/all.data" -A '*@arg255/x' -- "$P" >"$T/all.out" 2>/dev/null
+check_eq "-A '*@arg255/x' on every function, libc's too: exit status and output as untraced" \
+	"$? $(cmp -s "$T/plain" "$T/all.out" && echo same)" "0 same"
 
 # The program's own faults: its handler still gets them (with their
 # address), around string captures of bad pointers; one it has no handler
@@ -131,6 +170,10 @@ badp "-R on a struct returned in registers" "t_mkpt returns a struct" -R 't_mkpt
 badp "-R on a long double (st0)" "t_ld returns a struct, a long double" -R 't_ld@retval'
 badp "-R /s on a function that returns no pointer" "t_count does not return a pointer" -R 't_count@retval/s'
 badp "/f on an integer register" "arg1 is an integer register" -A 't_count@arg1/f'
+badp "a stack word no parameter takes" "t_stack has no arg10" -A 't_stack@arg10'
+badp "/f on a stack word holding a string" "arg9 of t_stack ('s') is a string, not a floating-point" -A 't_stack@arg9/f'
+badp "/s on a stack word holding a long" "arg7 of t_stack ('g') is an integer, not a pointer" -A 't_stack@arg7/s'
+badp "a stack word on a function whose parameters take registers" "t_count has no arg7" -A 't_count@arg7'
 check_eq "-R with the function tracer: refused" \
 	"$("$NEEDLE" record -o "$T/bad.data" -t function -R 't_count@retval' -- "$P" >/dev/null 2>&1; echo $?)" 2
 check_eq "an empty value in a list: refused" \

@@ -153,6 +153,34 @@ static void test_page_edge(const char *when, int unmap)
 	munmap(p, 2 * page);
 }
 
+/* safe_copy_word: an aligned word is read whole; one in an unmapped or
+ * PROT_NONE page, an unaligned address or a non-user address is refused,
+ * the destination untouched. */
+static void test_word(const char *when)
+{
+	char *p = two_pages();
+	char *end = p + page;
+	uint64_t w = 0, want;
+
+	for (int i = 0; i < 8; i++)
+		end[-8 + i] = (char)(0x11 * (i + 1));
+	end[-5] = 0; /* a NUL inside: still the whole word */
+	memcpy(&want, end - 8, 8);
+	CHECK(safe_copy_word(&w, end - 8) == 0 && w == want, "%s: the last word before a PROT_NONE page, whole", when);
+	mprotect(end, page, PROT_NONE);
+	w = 7;
+	CHECK(safe_copy_word(&w, end) == -1 && w == 7, "%s: a word in a PROT_NONE page: refused, nothing stored", when);
+	munmap(end, page);
+	CHECK(safe_copy_word(&w, end) == -1 && w == 7, "%s: a word in an unmapped page: refused", when);
+	CHECK(safe_copy_word(&w, end - 9) == -1 && w == 7, "%s: an unaligned word: refused", when);
+	int bad_ok = 1;
+	const uintptr_t bad[] = { 0, 0x10, 0xff8, 1ull << 47, 0xffffffffff600000ull, 0xfffffffffffffff8ull };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		bad_ok &= safe_copy_word(&w, (const void *)bad[i]) == -1 && w == 7;
+	CHECK(bad_ok, "%s: NULL, small, non-canonical and kernel addresses: refused", when);
+	munmap(p, page);
+}
+
 static void test_max(const char *when)
 {
 	static const char s[] = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"; /* 40 + NUL */
@@ -1028,6 +1056,7 @@ int main(void)
 	test_normal("before init");
 	test_bad_pointers("before init");
 	test_page_edge("before init", 0);
+	test_word("before init");
 	test_max("before init");
 	test_bus("before init");
 
@@ -1047,6 +1076,7 @@ int main(void)
 	test_bad_pointers("after init");
 	test_page_edge("after init", 0);
 	test_page_edge("after init", 1);
+	test_word("after init");
 	test_max("after init");
 	test_bus("after init");
 	test_errno();

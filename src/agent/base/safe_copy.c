@@ -136,6 +136,11 @@ struct run_result {
 /* The assembly below; visibility hidden, so no PLT and no relocation. */
 #define HIDDEN __attribute__((visibility("hidden")))
 HIDDEN struct run_result safe_copy_run(char *dst, const void *src, size_t max);
+struct word_result {
+	uint64_t value;
+	size_t faulted;
+};
+HIDDEN struct word_result safe_copy_run_word(const void *src);
 HIDDEN void safe_copy_signal_entry(int sig, siginfo_t *info, void *uc);
 HIDDEN void *safe_copy_on_signal(int sig, siginfo_t *info, ucontext_t *uc);
 extern const char safe_copy_text_start[] HIDDEN, safe_copy_text_end[] HIDDEN, safe_copy_fixup[] HIDDEN;
@@ -228,6 +233,17 @@ __asm__(
 	"	incq	%rax\n"
 	"	testb	%cl, %cl\n"
 	"	jnz	.Lsc_tail\n"
+	"	jmp	.Lsc_done\n"
+	/* safe_copy_run_word(src: rdi) -> the word: rax, faulted: rdx.  In
+	 * the same text range, so a fault at its load resumes at the same
+	 * fixup, which returns with rax still 0.  It pushes nothing, as the
+	 * fixup's ret requires, and shares safe_copy_run's unwind rule (the
+	 * CFA is rsp + 8 throughout). */
+	"	.globl	safe_copy_run_word\n"
+	"	.hidden	safe_copy_run_word\n"
+	"safe_copy_run_word:\n"
+	"	xorl	%eax, %eax\n"
+	"	movq	(%rdi), %rax\n"
 	"	.globl	safe_copy_text_end\n"
 	"	.hidden	safe_copy_text_end\n"
 	"safe_copy_text_end:\n"
@@ -738,18 +754,21 @@ static inline size_t copy_fast(char *dst, const void *src, size_t max, int *faul
 	return r.n;
 }
 
-/* Out of line: the fast path saves no registers.  A handler that runs
- * between the read and the store returns to the mask that was read. */
-static __attribute__((noinline)) size_t copy_mask_read(char *dst, const void *src, size_t max, int *faulted)
+/* Whether a fault may be taken on this thread now, when mask_state does
+ * not already say so: the handler is in and the mask (one system call)
+ * lets SIGSEGV and SIGBUS through.  Out of line: the fast path saves no
+ * registers.  A handler that runs between the read and the store
+ * returns to the mask that was read. */
+static __attribute__((noinline)) int faults_allowed_slow(void)
 {
 	uint64_t mask;
 
 	if (!atomic_load_explicit(&installed, memory_order_acquire) || sigmask_set(SIG_BLOCK, NULL, &mask) ||
 	    (mask & FAULT_SIGNALS))
-		return copy_syscall(dst, src, max, faulted);
+		return 0;
 	if (mask_state == MASK_UNKNOWN)
 		mask_state = MASK_OPEN;
-	return copy_fast(dst, src, max, faulted);
+	return 1;
 }
 
 size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted)
@@ -765,9 +784,27 @@ size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted)
 		*faulted = 1;
 		return 0;
 	}
-	if (__builtin_expect(mask_state != MASK_OPEN, 0))
-		return copy_mask_read(dst, src, max, faulted);
+	if (__builtin_expect(mask_state != MASK_OPEN, 0) && !faults_allowed_slow())
+		return copy_syscall(dst, src, max, faulted);
 	return copy_fast(dst, src, max, faulted);
+}
+
+int safe_copy_word(uint64_t *dst, const void *src)
+{
+	uintptr_t a = (uintptr_t)src;
+
+	if (a < (64u << 10) || a >= (1ull << 47) - 8 || (a & 7))
+		return -1;
+	if (__builtin_expect(mask_state != MASK_OPEN, 0) && !faults_allowed_slow()) {
+		struct iovec local = { dst, 8 }, remote = { (void *)a, 8 };
+		long pid = sys4(SYS_getpid, 0, 0, 0, 0);
+		return sys6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) == 8 ? 0 : -1;
+	}
+	struct word_result r = safe_copy_run_word(src);
+	if (r.faulted)
+		return -1;
+	*dst = r.value;
+	return 0;
 }
 
 /* Under the lock: the program's action for this delivery, and

@@ -38,6 +38,13 @@ int safe_copy_init(void);
  * reads with process_vm_readv instead, under the same contract. */
 size_t safe_copy_str(char *dst, const void *src, size_t max, int *faulted);
 
+/* The 8-byte aligned word at src into *dst: 0, or -1 (dst untouched)
+ * when it cannot be read or src is not aligned or not a user address.
+ * One load (an aligned word never straddles a page), under the same
+ * rules as safe_copy_str: async-signal-safe, process_vm_readv where a
+ * fault may not be taken. */
+int safe_copy_word(uint64_t *dst, const void *src);
+
 /* For the sigaction interposer (sigmask_watch.c): sigaction as the
  * program sees it, for every signal.  SIGSEGV and SIGBUS: before
  * safe_copy_init, the real sigaction; after, act becomes the action that

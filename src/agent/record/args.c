@@ -3,7 +3,9 @@
  * which registers, and how each value travels in the trace buffer.
  *
  * A spec names values by register: argN (the N-th integer argument, rdi
- * rsi rdx rcx r8 r9), fpargN (the N-th floating-point one, xmm0-7) and,
+ * rsi rdx rcx r8 r9; N > 6: the (N-6)-th 8-byte word above the return
+ * address, where the ABI passes what does not fit in registers),
+ * fpargN (the N-th floating-point one, xmm0-7) and,
  * at the exit, rax, rdx, xmm0 and xmm1 (a return value, or the halves of
  * a small struct returned in two), each with a format letter (d signed,
  * u unsigned, x hex, c char, p pointer, f float, e enum, b bool, s the
@@ -20,7 +22,11 @@
  * a shift and a mask per call; values are copied from the registers the
  * trampoline saved, never dereferenced (no pointer is followed but a
  * string's, read with safe_copy_str: a bad pointer, an unmapped page or a
- * string another thread is writing can never crash the program). */
+ * string another thread is writing can never crash the program).  A
+ * stack word is read with safe_copy_word: the words a function's
+ * parameters occupy are its caller's, but argN on a function that has
+ * no such parameter may name a word past the top of a thread's stack;
+ * one that cannot be read is left out of the block. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <unistd.h>
@@ -82,9 +88,10 @@ static int item_finish(struct arg_item *it)
 
 	switch (it->kind) {
 	case ARG_KIND_INT:
-		if (it->index < 1 || it->index > 6)
+		if (it->index < 1)
 			return -EINVAL;
-		reg = offsetof(struct needle_regs, args) + 8u * (it->index - 1u);
+		it->stack = it->index > 6;
+		reg = it->stack ? 8u * (it->index - 6u) : offsetof(struct needle_regs, args) + 8u * (it->index - 1u);
 		break;
 	case ARG_KIND_FP:
 		if (it->index < 1 || it->index > 8)
@@ -123,7 +130,7 @@ static int parse_item(const char **p, struct arg_item *it)
 	int n = 0;
 
 	if (sscanf(*p, "%u:%u:%c:%u%n", &kind, &index, &fmt, &bits, &n) != 4 || kind > ARG_KIND_LAST ||
-	    index > 8 || bits > 64)
+	    index > (kind == ARG_KIND_INT ? 255u : 8u) || bits > 64)
 		return -EINVAL;
 	*p += n;
 	if (**p == ':') {
@@ -145,7 +152,7 @@ static int parse_items(const char *items, int at_exit, struct arg_spec *spec)
 	while (*p) {
 		uint8_t *cnt = at_exit ? &spec->exit_cnt : &spec->entry_cnt;
 		struct arg_item it;
-		if (parse_item(&p, &it) || *cnt >= ARG_ITEMS_MAX)
+		if (parse_item(&p, &it) || *cnt >= ARG_ITEMS_MAX || (at_exit && it.stack))
 			return -EINVAL;
 		(at_exit ? spec->exit : spec->entry)[(*cnt)++] = it;
 		if (*p == ',')
@@ -189,13 +196,32 @@ static int compare(int cmp, uint8_t op)
 	}
 }
 
+/* The value of it in the call of ctx: 0, or -1 for a stack word that
+ * cannot be read. */
+static int item_value(const struct arg_item *it, const struct needle_ctx *ctx, uint64_t *v)
+{
+	uint64_t w;
+
+	if (!it->stack) {
+		*v = args_value(it, ctx);
+		return 0;
+	}
+	if (!ctx->sp || safe_copy_word(&w, (const void *)(uintptr_t)(ctx->sp + it->reg)))
+		return -1;
+	*v = (w >> (8 * it->shift)) & it->mask;
+	return 0;
+}
+
 int args_cond_holds(const struct arg_spec *s, const struct needle_ctx *ctx)
 {
 	if (!s->has_cond)
 		return 1;
 	const struct arg_cond *c = &s->cond;
-	uint64_t v = args_value(&c->item, ctx);
+	uint64_t v;
 	int cmp;
+
+	if (item_value(&c->item, ctx, &v))
+		return 0; /* a stack word that cannot be read compares with nothing */
 
 	if (c->item.fmt == 'f') {
 		double d;
@@ -298,7 +324,19 @@ static struct arg_spec *spec_of(uint32_t id)
 	return s;
 }
 
-static int strings_read;
+/* The fault handler, installed once, and only when a string or a stack
+ * word is asked for: without it each read is a system call. */
+static void fault_handler_once(void)
+{
+	static int tried;
+
+	if (tried)
+		return;
+	tried = 1;
+	int err = safe_copy_init();
+	if (err)
+		pr_warn("strings and stack values are read with a system call each: no fault handler (%d)\n", err);
+}
 
 struct add_items {
 	const struct arg_spec *proto;
@@ -320,15 +358,9 @@ static int add_items(uint32_t id, void *arg)
 	for (uint8_t k = 0; k < cnt && *to_cnt < ARG_ITEMS_MAX; k++) {
 		to[(*to_cnt)++] = from[k];
 		*words_max += from[k].fmt == 's' ? (uint16_t)(2 + max_string / 8) : 2;
-		if (from[k].fmt == 's')
+		if (from[k].fmt == 's' || from[k].stack) {
 			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
-		if (from[k].fmt == 's' && !strings_read) {
-			/* The fault handler, once, only when a string is asked
-			 * for.  Without it the copy falls back to a system call. */
-			int err = safe_copy_init();
-			if (err)
-				pr_warn("string arguments are read with a system call each: no fault handler (%d)\n", err);
-			strings_read = 1;
+			fault_handler_once();
 		}
 	}
 	return 0;
@@ -374,6 +406,8 @@ static int configure_lines(const char *lines, int filters)
 				err = -EINVAL;
 				break;
 			}
+			if (c.item.stack)
+				fault_handler_once();
 			r = each_site(f[0], 0, add_cond, &c);
 		} else {
 			struct arg_spec proto = { 0 };
@@ -434,12 +468,15 @@ size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_c
 
 	for (uint8_t k = 0; k < cnt; k++) {
 		const struct arg_item *it = &items[k];
+		uint64_t v;
+		if (item_value(it, ctx, &v))
+			continue;
 		if (it->fmt == 's') {
-			n += string_item(it, args_value(it, ctx), out + n);
+			n += string_item(it, v, out + n);
 			continue;
 		}
 		out[n++] = it->word;
-		out[n++] = args_value(it, ctx);
+		out[n++] = v;
 	}
 	return n;
 }

@@ -18,7 +18,9 @@ struct arg_item {
 	uint8_t fmt;    /* d u x c p f s, e (enum), b (bool) */
 	uint8_t bits;   /* 8 16 32 64 */
 	uint8_t shift;  /* byte offset in the register (a struct's field) */
-	uint16_t reg;   /* byte offset of the register in struct needle_regs */
+	uint8_t stack;  /* argN, N > 6: a word of the stack, not a register */
+	uint16_t reg;   /* byte offset of the register in struct needle_regs,
+			 * or of the stack word above the entry's sp */
 	uint64_t mask;  /* the value's bits, after the shift */
 	uint64_t word;  /* its item word, the same for every call */
 };
@@ -38,8 +40,9 @@ struct arg_cond {
 
 struct arg_spec {
 	uint8_t entry_cnt, exit_cnt;
-	/* Every item of the side is a register value (no string): the
-	 * recorder writes the block in place, item words from the table. */
+	/* Every item of the side is a register value (no string, no stack
+	 * word): the recorder writes the block in place, item words from
+	 * the table. */
 	uint8_t entry_fixed, exit_fixed;
 	/* The most words a side's block can take (strings at --max-string):
 	 * the room the recorder makes before it writes the block in place. */
@@ -72,7 +75,8 @@ static inline const struct arg_spec *args_for(uint32_t site)
 	return args_table.specs && site < args_table.cnt ? args_table.specs[site] : NULL;
 }
 
-/* The value of it, from the registers the trampoline saved. */
+/* The value of it, from the registers the trampoline saved (not for a
+ * stack item: see args_payload). */
 static inline uint64_t args_value(const struct arg_item *it, const struct needle_ctx *ctx)
 {
 	uint64_t v = *(const uint64_t *)((const char *)&ctx->regs + it->reg);

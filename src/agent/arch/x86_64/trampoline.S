@@ -12,13 +12,16 @@
  *   regs:  0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
  *          64 + 16*i: xmm<i>, i = 0..7
  *   192 func (struct needle_func *)   200 is_exit
- *   208 thread_data   216 call_data (set by dispatch)     total 224 bytes
+ *   208 thread_data   216 call_data (set by dispatch)
+ *   224 sp: the traced function's stack pointer at its entry, its
+ *       caller's after the return at an exit            total 240 bytes
  * A struct site starts with its struct needle_func, so the entry side
  * stores the site pointer from r11 as ctx->func: no C stores at all.
  */
-#define CTX_SIZE 224
+#define CTX_SIZE 240
 #define CTX_FUNC 192
 #define CTX_IS_EXIT 200
+#define CTX_SP 224
 /* The argument registers (and rax, r10, xmm0-7) in the ctx's regs, and
  * back; xmm8-15 above the ctx, for the full trampolines. */
 .macro SAVE_ARGS
@@ -110,6 +113,7 @@ needle_entry_trampoline:
 	SAVE_ARGS
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
 	call	*needle_entry_dispatch_slot(%rip)
 	RESTORE_ARGS
 	leave
@@ -135,6 +139,7 @@ needle_entry_trampoline_full:
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
 	leaq	24(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
 	call	*needle_entry_dispatch_slot(%rip)
 	RESTORE_ARGS
 	RESTORE_XMM_HIGH
@@ -169,6 +174,7 @@ needle_exit_trampoline:
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
 	leaq	32(%rbp), %rsi          /* the stack pointer after the function's return */
+	movq	%rsi, CTX_SP(%rsp)
 	call	*needle_exit_dispatch_slot(%rip)
 	RESTORE_ARGS
 	RESTORE_XMM_HIGH
@@ -197,6 +203,7 @@ needle_exit_trampoline_ret:
 	movaps	%xmm1, 80(%rsp)
 	movq	%rsp, %rdi
 	leaq	24(%rbp), %rsi          /* the stack pointer after the function's return */
+	movq	%rsi, CTX_SP(%rsp)
 	call	*needle_exit_dispatch_slot(%rip)
 	movq	48(%rsp), %rax
 	movq	16(%rsp), %rdx
@@ -258,6 +265,7 @@ needle_return_trampoline:
 	movaps	%xmm1, 80(%rsp)
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
 	call	needle_dispatch_exit
 	movq	%rax, %r11
 	movq	48(%rsp), %rax
@@ -296,6 +304,7 @@ needle_return_trampoline_full:
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
 	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
 	call	needle_dispatch_exit
 	movq	%rax, 8(%rbp)                    /* where the final jump goes */
 	RESTORE_ARGS
