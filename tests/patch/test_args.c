@@ -17,6 +17,13 @@ NOINLINE long six_ints(long a, long b, long c, long d, long e, long f)
 	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f;
 }
 
+/* Two integer arguments past the registers: on the stack, above the
+ * return address. */
+NOINLINE long eight_ints(long a, long b, long c, long d, long e, long f, long g, long h)
+{
+	return a + b + c + d + e + f + 7 * g + 8 * h;
+}
+
 NOINLINE double eight_doubles(double a, double b, double c, double d, double e, double f,
 			      double g, double h)
 {
@@ -85,6 +92,27 @@ static void capture_exit(const struct needle_ctx *ctx, uint64_t cookie, void *da
 	seen_ret_double = needle_retval_double(ctx);
 	seen_rax = ctx->regs.rax;
 	seen_rdx = ctx->regs.rdx;
+}
+
+static uint64_t seen_sp, seen_exit_sp, seen_return_addr, seen_stack[2];
+
+static int stack_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	const uint64_t *sp = (const uint64_t *)(uintptr_t)ctx->sp;
+	seen_sp = ctx->sp;
+	seen_return_addr = sp[0];
+	seen_stack[0] = sp[1];
+	seen_stack[1] = sp[2];
+	return 0;
+}
+
+static void stack_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
+{
+	(void)cookie;
+	(void)data;
+	seen_exit_sp = ctx->sp;
 }
 
 static int fib_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -182,6 +210,18 @@ int main(void)
 	for (int i = 0; i < 6; i++)
 		CHECK_EQ(seen_args[i], i + 1, "six_ints argument %d seen", i);
 	CHECK_EQ(seen_rax, r, "six_ints return value seen");
+	drop(link);
+
+	/* ctx->sp: at the entry it points at the return address, the 7th and
+	 * 8th integer arguments above it; at the exit it is 8 higher. */
+	link = attach("eight_ints", stack_entry, stack_exit, NULL);
+	r = eight_ints(1, 2, 3, 4, 5, 6, 70, 80);
+	CHECK_EQ(r, 21 + 490 + 640, "eight_ints result unchanged");
+	CHECK(seen_stack[0] == 70 && seen_stack[1] == 80, "ctx->sp at the entry: the 7th and 8th arguments above it "
+	      "(%llu, %llu)", (unsigned long long)seen_stack[0], (unsigned long long)seen_stack[1]);
+	CHECK(seen_return_addr > (uintptr_t)main && seen_return_addr < (uintptr_t)main + 65536,
+	      "ctx->sp at the entry: the return address into main");
+	CHECK(seen_sp % 16 == 8 && seen_exit_sp == seen_sp + 8, "ctx->sp at the exit: the caller's, 8 above the entry's");
 	drop(link);
 
 	/* Eight double arguments. */
