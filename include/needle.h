@@ -248,7 +248,9 @@ static inline double needle_retval_double(const struct needle_ctx *ctx)
 struct needle_attach_opts {
 	size_t sz; /* sizeof(struct needle_attach_opts) */
 	/* Functions to trace: symbol names or globs (fnmatch(3) syntax, as in
-	 * ftrace's set_ftrace_filter) ... */
+	 * ftrace's set_ftrace_filter), which also match a C++ function's
+	 * demangled name, without or with its parameters (needle_site_match)
+	 * ... */
 	const char *const *patterns;
 	size_t pattern_cnt;
 	/* ... and/or addresses (a function's symbol address or its site
@@ -363,6 +365,12 @@ NEEDLE_API int needle_site_count(void);
 NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info);
 /* Site id of the function with this exact name, or -ENOENT. */
 NEEDLE_API int needle_site_find(const char *name);
+/* 1 if pattern (a name or an fnmatch(3) glob, as in
+ * needle_attach_opts.patterns) names site id, 0 if not, -ENOENT if there
+ * is no such site.  A pattern names a function by its symbol or, for a
+ * C++ function, by its demangled name without or with its parameter list
+ * ("ns::Cls::get", "ns::Cls::get(int) const"). */
+NEEDLE_API int needle_site_match(uint32_t id, const char *pattern);
 
 /* Objects (the program and its shared libraries) as discovery saw them:
  * how many entries compilers prepared, how many other functions were

@@ -261,3 +261,7 @@ $(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
 $(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2
+# C++ names: clang++ (gcc 12 cannot link C++ with patchable entries in COMDAT groups).
+$(TEST_BUILD)/cli/cxx_prog: tests/args/cxx_prog.cpp
+	@mkdir -p $(dir $@); clang++ -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/cli/cxx_prog

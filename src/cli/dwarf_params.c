@@ -59,7 +59,11 @@
 #include <unistd.h>
 
 #include "cli/dwarf_params.h"
+#include "common/cxx_name.h"
 #include "common/shm_layout.h"
+
+/* From libstdc++: the Itanium C++ ABI demangler. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 /* A scalar inside a parameter: the whole of it, or a field. */
 struct leaf {
@@ -888,6 +892,12 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
 			snprintf(err, errlen, "out of memory reading debug info");
 			goto out;
 		}
+	for (size_t i = 0; i < info->cnt; i++) {
+		struct dw_func *f = &info->funcs[i];
+		int status;
+		if (cxx_name_is_mangled(f->sym) && (f->cxx = __cxa_demangle(f->sym, NULL, NULL, &status)))
+			f->cxx_base = cxx_name_base_len(f->cxx);
+	}
 	qsort(info->funcs, info->cnt, sizeof(*info->funcs), sym_cmp);
 	/* One symbol name, two definitions that disagree: neither. */
 	for (size_t i = 1; i < info->cnt; i++)
@@ -912,13 +922,25 @@ const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym)
 		else
 			hi = mid;
 	}
-	return NULL;
+	const struct dw_func *found = NULL;
+	size_t len = strlen(sym);
+	for (size_t i = 0; i < info->cnt; i++) {
+		const struct dw_func *f = &info->funcs[i];
+		if (!f->cxx || !((f->cxx_base == len && !strncmp(f->cxx, sym, len)) || !strcmp(f->cxx, sym)))
+			continue;
+		if (found && strcmp(found->sym, f->sym))
+			return NULL; /* overloads: name one with its parameters */
+		found = f;
+	}
+	return found;
 }
 
 void dw_info_free(struct dw_info *info)
 {
-	for (size_t i = 0; i < info->cnt; i++)
+	for (size_t i = 0; i < info->cnt; i++) {
 		free(info->funcs[i].sym);
+		free(info->funcs[i].cxx);
+	}
 	for (size_t i = 0; i < info->enum_cnt; i++) {
 		for (size_t k = 0; k < info->enums[i].cnt; k++)
 			free(info->enums[i].names[k]);

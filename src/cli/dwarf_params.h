@@ -31,6 +31,8 @@ struct dw_reg {
 
 struct dw_func {
 	char *sym;      /* the symbol its code starts at: what its site is named */
+	char *cxx;      /* a C++ function's demangled name ("ns::f(int)"), else NULL */
+	size_t cxx_base; /* its length without the parameter list ("ns::f") */
 	struct dw_item entry[DW_ITEMS_MAX], exit[DW_ITEMS_MAX];
 	uint8_t entry_cnt, exit_cnt;
 	uint8_t varargs;   /* ends with "...": the variable arguments are not shown */
@@ -66,6 +68,9 @@ struct dw_info {
  * debug file, found by build id or debug link under /usr/lib/debug).
  * 0; -ENODATA when there is no DWARF; other -errno with err filled. */
 int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errlen);
+/* The function whose symbol is sym or, failing that, the one C++
+ * function whose demangled name is, without or with its parameter list
+ * (as needle_site_match matches them); NULL when none, or overloads. */
 const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym);
 void dw_info_free(struct dw_info *info);
 

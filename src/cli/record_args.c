@@ -509,8 +509,22 @@ static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *
 	return 0;
 }
 
+/* Does glob name f, as the agent matches patterns (needle_site_match):
+ * its symbol, or a C++ function's demangled name without or with its
+ * parameter list? */
+static int glob_names(const char *glob, const struct dw_func *f)
+{
+	if (!fnmatch(glob, f->sym, 0))
+		return 1;
+	if (!f->cxx)
+		return 0;
+	char base[1024];
+	snprintf(base, sizeof(base), "%.*s", (int)f->cxx_base, f->cxx);
+	return !fnmatch(glob, base, 0) || !fnmatch(glob, f->cxx, 0);
+}
+
 /* Is f named by one of the -A (or -R) specs? */
-static int named_by_spec(const char *specs, char side, const char *sym)
+static int named_by_spec(const char *specs, char side, const struct dw_func *f)
 {
 	if (!specs)
 		return 0;
@@ -520,7 +534,7 @@ static int named_by_spec(const char *specs, char side, const char *sym)
 		if (line[0] != side || !at)
 			continue;
 		*at = 0;
-		if (!fnmatch(line + 1, sym, 0))
+		if (glob_names(line + 1, f))
 			return 1;
 	}
 	return 0;
@@ -563,8 +577,10 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 		cnt++;
 	}
 	/* Checked against the program's DWARF: the program's function only,
-	 * not a library's of the same name. */
-	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", glob, ret ? 'R' : 'A', out, f ? "\tmain" : ""))
+	 * not a library's of the same name, by its symbol (the name the
+	 * user gave may be the demangled one). */
+	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", f ? f->sym : glob, ret ? 'R' : 'A', out,
+			f ? "\tmain" : ""))
 		return -1;
 	/* Values named by their parameter show under that name. */
 	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0))
@@ -649,8 +665,8 @@ int record_args_resolve(struct record_opts *o, const char *exe)
 				continue;
 			/* What -A / -R name for a function replaces what DWARF
 			 * would show on that side. */
-			int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f->sym);
-			int exit = f->exit_cnt && !named_by_spec(o->arg_specs, 'R', f->sym);
+			int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f);
+			int exit = f->exit_cnt && !named_by_spec(o->arg_specs, 'R', f);
 			char items[4096];
 			size_t off = 0;
 			for (int side = 0; side < 2; side++) {

@@ -22,6 +22,7 @@
 #include <zlib.h>
 
 #include "reader/trace_reader.h"
+#include "common/cxx_name.h"
 #include "common/tsc.h"
 #include "format/varint.h"
 
@@ -370,23 +371,6 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 /* From libstdc++: the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-/* Drop the parameter list (and what follows it) of a demangled name, as
- * uftrace shows them: "ns::Class::method(int) const" -> "ns::Class::method". */
-static void strip_parameters(char *d)
-{
-	char *close = strrchr(d, ')');
-	int depth = 0;
-
-	for (char *p = close; p && p > d; p--) {
-		depth += *p == ')';
-		depth -= *p == '(';
-		if (!depth) {
-			*p = 0;
-			return;
-		}
-	}
-}
-
 /* C++ names are shown demangled ("thrower", not "_Z7throweri"). */
 static void demangle_sites(struct trace *t)
 {
@@ -394,7 +378,7 @@ static void demangle_sites(struct trace *t)
 		const char *name = t->sites[i].name;
 		int status;
 		t->sites[i].sym = name;
-		if (!name || name[0] != '_' || name[1] != 'Z')
+		if (!cxx_name_is_mangled(name))
 			continue;
 		char *d = __cxa_demangle(name, NULL, NULL, &status);
 		if (!d)
@@ -403,7 +387,7 @@ static void demangle_sites(struct trace *t)
 			free(d);
 			continue;
 		}
-		strip_parameters(d);
+		d[cxx_name_base_len(d)] = 0; /* "ns::Class::method(int) const" -> "ns::Class::method" */
 		t->sites[i].name = d;
 	}
 }

@@ -23,7 +23,7 @@ static const char *const interposed[] = {
 
 /* API added after NEEDLE_1.0, under NEEDLE_1.1. */
 static const char *const since_1_1[] = { "needle_remote_attach", "needle_object_count", "needle_object_info",
-					 "needle_refusal_name" };
+					 "needle_refusal_name", "needle_site_match" };
 #define N_SINCE_1_1 (sizeof(since_1_1) / sizeof(since_1_1[0]))
 
 static int in_list(const char *name, char *const *list, size_t n)

@@ -11,6 +11,7 @@
 #include "agent/patch/patch_batch.h"
 #include "agent/patch/thread_stop.h"
 #include "agent/rcu/rcu.h"
+#include "agent/sites/site_names.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
 
@@ -62,6 +63,21 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 	}
 	control_unlock();
 	return s ? 0 : -ENOENT;
+}
+
+NEEDLE_API int needle_site_match(uint32_t id, const char *pattern)
+{
+	struct site *s;
+	int err;
+
+	if (!pattern)
+		return -EINVAL;
+	if ((err = control_lock()))
+		return err;
+	s = site_table_get(id);
+	int r = s ? site_name_match(s, pattern) : -ENOENT;
+	control_unlock();
+	return r;
 }
 
 NEEDLE_API int needle_site_find(const char *name)

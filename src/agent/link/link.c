@@ -6,7 +6,6 @@
  * image, followed by one grace period (or none, for detach_nosync, which
  * leaves it to a later needle_sync covering many links). */
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +15,7 @@
 #include "agent/base/log.h"
 #include "agent/link/refresh.h"
 #include "agent/sites/module.h"
+#include "agent/sites/site_names.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/rcu/rcu.h"
 #include "agent/sites/site_table.h"
@@ -64,12 +64,16 @@ static int resolve_pattern(struct site_set *set, const char *pattern)
 		struct site *const *range = site_table_name_range(pattern, &matched);
 		for (size_t i = 0; i < matched; i++)
 			set_add(set, range[i]);
-	} else {
+	}
+	/* A glob, or a name no symbol has: a C++ function's demangled
+	 * name ("ns::Cls::get", "ns::Cls::get(int) const") may be it. */
+	if (!matched) {
 		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
 			struct site *s = site_table_get(id);
 			/* A glob takes what can be traced; an exact name
 			 * that cannot be is an error (below). */
-			if (!s->gone && !s->unusable && !fnmatch(pattern, s->func.name, 0)) {
+			if (!s->gone && (has_glob(pattern) ? !s->unusable : 1) &&
+			    site_name_match(s, pattern)) {
 				set_add(set, s);
 				matched++;
 			}

@@ -28,7 +28,6 @@
  * no such parameter may name a word past the top of a thread's stack;
  * one that cannot be read is left out of the block. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <unistd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -303,10 +302,12 @@ static int each_site(const char *glob, int main_only, int (*fn)(uint32_t id, voi
 				return err;
 			matched++;
 		}
-		return matched;
+		/* No symbol of that name: a C++ function's demangled one. */
+		if (matched || main_only)
+			return matched;
 	}
 	for (uint32_t id = 0; id < args_table.cnt; id++) {
-		if (needle_site_info(id, &info) || fnmatch(glob, info.name, 0) ||
+		if (needle_site_info(id, &info) || needle_site_match(id, glob) != 1 ||
 		    (main_only && strcmp(info.module, main_path)))
 			continue;
 		if ((err = fn(id, arg)))

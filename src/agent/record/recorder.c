@@ -43,7 +43,6 @@
  * needle_link_set_handlers.  It includes nothing of the layers below but
  * the agent's logging (docs/design.md, "Layers"). */
 #include <errno.h>
-#include <fnmatch.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -529,7 +528,9 @@ static int meta_dump(int fd)
 	return err;
 }
 
-static int glob_list_match(const char *list, const char *name)
+/* 1 if a pattern of the newline-separated list names site id (its
+ * symbol, or a C++ function's demangled name: needle_site_match). */
+static int glob_list_match(const char *list, uint32_t id)
 {
 	const char *p = list;
 	char pat[512];
@@ -540,7 +541,7 @@ static int glob_list_match(const char *list, const char *name)
 		if (n && n < sizeof(pat)) {
 			memcpy(pat, p, n);
 			pat[n] = 0;
-			if (!fnmatch(pat, name, 0))
+			if (needle_site_match(id, pat) == 1)
 				return 1;
 		}
 		p = nl ? nl + 1 : NULL;
@@ -567,9 +568,9 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
 			continue;
 		(*usable)++;
-		if (filter && *filter && !glob_list_match(filter, info.name))
+		if (filter && *filter && !glob_list_match(filter, (uint32_t)id))
 			continue;
-		if (notrace && *notrace && glob_list_match(notrace, info.name))
+		if (notrace && *notrace && glob_list_match(notrace, (uint32_t)id))
 			continue;
 		addrs[(*n)++] = info.addr;
 	}

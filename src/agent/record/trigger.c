@@ -17,7 +17,6 @@
  * destroyed before it (trigger_stop), and use nothing of the agent but
  * the public API. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
 #include <stdio.h>

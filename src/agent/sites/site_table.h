@@ -67,6 +67,10 @@ struct site {
 	_Atomic uint8_t exits_live;
 	/* An exit site: the entry site of its function. */
 	struct site *owner;
+	/* site_names.c: a C++ function's demangled name without and with
+	 * its parameter list, one after the other ("f\0f(int)"); "" when
+	 * the symbol is not one; NULL until a pattern first needed it. */
+	char *cxx_name;
 };
 
 static inline int site_is_exit(const struct site *s)

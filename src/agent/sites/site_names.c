@@ -1,0 +1,79 @@
+/* site_names.c - the names a function pattern (needle_attach's patterns,
+ * and through needle_site_match, needle record's -F, -N, -A and
+ * --trigger) matches a site by: its symbol, and for a C++ function (an
+ * Itanium-mangled symbol) its demangled name too, without and with its
+ * parameter list: "ns::Cls::get" (what the views show, as uftrace does)
+ * and "ns::Cls::get(int) const" (one overload).  A user reads a name in
+ * replay and filters by it; the mangled form still works.
+ *
+ * Invariants:
+ *  - A site is demangled the first time a pattern does not match its
+ *    symbol, and once: the result stays with the site (site->cxx_name,
+ *    "" when the symbol is not C++ or does not demangle).  Discovery
+ *    never demangles: a C program, or a pattern every symbol matches,
+ *    pays nothing.
+ *  - Callers hold the control mutex: the cache is written under it, and
+ *    the calls the demangler makes (malloc, the C library's functions,
+ *    possibly sites) run untraced (needle_agent_busy).
+ *  - The demangler is the program's own C++ runtime's __cxa_demangle
+ *    (libstdc++, or libc++abi), found with dlsym: a process with C++
+ *    symbols has one loaded, and libneedle adds no dependency on it.
+ *    Without one, symbols are matched as they are.
+ *  - Not on a hot path: patterns are resolved when links attach or
+ *    sessions start. */
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/sites/site_names.h"
+#include "common/cxx_name.h"
+
+typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+
+static demangle_fn demangler(void)
+{
+	static demangle_fn fn;
+
+	/* Looked up again until found: a runtime may be dlopened later. */
+	if (!fn)
+		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	return fn;
+}
+
+/* The cached demangled names of s: "" when it has none. */
+static const char *cxx_names(struct site *s)
+{
+	static char none[] = "";
+
+	if (s->cxx_name)
+		return s->cxx_name;
+	if (!cxx_name_is_mangled(s->func.name))
+		return s->cxx_name = none;
+	demangle_fn fn = demangler();
+	if (!fn)
+		return none; /* not cached: a runtime loaded later may demangle it */
+	int status = 0;
+	char *full = fn(s->func.name, NULL, NULL, &status);
+	if (!full || status)
+		return free(full), s->cxx_name = none;
+	size_t base = cxx_name_base_len(full), len = strlen(full);
+	char *both = malloc(base + 1 + len + 1);
+	if (both) {
+		memcpy(both, full, base);
+		both[base] = 0;
+		memcpy(both + base + 1, full, len + 1);
+	}
+	free(full);
+	return both ? (s->cxx_name = both) : none;
+}
+
+int site_name_match(struct site *s, const char *pattern)
+{
+	if (!fnmatch(pattern, s->func.name, 0))
+		return 1;
+	const char *base = cxx_names(s);
+	if (!*base)
+		return 0;
+	return !fnmatch(pattern, base, 0) || !fnmatch(pattern, base + strlen(base) + 1, 0);
+}

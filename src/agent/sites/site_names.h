@@ -1,0 +1,13 @@
+/* site_names.h - the names a function pattern matches a site by
+ * (site_names.c). */
+#ifndef NEEDLE_SITE_NAMES_H
+#define NEEDLE_SITE_NAMES_H
+
+#include "agent/sites/site_table.h"
+
+/* 1 if pattern (a name or an fnmatch(3) glob) names s: its symbol, or for
+ * a C++ function its demangled name without or with its parameter list.
+ * Under the control mutex. */
+int site_name_match(struct site *s, const char *pattern);
+
+#endif
