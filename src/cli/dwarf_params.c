@@ -935,6 +935,26 @@ const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym)
 	return found;
 }
 
+size_t dw_info_overloads(const struct dw_info *info, const char *name, char *list, size_t len)
+{
+	size_t cnt = 0, off = 0, n = strlen(name);
+	const char *last = NULL;
+
+	if (len)
+		list[0] = 0;
+	for (size_t i = 0; i < info->cnt; i++) {
+		const struct dw_func *f = &info->funcs[i];
+		if (!f->cxx || f->cxx_base != n || strncmp(f->cxx, name, n) || (last && !strcmp(last, f->sym)))
+			continue;
+		last = f->sym;
+		cnt++;
+		int w = snprintf(list + off, len - off, "%s'%s'", off ? ", " : "", f->cxx);
+		if (w > 0 && (size_t)w < len - off)
+			off += (size_t)w;
+	}
+	return cnt;
+}
+
 void dw_info_free(struct dw_info *info)
 {
 	for (size_t i = 0; i < info->cnt; i++) {

@@ -72,6 +72,9 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
  * function whose demangled name is, without or with its parameter list
  * (as needle_site_match matches them); NULL when none, or overloads. */
 const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym);
+/* How many C++ functions (distinct symbols) are named name without
+ * their parameter lists; their demangled names, quoted, into list. */
+size_t dw_info_overloads(const struct dw_info *info, const char *name, char *list, size_t len);
 void dw_info_free(struct dw_info *info);
 
 #endif

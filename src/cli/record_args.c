@@ -143,6 +143,19 @@ static const struct dw_func *spec_function(const struct dw_info *dw, const char 
 	return f && !f->ambiguous ? f : NULL;
 }
 
+/* -1 (said) when a spec names a parameter of a C++ name that several
+ * overloads share: which one's parameter is meant is not known. */
+static int refuse_overloads(const char *opt, const char *spec, const struct dw_info *dw, const char *glob)
+{
+	char list[512];
+
+	if (!dw || is_glob(glob) || dw_info_find(dw, glob) || dw_info_overloads(dw, glob, list, sizeof(list)) < 2)
+		return 0;
+	cli_error("%s '%s': '%s' is overloaded (%s): name one with its parameters to name its parameters", opt, spec,
+		  glob, list);
+	return -1;
+}
+
 static int valid_name(const char *s)
 {
 	if (!*s)
@@ -568,6 +581,8 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 			cli_error("%s '%s': a parameter's name needs one function, not a glob", opt, spec);
 			return -1;
 		}
+		if (register_of(v.name, &kind, &index) && refuse_overloads(opt, spec, dw, glob))
+			return -1;
 		if (resolve_ref(opt, spec, glob, f, &v, ret, &resolved[cnt]))
 			return -1;
 		if (register_of(v.name, &kind, &index))
@@ -601,7 +616,9 @@ static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_in
 	filter_op(at, &op, &oplen); /* checked by record_filter_add */
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
 	snprintf(tok, sizeof(tok), "%.*s", (int)(op - at - 1), at + 1);
-	if (parse_ref("-F", spec, tok, &v))
+	unsigned kind, index;
+	if (parse_ref("-F", spec, tok, &v) ||
+	    (register_of(v.name, &kind, &index) && refuse_overloads("-F", spec, dw, glob)))
 		return -1;
 	const struct dw_func *f = spec_function(dw, glob);
 	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it))

@@ -59,3 +59,12 @@ check_eq "--trigger 'kv::Store::hash': recorded, one snapshot" "$? $(ls "$T"/s.d
 check_eq "... which holds the call that fired it" "$(calls "$T/s.data.1" kv::Store::hash)" 1
 record "$T/t.data" --snapshot --trigger 'kv::Store::nosuch'
 check_eq "--trigger on a demangled name no function has: refused" "$? $(grep -c "no traceable function matches 'kv::Store::nosuch'" "$T/err")" "1 1"
+
+# Overloads share a demangled name: a parameter's name needs one of them.
+record "$T/w.data" -A 'scale@x'
+check_eq "-A 'scale@x' on two overloads: refused, both named in one line" \
+	"$? $(grep -c "'scale' is overloaded ('scale(double)', 'scale(long)')" "$T/err") $(wc -l <"$T/err")" "1 1 1"
+record "$T/w.data" -A 'scale(double)@x'
+check_eq "-A 'scale(double)@x': that overload's parameter, by name" \
+	"$("$NEEDLE" replay -i "$T/w.data" | grep -oE 'scale\([^)]*\)' | sort | uniq -c | awk '{ print $1, $2 }' | tr '\n' ' ')" \
+	"2 scale() 1 scale(x=5) "
