@@ -261,6 +261,13 @@ $(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
 $(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2
+# A library with DWARF of its own, and a program calling it and the C library.
+$(TEST_BUILD)/cli/libauto_lib.so: tests/args/auto_lib.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $(PFE) $< -o $@
+$(TEST_BUILD)/cli/lib_prog: tests/args/lib_prog.c $(TEST_BUILD)/cli/libauto_lib.so
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ \
+		-L$(TEST_BUILD)/cli -lauto_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/cli)
+TESTS += $(TEST_BUILD)/cli/libauto_lib.so $(TEST_BUILD)/cli/lib_prog
 # C++ names: clang++ (gcc 12 cannot link C++ with patchable entries in COMDAT groups).
 $(TEST_BUILD)/cli/cxx_prog: tests/args/cxx_prog.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@

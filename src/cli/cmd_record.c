@@ -728,7 +728,12 @@ int cmd_record(int argc, char **argv)
 		cli_error("cannot run %s: %s", r.argv[0], perr == -ENOENT ? "command not found" : strerror(-perr));
 		return 127;
 	}
-	if (record_args_resolve(&o, prog))
+	struct program_libs libs = { 0 };
+	if (o.auto_args)
+		program_libs_of_file(prog, &libs);
+	int args_err = record_args_resolve(&o, prog, &libs);
+	program_libs_free(&libs);
+	if (args_err)
 		return 1;
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */

@@ -776,6 +776,19 @@ static int func_same(const struct dw_func *a, const struct dw_func *b)
 	return 1;
 }
 
+/* A symbol's name without its version ("__libc_start_main@@GLIBC_2.34"
+ * -> "__libc_start_main"), as the agent names sites: 0, or -1 if it does
+ * not fit. */
+static int unversioned(const char *sym, char *out, size_t len)
+{
+	size_t n = strcspn(sym, "@");
+	if (n >= len)
+		return -1;
+	memcpy(out, sym, n);
+	out[n] = 0;
+	return 0;
+}
+
 /* A subprogram with code: describe it under the symbol at its entry. */
 static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *sp)
 {
@@ -784,10 +797,12 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 		return 0;
 	GElf_Sym sym;
 	GElf_Off off;
-	const char *name = dwfl_module_addrinfo(mod, lo + bias, &off, &sym, NULL, NULL, NULL);
+	const char *versioned = dwfl_module_addrinfo(mod, lo + bias, &off, &sym, NULL, NULL, NULL);
+	char name[1024];
 	/* A clone gcc made (f.constprop.0, f.isra.0, f.part.0) is described
 	 * by f's parameters, some of which it no longer takes: none. */
-	if (!name || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC || strchr(name, '.'))
+	if (!versioned || off || GELF_ST_TYPE(sym.st_info) != STT_FUNC || unversioned(versioned, name, sizeof(name)) ||
+	    strchr(name, '.'))
 		return 0;
 	/* A calling convention of its own: clang's DW_CC_nocall (an internal
 	 * function whose unused parameters it removed, name unchanged), or
@@ -807,6 +822,7 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	}
 	struct dw_func *f = &info->funcs[info->cnt];
 	memset(f, 0, sizeof(*f));
+	f->addr = lo + bias;
 	if (!(f->sym = strdup(name)))
 		return -ENOMEM;
 	/* The return value first: one in memory takes rdi for its address. */
@@ -845,6 +861,82 @@ static int walk(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *
 		}
 	} while (dwarf_siblingof(&d, &d) == 0);
 	return 0;
+}
+
+struct alias {
+	Dwarf_Addr addr;
+	char *name;
+};
+
+static int alias_cmp(const void *a, const void *b)
+{
+	const struct alias *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Every other function symbol at a described function's entry (glibc's
+ * malloc at __libc_malloc's, fstat at __fstat's, weak and versioned
+ * names): the same description under that name too, since the agent
+ * names a site by one of them, its own choice. */
+static int add_aliases(struct loader *l, Dwfl_Module *mod)
+{
+	struct dw_info *info = l->info;
+	int nsyms = dwfl_module_getsymtab(mod);
+	struct alias *v = nsyms > 0 ? calloc((size_t)nsyms, sizeof(*v)) : NULL;
+	size_t n = 0, described = info->cnt;
+	int err = 0;
+
+	if (nsyms <= 0)
+		return 0;
+	if (!v)
+		return -ENOMEM;
+	for (int i = 1; i < nsyms; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		char name[1024];
+		const char *versioned = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (!versioned || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
+		    unversioned(versioned, name, sizeof(name)) || strchr(name, '.') || !*name)
+			continue;
+		if (!(v[n].name = strdup(name))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		v[n++].addr = addr;
+	}
+	qsort(v, n, sizeof(*v), alias_cmp);
+	for (size_t i = 0; i < described && !err; i++) {
+		struct alias key = { .addr = info->funcs[i].addr };
+		struct alias *a = bsearch(&key, v, n, sizeof(*v), alias_cmp);
+		while (a && a > v && a[-1].addr == key.addr)
+			a--;
+		for (; a && a < v + n && a->addr == key.addr; a++) {
+			if (!strcmp(a->name, info->funcs[i].sym))
+				continue;
+			if (info->cnt == l->cap) {
+				size_t cap = l->cap * 2;
+				struct dw_func *nv = realloc(info->funcs, cap * sizeof(*nv));
+				if (!nv) {
+					err = -ENOMEM;
+					break;
+				}
+				info->funcs = nv;
+				l->cap = cap;
+			}
+			struct dw_func *copy = &info->funcs[info->cnt];
+			*copy = info->funcs[i];
+			if (!(copy->sym = strdup(a->name))) {
+				err = -ENOMEM;
+				break;
+			}
+			info->cnt++;
+		}
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	return err;
 }
 
 static int sym_cmp(const void *a, const void *b)
@@ -892,6 +984,10 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
 			snprintf(err, errlen, "out of memory reading debug info");
 			goto out;
 		}
+	if ((ret = add_aliases(&l, mod))) {
+		snprintf(err, errlen, "out of memory reading debug info");
+		goto out;
+	}
 	for (size_t i = 0; i < info->cnt; i++) {
 		struct dw_func *f = &info->funcs[i];
 		int status;

@@ -30,7 +30,8 @@ struct dw_reg {
 };
 
 struct dw_func {
-	char *sym;      /* the symbol its code starts at: what its site is named */
+	char *sym;      /* the symbol its code starts at (or an alias of it): what its site is named */
+	uint64_t addr;  /* that address, in the file's own terms */
 	char *cxx;      /* a C++ function's demangled name ("ns::f(int)"), else NULL */
 	size_t cxx_base; /* its length without the parameter list ("ns::f") */
 	struct dw_item entry[DW_ITEMS_MAX], exit[DW_ITEMS_MAX];

@@ -134,7 +134,20 @@ int record_find_program(const char *prog, char *out, size_t len);
  * fills args, arg_filters and arg_labels.  0, or -1 with the error said. */
 int record_args_add(struct record_opts *o, const char *spec, int ret);
 int record_filter_add(struct record_opts *o, const char *spec);
-int record_args_resolve(struct record_opts *o, const char *exe);
+/* libs: the shared libraries whose DWARF --auto-args also reads. */
+struct program_libs;
+int record_args_resolve(struct record_opts *o, const char *exe, const struct program_libs *libs);
+
+/* program_libs.c: the shared libraries a program loads at start (as its
+ * dynamic loader lists them) or a running process maps.  Always 0: an
+ * empty list when they cannot be known. */
+struct program_libs {
+	char **paths;
+	size_t cnt;
+};
+int program_libs_of_file(const char *prog, struct program_libs *libs);
+int program_libs_of_process(pid_t pid, struct program_libs *libs);
+void program_libs_free(struct program_libs *libs);
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
 		   int *exec_errno);
 /* Processes descended from needle record that still map the buffer of

@@ -11,8 +11,9 @@
  * Only a spec naming one function exactly is checked against DWARF; a
  * glob may match functions of other signatures, and is taken as given.
  *
- * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift],...[\tmain]"
- * (main: the program's own functions only, as DWARF describes them) and
+ * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift],...[\tSCOPE]"
+ * (SCOPE "main": the program's own functions only, as DWARF describes
+ * them; "=PATH": the library at that real path's, --auto-args) and
  * filters "GLOB\tkind:index:fmt:bits[:shift]\tOP\tVALUE".
  */
 #include <errno.h>
@@ -471,7 +472,7 @@ static int append_item(char *buf, size_t len, size_t *off, const struct dw_item 
 
 /* The label line of f for the views: "F\tSYM\tkind:index:shift=LABEL[#ENUM],...[\t...]". */
 static int label_line(struct record_opts *o, size_t *len, const char *sym, const struct dw_item *items, int cnt,
-		      int varargs)
+		      int varargs, size_t enum_base)
 {
 	char buf[4096];
 	size_t off = 0;
@@ -481,7 +482,7 @@ static int label_line(struct record_opts *o, size_t *len, const char *sym, const
 		int n = snprintf(buf + off, sizeof(buf) - off, "%s%u:%u:%u=%s", off ? "," : "", it->kind, it->index,
 				 it->shift, it->label);
 		if (n >= 0 && (size_t)n < sizeof(buf) - off && it->enum_id >= 0)
-			n += snprintf(buf + off + n, sizeof(buf) - off - (size_t)n, "#%d", it->enum_id);
+			n += snprintf(buf + off + n, sizeof(buf) - off - (size_t)n, "#%zu", enum_base + (size_t)it->enum_id);
 		if (n < 0 || (size_t)n >= sizeof(buf) - off) {
 			cli_error("record: the names of %s's values take too much room", sym);
 			return -1;
@@ -491,7 +492,8 @@ static int label_line(struct record_opts *o, size_t *len, const char *sym, const
 	return append_line(&o->arg_labels, len, "F\t%s\t%s%s", sym, buf, varargs ? "\t..." : "");
 }
 
-static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *info, const uint8_t *used)
+static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *info, const uint8_t *used,
+		      size_t enum_base)
 {
 	for (size_t e = 0; e < info->enum_cnt; e++) {
 		if (!used[e])
@@ -503,7 +505,7 @@ static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *
 			cli_error("record: out of memory");
 			return -1;
 		}
-		fprintf(m, "E\t%zu\t", e);
+		fprintf(m, "E\t%zu\t", enum_base + e);
 		for (size_t k = 0; k < info->enums[e].cnt; k++)
 			fprintf(m, "%s%lld=%s", k ? "," : "", (long long)info->enums[e].values[k], info->enums[e].names[k]);
 		char *p = fclose(m) ? NULL : realloc(o->arg_labels, *len + n + 2);
@@ -556,7 +558,7 @@ static int named_by_spec(const char *specs, char side, const struct dw_func *f)
 /* One -A/-R spec: its agent line, checked against DWARF when it names
  * one function exactly. */
 static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
-			const char *line)
+			uint8_t *enum_used, const char *line)
 {
 	int ret = line[0] == 'R';
 	const char *spec = line + 1, *at = strchr(spec, '@');
@@ -598,8 +600,11 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 			f ? "\tmain" : ""))
 		return -1;
 	/* Values named by their parameter show under that name. */
-	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0))
+	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0, 0))
 		return -1;
+	for (int k = 0; named && f && k < cnt; k++)
+		if (resolved[k].enum_id >= 0)
+			enum_used[resolved[k].enum_id] = 1;
 	return 0;
 }
 
@@ -646,12 +651,103 @@ static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_in
 	return append_line(&o->arg_filters, len, "%s\t%s\t%.*s\t%s", glob, buf, (int)oplen, op, op + oplen);
 }
 
-int record_args_resolve(struct record_opts *o, const char *exe)
+/* Symbols some object's --auto-args lines already describe: a later
+ * object's function of the same symbol is left out (the views name
+ * values by symbol). */
+struct sym_set {
+	char **v;
+	size_t cnt, sorted;
+};
+
+static int sym_cmp_p(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int sym_set_has(const struct sym_set *set, const char *sym)
+{
+	return set->sorted && bsearch(&sym, set->v, set->sorted, sizeof(*set->v), sym_cmp_p);
+}
+
+static int sym_set_add(struct sym_set *set, const char *sym)
+{
+	char **v = realloc(set->v, (set->cnt + 1) * sizeof(*v));
+	if (!v || !(v[set->cnt] = strdup(sym))) {
+		if (v)
+			set->v = v;
+		cli_error("record: out of memory");
+		return -1;
+	}
+	set->v = v;
+	set->cnt++;
+	return 0;
+}
+
+/* After an object: what it added becomes searchable. */
+static void sym_set_seal(struct sym_set *set)
+{
+	qsort(set->v, set->cnt, sizeof(*set->v), sym_cmp_p);
+	set->sorted = set->cnt;
+}
+
+static void sym_set_free(struct sym_set *set)
+{
+	for (size_t i = 0; i < set->cnt; i++)
+		free(set->v[i]);
+	free(set->v);
+}
+
+/* --auto-args for one object's DWARF: a line per function it describes,
+ * applied in that object only (scope "main", or "=PATH"), with its names
+ * (enumerator ids from enum_base on; those used marked in enum_used).
+ * Returns how many functions it described, or -1 (said). */
+static long auto_args_object(struct record_opts *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
+			     const char *scope, size_t enum_base, uint8_t *enum_used, struct sym_set *done)
+{
+	long described = 0;
+
+	for (size_t i = 0; i < dw->cnt; i++) {
+		const struct dw_func *f = &dw->funcs[i];
+		if (f->ambiguous || (i && !strcmp(f->sym, dw->funcs[i - 1].sym)) || sym_set_has(done, f->sym))
+			continue;
+		/* What -A / -R name for a function replaces what DWARF
+		 * would show on that side. */
+		int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f);
+		int exit = f->exit_cnt && !named_by_spec(o->arg_specs, 'R', f);
+		char items[4096];
+		size_t off = 0;
+		for (int side = 0; side < 2; side++) {
+			if (!(side ? exit : entry))
+				continue;
+			const struct dw_item *its = side ? f->exit : f->entry;
+			int cnt = side ? f->exit_cnt : f->entry_cnt;
+			off = 0;
+			for (int k = 0; k < cnt; k++)
+				if (append_item(items, sizeof(items), &off, &its[k]))
+					return -1;
+			if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
+			    label_line(o, labels_len, f->sym, its, cnt, !side && f->varargs, enum_base))
+				return -1;
+			for (int k = 0; k < cnt; k++)
+				if (its[k].enum_id >= 0)
+					enum_used[its[k].enum_id] = 1;
+		}
+		if ((entry || exit) && sym_set_add(done, f->sym))
+			return -1;
+		described += entry || exit;
+	}
+	sym_set_seal(done);
+	return described;
+}
+
+int record_args_resolve(struct record_opts *o, const char *exe, const struct program_libs *libs)
 {
 	struct dw_info dw;
+	struct sym_set done = { 0 };
 	char err[4352];
 	int have_dw = 0, ret = -1;
 	size_t args_len = 0, labels_len = 0, filters_len = 0;
+	uint8_t *enum_used = NULL;
 
 	if (!o->arg_specs && !o->value_filters && !o->auto_args)
 		return 0;
@@ -662,58 +758,54 @@ int record_args_resolve(struct record_opts *o, const char *exe)
 		return -1;
 	}
 	have_dw = !e;
-	uint8_t *enum_used = have_dw ? calloc(dw.enum_cnt + 1, 1) : NULL;
-	if (have_dw && !enum_used) {
+	if (have_dw && !(enum_used = calloc(dw.enum_cnt + 1, 1))) {
 		cli_error("record: out of memory");
 		goto out;
 	}
 	char line[1100];
 	for (const char *p = o->arg_specs; next_line(&p, line, sizeof(line));)
-		if (resolve_spec(o, &args_len, &labels_len, have_dw ? &dw : NULL, line))
+		if (resolve_spec(o, &args_len, &labels_len, have_dw ? &dw : NULL, enum_used, line))
 			goto out;
 	for (const char *p = o->value_filters; next_line(&p, line, sizeof(line));)
 		if (resolve_filter(o, &filters_len, have_dw ? &dw : NULL, line))
 			goto out;
 	if (o->auto_args) {
-		size_t described = 0;
-		for (size_t i = 0; i < dw.cnt; i++) {
-			const struct dw_func *f = &dw.funcs[i];
-			if (f->ambiguous || (i && !strcmp(f->sym, dw.funcs[i - 1].sym)))
-				continue;
-			/* What -A / -R name for a function replaces what DWARF
-			 * would show on that side. */
-			int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f);
-			int exit = f->exit_cnt && !named_by_spec(o->arg_specs, 'R', f);
-			char items[4096];
-			size_t off = 0;
-			for (int side = 0; side < 2; side++) {
-				if (!(side ? exit : entry))
-					continue;
-				const struct dw_item *its = side ? f->exit : f->entry;
-				int cnt = side ? f->exit_cnt : f->entry_cnt;
-				off = 0;
-				for (int k = 0; k < cnt; k++)
-					if (append_item(items, sizeof(items), &off, &its[k]))
-						goto out;
-				if (append_line(&o->args, &args_len, "%s\t%c\t%s\tmain", f->sym, side ? 'R' : 'A', items) ||
-				    label_line(o, &labels_len, f->sym, its, cnt, !side && f->varargs))
-					goto out;
-				for (int k = 0; k < cnt; k++)
-					if (its[k].enum_id >= 0)
-						enum_used[its[k].enum_id] = 1;
-			}
-			described += entry || exit;
-		}
+		long described = auto_args_object(o, &args_len, &labels_len, &dw, "main", 0, enum_used, &done);
+		if (described < 0)
+			goto out;
 		if (!described) {
 			cli_error("--auto-args: the debug info of %s describes no function with arguments or a return "
 				  "value", exe);
 			goto out;
 		}
 	}
-	if (have_dw && enum_lines(o, &labels_len, &dw, enum_used))
+	if (have_dw && enum_lines(o, &labels_len, &dw, enum_used, 0))
 		goto out;
+	/* The libraries it loads, each with its own DWARF or debug file when
+	 * it has one (libc with libc6-dbg): its functions only, scoped by
+	 * the library's real path, enumerator ids after the program's. */
+	size_t enum_base = have_dw ? dw.enum_cnt : 0;
+	for (size_t i = 0; o->auto_args && libs && i < libs->cnt; i++) {
+		struct dw_info lib;
+		char real[4096], scope[4100];
+		if (!realpath(libs->paths[i], real) || dw_info_load(real, &lib, err, sizeof(err)))
+			continue;
+		snprintf(scope, sizeof(scope), "=%s", real);
+		uint8_t *used = calloc(lib.enum_cnt + 1, 1);
+		long n = used ? auto_args_object(o, &args_len, &labels_len, &lib, scope, enum_base, used, &done) : -1;
+		int r = n < 0 || enum_lines(o, &labels_len, &lib, used, enum_base);
+		enum_base += lib.enum_cnt;
+		free(used);
+		dw_info_free(&lib);
+		if (r) {
+			if (!used)
+				cli_error("record: out of memory");
+			goto out;
+		}
+	}
 	ret = 0;
 out:
+	sym_set_free(&done);
 	free(enum_used);
 	if (have_dw)
 		dw_info_free(&dw);

@@ -416,7 +416,12 @@ int record_attach(struct recording *r, const char *agent)
 	 * replaced or removed since it started). */
 	char exe[64];
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-	if (record_args_resolve(o, exe))
+	struct program_libs libs = { 0 };
+	if (o->auto_args)
+		program_libs_of_process(pid, &libs);
+	int args_err = record_args_resolve(o, exe, &libs);
+	program_libs_free(&libs);
+	if (args_err)
 		return 1;
 	signal(SIGXFSZ, SIG_IGN);
 	if (record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))

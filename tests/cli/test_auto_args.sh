@@ -213,6 +213,27 @@ check "-p -A: values recorded" grep -q 't_count(i=' <("$NEEDLE" replay -i "$T/p1
 check_eq "-p again without -A: no values" "$("$NEEDLE" replay -i "$T/p2.data" | grep -c 't_count(i=')" 0
 check "-p again: calls recorded" grep -q 't_count()' <("$NEEDLE" replay -i "$T/p2.data")
 
+# Libraries: one with DWARF of its own, and the C library with its debug
+# file (libc6-dbg): their functions named and typed too.
+L="$PROGS/lib_prog"
+"$L" >"$T/lib.plain"
+"$NEEDLE" record --sites=all -o "$T/lib.data" --auto-args -F 'al_*' -F strtol -F getenv -- "$L" >"$T/lib.out" 2>/dev/null
+check_eq "libraries: recorded, output identical" "$? $(cmp -s "$T/lib.plain" "$T/lib.out" && echo same)" "0 same"
+"$NEEDLE" replay -i "$T/lib.data" | sed -n 's/.*| *//p' >"$T/lib.got"
+check_eq "libraries: a struct and a char of the library's, strtol and getenv of the C library, as printed" \
+	"$(diff "$T/lib.plain" "$T/lib.got" >/dev/null && echo same || diff "$T/lib.plain" "$T/lib.got" | head -6)" same
+rm -f "$T/stop"
+"$L" serve "$T/stop" >"$T/lserve.out" &
+pid=$!
+sleep 0.2
+"$NEEDLE" record -p "$pid" --sites=all --duration=0.2 -o "$T/lp.data" --auto-args -F usleep >/dev/null 2>"$T/lperr"
+check_eq "-p --auto-args with the libraries the process maps: recorded ($(tail -1 "$T/lperr"))" "$?" 0
+touch "$T/stop"
+wait "$pid"
+"$NEEDLE" replay -i "$T/lp.data" | sed -n 's/.*| *//p' | grep -E '^usleep\(.*;$' >"$T/lp.got"
+check_eq "... usleep calls, each with its argument and result, as the process printed ($(wc -l <"$T/lp.got") calls)" \
+	"$(test -s "$T/lp.got" && sort -u "$T/lp.got")" "usleep(useconds=1000) = 0;"
+
 # A process whose program file was deleted since it started (a package
 # upgrade replaces files so): its functions and DWARF come from the file
 # the kernel still holds.

@@ -279,12 +279,58 @@ static int by_name_build(uint32_t total)
 
 static char main_path[4096];
 
-/* Calls fn for every site that glob names (in the main program only, if
- * main_only); returns how many. */
-static int each_site(const char *glob, int main_only, int (*fn)(uint32_t id, void *arg), void *arg)
+/* The real path of a module (needle_site_info's module: the loader's
+ * name for it, "/lib/x86_64-linux-gnu/libc.so.6"), cached by the name's
+ * address, which stays the module's: what a line's "=PATH" scope (the
+ * CLI's realpath) is compared with.  Configuration only. */
+#define REAL_PATHS_MAX 256
+static struct {
+	const char *name;
+	char *real; /* malloc'ed, or name when it has none */
+} real_paths[REAL_PATHS_MAX];
+static size_t real_path_cnt;
+
+static const char *module_real_path(const char *module)
+{
+	for (size_t i = 0; i < real_path_cnt; i++)
+		if (real_paths[i].name == module)
+			return real_paths[i].real;
+	if (real_path_cnt == REAL_PATHS_MAX)
+		return module; /* past the cache: the loader's name */
+	char *real = realpath(module, NULL);
+	real_paths[real_path_cnt].name = module;
+	real_paths[real_path_cnt].real = real ? real : (char *)module;
+	return real_paths[real_path_cnt++].real;
+}
+
+static void real_paths_reset(void)
+{
+	for (size_t i = 0; i < real_path_cnt; i++)
+		if (real_paths[i].real != real_paths[i].name)
+			free(real_paths[i].real);
+	real_path_cnt = 0;
+}
+
+/* Whether site id is in the object a line's scope names: "main" (the
+ * program), "=PATH" (a library, by real path), or anywhere (NULL). */
+static int in_scope(uint32_t id, const char *scope)
+{
+	struct needle_site_info info = { .sz = sizeof(info) };
+
+	if (!scope)
+		return 1;
+	if (needle_site_info(id, &info))
+		return 0;
+	if (!strcmp(scope, "main"))
+		return !strcmp(info.module, main_path);
+	return scope[0] == '=' && !strcmp(module_real_path(info.module), scope + 1);
+}
+
+/* Calls fn for every site that glob names within scope (see in_scope);
+ * returns how many. */
+static int each_site(const char *glob, const char *scope, int (*fn)(uint32_t id, void *arg), void *arg)
 {
 	int matched = 0, err;
-	struct needle_site_info info = { .sz = sizeof(info) };
 
 	if (!strpbrk(glob, "*?[\\")) {
 		size_t lo = 0, hi = by_name_cnt;
@@ -296,19 +342,20 @@ static int each_site(const char *glob, int main_only, int (*fn)(uint32_t id, voi
 				hi = mid;
 		}
 		for (; lo < by_name_cnt && !strcmp(by_name[lo].name, glob); lo++) {
-			if (main_only && (needle_site_info(by_name[lo].id, &info) || strcmp(info.module, main_path)))
+			if (!in_scope(by_name[lo].id, scope))
 				continue;
 			if ((err = fn(by_name[lo].id, arg)))
 				return err;
 			matched++;
 		}
-		/* No symbol of that name: a C++ function's demangled one. */
-		if (matched || main_only)
+		/* No symbol of that name: a C++ function's demangled one.
+		 * A scoped line (--auto-args, a spec DWARF resolved) names
+		 * its symbol. */
+		if (matched || scope)
 			return matched;
 	}
 	for (uint32_t id = 0; id < args_table.cnt; id++) {
-		if (needle_site_info(id, &info) || needle_site_match(id, glob) != 1 ||
-		    (main_only && strcmp(info.module, main_path)))
+		if (needle_site_match(id, glob) != 1 || !in_scope(id, scope))
 			continue;
 		if ((err = fn(id, arg)))
 			return err;
@@ -409,14 +456,14 @@ static int configure_lines(const char *lines, int filters)
 			}
 			if (c.item.stack)
 				fault_handler_once();
-			r = each_site(f[0], 0, add_cond, &c);
+			r = each_site(f[0], NULL, add_cond, &c);
 		} else {
 			struct arg_spec proto = { 0 };
 			int at_exit = n >= 3 && f[1][0] == 'R';
 			if (n < 3 || n > 4 || (err = parse_items(f[2], at_exit, &proto)))
 				return free(copy), -EINVAL;
 			struct add_items a = { &proto, at_exit };
-			r = each_site(f[0], n == 4, add_items, &a);
+			r = each_site(f[0], n == 4 ? f[3] : NULL, add_items, &a);
 		}
 		if (r < 0)
 			err = r;
@@ -438,6 +485,7 @@ void args_reset(void)
 	free(by_name);
 	by_name = NULL;
 	by_name_cnt = 0;
+	real_paths_reset();
 }
 
 int args_configure(const char *lines, const char *filters)
