@@ -281,8 +281,8 @@ static char main_path[4096];
 
 /* The real path of a module (needle_site_info's module: the loader's
  * name for it, "/lib/x86_64-linux-gnu/libc.so.6"), cached by the name's
- * address, which stays the module's: what a line's "=PATH" scope (the
- * CLI's realpath) is compared with.  Configuration only. */
+ * address while args_configure reads its lines: what a line's "=PATH"
+ * scope (the CLI's realpath) is compared with. */
 #define REAL_PATHS_MAX 256
 static struct {
 	const char *name;
@@ -502,11 +502,14 @@ int args_configure(const char *lines, const char *filters)
 	main_path[n > 0 ? n : 0] = 0;
 	if ((err = by_name_build((uint32_t)total)))
 		return err;
-	if (lines && *lines && (err = configure_lines(lines, 0)))
-		return err;
-	if (filters && *filters && (err = configure_lines(filters, 1)))
-		return err;
-	return 0;
+	if (lines && *lines)
+		err = configure_lines(lines, 0);
+	if (!err && filters && *filters)
+		err = configure_lines(filters, 1);
+	/* Module names are compared only while lines are read: a module
+	 * unloaded later may leave its name's address to another. */
+	real_paths_reset();
+	return err;
 }
 
 size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out)
