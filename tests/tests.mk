@@ -271,4 +271,10 @@ TESTS += $(TEST_BUILD)/cli/libauto_lib.so $(TEST_BUILD)/cli/lib_prog
 # C++ names: clang++ (gcc 12 cannot link C++ with patchable entries in COMDAT groups).
 $(TEST_BUILD)/cli/cxx_prog: tests/args/cxx_prog.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
-TESTS += $(TEST_BUILD)/cli/cxx_prog
+# g++ without needle's flags (its entries relocated): DWARF without
+# DW_AT_calling_convention, at -O0 and -O2.
+$(TEST_BUILD)/cli/cxx_prog_gxx_O0: tests/args/cxx_prog.cpp
+	@mkdir -p $(dir $@); g++ -O0 -g -Wall -Wextra -Werror $< -o $@
+$(TEST_BUILD)/cli/cxx_prog_gxx_O2: tests/args/cxx_prog.cpp
+	@mkdir -p $(dir $@); g++ -O2 -g -Wall -Wextra -Werror $< -o $@
+TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2

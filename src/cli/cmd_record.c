@@ -169,15 +169,20 @@ static int parse_duration(const char *what, const char *text, uint64_t *ns)
 	return 0;
 }
 
-/* --trigger 'FUNC>DURATION' or 'FUNC': one "FUNC\tNS" line (NS 0: on entry). */
+/* --trigger 'FUNC>DURATION' or 'FUNC': one "FUNC\tNS" line (NS 0: on
+ * entry).  The duration follows the last '>' when a number does: a C++
+ * name may hold '>' ("Box<int>::sum", "operator>>") and spaces
+ * ("operator new"). */
 static int add_trigger(struct record_opts *o, const char *spec)
 {
-	const char *gt = strchr(spec, '>');
+	const char *gt = strrchr(spec, '>');
+	if (gt && !((gt[1] >= '0' && gt[1] <= '9') || gt[1] == '.'))
+		gt = NULL;
 	size_t name_len = gt ? (size_t)(gt - spec) : strlen(spec);
 	uint64_t ns = 0;
 	char line[512];
 
-	if (!name_len || name_len > 256 || strpbrk(spec, " \t\n")) {
+	if (!name_len || name_len > 256 || strpbrk(spec, "\t\n")) {
 		cli_error("--trigger needs FUNC or FUNC>DURATION (e.g. handle_request>5ms), not '%s'", spec);
 		return -1;
 	}

@@ -24,7 +24,13 @@
  *    which no register is left) takes the next words above the return
  *    address, in parameter order, each value 8-byte aligned (16 for a
  *    type aligned so) and rounded up to whole words; its scalars that
- *    fit in a word are shown as argN, N = 7 + the word.
+ *    fit in a word are shown as argN, N = 7 + the word.  Past a value
+ *    aligned to more than 16, or an __int128 (clang 14 departs from the
+ *    ABI there), the words are unknown and nothing on the stack is
+ *    shown; registers still are.  A C++ class that is not trivially
+ *    copyable goes by its address (class_by_reference).
+ *  - A parameter without any location (unused in an optimized function:
+ *    its caller need not load it) keeps its register but is not shown.
  *  - A type this reader does not understand stops the description: the
  *    registers of the parameters after it are unknown, so they get
  *    nothing rather than a neighbour's value.  So does a calling
@@ -41,8 +47,9 @@
  *    constant (a parameter clang dropped from an internal function,
  *    keeping its name) means the function's registers are not the ABI's
  *    (mismatch): no values.  A stack location is known at the entry when
- *    it is relative to the CFA (gcc's frame base) or to rsp; one
- *    relative to rbp (clang -O0) is not checked.
+ *    it is relative to the CFA (gcc's frame base) or to rbp in a
+ *    standard frame (clang -O0); one relative to rsp describes rsp after
+ *    the prologue's pushes and is not checked.
  *  - Two definitions behind one symbol name (static functions of two
  *    files) that disagree are marked ambiguous: nothing is shown for
  *    that name rather than values under the wrong names.
@@ -240,6 +247,8 @@ static void leaf_label(char *dst, const char *prefix, const char *name)
 	snprintf(dst, DW_LABEL_MAX, "%s%s%s", prefix, *prefix && name[0] != '[' ? "." : "", name);
 }
 
+static int class_by_reference(Dwarf_Die *type, int depth);
+
 /* What collect and classify make of a value's type. */
 enum { TYPE_OK = 0, TYPE_MEMORY = -1, TYPE_UNKNOWN = -2 };
 
@@ -298,10 +307,9 @@ static int collect(struct loader *l, Dwarf_Die *type, uint32_t off, const char *
 	}
 	if (tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type)
 		return TYPE_UNKNOWN; /* std::nullptr_t (unspecified), ... */
-	Dwarf_Word cc;
 	/* C++: a class with a non-trivial copy or destructor goes by
 	 * reference (the caller passes its address). */
-	if (!dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc) && cc == DW_CC_pass_by_reference)
+	if (class_by_reference(&t, 0))
 		return TYPE_MEMORY;
 	Dwarf_Die m;
 	if (dwarf_child(&t, &m))
@@ -413,12 +421,14 @@ static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsi
 static const uint8_t dwarf_int_reg[6] = { 5, 4, 1, 2, 8, 9 }; /* rdi rsi rdx rcx r8 r9 */
 #define DWARF_XMM0 17
 
-/* What a function's DW_AT_frame_base is at its entry, for DW_OP_fbreg:
- * the CFA (the stack pointer before the call: the first stack word),
- * rsp plus off, or unknown (rbp, which the entry has not set yet). */
+/* What a function's DW_AT_frame_base is, for DW_OP_fbreg: the CFA (gcc:
+ * the stack pointer before the call, so the first stack word), rbp (a
+ * standard frame: the CFA is rbp + 16 once the prologue has set it, and
+ * the caller's stack words are where they were at the entry), or
+ * unknown.  An rsp-based one (clang without a frame pointer) describes
+ * rsp after the prologue's pushes, not at the entry: unknown. */
 struct frame_base {
-	enum { FB_UNKNOWN, FB_CFA, FB_RSP } kind;
-	int64_t off;
+	enum { FB_UNKNOWN, FB_CFA, FB_RBP } kind;
 };
 
 static struct frame_base frame_base_of(Dwarf_Die *sp)
@@ -428,41 +438,48 @@ static struct frame_base frame_base_of(Dwarf_Die *sp)
 	size_t nops;
 
 	if (!dwarf_attr_integrate(sp, DW_AT_frame_base, &a) || dwarf_getlocation(&a, &ops, &nops) || nops != 1)
-		return (struct frame_base){ FB_UNKNOWN, 0 };
+		return (struct frame_base){ FB_UNKNOWN };
 	if (ops[0].atom == DW_OP_call_frame_cfa)
-		return (struct frame_base){ FB_CFA, 0 };
-	if (ops[0].atom == DW_OP_breg7)
-		return (struct frame_base){ FB_RSP, (int64_t)ops[0].number };
-	if (ops[0].atom == DW_OP_reg7)
-		return (struct frame_base){ FB_RSP, 0 };
-	return (struct frame_base){ FB_UNKNOWN, 0 };
+		return (struct frame_base){ FB_CFA };
+	if (ops[0].atom == DW_OP_reg6 || (ops[0].atom == DW_OP_breg6 && !ops[0].number))
+		return (struct frame_base){ FB_RBP };
+	return (struct frame_base){ FB_UNKNOWN };
 }
 
+/* What entry_location finds. */
+enum {
+	LOC_UNKNOWN,  /* no location there: a copy the body makes (-O0), an optimized-out value */
+	LOC_REG,      /* the register *reg */
+	LOC_BY_REF,   /* memory at *reg, or through a pointer (a class passed by reference) */
+	LOC_ELSE,     /* somewhere else: a constant (the caller never passes it), a computation */
+	LOC_STACK,    /* the caller's stack, *stack_off bytes above the first stack word */
+};
+
 /* Where the parameter p is at the function's first instruction, per its
- * DW_AT_location: 0 unknown (no location there: a stack slot at -O0, an
- * optimized-out value), 1 the register *reg, 2 memory at *reg (by
- * reference), 3 somewhere else (a constant: the caller never passes it),
- * 4 the caller's stack, *stack_off bytes above the return address's
- * slot's end (the first stack word is at 0). */
-static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, const struct frame_base *fb, unsigned *reg,
-			  int64_t *stack_off)
+ * DW_AT_location.  A location list whose first range starts a few bytes
+ * in (after a patchable entry's NOPs) gives the earliest location within
+ * them, unless memory_class: then only a stack location counts there (a
+ * value in memory is soon copied to registers, which says nothing of
+ * where it came). */
+static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, const struct frame_base *fb, int memory_class,
+			  unsigned *reg, int64_t *stack_off)
 {
 	Dwarf_Attribute a;
 	Dwarf_Op *ops;
 	size_t nops;
+	int at_entry = 1;
 
 	if (dwarf_hasattr(p, DW_AT_const_value))
-		return 3;
+		return LOC_ELSE;
 	if (!dwarf_attr(p, DW_AT_location, &a))
-		return 0;
+		return LOC_UNKNOWN;
 	if (dwarf_getlocation_addr(&a, entry, &ops, &nops, 1) != 1 || !nops) {
-		/* A list whose first range starts a few bytes in (after a
-		 * patchable entry's NOPs): the earliest within them. */
 		Dwarf_Addr base, start, end, best = entry + 32;
 		Dwarf_Op *e_ops;
 		size_t e_n;
 		ptrdiff_t off = 0;
 		ops = NULL;
+		at_entry = 0;
 		while ((off = dwarf_getlocations(&a, off, &base, &start, &end, &e_ops, &e_n)) > 0)
 			if (start >= entry && start < best && e_n) {
 				best = start;
@@ -470,67 +487,159 @@ static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, const struct frame_bas
 				nops = e_n;
 			}
 		if (!ops)
-			return 0;
+			return LOC_UNKNOWN;
 	}
+	int loc = LOC_ELSE;
 	uint8_t atom = ops[0].atom;
 	/* A struct in two registers is pieces: its first is what counts. */
 	int whole_or_pieces = nops == 1 || ops[1].atom == DW_OP_piece;
+	int64_t off = (int64_t)ops[0].number;
 	if (atom >= DW_OP_reg0 && atom <= DW_OP_reg31) {
 		*reg = atom - DW_OP_reg0;
-		return whole_or_pieces ? 1 : 3;
-	}
-	if (atom == DW_OP_regx) {
+		loc = whole_or_pieces ? LOC_REG : LOC_ELSE;
+	} else if (atom == DW_OP_regx) {
 		*reg = (unsigned)ops[0].number;
-		return whole_or_pieces ? 1 : 3;
-	}
-	/* A value computed from a register (clang: a bool as "rsi & 0xffffffff,
-	 * converted", DW_OP_stack_value): the parameter came in that
-	 * register. */
-	if (nops > 1 && ops[nops - 1].atom == DW_OP_stack_value && atom >= DW_OP_breg0 && atom <= DW_OP_breg31 &&
-	    atom != DW_OP_breg7) {
+		loc = whole_or_pieces ? LOC_REG : LOC_ELSE;
+	} else if (nops > 1 && ops[nops - 1].atom == DW_OP_stack_value && atom >= DW_OP_breg0 &&
+		   atom <= DW_OP_breg31 && atom != DW_OP_breg7) {
+		/* A value computed from a register (clang: a bool as "rsi &
+		 * 0xffffffff, converted"): the parameter came in it. */
 		*reg = atom - DW_OP_breg0;
-		return 1;
-	}
-	/* rsp at the entry points at the return address: the first stack
-	 * word is 8 above it; the CFA is that word. */
-	int64_t off = (int64_t)ops[0].number;
-	if (nops == 1 && (atom == DW_OP_breg7 || (atom == DW_OP_fbreg && fb->kind != FB_UNKNOWN))) {
-		if (atom == DW_OP_breg7)
-			off -= 8;
-		else if (fb->kind == FB_RSP)
-			off += fb->off - 8;
-		if (off < 0) /* below the return address: a copy the body makes (-O0) */
-			return 0;
+		loc = LOC_REG;
+	} else if (nops == 2 && ops[1].atom == DW_OP_deref &&
+		   ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_fbreg)) {
+		/* Through a pointer kept somewhere (gcc -O0: a class passed
+		 * by reference, its address spilled to the frame). */
+		loc = LOC_BY_REF;
+	} else if (nops == 1 && atom == DW_OP_fbreg && fb->kind != FB_UNKNOWN) {
+		if (fb->kind == FB_RBP)
+			off -= 16;
+		/* Below the first stack word: a copy the body makes (-O0). */
+		if (off < 0)
+			return LOC_UNKNOWN;
 		*stack_off = off;
-		return 4;
-	}
-	if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31 && ops[0].number == 0) {
+		loc = LOC_STACK;
+	} else if (atom >= DW_OP_breg0 && atom <= DW_OP_breg31 && !off && atom != DW_OP_breg7) {
 		*reg = atom - DW_OP_breg0;
-		return 2;
+		loc = LOC_BY_REF;
+	} else if (atom == DW_OP_fbreg || atom == DW_OP_call_frame_cfa || atom == DW_OP_breg7 ||
+		   atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value) {
+		loc = LOC_UNKNOWN;
 	}
-	if (atom == DW_OP_fbreg || atom == DW_OP_call_frame_cfa)
-		return 0;
-	return atom == DW_OP_entry_value || atom == DW_OP_GNU_entry_value ? 0 : 3;
+	if (memory_class && !at_entry && loc != LOC_STACK)
+		return LOC_UNKNOWN;
+	return loc;
 }
 
-/* The byte alignment of a value of type whose scalars are leaves: its
- * DW_AT_alignment, else its widest scalar's (at most 16); 0 for more
- * than 16, which this reader does not place. */
-static unsigned type_align(Dwarf_Die *type, const struct leaf *leaves, size_t n)
+/* The byte alignment of a value of type: its DW_AT_alignment (on the
+ * type, or, as clang puts _Alignas, on a member), else its widest
+ * scalar's, through members, bases and arrays; at most 16 (a scalar of
+ * 16 bytes: long double, __int128).  0 for more than 16, or a type this
+ * reader cannot size: where such a value goes, this reader does not
+ * place. */
+static unsigned type_align(Dwarf_Die *type, int depth)
 {
-	Dwarf_Die t;
+	Dwarf_Die t, child, mt;
 	Dwarf_Attribute a;
-	Dwarf_Word explicit_align = 0;
+	Dwarf_Word v = 0, size = 0;
 	unsigned align = 1;
 
-	if (!dwarf_peel_type(type, &t) && !dwarf_formudata(dwarf_attr(&t, DW_AT_alignment, &a), &explicit_align))
-		return explicit_align > 16 ? 0 : explicit_align ? (unsigned)explicit_align : 1;
-	for (size_t i = 0; i < n; i++) {
-		unsigned s = leaves[i].size >= 16 ? 16 : leaves[i].size;
-		if (s > align)
-			align = s;
+	if (depth > 8 || dwarf_peel_type(type, &t))
+		return 0;
+	if (!dwarf_formudata(dwarf_attr(&t, DW_AT_alignment, &a), &v))
+		return v > 16 ? 0 : v ? (unsigned)v : 1;
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_array_type:
+		return dwarf_formref_die(dwarf_attr(&t, DW_AT_type, &a), &mt) ? type_align(&mt, depth + 1) : 0;
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_class_type:
+		if (dwarf_child(&t, &child))
+			return 1;
+		do {
+			int tag = dwarf_tag(&child);
+			if ((tag != DW_TAG_member && tag != DW_TAG_inheritance) || dwarf_hasattr(&child, DW_AT_external) ||
+			    dwarf_hasattr(&child, DW_AT_declaration))
+				continue;
+			unsigned m;
+			if (!dwarf_formudata(dwarf_attr(&child, DW_AT_alignment, &a), &v))
+				m = v > 16 ? 0 : (unsigned)v;
+			else if (!dwarf_formref_die(dwarf_attr(&child, DW_AT_type, &a), &mt))
+				m = 0;
+			else
+				m = type_align(&mt, depth + 1);
+			if (!m)
+				return 0;
+			if (m > align)
+				align = m;
+		} while (dwarf_siblingof(&child, &child) == 0);
+		return align;
+	default:
+		if (dwarf_aggregate_size(&t, &size))
+			return 0;
+		return size >= 16 ? 16 : size ? (unsigned)size : 1;
 	}
-	return align;
+}
+
+/* Whether a C++ class is passed by invisible reference (the Itanium C++
+ * ABI: non-trivial for the purpose of calls), when its DWARF does not say
+ * so with DW_AT_calling_convention (gcc 12 does not): a destructor or a
+ * copy or move constructor the user provided, a virtual function, or a
+ * member or base that is itself passed so.  C types have none of these. */
+static int class_by_reference(Dwarf_Die *type, int depth)
+{
+	Dwarf_Die t, child, mt;
+	Dwarf_Attribute a;
+	Dwarf_Word cc;
+
+	if (depth > 8 || dwarf_peel_type(type, &t))
+		return 0;
+	int tag = dwarf_tag(&t);
+	if (tag != DW_TAG_structure_type && tag != DW_TAG_class_type && tag != DW_TAG_union_type)
+		return 0;
+	if (!dwarf_formudata(dwarf_attr(&t, DW_AT_calling_convention, &a), &cc))
+		return cc == DW_CC_pass_by_reference;
+	if (dwarf_child(&t, &child))
+		return 0;
+	const char *cls = dwarf_diename(&t);
+	do {
+		int ctag = dwarf_tag(&child);
+		const char *name = dwarf_diename(&child);
+		if (ctag == DW_TAG_subprogram) {
+			if (dwarf_hasattr(&child, DW_AT_virtuality))
+				return 1;
+			if (dwarf_hasattr(&child, DW_AT_artificial) || dwarf_hasattr(&child, DW_AT_defaulted) || !name)
+				continue;
+			if (name[0] == '~')
+				return 1;
+			if (!cls || strcmp(name, cls))
+				continue;
+			/* A constructor of one parameter (after this) that is a
+			 * reference to the class: a copy or move constructor. */
+			Dwarf_Die prm, rt, target;
+			int params = 0, ref_to_self = 0;
+			if (dwarf_child(&child, &prm))
+				continue;
+			do {
+				if (dwarf_tag(&prm) != DW_TAG_formal_parameter || dwarf_hasattr(&prm, DW_AT_artificial))
+					continue;
+				params++;
+				if (dwarf_formref_die(dwarf_attr(&prm, DW_AT_type, &a), &rt) &&
+				    (dwarf_tag(&rt) == DW_TAG_reference_type || dwarf_tag(&rt) == DW_TAG_rvalue_reference_type) &&
+				    dwarf_formref_die(dwarf_attr(&rt, DW_AT_type, &a), &target) &&
+				    !dwarf_peel_type(&target, &target) && dwarf_dieoffset(&target) == dwarf_dieoffset(&t))
+					ref_to_self = 1;
+			} while (dwarf_siblingof(&prm, &prm) == 0);
+			if (params == 1 && ref_to_self)
+				return 1;
+		} else if ((ctag == DW_TAG_member || ctag == DW_TAG_inheritance) && !dwarf_hasattr(&child, DW_AT_external)) {
+			if (name && !strncmp(name, "_vptr", 5))
+				return 1;
+			if (dwarf_formref_die(dwarf_attr(&child, DW_AT_type, &a), &mt) && class_by_reference(&mt, depth + 1))
+				return 1;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
 }
 
 /* What a register or stack word holding leaves (a whole parameter) has:
@@ -556,7 +665,7 @@ static int place_on_stack(struct dw_func *f, const char *name, const struct leaf
 {
 	uint32_t pos = (*next_stack + (align > 8 ? 15u : 7u)) & ~(align > 8 ? 15u : 7u);
 
-	if (loc == 4 && stack_off != (int64_t)pos) {
+	if (loc == LOC_STACK && stack_off != (int64_t)pos) {
 		f->mismatch = 1;
 		return -1;
 	}
@@ -569,8 +678,12 @@ static int place_on_stack(struct dw_func *f, const char *name, const struct leaf
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t at = pos + leaves[i].off;
-		if (leaves[i].size > 8 || at % 8 + leaves[i].size > 8)
-			continue; /* long double, __int128, a packed field across two words */
+		if (leaves[i].size > 8 || at % 8 + leaves[i].size > 8) {
+			/* long double, __int128 (not shown anyway); a packed
+			 * field across two words: left out, and "..." says so. */
+			f->truncated |= leaves[i].shown;
+			continue;
+		}
 		if (7 + at / 8 > ARG_INDEX_MAX) {
 			f->truncated |= leaves[i].shown;
 			continue;
@@ -580,12 +693,27 @@ static int place_on_stack(struct dw_func *f, const char *name, const struct leaf
 	return 0;
 }
 
+/* Whether a value of these leaves holds a 16-byte integer (__int128):
+ * clang 14 places one that goes to memory otherwise than the ABI, so
+ * the stack words after it are not known. */
+static int has_int128(const struct leaf *leaves, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (leaves[i].size == 16 && leaves[i].cls == 'I')
+			return 1;
+	return 0;
+}
+
 /* The parameters of subprogram sp, into f; first_int is 1 when rdi
- * holds the address of a return value in memory (the hidden argument). */
+ * holds the address of a return value in memory (the hidden argument).
+ * Registers are assigned in order whatever goes to memory; stack words
+ * are placed while they are known (stack_known: not past a value of an
+ * alignment this reader does not place, or an __int128). */
 static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, unsigned first_int, Dwarf_Addr entry)
 {
 	unsigned next_int = first_int, next_fp = 0;
 	uint32_t next_stack = 0;
+	int stack_known = 1;
 	struct frame_base fb = frame_base_of(sp);
 	Dwarf_Die p;
 	Dwarf_Attribute a;
@@ -620,60 +748,58 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			f->on_stack = 1; /* where it and those after it are is unknown */
 			return;
 		}
-		unsigned loc_reg = 0;
-		int64_t stack_off = 0;
-		int loc = entry_location(&p, entry, &fb, &loc_reg, &stack_off);
-		if (ebs == TYPE_MEMORY) {
-			/* Memory; a class passed by reference is a pointer. */
-			Dwarf_Word cc;
-			if (loc == 3 || loc == 1) {
-				f->mismatch = 1; /* in a register, or not passed: not the ABI's memory */
-				return;
-			}
-			if (!dwarf_formudata(dwarf_attr(&peeled, DW_AT_calling_convention, &a), &cc) &&
-			    cc == DW_CC_pass_by_reference) {
-				struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = 1, .enum_id = -1 };
-				snprintf(ptr.label, sizeof(ptr.label), "%s", name);
-				if (next_int == 6) {
-					if (place_on_stack(f, name, &ptr, 1, 8, 8, loc, stack_off, &next_stack))
-						return;
-					continue;
-				}
-				if (loc == 4) {
-					f->mismatch = 1;
-					return;
-				}
-				snprintf(f->int_reg[next_int].param, DW_LABEL_MAX, "%s", name);
-				f->int_reg[next_int].what = 'p';
-				add_item(f, 0, &ptr, ARG_KIND_INT, ++next_int, name);
-				continue;
-			}
-			unsigned align = type_align(&type, leaves, n);
-			if (!align) {
-				f->on_stack = 1; /* over-aligned: where it and those after it are is unknown */
-				return;
-			}
-			if (place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
-				return;
-			continue;
-		}
-		unsigned need_int = 0, need_fp = 0;
+		/* No location at all in an optimized function: the value is
+		 * not used, and a caller that knows it (clang) may not load
+		 * it.  Its register or words are still its own: taken, not
+		 * shown. */
+		if (!dwarf_hasattr_integrate(&p, DW_AT_location) && !dwarf_hasattr_integrate(&p, DW_AT_const_value))
+			for (size_t i = 0; i < n; i++)
+				leaves[i].shown = 0;
+		int by_ref = ebs == TYPE_MEMORY && class_by_reference(&type, 0);
+		int to_memory = ebs == TYPE_MEMORY && !by_ref;
+		unsigned need_int = by_ref, need_fp = 0;
 		for (int eb = 0; eb < ebs; eb++) {
 			need_int += cls[eb] == 'I';
 			need_fp += cls[eb] == 'S';
 		}
-		if (next_int + need_int > 6 || next_fp + need_fp > 8) {
-			/* No room: the whole value goes to memory. */
-			if (loc == 3 || loc == 1 || loc == 2) {
+		if (!to_memory && (next_int + need_int > 6 || next_fp + need_fp > 8))
+			to_memory = 1; /* no room: the whole value (or a class's address) goes to memory */
+		unsigned loc_reg = 0;
+		int64_t stack_off = 0;
+		int loc = entry_location(&p, entry, &fb, to_memory && !by_ref, &loc_reg, &stack_off);
+		if (by_ref) {
+			/* Its address, in the next integer register or word. */
+			struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = leaves[0].shown || !n,
+					    .enum_id = -1 };
+			snprintf(ptr.label, sizeof(ptr.label), "%s", name);
+			/* DWARF says through a pointer (kept in the register, or
+			 * spilled: -O0), or nothing; not the object itself. */
+			if (loc == LOC_ELSE || loc == LOC_STACK || (loc == LOC_REG && to_memory)) {
 				f->mismatch = 1;
 				return;
 			}
-			unsigned align = type_align(&type, leaves, n);
-			if (!align) {
-				f->on_stack = 1;
+			if (to_memory) {
+				if (stack_known && place_on_stack(f, name, &ptr, 1, 8, 8, loc, stack_off, &next_stack))
+					return;
+				continue;
+			}
+			snprintf(f->int_reg[next_int].param, DW_LABEL_MAX, "%s", name);
+			f->int_reg[next_int].what = 'p';
+			add_item(f, 0, &ptr, ARG_KIND_INT, ++next_int, name);
+			continue;
+		}
+		if (to_memory) {
+			/* In the caller's stack: DWARF must not say a register,
+			 * a reference or a constant. */
+			if (loc == LOC_REG || loc == LOC_BY_REF || loc == LOC_ELSE) {
+				f->mismatch = 1;
 				return;
 			}
-			if (place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
+			unsigned align = type_align(&type, 0);
+			if (!align || has_int128(leaves, n))
+				stack_known = 0;
+			if (stack_known &&
+			    place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
 				return;
 			continue;
 		}
@@ -682,14 +808,13 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		 * constant the caller does not pass, an argument another
 		 * convention places, a class passed by reference) means
 		 * this function's registers are not the ABI's: nothing. */
-		if (loc == 3 || (loc && (ebs < 1 || cls[0] == 'N'))) {
+		if (loc == LOC_ELSE || (loc && (ebs < 1 || cls[0] == 'N'))) {
 			f->mismatch = 1;
 			return;
 		}
 		if (loc) {
-			unsigned want = cls[0] == 'I' ? (next_int < 6 ? dwarf_int_reg[next_int] : 255)
-						      : DWARF_XMM0 + next_fp;
-			if (loc != 1 || loc_reg != want) {
+			unsigned want = cls[0] == 'I' ? dwarf_int_reg[next_int] : DWARF_XMM0 + next_fp;
+			if (loc != LOC_REG || loc_reg != want) {
 				f->mismatch = 1;
 				return;
 			}
@@ -991,8 +1116,13 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
 	for (size_t i = 0; i < info->cnt; i++) {
 		struct dw_func *f = &info->funcs[i];
 		int status;
-		if (cxx_name_is_mangled(f->sym) && (f->cxx = __cxa_demangle(f->sym, NULL, NULL, &status)))
-			f->cxx_base = cxx_name_base_len(f->cxx);
+		if (cxx_name_is_mangled(f->sym) && (f->cxx = __cxa_demangle(f->sym, NULL, NULL, &status))) {
+			/* The name as the views show it: no return type, no
+			 * parameter list. */
+			size_t base = cxx_name_base_len(f->cxx), start = cxx_name_start(f->cxx, base);
+			memmove(f->cxx, f->cxx + start, strlen(f->cxx + start) + 1);
+			f->cxx_base = base - start;
+		}
 	}
 	qsort(info->funcs, info->cnt, sizeof(*info->funcs), sym_cmp);
 	/* One symbol name, two definitions that disagree: neither. */

@@ -37,7 +37,8 @@ struct dw_func {
 	struct dw_item entry[DW_ITEMS_MAX], exit[DW_ITEMS_MAX];
 	uint8_t entry_cnt, exit_cnt;
 	uint8_t varargs;   /* ends with "...": the variable arguments are not shown */
-	uint8_t truncated; /* more values than DW_ITEMS_MAX: the rest not shown */
+	uint8_t truncated; /* values not shown (more than DW_ITEMS_MAX, a field across two
+			    * stack words): replay shows "..." */
 	uint8_t on_stack;  /* a parameter whose place is unknown (a type this reader does not
 			    * understand): it and those after it not shown */
 	uint8_t returns;   /* 0 void, 1 a value (shown or not) */

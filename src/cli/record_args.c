@@ -196,7 +196,8 @@ int record_args_add(struct record_opts *o, const char *spec, int ret)
 	const char *at = strchr(spec, '@');
 	const char *opt = ret ? "-R" : "-A";
 
-	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, " \t\n") || strlen(spec) > 1000) {
+	/* The glob may hold spaces (a C++ name: "operator new", "f(long, long)"). */
+	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, "\t\n") || strlen(spec) > 1000) {
 		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
 			  spec);
 		return -1;
@@ -248,7 +249,8 @@ int record_filter_add(struct record_opts *o, const char *spec)
 	const char *at = strchr(spec, '@');
 	char glob[257];
 
-	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000 || strpbrk(spec, " \t\n")) {
+	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000 || strpbrk(spec, "\t\n") ||
+	    strchr(at, ' ')) {
 		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE, e.g. -F 'kv_get@arg2>1000'", spec);
 		return -1;
 	}
@@ -350,13 +352,18 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 	if (reg) {
 		/* A parameter's (or field's) name: DWARF says where it is. */
 		const struct dw_item *it = f ? dwarf_item(f, v->name) : NULL;
+		if (!f && strchr(func, '.')) {
+			cli_error("%s '%s': %s is a compiler's clone of a function, which may take other parameters than "
+				  "its debug info lists: name values by register (argN, fpargN)", opt, spec, func);
+			return -1;
+		}
 		if (!f) {
 			cli_error("%s '%s': naming a parameter ('%s') needs debug info for %s", opt, spec, v->name, func);
 			return -1;
 		}
 		if (!it) {
-			cli_error("%s '%s': %s has no parameter '%s' in a register (per its debug info)", opt, spec, func,
-				  v->name);
+			cli_error("%s '%s': %s has no parameter '%s' whose value is known at its entry (per its debug "
+				  "info)", opt, spec, func, v->name);
 			return -1;
 		}
 		*out = *it;
@@ -726,7 +733,7 @@ static long auto_args_object(struct record_opts *o, size_t *args_len, size_t *la
 				if (append_item(items, sizeof(items), &off, &its[k]))
 					return -1;
 			if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
-			    label_line(o, labels_len, f->sym, its, cnt, !side && f->varargs, enum_base))
+			    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))
 				return -1;
 			for (int k = 0; k < cnt; k++)
 				if (its[k].enum_id >= 0)

@@ -1,7 +1,8 @@
 /* cxx_name.h - C++ function names as needle shows and matches them: the
  * Itanium C++ ABI's mangled symbol ("_ZN2ns3Cls3getEi"), demangled
  * ("ns::Cls::get(int) const"), and that without its parameter list
- * ("ns::Cls::get"), which is what the views show, as uftrace does.  The
+ * ("ns::Cls::get") nor, for a function template's instance, its return
+ * type, which is what the views show, as uftrace does.  The
  * views (reader) and the agent's patterns (sites) both use it; neither
  * demangles here: the caller brings the runtime's __cxa_demangle. */
 #ifndef NEEDLE_CXX_NAME_H
@@ -30,6 +31,30 @@ static inline size_t cxx_name_base_len(const char *demangled)
 			return (size_t)(p - demangled);
 	}
 	return strlen(demangled);
+}
+
+/* Where the name starts in the first len bytes of a demangled name (its
+ * base: cxx_name_base_len): past the return type that a function
+ * template's instance carries ("long app::twice<long>" -> 5), at the
+ * last space outside <>, (), [] and {} and before any "operator" (whose
+ * name may hold spaces, "operator new", and brackets, "operator<<"). */
+static inline size_t cxx_name_start(const char *d, size_t len)
+{
+	size_t start = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = d[i];
+		if (!depth && !strncmp(d + i, "operator", 8) && (!i || d[i - 1] == ':' || d[i - 1] == ' '))
+			break;
+		if (c == '<' || c == '(' || c == '[' || c == '{')
+			depth++;
+		else if ((c == '>' || c == ')' || c == ']' || c == '}') && depth)
+			depth--;
+		else if (c == ' ' && !depth && i + 1 < len && d[i + 1] != '<')
+			start = i + 1;
+	}
+	return start;
 }
 
 #endif

@@ -162,6 +162,33 @@ KEEP long t_align(long a, long b, long c, long d, long e, long f, int g, long do
 	return a + b + c + d + e + f + g + (long)h + i;
 }
 
+/* Alignment from a member (clang puts _Alignas there, gcc on the type
+ * too): s takes 16-byte aligned words, after g's. */
+struct m16 { _Alignas(16) long a; long b, c; };
+KEEP long t_m16(long a, long b, long c, long d, long e, long f, long g, struct m16 s, long h)
+{
+	__asm__ volatile("");
+	return a + b + c + d + e + f + g + s.a + s.b + s.c + h;
+}
+
+/* Aligned to 32: where it goes this reader does not place, so it is not
+ * shown; the registers after it still are. */
+struct m32 { _Alignas(32) long a; long b; };
+KEEP long t_m32(long g, struct m32 s, long h)
+{
+	__asm__ volatile("");
+	return g + s.a + s.b + h;
+}
+
+/* An __int128 with one integer register left goes to memory, and g takes
+ * that register (the ABI); clang 14 places it otherwise, which its DWARF
+ * shows: nothing is shown for its build rather than a wrong value. */
+KEEP long t_i128(long a, long b, long c, long d, long e, __int128 x, long g)
+{
+	__asm__ volatile("");
+	return a + b + c + d + e + (long)x + (long)(x >> 64) + g;
+}
+
 /* Doubles shown with every digit they need. */
 KEEP double t_prec(double x)
 {
@@ -366,6 +393,16 @@ int main(int argc, char **argv)
 	       "m.d=0.125) = %g;\n", d);
 	l = t_align(1, 2, 3, 4, 5, 6, 7, 8.0L, 9);
 	printf("t_align(a=1, b=2, c=3, d=4, e=5, f=6, g=7, i=9) = %ld;\n", l);
+	l = t_m16(1, 2, 3, 4, 5, 6, 7, (struct m16){ -1, -2, -3 }, -11);
+	printf("t_m16(a=1, b=2, c=3, d=4, e=5, f=6, g=7, s.a=-1, s.b=-2, s.c=-3, h=-11) = %ld;\n", l);
+	l = t_m32(-12, (struct m32){ -4, -5 }, -13);
+	printf("t_m32(g=-12, h=-13) = %ld;\n", l);
+	l = t_i128(1, 2, 3, 4, 5, (__int128)(((unsigned __int128)22 << 64) | 21), -23);
+#ifdef __clang__
+	printf("t_i128();\n");
+#else
+	printf("t_i128(a=1, b=2, c=3, d=4, e=5, g=-23) = %ld;\n", l);
+#endif
 	d = t_prec(1.0000001);
 	printf("t_prec(x=1.0000001) = %.8g;\n", d);
 	for (int i = 0; i < 100; i++)

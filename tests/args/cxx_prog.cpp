@@ -27,16 +27,47 @@ int Store::hash(const char *s)
 }
 } // namespace kv
 
+// Not trivially copyable: passed by invisible reference, its address in
+// the first integer register (gcc 12 does not say so in DWARF).
+struct Tracked {
+	long v;
+	Tracked(long x) : v(x) {}
+	Tracked(const Tracked &o) : v(o.v) {}
+	~Tracked() { __asm__ volatile(""); }
+};
+
+KEEP long take(Tracked t, long k)
+{
+	long r = t.v + k;
+	printf("take(t=%p, k=%ld) = %ld;\n", (void *)&t, k, r);
+	return r;
+}
+
+// Each long enough that needle can move its first instructions (g++'s
+// builds have no patchable entries).
+static volatile long last_scaled;
+
 KEEP long scale(long x)
 {
 	__asm__ volatile("");
+	last_scaled = x;
 	return x * 3;
 }
 
 KEEP double scale(double x)
 {
 	__asm__ volatile("");
+	last_scaled = (long)x;
 	return x * 0.5;
+}
+
+// A function template's instance: demangled with its return type
+// ("long twice<long>(long)"), shown and matched without it.
+template <typename T> KEEP T twice(T v)
+{
+	__asm__ volatile("");
+	last_scaled = (long)v;
+	return v + v;
 }
 
 int main()
@@ -54,5 +85,8 @@ int main()
 	}
 	double d = scale(5.0);
 	printf("scale(x=%g) = %g;\n", 5.0, d);
+	take(Tracked(-5), 7);
+	long t = twice<long>(4);
+	printf("twice<long>(v=%ld) = %ld;\n", 4L, t);
 	return 0;
 }

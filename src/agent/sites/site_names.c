@@ -16,9 +16,12 @@
  *    the calls the demangler makes (malloc, the C library's functions,
  *    possibly sites) run untraced (needle_agent_busy).
  *  - The demangler is the program's own C++ runtime's __cxa_demangle
- *    (libstdc++, or libc++abi), found with dlsym: a process with C++
- *    symbols has one loaded, and libneedle adds no dependency on it.
- *    Without one, symbols are matched as they are.
+ *    (libstdc++, or libc++abi), found with dlsym, so libneedle adds no
+ *    dependency on one.  A C++ program may have none to find (linked
+ *    with -static-libstdc++, or using nothing of the library, which
+ *    --as-needed then drops): then libstdc++.so.6 is loaded, once, the
+ *    first time a mangled name needs demangling, as the agent's own
+ *    libraries are.  Without either, symbols are matched as they are.
  *  - Not on a hot path: patterns are resolved when links attach or
  *    sessions start. */
 #include <dlfcn.h>
@@ -34,10 +37,13 @@ typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *s
 static demangle_fn demangler(void)
 {
 	static demangle_fn fn;
+	static void *own;
 
 	/* Looked up again until found: a runtime may be dlopened later. */
 	if (!fn)
 		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	if (!fn && !own && (own = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)))
+		fn = (demangle_fn)dlsym(own, "__cxa_demangle");
 	return fn;
 }
 
@@ -57,12 +63,15 @@ static const char *cxx_names(struct site *s)
 	char *full = fn(s->func.name, NULL, NULL, &status);
 	if (!full || status)
 		return free(full), s->cxx_name = none;
-	size_t base = cxx_name_base_len(full), len = strlen(full);
-	char *both = malloc(base + 1 + len + 1);
+	/* Both without a template instance's return type: "long
+	 * ns::twice<long>(long)" is matched as "ns::twice<long>" and
+	 * "ns::twice<long>(long)". */
+	size_t base = cxx_name_base_len(full), start = cxx_name_start(full, base), len = strlen(full + start);
+	char *both = malloc(base - start + 1 + len + 1);
 	if (both) {
-		memcpy(both, full, base);
-		both[base] = 0;
-		memcpy(both + base + 1, full, len + 1);
+		memcpy(both, full + start, base - start);
+		both[base - start] = 0;
+		memcpy(both + base - start + 1, full + start, len + 1);
 	}
 	free(full);
 	return both ? (s->cxx_name = both) : none;
