@@ -69,6 +69,18 @@ wait $rec; rc=$?
 check_eq "raw SIGTRAP mask: the program was not killed" "$rc" 0
 check "raw SIGTRAP mask: output as untraced" cmp -s "$T/mask.plain" "$T/mask.out"
 
+# --- S: a thread's first traced call on a small alternate signal stack --
+P="$PROGS/small_altstack"
+for size in 4096 65536; do
+	"$P" $size >"$T/alt.plain"; plain_rc=$?
+	"$NEEDLE" record -F handler -o "$T/alt.data" -- "$P" $size >"$T/alt.out" 2>/dev/null; rc=$?
+	check_eq "first traced call on a $size-byte altstack: exit status and output as untraced" \
+		"$rc $(cmp -s "$T/alt.plain" "$T/alt.out" && echo same)" "$plain_rc same"
+	# On 4 KiB the handler's run stays untraced (no room to take the
+	# thread's state); the call on the thread's own stack is traced.
+	check_eq "... handler calls traced" "$(calls "$T/alt.data" handler)" "$([ $size = 4096 ] && echo 1 || echo 2)"
+done
+
 # --- H: a stripped binary's functions are told apart by offset ----------
 cp "$PROGS/threads" "$T/threads-stripped"
 strip "$T/threads-stripped"

@@ -147,10 +147,22 @@ static inline void dispatch_one(struct thread_state *ts, struct site *site, stru
 		frame_push(ts, site, 1, bytes, ret_slot);
 }
 
+/* Stack a thread's first traced call needs below it to take a state
+ * (the C library's allocator and the pool's set-up). */
+#define STATE_TAKE_STACK (16u << 10)
+
 static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, uint64_t *ret_slot)
 {
 	/* First traced call of this thread: take a state, then go again.
-	 * Taking it calls the C library, whose functions may be sites. */
+	 * Not on an alternate signal stack too small for it (a handler's on
+	 * a stack of MINSIGSTKSZ): that call runs untraced, and the thread
+	 * takes its state at a later call, on its own stack, rather than
+	 * overflow the program's. */
+	uint64_t lo, hi, sp = (uint64_t)(uintptr_t)ret_slot;
+	altstack_last(&lo, &hi);
+	if (lo != hi && sp >= lo && sp < hi && sp - lo < STATE_TAKE_STACK)
+		return;
+	/* Taking it calls the C library, whose functions may be sites. */
 	needle_agent_busy++;
 	struct thread_state *ts = thread_state_get();
 	needle_agent_busy--;
