@@ -160,7 +160,7 @@ __attribute__((constructor)) static void agent_load(void)
  * object may call dlclose or the API.  A thread that holds the loader's
  * lock (in dlopen, running a constructor) and calls the API while another
  * thread is in here would deadlock: documented in docs/design.md. */
-static __thread int in_dlclose;
+static __thread int in_dlclose __attribute__((tls_model("initial-exec")));
 
 NEEDLE_API int dlclose(void *handle)
 {
@@ -202,7 +202,7 @@ __attribute__((used)) static void *dlopen_real;
  * loader's lock held) goes straight through: the outer call's discovery
  * finds its object too, and needle's locks are never taken under the
  * loader's (lock order: control mutex, then the loader's lock). */
-static __thread int in_wrapped_dlopen;
+static __thread int in_wrapped_dlopen __attribute__((tls_model("initial-exec")));
 
 /* Does any loaded object have a DT_RPATH?  The loader searches those of
  * the caller and of the objects that loaded it, in a chain a call from

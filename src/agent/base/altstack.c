@@ -13,7 +13,13 @@
 #include "agent/base/interpose.h"
 #include "needle.h"
 
-static __thread uint64_t altstack_lo, altstack_hi __attribute__((tls_model("initial-exec")));
+/* Each declared with its own initial-exec model (an attribute after a
+ * declarator names that declarator only): a global-dynamic one in a
+ * dlopened libneedle (-p) goes through __tls_get_addr, which may call
+ * malloc, a traced function, from dispatch before the thread has a
+ * state: endless recursion. */
+static __thread uint64_t altstack_lo __attribute__((tls_model("initial-exec")));
+static __thread uint64_t altstack_hi __attribute__((tls_model("initial-exec")));
 
 NEEDLE_API int sigaltstack(const stack_t *ss, stack_t *old)
 {
