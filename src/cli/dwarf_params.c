@@ -446,6 +446,9 @@ static struct frame_base frame_base_of(Dwarf_Die *sp)
 	return (struct frame_base){ FB_UNKNOWN };
 }
 
+/* *reg of a LOC_BY_REF whose register is not said. */
+#define LOC_REG_UNKNOWN 255u
+
 /* What entry_location finds. */
 enum {
 	LOC_UNKNOWN,  /* no location there: a copy the body makes (-O0), an optimized-out value */
@@ -509,7 +512,9 @@ static int entry_location(Dwarf_Die *p, Dwarf_Addr entry, const struct frame_bas
 	} else if (nops == 2 && ops[1].atom == DW_OP_deref &&
 		   ((atom >= DW_OP_breg0 && atom <= DW_OP_breg31) || atom == DW_OP_fbreg)) {
 		/* Through a pointer kept somewhere (gcc -O0: a class passed
-		 * by reference, its address spilled to the frame). */
+		 * by reference, its address spilled to the frame): which
+		 * register brought it is not said. */
+		*reg = LOC_REG_UNKNOWN;
 		loc = LOC_BY_REF;
 	} else if (nops == 1 && atom == DW_OP_fbreg && fb->kind != FB_UNKNOWN) {
 		if (fb->kind == FB_RBP)
@@ -550,6 +555,10 @@ static unsigned type_align(Dwarf_Die *type, int depth)
 		return v > 16 ? 0 : v ? (unsigned)v : 1;
 	switch (dwarf_tag(&t)) {
 	case DW_TAG_array_type:
+		/* A vector (__m128) is aligned to its size; an array to its
+		 * element's alignment. */
+		if (dwarf_hasattr(&t, DW_AT_GNU_vector))
+			return dwarf_aggregate_size(&t, &size) || size > 16 ? 0 : (unsigned)size;
 		return dwarf_formref_die(dwarf_attr(&t, DW_AT_type, &a), &mt) ? type_align(&mt, depth + 1) : 0;
 	case DW_TAG_structure_type:
 	case DW_TAG_union_type:
@@ -577,6 +586,10 @@ static unsigned type_align(Dwarf_Die *type, int depth)
 	default:
 		if (dwarf_aggregate_size(&t, &size))
 			return 0;
+		/* A complex number is aligned as one of its two parts. */
+		if (dwarf_tag(&t) == DW_TAG_base_type && !dwarf_formudata(dwarf_attr(&t, DW_AT_encoding, &a), &v) &&
+		    v == DW_ATE_complex_float)
+			size /= 2;
 		return size >= 16 ? 16 : size ? (unsigned)size : 1;
 	}
 }
@@ -608,7 +621,11 @@ static int class_by_reference(Dwarf_Die *type, int depth)
 		if (ctag == DW_TAG_subprogram) {
 			if (dwarf_hasattr(&child, DW_AT_virtuality))
 				return 1;
-			if (dwarf_hasattr(&child, DW_AT_artificial) || dwarf_hasattr(&child, DW_AT_defaulted) || !name)
+			/* Implicit, defaulted in the class, or deleted: not the
+			 * user's (a default out of the class is). */
+			Dwarf_Word dflt = 0;
+			if (dwarf_hasattr(&child, DW_AT_artificial) || dwarf_hasattr(&child, DW_AT_deleted) || !name ||
+			    (!dwarf_formudata(dwarf_attr(&child, DW_AT_defaulted, &a), &dflt) && dflt == DW_DEFAULTED_in_class))
 				continue;
 			if (name[0] == '~')
 				return 1;
@@ -752,9 +769,9 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		 * not used, and a caller that knows it (clang) may not load
 		 * it.  Its register or words are still its own: taken, not
 		 * shown. */
-		if (!dwarf_hasattr_integrate(&p, DW_AT_location) && !dwarf_hasattr_integrate(&p, DW_AT_const_value))
-			for (size_t i = 0; i < n; i++)
-				leaves[i].shown = 0;
+		int located = dwarf_hasattr_integrate(&p, DW_AT_location) || dwarf_hasattr_integrate(&p, DW_AT_const_value);
+		for (size_t i = 0; !located && i < n; i++)
+			leaves[i].shown = 0;
 		int by_ref = ebs == TYPE_MEMORY && class_by_reference(&type, 0);
 		int to_memory = ebs == TYPE_MEMORY && !by_ref;
 		unsigned need_int = by_ref, need_fp = 0;
@@ -769,12 +786,14 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		int loc = entry_location(&p, entry, &fb, to_memory && !by_ref, &loc_reg, &stack_off);
 		if (by_ref) {
 			/* Its address, in the next integer register or word. */
-			struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = leaves[0].shown || !n,
-					    .enum_id = -1 };
+			struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = located, .enum_id = -1 };
 			snprintf(ptr.label, sizeof(ptr.label), "%s", name);
-			/* DWARF says through a pointer (kept in the register, or
-			 * spilled: -O0), or nothing; not the object itself. */
-			if (loc == LOC_ELSE || loc == LOC_STACK || (loc == LOC_REG && to_memory)) {
+			/* DWARF says through a pointer (in the register the ABI
+			 * gives it, or spilled: -O0), or nothing; never the
+			 * object itself, in a register or the caller's stack. */
+			if (loc == LOC_ELSE || loc == LOC_STACK || loc == LOC_REG ||
+			    (loc == LOC_BY_REF && !to_memory && loc_reg != LOC_REG_UNKNOWN &&
+			     loc_reg != dwarf_int_reg[next_int])) {
 				f->mismatch = 1;
 				return;
 			}
@@ -798,6 +817,7 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			unsigned align = type_align(&type, 0);
 			if (!align || has_int128(leaves, n))
 				stack_known = 0;
+			f->stack_unknown = !stack_known;
 			if (stack_known &&
 			    place_on_stack(f, name, leaves, n, (uint32_t)size, align, loc, stack_off, &next_stack))
 				return;
@@ -1117,11 +1137,7 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
 		struct dw_func *f = &info->funcs[i];
 		int status;
 		if (cxx_name_is_mangled(f->sym) && (f->cxx = __cxa_demangle(f->sym, NULL, NULL, &status))) {
-			/* The name as the views show it: no return type, no
-			 * parameter list. */
-			size_t base = cxx_name_base_len(f->cxx), start = cxx_name_start(f->cxx, base);
-			memmove(f->cxx, f->cxx + start, strlen(f->cxx + start) + 1);
-			f->cxx_base = base - start;
+			f->cxx_base = cxx_name_shown(f->cxx);
 		}
 	}
 	qsort(info->funcs, info->cnt, sizeof(*info->funcs), sym_cmp);

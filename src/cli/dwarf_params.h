@@ -50,6 +50,7 @@ struct dw_func {
 	 * them described; stack_words counts them all. */
 	struct dw_reg stack_word[DW_STACK_WORDS];
 	uint16_t stack_words;
+	uint8_t stack_unknown; /* words past stack_words are not placed (an over-aligned value, an __int128) */
 };
 
 struct dw_enum {

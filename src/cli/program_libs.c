@@ -8,8 +8,11 @@
  * prints where, and runs none of their code nor the program's), so the
  * paths are the ones its link map, and so the agent, names them;
  * libraries dlopened later are not known here.  A program without an
- * interpreter (static) has none.  Nothing here is fatal: without a
+ * interpreter (static) has none.  A running process's libraries are
+ * named as it maps them and read through /proc/PID/root (its mount
+ * namespace may not be needle's).  Nothing here is fatal: without a
  * list, --auto-args describes the program alone. */
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -48,7 +51,8 @@ static int interpreter_of(const char *path, char *interp, size_t len)
 	return ret;
 }
 
-static int list_add(struct program_libs *libs, const char *path, size_t n)
+/* Adds path (n bytes), read at root + path when root is given. */
+static int list_add(struct program_libs *libs, const char *path, size_t n, const char *root)
 {
 	for (size_t i = 0; i < libs->cnt; i++)
 		if (strlen(libs->paths[i]) == n && !strncmp(libs->paths[i], path, n))
@@ -57,8 +61,16 @@ static int list_add(struct program_libs *libs, const char *path, size_t n)
 	if (!v)
 		return -1;
 	libs->paths = v;
+	char **f = realloc(libs->files, (libs->cnt + 1) * sizeof(*f));
+	if (!f)
+		return -1;
+	libs->files = f;
 	if (!(v[libs->cnt] = strndup(path, n)))
 		return -1;
+	if (asprintf(&f[libs->cnt], "%s%.*s", root ? root : "", (int)n, path) < 0) {
+		free(v[libs->cnt]);
+		return -1;
+	}
 	libs->cnt++;
 	return 0;
 }
@@ -95,7 +107,7 @@ int program_libs_of_file(const char *prog, struct program_libs *libs)
 		char *arrow = strstr(line, " => /"), *end;
 		if (!arrow || !(end = strstr(arrow + 4, " (")))
 			continue;
-		if (list_add(libs, arrow + 4, (size_t)(end - (arrow + 4))))
+		if (list_add(libs, arrow + 4, (size_t)(end - (arrow + 4)), NULL))
 			break;
 	}
 	if (f)
@@ -103,16 +115,20 @@ int program_libs_of_file(const char *prog, struct program_libs *libs)
 	else
 		close(pipefd[0]);
 	int st;
-	while (waitpid(pid, &st, 0) < 0)
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	return 0;
 }
 
 int program_libs_of_process(pid_t pid, struct program_libs *libs)
 {
-	char path[64], line[4352], exe[4096];
+	char path[64], root[64], line[4352], exe[4096];
 
 	memset(libs, 0, sizeof(*libs));
+	/* The process's paths, in its mount namespace (a container's, a
+	 * chroot's): read through its root. */
+	libs->canonical = 1;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -131,7 +147,7 @@ int program_libs_of_process(pid_t pid, struct program_libs *libs)
 		 * maps them itself: not told apart here, and harmless). */
 		if (!strcmp(file, exe) || strstr(file, "libneedle") || strstr(file, " (deleted)"))
 			continue;
-		if (list_add(libs, file, strlen(file)))
+		if (list_add(libs, file, strlen(file), root))
 			break;
 	}
 	if (f)
@@ -141,8 +157,11 @@ int program_libs_of_process(pid_t pid, struct program_libs *libs)
 
 void program_libs_free(struct program_libs *libs)
 {
-	for (size_t i = 0; i < libs->cnt; i++)
+	for (size_t i = 0; i < libs->cnt; i++) {
 		free(libs->paths[i]);
+		free(libs->files[i]);
+	}
 	free(libs->paths);
+	free(libs->files);
 	memset(libs, 0, sizeof(*libs));
 }

@@ -142,8 +142,10 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
  * dynamic loader lists them) or a running process maps.  Always 0: an
  * empty list when they cannot be known. */
 struct program_libs {
-	char **paths;
+	char **paths;   /* as the process names them (the agent compares its real path) */
+	char **files;   /* where needle reads each (a -p target's, through /proc/PID/root); NULL: paths */
 	size_t cnt;
+	int canonical;  /* paths are real paths already (/proc/PID/maps) */
 };
 int program_libs_of_file(const char *prog, struct program_libs *libs);
 int program_libs_of_process(pid_t pid, struct program_libs *libs);

@@ -327,7 +327,7 @@ static const char *what_name(uint8_t what)
  * (*past_end). */
 static const struct dw_reg *int_slot(const struct dw_func *f, unsigned index, int *past_end)
 {
-	*past_end = index > 6 && index - 7 >= f->stack_words;
+	*past_end = index > 6 && index - 7 >= f->stack_words && !f->stack_unknown;
 	if (index <= 6)
 		return &f->int_reg[index - 1];
 	return index - 7 < DW_STACK_WORDS && !*past_end ? &f->stack_word[index - 7] : NULL;
@@ -795,7 +795,11 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 	for (size_t i = 0; o->auto_args && libs && i < libs->cnt; i++) {
 		struct dw_info lib;
 		char real[4096], scope[4100];
-		if (!realpath(libs->paths[i], real) || dw_info_load(real, &lib, err, sizeof(err)))
+		if (libs->canonical)
+			snprintf(real, sizeof(real), "%s", libs->paths[i]);
+		else if (!realpath(libs->paths[i], real))
+			continue;
+		if (dw_info_load(libs->canonical ? libs->files[i] : real, &lib, err, sizeof(err)))
 			continue;
 		snprintf(scope, sizeof(scope), "=%s", real);
 		uint8_t *used = calloc(lib.enum_cnt + 1, 1);

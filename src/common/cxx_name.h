@@ -57,4 +57,16 @@ static inline size_t cxx_name_start(const char *d, size_t len)
 	return start;
 }
 
+/* A demangled name as the views show it, in place: its return type (a
+ * template instance's) dropped ("long ns::twice<long>(long)" becomes
+ * "ns::twice<long>(long)"); returns the length of the part before the
+ * parameter list ("ns::twice<long>"). */
+static inline size_t cxx_name_shown(char *d)
+{
+	size_t base = cxx_name_base_len(d), start = cxx_name_start(d, base);
+
+	memmove(d, d + start, strlen(d + start) + 1);
+	return base - start;
+}
+
 #endif

@@ -389,9 +389,7 @@ static void demangle_sites(struct trace *t)
 		}
 		/* "ns::Class::method(int) const" -> "ns::Class::method";
 		 * "long ns::twice<long>(long)" -> "ns::twice<long>". */
-		size_t base = cxx_name_base_len(d), start = cxx_name_start(d, base);
-		memmove(d, d + start, base - start);
-		d[base - start] = 0;
+		d[cxx_name_shown(d)] = 0;
 		t->sites[i].name = d;
 	}
 }

@@ -158,12 +158,26 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
 	 * a stack of MINSIGSTKSZ): that call runs untraced, and the thread
 	 * takes its state at a later call, on its own stack, rather than
 	 * overflow the program's. */
+	/* What this calls (the C library's sigaltstack, and to take a state
+	 * its allocator) may be sites: untraced, not back here. */
+	needle_agent_busy++;
 	uint64_t lo, hi, sp = (uint64_t)(uintptr_t)ret_slot;
 	altstack_last(&lo, &hi);
-	if (lo != hi && sp >= lo && sp < hi && sp - lo < STATE_TAKE_STACK)
+	if (lo == hi) {
+		/* One the interposer did not see (set before a -p attach, or
+		 * with a raw system call): the kernel's, if on it now.  Once
+		 * per thread. */
+		int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
+		stack_t ss;
+		if (real && !real(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
+			lo = (uint64_t)(uintptr_t)ss.ss_sp;
+			hi = lo + ss.ss_size;
+		}
+	}
+	if (lo != hi && sp >= lo && sp < hi && sp - lo < STATE_TAKE_STACK) {
+		needle_agent_busy--;
 		return;
-	/* Taking it calls the C library, whose functions may be sites. */
-	needle_agent_busy++;
+	}
 	struct thread_state *ts = thread_state_get();
 	needle_agent_busy--;
 	if (ts)

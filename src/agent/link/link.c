@@ -66,14 +66,14 @@ static int resolve_pattern(struct site_set *set, const char *pattern)
 			set_add(set, range[i]);
 	}
 	/* A glob, or a name no symbol has: a C++ function's demangled
-	 * name ("ns::Cls::get", "ns::Cls::get(int) const") may be it. */
+	 * name ("ns::Cls::get", "ns::Cls::get(int) const") may be it.  Both
+	 * name a set (overloads, template instances, constructor variants)
+	 * and take what can be traced of it; an exact symbol that cannot be
+	 * is an error (above, and below). */
 	if (!matched) {
 		for (uint32_t id = 0, total = site_table_count(); id < total; id++) {
 			struct site *s = site_table_get(id);
-			/* A glob takes what can be traced; an exact name
-			 * that cannot be is an error (below). */
-			if (!s->gone && (has_glob(pattern) ? !s->unusable : 1) &&
-			    site_name_match(s, pattern)) {
+			if (!s->gone && !s->unusable && site_name_match(s, pattern)) {
 				set_add(set, s);
 				matched++;
 			}

@@ -283,20 +283,25 @@ static char main_path[4096];
  * name for it, "/lib/x86_64-linux-gnu/libc.so.6"), cached by the name's
  * address while args_configure reads its lines: what a line's "=PATH"
  * scope (the CLI's realpath) is compared with. */
-#define REAL_PATHS_MAX 256
-static struct {
+static struct real_path {
 	const char *name;
 	char *real; /* malloc'ed, or name when it has none */
-} real_paths[REAL_PATHS_MAX];
-static size_t real_path_cnt;
+} *real_paths;
+static size_t real_path_cnt, real_path_cap;
 
 static const char *module_real_path(const char *module)
 {
 	for (size_t i = 0; i < real_path_cnt; i++)
 		if (real_paths[i].name == module)
 			return real_paths[i].real;
-	if (real_path_cnt == REAL_PATHS_MAX)
-		return module; /* past the cache: the loader's name */
+	if (real_path_cnt == real_path_cap) {
+		size_t cap = real_path_cap ? 2 * real_path_cap : 64;
+		struct real_path *v = realloc(real_paths, cap * sizeof(*v));
+		if (!v)
+			return module; /* out of memory: the loader's name */
+		real_paths = v;
+		real_path_cap = cap;
+	}
 	char *real = realpath(module, NULL);
 	real_paths[real_path_cnt].name = module;
 	real_paths[real_path_cnt].real = real ? real : (char *)module;
@@ -308,7 +313,9 @@ static void real_paths_reset(void)
 	for (size_t i = 0; i < real_path_cnt; i++)
 		if (real_paths[i].real != real_paths[i].name)
 			free(real_paths[i].real);
-	real_path_cnt = 0;
+	free(real_paths);
+	real_paths = NULL;
+	real_path_cnt = real_path_cap = 0;
 }
 
 /* Whether site id is in the object a line's scope names: "main" (the

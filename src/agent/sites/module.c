@@ -15,6 +15,7 @@
 #include "needle.h"
 #include "agent/sites/module.h"
 #include "agent/sites/site_discover.h"
+#include "agent/sites/site_names.h"
 #include "agent/sites/site_table.h"
 
 #define PAGE 4096ull
@@ -155,6 +156,7 @@ int module_forget_unloaded(void)
 			m->exit_sites[i].gone = 1;
 			m->exit_sites[i].enabled = 0;
 		}
+		site_names_module_gone(m);
 		stub_area_release(&m->stubs);
 		stub_area_release(&m->detours);
 		m->stubs.at = NULL;

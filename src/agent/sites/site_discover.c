@@ -38,6 +38,7 @@
 #include "agent/sites/module.h"
 #include "needle.h"
 #include "agent/sites/site_discover.h"
+#include "agent/sites/site_names.h"
 #include "agent/sites/site_table.h"
 #include "agent/arch/x86_64/relocate.h"
 #include "agent/arch/x86_64/stub_area.h"
@@ -631,6 +632,11 @@ int site_discover(struct module *m, struct discovery *d)
 		pr_debug("cannot read %s (%d); its functions cannot be traced\n", m->path, err);
 		return 0;
 	}
+	/* The C++ runtime's demangler, for patterns that name C++
+	 * functions as the views show them (site_names.c). */
+	for (size_t i = 0; i < img.func_cnt; i++)
+		if (img.funcs[i].size && !img.funcs[i].ifunc && !strcmp(img.funcs[i].name, "__cxa_demangle"))
+			site_names_saw_demangler(img.funcs[i].addr);
 	err = gather(m, &img, &c);
 	if (!err && c.cnt && !(found = malloc(c.cnt * sizeof(*found))))
 		err = -ENOMEM;

@@ -15,36 +15,39 @@
  *  - Callers hold the control mutex: the cache is written under it, and
  *    the calls the demangler makes (malloc, the C library's functions,
  *    possibly sites) run untraced (needle_agent_busy).
- *  - The demangler is the program's own C++ runtime's __cxa_demangle
- *    (libstdc++, or libc++abi), found with dlsym, so libneedle adds no
- *    dependency on one.  A C++ program may have none to find (linked
- *    with -static-libstdc++, or using nothing of the library, which
- *    --as-needed then drops): then libstdc++.so.6 is loaded, once, the
- *    first time a mangled name needs demangling, as the agent's own
- *    libraries are.  Without either, symbols are matched as they are.
+ *  - The demangler is the program's own C++ runtime's __cxa_demangle,
+ *    found by discovery among an object's symbols (libstdc++'s, or the
+ *    program's own when it links the runtime statically), so libneedle
+ *    depends on none, and nothing here calls the dynamic loader (whose
+ *    lock, and needle's dlopen hooks, must not be taken under the
+ *    control mutex).  A program whose runtime is not loaded (C++ that
+ *    uses nothing of it) gets its symbols matched as they are.
  *  - Not on a hot path: patterns are resolved when links attach or
  *    sessions start. */
-#include <dlfcn.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/sites/module.h"
 #include "agent/sites/site_names.h"
 #include "common/cxx_name.h"
 
 typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
 
-static demangle_fn demangler(void)
-{
-	static demangle_fn fn;
-	static void *own;
+/* Set by discovery (site_names_saw_demangler), under the control mutex
+ * as every reader. */
+static demangle_fn demangler;
 
-	/* Looked up again until found: a runtime may be dlopened later. */
-	if (!fn)
-		fn = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-	if (!fn && !own && (own = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)))
-		fn = (demangle_fn)dlsym(own, "__cxa_demangle");
-	return fn;
+void site_names_saw_demangler(uint64_t addr)
+{
+	if (!demangler)
+		demangler = (demangle_fn)(uintptr_t)addr;
+}
+
+void site_names_module_gone(const struct module *m)
+{
+	if (demangler && module_in_exec(m, (uint64_t)(uintptr_t)demangler, 1))
+		demangler = NULL; /* a runtime discovered later may take over */
 }
 
 /* The cached demangled names of s: "" when it has none. */
@@ -56,22 +59,21 @@ static const char *cxx_names(struct site *s)
 		return s->cxx_name;
 	if (!cxx_name_is_mangled(s->func.name))
 		return s->cxx_name = none;
-	demangle_fn fn = demangler();
-	if (!fn)
+	if (!demangler)
 		return none; /* not cached: a runtime loaded later may demangle it */
 	int status = 0;
-	char *full = fn(s->func.name, NULL, NULL, &status);
+	char *full = demangler(s->func.name, NULL, NULL, &status);
 	if (!full || status)
 		return free(full), s->cxx_name = none;
 	/* Both without a template instance's return type: "long
 	 * ns::twice<long>(long)" is matched as "ns::twice<long>" and
 	 * "ns::twice<long>(long)". */
-	size_t base = cxx_name_base_len(full), start = cxx_name_start(full, base), len = strlen(full + start);
-	char *both = malloc(base - start + 1 + len + 1);
+	size_t base = cxx_name_shown(full), len = strlen(full);
+	char *both = malloc(base + 1 + len + 1);
 	if (both) {
-		memcpy(both, full + start, base - start);
-		both[base - start] = 0;
-		memcpy(both + base - start + 1, full + start, len + 1);
+		memcpy(both, full, base);
+		both[base] = 0;
+		memcpy(both + base + 1, full, len + 1);
 	}
 	free(full);
 	return both ? (s->cxx_name = both) : none;

@@ -10,4 +10,11 @@
  * Under the control mutex. */
 int site_name_match(struct site *s, const char *pattern);
 
+/* Discovery found the C++ runtime's __cxa_demangle at addr (runtime
+ * address): the first one found is used. */
+void site_names_saw_demangler(uint64_t addr);
+/* m was unloaded: if the demangler was its, it is forgotten. */
+struct module;
+void site_names_module_gone(const struct module *m);
+
 #endif
