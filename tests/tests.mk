@@ -261,9 +261,13 @@ $(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
 $(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2
+# No debug info and no libraries (--auto-args refuses it).
+$(TEST_BUILD)/cli/static_nodebug: tests/args/static_nodebug.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -static -s $< -o $@
+TESTS += $(TEST_BUILD)/cli/static_nodebug
 # A library with DWARF of its own, and a program calling it and the C library.
-$(TEST_BUILD)/cli/libauto_lib.so: tests/args/auto_lib.c
-	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $(PFE) $< -o $@
+$(TEST_BUILD)/cli/libauto_lib.so: tests/args/auto_lib.c tests/args/auto_lib2.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $(PFE) $^ -o $@
 $(TEST_BUILD)/cli/lib_prog: tests/args/lib_prog.c $(TEST_BUILD)/cli/libauto_lib.so
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ \
 		-L$(TEST_BUILD)/cli -lauto_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/cli)

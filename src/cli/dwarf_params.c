@@ -968,6 +968,7 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	struct dw_func *f = &info->funcs[info->cnt];
 	memset(f, 0, sizeof(*f));
 	f->addr = lo + bias;
+	f->file_off = lo; /* the link-time address, turned into an offset by file_offsets */
 	if (!(f->sym = strdup(name)))
 		return -ENOMEM;
 	/* The return value first: one in memory takes rdi for its address. */
@@ -1006,6 +1007,32 @@ static int walk(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwarf_Die *
 		}
 	} while (dwarf_siblingof(&d, &d) == 0);
 	return 0;
+}
+
+/* Each function's link-time address (file_off, as add_function left it)
+ * turned into its offset in the file, through the PT_LOAD segment that
+ * holds it (the object's own, not its debug file's): what the agent
+ * compares with the offset its mapping gives a site's function. */
+static void file_offsets(Dwfl_Module *mod, struct dw_info *info)
+{
+	GElf_Addr ebias;
+	Elf *elf = dwfl_module_getelf(mod, &ebias);
+	size_t n = 0;
+
+	if (!elf || elf_getphdrnum(elf, &n))
+		n = 0;
+	for (size_t i = 0; i < info->cnt; i++) {
+		uint64_t vaddr = info->funcs[i].file_off;
+		info->funcs[i].file_off = UINT64_MAX;
+		for (size_t k = 0; k < n; k++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
+			    vaddr < ph.p_vaddr + ph.p_filesz) {
+				info->funcs[i].file_off = vaddr - ph.p_vaddr + ph.p_offset;
+				break;
+			}
+		}
+	}
 }
 
 struct alias {
@@ -1129,6 +1156,7 @@ int dw_info_load(const char *path, struct dw_info *info, char *err, size_t errle
 			snprintf(err, errlen, "out of memory reading debug info");
 			goto out;
 		}
+	file_offsets(mod, info);
 	if ((ret = add_aliases(&l, mod))) {
 		snprintf(err, errlen, "out of memory reading debug info");
 		goto out;

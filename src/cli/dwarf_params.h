@@ -31,7 +31,8 @@ struct dw_reg {
 
 struct dw_func {
 	char *sym;      /* the symbol its code starts at (or an alias of it): what its site is named */
-	uint64_t addr;  /* that address, in the file's own terms */
+	uint64_t addr;  /* that address, as dwfl places the file */
+	uint64_t file_off; /* where its code starts in the file (UINT64_MAX: not in a segment) */
 	char *cxx;      /* a C++ function's demangled name ("ns::f(int)"), else NULL */
 	size_t cxx_base; /* its length without the parameter list ("ns::f") */
 	struct dw_item entry[DW_ITEMS_MAX], exit[DW_ITEMS_MAX];

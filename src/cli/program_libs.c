@@ -4,14 +4,17 @@
  * has mapped (-p).
  *
  * Invariants: the loader's answer is the loader's own (the program's
- * PT_INTERP run as `INTERP --list PROG`: it maps the libraries and
- * prints where, and runs none of their code nor the program's), so the
- * paths are the ones its link map, and so the agent, names them;
- * libraries dlopened later are not known here.  A program without an
- * interpreter (static) has none.  A running process's libraries are
- * named as it maps them and read through /proc/PID/root (its mount
- * namespace may not be needle's).  Nothing here is fatal: without a
- * list, --auto-args describes the program alone. */
+ * PT_INTERP run as `INTERP --list PROG`, which maps the libraries and
+ * prints where, running none of their code nor the program's, and is
+ * given 5 seconds); libraries dlopened later are not known here.  A
+ * program without an interpreter (static) has none.  Each library is
+ * known by its file's identity (device and inode), which the agent
+ * compares with the mapping of each site's function: a path says less (a
+ * relative one, a file replaced or bind-mounted over since).  A running
+ * process's libraries are read from the mapped files themselves
+ * (/proc/PID/map_files), which may be in another mount namespace.
+ * Nothing here is fatal: without a list, --auto-args describes the
+ * program alone. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,24 +56,25 @@ static int interpreter_of(const char *path, char *interp, size_t len)
 	return ret;
 }
 
-/* Adds path (n bytes), read at root + path when root is given. */
-static int list_add(struct program_libs *libs, const char *path, size_t n, const char *root)
+/* Adds the library named path (n bytes), read from file, of identity
+ * dev:ino; one entry per identity. */
+static int list_add(struct program_libs *libs, const char *path, size_t n, const char *file, uint64_t dev,
+		    uint64_t ino)
 {
 	for (size_t i = 0; i < libs->cnt; i++)
-		if (strlen(libs->paths[i]) == n && !strncmp(libs->paths[i], path, n))
+		if (libs->v[i].dev == dev && libs->v[i].ino == ino)
 			return 0;
-	char **v = realloc(libs->paths, (libs->cnt + 1) * sizeof(*v));
+	struct program_lib *v = realloc(libs->v, (libs->cnt + 1) * sizeof(*v));
 	if (!v)
 		return -1;
-	libs->paths = v;
-	char **f = realloc(libs->files, (libs->cnt + 1) * sizeof(*f));
-	if (!f)
+	libs->v = v;
+	struct program_lib *l = &v[libs->cnt];
+	l->dev = dev;
+	l->ino = ino;
+	if (!(l->path = strndup(path, n)))
 		return -1;
-	libs->files = f;
-	if (!(v[libs->cnt] = strndup(path, n)))
-		return -1;
-	if (asprintf(&f[libs->cnt], "%s%.*s", root ? root : "", (int)n, path) < 0) {
-		free(v[libs->cnt]);
+	if (!(l->file = strdup(file))) {
+		free(l->path);
 		return -1;
 	}
 	libs->cnt++;
@@ -96,18 +102,26 @@ int program_libs_of_file(const char *prog, struct program_libs *libs)
 			dup2(null, 0);
 			dup2(null, 2);
 		}
+		alarm(5); /* an interpreter that does not answer is killed */
 		execl(interp, interp, "--list", prog, (char *)NULL);
 		_exit(127);
 	}
 	close(pipefd[1]);
 	FILE *f = fdopen(pipefd[0], "r");
 	char line[4352];
-	/* "\tlibz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)" */
+	/* "\tlibz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)": the path
+	 * runs to the last " (" (a path may hold one). */
 	while (f && fgets(line, sizeof(line), f)) {
-		char *arrow = strstr(line, " => /"), *end;
-		if (!arrow || !(end = strstr(arrow + 4, " (")))
+		char *arrow = strstr(line, " => "), *end = NULL, *p;
+		for (p = arrow ? strstr(arrow + 4, " (") : NULL; p; p = strstr(p + 2, " ("))
+			end = p;
+		if (!arrow || !end || end == arrow + 4)
 			continue;
-		if (list_add(libs, arrow + 4, (size_t)(end - (arrow + 4)), NULL))
+		*end = 0;
+		struct stat st;
+		if (stat(arrow + 4, &st))
+			continue;
+		if (list_add(libs, arrow + 4, strlen(arrow + 4), arrow + 4, st.st_dev, st.st_ino))
 			break;
 	}
 	if (f)
@@ -122,32 +136,34 @@ int program_libs_of_file(const char *prog, struct program_libs *libs)
 
 int program_libs_of_process(pid_t pid, struct program_libs *libs)
 {
-	char path[64], root[64], line[4352], exe[4096];
+	char path[64], line[4352];
+	struct stat exe;
 
 	memset(libs, 0, sizeof(*libs));
-	/* The process's paths, in its mount namespace (a container's, a
-	 * chroot's): read through its root. */
-	libs->canonical = 1;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	ssize_t n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
+	if (stat(path, &exe))
+		memset(&exe, 0, sizeof(exe));
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	FILE *f = fopen(path, "re");
-	/* "7f... r-xp 00028000 fe:01 1234   /usr/lib/x86_64-linux-gnu/libc.so.6" */
+	/* "7f...-7f... r-xp 00028000 fe:01 1234   /usr/lib/x86_64-linux-gnu/libc.so.6" */
 	while (f && fgets(line, sizeof(line), f)) {
-		char perms[8];
+		char range[64], perms[8];
+		unsigned maj, min;
+		unsigned long long ino;
 		int at = 0;
-		if (sscanf(line, "%*s %7s %*s %*s %*s %n", perms, &at) != 1 || !at || perms[2] != 'x' || line[at] != '/')
+		if (sscanf(line, "%63s %7s %*s %x:%x %llu %n", range, perms, &maj, &min, &ino, &at) != 5 || !at ||
+		    perms[2] != 'x' || line[at] != '/')
 			continue;
-		char *file = line + at;
-		file[strcspn(file, "\n")] = 0;
-		/* The program itself, and needle's own agent and what it
-		 * brought (libdw, libelf, ... are the program's too only if it
-		 * maps them itself: not told apart here, and harmless). */
-		if (!strcmp(file, exe) || strstr(file, "libneedle") || strstr(file, " (deleted)"))
+		char *name = line + at;
+		name[strcspn(name, "\n")] = 0;
+		uint64_t dev = makedev(maj, min);
+		/* The program itself, and needle's own agent (which a
+		 * process attached before still maps). */
+		if ((dev == exe.st_dev && ino == exe.st_ino) || strstr(name, "libneedle") || strstr(name, " (deleted)"))
 			continue;
-		if (list_add(libs, file, strlen(file), root))
+		char file[128];
+		snprintf(file, sizeof(file), "/proc/%d/map_files/%s", (int)pid, range);
+		if (list_add(libs, name, strlen(name), file, dev, ino))
 			break;
 	}
 	if (f)
@@ -158,10 +174,9 @@ int program_libs_of_process(pid_t pid, struct program_libs *libs)
 void program_libs_free(struct program_libs *libs)
 {
 	for (size_t i = 0; i < libs->cnt; i++) {
-		free(libs->paths[i]);
-		free(libs->files[i]);
+		free(libs->v[i].path);
+		free(libs->v[i].file);
 	}
-	free(libs->paths);
-	free(libs->files);
+	free(libs->v);
 	memset(libs, 0, sizeof(*libs));
 }

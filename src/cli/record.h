@@ -141,11 +141,14 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 /* program_libs.c: the shared libraries a program loads at start (as its
  * dynamic loader lists them) or a running process maps.  Always 0: an
  * empty list when they cannot be known. */
+struct program_lib {
+	char *path;        /* as the program names it */
+	char *file;        /* where needle reads it (a -p target's: the mapped file itself) */
+	uint64_t dev, ino; /* the file's identity, which the agent compares with its mapping's */
+};
 struct program_libs {
-	char **paths;   /* as the process names them (the agent compares its real path) */
-	char **files;   /* where needle reads each (a -p target's, through /proc/PID/root); NULL: paths */
+	struct program_lib *v;
 	size_t cnt;
-	int canonical;  /* paths are real paths already (/proc/PID/maps) */
 };
 int program_libs_of_file(const char *prog, struct program_libs *libs);
 int program_libs_of_process(pid_t pid, struct program_libs *libs);

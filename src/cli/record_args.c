@@ -13,7 +13,9 @@
  *
  * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift],...[\tSCOPE]"
  * (SCOPE "main": the program's own functions only, as DWARF describes
- * them; "=PATH": the library at that real path's, --auto-args) and
+ * them; "main@OFFSET", "=DEV:INO@OFFSET": the one function at that
+ * offset of the program's file, or of the library file of that identity,
+ * --auto-args) and
  * filters "GLOB\tkind:index:fmt:bits[:shift]\tOP\tVALUE".
  */
 #include <errno.h>
@@ -705,18 +707,23 @@ static void sym_set_free(struct sym_set *set)
 }
 
 /* --auto-args for one object's DWARF: a line per function it describes,
- * applied in that object only (scope "main", or "=PATH"), with its names
- * (enumerator ids from enum_base on; those used marked in enum_used).
- * Returns how many functions it described, or -1 (said). */
+ * applied to that function only: in that object (scope "main", or
+ * "=DEV:INO", its file's identity) and at its offset in the file (a
+ * static function or an IFUNC's target may bear another's name), with
+ * its names (enumerator ids from enum_base on; those used marked in
+ * enum_used).  Returns how many functions it described, or -1 (said). */
 static long auto_args_object(struct record_opts *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
-			     const char *scope, size_t enum_base, uint8_t *enum_used, struct sym_set *done)
+			     const char *object, size_t enum_base, uint8_t *enum_used, struct sym_set *done)
 {
 	long described = 0;
 
 	for (size_t i = 0; i < dw->cnt; i++) {
 		const struct dw_func *f = &dw->funcs[i];
-		if (f->ambiguous || (i && !strcmp(f->sym, dw->funcs[i - 1].sym)) || sym_set_has(done, f->sym))
+		if (f->ambiguous || (i && !strcmp(f->sym, dw->funcs[i - 1].sym)) || sym_set_has(done, f->sym) ||
+		    f->file_off == UINT64_MAX)
 			continue;
+		char scope[128];
+		snprintf(scope, sizeof(scope), "%s@%llu", object, (unsigned long long)f->file_off);
 		/* What -A / -R name for a function replaces what DWARF
 		 * would show on that side. */
 		int entry = f->entry_cnt && !named_by_spec(o->arg_specs, 'A', f);
@@ -755,15 +762,11 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 	int have_dw = 0, ret = -1;
 	size_t args_len = 0, labels_len = 0, filters_len = 0;
 	uint8_t *enum_used = NULL;
+	long described = 0;
 
 	if (!o->arg_specs && !o->value_filters && !o->auto_args)
 		return 0;
 	int e = dw_info_load(exe, &dw, err, sizeof(err));
-	if (e && o->auto_args) {
-		cli_error("--auto-args: %s; build it with -g, install its -dbgsym package, or name values with -A/-R",
-			  err);
-		return -1;
-	}
 	have_dw = !e;
 	if (have_dw && !(enum_used = calloc(dw.enum_cnt + 1, 1))) {
 		cli_error("record: out of memory");
@@ -776,36 +779,27 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 	for (const char *p = o->value_filters; next_line(&p, line, sizeof(line));)
 		if (resolve_filter(o, &filters_len, have_dw ? &dw : NULL, line))
 			goto out;
-	if (o->auto_args) {
-		long described = auto_args_object(o, &args_len, &labels_len, &dw, "main", 0, enum_used, &done);
-		if (described < 0)
-			goto out;
-		if (!described) {
-			cli_error("--auto-args: the debug info of %s describes no function with arguments or a return "
-				  "value", exe);
-			goto out;
-		}
-	}
+	if (o->auto_args && have_dw &&
+	    (described = auto_args_object(o, &args_len, &labels_len, &dw, "main", 0, enum_used, &done)) < 0)
+		goto out;
 	if (have_dw && enum_lines(o, &labels_len, &dw, enum_used, 0))
 		goto out;
 	/* The libraries it loads, each with its own DWARF or debug file when
-	 * it has one (libc with libc6-dbg): its functions only, scoped by
-	 * the library's real path, enumerator ids after the program's. */
+	 * it has one (libc with libc6-dbg): its functions only, known by
+	 * the file's identity, enumerator ids after the program's. */
 	size_t enum_base = have_dw ? dw.enum_cnt : 0;
 	for (size_t i = 0; o->auto_args && libs && i < libs->cnt; i++) {
+		const struct program_lib *pl = &libs->v[i];
 		struct dw_info lib;
-		char real[4096], scope[4100];
-		if (libs->canonical)
-			snprintf(real, sizeof(real), "%s", libs->paths[i]);
-		else if (!realpath(libs->paths[i], real))
+		char object[64];
+		if (dw_info_load(pl->file, &lib, err, sizeof(err)))
 			continue;
-		if (dw_info_load(libs->canonical ? libs->files[i] : real, &lib, err, sizeof(err)))
-			continue;
-		snprintf(scope, sizeof(scope), "=%s", real);
+		snprintf(object, sizeof(object), "=%llu:%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino);
 		uint8_t *used = calloc(lib.enum_cnt + 1, 1);
-		long n = used ? auto_args_object(o, &args_len, &labels_len, &lib, scope, enum_base, used, &done) : -1;
+		long n = used ? auto_args_object(o, &args_len, &labels_len, &lib, object, enum_base, used, &done) : -1;
 		int r = n < 0 || enum_lines(o, &labels_len, &lib, used, enum_base);
 		enum_base += lib.enum_cnt;
+		described += n > 0 ? n : 0;
 		free(used);
 		dw_info_free(&lib);
 		if (r) {
@@ -813,6 +807,15 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 				cli_error("record: out of memory");
 			goto out;
 		}
+	}
+	if (o->auto_args && !described) {
+		if (!have_dw)
+			cli_error("--auto-args: %s, nor do the libraries it loads; build it with -g, install its -dbgsym "
+				  "package, or name values with -A/-R", err);
+		else
+			cli_error("--auto-args: the debug info of %s describes no function with arguments or a return "
+				  "value", exe);
+		goto out;
 	}
 	ret = 0;
 out:

@@ -11,6 +11,8 @@
 struct span { long lo, hi; };
 long al_width(struct span s, int scale);
 int al_count(const char *s, char c);
+long al_pick(long a, long b);
+int al_hash(const char *s);
 
 int main(int argc, char **argv)
 {
@@ -26,6 +28,9 @@ int main(int argc, char **argv)
 	printf("al_width(s.lo=3, s.hi=10, scale=2) = %ld;\n", w);
 	int n = al_count("needle", 'e');
 	printf("al_count(s=\"needle\", c='e') = %d;\n", n);
+	long p = al_pick(6, 7);
+	int h = al_hash("xy");
+	fprintf(stderr, "al_pick %ld, al_hash %d\n", p, h);
 	long a = strtol("42", NULL, 10);
 	printf("strtol(nptr=\"42\", endptr=0x0, base=10) = %ld;\n", a);
 	char *e = getenv("NEEDLE_NO_SUCH_VARIABLE");

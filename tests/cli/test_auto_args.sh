@@ -183,7 +183,12 @@ check_eq "a format without a size takes the type's (c/d: an int's 32 bits; e/x: 
 	"$("$NEEDLE" replay -i "$T/w.data" | grep -c 't_ints(c=-100000, e=0xfffc000000000000)')" 1
 check_eq "bad -F syntax: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@i=>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
 check_eq "-F on the return value: refused" "$("$NEEDLE" record -o "$T/bad.data" -F 't_count@retval>1' -- "$P" >/dev/null 2>&1; echo $?)" 2
-bad "--auto-args on a program without debug info" "no debug info" --auto-args
+"$NEEDLE" record -o "$T/bad.data" --auto-args -- "$PROGS/static_nodebug" >/dev/null 2>"$T/e"
+check_eq "--auto-args on a program without debug info nor libraries: refused, in one line" \
+	"$? $(grep -c 'has no debug info.*nor do the libraries it loads' "$T/e") $(wc -l <"$T/e")" "1 1 1"
+"$NEEDLE" record --sites=all -o "$T/sh.data" --auto-args -F malloc -- sh -c 'exit 3' >/dev/null 2>&1
+check_eq "--auto-args on a program without debug info whose C library has it: recorded (sh's exit status 3)" "$?" 3
+check "... malloc calls with their sizes and results" grep -qE 'malloc\(bytes=[0-9]+\) = 0x' <("$NEEDLE" replay -i "$T/sh.data")
 check "nothing left behind" test ! -e "$T/bad.data"
 
 # -p: --auto-args and a value filter on a running process.
@@ -217,11 +222,20 @@ check "-p again: calls recorded" grep -q 't_count()' <("$NEEDLE" replay -i "$T/p
 # file (libc6-dbg): their functions named and typed too.
 L="$PROGS/lib_prog"
 "$L" >"$T/lib.plain"
-"$NEEDLE" record --sites=all -o "$T/lib.data" --auto-args -F 'al_*' -F strtol -F getenv -- "$L" >"$T/lib.out" 2>/dev/null
+"$NEEDLE" record --sites=all -o "$T/lib.data" --auto-args -F al_width -F al_count -F strtol -F getenv -- "$L" >"$T/lib.out" 2>/dev/null
 check_eq "libraries: recorded, output identical" "$? $(cmp -s "$T/lib.plain" "$T/lib.out" && echo same)" "0 same"
 "$NEEDLE" replay -i "$T/lib.data" | sed -n 's/.*| *//p' >"$T/lib.got"
 check_eq "libraries: a struct and a char of the library's, strtol and getenv of the C library, as printed" \
 	"$(diff "$T/lib.plain" "$T/lib.got" >/dev/null && echo same || diff "$T/lib.plain" "$T/lib.got" | head -6)" same
+# A static function and an IFUNC of one library share a name (needle
+# names the IFUNC's resolver so): each line is scoped to its function's
+# place in the file, so the static one gets its values and the resolver
+# none of its.
+"$NEEDLE" record --sites=all -o "$T/ifunc.data" --auto-args -F 'al_*' -- "$L" >/dev/null 2>&1
+"$NEEDLE" replay -i "$T/ifunc.data" >"$T/ifunc.r"
+check_eq "same-named static function and IFUNC: each its own values, once each, nothing else under the name" \
+	"$(grep -c 'al_pick(s="xy", k=5) = 9526;' "$T/ifunc.r") $(grep -c 'al_pick_impl(a=6, b=7) = 27;' "$T/ifunc.r") $(grep -cE 'al_pick\((a|s)=' "$T/ifunc.r")" \
+	"1 1 1"
 rm -f "$T/stop"
 "$L" serve "$T/stop" >"$T/lserve.out" &
 pid=$!

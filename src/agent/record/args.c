@@ -28,6 +28,7 @@
  * no such parameter may name a word past the top of a thread's stack;
  * one that cannot be read is left out of the block. */
 #include <errno.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -279,58 +280,90 @@ static int by_name_build(uint32_t total)
 
 static char main_path[4096];
 
-/* The real path of a module (needle_site_info's module: the loader's
- * name for it, "/lib/x86_64-linux-gnu/libc.so.6"), cached by the name's
- * address while args_configure reads its lines: what a line's "=PATH"
- * scope (the CLI's realpath) is compared with. */
-static struct real_path {
-	const char *name;
-	char *real; /* malloc'ed, or name when it has none */
-} *real_paths;
-static size_t real_path_cnt, real_path_cap;
+/* The process's file mappings, read from /proc/self/maps when a
+ * session's lines are read: which file (device and inode) and where in
+ * it a site's function lies, what a line's scope ("=DEV:INO@OFFSET",
+ * "main@OFFSET") is compared with.  A path would say less: a library
+ * named by a relative path, or a file replaced since it was mapped. */
+struct mapping {
+	uint64_t lo, hi, off, dev, ino;
+};
+static struct mapping *mappings;
+static size_t mapping_cnt;
 
-static const char *module_real_path(const char *module)
+static void mappings_reset(void)
 {
-	for (size_t i = 0; i < real_path_cnt; i++)
-		if (real_paths[i].name == module)
-			return real_paths[i].real;
-	if (real_path_cnt == real_path_cap) {
-		size_t cap = real_path_cap ? 2 * real_path_cap : 64;
-		struct real_path *v = realloc(real_paths, cap * sizeof(*v));
-		if (!v)
-			return module; /* out of memory: the loader's name */
-		real_paths = v;
-		real_path_cap = cap;
+	free(mappings);
+	mappings = NULL;
+	mapping_cnt = 0;
+}
+
+static int mappings_read(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4352];
+	size_t cap = 0;
+
+	mappings_reset();
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		unsigned maj, min;
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &lo, &hi, &off, &maj, &min, &ino) != 6 || !ino)
+			continue;
+		if (mapping_cnt == cap) {
+			size_t ncap = cap ? 2 * cap : 128;
+			struct mapping *v = realloc(mappings, ncap * sizeof(*v));
+			if (!v) {
+				fclose(f);
+				return -ENOMEM;
+			}
+			mappings = v;
+			cap = ncap;
+		}
+		mappings[mapping_cnt++] = (struct mapping){ lo, hi, off, makedev(maj, min), ino };
 	}
-	char *real = realpath(module, NULL);
-	real_paths[real_path_cnt].name = module;
-	real_paths[real_path_cnt].real = real ? real : (char *)module;
-	return real_paths[real_path_cnt++].real;
+	fclose(f);
+	return 0;
 }
 
-static void real_paths_reset(void)
+/* The mapping that holds addr (maps lists them in address order). */
+static const struct mapping *mapping_at(uint64_t addr)
 {
-	for (size_t i = 0; i < real_path_cnt; i++)
-		if (real_paths[i].real != real_paths[i].name)
-			free(real_paths[i].real);
-	free(real_paths);
-	real_paths = NULL;
-	real_path_cnt = real_path_cap = 0;
+	size_t lo = 0, hi = mapping_cnt;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (mappings[mid].hi <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < mapping_cnt && mappings[lo].lo <= addr ? &mappings[lo] : NULL;
 }
 
-/* Whether site id is in the object a line's scope names: "main" (the
- * program), "=PATH" (a library, by real path), or anywhere (NULL). */
+/* Whether site id is the function a line's scope names: NULL, anywhere;
+ * "main", in the program; "main@OFFSET", the program's function at that
+ * offset of its file; "=DEV:INO@OFFSET", the one at that offset of the
+ * file of that identity (a library's). */
 static int in_scope(uint32_t id, const char *scope)
 {
 	struct needle_site_info info = { .sz = sizeof(info) };
+	unsigned long long dev = 0, ino = 0, off = 0;
 
 	if (!scope)
 		return 1;
 	if (needle_site_info(id, &info))
 		return 0;
+	int main_scope = !strncmp(scope, "main", 4);
+	if (main_scope && strcmp(info.module, main_path))
+		return 0;
 	if (!strcmp(scope, "main"))
-		return !strcmp(info.module, main_path);
-	return scope[0] == '=' && !strcmp(module_real_path(info.module), scope + 1);
+		return 1;
+	if (main_scope ? sscanf(scope, "main@%llu", &off) != 1 : sscanf(scope, "=%llu:%llu@%llu", &dev, &ino, &off) != 3)
+		return 0;
+	const struct mapping *m = mapping_at(info.func_ip);
+	return m && (main_scope || (m->dev == dev && m->ino == ino)) && info.func_ip - m->lo + m->off == off;
 }
 
 /* Calls fn for every site that glob names within scope (see in_scope);
@@ -492,7 +525,7 @@ void args_reset(void)
 	free(by_name);
 	by_name = NULL;
 	by_name_cnt = 0;
-	real_paths_reset();
+	mappings_reset();
 }
 
 int args_configure(const char *lines, const char *filters)
@@ -507,15 +540,14 @@ int args_configure(const char *lines, const char *filters)
 	args_table.cnt = (uint32_t)total;
 	ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);
 	main_path[n > 0 ? n : 0] = 0;
-	if ((err = by_name_build((uint32_t)total)))
+	if ((err = by_name_build((uint32_t)total)) || (err = mappings_read()))
 		return err;
 	if (lines && *lines)
 		err = configure_lines(lines, 0);
 	if (!err && filters && *filters)
 		err = configure_lines(filters, 1);
-	/* Module names are compared only while lines are read: a module
-	 * unloaded later may leave its name's address to another. */
-	real_paths_reset();
+	/* Mappings are compared only while lines are read: they change. */
+	mappings_reset();
 	return err;
 }
 

@@ -60,8 +60,9 @@ struct args_table {
 extern struct args_table args_table;
 
 /* Build the table from the lines of NEEDLE_ARGS ("GLOB\tA|R\tITEMS[\tSCOPE]",
- * SCOPE "main" for the program's own functions, "=PATH" for a library's,
- * by real path)
+ * SCOPE "main" for the program's own functions, "main@OFFSET" for the
+ * one at that offset of its file, "=DEV:INO@OFFSET" for one of the
+ * library file of that identity)
  * and NEEDLE_ARG_FILTERS ("GLOB\tITEM\tOP\tVALUE"); either may be NULL.
  * 0, -EINVAL (a malformed line), -ENOENT (no function matches), -ENOMEM. */
 int args_configure(const char *lines, const char *filters);
