@@ -735,7 +735,7 @@ int cmd_record(int argc, char **argv)
 		return 127;
 	}
 	struct program_libs libs = { 0 };
-	if (o.auto_args)
+	if (o.auto_args || o.arg_specs || o.value_filters)
 		program_libs_of_file(prog, &libs);
 	int args_err = record_args_resolve(&o, prog, &libs);
 	program_libs_free(&libs);

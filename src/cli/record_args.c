@@ -146,6 +146,61 @@ static const struct dw_func *spec_function(const struct dw_info *dw, const char 
 	return f && !f->ambiguous ? f : NULL;
 }
 
+/* The DWARF a spec is checked against: the program's, then, for a name
+ * it does not describe, each library's, read when first needed (libc's
+ * takes a few tenths of a second). */
+struct dw_set {
+	const struct dw_info *main; /* NULL: the program has none */
+	const struct program_libs *libs;
+	struct dw_info *lib;        /* by library */
+	uint8_t *state;             /* by library: 0 not read yet, 1 read, 2 none */
+};
+
+static void dw_set_free(struct dw_set *set)
+{
+	for (size_t i = 0; set->libs && set->state && i < set->libs->cnt; i++)
+		if (set->state[i] == 1)
+			dw_info_free(&set->lib[i]);
+	free(set->lib);
+	free(set->state);
+}
+
+/* The function glob names exactly, and the scope of its agent line:
+ * "\tmain" for the program's (by name), "\t=DEV:INO@OFFSET" for a
+ * library's (that function only).  *from: the DWARF it came from. */
+static const struct dw_func *set_function(struct dw_set *set, const char *glob, char *scope, size_t len,
+					  const struct dw_info **from)
+{
+	const struct dw_func *f = spec_function(set->main, glob);
+	char err[4352];
+
+	*from = set->main;
+	if (f) {
+		snprintf(scope, len, "\tmain");
+		return f;
+	}
+	if (is_glob(glob) || !set->libs || !set->libs->cnt)
+		return NULL;
+	if (!set->lib && (!(set->lib = calloc(set->libs->cnt, sizeof(*set->lib))) ||
+			  !(set->state = calloc(set->libs->cnt, 1)))) {
+		free(set->lib);
+		set->lib = NULL;
+		return NULL;
+	}
+	for (size_t i = 0; i < set->libs->cnt; i++) {
+		const struct program_lib *pl = &set->libs->v[i];
+		if (!set->state[i])
+			set->state[i] = dw_info_load(pl->file, &set->lib[i], err, sizeof(err)) ? 2 : 1;
+		if (set->state[i] != 1 || !(f = spec_function(&set->lib[i], glob)) || f->file_off == UINT64_MAX)
+			continue;
+		snprintf(scope, len, "\t=%llu:%llu@%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino,
+			 (unsigned long long)f->file_off);
+		*from = &set->lib[i];
+		return f;
+	}
+	return NULL;
+}
+
 /* -1 (said) when a spec names a parameter of a C++ name that several
  * overloads share: which one's parameter is meant is not known. */
 static int refuse_overloads(const char *opt, const char *spec, const struct dw_info *dw, const char *glob)
@@ -566,7 +621,7 @@ static int named_by_spec(const char *specs, char side, const struct dw_func *f)
 
 /* One -A/-R spec: its agent line, checked against DWARF when it names
  * one function exactly. */
-static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
+static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_len, struct dw_set *set,
 			uint8_t *enum_used, const char *line)
 {
 	int ret = line[0] == 'R';
@@ -579,7 +634,9 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
 	snprintf(items, sizeof(items), "%s", at + 1);
-	const struct dw_func *f = spec_function(dw, glob);
+	char scope[128] = "";
+	const struct dw_info *from;
+	const struct dw_func *f = set_function(set, glob, scope, sizeof(scope), &from);
 	char *save = NULL;
 	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct value_ref v;
@@ -592,32 +649,33 @@ static int resolve_spec(struct record_opts *o, size_t *args_len, size_t *labels_
 			cli_error("%s '%s': a parameter's name needs one function, not a glob", opt, spec);
 			return -1;
 		}
-		if (register_of(v.name, &kind, &index) && refuse_overloads(opt, spec, dw, glob))
+		if (register_of(v.name, &kind, &index) && refuse_overloads(opt, spec, set->main, glob))
 			return -1;
 		if (resolve_ref(opt, spec, glob, f, &v, ret, &resolved[cnt]))
 			return -1;
+		if (from != set->main)
+			resolved[cnt].enum_id = -1; /* a library's enumerators are not carried: numbers */
 		if (register_of(v.name, &kind, &index))
 			snprintf(resolved[cnt].label, sizeof(resolved[cnt].label), "%s", v.name);
 		if (append_item(out, sizeof(out), &off, &resolved[cnt]))
 			return -1;
 		cnt++;
 	}
-	/* Checked against the program's DWARF: the program's function only,
-	 * not a library's of the same name, by its symbol (the name the
-	 * user gave may be the demangled one). */
-	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", f ? f->sym : glob, ret ? 'R' : 'A', out,
-			f ? "\tmain" : ""))
+	/* Checked against DWARF: that function only (the program's, not a
+	 * library's of the same name; a library's at its place), by its
+	 * symbol (the name the user gave may be the demangled one). */
+	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", f ? f->sym : glob, ret ? 'R' : 'A', out, scope))
 		return -1;
 	/* Values named by their parameter show under that name. */
 	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0, 0))
 		return -1;
 	for (int k = 0; named && f && k < cnt; k++)
-		if (resolved[k].enum_id >= 0)
+		if (resolved[k].enum_id >= 0 && enum_used)
 			enum_used[resolved[k].enum_id] = 1;
 	return 0;
 }
 
-static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_info *dw, const char *spec)
+static int resolve_filter(struct record_opts *o, size_t *len, struct dw_set *set, const char *spec)
 {
 	const char *at = strchr(spec, '@');
 	const char *op;
@@ -632,9 +690,11 @@ static int resolve_filter(struct record_opts *o, size_t *len, const struct dw_in
 	snprintf(tok, sizeof(tok), "%.*s", (int)(op - at - 1), at + 1);
 	unsigned kind, index;
 	if (parse_ref("-F", spec, tok, &v) ||
-	    (register_of(v.name, &kind, &index) && refuse_overloads("-F", spec, dw, glob)))
+	    (register_of(v.name, &kind, &index) && refuse_overloads("-F", spec, set->main, glob)))
 		return -1;
-	const struct dw_func *f = spec_function(dw, glob);
+	char scope[128];
+	const struct dw_info *from;
+	const struct dw_func *f = set_function(set, glob, scope, sizeof(scope), &from);
 	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it))
 		return -1;
 	if (it.fmt == 's') {
@@ -773,12 +833,15 @@ int record_args_resolve(struct record_opts *o, const char *exe, const struct pro
 		goto out;
 	}
 	char line[1100];
-	for (const char *p = o->arg_specs; next_line(&p, line, sizeof(line));)
-		if (resolve_spec(o, &args_len, &labels_len, have_dw ? &dw : NULL, enum_used, line))
-			goto out;
-	for (const char *p = o->value_filters; next_line(&p, line, sizeof(line));)
-		if (resolve_filter(o, &filters_len, have_dw ? &dw : NULL, line))
-			goto out;
+	struct dw_set set = { .main = have_dw ? &dw : NULL, .libs = libs };
+	int spec_err = 0;
+	for (const char *p = o->arg_specs; !spec_err && next_line(&p, line, sizeof(line));)
+		spec_err = resolve_spec(o, &args_len, &labels_len, &set, enum_used, line);
+	for (const char *p = o->value_filters; !spec_err && next_line(&p, line, sizeof(line));)
+		spec_err = resolve_filter(o, &filters_len, &set, line);
+	dw_set_free(&set);
+	if (spec_err)
+		goto out;
 	if (o->auto_args && have_dw &&
 	    (described = auto_args_object(o, &args_len, &labels_len, &dw, "main", 0, enum_used, &done)) < 0)
 		goto out;

@@ -417,7 +417,7 @@ int record_attach(struct recording *r, const char *agent)
 	char exe[64];
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	struct program_libs libs = { 0 };
-	if (o->auto_args)
+	if (o->auto_args || o->arg_specs || o->value_filters)
 		program_libs_of_process(pid, &libs);
 	int args_err = record_args_resolve(o, exe, &libs);
 	program_libs_free(&libs);

@@ -227,6 +227,24 @@ check_eq "libraries: recorded, output identical" "$? $(cmp -s "$T/lib.plain" "$T
 "$NEEDLE" replay -i "$T/lib.data" | sed -n 's/.*| *//p' >"$T/lib.got"
 check_eq "libraries: a struct and a char of the library's, strtol and getenv of the C library, as printed" \
 	"$(diff "$T/lib.plain" "$T/lib.got" >/dev/null && echo same || diff "$T/lib.plain" "$T/lib.got" | head -6)" same
+# Specs on library functions are checked against, and named from, the
+# library's DWARF (or libc's debug file).
+"$NEEDLE" record --sites=all -o "$T/ls.data" -A 'al_width@scale' -R 'al_width@retval' -A 'strtol@base' \
+	-- "$L" >/dev/null 2>&1
+"$NEEDLE" replay -i "$T/ls.data" >"$T/ls.r"
+check_eq "-A/-R by parameter name on a library's function and libc's" \
+	"$(grep -c 'al_width(scale=2) = 14;' "$T/ls.r") $(grep -cE 'strtol\(base=10\)' "$T/ls.r")" "1 1"
+"$NEEDLE" record --sites=all -o "$T/ls.data" -F 'al_count@c==101' -- "$L" >/dev/null 2>&1
+check_eq "-F on a library function's char parameter, by name: its one call" \
+	"$("$NEEDLE" replay -i "$T/ls.data" | grep -c 'al_count()')" 1
+"$NEEDLE" record --sites=all -o "$T/ls.data" -F 'al_count@c==120' -- "$L" >/dev/null 2>&1
+check_eq "... the filter holds for no call: none recorded" "$("$NEEDLE" replay -i "$T/ls.data" | grep -c 'al_count')" 0
+"$NEEDLE" record --sites=all -o "$T/ls.data" -A 'strtol@nosuch' -- "$L" >/dev/null 2>"$T/e"
+check_eq "a parameter a libc function does not have: refused in one line" \
+	"$? $(grep -c "strtol has no parameter 'nosuch'" "$T/e") $(wc -l <"$T/e")" "1 1 1"
+"$NEEDLE" record --sites=all -o "$T/ls.data" -R 'free@retval' -- "$L" >/dev/null 2>"$T/e"
+check_eq "-R on libc's void free: refused" "$? $(grep -c 'free returns nothing' "$T/e")" "1 1"
+
 # A static function and an IFUNC of one library share a name (needle
 # names the IFUNC's resolver so): each line is scoped to its function's
 # place in the file, so the static one gets its values and the resolver
