@@ -18,7 +18,8 @@
  *
  * The return value is known only at the exit, so the entry's values wait
  * until then: the reader marks each call that has some with a slot that
- * holds a copy (trace_iter_init_mark), freed at its exit.
+ * holds a copy (trace_iter_init_mark), freed at its exit.  -t TIME shows
+ * its one line per call the same way, with its values.
  *
  * Invariants: one pass over the events, O(1) work per event (a thread's
  * pending one-line leaf is a flag indexed by the thread), memory bounded
@@ -94,22 +95,6 @@ static void end_line(struct replay *r)
 		fwrite_unlocked(r->line.p, 1, r->line.len, stdout);
 }
 
-static int print_threshold(struct replay *r, const struct trace_event *ev)
-{
-	char dur[32];
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)))
-		return 0;
-	uint64_t ns = ev->ns - ev->entry_ns;
-	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
-		return 0;
-	view_format_duration(dur, sizeof(dur), ns);
-	line(r, dur, ev->tid, ev->depth);
-	put(r, trace_site_name(r->t, ev->site));
-	put(r, "();");
-	end_line(r);
-	return 0;
-}
-
 /* "(arg1=5, ...)" for an entry of site with values, "()" without. */
 static void put_values(struct replay *r, uint32_t site, const uint8_t *data, size_t n)
 {
@@ -181,6 +166,18 @@ static uint32_t keep_args(const struct trace_event *ev, void *arg)
 	return i + 1;
 }
 
+/* At an exit: the entry's values its mark kept, its slot freed now and
+ * read by the caller (the reader decodes the next event, which may take
+ * the slot, only when asked for it). */
+static void take_args(struct replay *r, const struct trace_event *ev, const uint8_t **args, size_t *args_len)
+{
+	if (!ev->mark)
+		return;
+	*args = r->slots[ev->mark - 1].p;
+	*args_len = r->slots[ev->mark - 1].len;
+	r->free_slots[r->free_cnt++] = ev->mark - 1;
+}
+
 /* --ret-*: a call whose return value compares as asked, at its exit. */
 static int print_ret(struct replay *r, const struct trace_event *ev)
 {
@@ -190,13 +187,7 @@ static int print_ret(struct replay *r, const struct trace_event *ev)
 
 	if (ev->kind != TEV_EXIT)
 		return 0;
-	if (ev->mark) {
-		/* Free now, read below: the reader decodes the next event
-		 * (which may take the slot) only when asked for it. */
-		args = r->slots[ev->mark - 1].p;
-		args_len = r->slots[ev->mark - 1].len;
-		r->free_slots[r->free_cnt++] = ev->mark - 1;
-	}
+	take_args(r, ev, &args, &args_len);
 	/* No return value: still running, exit lost, entry not recorded. */
 	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
 		return 0;
@@ -216,6 +207,33 @@ static int print_ret(struct replay *r, const struct trace_event *ev)
 	end_line(r);
 	return 0;
 }
+
+/* -t TIME: a call that took that long or more, one line at its exit,
+ * with its values. */
+static int print_threshold(struct replay *r, const struct trace_event *ev)
+{
+	const uint8_t *args = NULL;
+	size_t args_len = 0;
+	char dur[32];
+
+	if (ev->kind != TEV_EXIT)
+		return 0;
+	take_args(r, ev, &args, &args_len);
+	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
+		return 0;
+	uint64_t ns = ev->ns - ev->entry_ns;
+	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
+		return 0;
+	view_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, ev->depth);
+	put(r, trace_site_name(r->t, ev->site));
+	put_values(r, ev->site, args, args_len);
+	put_ret(r, ev);
+	put(r, ";");
+	end_line(r);
+	return 0;
+}
+
 
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
@@ -387,7 +405,7 @@ int cmd_replay(int argc, char **argv)
 	struct trace_iter it;
 	struct trace_event ev;
 	int ret = 0, n;
-	if (trace_iter_init_mark(&it, r.t, tid, NULL, r.ret_filter ? keep_args : NULL, &r)) {
+	if (trace_iter_init_mark(&it, r.t, tid, NULL, r.ret_filter || r.threshold ? keep_args : NULL, &r)) {
 		cli_error("%s: %s", r.t->path, it.err);
 		ret = 1;
 	} else {

@@ -108,6 +108,7 @@ expect() { # OP V
 		for (i = 0; i < $4; i++) print $2 "(arg1=" $3 ") = " $5 ";" }' "$T/out" | sort
 }
 body() { sed 1d | sed 's/^.*| *//' | sort; }
+body_all() { sed 's/^.*| *//' | sort; }
 "$NEEDLE" replay -i "$T/a.data" --ret-ne 0 >"$T/ne0"
 check_eq "--ret-ne 0: exit 0" "$?" 0
 check_eq "--ret-ne 0: the header, then one line per call that returned non-zero" \
@@ -122,6 +123,11 @@ check_eq "--ret-ne 0: the lookups' lines are replay's own, in order" \
 check_eq "--ret-ne 0: co_step(arg1=100), returned after a coroutine switch, with its own argument and duration" \
 	"$(grep -F 'co_step(arg1=100) = 101;' "$T/ne0" | awk '{ print $1, $2 }')" \
 	"$(grep -F '} = 101 /* co_step */' "$T/replay" | awk '{ print $1, $2 }')"
+# -t TIME: one line per call at its exit, with its values, as --ret-*.
+"$NEEDLE" replay -i "$T/a.data" -t 1ns >"$T/t1"
+check_eq "replay -t 1ns: every call with a return value, one line each with its arguments and return value" \
+	"$(grep -E '(lookup|co_step)\(' "$T/t1" | body_all | md5sum)" \
+	"$( (expect '!=' 0; expect '==' 0) | sort | md5sum)"
 "$NEEDLE" replay -i "$T/a.data" --ret-eq 0 >"$T/eq0"
 check_eq "--ret-eq 0: the lookups of even keys, exactly" "$(body <"$T/eq0" | md5sum)" "$(expect '==' 0 | md5sum)"
 check_eq "--ret-eq 0: 25 lines" "$(sed 1d "$T/eq0" | wc -l)" 25
