@@ -178,8 +178,9 @@ static void take_args(struct replay *r, const struct trace_event *ev, const uint
 	r->free_slots[r->free_cnt++] = ev->mark - 1;
 }
 
-/* --ret-*: a call whose return value compares as asked, at its exit. */
-static int print_ret(struct replay *r, const struct trace_event *ev)
+/* --ret-* and -t TIME: a call whose return value compares as asked, or
+ * that took TIME or more, one line at its exit with its values. */
+static int print_at_exit(struct replay *r, const struct trace_event *ev)
 {
 	const uint8_t *args = NULL;
 	size_t args_len = 0;
@@ -191,36 +192,14 @@ static int print_ret(struct replay *r, const struct trace_event *ev)
 	/* No return value: still running, exit lost, entry not recorded. */
 	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
 		return 0;
-	int eq = view_ret_equals(ev->data, ev->data_len, &r->ret_value);
-	if (eq < 0)
-		return 0;
-	r->seen_ret = 1;
-	uint64_t ns = ev->ns - ev->entry_ns;
-	if (eq != (r->ret_filter == RET_EQ) || ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
-		return 0;
-	view_format_duration(dur, sizeof(dur), ns);
-	line(r, dur, ev->tid, ev->depth);
-	put(r, trace_site_name(r->t, ev->site));
-	put_values(r, ev->site, args, args_len);
-	put_ret(r, ev);
-	put(r, ";");
-	end_line(r);
-	return 0;
-}
-
-/* -t TIME: a call that took that long or more, one line at its exit,
- * with its values. */
-static int print_threshold(struct replay *r, const struct trace_event *ev)
-{
-	const uint8_t *args = NULL;
-	size_t args_len = 0;
-	char dur[32];
-
-	if (ev->kind != TEV_EXIT)
-		return 0;
-	take_args(r, ev, &args, &args_len);
-	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
-		return 0;
+	if (r->ret_filter) {
+		int eq = view_ret_equals(ev->data, ev->data_len, &r->ret_value);
+		if (eq < 0)
+			return 0;
+		r->seen_ret = 1;
+		if (eq != (r->ret_filter == RET_EQ))
+			return 0;
+	}
 	uint64_t ns = ev->ns - ev->entry_ns;
 	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
 		return 0;
@@ -234,20 +213,19 @@ static int print_threshold(struct replay *r, const struct trace_event *ev)
 	return 0;
 }
 
-
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
 	char dur[32];
 	const char *name = trace_site_name(r->t, ev->site);
 
 	if (r->ret_filter)
-		return print_ret(r, ev);
+		return print_at_exit(r, ev);
 	if (ev->kind == TEV_EXIT && r->skip[ev->thread]) {
 		r->skip[ev->thread] = 0;
 		return 0;
 	}
 	if (r->threshold)
-		return print_threshold(r, ev);
+		return print_at_exit(r, ev);
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
 		return 0;
 	switch (ev->kind) {
