@@ -162,7 +162,7 @@ struct needle_ctx {
 	struct needle_regs regs;
 	const struct needle_func *func;
 	uint32_t is_exit;      /* 0 entry, NEEDLE_EXIT_RETURN or NEEDLE_EXIT_UNWOUND */
-	uint32_t reserved;
+	uint32_t exit_flags;   /* at an exit: NEEDLE_EXIT_NO_RETVAL; undefined at an entry */
 	/* This link's storage in the running thread (opts.thread_data_size
 	 * bytes, zeroed before the thread's first use), or NULL if it reserved
 	 * none.  Like the kernel's fgraph_get_task_var. */
@@ -209,6 +209,12 @@ NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ct
  * regs are zero. */
 #define NEEDLE_EXIT_RETURN 1
 #define NEEDLE_EXIT_UNWOUND 2
+
+/* ctx->exit_flags: the function left through a sibling call (a tail
+ * call: an exit site before its jmp, a compiler's NOP5 or an XRay
+ * tail-call sled), so the return value is its callee's, not yet in the
+ * registers. */
+#define NEEDLE_EXIT_NO_RETVAL 1u
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit
  * handler (of the same link) does not run.  *cookie starts at 0 and is

@@ -199,6 +199,10 @@ static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 		}
 		if (size > 8) /* __int128, complex double: two registers, not shown */
 			out->shown = 0;
+		/* _BitInt(N): its bits past N are unspecified (clang 14 does
+		 * not extend them), and N need not be a byte size. */
+		if ((name && strstr(name, "_BitInt")) || dwarf_hasattr(t, DW_AT_bit_size))
+			out->shown = 0;
 		return 1;
 	}
 	case DW_TAG_enumeration_type:
@@ -732,8 +736,12 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 	uint32_t next_stack = 0;
 	int stack_known = 1;
 	struct frame_base fb = frame_base_of(sp);
-	Dwarf_Die p;
+	Dwarf_Die p, cu;
 	Dwarf_Attribute a;
+	Dwarf_Word lang = 0;
+	int unprototyped = !dwarf_hasattr_integrate(sp, DW_AT_prototyped) && dwarf_diecu(sp, &cu, NULL, NULL) &&
+			   !dwarf_formudata(dwarf_attr(&cu, DW_AT_language, &a), &lang) &&
+			   (lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11);
 
 	if (dwarf_child(sp, &p))
 		return;
@@ -769,6 +777,10 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		 * not used, and a caller that knows it (clang) may not load
 		 * it.  Its register or words are still its own: taken, not
 		 * shown. */
+		/* A function defined without a prototype (K&R C) gets its
+		 * float parameters promoted to double by every caller. */
+		if (unprototyped && n == 1 && leaves[0].fmt == 'f' && leaves[0].size == 4)
+			leaves[0].bits = 64;
 		int located = dwarf_hasattr_integrate(&p, DW_AT_location) || dwarf_hasattr_integrate(&p, DW_AT_const_value);
 		for (size_t i = 0; !located && i < n; i++)
 			leaves[i].shown = 0;
@@ -814,8 +826,16 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 				f->mismatch = 1;
 				return;
 			}
+			/* An __int128 the ABI puts in memory: clang 14 puts it and
+			 * the integers after it elsewhere, which its DWARF says
+			 * only relative to rsp after the prologue.  Nothing after
+			 * it is known. */
+			if (has_int128(leaves, n)) {
+				f->on_stack = 1;
+				return;
+			}
 			unsigned align = type_align(&type, 0);
-			if (!align || has_int128(leaves, n))
+			if (!align)
 				stack_known = 0;
 			f->stack_unknown = !stack_known;
 			if (stack_known &&

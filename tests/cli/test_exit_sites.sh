@@ -57,6 +57,16 @@ for build in gcc xray; do
 		"$(grep -B1 '} /\* e_jump \*/' "$T/seq" | grep -c 'e_leaf();')" 1000
 	check_eq "$build: the recursion nests 7 deep" "$(grep -cE '^ +[0-9.]+ us \[ *[0-9]+\] \|                 e_rec\(\);' "$T/replay")" 1000
 
+	# Return values at exit sites: e_leaf's, at its ret, recorded;
+	# e_sib's, at its sibling-call jmp, not yet computed: none recorded
+	# rather than what rax held.
+	"$NEEDLE" record -o "$T/rv.data" -R 'e_leaf@retval/d' -R 'e_sib@retval/d' -R 'e_sib_ptr@retval/d' \
+		-- "$P" >/dev/null 2>&1
+	"$NEEDLE" replay -i "$T/rv.data" >"$T/rv"
+	check_eq "$build: -R at exit sites: e_leaf's return values, none for the sibling callers" \
+		"$(grep -cE 'e_leaf\(\) = -?[0-9]+;' "$T/rv") $(grep -cE 'e_sib(_ptr)?\(\) = ' "$T/rv") $(grep -cE 'e_sib(_ptr)?\(\);' "$T/rv")" \
+		"5000 0 2000"
+
 	# The return hook instead: the same calls, the sibling nested.
 	NEEDLE_EXIT_SITES=0 "$NEEDLE" record -o "$T/h.data" -- "$P" >"$T/hout" 2>/dev/null
 	check "$build, return hook: output identical" cmp -s "$T/plain" "$T/hout"

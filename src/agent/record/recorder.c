@@ -332,7 +332,10 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	if (active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
 		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
 	else if (active)
-		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx, args_for(ctx->func->site_id), 1);
+		/* Left through a sibling call: the return value is not in
+		 * the registers yet; the exit has none. */
+		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx,
+				 ctx->exit_flags & NEEDLE_EXIT_NO_RETVAL ? NULL : args_for(ctx->func->site_id), 1);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)

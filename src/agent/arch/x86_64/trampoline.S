@@ -11,7 +11,7 @@
  * handler reads saved registers in place:
  *   regs:  0 rdi  8 rsi  16 rdx  24 rcx  32 r8  40 r9  48 rax  56 r10
  *          64 + 16*i: xmm<i>, i = 0..7
- *   192 func (struct needle_func *)   200 is_exit
+ *   192 func (struct needle_func *)   200 is_exit   204 exit_flags (exits)
  *   208 thread_data   216 call_data (set by dispatch)
  *   224 sp: the traced function's stack pointer at its entry, its
  *       caller's after the return at an exit            total 240 bytes
@@ -21,6 +21,8 @@
 #define CTX_SIZE 240
 #define CTX_FUNC 192
 #define CTX_IS_EXIT 200
+#define CTX_EXIT_FLAGS 204
+#define EXIT_NO_RETVAL 1 /* NEEDLE_EXIT_NO_RETVAL */
 #define CTX_SP 224
 /* The argument registers (and rax, r10, xmm0-7) in the ctx's regs, and
  * back; xmm8-15 above the ctx, for the full trampolines. */
@@ -170,6 +172,8 @@ needle_exit_trampoline:
 	.cfi_def_cfa_offset 16
 	.cfi_offset %r11, -16
 	CTX_FRAME 128, 1, 16
+	/* Before the sibling call: the return value is the callee's. */
+	movl	$EXIT_NO_RETVAL, CTX_EXIT_FLAGS(%rsp)
 	SAVE_ARGS
 	SAVE_XMM_HIGH
 	movq	%rsp, %rdi
@@ -197,6 +201,7 @@ needle_exit_trampoline:
 needle_exit_trampoline_ret:
 	.cfi_startproc
 	CTX_FRAME 0, 1
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
 	movq	%rax, 48(%rsp)
 	movq	%rdx, 16(%rsp)
 	movaps	%xmm0, 64(%rsp)
@@ -259,6 +264,7 @@ needle_return_trampoline:
 	subq	$CTX_SIZE, %rsp
 	andq	$-16, %rsp
 	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
 	movq	%rax, 48(%rsp)
 	movq	%rdx, 16(%rsp)
 	movaps	%xmm0, 64(%rsp)
@@ -299,6 +305,7 @@ needle_return_trampoline_full:
 	subq	$CTX_SIZE + 144, %rsp
 	andq	$-16, %rsp
 	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
 	movq	%r11, CTX_SIZE + 128(%rsp)
 	SAVE_ARGS
 	SAVE_XMM_HIGH
