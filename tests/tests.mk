@@ -281,4 +281,9 @@ $(TEST_BUILD)/cli/cxx_prog_gxx_O0: tests/args/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O0 -g -Wall -Wextra -Werror $< -o $@
 $(TEST_BUILD)/cli/cxx_prog_gxx_O2: tests/args/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O2 -g -Wall -Wextra -Werror $< -o $@
-TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2
+# ... and linked --as-needed: it uses nothing of libstdc++, so the process
+# has no C++ runtime (no demangler) at all.
+$(TEST_BUILD)/cli/cxx_prog_noruntime: tests/args/cxx_prog.cpp
+	@mkdir -p $(dir $@); g++ -O2 -g -fno-exceptions -Wall -Wextra -Werror -Wl,--as-needed $< -o $@
+TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2 \
+	$(TEST_BUILD)/cli/cxx_prog_noruntime

@@ -737,7 +737,7 @@ int cmd_record(int argc, char **argv)
 	struct program_libs libs = { 0 };
 	if (o.auto_args || o.arg_specs || o.value_filters)
 		program_libs_of_file(prog, &libs);
-	int args_err = record_args_resolve(&o, prog, &libs);
+	int args_err = record_args_resolve(&o, prog, &libs) || record_expand_cxx_patterns(&o, prog);
 	program_libs_free(&libs);
 	if (args_err)
 		return 1;

@@ -248,7 +248,8 @@ static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 
 static void leaf_label(char *dst, const char *prefix, const char *name)
 {
-	snprintf(dst, DW_LABEL_MAX, "%s%s%s", prefix, *prefix && name[0] != '[' ? "." : "", name);
+	/* A base class (no name) adds no level: "s.v", not "s..v". */
+	snprintf(dst, DW_LABEL_MAX, "%s%s%s", prefix, *prefix && *name && name[0] != '[' ? "." : "", name);
 }
 
 static int class_by_reference(Dwarf_Die *type, int depth);
@@ -1218,9 +1219,13 @@ const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym)
 		const struct dw_func *f = &info->funcs[i];
 		if (!f->cxx || !((f->cxx_base == len && !strncmp(f->cxx, sym, len)) || !strcmp(f->cxx, sym)))
 			continue;
-		if (found && strcmp(found->sym, f->sym))
-			return NULL; /* overloads: name one with its parameters */
-		found = f;
+		/* Overloads: name one with its parameters.  A constructor's or
+		 * destructor's variants (C1/C2, D0/D1/D2) are one function with
+		 * one signature under several symbols. */
+		if (found && strcmp(found->cxx, f->cxx))
+			return NULL;
+		if (!found)
+			found = f;
 	}
 	return found;
 }
@@ -1228,15 +1233,20 @@ const struct dw_func *dw_info_find(const struct dw_info *info, const char *sym)
 size_t dw_info_overloads(const struct dw_info *info, const char *name, char *list, size_t len)
 {
 	size_t cnt = 0, off = 0, n = strlen(name);
-	const char *last = NULL;
 
 	if (len)
 		list[0] = 0;
 	for (size_t i = 0; i < info->cnt; i++) {
 		const struct dw_func *f = &info->funcs[i];
-		if (!f->cxx || f->cxx_base != n || strncmp(f->cxx, name, n) || (last && !strcmp(last, f->sym)))
+		if (!f->cxx || f->cxx_base != n || strncmp(f->cxx, name, n))
 			continue;
-		last = f->sym;
+		/* Counted by signature: a constructor's variants (C1, C2)
+		 * are one. */
+		int seen = 0;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = info->funcs[k].cxx && !strcmp(info->funcs[k].cxx, f->cxx);
+		if (seen)
+			continue;
 		cnt++;
 		int w = snprintf(list + off, len - off, "%s'%s'", off ? ", " : "", f->cxx);
 		if (w > 0 && (size_t)w < len - off)

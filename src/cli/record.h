@@ -134,6 +134,11 @@ int record_find_program(const char *prog, char *out, size_t len);
  * fills args, arg_filters and arg_labels.  0, or -1 with the error said. */
 int record_args_add(struct record_opts *o, const char *spec, int ret);
 int record_filter_add(struct record_opts *o, const char *spec);
+/* cxx_patterns.c: -F, -N and --trigger patterns followed by the mangled
+ * symbols of the program's C++ functions they name (the agent may have
+ * no demangler).  0, or -1 with the error said. */
+int record_expand_cxx_patterns(struct record_opts *o, const char *exe);
+
 /* libs: the shared libraries whose DWARF --auto-args also reads. */
 struct program_libs;
 int record_args_resolve(struct record_opts *o, const char *exe, const struct program_libs *libs);

@@ -419,7 +419,7 @@ int record_attach(struct recording *r, const char *agent)
 	struct program_libs libs = { 0 };
 	if (o->auto_args || o->arg_specs || o->value_filters)
 		program_libs_of_process(pid, &libs);
-	int args_err = record_args_resolve(o, exe, &libs);
+	int args_err = record_args_resolve(o, exe, &libs) || record_expand_cxx_patterns(o, exe);
 	program_libs_free(&libs);
 	if (args_err)
 		return 1;

@@ -90,3 +90,16 @@ check_eq "--trigger 'twice<long>': recorded, one snapshot with the call" \
 record "$T/sp.data" -A 'kv::Store::get(int) const@key'
 check_eq "-A 'kv::Store::get(int) const@key': the overload named with a space" \
 	"$("$NEEDLE" replay -i "$T/sp.data" | grep -c 'kv::Store::get(key=[0-2])')" 3
+
+# A program whose process has no C++ runtime (g++ --as-needed drops
+# libstdc++, which it does not use): needle record names the program's
+# functions for the patterns itself.
+Q="$PROGS/cxx_prog_noruntime"
+check_eq "the program maps no libstdc++" "$(ldd "$Q" | grep -c 'libstdc++')" 0
+"$NEEDLE" record --sites=all -o "$T/nr.data" -F 'kv::*' -N 'kv::Store::hash' -- "$Q" >/dev/null 2>&1
+check_eq "no runtime: -F 'kv::*' -N 'kv::Store::hash': the method's 3 calls, the static member's none" \
+	"$(calls "$T/nr.data" kv::Store::get)/$(calls "$T/nr.data" kv::Store::hash)" "3/"
+rm -f "$T/nrt.data" "$T/nrt.data".*
+"$NEEDLE" record --sites=all -o "$T/nrt.data" --snapshot --trigger 'kv::Store::hash' -- "$Q" >/dev/null 2>&1
+check_eq "no runtime: --trigger 'kv::Store::hash': one snapshot with the call" \
+	"$? $(ls "$T"/nrt.data.* 2>/dev/null | wc -l) $(calls "$T/nrt.data.1" kv::Store::hash)" "0 1 1"

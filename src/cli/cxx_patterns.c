@@ -1,0 +1,151 @@
+/* cxx_patterns.c - C++ names in -F, -N and --trigger for a program whose
+ * process may have no demangler: the agent matches a pattern against a
+ * site's demangled name only with the program's own C++ runtime, which a
+ * C++ program that uses nothing of it does not load (--as-needed drops
+ * it).  So needle record also hands the agent, beside each pattern, the
+ * mangled symbols of the program's own functions that it names as the
+ * views show them (`kv::*` -> _ZN2kv5Store3getEi, ...).
+ *
+ * Invariants: runs once, before the program starts or the session
+ * begins; reads the program's symbol tables with libelf; adds names and
+ * never removes a pattern, so a pattern the agent can demangle matches as
+ * it would anyway. */
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/record.h"
+#include "common/cxx_name.h"
+
+/* From libstdc++: the Itanium C++ ABI demangler. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+struct cxx_sym {
+	char *mangled, *full; /* full: without a return type, with parameters */
+	size_t base;          /* its length without the parameters */
+};
+
+/* The program's defined C++ function symbols, demangled. */
+static size_t read_syms(const char *exe, struct cxx_sym **out)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	size_t n = 0, cap = 0;
+	struct cxx_sym *v = NULL;
+
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
+			    !cxx_name_is_mangled(name))
+				continue;
+			int status;
+			char *full = __cxa_demangle(name, NULL, NULL, &status);
+			if (!full)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				struct cxx_sym *nv = realloc(v, ncap * sizeof(*nv));
+				if (!nv) {
+					free(full);
+					break;
+				}
+				v = nv;
+				cap = ncap;
+			}
+			size_t base = cxx_name_shown(full);
+			if (!(v[n].mangled = strdup(name))) {
+				free(full);
+				break;
+			}
+			v[n].full = full;
+			v[n++].base = base;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	*out = v;
+	return n;
+}
+
+static int names(const struct cxx_sym *s, const char *glob)
+{
+	char base[1024];
+	snprintf(base, sizeof(base), "%.*s", (int)s->base, s->full);
+	return !fnmatch(glob, base, 0) || !fnmatch(glob, s->full, 0);
+}
+
+/* Each line of *list (a pattern, then the rest of the line after a tab
+ * for triggers), followed by the mangled symbols it names; or, with
+ * replace, those instead of it when it names some (a trigger's pattern
+ * must match by itself, which it cannot without a demangler). */
+static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace)
+{
+	if (!*list)
+		return 0;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	if (!m)
+		return -1;
+	for (const char *p = *list; *p;) {
+		size_t l = strcspn(p, "\n");
+		char line[1100], pattern[1100];
+		snprintf(line, sizeof(line), "%.*s", (int)l, p);
+		snprintf(pattern, sizeof(pattern), "%s", line);
+		char *tab = strchr(pattern, '\t');
+		const char *rest = tab ? tab + 1 : NULL;
+		if (tab)
+			*tab = 0;
+		int named = 0;
+		for (size_t i = 0; i < n; i++)
+			named |= strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern);
+		if (!(replace && named))
+			fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+		for (size_t i = 0; named && i < n; i++)
+			if (strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern))
+				fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "", rest ? rest : "");
+		p += l + (p[l] == '\n');
+	}
+	if (fclose(m))
+		return -1;
+	free(*list);
+	*list = out;
+	return 0;
+}
+
+int record_expand_cxx_patterns(struct record_opts *o, const char *exe)
+{
+	struct cxx_sym *syms;
+	int err = 0;
+
+	if (!o->filter && !o->notrace && !o->triggers)
+		return 0;
+	size_t n = read_syms(exe, &syms);
+	if (n && (expand(&o->filter, syms, n, 0) || expand(&o->notrace, syms, n, 0) || expand(&o->triggers, syms, n, 1))) {
+		cli_error("record: out of memory");
+		err = -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(syms[i].mangled);
+		free(syms[i].full);
+	}
+	free(syms);
+	return err;
+}
