@@ -261,6 +261,13 @@ $(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
 $(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2
+# -fpatchable-function-entry=M,N with N NOPs before each symbol (the
+# section lists the first of them), with and without CET's endbr64.
+$(TEST_BUILD)/cli/threads_pfe72: tests/cli/progs/threads.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -fcf-protection=none -fpatchable-function-entry=7,2 $< -o $@ -lpthread
+$(TEST_BUILD)/cli/threads_pfe83_cet: tests/cli/progs/threads.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -fcf-protection=full -fpatchable-function-entry=8,3 $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/cli/threads_pfe72 $(TEST_BUILD)/cli/threads_pfe83_cet
 # No debug info and no libraries (--auto-args refuses it).
 $(TEST_BUILD)/cli/static_nodebug: tests/args/static_nodebug.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -static -s $< -o $@

@@ -81,6 +81,15 @@ for size in 4096 65536; do
 	check_eq "... handler calls traced" "$(calls "$T/alt.data" handler)" "$([ $size = 4096 ] && echo 1 || echo 2)"
 done
 
+# --- P: NOPs before each symbol (-fpatchable-function-entry=M,N, N > 0) --
+for v in pfe72 pfe83_cet; do
+	"$PROGS/threads_$v" 2 50 >"$T/pfe.plain"
+	"$NEEDLE" record --sites=compiled -o "$T/pfe.data" -- "$PROGS/threads_$v" 2 50 >"$T/pfe.out" 2>/dev/null
+	check_eq "entries with NOPs before the symbol ($v): exit status and output as untraced" \
+		"$? $(cmp -s "$T/pfe.plain" "$T/pfe.out" && echo same)" "0 same"
+	check_eq "... work() called exactly 100 times" "$(calls "$T/pfe.data" work)" 100
+done
+
 # --- H: a stripped binary's functions are told apart by offset ----------
 cp "$PROGS/threads" "$T/threads-stripped"
 strip "$T/threads-stripped"

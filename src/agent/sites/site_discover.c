@@ -167,7 +167,32 @@ static int is_fentry_target(const struct module *m, const struct elf_image *img,
 	return is_fentry_slot(img, (uint64_t)(p + 6) + insn_read_rel32(p + 2));
 }
 
-/* Classify the bytes at *addr; may step past an endbr64.  Returns the form,
+/* -fpatchable-function-entry=M,N with N > 0 lists the first of N NOPs
+ * placed before the function's symbol: the function is entered at the
+ * symbol, so a site (a call across the symbol) must start there.  The
+ * start of the next function symbol, when only 1-byte NOPs lie before it
+ * (at most 15), else addr. */
+static uint64_t past_prefix_nops(const struct module *m, const struct elf_image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->func_cnt;
+
+	while (lo < hi) { /* the first function starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == img->func_cnt || img->funcs[lo].addr - addr > 15 || !module_in_exec(m, addr, 16))
+		return addr;
+	for (const uint8_t *p = (const uint8_t *)addr; p < (const uint8_t *)img->funcs[lo].addr; p++)
+		if (*p != INSN_NOP1)
+			return addr;
+	return img->funcs[lo].addr;
+}
+
+/* Classify the bytes at *addr; may step past an endbr64, or past the
+ * NOPs -fpatchable-function-entry puts before a symbol.  Returns the form,
  * or 0 if the bytes are not a site; *load_len is the byte count that
  * normalization rewrites. */
 static int classify(const struct module *m, const struct elf_image *img, uint64_t *addr,
@@ -177,6 +202,14 @@ static int classify(const struct module *m, const struct elf_image *img, uint64_
 
 	if (listed == 2)
 		return module_in_exec(m, *addr, INSN_XRAY_SLED_LEN) && insn_is_xray_sled(p) ? (*load_len = 5, NEEDLE_FORM_XRAY) : 0;
+	if (listed) {
+		uint64_t at = past_prefix_nops(m, img, *addr);
+		/* Moved to the symbol: its endbr64 (CET) comes before the rest. */
+		if (at != *addr && module_in_exec(m, at, 4) && insn_is_endbr64((const uint8_t *)at))
+			at += 4;
+		*addr = at;
+		p = (const uint8_t *)*addr;
+	}
 	if (!listed && insn_is_endbr64(p)) {
 		*addr += 4;
 		p += 4;
