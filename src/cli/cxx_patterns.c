@@ -86,9 +86,7 @@ static size_t read_syms(const char *exe, struct cxx_sym **out)
 
 static int names(const struct cxx_sym *s, const char *glob)
 {
-	char base[1024];
-	snprintf(base, sizeof(base), "%.*s", (int)s->base, s->full);
-	return !fnmatch(glob, base, 0) || !fnmatch(glob, s->full, 0);
+	return cxx_name_fnmatch(glob, s->full, s->base);
 }
 
 /* Each line of *list (a pattern, then the rest of the line after a tab

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "cli/dwarf_params.h"
 #include "cli/record.h"
+#include "common/cxx_name.h"
 #include "common/shm_layout.h"
 
 /* One value named in a spec, before it is resolved. */
@@ -593,13 +594,7 @@ static int enum_lines(struct record_opts *o, size_t *len, const struct dw_info *
  * parameter list? */
 static int glob_names(const char *glob, const struct dw_func *f)
 {
-	if (!fnmatch(glob, f->sym, 0))
-		return 1;
-	if (!f->cxx)
-		return 0;
-	char base[1024];
-	snprintf(base, sizeof(base), "%.*s", (int)f->cxx_base, f->cxx);
-	return !fnmatch(glob, base, 0) || !fnmatch(glob, f->cxx, 0);
+	return !fnmatch(glob, f->sym, 0) || (f->cxx && cxx_name_fnmatch(glob, f->cxx, f->cxx_base));
 }
 
 /* Is f named by one of the -A (or -R) specs? */

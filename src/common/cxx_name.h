@@ -8,6 +8,8 @@
 #ifndef NEEDLE_CXX_NAME_H
 #define NEEDLE_CXX_NAME_H
 
+#include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 /* An Itanium-mangled name: one __cxa_demangle may turn into C++. */
@@ -67,6 +69,17 @@ static inline size_t cxx_name_shown(char *d)
 
 	memmove(d, d + start, strlen(d + start) + 1);
 	return base - start;
+}
+
+/* Whether glob names a C++ function by the name cxx_name_shown left
+ * (shown, its first base bytes without the parameter list): with or
+ * without its parameters. */
+static inline int cxx_name_fnmatch(const char *glob, const char *shown, size_t base)
+{
+	char name[1024];
+
+	snprintf(name, sizeof(name), "%.*s", (int)base, shown);
+	return !fnmatch(glob, name, 0) || !fnmatch(glob, shown, 0);
 }
 
 #endif

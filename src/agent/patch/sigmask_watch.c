@@ -323,25 +323,27 @@ LONGJMP_WRAPPER(__longjmp_chk, IP_LONGJMP_CHK)
  * then give back the one from before: a handler runs inside them under
  * that mask, which safe_copy.c must not take for the thread's.  The mask
  * is not read here (the C library hands the pointer to the kernel, which
- * says EFAULT for a bad one). */
+ * says EFAULT for a bad one).  A wait given no mask keeps the thread's. */
+#define WAIT_UNDER_MASK(mask, call)                     \
+	do {                                            \
+		if (!(mask))                            \
+			return call;                    \
+		int token_ = safe_copy_mask_enter();    \
+		int r_ = call;                          \
+		safe_copy_mask_leave(token_);           \
+		return r_;                              \
+	} while (0)
+
 NEEDLE_API int sigsuspend(const sigset_t *set)
 {
 	int (*fn)(const sigset_t *) = interpose_next(IP_SIGSUSPEND);
-	int token = safe_copy_mask_enter();
-	int r = fn(set);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(1, fn(set));
 }
 
 NEEDLE_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
 {
 	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = interpose_next(IP_PPOLL);
-	if (!mask)
-		return fn(fds, n, timeout, mask);
-	int token = safe_copy_mask_enter();
-	int r = fn(fds, n, timeout, mask);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(mask, fn(fds, n, timeout, mask));
 }
 
 /* What ppoll becomes under _FORTIFY_SOURCE. */
@@ -350,35 +352,20 @@ NEEDLE_API int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *
 {
 	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
 		interpose_next(IP_PPOLL_CHK);
-	if (!mask)
-		return fn(fds, n, timeout, mask, fds_len);
-	int token = safe_copy_mask_enter();
-	int r = fn(fds, n, timeout, mask, fds_len);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(mask, fn(fds, n, timeout, mask, fds_len));
 }
 
 NEEDLE_API int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout, const sigset_t *mask)
 {
 	int (*fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
 		interpose_next(IP_PSELECT);
-	if (!mask)
-		return fn(n, rd, wr, ex, timeout, mask);
-	int token = safe_copy_mask_enter();
-	int r = fn(n, rd, wr, ex, timeout, mask);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(mask, fn(n, rd, wr, ex, timeout, mask));
 }
 
 NEEDLE_API int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
 {
 	int (*fn)(int, struct epoll_event *, int, int, const sigset_t *) = interpose_next(IP_EPOLL_PWAIT);
-	if (!mask)
-		return fn(fd, events, max, timeout, mask);
-	int token = safe_copy_mask_enter();
-	int r = fn(fd, events, max, timeout, mask);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(mask, fn(fd, events, max, timeout, mask));
 }
 
 /* Newer than some C libraries this may run with. */
@@ -391,12 +378,7 @@ NEEDLE_API int epoll_pwait2(int fd, struct epoll_event *events, int max, const s
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!mask)
-		return fn(fd, events, max, timeout, mask);
-	int token = safe_copy_mask_enter();
-	int r = fn(fd, events, max, timeout, mask);
-	safe_copy_mask_leave(token);
-	return r;
+	WAIT_UNDER_MASK(mask, fn(fd, events, max, timeout, mask));
 }
 
 static void thread_exit(struct thread_state *ts)
