@@ -183,6 +183,16 @@ $(TEST_BUILD)/test_dlclose: tests/patch/test_dlclose.c $(TEST_BUILD)/libdl_lib.s
 		-DDL_LIB_B='"$(abspath $(TEST_BUILD))/libdl_lib_b.so"' $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/test_dlclose
+
+# 6-byte fentry calls normalized while threads run through them.
+$(TEST_BUILD)/patch/libfentry_race.so: tests/patch/fentry_race_lib.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -fPIC -shared -pg -mfentry $< -o $@ -lpthread
+$(TEST_BUILD)/patch/fentry_race: tests/patch/fentry_race.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -ldl
+$(TEST_BUILD)/test_fentry_race: tests/patch/test_fentry_race.sh $(TEST_BUILD)/patch/libfentry_race.so \
+		$(TEST_BUILD)/patch/fentry_race $(NEEDLE) $(LIBNEEDLE)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_fentry_race
 include tests/api.mk
 include tests/unit.mk
 include tests/robust.mk

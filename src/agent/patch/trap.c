@@ -4,7 +4,10 @@
  * Like the kernel's poke_int3_handler, it finds the site by binary search
  * (site_table_find_addr over the sorted, immutable address index) and
  * emulates the instruction the site is becoming: a CALL to the site's stub
- * (push the return address, jump) or a NOP (skip the 5 bytes); for a
+ * (push the return address, jump) or a NOP (skip the site: 5 bytes, or
+ * the 6 of a `call *__fentry__@GOTPCREL(%rip)` being normalized, whose
+ * last byte is still the old instruction's until the batch's tail write
+ * makes it a NOP1: skipping 5 would run half an instruction); for a
  * relocated site, the jmp to its detour, or the relocated instructions
  * (the detour past its call); for an XRay exit sled switched off, a
  * ret.  It writes
@@ -75,7 +78,10 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		gregs[REG_RSP] = (greg_t)sp;
 		gregs[REG_RIP] = (greg_t)site->stub;
 	} else {
-		gregs[REG_RIP] = (greg_t)(site->func.site_addr + 5);
+		/* load_len: the instruction the site held when discovered (5
+		 * or 6 bytes).  The end of the old instruction and of "NOP5;
+		 * NOP1" are the same byte, so this is right in every phase. */
+		gregs[REG_RIP] = (greg_t)(site->func.site_addr + (site->load_len > 5 ? site->load_len : 5));
 	}
 }
 
