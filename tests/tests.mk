@@ -237,6 +237,14 @@ $(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DE
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors
 
+# Event loops asleep in epoll_wait, sigsuspend, sigtimedwait, attached to.
+$(TEST_BUILD)/attach/eventloop: tests/attach/eventloop.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@
+$(TEST_BUILD)/test_attach_eventloop: tests/attach/test_attach_eventloop.sh $(TEST_BUILD)/attach/eventloop \
+		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_eventloop
+
 # Relocated sites: hand-written functions in an object built without
 # patchable entries (tests/relocate).
 $(TEST_BUILD)/relocate/libreloc.so: tests/relocate/reloc_funcs.S tests/relocate/reloc_ifunc.c

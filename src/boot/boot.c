@@ -49,6 +49,17 @@ static char lib_path[4096];
 static char session_name[ATTACH_NAME_MAX + 1];
 static volatile uint64_t *visit_stack;
 
+/* The boot thread's stack is ours, not one pthread_create maps: a new
+ * stack is an mmap and an mprotect for its guard page, TLB shootdowns
+ * across the process's CPUs that the borrowed thread waits for.  One boot
+ * runs at a time; the previous boot thread is joined, without waiting,
+ * before its stack is used again.  (bss: it costs memory only where a
+ * boot touched it.) */
+#define BOOT_STACK (512u << 10)
+static char boot_stack[BOOT_STACK] __attribute__((aligned(4096)));
+static pthread_t boot_thread;
+static int boot_thread_started;
+
 /* Tell needle record why nothing will connect: one line on its socket. */
 static void report(int err, const char *msg)
 {
@@ -118,24 +129,34 @@ BOOT_API int needle_boot(const char *request, void *stack)
 		return -EINVAL;
 	if (!atomic_compare_exchange_strong(&booting, &expected, 1))
 		return -EBUSY;
+	if (boot_thread_started) {
+		/* booting was cleared by the last boot thread just before it
+		 * returned: it may still be on boot_stack. */
+		if (pthread_tryjoin_np(boot_thread, NULL)) {
+			atomic_store(&booting, 0);
+			return -EBUSY;
+		}
+		boot_thread_started = 0;
+	}
 	visit_stack = stack;
 	memcpy(lib_path, request, (size_t)(nl - request));
 	lib_path[nl - request] = 0;
 	strcpy(session_name, nl + 1);
 
 	pthread_attr_t attr;
-	pthread_t thread;
 	sigset_t mask;
 	sigfillset(&mask);
 	sigdelset(&mask, SIGTRAP);
 	sigdelset(&mask, SIGRTMAX - 2);
 	int err = pthread_attr_init(&attr);
 	if (!err) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 		err = pthread_attr_setsigmask_np(&attr, &mask);
 		if (!err)
-			err = pthread_create(&thread, &attr, boot, NULL);
+			err = pthread_attr_setstack(&attr, boot_stack, sizeof(boot_stack));
+		if (!err)
+			err = pthread_create(&boot_thread, &attr, boot, NULL);
 		pthread_attr_destroy(&attr);
+		boot_thread_started = !err;
 	}
 	if (err)
 		atomic_store(&booting, 0);

@@ -24,6 +24,7 @@ struct inject_result {
 	uint64_t borrowed_ns;   /* how long the borrowed thread was held */
 	uint32_t tid;           /* the thread borrowed */
 	uint32_t passed_over;   /* threads stopped and let go: not at a safe point */
+	uint32_t rewound;       /* 1: the borrowed thread's system call, ended with EINTR by the stop, was made again */
 };
 
 /* Load req->lib_path into process pid and call req->entry(req->arg), on

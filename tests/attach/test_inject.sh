@@ -6,8 +6,8 @@
 . "$(dirname "$0")/../cli/lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 P="$BUILD/tests/attach/ticker"
-"$P" 300 >"$T/plain"
-"$P" 300 >"$T/out" &
+"$P" 1000 >"$T/plain"
+"$P" 1000 >"$T/out" &
 pid=$!
 sleep 0.2
 "$BUILD/tests/attach/inject_driver" "$pid" "$(readlink -f "$BUILD/libneedle.so")" >"$T/inj" 2>"$T/err"

@@ -198,11 +198,12 @@ static void wait_stopped(const pid_t *sent, size_t n)
 	}
 }
 
-/* A thread being created runs with every signal blocked for a moment:
- * look again for a few milliseconds before concluding it blocks ours. */
+/* A thread being created, or exiting, runs with every signal blocked for
+ * a moment: look again before concluding it blocks ours (100 ms: on two
+ * busy CPUs such a thread may wait that long for its time slice). */
 static int blocks_for_good(pid_t tid)
 {
-	for (int tries = 0; tries < 20; tries++) {
+	for (int tries = 0; tries < 200; tries++) {
 		if (task_blocks_signal(tid, stop_signal) != 1)
 			return 0;
 		struct timespec t = { 0, 500 * 1000 };
@@ -290,6 +291,11 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 
 static void stop_failed(void)
 {
+	/* Every signalled thread must be in the handler before the release:
+	 * one whose signal is still pending would enter after it, read the
+	 * new generation and wait for the next batch's release (the process
+	 * hung, seen with 1,000 threads when one blocked the stop signal). */
+	wait_stopped(sent_tids, sent_total);
 	thread_resume_all();
 	if (blocked_tid)
 		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)blocked_tid,
@@ -304,9 +310,10 @@ int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_li
 		return err;
 	for (size_t i = 0; i < tids->cnt && !err; i++)
 		stop_one(tids->tids[i], &err);
-	wait_stopped(sent_tids, sent_total);
 	if (err)
 		stop_failed();
+	else
+		wait_stopped(sent_tids, sent_total);
 	return err;
 }
 
