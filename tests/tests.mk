@@ -245,6 +245,14 @@ $(TEST_BUILD)/test_attach_eventloop: tests/attach/test_attach_eventloop.sh $(TES
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach_eventloop
 
+# Threads that block every signal, held with ptrace for each batch.
+$(TEST_BUILD)/attach/blocker: tests/attach/blocker.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/test_attach_blocker: tests/attach/test_attach_blocker.sh $(TEST_BUILD)/attach/blocker \
+		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_blocker
+
 # Relocated sites: hand-written functions in an object built without
 # patchable entries (tests/relocate).
 $(TEST_BUILD)/relocate/libreloc.so: tests/relocate/reloc_funcs.S tests/relocate/reloc_ifunc.c

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -40,9 +41,11 @@
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
 #include "common/attach_protocol.h"
+#include "common/shm_layout.h"
 #include "needle.h"
 
 static _Atomic int session_running;
@@ -167,6 +170,12 @@ static void *session(void *arg)
 	if ((fd = session_connect()) < 0)
 		goto out;
 	err = session_receive(fd, &cfg, part, &sites);
+	/* Start-up patches (gcc's NOPs normalized, relocated entries made)
+	 * before the recorder maps the buffer: threads that block every
+	 * signal are held through its header from now on (hold_client.c). */
+	struct shm_header *hold_hdr = MAP_FAILED;
+	if (!err && (hold_hdr = mmap(NULL, SHM_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cfg.buf_fd, 0)) != MAP_FAILED)
+		hold_client_attach(hold_hdr);
 	if (!err) {
 		if (sites)
 			agent_site_kinds(sites);
@@ -193,6 +202,10 @@ static void *session(void *arg)
 		/* needle record is gone: nobody to tell. */
 	}
 done:
+	if (hold_hdr != MAP_FAILED) {
+		hold_client_detach();
+		munmap(hold_hdr, SHM_HEADER_SIZE);
+	}
 	close(fd);
 out:
 	for (int i = 0; i < 5; i++)

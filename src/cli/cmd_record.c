@@ -39,6 +39,7 @@
 
 #include "cli/cli.h"
 #include "cli/record.h"
+#include "cli/record_hold.h"
 #include "common/tsc.h"
 
 volatile sig_atomic_t record_sigchld;
@@ -789,6 +790,10 @@ int cmd_record(int argc, char **argv)
 		goto abandon;
 	}
 
+	/* Threads that block every signal are held with ptrace for the
+	 * agent's patch batches (record_hold.c). */
+	static struct record_hold hold;
+	record_hold_start(&hold, r.shm, r.pid);
 	if (o.snapshot)
 		return snapshot_run(&r);
 	for (;;) {

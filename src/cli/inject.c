@@ -331,6 +331,11 @@ static int safe_syscall(long nr)
 	return syscall_kind(nr) != SYSCALL_UNSAFE;
 }
 
+int inject_syscall_redoable(long nr)
+{
+	return safe_syscall(nr);
+}
+
 struct candidate {
 	pid_t tid;
 	/* 0 asleep in a call the kernel restarts, 1 in futex (maybe a lock's

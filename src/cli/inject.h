@@ -32,6 +32,11 @@ struct inject_result {
  * thread runs on.  The work is done by a child process of the caller, so
  * that the caller being killed never leaves the thread half-way.  0, or
  * -errno with one line in err. */
+/* Is system call nr one that a ptrace stop may end with EINTR having done
+ * nothing, so that the thread can be put back on its syscall instruction
+ * and make it again (inject.c, "System calls a thread may be borrowed in")? */
+int inject_syscall_redoable(long nr);
+
 int inject_library(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err, size_t errlen);
 
 #endif

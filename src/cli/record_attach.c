@@ -48,6 +48,7 @@
 #include "cli/cli.h"
 #include "cli/inject.h"
 #include "cli/record.h"
+#include "cli/record_hold.h"
 #include "common/attach_protocol.h"
 #include "common/tsc.h"
 
@@ -431,6 +432,11 @@ int record_attach(struct recording *r, const char *agent)
 			  strerror(errno));
 		goto abandon;
 	}
+	/* Threads of the process that block every signal are held with
+	 * ptrace for the agent's patch batches (record_hold.c); without it,
+	 * the agent refuses to patch while such a thread exists. */
+	static struct record_hold hold;
+	record_hold_start(&hold, r->shm, pid);
 	r->meta_fd = record_meta_create();
 	if (r->meta_fd < 0 || (lfd = listen_session(name, sizeof(name))) < 0) {
 		cli_error("cannot set up the session with process %d: %s", (int)pid, strerror(errno));

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
-#define SHM_VERSION 3
+#define SHM_VERSION 4
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
@@ -156,6 +156,39 @@ enum agent_state {
 	AGENT_DETACHED = 4,
 };
 
+/* Threads held from outside.  A thread that blocks every signal (a
+ * runtime's helper thread: jemalloc's background thread, a libuv worker)
+ * can be stopped neither by the agent's stop signal nor kept from an
+ * int3; needle record can stop it with ptrace.  The agent asks, needle
+ * record's hold thread (src/cli/record_hold.c) answers:
+ *
+ *   agent: pid, cnt, tids[], then req += 1 (odd: hold them), futex wake
+ *   needle record: seizes and interrupts each, pcs[i] = its rip (0: not
+ *     held, gone), status, then done = req, futex wake
+ *   agent: may change pcs[] (a thread inside bytes about to change goes
+ *     where the same instructions run), then req += 1 (even: release)
+ *   needle record: sets each held thread's rip to pcs[i], makes a system
+ *     call that the stop ended with EINTR again, detaches, done = req
+ *
+ * req and done are release-stored after the fields they publish and
+ * acquire-loaded before those are read (each side's store pairs with the
+ * other side's load).  The futexes are shared (not FUTEX_PRIVATE): two
+ * processes.  served_by is the hold thread's tid while it runs, 0 when
+ * nobody answers (the agent then refuses, as without it).  A request the
+ * agent stopped waiting for is released by the next one: needle record
+ * always serves the newest req, so a hold it served late is let go. */
+#define SHM_HOLD_MAX 32
+struct shm_hold {
+	_Atomic uint32_t served_by;
+	_Atomic uint32_t req;
+	_Atomic uint32_t done;
+	int32_t status;         /* 0, or -errno of the first thread that could not be held */
+	int32_t pid;            /* the asking process */
+	uint32_t cnt;
+	int32_t tids[SHM_HOLD_MAX];
+	uint64_t pcs[SHM_HOLD_MAX];
+};
+
 struct shm_header {
 	uint64_t magic;
 	uint32_t version;
@@ -209,7 +242,10 @@ struct shm_header {
 	_Atomic uint32_t reader_waiting;
 	_Atomic uint32_t wake_word;
 	uint64_t pad2[6];
+
+	struct shm_hold hold;
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct shm_header) <= 4096, "the header fits SHM_HEADER_SIZE");
 
 /* Why a snapshot was taken (SEC_SNAPSHOT's reason). */
 enum snapshot_reason {

@@ -109,9 +109,9 @@ static void restart_interrupted_call(greg_t *gregs)
 	}
 }
 
-static void move_pc_out_of_site(greg_t *gregs)
+/* Where a thread stopped at pc continues, out of every site in fix_sites. */
+static uint64_t pc_outside_sites(uint64_t pc)
 {
-	uint64_t pc = (uint64_t)gregs[REG_RIP];
 	size_t lo = 0, hi = fix_cnt;
 
 	while (lo < hi) {
@@ -123,8 +123,12 @@ static void move_pc_out_of_site(greg_t *gregs)
 	}
 	/* fix_sites[lo - 1] is the last site starting below pc: inside its
 	 * covered bytes, the thread goes where the same instruction runs. */
-	if (lo)
-		gregs[REG_RIP] = (greg_t)site_pc_outside(fix_sites[lo - 1], pc);
+	return lo ? site_pc_outside(fix_sites[lo - 1], pc) : pc;
+}
+
+static void move_pc_out_of_site(greg_t *gregs)
+{
+	gregs[REG_RIP] = (greg_t)pc_outside_sites((uint64_t)gregs[REG_RIP]);
 }
 
 static void stop_handler(int sig, siginfo_t *info, void *ucv)
@@ -238,9 +242,54 @@ static size_t sent_total, sent_cap;
 static pid_t *round_tids;    /* one reading of /proc/self/task */
 static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after the resume */
 
+/* Threads that block the stop signal, to be held from outside (see
+ * thread_stop_set_holder): listed by stop_one, held by hold_listed once
+ * the signalled threads are stopped, released by thread_resume_all. */
+static const struct thread_hold_ops *holder;
+static int hold_tids[THREAD_HOLD_MAX];
+static uint64_t hold_pcs[THREAD_HOLD_MAX];
+static size_t hold_cnt;
+static int holding;
+
+void thread_stop_set_holder(const struct thread_hold_ops *ops)
+{
+	holder = ops;
+}
+
+static int hold_listed(pid_t tid)
+{
+	for (size_t i = 0; i < hold_cnt; i++)
+		if (hold_tids[i] == tid)
+			return 1;
+	return 0;
+}
+
+/* Hold the threads listed since the last call; their PCs are moved out
+ * of the sites at release.  0 or negative errno. */
+static int hold_pending(void)
+{
+	if (!hold_cnt || holding)
+		return 0;
+	int err = holder->hold(hold_tids, hold_cnt, hold_pcs);
+	if (err)
+		return err;
+	holding = 1;
+	for (size_t i = 0; i < hold_cnt; i++)
+		if (hold_pcs[i])
+			hold_pcs[i] = pc_outside_sites(hold_pcs[i]);
+	return 0;
+}
+
 /* Signal tid and count it in sent; 1 if it was signalled. */
 static int stop_one(pid_t tid, int *err)
 {
+	/* Held from outside at once, if it can be: no need to wait and see
+	 * whether it blocks the stop signal only for a moment. */
+	if (holder && !holding && task_blocks_signal(tid, stop_signal) == 1 && hold_cnt < THREAD_HOLD_MAX) {
+		if (!hold_listed(tid))
+			hold_tids[hold_cnt++] = tid;
+		return 0;
+	}
 	if (blocks_for_good(tid)) {
 		blocked_tid = tid;
 		*err = -EDEADLK;
@@ -283,6 +332,8 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	fix_cnt = cnt;
 	sent_total = 0;
 	blocked_tid = 0;
+	hold_cnt = 0;
+	holding = 0;
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
 	atomic_store(&stop_active, 1);
@@ -310,10 +361,12 @@ int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_li
 		return err;
 	for (size_t i = 0; i < tids->cnt && !err; i++)
 		stop_one(tids->tids[i], &err);
+	if (!err) {
+		wait_stopped(sent_tids, sent_total);
+		err = hold_pending();
+	}
 	if (err)
 		stop_failed();
-	else
-		wait_stopped(sent_tids, sent_total);
 	return err;
 }
 
@@ -336,7 +389,8 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 			break;
 		for (size_t i = 0; i < n && !err; i++) {
 			pid_t tid = round_tids[i];
-			if (contains(sent_tids, sent_total, tid) || (asleep && contains(asleep->tids, asleep->cnt, tid)))
+			if (contains(sent_tids, sent_total, tid) || hold_listed(tid) ||
+			    (asleep && contains(asleep->tids, asleep->cnt, tid)))
 				continue;
 			if (asleep && task_syscall(tid) >= 0 && task_blocks_signal(tid, SIGTRAP) == 0) {
 				if (asleep->cnt < sent_cap)
@@ -353,6 +407,8 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 		if (!fresh)
 			break;
 	}
+	if (!err)
+		err = hold_pending();
 	if (err)
 		stop_failed();
 	return err;
@@ -368,12 +424,21 @@ int thread_stop_woken(const struct task_list *asleep)
 			fresh += (size_t)stop_one(asleep->tids[i], &err);
 	if (fresh)
 		wait_stopped(sent_tids, sent_total);
+	if (!err && hold_cnt && !holding) {
+		/* A second hold would release the first: hold all again. */
+		err = hold_pending();
+	}
 	return err;
 }
 
 void thread_resume_all(void)
 {
 	uint32_t stopped = atomic_load(&stopped_cnt);
+
+	if (holding)
+		holder->release(hold_tids, hold_cnt, hold_pcs);
+	holding = 0;
+	hold_cnt = 0;
 
 	atomic_fetch_add(&release_generation, 1);
 	syscall(SYS_futex, &release_generation, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);

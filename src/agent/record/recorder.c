@@ -58,6 +58,7 @@
 #include "agent/record/control.h"
 #include "agent/record/args.h"
 #include "agent/record/overwrite.h"
+#include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
 #include "agent/record/trigger.h"
 #include "common/meta_protocol.h"
@@ -689,6 +690,7 @@ static int fail(int meta_fd, int err, const char *msg)
 		 * a grace period first, so that none still writes the ring. */
 		if (attach_tried)
 			needle_sync();
+		hold_client_detach();
 		munmap(shm, shm_mapped);
 		shm = NULL;
 		ring = NULL;
@@ -815,6 +817,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	shm = map;
 	shm_mapped = probe.total_size;
 	ring = shm_ring(shm);
+	hold_client_attach(shm);
 	use_tsc = tsc_usable();
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
 	if (overwrite_init(shm))
@@ -939,6 +942,7 @@ int recorder_stop(void)
 	 * grace period's end) are visible before the reader's acquire load
 	 * of the state tells it to salvage the chunks threads still own. */
 	atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
+	hold_client_detach();
 	munmap(shm, shm_mapped);
 	shm = NULL;
 	ring = NULL;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# test_attach_blocker - needle record -p on a process with threads that
+# block every signal (as jemalloc's background thread and libuv's workers
+# do): one spins through a traced function, one sleeps in futex and
+# epoll_wait timeouts.  The stop signal cannot reach them and an int3
+# would kill them, so needle record holds them with ptrace for each patch
+# batch (the C library's relocation, the filters, a live change through
+# --ctl).  Each attach records; the spinner's calls are traced; the
+# sleeper's calls return exactly what they would untraced (no EINTR); the
+# marks made while recorded are counted exactly.
+. "$(dirname "$0")/../cli/lib.sh"
+unset NEEDLE_SITES
+B="$BUILD/tests/attach/blocker"
+[ -x "$B" ] || { fail "$B is missing"; exit 1; }
+
+mkfifo "$T/in"
+"$B" <"$T/in" >"$T/out" 2>"$T/err" &
+pid=$!
+exec 9>"$T/in"
+wait_for grep -q '^ready' "$T/out"
+check "two threads block every signal" \
+	test "$(grep -c 'SigBlk:.*fffffffe7ffbfeff' /proc/"$pid"/task/*/status | awk -F: '{ n += $2 } END { print n }')" -ge 2
+marks=0
+expect="ready"
+mark() {
+	marks=$((marks + 1))
+	echo mark >&9
+	expect+=$'\n'"mark $marks"
+	wait_for grep -q "^mark $marks\$" "$T/out"
+}
+for round in 1 2 3 compiled; do
+	opt=()
+	[ "$round" = compiled ] && opt=(--sites=compiled)
+	"$NEEDLE" record -p "$pid" "${opt[@]}" -F blk_work -F blk_mark -o "$T/$round.data" --duration=60 \
+		2>"$T/$round.rec" &
+	rec=$!
+	wait_for grep -q "recording process" "$T/$round.rec"
+	mark
+	mark
+	kill -INT "$rec"
+	wait "$rec"
+	check_eq "attach $round: recorded and detached ($(tail -1 "$T/$round.rec"))" "$?" 0
+	check_eq "attach $round: the 2 marks made while recorded" "$(calls "$T/$round.data" blk_mark)" 2
+	n=$(calls "$T/$round.data" blk_work)
+	check "attach $round: the spinning thread's calls traced ($n)" test "$n" -gt 0 2>/dev/null
+	mark
+done
+
+# A live change of the filters: one more batch, with the threads running.
+"$NEEDLE" record -p "$pid" --ctl -F blk_mark -o "$T/ctl.data" --duration=60 2>"$T/ctl.rec" &
+rec=$!
+wait_for grep -q "recording process" "$T/ctl.rec"
+mark
+"$NEEDLE" ctl "$pid" filter blk_mark blk_work >"$T/ctl.out" 2>&1
+check_eq "ctl: the filter widened ($(head -c 200 "$T/ctl.out"))" "$?" 0
+mark
+kill -INT "$rec"
+wait "$rec"
+check_eq "ctl: recorded and detached ($(tail -1 "$T/ctl.rec"))" "$?" 0
+check_eq "ctl: both marks" "$(calls "$T/ctl.data" blk_mark)" 2
+n=$(calls "$T/ctl.data" blk_work)
+check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>/dev/null
+
+echo quit >&9
+exec 9>&-
+wait "$pid"
+check_eq "the program exits 0" "$?" 0
+check_eq "its output is exactly its own (no error seen by any thread)" "$(cat "$T/out")" "$expect"$'\n'"errors 0 busy 1"
+check_eq "nothing on its stderr" "$(cat "$T/err")" ""
