@@ -223,7 +223,7 @@ $(TEST_BUILD)/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 $(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS)
+$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS) $(TEST_BUILD)/test_unit_exe_class
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors
 

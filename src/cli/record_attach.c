@@ -43,9 +43,9 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#include <elf.h>
 
 #include "cli/cli.h"
+#include "cli/exe_class.h"
 #include "cli/inject.h"
 #include "cli/record.h"
 #include "common/attach_protocol.h"
@@ -178,14 +178,12 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 		return -1;
 	}
 	char exe[64];
-	Elf64_Ehdr eh;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		ssize_t n = read(fd, &eh, sizeof(eh));
+		int class = exe_class_check(fd);
 		close(fd);
-		if (n >= (ssize_t)EI_NIDENT && (eh.e_ident[EI_CLASS] != ELFCLASS64 || n < (ssize_t)sizeof(eh) ||
-						eh.e_machine != EM_X86_64)) {
+		if (class < 0) {
 			cli_error("process %d (%s) is not an x86-64 program (32-bit, or another architecture): needle "
 				  "traces x86-64 processes", (int)pid, comm);
 			return -1;
