@@ -22,7 +22,11 @@
  *    still be on threads' stacks (a call blocked for an hour), and they
  *    return through its trampoline.  A later attach reuses it.
  *  - The program's environment is never read for configuration nor
- *    changed. */
+ *    changed, and its standard streams are never written: libneedle's
+ *    messages go to needle record over the session socket (log.c).
+ *  - A session leaves no descriptor behind: the socket is closed when it
+ *    ends, the buffer and meta descriptors when the recording starts or
+ *    fails (recorder.c), and stray ones of a malformed hello at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -102,8 +106,18 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	while (n < 0 && errno == EINTR);
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+	    c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+		/* Whatever descriptors did come are the program's now: none
+		 * may stay open in it. */
+		for (; c; c = CMSG_NXTHDR(&msg, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+					int stray;
+					memcpy(&stray, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+					close(stray);
+				}
 		return -EPROTO;
+	}
 	int fds[2];
 	memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	cfg->buf_fd = fds[0];
@@ -166,6 +180,7 @@ static void *session(void *arg)
 	control_mark_agent_thread();
 	if ((fd = session_connect()) < 0)
 		goto out;
+	log_route_socket(fd); /* what start-up says, to needle record */
 	err = session_receive(fd, &cfg, part, &sites);
 	if (!err) {
 		if (sites)
@@ -173,9 +188,9 @@ static void *session(void *arg)
 		err = agent_start();
 	}
 	if (err) {
-		/* Through the buffer and the meta file when they came; a
-		 * broken hello closes the socket, which needle record reads as
-		 * a failed attach. */
+		/* Through the buffer and the meta file when they came (which
+		 * closes both); a broken hello closes the socket, which needle
+		 * record reads as a failed attach. */
 		if (cfg.buf_fd >= 0 && cfg.meta_fd >= 0)
 			recorder_report_failure_fds(cfg.buf_fd, cfg.meta_fd, err);
 		goto done;
@@ -193,8 +208,10 @@ static void *session(void *arg)
 		/* needle record is gone: nobody to tell. */
 	}
 done:
+	log_route_end();
 	close(fd);
 out:
+	log_route_end();
 	for (int i = 0; i < 5; i++)
 		free(part[i]);
 	atomic_store(&session_running, 0);
@@ -215,6 +232,9 @@ NEEDLE_API int needle_remote_attach(const char *name)
 	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
 		return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
+	/* From here on the program's stderr is its own: what the agent has
+	 * to say waits for the session's socket. */
+	log_route_hold();
 	/* The C library's pthread_create, not the interposer: nothing of the
 	 * agent may run before start-up, which the session thread does. */
 	create = interpose_resolve(IP_PTHREAD_CREATE);

@@ -144,8 +144,9 @@ TP=$!
 sleep 0.1
 "$NEEDLE" record -p "$TP" -o "$T/x.data" 2>"$T/x.rec"
 check_eq "exit: needle record -p ends with the process, status 0" "$?" 0
-check "exit: it says so" grep -q "process $TP exited" "$T/x.rec"
-check "exit: info says the process exited" sh -c "'$NEEDLE' info -i '$T/x.data' | grep -q '^end:           the process exited'"
+check "exit: it says so, with its status" grep -q "process $TP exited with status 0" "$T/x.rec"
+check "exit: info says the process exited with status 0" \
+	sh -c "'$NEEDLE' info -i '$T/x.data' | grep -q '^end:           the process exited with status 0\$'"
 "$P" 1500 exec >"$T/e.out" &
 TP=$!
 sleep 0.1
