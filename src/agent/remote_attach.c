@@ -34,7 +34,9 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -51,6 +53,23 @@
 
 static _Atomic int session_running;
 static char session_name[ATTACH_NAME_MAX + 1];
+static pid_t caller_tid; /* the thread that called needle_remote_attach */
+
+/* Until the thread that started this session has ended (at most 0.5 s).
+ * Its malloc arena (the C library gives each thread that mallocs while
+ * others hold theirs a new one, a 64 MiB reservation that is never
+ * given back) then goes back to the C library's free list, and this
+ * thread's first malloc takes it: attaching leaves one arena in the
+ * process, not one more per attach that overlapped two threads. */
+static void wait_caller_gone(void)
+{
+	for (int i = 0; i < 500 && caller_tid > 0; i++) {
+		if (syscall(SYS_tgkill, getpid(), caller_tid, 0) && errno == ESRCH)
+			return;
+		struct timespec t = { 0, 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+}
 
 static int session_connect(void)
 {
@@ -178,6 +197,7 @@ static void *session(void *arg)
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-attach");
 	control_mark_agent_thread();
+	wait_caller_gone();
 	if ((fd = session_connect()) < 0)
 		goto out;
 	log_route_socket(fd); /* what start-up says, to needle record */
@@ -232,6 +252,7 @@ NEEDLE_API int needle_remote_attach(const char *name)
 	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
 		return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
+	caller_tid = gettid();
 	/* From here on the program's stderr is its own: what the agent has
 	 * to say waits for the session's socket. */
 	log_route_hold();
