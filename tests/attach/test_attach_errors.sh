@@ -80,14 +80,14 @@ else
 fi
 for kind in "${kinds[@]}"; do
 	name=${kind%%:*}
-	"$A/ticker_$name" 300 >"$T/t.out" &
+	"$A/ticker_$name" 1000 >"$T/t.out" &
 	tp=$!
 	sleep 0.05
 	refused "ticker_$name" "$tp" "${kind#*:}" --sites=compiled
 	check "ticker_$name: still running, untouched" kill -0 "$tp"
 	wait "$tp"
 	check_eq "ticker_$name: exits 0" "$?" 0
-	check_eq "ticker_$name: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 300
+	check_eq "ticker_$name: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 1000
 done
 
 # The same program built without patchable entries, by default: its own
@@ -154,7 +154,7 @@ check "another user's process: refused, says whose ($(cat "$T/u.err"))" grep -q 
 check "another user's process: still running" kill -0 "$tp"
 wait "$tp"
 scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)
-setpriv --reuid=65534 --regid=65534 --clear-groups "$A/ticker" 500 >/dev/null &
+setpriv --reuid=65534 --regid=65534 --clear-groups "$A/ticker" 1500 >/dev/null &
 tp=$!
 sleep 0.05
 setpriv --reuid=65534 --regid=65534 --clear-groups "$NEEDLE" record -p "$tp" -o /tmp/needle-nobody.data \
