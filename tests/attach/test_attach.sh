@@ -122,8 +122,8 @@ check_eq "1,000 threads: no failed check" "$(tail -1 "$T/idle.out")" "errors 0"
 # --- Every site form; the program's output is that of a run left alone.
 for form in "" _fentry _nop_mcount _clang _cet; do
 	P="$BUILD/tests/attach/ticker$form"
-	"$P" 400 >"$T/plain$form"
-	"$P" 400 >"$T/out$form" &
+	"$P" 1200 >"$T/plain$form"
+	"$P" 1200 >"$T/out$form" &
 	TP=$!
 	sleep 0.1
 	"$NEEDLE" record -p "$TP" -F tick_work -o "$T/f$form.data" --duration=0.3 2>"$T/f$form.rec"
