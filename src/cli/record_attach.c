@@ -676,9 +676,10 @@ int record_attach(struct recording *r, const char *agent)
 	r->attach.detach_realtime_ns = realtime_ns();
 	/* Snapshot mode: the agent writes no more (detached, or the process
 	 * is gone), so the last snapshot is whole. */
-	int werr = o->snapshot ? snapshot_service_end(&ss, r, end == ATTACH_END_DETACHED ? TRACE_SNAPSHOT_DETACHED
-											  : TRACE_SNAPSHOT_END)
-			       : record_finish(r);
+	uint32_t reason = end == ATTACH_END_DETACHED                      ? TRACE_SNAPSHOT_DETACHED
+			  : end == ATTACH_END_ENDED && WIFSIGNALED(status) ? TRACE_SNAPSHOT_CRASH
+									   : TRACE_SNAPSHOT_END;
+	int werr = o->snapshot ? snapshot_service_end(&ss, r, reason) : record_finish(r);
 	if (end == ATTACH_END_ENDED && WIFSIGNALED(status))
 		fprintf(stderr, "needle: process %d was killed by signal %d (%s)%s\n", (int)pid, WTERMSIG(status),
 			strsignal(WTERMSIG(status)), WCOREDUMP(status) ? ", core dumped" : "");
