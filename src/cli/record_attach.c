@@ -14,12 +14,15 @@
  *     buffer and meta descriptors (common/attach_protocol.h).  From there
  *     the agent works as in a program needle record started: it reports
  *     through the buffer header and the meta file, and events are drained
- *     the same way.
+ *     the same way.  What libneedle has to say comes over the socket
+ *     (ATTACH_MESSAGE) and is printed here: the target's own streams are
+ *     never written.
  *  4. Ctrl-C, SIGTERM, SIGHUP or --duration: needle record asks the agent
  *     to detach, drains while it unpatches, and salvages the chunks
  *     threads still owned.  If needle record dies instead, the agent sees
  *     its socket close and detaches by itself; if the target exits or
- *     execs, the socket or the pidfd says so.
+ *     execs, the socket or the pidfd says so, and how it ended (its wait
+ *     status) is read from /proc or the pidfd, never assumed.
  *
  * Invariants: the target's state is never changed before it is known to
  * be attachable; nothing but the one borrowed thread is ever stopped; the
