@@ -233,9 +233,15 @@ $(TEST_BUILD)/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 $(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS)
+$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS) $(TEST_BUILD)/test_unit_exe_class
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors
+# What needle record -p leaves in a process, and how it tells its end.
+$(TEST_BUILD)/attach/leftover_target: tests/attach/leftover_target.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/test_attach_leftovers: tests/attach/test_attach_leftovers.sh $(TEST_BUILD)/attach/leftover_target $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_leftovers
 
 # Event loops asleep in epoll_wait, sigsuspend, sigtimedwait, attached to.
 $(TEST_BUILD)/attach/eventloop: tests/attach/eventloop.c

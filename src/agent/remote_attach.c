@@ -22,7 +22,11 @@
  *    still be on threads' stacks (a call blocked for an hour), and they
  *    return through its trampoline.  A later attach reuses it.
  *  - The program's environment is never read for configuration nor
- *    changed. */
+ *    changed, and its standard streams are never written: libneedle's
+ *    messages go to needle record over the session socket (log.c).
+ *  - A session leaves no descriptor behind: the socket is closed when it
+ *    ends, the buffer and meta descriptors when the recording starts or
+ *    fails (recorder.c), and stray ones of a malformed hello at once. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,8 +34,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -50,6 +56,23 @@
 
 static _Atomic int session_running;
 static char session_name[ATTACH_NAME_MAX + 1];
+static pid_t caller_tid; /* the thread that called needle_remote_attach */
+
+/* Until the thread that started this session has ended (at most 0.5 s).
+ * Its malloc arena (the C library gives each thread that mallocs while
+ * others hold theirs a new one, a 64 MiB reservation that is never
+ * given back) then goes back to the C library's free list, and this
+ * thread's first malloc takes it: attaching leaves one arena in the
+ * process, not one more per attach that overlapped two threads. */
+static void wait_caller_gone(void)
+{
+	for (int i = 0; i < 500 && caller_tid > 0; i++) {
+		if (syscall(SYS_tgkill, getpid(), caller_tid, 0) && errno == ESRCH)
+			return;
+		struct timespec t = { 0, 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+}
 
 static int session_connect(void)
 {
@@ -105,8 +128,18 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	while (n < 0 && errno == EINTR);
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-	    c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+	    c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
+		/* Whatever descriptors did come are the program's now: none
+		 * may stay open in it. */
+		for (; c; c = CMSG_NXTHDR(&msg, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+					int stray;
+					memcpy(&stray, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+					close(stray);
+				}
 		return -EPROTO;
+	}
 	int fds[2];
 	memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	cfg->buf_fd = fds[0];
@@ -167,8 +200,10 @@ static void *session(void *arg)
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-attach");
 	control_mark_agent_thread();
+	wait_caller_gone();
 	if ((fd = session_connect()) < 0)
 		goto out;
+	log_route_socket(fd); /* what start-up says, to needle record */
 	err = session_receive(fd, &cfg, part, &sites);
 	/* Start-up patches (gcc's NOPs normalized, relocated entries made)
 	 * before the recorder maps the buffer: threads that block every
@@ -182,9 +217,9 @@ static void *session(void *arg)
 		err = agent_start();
 	}
 	if (err) {
-		/* Through the buffer and the meta file when they came; a
-		 * broken hello closes the socket, which needle record reads as
-		 * a failed attach. */
+		/* Through the buffer and the meta file when they came (which
+		 * closes both); a broken hello closes the socket, which needle
+		 * record reads as a failed attach. */
 		if (cfg.buf_fd >= 0 && cfg.meta_fd >= 0)
 			recorder_report_failure_fds(cfg.buf_fd, cfg.meta_fd, err);
 		goto done;
@@ -206,8 +241,10 @@ done:
 		hold_client_detach();
 		munmap(hold_hdr, SHM_HEADER_SIZE);
 	}
+	log_route_end();
 	close(fd);
 out:
+	log_route_end();
 	for (int i = 0; i < 5; i++)
 		free(part[i]);
 	atomic_store(&session_running, 0);
@@ -228,6 +265,10 @@ NEEDLE_API int needle_remote_attach(const char *name)
 	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
 		return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
+	caller_tid = gettid();
+	/* From here on the program's stderr is its own: what the agent has
+	 * to say waits for the session's socket. */
+	log_route_hold();
 	/* The C library's pthread_create, not the interposer: nothing of the
 	 * agent may run before start-up, which the session thread does. */
 	create = interpose_resolve(IP_PTHREAD_CREATE);

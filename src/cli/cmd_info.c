@@ -72,14 +72,22 @@ static void print_time(uint64_t realtime_ns)
 static void print_attach(const struct trace *t)
 {
 	const struct sec_attach *a = &t->attach;
-	static const char *const ends[] = { "", "detached; the process ran on", "the process exited",
-					    "the session ended in the process (exec, or killed)" };
+	static const char *const ends[] = { "", "detached; the process ran on",
+					    "the process ended (how is not known: this kernel does not tell)",
+					    "the session ended in the process (exec, or closed needle's socket)" };
 	printf("attached:      to the running process at ");
 	print_time(a->attach_realtime_ns);
 	printf(", until ");
 	print_time(a->detach_realtime_ns);
-	printf(" (%.3f s)\nend:           %s\n", (double)(a->detach_realtime_ns - a->attach_realtime_ns) / 1e9,
-	       ends[a->end <= ATTACH_END_LOST ? a->end : 0]);
+	printf(" (%.3f s)\n", (double)(a->detach_realtime_ns - a->attach_realtime_ns) / 1e9);
+	int st = t->process.wait_status;
+	if (a->end == ATTACH_END_ENDED && WIFSIGNALED(st))
+		printf("end:           the process was killed by signal %d (%s)%s\n", WTERMSIG(st),
+		       strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+	else if (a->end == ATTACH_END_ENDED)
+		printf("end:           the process exited with status %d\n", WEXITSTATUS(st));
+	else
+		printf("end:           %s\n", ends[a->end <= ATTACH_END_LOST ? a->end : 0]);
 	printf("held:          thread %u borrowed to load libneedle; longest hold of a thread %.3f ms\n"
 	       "               (libneedle stays loaded and idle in the process; a later -p reuses it)\n",
 	       a->borrowed_tid, (double)a->max_hold_ns / 1e6);

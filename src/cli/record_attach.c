@@ -14,12 +14,15 @@
  *     buffer and meta descriptors (common/attach_protocol.h).  From there
  *     the agent works as in a program needle record started: it reports
  *     through the buffer header and the meta file, and events are drained
- *     the same way.
+ *     the same way.  What libneedle has to say comes over the socket
+ *     (ATTACH_MESSAGE) and is printed here: the target's own streams are
+ *     never written.
  *  4. Ctrl-C, SIGTERM, SIGHUP or --duration: needle record asks the agent
  *     to detach, drains while it unpatches, and salvages the chunks
  *     threads still owned.  If needle record dies instead, the agent sees
  *     its socket close and detaches by itself; if the target exits or
- *     execs, the socket or the pidfd says so.
+ *     execs, the socket or the pidfd says so, and how it ended (its wait
+ *     status) is read from /proc or the pidfd, never assumed.
  *
  * Invariants: the target's state is never changed before it is known to
  * be attachable; nothing but the one borrowed thread is ever stopped; the
@@ -36,16 +39,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <elf.h>
 
 #include "cli/cli.h"
+#include "cli/exe_class.h"
 #include "cli/inject.h"
 #include "cli/record.h"
 #include "cli/record_hold.h"
@@ -179,14 +184,12 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 		return -1;
 	}
 	char exe[64];
-	Elf64_Ehdr eh;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		ssize_t n = read(fd, &eh, sizeof(eh));
+		int class = exe_class_check(fd);
 		close(fd);
-		if (n >= (ssize_t)EI_NIDENT && (eh.e_ident[EI_CLASS] != ELFCLASS64 || n < (ssize_t)sizeof(eh) ||
-						eh.e_machine != EM_X86_64)) {
+		if (class < 0) {
 			cli_error("process %d (%s) is not an x86-64 program (32-bit, or another architecture): needle "
 				  "traces x86-64 processes", (int)pid, comm);
 			return -1;
@@ -354,6 +357,105 @@ static int boot_error(int sock, pid_t pid, const char *comm)
 	return 1;
 }
 
+/* What the agent sent, read without waiting: its messages (ATTACH_MESSAGE)
+ * are printed here, on needle record's stderr, since the process's own
+ * streams are never written (information only with NEEDLE_DEBUG set, as
+ * libneedle shows it in a program needle record started).  1 once it
+ * said it detached, -1 when the session ended (end of file, an error, or
+ * a line of libneedle-boot.so, left unread for boot_error), else 0. */
+static int session_read(int sock)
+{
+	static char buf[ATTACH_MESSAGE_MAX + 3];
+
+	for (;;) {
+		ssize_t n = recv(sock, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+		if (n == 0 || (buf[0] != ATTACH_DETACHED && buf[0] != ATTACH_MESSAGE))
+			return -1;
+		if (buf[0] == ATTACH_DETACHED) {
+			if (recv(sock, buf, 1, 0) != 1)
+				return -1;
+			return 1;
+		}
+		char *end = memchr(buf, 0, (size_t)n);
+		if (!end)
+			return (size_t)n == sizeof(buf) ? -1 : 0; /* the rest is on its way */
+		size_t len = (size_t)(end - buf) + 1;
+		if (recv(sock, buf, len, 0) != (ssize_t)len)
+			return -1;
+		const char *debug = getenv("NEEDLE_DEBUG");
+		if (buf[1] == '0' || (debug && *debug))
+			fprintf(stderr, "needle: %s%s", buf + 2, len > 3 && end[-1] == '\n' ? "" : "\n");
+	}
+}
+
+/* Whether the process has ended (a zombie counts: kill(2) alone would
+ * still find it). */
+static int process_gone(pid_t pid, int pidfd)
+{
+	struct pollfd p = { pidfd, POLLIN, 0 };
+	if (pidfd >= 0)
+		return poll(&p, 1, 0) > 0;
+	return kill(pid, 0) != 0;
+}
+
+/* PIDFD_GET_INFO (linux/pidfd.h, Linux 6.15), spelled here for older
+ * headers: the first version of its structure, which holds exit_code. */
+struct needle_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+#define NEEDLE_PIDFD_GET_INFO _IOWR(0xFF, 11, struct needle_pidfd_info)
+#define NEEDLE_PIDFD_INFO_EXIT (1ull << 3)
+
+/* How a process that is not needle record's child ended, as a wait
+ * status: /proc/PID/stat's exit_code (field 52) while it is a zombie, or,
+ * once its parent reaped it, its pidfd's exit information.  Both are
+ * tried for up to a second (the parent may reap it between the two
+ * looks).  1 when known. */
+static int process_end_status(pid_t pid, int pidfd, int *status)
+{
+	uint64_t end = monotonic_ns() + 1000000000ull;
+
+	do {
+		char *stat = proc_file(pid, "stat", NULL);
+		char *close_paren = stat ? strrchr(stat, ')') : NULL;
+		if (close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X')) {
+			/* Field 3 (the state) follows ") "; exit_code is field 52. */
+			char *f = close_paren + 2;
+			for (int i = 3; i < 52 && f; i++) {
+				f = strchr(f, ' ');
+				if (f)
+					f++;
+			}
+			if (f && *f) {
+				*status = atoi(f);
+				free(stat);
+				return 1;
+			}
+		}
+		free(stat);
+		struct needle_pidfd_info info;
+		memset(&info, 0, sizeof(info));
+		info.mask = NEEDLE_PIDFD_INFO_EXIT;
+		int got = pidfd >= 0 ? ioctl(pidfd, NEEDLE_PIDFD_GET_INFO, &info) : -1;
+		if (!got && (info.mask & NEEDLE_PIDFD_INFO_EXIT)) {
+			*status = info.exit_code;
+			return 1;
+		}
+		if (!stat && (pidfd < 0 || (got < 0 && errno == ENOTTY)))
+			break; /* reaped, and a kernel without exit information */
+		struct timespec t = { 0, 5 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	} while (monotonic_ns() < end);
+	return 0;
+}
+
 static volatile sig_atomic_t stop_asked;
 
 static void on_stop(int sig)
@@ -371,10 +473,11 @@ static enum why_end check_end(int pidfd, int sock, uint64_t deadline)
 	struct pollfd p[2] = { { sock, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
 	int n = poll(p, pidfd >= 0 ? 2 : 1, 0);
 
+	int session = n > 0 && p[0].revents ? session_read(sock) : 0;
 	if (n > 0 && p[1].revents)
 		return END_EXITED;
-	if (n > 0 && p[0].revents)
-		return END_SESSION; /* nothing is sent by the agent but the end */
+	if (session)
+		return END_SESSION; /* the agent sends nothing else but messages */
 	if (stop_asked)
 		return END_ASKED;
 	if (deadline && monotonic_ns() >= deadline)
@@ -395,10 +498,10 @@ static int detach(struct recording *r, int sock)
 		struct pollfd p = { sock, POLLIN, 0 };
 		if (r->out.begun)
 			record_drain(r, 0);
-		if (poll(&p, 1, 1) > 0) {
-			ssize_t n = recv(sock, &c, 1, 0);
+		int s = poll(&p, 1, 1) > 0 ? session_read(sock) : 0;
+		if (s) {
 			r->attach.detach_ns = monotonic_ns() - t0;
-			return n == 1 && c == ATTACH_DETACHED ? 1 : 0;
+			return s > 0;
 		}
 	}
 	return -1;
@@ -520,6 +623,7 @@ int record_attach(struct recording *r, const char *agent)
 		nanosleep(&t, NULL);
 	}
 	if (state != AGENT_RECORDING) {
+		session_read(sock); /* what it said on the way */
 		char agent_err[512];
 		uint64_t sites;
 		record_read_result(r, &sites, agent_err, sizeof(agent_err));
@@ -561,23 +665,38 @@ int record_attach(struct recording *r, const char *agent)
 		if (d < 0)
 			cli_error("warning: process %d did not confirm that it detached within 30 s", (int)pid);
 		else if (d == 0)
-			end = kill(pid, 0) ? ATTACH_END_EXITED : ATTACH_END_LOST;
-	} else if (end == ATTACH_END_LOST && !kill(pid, 0)) {
+			end = process_gone(pid, pidfd) ? ATTACH_END_EXITED : ATTACH_END_LOST;
+	} else if (end == ATTACH_END_LOST && !process_gone(pid, pidfd)) {
 		/* The session's end may only race the process's exit. */
 		struct timespec t = { 0, 50 * 1000 * 1000 };
 		nanosleep(&t, NULL);
-		if (kill(pid, 0))
+		if (process_gone(pid, pidfd))
 			end = ATTACH_END_EXITED;
+	} else if (end == ATTACH_END_LOST) {
+		end = ATTACH_END_EXITED;
+	}
+	session_read(sock); /* what it said last */
+	int status = 0;
+	if (end == ATTACH_END_EXITED && process_end_status(pid, pidfd, &status)) {
+		end = ATTACH_END_ENDED;
+		r->status = status; /* SEC_PROCESS's wait status */
 	}
 	r->attach.end = end;
 	r->attach.detach_realtime_ns = realtime_ns();
 	/* Snapshot mode: the agent writes no more (detached, or the process
 	 * is gone), so the last snapshot is whole. */
-	int werr = o->snapshot ? snapshot_service_end(&ss, r, end == ATTACH_END_DETACHED ? TRACE_SNAPSHOT_DETACHED
-											  : TRACE_SNAPSHOT_END)
-			       : record_finish(r);
-	if (end == ATTACH_END_EXITED)
-		fprintf(stderr, "needle: process %d exited\n", (int)pid);
+	uint32_t reason = end == ATTACH_END_DETACHED                      ? TRACE_SNAPSHOT_DETACHED
+			  : end == ATTACH_END_ENDED && WIFSIGNALED(status) ? TRACE_SNAPSHOT_CRASH
+									   : TRACE_SNAPSHOT_END;
+	int werr = o->snapshot ? snapshot_service_end(&ss, r, reason) : record_finish(r);
+	if (end == ATTACH_END_ENDED && WIFSIGNALED(status))
+		fprintf(stderr, "needle: process %d was killed by signal %d (%s)%s\n", (int)pid, WTERMSIG(status),
+			strsignal(WTERMSIG(status)), WCOREDUMP(status) ? ", core dumped" : "");
+	else if (end == ATTACH_END_ENDED)
+		fprintf(stderr, "needle: process %d exited with status %d\n", (int)pid, WEXITSTATUS(status));
+	else if (end == ATTACH_END_EXITED)
+		fprintf(stderr, "needle: process %d ended; how is not known (this kernel tells it only to "
+			"its parent)\n", (int)pid);
 	else if (end == ATTACH_END_LOST)
 		cli_error("process %d ended the recording itself (it exec'd, or closed needle's socket)", (int)pid);
 	else

@@ -14,6 +14,12 @@
  *   needle -> agent   ATTACH_DETACH: stop recording
  *   agent  -> needle  ATTACH_DETACHED: every site is back to its NOP and
  *                     the buffer is unmapped
+ *   agent  -> needle  at any time before that: ATTACH_MESSAGE, a level
+ *                     byte ('0' warning, '1' information), the text (at
+ *                     most ATTACH_MESSAGE_MAX bytes, as libneedle would
+ *                     have printed it after "needle: ") and a NUL: what
+ *                     the agent has to say, for needle record to print
+ *                     (the process's own stderr is never written)
  *
  * Before that, libneedle-boot.so (src/boot/boot.c) may connect instead, to
  * send one line ATTACH_ERROR_WRITE when libneedle could not be loaded or
@@ -64,5 +70,7 @@ struct attach_hello {
 
 #define ATTACH_DETACH 'D'
 #define ATTACH_DETACHED 'd'
+#define ATTACH_MESSAGE 'm'
+#define ATTACH_MESSAGE_MAX 1000
 
 #endif

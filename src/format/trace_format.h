@@ -54,11 +54,17 @@ enum attach_end {
 	ATTACH_END_DETACHED = 1, /* needle record detached; the process ran on */
 	ATTACH_END_EXITED = 2,   /* the process exited */
 	ATTACH_END_LOST = 3,     /* the agent's session ended on its own (exec, or killed) */
+	/* The process ended and needle record learnt how: SEC_PROCESS's
+	 * wait status says it (an exit status, or the signal that killed
+	 * it).  ATTACH_END_EXITED is then a process whose end was seen but
+	 * not how (a kernel that does not tell it to a process that is not
+	 * the parent): its wait status is 0 and means nothing. */
+	ATTACH_END_ENDED = 4,
 };
 
 /* Written instead of a wait status when needle record attached to a
  * running process: SEC_PROCESS then holds its pid and command line, and a
- * wait status of 0; the clock's first sample (raw0, ns0) is taken when
+ * wait status of 0 (but with ATTACH_END_ENDED, see above); the clock's first sample (raw0, ns0) is taken when
  * needle record -p began, so the first event's time says how long
  * attaching took. */
 struct sec_attach {

@@ -122,8 +122,8 @@ check_eq "1,000 threads: no failed check" "$(tail -1 "$T/idle.out")" "errors 0"
 # --- Every site form; the program's output is that of a run left alone.
 for form in "" _fentry _nop_mcount _clang _cet; do
 	P="$BUILD/tests/attach/ticker$form"
-	"$P" 400 >"$T/plain$form"
-	"$P" 400 >"$T/out$form" &
+	"$P" 1200 >"$T/plain$form"
+	"$P" 1200 >"$T/out$form" &
 	TP=$!
 	sleep 0.1
 	"$NEEDLE" record -p "$TP" -F tick_work -o "$T/f$form.data" --duration=0.3 2>"$T/f$form.rec"
@@ -144,8 +144,9 @@ TP=$!
 sleep 0.1
 "$NEEDLE" record -p "$TP" -o "$T/x.data" 2>"$T/x.rec"
 check_eq "exit: needle record -p ends with the process, status 0" "$?" 0
-check "exit: it says so" grep -q "process $TP exited" "$T/x.rec"
-check "exit: info says the process exited" sh -c "'$NEEDLE' info -i '$T/x.data' | grep -q '^end:           the process exited'"
+check "exit: it says so, with its status" grep -q "process $TP exited with status 0" "$T/x.rec"
+check "exit: info says the process exited with status 0" \
+	sh -c "'$NEEDLE' info -i '$T/x.data' | grep -q '^end:           the process exited with status 0\$'"
 "$P" 1500 exec >"$T/e.out" &
 TP=$!
 sleep 0.1

@@ -671,6 +671,9 @@ static int user_error(int err)
 	return err == -ENOEXEC || err == -ENOENT;
 }
 
+/* Says why in the meta file and the buffer header, and closes meta_fd:
+ * a process left running keeps no descriptor of a recording that did not
+ * start. */
 static int fail(int meta_fd, int err, const char *msg)
 {
 	char line[512];
@@ -678,8 +681,10 @@ static int fail(int meta_fd, int err, const char *msg)
 	if (env_mode)
 		restore_environment(); /* the program runs on, and its children too */
 	snprintf(line, sizeof(line), META_ERROR_WRITE, -err, msg);
-	if (meta_fd >= 0)
+	if (meta_fd >= 0) {
 		meta_write(meta_fd, line);
+		close(meta_fd);
+	}
 	if (shm) {
 		shm->agent_error = err;
 		atomic_store(&shm->agent_state, user_error(err) ? AGENT_FAILED : AGENT_UNTRACED);
@@ -713,7 +718,6 @@ void recorder_report_failure_fds(int buf_fd, int meta_fd, int err)
 	close(buf_fd);
 	fail(meta_fd, err, err == -ENOMEM ? "libneedle could not start: out of memory"
 					  : "libneedle could not start in this process");
-	close(meta_fd);
 }
 
 /* NEEDLE_ARGS_FD: the lines of -A / -R / --auto-args, in a file (more

@@ -1,10 +1,19 @@
 /* thread_state.c - the pool of per-thread states (see thread_state.h).
  *
- * The whole pool is reserved up front with MAP_NORESERVE: an array of
- * states and, beside it, one shadow stack per state.  Nothing is committed
- * until touched, so a thread's first traced call takes a state with one
- * atomic operation and no system call, no lock and no allocation: the
- * kernel backs the pages it touches.  States are never unmapped, so the
+ * The pool is a list of segments, each one MAP_NORESERVE mapping that
+ * holds a run of states, their consumer storage blocks and one shadow
+ * stack per state.  Segment 0 (16 states) is mapped at start-up; the
+ * next ones, 16, 32, ... up to 1024 states each, when the first thread
+ * whose index falls in them needs a state.  So the address space a
+ * process keeps is about that of the threads it ran at once (4 MiB for up
+ * to 16 threads with 256 KiB shadow stacks), not that of the largest
+ * pool it might ever need: a program under `ulimit -v` keeps its limit,
+ * and a core dump its size.  Taking a state is one atomic operation and
+ * no system call, lock or allocation, but for the first thread of a new
+ * segment, which maps it (one mmap per 1024 threads at most).  Nothing is
+ * committed until touched: the kernel backs the pages a thread touches.
+ * Segments are never unmapped, and a state never moves (its thread keeps
+ * a pointer to it in TLS, its RCU word is read by grace periods), so the
  * RCU writer can walk every state that ever existed without racing a
  * free.  Returned states go on a Treiber stack whose head packs a 32-bit
  * tag with the index, which defeats ABA without a double-width CAS; reuse
@@ -23,9 +32,14 @@
  * does not match runs untraced and is counted once (shared_tls).
  *
  * Invariants: states_used never exceeds max_states as seen by a reader
- * (it is advanced by CAS, not by an add that could overshoot); a state
- * is on the free list or owned by exactly one thread; a thread refused a
- * state is refused once (its TLS says so), not at every call. */
+ * (it is advanced by CAS, not by an add that could overshoot); a state is
+ * handed out only after its segment's pointer was published (a locked
+ * CAS, before the new owner's first RCU word store), so a walker that
+ * finds a segment unpublished skips no reader; a state is on the free
+ * list or owned by exactly one thread; a thread refused a state is
+ * refused once (its TLS says so), not at every call; an index whose
+ * segment could not be mapped is never handed out (its thread is refused
+ * and counted). */
 #include <errno.h>
 #include <sched.h>
 #include <pthread.h>
@@ -41,13 +55,29 @@
 #include "agent/thread/thread_state.h"
 
 #define MAX_STATES_DEFAULT (1u << 20) /* concurrent traced threads */
+#define MAX_STATES_LIMIT (1u << 22)   /* NEEDLE_MAX_THREADS beyond this is cut */
 #define SHADOW_DEFAULT (256 * 1024)
 #define SHADOW_KEEP (16 * 1024)       /* resident shadow kept across reuse */
 
 __thread struct thread_state *needle_thread __attribute__((tls_model("initial-exec")));
 
-static struct thread_state *states;
-static uint8_t *shadows;
+/* Segments: 0 holds indices [0, 16); k in 1..6 holds [2^(k+3), 2^(k+4));
+ * from 7 on, 1024 each.  Doubling first keeps a process of a few threads
+ * to a few MiB; the cap keeps the last segment of a big one from
+ * reserving twice what it uses. */
+#define SEG_FIRST_SHIFT 4
+#define SEG_MAX_SHIFT 10
+#define SEG_DOUBLING (SEG_MAX_SHIFT - SEG_FIRST_SHIFT + 1) /* segments 0..6 */
+#define SEG_COUNT (SEG_DOUBLING + (MAX_STATES_LIMIT >> SEG_MAX_SHIFT))
+
+struct segment {
+	struct thread_state *states;
+	uint8_t *datas;   /* DATA_SKEW, then a storage block per state */
+	uint8_t *shadows; /* a shadow stack per state */
+};
+
+static _Atomic(struct segment *) segments[SEG_COUNT];
+static int pool_ready;
 static uint32_t max_states;
 static _Atomic uint32_t states_used; /* never-used states start here */
 static _Atomic uint64_t free_head;   /* (tag << 32) | (index + 1); 0 = empty */
@@ -55,7 +85,6 @@ static _Atomic uint64_t threads_refused;
 static pthread_key_t exit_key;
 static size_t shadow_bytes = SHADOW_DEFAULT;
 
-static uint8_t *datas;
 /* The state array, the shadow stacks and the storage blocks all start on
  * page boundaries, so a state's RCU word, the bottom of its shadow stack
  * and its storage block would share their low 12 address bits: a load of
@@ -64,6 +93,87 @@ static uint8_t *datas;
  * same for the shadow frame read back at an exit (about 20 ns per call
  * with an exit handler).  Both are shifted off the page boundary. */
 #define DATA_SKEW 1344
+
+static inline uint32_t seg_of(uint32_t idx)
+{
+	if (idx < (1u << SEG_FIRST_SHIFT))
+		return 0;
+	if (idx < (1u << SEG_MAX_SHIFT))
+		return (uint32_t)(31 - __builtin_clz(idx)) - (SEG_FIRST_SHIFT - 1);
+	return SEG_DOUBLING - 1 + (idx >> SEG_MAX_SHIFT);
+}
+
+static inline uint32_t seg_base(uint32_t seg)
+{
+	if (seg < SEG_DOUBLING)
+		return seg ? 1u << (seg + SEG_FIRST_SHIFT - 1) : 0;
+	return (seg - (SEG_DOUBLING - 1)) << SEG_MAX_SHIFT;
+}
+
+/* States in seg: its share of the doubling, cut at max_states. */
+static inline uint32_t seg_states(uint32_t seg)
+{
+	uint32_t n = seg < SEG_DOUBLING ? (seg ? 1u << (seg + SEG_FIRST_SHIFT - 1) : 1u << SEG_FIRST_SHIFT)
+					: 1u << SEG_MAX_SHIFT;
+	uint32_t base = seg_base(seg);
+	if (base >= max_states)
+		return 0;
+	return n > max_states - base ? max_states - base : n;
+}
+
+static inline size_t page_up(size_t n)
+{
+	return (n + 4095) & ~(size_t)4095;
+}
+
+static size_t seg_bytes(uint32_t n, size_t *states_len, size_t *datas_len)
+{
+	*states_len = page_up((size_t)n * sizeof(struct thread_state) + sizeof(struct segment));
+	*datas_len = page_up(DATA_SKEW + (size_t)n * THREAD_DATA_BYTES);
+	return *states_len + *datas_len + (size_t)n * shadow_bytes;
+}
+
+/* Segment seg, mapped and published if it was not.  The one system call
+ * a state can cost past the first traced call's gettid: the first thread
+ * whose index falls in a segment pays for one mmap, once per up to 1024
+ * threads.  Lock-free: threads that race here each map one, the first to
+ * publish wins and the others unmap theirs.  NULL when the kernel refuses
+ * the mapping (an address-space limit). */
+static struct segment *seg_get(uint32_t seg)
+{
+	struct segment *sg = atomic_load_explicit(&segments[seg], memory_order_acquire);
+	size_t states_len, datas_len, len;
+
+	if (__builtin_expect(sg != NULL, 1))
+		return sg;
+	uint32_t n = seg_states(seg);
+	len = seg_bytes(n, &states_len, &datas_len);
+	uint8_t *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* The descriptor lives after the states, which start on the page
+	 * boundary (DATA_SKEW is measured from there). */
+	struct segment *mine = (struct segment *)(p + (size_t)n * sizeof(struct thread_state));
+	mine->states = (struct thread_state *)p;
+	mine->datas = p + states_len;
+	mine->shadows = p + states_len + datas_len;
+	/* Release: the descriptor's fields before the pointer, for the
+	 * acquire loads of walkers and of state_at. */
+	if (atomic_compare_exchange_strong_explicit(&segments[seg], &sg, mine, memory_order_acq_rel,
+						    memory_order_acquire))
+		return mine;
+	munmap(p, len);
+	return sg;
+}
+
+/* The state of an index already handed out (its segment is published). */
+static inline struct thread_state *state_at(uint32_t idx)
+{
+	uint32_t seg = seg_of(idx);
+	struct segment *sg = atomic_load_explicit(&segments[seg], memory_order_acquire);
+	return &sg->states[idx - seg_base(seg)];
+}
+
 static struct thread_callbacks callbacks[THREAD_CALLBACKS_MAX];
 static int callback_cnt;
 
@@ -219,7 +329,7 @@ static struct thread_state *free_pop(void)
 		uint32_t idx = head & 0xffffffffu;
 		if (!idx)
 			return NULL;
-		ts = &states[idx - 1];
+		ts = state_at(idx - 1);
 		/* ts->next_free may be stale if another thread popped ts meanwhile;
 		 * the tag makes that CAS fail. */
 		next = ((head >> 32) + 1) << 32 | (ts->next_free & 0xffffffffu);
@@ -270,7 +380,7 @@ struct thread_state *thread_state_acquire(void)
 {
 	struct thread_state *ts;
 
-	if (needle_thread || !states)
+	if (needle_thread || !pool_ready)
 		return NULL;
 	if (thread_state_forked())
 		thread_state_after_fork();
@@ -292,15 +402,24 @@ struct thread_state *thread_state_acquire(void)
 			needle_thread = THREAD_STATE_REFUSED;
 			return NULL;
 		}
-		ts = &states[idx];
+		uint32_t seg = seg_of((uint32_t)idx);
+		struct segment *sg = seg_get(seg);
+		if (!sg) {
+			/* The index stays unused: nothing else may take it. */
+			count_into(&threads_refused, &mirror_refused);
+			needle_thread = THREAD_STATE_REFUSED;
+			return NULL;
+		}
+		uint32_t off = (uint32_t)idx - seg_base(seg);
+		ts = &sg->states[off];
 		ts->index = (uint32_t)idx;
 		/* The bottom of the shadow stack 2 KiB away from the state's
 		 * RCU word in address bits 0-11 (see DATA_SKEW): the exit path
 		 * stores the word and then loads the frame. */
 		size_t skew = (((uintptr_t)ts & 4095) + 2048) & 4095;
-		ts->shadow = shadows + (size_t)idx * shadow_bytes + skew;
+		ts->shadow = sg->shadows + (size_t)off * shadow_bytes + skew;
 		ts->shadow_cap = shadow_bytes - skew;
-		ts->data = datas + DATA_SKEW + (size_t)idx * THREAD_DATA_BYTES;
+		ts->data = sg->datas + DATA_SKEW + (size_t)off * THREAD_DATA_BYTES;
 	}
 	ts->tid = tid;
 	ts->stack_window = window_of((uint64_t)(uintptr_t)__builtin_frame_address(0));
@@ -318,10 +437,14 @@ void thread_state_after_fork(void)
 
 	/* Only the forking thread survives: every other state is orphaned.
 	 * Clear their RCU words so that grace periods do not wait on them. */
-	uint32_t n = atomic_load(&states_used);
-	for (uint32_t i = 0; i < n; i++)
-		if (&states[i] != self)
-			atomic_store(&states[i].rcu_word, 0);
+	for (uint32_t seg = 0; seg < SEG_COUNT; seg++) {
+		struct segment *sg = atomic_load_explicit(&segments[seg], memory_order_acquire);
+		if (!sg)
+			continue;
+		for (uint32_t i = 0, n = seg_states(seg); i < n; i++)
+			if (&sg->states[i] != self)
+				atomic_store(&sg->states[i].rcu_word, 0);
+	}
 	if (thread_state_valid(self)) {
 		self->tid = (uint32_t)gettid();
 		for (int i = 0; i < callback_cnt; i++)
@@ -356,12 +479,6 @@ static void fork_word_init(void)
 	thread_state_fork_word = page;
 }
 
-static void *reserve(size_t bytes)
-{
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int thread_state_init(void)
 {
 	const char *env = getenv("NEEDLE_SHADOW_BYTES");
@@ -369,22 +486,14 @@ int thread_state_init(void)
 		shadow_bytes = ((size_t)atoi(env) + 4095) & ~(size_t)4095;
 	env = getenv("NEEDLE_MAX_THREADS");
 	max_states = env && atoi(env) > 0 ? (uint32_t)atoi(env) : MAX_STATES_DEFAULT;
-	/* An address-space limit (ulimit -v) may refuse the reservation:
-	 * settle for fewer threads. */
-	for (; max_states >= 64; max_states /= 2) {
-		states = reserve((size_t)max_states * sizeof(*states));
-		shadows = states ? reserve((size_t)max_states * shadow_bytes) : NULL;
-		datas = shadows ? reserve((size_t)max_states * THREAD_DATA_BYTES + DATA_SKEW) : NULL;
-		if (datas)
-			break;
-		if (shadows)
-			munmap(shadows, (size_t)max_states * shadow_bytes);
-		if (states)
-			munmap(states, (size_t)max_states * sizeof(*states));
-		states = NULL;
-	}
-	if (!states)
+	if (max_states > MAX_STATES_LIMIT)
+		max_states = MAX_STATES_LIMIT;
+	/* The first segment now: a process whose address space cannot hold
+	 * even that runs untraced from the start, with the reason, rather
+	 * than refusing its threads one by one. */
+	if (!seg_get(0))
 		return -ENOMEM;
+	pool_ready = 1;
 	if (pthread_key_create(&exit_key, thread_exit))
 		return -EAGAIN;
 	fork_word_init();
@@ -394,9 +503,20 @@ int thread_state_init(void)
 
 void thread_state_for_each(void (*fn)(struct thread_state *ts, void *arg), void *arg)
 {
+	/* Acquire: a state's index is taken before its segment is
+	 * published, so indices below n whose segment is not published yet
+	 * belong to no thread and are skipped. */
 	uint32_t n = atomic_load(&states_used);
-	for (uint32_t i = 0; i < n; i++)
-		fn(&states[i], arg);
+	for (uint32_t seg = 0; seg < SEG_COUNT && seg_base(seg) < n; seg++) {
+		struct segment *sg = atomic_load_explicit(&segments[seg], memory_order_acquire);
+		if (!sg)
+			continue;
+		uint32_t cnt = seg_states(seg);
+		if (cnt > n - seg_base(seg))
+			cnt = n - seg_base(seg);
+		for (uint32_t i = 0; i < cnt; i++)
+			fn(&sg->states[i], arg);
+	}
 }
 
 uint64_t thread_state_refused(void)
