@@ -104,6 +104,16 @@ int main(void)
 			atomic_store(&unblock, 1);
 			pthread_join(blocker, NULL);
 			printf("unblocked\n");
+		} else if (!strcmp(line, "mainblock") || !strcmp(line, "mainunblock")) {
+			/* The first thread: needle record holds other threads
+			 * that block every signal with ptrace, never this one. */
+			sigset_t set;
+			sigemptyset(&set);
+			sigaddset(&set, SIGTRAP);
+			for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+				sigaddset(&set, s);
+			pthread_sigmask(line[4] == 'b' ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+			printf("%s\n", line[4] == 'b' ? "blocking" : "unblocked");
 		} else if (!strcmp(line, "segv")) {
 			*(volatile int *)0 = 1;
 		} else if (!strncmp(line, "exit ", 5)) {

@@ -271,8 +271,11 @@ static int hold_pending(void)
 	if (!hold_cnt || holding)
 		return 0;
 	int err = holder->hold(hold_tids, hold_cnt, hold_pcs);
-	if (err)
-		return err;
+	if (err) {
+		/* Said as for a thread nobody could hold. */
+		blocked_tid = hold_tids[0];
+		return -EDEADLK;
+	}
 	holding = 1;
 	for (size_t i = 0; i < hold_cnt; i++)
 		if (hold_pcs[i])
