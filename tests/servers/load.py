@@ -11,9 +11,8 @@
       one connection; waits for GO_FILE to exist (if given), sends exactly N
       requests of the protocol's counted kind, checks each reply, prints
       "ok N failed N".
-  load.py pgpid PORT PIDFILE GO_FILE N
-      PostgreSQL: one connection, writes its backend's PID to PIDFILE, waits
-      for GO_FILE, sends N simple queries "SELECT <i>" and checks each row.
+      Once connected (and prepared) it writes GO_FILE.ready, which for pg
+      holds the PID of the connection's backend.
 
 PROTO is redis, memcached, http or pg.  Only 127.0.0.1 is ever connected to.
 """
@@ -150,11 +149,13 @@ class MemcachedConn:
         if d[:-2] != val or end != b"END":
             raise Failed("get returned %r ... %r" % (d[:40], end))
 
+    def prepare(self):
+        # Before counting: the key the counted gets read.
+        self.one()
+        self.cval = ("%d:%d;" % (self.i, self.i * 7)).encode() * 4
+
     def counted(self, i):
-        # One request, one reply: a get of a key that was set when counting began.
-        if i == 0:
-            self.one()
-            self.cval = ("%d:%d;" % (self.i, self.i * 7)).encode() * 4
+        # One request, one reply: a get of the key set by prepare().
         self.get(self.cval)
 
 
@@ -253,6 +254,10 @@ class PgConn:
         if rows != [[str(self.i * 3)]]:
             raise Failed("SELECT answered %r" % rows)
 
+    def prepare(self):
+        # The backend serving this connection: the process to attach to.
+        return self.query("SELECT pg_backend_pid()")[0][0]
+
     def counted(self, i):
         rows = self.query("SELECT %d" % i)
         if rows != [[str(i)]]:
@@ -275,6 +280,7 @@ def run(proto, port, conns, max_s, out):
     lock = threading.Lock()
     stats = {}  # phase -> [ok, failed, latencies]
     errors = []
+    up = [0]
 
     def worker(cid):
         c = None
@@ -287,6 +293,12 @@ def run(proto, port, conns, max_s, out):
                 c.one()
                 dt = (time.perf_counter() - t0) * 1e3
                 ok = True
+                if not getattr(c, "up", False):
+                    c.up = True
+                    with lock:
+                        up[0] += 1
+                        if up[0] == conns:
+                            open(out + ".up", "w").close()
             except (Failed, OSError, ValueError) as e:
                 ok = False
                 with lock:
@@ -342,6 +354,11 @@ def wait_go(go):
 
 def count(proto, port, n, go=None):
     c = PROTOS[proto](port, 0)
+    said = getattr(c, "prepare", lambda: None)()
+    if go:
+        with open(go + ".tmp", "w") as f:
+            f.write("%s\n" % (said or ""))
+        os.rename(go + ".tmp", go + ".ready")
     wait_go(go)
     ok = failed = 0
     for i in range(n):
@@ -356,31 +373,11 @@ def count(proto, port, n, go=None):
     print("ok %d failed %d" % (ok, failed))
 
 
-def pgpid(port, pidfile, go, n):
-    c = PgConn(port)
-    pid = c.query("SELECT pg_backend_pid()")[0][0]
-    with open(pidfile + ".tmp", "w") as f:
-        f.write(pid + "\n")
-    os.rename(pidfile + ".tmp", pidfile)
-    wait_go(go)
-    ok = failed = 0
-    for i in range(n):
-        try:
-            c.counted(i)
-            ok += 1
-        except (Failed, OSError) as e:
-            print("error: %s" % e, file=sys.stderr)
-            break
-    print("ok %d failed %d" % (ok, n - ok))
-
-
 if __name__ == "__main__":
     a = sys.argv[1:]
     if a and a[0] == "run" and len(a) == 6:
         run(a[1], int(a[2]), int(a[3]), float(a[4]), a[5])
     elif a and a[0] == "count" and len(a) in (4, 5):
         count(a[1], int(a[2]), int(a[3]), a[4] if len(a) == 5 else None)
-    elif a and a[0] == "pgpid" and len(a) == 5:
-        pgpid(int(a[1]), a[2], a[3], int(a[4]))
     else:
         sys.exit(__doc__)
