@@ -284,7 +284,11 @@ record_checks() {
 	t0=$(cat "$T/$name.t0")
 	tr=$(awk '/needle: recording process/ {print $1; exit}' "$T/$name.err")
 	ready_ms=$([ -n "$tr" ] && awk -v a="$t0" -v b="$tr" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
-	echo "attach $SRV $name pid $pid rc $rc ready_ms ${ready_ms:--} hold_ms $(info_val "$name" hold_ms | head -1) first_ms $(info_val "$name" first_ms) detach_ms $(info_val "$name" detach_ms) events $(info_val "$name" events) msg ${msg:--}" >>"$METRICS"
+	local hold first det ev
+	hold=$(info_val "$name" hold_ms | head -1) first=$(info_val "$name" first_ms)
+	det=$(info_val "$name" detach_ms) ev=$(info_val "$name" events)
+	echo "attach $SRV $name pid $pid rc $rc ready_ms ${ready_ms:--} hold_ms ${hold:--} first_ms ${first:--}" \
+		"detach_ms ${det:--} events ${ev:--} msg ${msg:--}" >>"$METRICS"
 }
 # attach NAME PID ARGS...: one timed attach (--duration=$ATTACH_S) and its checks.
 attach() {
