@@ -76,11 +76,13 @@ socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close()' "$
 # ---- the target's state: what detaching must leave as it was ----
 # fd_state PID: each descriptor and what it points to (readlink only:
 # nothing is opened in the target).
+# FD_IGNORE: a regex of descriptors a request opens and closes (nginx's
+# file being served), left out.
 fd_state() {
 	local f
 	for f in /proc/"$1"/fd/*; do
 		printf '%s %s\n' "${f##*/}" "$(readlink "$f" 2>/dev/null)"
-	done | sort -n
+	done | grep -vE "${FD_IGNORE:-^\$}" | sort -n
 }
 vm_kb() { awk '/^VmSize:/ {print $2}' /proc/"$1"/status; }
 # mapped_files PID: the files mapped in PID, one per line.

@@ -205,7 +205,7 @@ class PgConn:
         self.r = Reader(self.s)
         user = os.environ.get("NEEDLE_PG_USER", "postgres").encode()
         db = os.environ.get("NEEDLE_PG_DB", "postgres").encode()
-        body = struct.pack("!I", 196608) + b"user\0" + user + b"\0database\0" + db + b"\0\0"
+        body = struct.pack("!I", 196608) + b"user\0" + user + b"\0database\0" + db + b"\0application_name\0needle-load\0\0"
         self.s.sendall(struct.pack("!I", len(body) + 4) + body)
         self.wait_ready()
 

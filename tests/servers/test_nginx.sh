@@ -19,6 +19,7 @@ mkdir -p "$P/html" "$P/logs"
 # A body the load checks byte for byte.
 python3 -c 'import sys; sys.stdout.write("".join("line %d of the page\n" % i for i in range(200)))' >"$P/html/index.html"
 export NEEDLE_HTTP_BODY="$P/html/index.html"
+FD_IGNORE=" $P/html/index.html\$" # open only while a request is served
 cat >"$P/nginx.conf" <<EOF
 user root;
 worker_processes 1;

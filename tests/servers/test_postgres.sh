@@ -3,8 +3,8 @@
 # as the postgres user into a temporary directory, trust authentication,
 # a unix socket in that directory and 127.0.0.1 on a free port), under
 # pgbench's select-only load plus a closed-loop client whose every answer
-# is checked, recorded with needle record -p: a pgbench backend in every
-# scenario, the postmaster once.  Each connection is served by a backend
+# is checked, recorded with needle record -p: the checked client's backend in
+# every scenario, the postmaster once.  Each connection is served by a backend
 # process, single-threaded, asleep in epoll_wait between queries.
 # postgres exports its functions (for extensions): pg_parse_query runs
 # once per simple query.
@@ -36,15 +36,20 @@ PGB=("$PGBIN/pgbench" -h 127.0.0.1 -p "$port" -U postgres)
 "${PGB[@]}" -i -s 1 -q postgres >"$T/pgbench-init.log" 2>&1
 check "$SRV: pgbench -i" test $? = 0
 
-# pgbench: 2 clients, select-only, bounded; its report counts failures.
-"${PGB[@]}" -n -S -c 2 -j 1 -T 60 postgres >"$T/pgbench.out" 2>"$T/pgbench.err" &
+# pgbench: 2 clients, select-only, a bounded number of transactions (it
+# may end before the attaches do: it is load beside the checked client);
+# its report counts failures.
+"${PGB[@]}" -n -S -c 2 -j 1 -t 40000 postgres >"$T/pgbench.out" 2>"$T/pgbench.err" &
 pgbench=$!
 srv_track "$pgbench"
 load_start pg "$port" 1
 psql() { "$PGBIN/psql" -h 127.0.0.1 -p "$port" -U postgres -Atq postgres "$@"; }
-wait_for test -n "$(psql -c "select pid from pg_stat_activity where application_name = 'pgbench'")"
-backend=$(psql -c "select pid from pg_stat_activity where application_name = 'pgbench' order by pid limit 1")
-echo "      postmaster $postmaster, pgbench backend $backend"
+# Attached to: the backend of the checked client's connection, which
+# lasts as long as the load.
+q="select pid from pg_stat_activity where application_name = 'needle-load'"
+wait_for test -n "$(psql -c "$q")"
+backend=$(psql -c "$q" | head -1)
+echo "      postmaster $postmaster, backend of the load's connection $backend"
 output_save "$PGT/log" log.before
 state_save before "$backend"
 eintr_start "$postmaster" "$backend"
@@ -56,7 +61,6 @@ sleep 0.5
 eintr_stop
 state_check before first "$backend"
 load_stop
-kill -INT "$pgbench" 2>/dev/null # if still running: its 60 s are a bound, not a goal
 wait "$pgbench"
 failed=$(awk '/number of failed transactions/ {print $5}' "$T/pgbench.out")
 check_eq "$SRV: pgbench's failed transactions" "${failed:-none}" 0
