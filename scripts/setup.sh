@@ -17,11 +17,15 @@
 #               (a process traced by someone else, refused too), lua5.4
 #               (Debian's interpreter as shipped, traced with relocated sites),
 #               libc6-dbg (the C library's DWARF: --auto-args on its functions)
+#   servers:    redis-server, redis-tools, nginx, memcached, postgresql
+#               (PostgreSQL 15 and pgbench): Debian's servers as shipped,
+#               recorded under load by tests/servers and bench/bench_servers.sh
+#               on ports of their own (the packaged services are not used)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
-	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg)
+	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg redis-server redis-tools nginx memcached postgresql)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -326,3 +326,12 @@ $(TEST_BUILD)/cli/cxx_prog_noruntime: tests/args/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O2 -g -fno-exceptions -Wall -Wextra -Werror -Wl,--as-needed $< -o $@
 TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2 \
 	$(TEST_BUILD)/cli/cxx_prog_noruntime
+
+# Debian's own servers, as packaged (tests/servers: redis-server, nginx,
+# memcached, PostgreSQL 15), under load, recorded with needle record -p.
+# Kept out of TESTS for now: `make test-servers` runs them alone.
+SERVER_TESTS := tests/servers/test_redis.sh tests/servers/test_nginx.sh \
+	tests/servers/test_memcached.sh tests/servers/test_postgres.sh
+.PHONY: test-servers
+test-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	NEEDLE_BUILD=$(abspath $(BUILD)) tests/servers/run.sh $(SERVER_TESTS)
