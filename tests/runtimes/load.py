@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""load.py PORT SECONDS MAXREQ [CONNS]: a closed-loop HTTP load on
-127.0.0.1:PORT.  CONNS threads each send GET /N on a keep-alive connection
-and check that the reply is exactly "ok N"; the run stops after SECONDS or
-MAXREQ requests in all, whichever comes first.  Prints "requests R failed F"
-and the first failures; exit 0 only if F is 0 and R > 0."""
+"""load.py PORT SECONDS MAXREQ [CONNS [STOPFILE]]: a closed-loop HTTP load
+on 127.0.0.1:PORT.  CONNS threads (default 4) each send GET /N on a
+keep-alive connection and check that the reply is exactly "ok N\n"; the
+run stops after SECONDS, after MAXREQ requests in all, or once STOPFILE
+exists, whichever comes first.  Prints "requests R failed F" and the first
+failures; exit 0 only if F is 0 and R > 0."""
 import http.client
+import os
 import sys
 import threading
 import time
 
 port, seconds, maxreq = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 conns = int(sys.argv[4]) if len(sys.argv) > 4 else 4
+stopfile = sys.argv[5] if len(sys.argv) > 5 else None
 lock = threading.Lock()
 state = {"sent": 0, "failed": 0, "errors": []}
 deadline = time.monotonic() + seconds
@@ -19,6 +22,8 @@ deadline = time.monotonic() + seconds
 def take():
     with lock:
         if state["sent"] >= maxreq or time.monotonic() >= deadline:
+            return None
+        if stopfile and state["sent"] % 16 == 0 and os.path.exists(stopfile):
             return None
         state["sent"] += 1
         return state["sent"]
