@@ -16,12 +16,15 @@
 #               (a 32-bit program that needle record -p must refuse), strace
 #               (a process traced by someone else, refused too), lua5.4
 #               (Debian's interpreter as shipped, traced with relocated sites),
-#               libc6-dbg (the C library's DWARF: --auto-args on its functions)
+#               libc6-dbg (the C library's DWARF: --auto-args on its functions),
+#               openjdk-17-jdk-headless and nodejs (java, javac and node:
+#               tests/runtimes records HotSpot and V8, and attaches to their
+#               HTTP servers under load)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
-	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg)
+	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -47,9 +47,15 @@ else
 	check "node: the trace holds traced calls ($n)" test "$n" -gt 1000
 	"$NEEDLE" info -i "$T/node1.data" >"$T/node.info"
 	# Every symbol mksnapshot names Builtins_* lies in the blob: all are refused.
-	want=$(nm "$(command -v node)" 2>/dev/null | grep -c ' Builtins_')
+	# (A node without symbols, Debian's stripped libnode, has no names to
+	# find them by: said, and the other checks still tell.)
+	want=$(nm "$(readlink -f "$(command -v node)")" 2>/dev/null | grep -c ' Builtins_')
 	got=$(grep "^  $(readlink -f "$(command -v node)"):" "$T/node.info" | grep -o 'V8 embedded builtin [0-9]*' | grep -o '[0-9]*$')
-	check_eq "node: every V8 embedded builtin refused, as many as node's Builtins_ symbols" "${got:-none}" "$want"
+	if [ "$want" -gt 0 ]; then
+		check_eq "node: every V8 embedded builtin refused, as many as node's Builtins_ symbols" "${got:-none}" "$want"
+	else
+		echo "note: $(command -v node) has no Builtins_ symbols: its V8 builtins cannot be told apart"
+	fi
 	check "node: info counts functions recorded entry-only (called from generated code)" \
 		grep -q '^entry only:    [1-9][0-9]* functions' "$T/node.info"
 	check "node: replay reads the trace" sh -c "'$NEEDLE' replay -i '$T/node1.data' >/dev/null"
