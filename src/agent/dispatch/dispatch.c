@@ -156,7 +156,8 @@ static inline void dispatch_one(struct thread_state *ts, struct site *site, stru
  * not hooked; its entry handlers see NEEDLE_ENTRY_NO_EXIT.  Calls from
  * the callee's own object, the most common, cost two compares here
  * (its first code span, outside its foreign range); the others a binary
- * search over the loaded objects' spans, about five steps. */
+ * search over the loaded objects' spans, about five steps (and the
+ * loader's lookup when that misses). */
 static inline int return_hookable(const struct site *site, uint64_t ra)
 {
 	const struct module *m = site->module;
@@ -164,7 +165,7 @@ static inline int return_hookable(const struct site *site, uint64_t ra)
 	if (__builtin_expect(m != NULL, 1) && ra >= m->exec[0].lo && ra < m->exec[0].hi &&
 	    (ra < m->foreign_lo || ra >= m->foreign_hi))
 		return 1;
-	return code_map_holds(ra);
+	return code_map_hookable(ra);
 }
 
 /* Stack a thread's first traced call needs below it to take a state

@@ -2,6 +2,7 @@
  * Built from dl_iterate_phdr, whose callback only copies spans (it runs
  * under the loader's lock), then sorted, cut by the modules' foreign
  * ranges and published. */
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <stddef.h>
@@ -15,6 +16,10 @@
 #define PAGE 4096ull
 
 _Atomic(const struct code_map *) code_map_current;
+
+/* The loader's lookup, where the C library has it (2.35 on); looked up at
+ * the first rebuild, never inside a handler. */
+static int (*_Atomic find_object)(void *, struct dl_find_object *);
 
 /* Replaced maps waiting for a grace period.  Beyond RETIRED_MAX one is
  * left allocated rather than freed early. */
@@ -93,13 +98,15 @@ int code_map_rebuild(void)
 	}
 	if (l.cnt)
 		qsort(l.v, l.cnt, sizeof(l.v[0]), range_cmp);
-	/* Each foreign range splits at most one span in two. */
-	struct code_map *map = malloc(sizeof(*map) + (l.cnt + foreign + 1) * sizeof(map->v[0]));
+	/* Each foreign range splits at most one span in two, and is
+	 * listed after the spans. */
+	struct code_map *map = malloc(sizeof(*map) + (l.cnt + 2 * foreign + 1) * sizeof(map->v[0]));
 	if (!map) {
 		free(l.v);
 		return -ENOMEM;
 	}
 	map->cnt = 0;
+	map->foreign_cnt = 0;
 	for (size_t i = 0; i < l.cnt; i++) {
 		/* Overlapping spans (an object mapped twice) merge. */
 		if (map->cnt && l.v[i].lo <= map->v[map->cnt - 1].hi) {
@@ -132,6 +139,11 @@ int code_map_rebuild(void)
 			break;
 		}
 	}
+	for (struct module *m = module_list(); m; m = m->next)
+		if (m->foreign_lo < m->foreign_hi)
+			map->v[map->cnt + map->foreign_cnt++] = (struct code_range){ m->foreign_lo, m->foreign_hi };
+	if (!find_object)
+		find_object = (int (*)(void *, struct dl_find_object *))dlsym(RTLD_DEFAULT, "_dl_find_object");
 	built_adds = l.adds;
 	built_subs = l.subs;
 	built_foreign = foreign;
@@ -146,4 +158,22 @@ void code_map_reclaim(void)
 	for (int i = 0; i < retired_cnt; i++)
 		free((void *)retired[i]);
 	retired_cnt = 0;
+}
+
+/* A miss of the map: a foreign range (never hookable), code generated at
+ * run time, or an object loaded since the map was built.  Paid by calls
+ * whose return leads outside their callee's object and the map. */
+int code_map_hookable(uint64_t addr)
+{
+	const struct code_map *m = atomic_load_explicit(&code_map_current, memory_order_acquire);
+	if (!m)
+		return 0;
+	for (size_t i = 0; i < m->foreign_cnt; i++)
+		if (addr >= m->v[m->cnt + i].lo && addr < m->v[m->cnt + i].hi)
+			return 0;
+	if (code_map_holds(addr))
+		return 1;
+	int (*find)(void *, struct dl_find_object *) = atomic_load_explicit(&find_object, memory_order_relaxed);
+	struct dl_find_object r;
+	return find && !find((void *)(uintptr_t)addr, &r);
 }

@@ -18,7 +18,8 @@
  * object dl_iterate_phdr reports, libneedle, the loader and the vDSO
  * included, minus the foreign ranges of known modules.  An object loaded
  * since the last rebuild is absent: returns into it are not hooked until
- * the next refresh, which is the safe side. */
+ * the next refresh, unless the loader's lookup finds it
+ * (code_map_hookable). */
 #ifndef NEEDLE_CODE_MAP_H
 #define NEEDLE_CODE_MAP_H
 
@@ -27,10 +28,11 @@
 #include <stdint.h>
 
 struct code_map {
-	size_t cnt;
+	size_t cnt;         /* spans of code, v[0..cnt): sorted, disjoint */
+	size_t foreign_cnt; /* foreign ranges, v[cnt..cnt + foreign_cnt) */
 	struct code_range {
 		uint64_t lo, hi;
-	} v[]; /* sorted, disjoint */
+	} v[];
 };
 
 extern _Atomic(const struct code_map *) code_map_current;
@@ -43,9 +45,16 @@ int code_map_rebuild(void);
  * control mutex, right after a grace period. */
 void code_map_reclaim(void);
 
-/* Is addr in an object's code (and in no foreign range)?  Binary search;
- * no lock, no store.  Without a map (before the first discovery) no
- * address is. */
+/* Is addr in an object's code, and in no foreign range?  From the map
+ * (binary search), and for an address it does not hold, the loader's own
+ * lock-free lookup (_dl_find_object, glibc 2.35 on; async-signal-safe),
+ * which knows the objects loaded since the last rebuild too, those that
+ * were never discovered (loaded by a dlopen the interposer passed on)
+ * included.  No lock, no store. */
+int code_map_hookable(uint64_t addr);
+
+/* The map alone.  Without a map (before the first discovery) no address
+ * is held. */
 static inline int code_map_holds(uint64_t addr)
 {
 	const struct code_map *m = atomic_load_explicit(&code_map_current, memory_order_acquire);
