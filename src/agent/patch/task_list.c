@@ -3,7 +3,6 @@
 #include <sys/syscall.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,42 +124,6 @@ long task_syscall_pc(pid_t tid, uint64_t *pc)
 		strtoull(p, &p, 16);
 	*pc = strtoull(p, &p, 16);
 	return nr;
-}
-
-int task_parked_in_futex(pid_t tid)
-{
-	char path[64], buf[512];
-	unsigned long long arg[6];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
-		return 0;
-	buf[n] = 0;
-	char *p = buf;
-	if (strtol(p, &p, 10) != SYS_futex)
-		return 0;
-	for (int i = 0; i < 6; i++)
-		arg[i] = strtoull(p, &p, 16);
-	unsigned op = (unsigned)arg[1];
-	if (!(op & FUTEX_PRIVATE_FLAG) || ((op & FUTEX_CMD_MASK) != FUTEX_WAIT && (op & FUTEX_CMD_MASK) != FUTEX_WAIT_BITSET) ||
-	    arg[3])
-		return 0;
-	/* Asleep, not woken and waiting for a CPU: "S" after the name. */
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] == 'S';
 }
 
 long task_syscall(pid_t tid)

@@ -29,11 +29,6 @@ long task_syscall(pid_t tid);
 /* The same, and the user PC it will return to (just past its syscall
  * instruction) in *pc when it is asleep in one. */
 long task_syscall_pc(pid_t tid, uint64_t *pc);
-/* 1 if thread tid sleeps (state S) in a private FUTEX_WAIT or
- * FUTEX_WAIT_BITSET without a timeout: only a FUTEX_WAKE from a thread of
- * this process, or a signal it does not block, can make it run again.
- * 0 otherwise (or gone). */
-int task_parked_in_futex(pid_t tid);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
 /* The same from one read of /proc/self/status: O(1) in threads. */

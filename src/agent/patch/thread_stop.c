@@ -236,24 +236,11 @@ static pid_t *sent_tids;     /* every thread signalled (they wait in the handler
 static size_t sent_total, sent_cap;
 static pid_t *round_tids;    /* one reading of /proc/self/task */
 static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after the resume */
-/* Threads that block the stop signal but sleep where nothing but another
- * thread of the process can wake them (task_parked_in_futex): when every
- * other thread is stopped, they cannot run either, so they are left
- * asleep (a runtime's helper thread: node's inspector thread waits so,
- * with every signal blocked).  Only with parking_ok: thread_stop_all
- * sparing no sleeper. */
-static pid_t *parked_tids;
-static size_t parked_cnt;
-static int parking_ok;
 
 /* Signal tid and count it in sent; 1 if it was signalled. */
 static int stop_one(pid_t tid, int *err)
 {
 	if (blocks_for_good(tid)) {
-		if (parking_ok && task_parked_in_futex(tid) && parked_cnt < sent_cap) {
-			parked_tids[parked_cnt++] = tid;
-			return 0;
-		}
 		blocked_tid = tid;
 		*err = -EDEADLK;
 		return 0;
@@ -285,16 +272,12 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	sent_cap = (size_t)(threads > 0 ? threads : 64) * 2 + 64 + extra;
 	sent_tids = malloc(sent_cap * sizeof(*sent_tids));
 	round_tids = malloc(sent_cap * sizeof(*round_tids));
-	parked_tids = malloc(sent_cap * sizeof(*parked_tids));
-	if (!sent_tids || !round_tids || !parked_tids) {
+	if (!sent_tids || !round_tids) {
 		free(sent_tids);
 		free(round_tids);
-		free(parked_tids);
-		sent_tids = round_tids = parked_tids = NULL;
+		sent_tids = round_tids = NULL;
 		return -ENOMEM;
 	}
-	parked_cnt = 0;
-	parking_ok = 0;
 	fix_sites = sites;
 	fix_cnt = cnt;
 	sent_total = 0;
@@ -333,8 +316,6 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 
 	if (err)
 		return err;
-	/* Sleepers spared would run on, and could wake a parked thread. */
-	parking_ok = !asleep;
 	if (asleep) {
 		asleep->cnt = 0;
 		if (!(asleep->tids = malloc(sent_cap * sizeof(*asleep->tids)))) {
@@ -348,8 +329,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 			break;
 		for (size_t i = 0; i < n && !err; i++) {
 			pid_t tid = round_tids[i];
-			if (contains(sent_tids, sent_total, tid) || contains(parked_tids, parked_cnt, tid) ||
-			    (asleep && contains(asleep->tids, asleep->cnt, tid)))
+			if (contains(sent_tids, sent_total, tid) || (asleep && contains(asleep->tids, asleep->cnt, tid)))
 				continue;
 			if (asleep && task_syscall(tid) >= 0 && task_blocks_signal(tid, SIGTRAP) == 0) {
 				if (asleep->cnt < sent_cap)
@@ -366,15 +346,6 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 		if (!fresh)
 			break;
 	}
-	/* Every other thread is in the stop handler now, past any system
-	 * call it was making: a wake it made has already made its sleeper
-	 * runnable (state R).  A parked thread still asleep now stays so
-	 * until the resume. */
-	for (size_t i = 0; i < parked_cnt && !err; i++)
-		if (!task_parked_in_futex(parked_tids[i]) && task_blocks_signal(parked_tids[i], stop_signal) >= 0) {
-			blocked_tid = parked_tids[i];
-			err = -EDEADLK;
-		}
 	if (err)
 		stop_failed();
 	return err;
@@ -406,8 +377,6 @@ void thread_resume_all(void)
 	asleep_clear();
 	free(sent_tids);
 	free(round_tids);
-	free(parked_tids);
-	sent_tids = round_tids = parked_tids = NULL;
-	sent_total = sent_cap = parked_cnt = 0;
-	parking_ok = 0;
+	sent_tids = round_tids = NULL;
+	sent_total = sent_cap = 0;
 }
