@@ -162,7 +162,7 @@ struct needle_ctx {
 	struct needle_regs regs;
 	const struct needle_func *func;
 	uint32_t is_exit;      /* 0 entry, NEEDLE_EXIT_RETURN or NEEDLE_EXIT_UNWOUND */
-	uint32_t exit_flags;   /* at an exit: NEEDLE_EXIT_NO_RETVAL; undefined at an entry */
+	uint32_t exit_flags;   /* at an exit: NEEDLE_EXIT_NO_RETVAL; at an entry: NEEDLE_ENTRY_NO_EXIT */
 	/* This link's storage in the running thread (opts.thread_data_size
 	 * bytes, zeroed before the thread's first use), or NULL if it reserved
 	 * none.  Like the kernel's fgraph_get_task_var. */
@@ -215,6 +215,15 @@ NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ct
  * tail-call sled), so the return value is its callee's, not yet in the
  * registers. */
 #define NEEDLE_EXIT_NO_RETVAL 1u
+
+/* ctx->exit_flags in an entry handler: this call's exit will not be seen,
+ * and no exit handler runs for it (call_data is NULL).  Its return
+ * address points into code outside every loaded ELF object (a JIT's: a
+ * HotSpot or V8 stub, compiled Java or JavaScript) or into code a runtime
+ * walks by its own rules (V8's builtins), and such runtimes read that
+ * slot to find their frames, so needle leaves it alone.  Exit sites are
+ * not affected: with them the exit is seen. */
+#define NEEDLE_ENTRY_NO_EXIT 2u
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit
  * handler (of the same link) does not run.  *cookie starts at 0 and is

@@ -16,7 +16,10 @@
 #               (a 32-bit program that needle record -p must refuse), strace
 #               (a process traced by someone else, refused too), lua5.4
 #               (Debian's interpreter as shipped, traced with relocated sites),
-#               libc6-dbg (the C library's DWARF: --auto-args on its functions)
+#               libc6-dbg (the C library's DWARF: --auto-args on its functions),
+#               openjdk-17-jdk-headless and nodejs (java, javac and node:
+#               tests/runtimes records HotSpot and V8, and attaches to their
+#               HTTP servers under load)
 #   servers:    redis-server, redis-tools, nginx, memcached, postgresql
 #               (PostgreSQL 15 and pgbench): Debian's servers as shipped,
 #               recorded under load by tests/servers and bench/bench_servers.sh
@@ -25,7 +28,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
-	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg redis-server redis-tools nginx memcached postgresql)
+	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
+	memcached postgresql)
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -327,6 +327,18 @@ $(TEST_BUILD)/cli/cxx_prog_noruntime: tests/args/cxx_prog.cpp
 TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2 \
 	$(TEST_BUILD)/cli/cxx_prog_noruntime
 
+# Runtimes that walk, copy or switch their own stacks and code: HotSpot
+# and node (V8), recorded from the start and attached to under load.  The
+# Java programs are compiled with javac into the build directory at test
+# time; java, javac and node come from scripts/setup.sh.
+RUNTIMES_DEPS := tests/cli/lib.sh tests/runtimes/Hello.java tests/runtimes/HttpEcho.java \
+	tests/runtimes/http_echo.js tests/runtimes/load.py $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+$(TEST_BUILD)/test_runtimes_record: tests/runtimes/test_runtimes_record.sh $(RUNTIMES_DEPS)
+	$(SCRIPT_TEST)
+$(TEST_BUILD)/test_runtimes_attach: tests/runtimes/test_runtimes_attach.sh $(RUNTIMES_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_runtimes_record $(TEST_BUILD)/test_runtimes_attach
+
 # Debian's own servers, as packaged (tests/servers: redis-server, nginx,
 # memcached, PostgreSQL 15), under load, recorded with needle record -p.
 # Kept out of TESTS for now: `make test-servers` runs them alone.

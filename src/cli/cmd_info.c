@@ -267,6 +267,11 @@ int cmd_info(int argc, char **argv)
 		printf("untraced threads: %llu (the agent's thread-state pool was full), %llu (shared another "
 		       "thread's TLS: made by a raw clone without CLONE_SETTLS)\n",
 		       (unsigned long long)t->end.threads_refused, (unsigned long long)t->end.threads_shared_tls);
+	if (t->end.funcs_entry_only)
+		printf("entry only:    %llu functions had calls recorded without their exit: called from code "
+		       "outside any ELF object (a JIT's, V8's builtins), whose return address the runtime "
+		       "walks, so it was left alone\n",
+		       (unsigned long long)t->end.funcs_entry_only);
 	printf("  %8s  %6s  %12s  %10s  %8s  %s%s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS",
 	       t->have_snapshot ? "REACHES BACK  " : "", "NAME");
 	for (size_t i = 0; i < t->thread_cnt; i++) {

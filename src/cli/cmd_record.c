@@ -518,6 +518,7 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 		.sites_traced = r->sites_traced,
 		.threads_refused = atomic_load(&r->shm->threads_refused),
 		.threads_shared_tls = atomic_load(&r->shm->threads_shared_tls),
+		.funcs_entry_only = atomic_load(&r->shm->funcs_entry_only),
 	};
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }

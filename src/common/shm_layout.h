@@ -216,6 +216,11 @@ struct shm_header {
 	 * was full, or the thread shared another's TLS (raw clone). */
 	_Atomic uint64_t threads_refused;
 	_Atomic uint64_t threads_shared_tls;
+	/* Functions with calls recorded entry-only under function_graph,
+	 * each counted once: their return address pointed into generated
+	 * code (a JIT's, V8's builtins), which walks that slot, so it was
+	 * left alone (NEEDLE_ENTRY_NO_EXIT). */
+	_Atomic uint64_t funcs_entry_only;
 	/* Snapshot mode (needle record --snapshot): chunks are never
 	 * drained nor put on the ring; a producer with no free chunk writes
 	 * over its own oldest full one, or the oldest of all when it holds

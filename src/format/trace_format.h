@@ -198,7 +198,11 @@ struct sec_end {
 	 * fields: an END of 48 bytes reads them as 0. */
 	uint64_t threads_refused;
 	uint64_t threads_shared_tls;
+	/* Functions whose calls were recorded entry-only (their returns
+	 * lead into generated code).  An END of 64 bytes reads it as 0. */
+	uint64_t funcs_entry_only;
 };
 #define SEC_END_V1_SIZE 48u
+#define SEC_END_V2_SIZE 64u
 
 #endif

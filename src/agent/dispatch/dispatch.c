@@ -19,6 +19,8 @@
 #include "agent/dispatch/context_switch.h"
 #include "agent/rcu/rcu.h"
 #include "agent/dispatch/shadow_frame.h"
+#include "agent/sites/code_map.h"
+#include "agent/sites/module.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
 #include "agent/arch/x86_64/stub_area.h"
@@ -90,12 +92,12 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, st
 	if (__builtin_expect(c->has_extras, 0)) {
 		ctx->thread_data = handler_thread_data(c, ts);
 		bytes += ops->call_data_size;
-		if (ops->call_data_size && ops->exit && room >= bytes)
+		if (ops->call_data_size && ops->exit && room >= bytes && !ctx->exit_flags)
 			ctx->call_data = e + 1;
 	}
 	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
 
-	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT))
+	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT) || ctx->exit_flags)
 		return 0;
 	if (__builtin_expect(room < bytes, 0)) {
 		ts->shadow_overflows++;
@@ -145,6 +147,25 @@ static inline void dispatch_one(struct thread_state *ts, struct site *site, stru
 
 	if (bytes)
 		frame_push(ts, site, 1, bytes, ret_slot);
+}
+
+/* May this call's return address be replaced with the return trampoline?
+ * Not when it points into code outside every ELF object, or into a
+ * runtime's own code inside one (code_map.h): HotSpot and V8 read that
+ * slot to walk from the frame they called out of.  Such a call's exit is
+ * not hooked; its entry handlers see NEEDLE_ENTRY_NO_EXIT.  Calls from
+ * the callee's own object, the most common, cost two compares here
+ * (its first code span, outside its foreign range); the others a binary
+ * search over the loaded objects' spans, about five steps (and the
+ * loader's lookup when that misses). */
+static inline int return_hookable(const struct site *site, uint64_t ra)
+{
+	const struct module *m = site->module;
+
+	if (__builtin_expect(m != NULL, 1) && ra >= m->exec[0].lo && ra < m->exec[0].hi &&
+	    (ra < m->foreign_lo || ra >= m->foreign_hi))
+		return 1;
+	return code_map_hookable(ra);
 }
 
 /* Stack a thread's first traced call needs below it to take a state
@@ -243,6 +264,15 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 		    (top == sp && !is_return_trampoline(*ret_slot)))
 			shadow_close_unwound(ts, sp);
 	}
+	/* Decided before any handler runs, so that a consumer records an
+	 * entry whose exit will not come as such.  Exit sites end the call
+	 * without touching the return address.  A return into the return
+	 * trampoline is a tail call of a hooked call: hookable (libneedle's
+	 * code is in the map). */
+	ctx->exit_flags = 0;
+	if (!atomic_load_explicit(&site->exits_live, memory_order_relaxed) &&
+	    __builtin_expect(!return_hookable(site, *ret_slot), 0))
+		ctx->exit_flags = NEEDLE_ENTRY_NO_EXIT;
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (__builtin_expect(list != NULL, 1)) {
 		if (__builtin_expect(list->cnt == 1, 1))

@@ -14,6 +14,7 @@
 #include "agent/arch/x86_64/insn.h"
 #include "agent/base/log.h"
 #include "agent/link/refresh.h"
+#include "agent/sites/code_map.h"
 #include "agent/sites/module.h"
 #include "agent/sites/site_names.h"
 #include "agent/patch/patch_batch.h"
@@ -263,6 +264,8 @@ static int synchronize_and_reclaim(void)
 	if (err)
 		return err;
 	consumer_list_reclaim();
+	/* Code maps replaced before the grace period: no entry reads them. */
+	code_map_reclaim();
 	for (size_t i = 0; i < pending_cnt; i++)
 		consumer_destroy(pending[i]);
 	pending_cnt = 0;

@@ -299,6 +299,26 @@ static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_
 	return event_write_data(rt, type, site, as, at_exit, ctx);
 }
 
+/* Functions that had a call recorded entry-only because its return could
+ * not be hooked (NEEDLE_ENTRY_NO_EXIT: called from generated code), one
+ * bit per site id (21 bits), each counted once in the buffer header for
+ * `needle info`.  Untouched pages of it are never committed; a word is
+ * written once per function, so its line is read-mostly. */
+static _Atomic uint64_t entry_only_seen[(1u << 21) / 64];
+static _Atomic int entry_only_used;
+
+static __attribute__((noinline)) void entry_only_note(uint32_t site_id)
+{
+	uint64_t bit = 1ull << (site_id & 63);
+	_Atomic uint64_t *w = &entry_only_seen[(site_id >> 6) & ((1u << 15) - 1)];
+
+	if (atomic_load_explicit(w, memory_order_relaxed) & bit)
+		return;
+	if (!(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit) && shm)
+		atomic_fetch_add_explicit(&shm->funcs_entry_only, 1, memory_order_relaxed);
+	atomic_store_explicit(&entry_only_used, 1, memory_order_relaxed);
+}
+
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
@@ -311,6 +331,13 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	/* -F 'f@arg2>1000': a call that fails the test is not recorded. */
 	if (__builtin_expect(as && as->has_cond, 0) && !args_cond_holds(as, ctx))
 		return NEEDLE_SKIP_EXIT;
+	/* Its exit will not be seen: an entry of its own, as the function
+	 * tracer writes it, which nests nothing under it. */
+	if (__builtin_expect(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT, 0)) {
+		entry_only_note(ctx->func->site_id);
+		event_write_args(rt, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
+		return NEEDLE_SKIP_EXIT;
+	}
 	if (!event_write_args(rt, EV_ENTRY, ctx->func->site_id, ctx, as, 0)) {
 		/* Without its entry the exit is not recorded either: count it
 		 * lost now, so that recorded + lost is every event. */
@@ -827,6 +854,9 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if (overwrite_init(shm))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
+	/* A later session (needle record -p again) counts its own. */
+	if (atomic_exchange(&entry_only_used, 0))
+		memset(entry_only_seen, 0, sizeof(entry_only_seen));
 
 	meta_sites = meta_objects = 0;
 	meta_modules = 0;

@@ -71,6 +71,19 @@ static int func_cmp(const void *a, const void *b)
 	return lx < ly ? -1 : lx > ly;
 }
 
+/* V8 labels its embedded builtins' blob with untyped local symbols
+ * (mksnapshot's embedded.S): the blob's start, and its size in a uint32
+ * of read-only data. */
+static void note_runtime_symbol(struct elf_image *img, const char *name, uint64_t addr)
+{
+	if (!name || name[0] != 'v' || strncmp(name, "v8_Default_embedded_blob_code_", 30))
+		return;
+	if (!name[30])
+		img->v8_blob = addr;
+	else if (!strcmp(name + 30, "size_"))
+		img->v8_blob_size_at = addr;
+}
+
 /* Collect STT_FUNC symbols of one symbol table.  Names are stored as arena
  * offsets in .name until the arena stops moving. */
 static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
@@ -83,6 +96,8 @@ static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
 		GElf_Sym sym;
 		if (!gelf_getsym(data, (int)i, &sym))
 			continue;
+		if (GELF_ST_TYPE(sym.st_info) == STT_NOTYPE && sym.st_shndx != SHN_UNDEF && sym.st_value)
+			note_runtime_symbol(img, elf_strptr(elf, sh->sh_link, sym.st_name), sym.st_value + bias);
 		if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
 			continue;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_value == 0)

@@ -46,6 +46,10 @@ struct elf_image {
 	const char *debug_file;       /* separate debug file whose symbols were read, or NULL */
 	uint64_t bias;
 	uint64_t entry;               /* the entry point (e_entry, runtime), or 0 */
+	/* V8's embedded builtins (v8_Default_embedded_blob_code_ and the
+	 * address of the uint32 holding its size), 0 when absent: code that
+	 * V8 copies at run time and walks with its own stack walker. */
+	uint64_t v8_blob, v8_blob_size_at;
 	int fd;                       /* the object, open until elf_image_free */
 	void *elf;                    /* its Elf handle */
 	void *cfi;                    /* its .eh_frame for libdw, read on first use */

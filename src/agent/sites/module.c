@@ -13,6 +13,7 @@
 
 #include "agent/base/log.h"
 #include "needle.h"
+#include "agent/sites/code_map.h"
 #include "agent/sites/module.h"
 #include "agent/sites/site_discover.h"
 #include "agent/sites/site_names.h"
@@ -169,6 +170,11 @@ int module_forget_unloaded(void)
 		int err = site_table_reindex();
 		if (err)
 			return err;
+		/* Returns into the code that went are no longer hooked (an
+		 * allocator may put generated code there).  Failing that, the
+		 * old map stays: a return into the unmapped range is hooked,
+		 * as before there were maps. */
+		code_map_rebuild();
 	}
 	return gone;
 }
@@ -239,6 +245,10 @@ int module_discover_new(struct discovery_set *set)
 			err = err ? err : ierr;
 		}
 	}
+	/* Returns into the new objects' code may be hooked from now on.
+	 * Failing that (no memory), the old map stays: returns into them
+	 * are not hooked, the safe side. */
+	code_map_rebuild();
 	if (!err)
 		err = added;
 out:

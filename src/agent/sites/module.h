@@ -34,6 +34,11 @@ struct module {
 	 * made, and the refusals by reason (enum reloc_reason). */
 	uint32_t reloc_found, reloc_sites;
 	uint32_t reloc_refused[RELOC_REASONS];
+	/* Code in the object that a runtime copies and runs by its own
+	 * rules (V8's embedded builtins), [foreign_lo, foreign_hi), empty
+	 * when none: never patched, and a return into it is never hooked
+	 * (code_map.h). */
+	uint64_t foreign_lo, foreign_hi;
 	struct module *next;
 };
 

@@ -376,6 +376,19 @@ static int named(const char *name, const char *const *names)
 	return 0;
 }
 
+/* V8's embedded builtins, when the object has them: m->foreign_lo/hi.
+ * The size is a uint32 of the object's read-only data, already mapped. */
+static void v8_blob_range(struct module *m, const struct elf_image *img)
+{
+	if (!img->v8_blob || !img->v8_blob_size_at)
+		return;
+	uint64_t size = *(const uint32_t *)(uintptr_t)img->v8_blob_size_at;
+	if (module_in_exec(m, img->v8_blob, size ? size : 1)) {
+		m->foreign_lo = img->v8_blob;
+		m->foreign_hi = img->v8_blob + size;
+	}
+}
+
 /* A function to try: [lo, hi) and the name the symbols give it. */
 struct fn {
 	uint64_t lo, hi;
@@ -387,6 +400,13 @@ static int fn_cmp(const void *a, const void *b)
 {
 	const struct fn *x = a, *y = b;
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* A builtin by its place in the blob, or, without the blob's symbols, by
+ * the name mksnapshot gives every builtin. */
+static int in_v8_builtins(const struct module *m, const struct fn *f)
+{
+	return (f->lo >= m->foreign_lo && f->lo < m->foreign_hi) || (f->name && !strncmp(f->name, "Builtins_", 9));
 }
 
 /* Functions with a known extent: sized symbols, and FDEs (named by a
@@ -520,6 +540,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 
 	if (never_relocated(m->path))
 		return 0;
+	v8_blob_range(m, img);
 	if ((err = list_functions(m, img, &fns, &fn_cnt)))
 		return err;
 	name_ifunc_targets(img, fns, fn_cnt);
@@ -563,7 +584,12 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		 * their interposers call them while a stack is being switched
 		 * (swapcontext), unwound (longjmp, _Unwind_*), walked
 		 * (backtrace) or its signal state changed. */
-		enum reloc_reason why = named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
+		/* V8's builtins are copied by V8 (short builtin calls put a
+		 * copy near its code range, where a rel32 jump to a detour
+		 * lands nowhere), call each other with V8's own conventions and
+		 * are walked by its stack walker. */
+		enum reloc_reason why = in_v8_builtins(m, f)		  ? RELOC_RUNTIME_CODE
+					: named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
 					: named(f->name, caller_names) ? RELOC_READS_CALLER
 					: f->name && interpose_is_interposed(f->name)
 						? RELOC_INTERPOSED

@@ -49,6 +49,7 @@ static const char *const reason_names[RELOC_REASONS] = {
 	[RELOC_RETURNS_TWICE] = "returns twice",
 	[RELOC_READS_CALLER] = "reads its return address",
 	[RELOC_INTERPOSED] = "interposed by needle",
+	[RELOC_RUNTIME_CODE] = "V8 embedded builtin",
 };
 
 const char *reloc_reason_name(enum reloc_reason r)

@@ -24,6 +24,7 @@ enum reloc_reason {
 	RELOC_RETURNS_TWICE,  /* setjmp, vfork...: a hooked return would be taken twice */
 	RELOC_READS_CALLER,   /* dlopen, dlsym...: a hooked return changes the caller it sees */
 	RELOC_INTERPOSED,     /* libneedle interposes it: its interposer calls it mid-switch or mid-unwind */
+	RELOC_RUNTIME_CODE,   /* V8's embedded builtins: copied at run time, walked and left by V8's own rules */
 	RELOC_REASONS
 };
 
