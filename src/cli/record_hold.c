@@ -174,7 +174,13 @@ static void *serve(void *arg)
 				status = -EPERM;
 			for (uint32_t i = 0; i < n && !status; i++) {
 				pid_t tid = hd->tids[i];
-				if (tid == rh->pid || tgid_of(tid) != rh->pid) {
+				pid_t tgid = tgid_of(tid);
+				if (tgid < 0) {
+					hd->pcs[i] = 0; /* gone since the agent looked */
+					held[held_cnt++].tid = 0;
+					continue;
+				}
+				if (tid == rh->pid || tgid != rh->pid) {
 					status = -EPERM;
 					break;
 				}

@@ -287,8 +287,12 @@ static int hold_pending(void)
 static int stop_one(pid_t tid, int *err)
 {
 	/* Held from outside at once, if it can be: no need to wait and see
-	 * whether it blocks the stop signal only for a moment. */
-	if (holder && !holding && task_blocks_signal(tid, stop_signal) == 1 && hold_cnt < THREAD_HOLD_MAX) {
+	 * whether it blocks the stop signal only for a moment.  Not the
+	 * first thread, which needle record does not hold: it blocks every
+	 * signal for a moment whenever it creates a thread (pthread_create
+	 * sets the new thread's mask so), and is waited for below. */
+	if (holder && !holding && tid != getpid() && task_blocks_signal(tid, stop_signal) == 1 &&
+	    hold_cnt < THREAD_HOLD_MAX) {
 		if (!hold_listed(tid))
 			hold_tids[hold_cnt++] = tid;
 		return 0;
