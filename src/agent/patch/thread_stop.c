@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/base/log.h"
+#include "agent/base/thread_hold.h"
 #include "agent/patch/sigmask_watch.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/task_list.h"
@@ -245,16 +246,11 @@ static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after
 /* Threads that block the stop signal, to be held from outside (see
  * thread_stop_set_holder): listed by stop_one, held by hold_listed once
  * the signalled threads are stopped, released by thread_resume_all. */
-static const struct thread_hold_ops *holder;
+static const struct thread_hold_ops *holder; /* what stop_begin found offered */
 static int hold_tids[THREAD_HOLD_MAX];
 static uint64_t hold_pcs[THREAD_HOLD_MAX];
 static size_t hold_cnt;
 static int holding;
-
-void thread_stop_set_holder(const struct thread_hold_ops *ops)
-{
-	holder = ops;
-}
 
 static int hold_listed(pid_t tid)
 {
@@ -341,6 +337,7 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	blocked_tid = 0;
 	hold_cnt = 0;
 	holding = 0;
+	holder = thread_hold_offered();
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
 	atomic_store(&stop_active, 1);

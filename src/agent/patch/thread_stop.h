@@ -41,21 +41,7 @@ void thread_resume_all(void);
 /* The signal used to stop threads (which a helper thread must not block). */
 int thread_stop_signal(void);
 
-/* Threads that block the stop signal (a runtime's helper thread blocks
- * every signal) can be held from outside the process, where something
- * outside offers to: needle record, with ptrace (agent/record/hold_client.c).
- * hold() stops the threads tids[0..n) and gives each one's PC in pcs[]
- * (0: it could not be read; the thread is gone); 0 or negative errno,
- * nothing held on error.  release() lets them go, each at pcs[i] (which
- * the stopper may have changed).  Both run while other threads of the
- * process may be stopped at the signal: they must not allocate, lock or
- * print.  NULL: nobody offers, and such a thread fails the stop with
- * -EDEADLK as before. */
-#define THREAD_HOLD_MAX 32
-struct thread_hold_ops {
-	int (*hold)(const int *tids, size_t n, uint64_t *pcs);
-	void (*release)(const int *tids, size_t n, const uint64_t *pcs);
-};
-void thread_stop_set_holder(const struct thread_hold_ops *ops);
+/* Threads that block the stop signal are held from outside where that
+ * is offered (agent/base/thread_hold.h). */
 
 #endif

@@ -1,7 +1,7 @@
 /* hold_client.c - the agent's side of holding threads from outside: the
  * requests of struct shm_hold (common/shm_layout.h), served by needle
  * record's hold thread with ptrace, offered to the patch layer as its
- * thread_hold_ops (agent/patch/thread_stop.h).
+ * thread_hold_ops (agent/base/thread_hold.h).
  *
  * Invariants:
  *  - Runs while other threads of the process may be stopped at the stop
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/patch/thread_stop.h"
+#include "agent/base/thread_hold.h"
 #include "agent/record/hold_client.h"
 #include "common/shm_layout.h"
 
@@ -94,11 +94,11 @@ static const struct thread_hold_ops ops = { hold, release };
 void hold_client_attach(struct shm_header *shm)
 {
 	hold_area = &shm->hold;
-	thread_stop_set_holder(&ops);
+	thread_hold_offer(&ops);
 }
 
 void hold_client_detach(void)
 {
-	thread_stop_set_holder(NULL);
+	thread_hold_offer(NULL);
 	hold_area = NULL;
 }
