@@ -282,18 +282,17 @@ static int hold_pending(void)
 /* Signal tid and count it in sent; 1 if it was signalled. */
 static int stop_one(pid_t tid, int *err)
 {
-	/* Held from outside at once, if it can be: no need to wait and see
-	 * whether it blocks the stop signal only for a moment.  Not the
-	 * first thread, which needle record does not hold: it blocks every
-	 * signal for a moment whenever it creates a thread (pthread_create
-	 * sets the new thread's mask so), and is waited for below. */
-	if (holder && !holding && tid != getpid() && task_blocks_signal(tid, stop_signal) == 1 &&
-	    hold_cnt < THREAD_HOLD_MAX) {
-		if (!hold_listed(tid))
-			hold_tids[hold_cnt++] = tid;
-		return 0;
-	}
 	if (blocks_for_good(tid)) {
+		/* Held from outside, if that is offered: only a thread that
+		 * blocks the stop signal for good (a thread being created
+		 * blocks every signal for a moment: it is waited for, since a
+		 * hold is lost if needle record dies during the batch), and
+		 * never the first thread, which needle record does not hold. */
+		if (holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX) {
+			if (!hold_listed(tid))
+				hold_tids[hold_cnt++] = tid;
+			return 0;
+		}
 		blocked_tid = tid;
 		*err = -EDEADLK;
 		return 0;
