@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# run.sh - run every test program under a build directory and print the
-# summary line "N passed, N failed".  A program that crashes or exits
-# non-zero without printing a FAIL: line counts as one failure.
+# run.sh BUILD [SCRIPT...] - run every test program under a build
+# directory (or only the scripts named, one after the other: make
+# test-servers) and print the summary line "N passed, N failed".  A
+# program that crashes or exits non-zero without printing a FAIL: line
+# counts as one failure.
 set -u
 build=$(cd "${1:-build/tests}" && pwd)
 passed=0
@@ -12,7 +14,9 @@ trap 'rm -rf "$log" "$scratch"' EXIT
 
 here=$(cd "$(dirname "$0")" && pwd)
 export NEEDLE_BUILD=$(cd "$build/.." && pwd)
-for prog in "$build"/test_* "$here"/cli/test_*.sh; do
+progs=("$build"/test_* "$here"/cli/test_*.sh)
+[ $# -gt 1 ] && progs=("${@:2}")
+for prog in "${progs[@]}"; do
 	name=$(basename "$prog")
 	# A script runs under bash whatever its mode; a program that cannot
 	# be run (a test built wrong) fails below, never skipped.

@@ -346,4 +346,4 @@ SERVER_TESTS := tests/servers/test_redis.sh tests/servers/test_nginx.sh \
 	tests/servers/test_memcached.sh tests/servers/test_postgres.sh
 .PHONY: test-servers
 test-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
-	NEEDLE_BUILD=$(abspath $(BUILD)) tests/servers/run.sh $(SERVER_TESTS)
+	tests/run.sh $(TEST_BUILD) $(abspath $(SERVER_TESTS))
