@@ -251,6 +251,15 @@ $(TEST_BUILD)/test_attach_eventloop: tests/attach/test_attach_eventloop.sh $(TES
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach_eventloop
 
+# Threads asleep in epoll_wait, poll, select, read, a futex, left asleep
+# behind a door while the C library's entries are rewritten.
+$(TEST_BUILD)/attach/sleepers: tests/attach/sleepers.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/test_attach_sleepers: tests/attach/test_attach_sleepers.sh $(TEST_BUILD)/attach/sleepers \
+		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_sleepers
+
 # Threads that block every signal, held with ptrace for each batch.
 $(TEST_BUILD)/attach/blocker: tests/attach/blocker.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread

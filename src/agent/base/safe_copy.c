@@ -126,6 +126,7 @@
 #include <ucontext.h>
 
 #include "agent/base/interpose.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/base/safe_copy.h"
 
 struct run_result {
@@ -287,32 +288,9 @@ __asm__(
 	"	.cfi_endproc\n"
 	"	.size	safe_copy_signal_entry, .-safe_copy_signal_entry\n");
 
-/* Raw system calls: nothing here may touch errno, take a lock of the C
- * library, or call a function a patch batch may be rewriting. */
-static inline long sys4(long nr, long a, long b, long c, long d)
-{
-	register long r10 __asm__("r10") = d;
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
-			 : "rcx", "r11", "memory");
-	return r;
-}
-
-static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return r;
-}
-
+/* System calls here are raw (raw_syscall.h): nothing here may touch
+ * errno, take a lock of the C library, or call a function a patch batch
+ * may be rewriting. */
 #define BIT(sig) (1ull << ((sig) - 1))
 /* Signals the kernel raises for an instruction: never blocked here (one
  * that is blocked when raised kills the process). */
@@ -323,7 +301,7 @@ static inline long sys6(long nr, long a, long b, long c, long d, long e, long f)
 
 static int sigmask_set(int how, const uint64_t *set, uint64_t *old)
 {
-	return (int)sys4(SYS_rt_sigprocmask, how, (long)set, (long)old, KERNEL_SIGSET);
+	return (int)raw_syscall4(SYS_rt_sigprocmask, how, (long)set, (long)old, KERNEL_SIGSET);
 }
 
 /* Pages are at least 4 KiB: a span that does not cross a multiple of 4096
@@ -724,7 +702,7 @@ void safe_copy_mask_leave(int token)
  * stops exactly there. */
 static size_t copy_syscall(char *dst, const char *src, size_t max, int *faulted)
 {
-	long pid = sys4(SYS_getpid, 0, 0, 0, 0);
+	long pid = raw_syscall4(SYS_getpid, 0, 0, 0, 0);
 	size_t n = 0;
 
 	*faulted = 0;
@@ -734,7 +712,7 @@ static size_t copy_syscall(char *dst, const char *src, size_t max, int *faulted)
 		if (chunk > max - n)
 			chunk = max - n;
 		struct iovec local = { dst + n, chunk }, remote = { (void *)at, chunk };
-		long got = sys6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
+		long got = raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0);
 		for (long i = 0; i < got; i++)
 			if (!dst[n + i])
 				return n + i + 1;
@@ -797,8 +775,8 @@ int safe_copy_word(uint64_t *dst, const void *src)
 		return -1;
 	if (__builtin_expect(mask_state != MASK_OPEN, 0) && !faults_allowed_slow()) {
 		struct iovec local = { dst, 8 }, remote = { (void *)a, 8 };
-		long pid = sys4(SYS_getpid, 0, 0, 0, 0);
-		return sys6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) == 8 ? 0 : -1;
+		long pid = raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+		return raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) == 8 ? 0 : -1;
 	}
 	struct word_result r = safe_copy_run_word(src);
 	if (r.faulted)
@@ -853,11 +831,11 @@ static void *chain(int sig, siginfo_t *info, ucontext_t *uc)
 		void *restorer;
 		uint64_t mask;
 	} dfl = { 0 };
-	sys4(SYS_rt_sigaction, sig, (long)&dfl, 0, KERNEL_SIGSET);
+	raw_syscall4(SYS_rt_sigaction, sig, (long)&dfl, 0, KERNEL_SIGSET);
 	if (sent) {
 		/* Blocked until this handler returns, then fatal. */
-		long pid = sys4(SYS_getpid, 0, 0, 0, 0), tid = sys4(SYS_gettid, 0, 0, 0, 0);
-		sys4(SYS_tgkill, pid, tid, sig, 0);
+		long pid = raw_syscall4(SYS_getpid, 0, 0, 0, 0), tid = raw_syscall4(SYS_gettid, 0, 0, 0, 0);
+		raw_syscall4(SYS_tgkill, pid, tid, sig, 0);
 	}
 	return NULL;
 }

@@ -13,6 +13,7 @@
 #include "agent/base/log.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/task_list.h"
 #include "agent/patch/text_window.h"
@@ -25,6 +26,12 @@ static int op_cmp(const void *a, const void *b)
 {
 	const struct patch_op *x = a, *y = b;
 	return x->site->func.site_addr < y->site->func.site_addr ? -1 : x->site->func.site_addr > y->site->func.site_addr;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 static int open_window(struct patch_op *ops, size_t n, struct text_window *w)
@@ -190,54 +197,76 @@ static void write_all(struct patch_op *ops, size_t n)
 		code_copy(ops[i].site->func.site_addr, ops[i].bytes, ops[i].len);
 }
 
-/* With the other threads stopped, except those asleep in a system call
- * (thread_stop_all): those are covered the int3 way, so that one waking
- * during the rewrite traps at a site's first byte and is sent past the
- * site (trap.c, want_call 0) or into its stub, rather than run bytes half
- * written; one that woke before the int3 was there and may sit inside a
- * site is stopped (thread_stop_woken) before any other byte changes. */
-static int rewrite_around_sleepers(struct patch_op *ops, size_t n, const struct task_list *asleep, uint8_t *first)
+/* Doors for the threads asleep now (sleeper_door.h), made before any
+ * thread stops (a door's detour is allocated), and their pages writable
+ * in *dw for the batch.  1 if some are ready: thread_stop_all may then
+ * leave the threads asleep at them alone. */
+static int doors_for_sleepers(struct text_window *dw)
 {
-	int err = trap_install();
+	struct task_list list;
+	uint64_t *pcs;
+	size_t cnt = 0;
+	int ok = 0;
 
-	if (err)
-		return err;
-	for (size_t i = 0; i < n; i++) {
-		first[i] = *(volatile uint8_t *)ops[i].site->func.site_addr;
-		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
+	dw->ranges = NULL;
+	dw->cnt = 0;
+	if (!door_allowed() || trap_install() || task_list_read(&list))
+		return 0;
+	if ((pcs = malloc((list.cnt + 1) * sizeof(*pcs)))) {
+		for (size_t i = 0; i < list.cnt; i++) {
+			uint64_t args[6], pc;
+			long nr = task_syscall_args(list.tids[i], args, &pc);
+			if (nr >= 0 && door_syscall_keeps_mask(nr, args) && !door_prepare(pc))
+				pcs[cnt++] = pc;
+		}
+		qsort(pcs, cnt, sizeof(*pcs), u64_cmp);
+		size_t distinct = 0;
+		for (size_t i = 0; i < cnt; i++)
+			if (!distinct || pcs[distinct - 1] != pcs[i])
+				pcs[distinct++] = pcs[i];
+		ok = distinct && !text_window_open(dw, pcs, distinct, 1);
+		free(pcs);
 	}
-	core_sync();
-	err = thread_stop_woken(asleep);
-	if (err) {
-		/* Back to what it was: no byte but the first has changed. */
-		for (size_t i = 0; i < n; i++)
-			*(volatile uint8_t *)ops[i].site->func.site_addr = first[i];
-		core_sync();
-		return err;
-	}
-	for (size_t i = 0; i < n; i++)
-		code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
-	core_sync();
-	for (size_t i = 0; i < n; i++)
-		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
-	core_sync();
-	return 0;
+	task_list_free(&list);
+	if (!ok)
+		door_open_all(); /* disarms the doors prepared */
+	return ok;
 }
 
-static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers);
+/* With the other threads stopped, except those asleep behind a door: the
+ * doors close first, and a sleeper that woke before its door closed is
+ * stopped (thread_stop_woken) before any site changes.  The sites are
+ * then rewritten the int3 way, since a handler of the program's may run
+ * in a sleeper's place meanwhile: it traps at a site's first byte and is
+ * sent past the site (trap.c, want_call 0) or into its stub, rather than
+ * run bytes half written. */
+static int rewrite_behind_doors(struct patch_op *ops, size_t n, const struct sleepers *asleep)
+{
+	door_close_all(asleep->pcs, asleep->cnt);
+	core_sync(); /* every CPU sees the doors before a sleeper is looked at again */
+	int err = thread_stop_woken(asleep);
+	if (!err) {
+		for (size_t i = 0; i < n; i++)
+			*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
+		core_sync();
+		for (size_t i = 0; i < n; i++)
+			code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
+		core_sync();
+		for (size_t i = 0; i < n; i++)
+			*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
+		core_sync();
+	}
+	door_open_all();
+	return err;
+}
 
+/* Stop the other threads, sparing those asleep behind a door, and
+ * rewrite. */
 int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 {
-	return rewrite_stopped(ops, n, 1);
-}
-
-/* Stop the other threads (sparing those asleep in a system call when
- * spare_sleepers) and rewrite. */
-static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
-{
-	struct text_window w;
+	struct text_window w, dw = { 0 };
 	struct site **sites;
-	struct task_list asleep = { 0 };
+	struct sleepers asleep = { 0 };
 	uint64_t before = core_sync_count();
 	int err;
 
@@ -253,14 +282,11 @@ static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
 		sites[i] = ops[i].site;
 		atomic_store(&ops[i].site->want_call, ops[i].want_call);
 	}
-	/* Allocated before any thread stops: one may hold malloc's lock. */
-	uint8_t *first = malloc(n);
 	int alone = task_count() == 1;
-	if (!first)
-		err = -ENOMEM;
-	else if (alone || !(err = thread_stop_all(sites, n, spare_sleepers ? &asleep : NULL))) {
+	int doors = !alone && doors_for_sleepers(&dw);
+	if (alone || !(err = thread_stop_all(sites, n, doors ? &asleep : NULL))) {
 		if (asleep.cnt) {
-			err = rewrite_around_sleepers(ops, n, &asleep, first);
+			err = rewrite_behind_doors(ops, n, &asleep);
 		} else {
 			write_all(ops, n);
 			core_sync();
@@ -270,8 +296,11 @@ static int rewrite_stopped(struct patch_op *ops, size_t n, int spare_sleepers)
 		if (!err)
 			finish(ops, n, before);
 	}
-	task_list_free(&asleep);
-	free(first);
+	if (doors) {
+		door_open_all(); /* disarms; nothing is closed any more */
+		text_window_close(&dw);
+	}
+	sleepers_free(&asleep);
 	free(sites);
 	int cerr = text_window_close(&w);
 	return err ? err : cerr;
@@ -285,19 +314,21 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 
 	if (!n)
 		return 0;
-	/* A batch with relocated sites runs with every thread stopped, no
-	 * int3 written.  Switching one on replaces several instructions: a
-	 * thread may be between two of them, or a signal handler may have
-	 * interrupted it there; the stop handler moves it into the detour,
-	 * where the same instructions run (a handler's interrupted PC is the
-	 * stop handler's PC, since the stop signal waits in every handler's
-	 * mask).  And the functions of the C library, once sites, run with
-	 * every signal blocked at times (create_thread inside pthread_create,
-	 * between the signal block and the clone): an int3 there would kill
-	 * the process, whereas the stop signal simply waits for the unblock. */
+	/* A batch with relocated sites runs with every thread stopped or
+	 * asleep behind a door.  Switching one on replaces several
+	 * instructions: a thread may be between two of them, or a signal
+	 * handler may have interrupted it there; the stop handler moves it
+	 * into the detour, where the same instructions run (a handler's
+	 * interrupted PC is the stop handler's PC, since the stop signal
+	 * waits in every handler's mask).  And the functions of the C
+	 * library, once sites, run with every signal blocked at times
+	 * (create_thread inside pthread_create, between the signal block and
+	 * the clone): an int3 there would kill the process, whereas the stop
+	 * signal simply waits for the unblock, and a sleeper runs none of
+	 * them until its door opens. */
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].site->form == NEEDLE_FORM_RELOCATED)
-			return rewrite_stopped(ops, n, 0);
+			return patch_rewrite_stopped(ops, n);
 	int all_block_stop = 0, stopped = 0;
 	struct task_list blockers = { 0 };
 	int blocked = sigtrap_blocked_somewhere(&all_block_stop, &blockers);

@@ -102,7 +102,7 @@ static const char *status_field(const char *path, const char *key, char *buf, si
 	return line ? line + strlen(key) : NULL;
 }
 
-long task_syscall_pc(pid_t tid, uint64_t *pc)
+long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc)
 {
 	char path[64], buf[256];
 	int fd;
@@ -120,10 +120,19 @@ long task_syscall_pc(pid_t tid, uint64_t *pc)
 	/* "NR ARG1 ... ARG6 SP PC" */
 	char *p = buf;
 	long nr = strtol(p, &p, 10);
-	for (int i = 0; i < 7; i++)
-		strtoull(p, &p, 16);
+	for (int i = 0; i < 6; i++) {
+		uint64_t a = strtoull(p, &p, 16);
+		if (args)
+			args[i] = a;
+	}
+	strtoull(p, &p, 16);
 	*pc = strtoull(p, &p, 16);
 	return nr;
+}
+
+long task_syscall_pc(pid_t tid, uint64_t *pc)
+{
+	return task_syscall_args(tid, NULL, pc);
 }
 
 long task_syscall(pid_t tid)

@@ -29,6 +29,8 @@ long task_syscall(pid_t tid);
 /* The same, and the user PC it will return to (just past its syscall
  * instruction) in *pc when it is asleep in one. */
 long task_syscall_pc(pid_t tid, uint64_t *pc);
+/* The same, and the call's six arguments in args (NULL: not wanted). */
+long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
 /* The same from one read of /proc/self/status: O(1) in threads. */

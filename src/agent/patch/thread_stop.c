@@ -17,8 +17,10 @@
 #include <unistd.h>
 
 #include "agent/base/log.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/base/thread_hold.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/task_list.h"
 #include "agent/patch/thread_stop.h"
@@ -76,7 +78,7 @@ static void asleep_clear(void)
  * before the syscall instruction names, the C library's usual wrapper. */
 static long interrupted_call(uint64_t pc)
 {
-	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pid_t tid = (pid_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0);
 	for (unsigned i = 0, h = (unsigned)tid % ASLEEP_SLOTS; i < ASLEEP_SLOTS; i++, h = (h + 1) % ASLEEP_SLOTS) {
 		pid_t t = atomic_load_explicit(&asleep_calls[h].tid, memory_order_acquire);
 		if (!t)
@@ -127,16 +129,39 @@ static uint64_t pc_outside_sites(uint64_t pc)
 	return lo ? site_pc_outside(fix_sites[lo - 1], pc) : pc;
 }
 
+/* Whether pc is one of the bytes the sites in fix_sites rewrite (their
+ * first included): a door there would be overwritten. */
+static int pc_in_sites(uint64_t pc)
+{
+	size_t lo = 0, hi = fix_cnt;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fix_sites[mid]->func.site_addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	const struct site *s = fix_sites[lo - 1];
+	size_t len = s->form == NEEDLE_FORM_RELOCATED ? s->covered : s->load_len > 5 ? s->load_len : 5;
+	return pc < s->func.site_addr + len;
+}
+
 static void move_pc_out_of_site(greg_t *gregs)
 {
 	gregs[REG_RIP] = (greg_t)pc_outside_sites((uint64_t)gregs[REG_RIP]);
 }
 
+/* Its system calls are raw (raw_syscall.h): a thread may take the stop
+ * signal with SIGTRAP blocked, and the C library's wrappers may hold a
+ * door (sleeper_door.h), whose int3 would then kill it. */
 static void stop_handler(int sig, siginfo_t *info, void *ucv)
 {
 	int saved_errno = errno;
 
-	if (!atomic_load(&stop_active) || info->si_pid != getpid()) {
+	if (!atomic_load(&stop_active) || info->si_pid != (pid_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0)) {
 		if (program_action.sa_flags & SA_SIGINFO)
 			program_action.sa_sigaction(sig, info, ucv);
 		else if (program_action.sa_handler != SIG_IGN && program_action.sa_handler != SIG_DFL)
@@ -150,7 +175,7 @@ static void stop_handler(int sig, siginfo_t *info, void *ucv)
 	move_pc_out_of_site(gregs);
 	atomic_fetch_add(&stopped_cnt, 1);
 	while (atomic_load(&release_generation) == gen)
-		syscall(SYS_futex, &release_generation, FUTEX_WAIT_PRIVATE, gen, NULL, NULL, 0);
+		raw_syscall6(SYS_futex, (long)&release_generation, FUTEX_WAIT_PRIVATE, gen, 0, 0, 0);
 	atomic_fetch_add(&left_cnt, 1);
 	errno = saved_errno;
 }
@@ -373,7 +398,18 @@ int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_li
 	return err;
 }
 
-int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asleep)
+/* Whether tid, asleep in a system call, can be left asleep behind a door
+ * (sleeper_door.h); *pc is then its door. */
+static int sleeps_behind_door(pid_t tid, uint64_t *pc)
+{
+	uint64_t args[6];
+	long nr = task_syscall_args(tid, args, pc);
+
+	return nr >= 0 && door_syscall_keeps_mask(nr, args) && !pc_in_sites(*pc) && door_ready(*pc) &&
+	       task_blocks_signal(tid, SIGTRAP) == 0;
+}
+
+int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asleep)
 {
 	int err = stop_begin(sites, cnt, 0);
 
@@ -381,7 +417,9 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 		return err;
 	if (asleep) {
 		asleep->cnt = 0;
-		if (!(asleep->tids = malloc(sent_cap * sizeof(*asleep->tids)))) {
+		asleep->tids = malloc(sent_cap * sizeof(*asleep->tids));
+		asleep->pcs = malloc(sent_cap * sizeof(*asleep->pcs));
+		if (!asleep->tids || !asleep->pcs) {
 			thread_resume_all();
 			return -ENOMEM;
 		}
@@ -392,14 +430,17 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 			break;
 		for (size_t i = 0; i < n && !err; i++) {
 			pid_t tid = round_tids[i];
+			uint64_t pc;
 			if (contains(sent_tids, sent_total, tid) || hold_listed(tid) ||
 			    (asleep && contains(asleep->tids, asleep->cnt, tid)))
 				continue;
-			if (asleep && task_syscall(tid) >= 0 && task_blocks_signal(tid, SIGTRAP) == 0) {
-				if (asleep->cnt < sent_cap)
-					asleep->tids[asleep->cnt++] = tid;
-				else
+			if (asleep && sleeps_behind_door(tid, &pc)) {
+				if (asleep->cnt < sent_cap) {
+					asleep->tids[asleep->cnt] = tid;
+					asleep->pcs[asleep->cnt++] = pc;
+				} else {
 					err = -EAGAIN;
+				}
 				continue;
 			}
 			fresh += (size_t)stop_one(tid, &err);
@@ -417,14 +458,20 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct task_list *asl
 	return err;
 }
 
-int thread_stop_woken(const struct task_list *asleep)
+int thread_stop_woken(const struct sleepers *asleep)
 {
 	int err = 0;
 	size_t fresh = 0;
 
-	for (size_t i = 0; i < asleep->cnt && !err; i++)
-		if (task_syscall(asleep->tids[i]) == -1)
-			fresh += (size_t)stop_one(asleep->tids[i], &err);
+	for (size_t i = 0; i < asleep->cnt && !err; i++) {
+		uint64_t pc = 0;
+		/* Asleep at the same door, it has been there since before
+		 * the door closed, or came back to it before: either way it
+		 * can only leave through it. */
+		if (task_syscall_pc(asleep->tids[i], &pc) >= 0 && pc == asleep->pcs[i])
+			continue;
+		fresh += (size_t)stop_one(asleep->tids[i], &err);
+	}
 	if (fresh)
 		wait_stopped(sent_tids, sent_total);
 	if (!err && hold_cnt && !holding) {
@@ -432,6 +479,15 @@ int thread_stop_woken(const struct task_list *asleep)
 		err = hold_pending();
 	}
 	return err;
+}
+
+void sleepers_free(struct sleepers *s)
+{
+	free(s->tids);
+	free(s->pcs);
+	s->tids = NULL;
+	s->pcs = NULL;
+	s->cnt = 0;
 }
 
 void thread_resume_all(void)

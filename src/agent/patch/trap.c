@@ -10,7 +10,8 @@
  * makes it a NOP1: skipping 5 would run half an instruction); for a
  * relocated site, the jmp to its detour, or the relocated instructions
  * (the detour past its call); for an XRay exit sled switched off, a
- * ret.  It writes
+ * ret.  A trap at a door past a sleeping thread's system call
+ * (sleeper_door.c) parks the thread until the batch is over.  It writes
  * only the trapped thread's own registers and stack: no counter, no lock,
  * nothing another thread's cache holds.  A trap that is not one of ours
  * goes to whatever SIGTRAP handler the program had, and a program that
@@ -22,6 +23,7 @@
 #include <ucontext.h>
 
 #include "agent/patch/sigmask_watch.h"
+#include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/trap.h"
 
@@ -58,7 +60,8 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 	struct site *site = info->si_code == SI_KERNEL ? site_table_find_addr(at) : NULL;
 
 	if (!site) {
-		chain_to_program(sig, info, ucv);
+		if (info->si_code != SI_KERNEL || !door_trap(gregs))
+			chain_to_program(sig, info, ucv);
 		return;
 	}
 	int want_call = atomic_load_explicit(&site->want_call, memory_order_relaxed);

@@ -199,6 +199,27 @@ static int call_movable(const ZydisDecodedInstruction *insn, uint64_t at, uint64
 	return ops[0].size == 64 && !uses_rsp(&ops[0]);
 }
 
+/* Why insn (not a call) cannot run elsewhere, or RELOC_OK. */
+static enum reloc_reason insn_unmovable(const ZydisDecodedInstruction *insn)
+{
+	switch (insn->meta.category) {
+	case ZYDIS_CATEGORY_SYSCALL:
+		return RELOC_SYSCALL;
+	case ZYDIS_CATEGORY_RET:
+	case ZYDIS_CATEGORY_INTERRUPT:
+		return RELOC_UNMOVABLE;
+	default:
+		break;
+	}
+	if (insn->mnemonic == ZYDIS_MNEMONIC_SYSENTER || insn->mnemonic == ZYDIS_MNEMONIC_INT)
+		return RELOC_SYSCALL;
+	if (insn->mnemonic == ZYDIS_MNEMONIC_JRCXZ || insn->mnemonic == ZYDIS_MNEMONIC_JECXZ ||
+	    insn->mnemonic == ZYDIS_MNEMONIC_LOOP || insn->mnemonic == ZYDIS_MNEMONIC_LOOPE ||
+	    insn->mnemonic == ZYDIS_MNEMONIC_LOOPNE || insn->mnemonic == ZYDIS_MNEMONIC_XBEGIN)
+		return RELOC_UNMOVABLE;
+	return RELOC_OK;
+}
+
 enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const struct reloc_addrs *targets,
 				   struct reloc_plan *plan)
 {
@@ -215,28 +236,17 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 			return RELOC_TOO_SHORT;
 		if (!decode(site + off, end, &insn, NULL))
 			return site + off + ZYDIS_MAX_INSTRUCTION_LENGTH > end ? RELOC_TOO_SHORT : RELOC_UNDECODABLE;
-		switch (insn.meta.category) {
-		case ZYDIS_CATEGORY_CALL:
+		if (insn.meta.category == ZYDIS_CATEGORY_CALL) {
 			/* Only as the last covered instruction (see the top),
 			 * and not through the stack pointer, which the pushed
 			 * return address moves. */
 			if (!moved_calls || off + insn.length < 5 || !call_movable(&insn, site + off, end))
 				return RELOC_CALL;
-			break;
-		case ZYDIS_CATEGORY_SYSCALL:
-			return RELOC_SYSCALL;
-		case ZYDIS_CATEGORY_RET:
-		case ZYDIS_CATEGORY_INTERRUPT:
-			return RELOC_UNMOVABLE;
-		default:
-			break;
+		} else {
+			enum reloc_reason r = insn_unmovable(&insn);
+			if (r != RELOC_OK)
+				return r;
 		}
-		if (insn.mnemonic == ZYDIS_MNEMONIC_SYSENTER || insn.mnemonic == ZYDIS_MNEMONIC_INT)
-			return RELOC_SYSCALL;
-		if (insn.mnemonic == ZYDIS_MNEMONIC_JRCXZ || insn.mnemonic == ZYDIS_MNEMONIC_JECXZ ||
-		    insn.mnemonic == ZYDIS_MNEMONIC_LOOP || insn.mnemonic == ZYDIS_MNEMONIC_LOOPE ||
-		    insn.mnemonic == ZYDIS_MNEMONIC_LOOPNE || insn.mnemonic == ZYDIS_MNEMONIC_XBEGIN)
-			return RELOC_UNMOVABLE;
 		plan->insn_off[plan->insn_cnt++] = (uint8_t)off;
 		off += insn.length;
 	}
@@ -247,6 +257,24 @@ enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, c
 	size_t t = reloc_addrs_lower_bound(targets, site + 1);
 	if (t < targets->cnt && targets->v[t] < site + off)
 		return RELOC_BRANCH_INTO;
+	return RELOC_OK;
+}
+
+enum reloc_reason reloc_plan_one(uint64_t at, uint64_t end, struct reloc_plan *plan)
+{
+	ZydisDecodedInstruction insn;
+
+	memset(plan, 0, sizeof(*plan));
+	plan->site = at;
+	if (!decode(at, end, &insn, NULL))
+		return RELOC_UNDECODABLE;
+	if (insn.meta.category == ZYDIS_CATEGORY_CALL)
+		return RELOC_CALL;
+	enum reloc_reason r = insn_unmovable(&insn);
+	if (r != RELOC_OK)
+		return r;
+	plan->insn_cnt = 1;
+	plan->covered = insn.length;
 	return RELOC_OK;
 }
 

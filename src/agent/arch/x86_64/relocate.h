@@ -44,7 +44,7 @@ void reloc_set_moved_calls(int on);
 /* What relocating one entry takes: the covered instructions' boundaries. */
 struct reloc_plan {
 	uint64_t site;                    /* the address the jmp is written at */
-	uint8_t covered;                  /* bytes of whole instructions it covers, >= 5 */
+	uint8_t covered;                  /* bytes of whole instructions it covers, >= 5 (a door: one) */
 	uint8_t insn_cnt;
 	uint8_t insn_off[RELOC_MAX_INSNS]; /* offsets of their starts in [site, site + covered) */
 };
@@ -67,6 +67,12 @@ void reloc_addrs_free(struct reloc_addrs *a);
  * or the reason it cannot. */
 enum reloc_reason reloc_plan_entry(uint64_t func, uint64_t site, uint64_t end, const struct reloc_addrs *targets,
 				   struct reloc_plan *plan);
+
+/* The plan to move the one instruction at `at` (code readable up to
+ * end), by the rules of an entry's covered instructions, calls refused:
+ * for a door past a sleeping thread's system call (sleeper_door.c), run
+ * from the detour's body.  RELOC_OK or the reason. */
+enum reloc_reason reloc_plan_one(uint64_t at, uint64_t end, struct reloc_plan *plan);
 
 /* Decode the code in [lo, hi) once: the targets of its direct branches
  * and calls go to *targets, those of its direct calls alone to *calls,
