@@ -336,11 +336,35 @@ int inject_syscall_redoable(long nr)
 	return safe_syscall(nr);
 }
 
+/* Whether a call that is rewound (SYSCALL_REWOUND) was given a timeout,
+ * from its arguments: made again, it would start that timeout over, and
+ * the program's timer would fire late.  Without one, the call made again
+ * is the call the program made. */
+static int rewound_call_times_out(long nr, const uint64_t args[6])
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+		return (int)(uint32_t)args[3] >= 0; /* an int: -1 waits for good */
+	case SYS_epoll_pwait2:
+		return args[3] != 0; /* a timespec pointer */
+	case SYS_rt_sigtimedwait:
+		return args[2] != 0;
+	case SYS_semtimedop:
+		return args[3] != 0;
+	default: /* semop, msgrcv */
+		return 0;
+	}
+}
+
 struct candidate {
 	pid_t tid;
 	/* 0 asleep in a call the kernel restarts, 1 in futex (maybe a lock's
-	 * waiter), 2 in a call that is rewound (an event loop's wait: the
-	 * thread is idle, but a relative timeout starts over), 3 running */
+	 * waiter), 2 in a call that is rewound and waits for good (an event
+	 * loop's wait: the thread is idle, and the call made again is the
+	 * same), 3 running, 4 in a call that is rewound and times out (its
+	 * timeout would start over: taken only once the thread has had time
+	 * to wake and run, which servers do at least every second) */
 	int rank;
 };
 
@@ -384,10 +408,16 @@ static size_t list_candidates(pid_t pid, struct candidate **out)
 			close(fd);
 			if (len > 0) {
 				buf[len] = 0;
-				long nr = strtol(buf, NULL, 10);
+				char *p = buf;
+				long nr = strtol(p, &p, 10);
+				uint64_t args[6];
+				for (int i = 0; i < 6; i++)
+					args[i] = strtoull(p, &p, 16);
 				if (strncmp(buf, "running", 7) && nr >= 0) {
 					enum syscall_kind kind = syscall_kind(nr);
-					rank = kind == SYSCALL_UNSAFE ? -1 : kind == SYSCALL_REWOUND ? 2 : nr == SYS_futex;
+					rank = kind == SYSCALL_UNSAFE	  ? -1
+					       : kind == SYSCALL_REWOUND ? (rewound_call_times_out(nr, args) ? 4 : 2)
+									 : nr == SYS_futex;
 				}
 			}
 		}
@@ -953,7 +983,12 @@ static int inject_here(pid_t pid, const struct inject_request *req, struct injec
 			free(v);
 			return kill(pid, 0) ? -ESRCH : -EAGAIN;
 		}
+		/* A thread in a wait that times out is left to wake by itself
+		 * for the first second. */
+		int patient = now_ns() + 2000000000ull < give_up;
 		for (size_t i = 0; i < n && !borrowed; i++) {
+			if (c[i].rank == 4 && patient)
+				continue;
 			e = borrow(&t, c[i].tid, v, res);
 			if (e == -EPERM || e == -EACCES) {
 				free(c);
@@ -964,9 +999,12 @@ static int inject_here(pid_t pid, const struct inject_request *req, struct injec
 			}
 			borrowed = e == 0;
 		}
+		/* Waiting for a thread to wake from a timed wait: it runs for
+		 * moments only when idle, look often. */
+		long pause_ns = c[0].rank == 4 && patient ? 100 * 1000 : 2 * 1000 * 1000;
 		free(c);
 		if (!borrowed) {
-			struct timespec ts = { 0, 2 * 1000 * 1000 };
+			struct timespec ts = { 0, pause_ns };
 			nanosleep(&ts, NULL);
 		}
 	}

@@ -151,16 +151,25 @@ state_check() {
 
 # ---- EINTR: seen by the server, counted by the kernel ----
 # strace cannot be used: a traced process is one that needle record -p
-# refuses (TracerPid).  bpftrace's raw_syscalls:sys_exit tracepoint counts,
-# without ptrace, every system call of the processes that returned
-# -EINTR (-4) to them: an epoll_wait, sigtimedwait or accept broken by a
-# signal.  (A restartable call stopped by ptrace exits with -ERESTART*,
-# which user space never sees; those are counted apart, for the record.)
+# refuses (TracerPid).  bpftrace's raw_syscalls tracepoints count, without
+# ptrace, every system call of the processes that returned -EINTR (-4):
+# an epoll_wait, sigtimedwait or accept broken by a signal or a ptrace
+# stop.  One that needle made again before the thread ran on is not seen
+# by the server: the thread stopped (traced: sched_switch with prev_state
+# TASK_TRACED, 8) or took needle's stop signal after the EINTR, and the
+# next call it enters with that number is the same one (the calls between
+# are needle's, made on the borrowed thread).  Those are counted apart
+# ("rewound"), as are the calls the kernel restarts itself (-ERESTART*,
+# which user space never sees); any other EINTR is one the server saw.
+# (That a rewound call really was made again, with no EINTR reaching the
+# program, is checked inside programs that print what each wait returned:
+# tests/attach/test_attach_eventloop.sh and test_attach_sleepers.sh.)
 EINTR_PID=""
 # eintr_start PID...: start counting for these processes (thread groups).
 eintr_start() {
-	local filt="" p
+	local filt="" p stop
 	for p in "$@"; do filt="${filt:+$filt || }pid == $p"; done
+	stop=$(($(kill -l RTMAX) - 2))
 	EINTR_OUT="$T/eintr.$#.$1.out"
 	if ! command -v bpftrace >/dev/null 2>&1; then
 		fail "$SRV: bpftrace is installed (counts EINTR without ptrace)"
@@ -169,7 +178,13 @@ eintr_start() {
 	fi
 	[ -e /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 	ulimit -l 65536 2>/dev/null
-	timeout -k 5 400 bpftrace -e "tracepoint:raw_syscalls:sys_exit /($filt) && args->ret == -4/ { @eintr[comm, args->id] = count(); @eintr_total = count(); }
+	timeout -k 5 400 bpftrace -e "tracepoint:raw_syscalls:sys_exit /($filt) && args->ret == -4/ { @pend[tid] = args->id + 1; @held[tid] = 0; }
+		tracepoint:sched:sched_switch /@pend[args->prev_pid] && args->prev_state == 8/ { @held[args->prev_pid] = 1; }
+		tracepoint:signal:signal_deliver /@pend[tid] && args->sig == $stop/ { @held[tid] = 1; }
+		tracepoint:raw_syscalls:sys_enter /@pend[tid] && @pend[tid] == args->id + 1 && @held[tid]/ {
+			@rewound_total = count(); delete(@pend[tid]); delete(@held[tid]); }
+		tracepoint:raw_syscalls:sys_enter /@pend[tid] && (@pend[tid] == args->id + 1 || !@held[tid])/ {
+			@eintr[comm, @pend[tid] - 1] = count(); @eintr_total = count(); delete(@pend[tid]); delete(@held[tid]); }
 		tracepoint:raw_syscalls:sys_exit /($filt) && args->ret <= -512 && args->ret >= -516/ { @restart_total = count(); }
 		tracepoint:raw_syscalls:sys_exit /($filt)/ { @syscalls = count(); }" >"$EINTR_OUT" 2>&1 &
 	EINTR_PID=$!
@@ -185,12 +200,14 @@ eintr_stop() {
 	wait "$EINTR_PID" 2>/dev/null
 	EINTR_PID=""
 	local n e r
+	local w
 	n=$(awk '/^@syscalls:/ {print $2}' "$EINTR_OUT")
 	e=$(awk '/^@eintr_total:/ {print $2}' "$EINTR_OUT")
 	r=$(awk '/^@restart_total:/ {print $2}' "$EINTR_OUT")
-	echo "eintr $SRV syscalls ${n:-0} eintr ${e:-0} restart ${r:-0}" >>"$METRICS"
+	w=$(awk '/^@rewound_total:/ {print $2}' "$EINTR_OUT")
+	echo "eintr $SRV syscalls ${n:-0} eintr ${e:-0} restart ${r:-0} rewound ${w:-0}" >>"$METRICS"
 	check "$SRV: the EINTR counter saw the server's system calls (${n:-0})" [ "${n:-0}" -gt 0 ]
-	check_eq "$SRV: system calls of the server that returned EINTR while attached to (restarted invisibly: ${r:-0})" "${e:-0}" 0
+	check_eq "$SRV: system calls of the server that returned EINTR to it while attached to (restarted by the kernel: ${r:-0}, made again by needle: ${w:-0})" "${e:-0}" 0
 	grep '^@eintr\[' "$EINTR_OUT" | sed 's/^/      /'
 }
 
