@@ -192,10 +192,18 @@ NEEDLE_API int dlclose(void *handle)
  * which has none of them: the search is the same when no loaded object
  * has an RPATH, the real caller is in the base namespace, the name holds
  * no '$' token, and either it holds a '/' (no search) or the caller has
- * no RUNPATH and no NODEFLIB.  Any other call jumps
- * to the C library's dlopen with the caller's return address in place,
- * so the loader sees what it would untraced; that object is traced only
- * from the next refresh.  Hence the assembly: the jump must keep the
+ * no RUNPATH and no NODEFLIB.  Such a call is made from here
+ * (dlopen_wrapped).  Any other call jumps to the C library's dlopen with
+ * a return address in the caller's object, so that the loader searches
+ * as it would untraced: when the caller called through a PLT stub that
+ * jumps to this dlopen (the usual call), the return address is that
+ * stub, and the C library's dlopen returns into it and so back here,
+ * where the object is discovered before the caller gets the handle
+ * (dlopen_landing; the stack pointer tells a return from a call: a call
+ * enters with it 8 bytes off 16-byte alignment, a return with it
+ * aligned).  A caller that calls dlopen otherwise (through its GOT slot,
+ * -fno-plt) keeps its own return address, and its object is traced only
+ * from the next refresh.  Hence the assembly: the jumps must keep the
  * stack exactly as the caller left it. */
 __attribute__((used)) static void *dlopen_real;
 /* A dlopen made from a constructor that a wrapped dlopen runs (the
@@ -203,6 +211,45 @@ __attribute__((used)) static void *dlopen_real;
  * finds its object too, and needle's locks are never taken under the
  * loader's (lock order: control mutex, then the loader's lock). */
 static __thread int in_wrapped_dlopen __attribute__((tls_model("initial-exec")));
+
+/* A dlopen sent back through the caller's PLT stub: where the caller's
+ * stack pointer will be when it returns there, and its return address. */
+static __thread struct {
+	uint64_t rsp;
+	uint64_t ret;
+} dlopen_pending __attribute__((tls_model("initial-exec")));
+
+/* This object's dlopen below, not the one a lookup by name would find
+ * (the C library's, when libneedle was loaded into a running process). */
+extern const char dlopen_interposer[] __attribute__((visibility("hidden")));
+
+/* The PLT stub that the call returning to ret went through, if it is a
+ * direct call to a stub of the caller's own object (lm) that jumps to
+ * this dlopen through its GOT slot: "[endbr64] [bnd] jmp *slot(%rip)". */
+static uint64_t plt_stub_of(uint64_t ret, const struct link_map *lm)
+{
+	Dl_info info;
+	struct link_map *stub_lm = NULL;
+	const uint8_t *call = (const uint8_t *)(uintptr_t)(ret - 5);
+	int32_t rel;
+
+	if (call[0] != 0xe8)
+		return 0;
+	memcpy(&rel, call + 1, sizeof(rel));
+	uint64_t stub = ret + (uint64_t)(int64_t)rel;
+	if (!dladdr1((void *)(uintptr_t)stub, &info, (void **)&stub_lm, RTLD_DL_LINKMAP) || stub_lm != lm)
+		return 0;
+	const uint8_t *p = (const uint8_t *)(uintptr_t)stub;
+	if (p[0] == 0xf3 && p[1] == 0x0f && p[2] == 0x1e && p[3] == 0xfa)
+		p += 4;
+	if (p[0] == 0xf2)
+		p++;
+	if (p[0] != 0xff || p[1] != 0x25)
+		return 0;
+	memcpy(&rel, p + 2, sizeof(rel));
+	const uint64_t *slot = (const uint64_t *)(uintptr_t)((uint64_t)(uintptr_t)(p + 6) + (uint64_t)(int64_t)rel);
+	return *slot == (uint64_t)(uintptr_t)dlopen_interposer ? stub : 0;
+}
 
 /* Does any loaded object have a DT_RPATH?  The loader searches those of
  * the caller and of the objects that loaded it, in a chain a call from
@@ -223,20 +270,25 @@ static int rpath_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-__attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, const void *caller)
+/* 1: make the call from here (dlopen_wrapped).  0: jump to the C
+ * library's dlopen; with *ret_slot (the caller's return address) changed
+ * to its PLT stub when the landing can be used. */
+__attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, const void *caller,
+						    uint64_t *ret_slot)
 {
 	Dl_info info;
 	struct link_map *lm = NULL;
 	Lmid_t ns = LM_ID_BASE;
-	int wrap = 1, rpath = 0;
+	int wrap = 1, rpath = 0, known = 1;
 
 	dlopen_real = interpose_next(IP_DLOPEN);
-	if (!dlopen_real || init_error || in_wrapped_dlopen || !file || (mode & RTLD_NOLOAD) || strchr(file, '$'))
+	if (!dlopen_real || init_error || in_wrapped_dlopen || !file || (mode & RTLD_NOLOAD))
 		return 0;
 	/* What is called here is the agent's, not the program's. */
 	needle_agent_busy++;
-	if (!recorder_wants_new_objects() || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm ||
-	    dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE)
+	if (!recorder_wants_new_objects() || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		known = wrap = 0;
+	if (wrap && (strchr(file, '$') || dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE))
 		wrap = 0;
 	if (wrap)
 		dl_iterate_phdr(rpath_cb, &rpath);
@@ -247,8 +299,41 @@ __attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, 
 	for (const ElfW(Dyn) *d = lm ? lm->l_ld : NULL; wrap && !strchr(file, '/') && d && d->d_tag != DT_NULL; d++)
 		if (d->d_tag == DT_RUNPATH || (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_NODEFLIB)))
 			wrap = 0;
+	if (!wrap && known) {
+		uint64_t stub = plt_stub_of((uint64_t)(uintptr_t)caller, lm);
+		if (stub) {
+			/* The caller's stack pointer after its return pops the
+			 * return address. */
+			dlopen_pending.rsp = (uint64_t)(uintptr_t)ret_slot + 8;
+			dlopen_pending.ret = (uint64_t)(uintptr_t)caller;
+			in_wrapped_dlopen = 1;
+			*ret_slot = stub;
+		}
+	}
 	needle_agent_busy--;
 	return wrap;
+}
+
+/* The C library's dlopen returned into the caller's PLT stub and so here:
+ * entry_rsp is the stack pointer at that entry, handle what dlopen
+ * returned.  The caller's return address if this is that return, 0 if it
+ * is a call after all. */
+__attribute__((used)) static uint64_t dlopen_landing(uint64_t entry_rsp, void *handle)
+{
+	if (!dlopen_pending.rsp || entry_rsp != dlopen_pending.rsp)
+		return 0;
+	uint64_t ret = dlopen_pending.ret;
+	dlopen_pending.rsp = 0;
+	in_wrapped_dlopen = 0;
+	if (handle) {
+		int saved = errno;
+		needle_agent_busy++;
+		recorder_object_loaded();
+		dlerror(); /* as dlopen_wrapped: nothing after a success */
+		needle_agent_busy--;
+		errno = saved;
+	}
+	return ret;
 }
 
 __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
@@ -273,17 +358,38 @@ __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
 __asm__("	.text\n"
 	"	.globl	dlopen\n"
 	"	.type	dlopen, @function\n"
+	"	.globl	dlopen_interposer\n"
+	"	.hidden	dlopen_interposer\n"
 	"	.p2align 4\n"
 	"dlopen:\n"
+	"dlopen_interposer:\n"
 	"	.cfi_startproc\n"
 	"	endbr64\n"
-	"	pushq	%rdi\n"
+	"	testq	$8, %rsp\n" /* a call: 8 bytes off alignment */
+	"	jnz	2f\n"
+	"	pushq	%rax\n"     /* a return through the PLT: the handle */
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	subq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	leaq	16(%rsp), %rdi\n"
+	"	movq	%rax, %rsi\n"
+	"	call	dlopen_landing\n"
+	"	movq	%rax, %r11\n"
+	"	addq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	popq	%rax\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	testq	%r11, %r11\n"
+	"	jz	2f\n"
+	"	jmp	*%r11\n"
+	"2:	pushq	%rdi\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq	%rsi\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	subq	$8, %rsp\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	movq	24(%rsp), %rdx\n" /* the caller's return address */
+	"	leaq	24(%rsp), %rcx\n" /* where it is */
 	"	call	dlopen_wrap_wanted\n"
 	"	addq	$8, %rsp\n"
 	"	.cfi_adjust_cfa_offset -8\n"
