@@ -132,11 +132,12 @@ $(BENCH_BUILD)/bench_libc_hits: bench/bench_libc_hits.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_libc_hits
 
-bench: $(BENCH_PROGS)
+bench: $(BENCH_PROGS) $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	bench/run.sh $(BENCH_BUILD)
+	bench/bench_servers.sh $(BENCH_BUILD)
 
-# Debian's servers under load, attached to (bench/bench_servers.sh): 4-6
-# minutes, so not part of `make bench`; merges its keys into results.json.
+# Debian's servers under load, attached to (bench/bench_servers.sh), alone:
+# 4-6 minutes; merges its keys into results.json and results.txt.
 .PHONY: bench-servers
 bench-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	bench/bench_servers.sh $(BENCH_BUILD)

@@ -78,3 +78,21 @@ for line in open(raw):
 json.dump(d, open(res + ".tmp", "w"), indent=2)
 os.rename(res + ".tmp", res)
 PY
+
+# And a part of the readable table, each figure beside its goal.
+txt="$dir/results.txt"
+{
+	echo
+	echo "Debian's servers (redis, nginx, memcached, postgres) under load, attached to:"
+	v() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
+	printf '%-40s %10s  %s\n' servers_attach_ok_pct "$(v servers_attach_ok_pct)" "goal 100"
+	printf '%-40s %10s  %s\n' servers_failed_requests "$(v servers_failed_requests)" "goal 0"
+	printf '%-40s %10s  %s\n' servers_hold_us_p99 "$(v servers_hold_us_p99)" "goal < 1000"
+	printf '%-40s %10s  %s\n' servers_hold_us_max "$(v servers_hold_us_max)" "goal < 5000"
+	printf '%-40s %10s  %s\n' servers_first_event_ms_p50 "$(v servers_first_event_ms_p50)" ""
+	printf '%-40s %10s  %s\n' servers_first_event_ms_max "$(v servers_first_event_ms_max)" "goal <= 300"
+	printf '%-40s %10s  %s\n' servers_detach_ms_max "$(v servers_detach_ms_max)" "goal <= 100"
+	printf '%-40s %10s  %s\n' servers_client_p999_ms_during_vs_before "$(v servers_client_p999_ms_during_vs_before)" \
+		"client p99.9 latency attached / before"
+	printf '%-40s %10s  %s\n' idle_nginx_attach_ms "$(v idle_nginx_attach_ms)" "goal < 2000"
+} | tee -a "$txt"
