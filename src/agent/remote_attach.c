@@ -15,6 +15,12 @@
  *  - The session thread blocks every signal but SIGTRAP and needle's stop
  *    signal (which patching needs) from its first instruction, so that no
  *    signal meant for the program lands in it.
+ *  - A session runs on that one thread, --ctl included (it serves the
+ *    control socket beside its own), which first waits (0.5 s at most)
+ *    for the boot thread to be gone: the C library gives a thread that mallocs while
+ *    every arena is held a new 64 MiB arena reservation, and caches an
+ *    exited thread's stack, both kept for good, so two agent threads
+ *    alive at once would grow the process by one more of each.
  *  - The session ends when needle record asks (ATTACH_DETACH) or goes away
  *    (end of file: killed, or the program closed the descriptor): either
  *    way the recording stops and every site returns to its NOP before the
@@ -34,11 +40,13 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <time.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -47,6 +55,7 @@
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/record/control.h"
 #include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
@@ -74,8 +83,21 @@ static void wait_caller_gone(void)
 	}
 }
 
+/* The session socket, by identity: the program may close its descriptor
+ * (daemons close every descriptor) and put a file of its own at the
+ * number, which the session must then neither read, write nor close. */
+static dev_t sock_dev;
+static ino_t sock_ino;
+
+static int session_fd_ours(int fd)
+{
+	struct stat st;
+	return !fstat(fd, &st) && st.st_dev == sock_dev && st.st_ino == sock_ino;
+}
+
 static int session_connect(void)
 {
+	struct stat st;
 	struct sockaddr_un addr;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
@@ -89,12 +111,14 @@ static int session_connect(void)
 	memcpy(addr.sun_path + 1, session_name, n);
 	if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
-	    (cred.uid != 0 && cred.uid != getuid() && cred.uid != geteuid())) {
+	    (cred.uid != 0 && cred.uid != getuid() && cred.uid != geteuid()) || fstat(fd, &st)) {
 		/* Abstract names have no permissions: only root or the
 		 * process's owner may configure a recording in it. */
 		close(fd);
 		return -1;
 	}
+	sock_dev = st.st_dev;
+	sock_ino = st.st_ino;
 	return fd;
 }
 
@@ -178,16 +202,32 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	return 0;
 }
 
-/* Until needle record asks to detach, or its side of the socket is gone. */
+/* Until needle record asks to detach, its side of the socket is gone, or
+ * the program closed the descriptor; meanwhile, with --ctl, serving
+ * `needle ctl` (control.h): this thread is the session's only one, so
+ * the process keeps one arena and one stack for it, whatever the
+ * options.  A look every second: poll rescans descriptors by number, so
+ * once the program put a file of its own at the socket's, needle
+ * record's byte would never wake it. */
 static void session_wait(int fd)
 {
 	for (;;) {
-		char c;
-		ssize_t n = read(fd, &c, 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || c == ATTACH_DETACH)
+		struct pollfd p[2] = { { fd, POLLIN, 0 }, { control_poll_fd(), POLLIN, 0 } };
+		int n = poll(p, p[1].fd >= 0 ? 2 : 1, 1000);
+		if ((n < 0 && errno != EINTR) || !session_fd_ours(fd))
 			return;
+		if (n <= 0)
+			continue;
+		if (p[0].revents) {
+			char c;
+			ssize_t r = read(fd, &c, 1);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0 || c == ATTACH_DETACH)
+				return;
+		}
+		if (p[1].fd >= 0 && (p[1].revents & POLLIN))
+			control_serve_pending();
 	}
 }
 
@@ -225,6 +265,7 @@ static void *session(void *arg)
 		goto done;
 	}
 	agent_adopt_process();
+	cfg.ctl_polled = 1; /* served in session_wait */
 	if (recorder_start(&cfg) == 1) {
 		agent_recording_started();
 		session_wait(fd);
@@ -233,7 +274,7 @@ static void *session(void *arg)
 			pr_warn("cannot stop recording (%d); sites stay patched\n", err);
 	}
 	char done = ATTACH_DETACHED;
-	if (write(fd, &done, 1) < 0) {
+	if (session_fd_ours(fd) && write(fd, &done, 1) < 0) {
 		/* needle record is gone: nobody to tell. */
 	}
 done:
@@ -242,7 +283,8 @@ done:
 		munmap(hold_hdr, SHM_HEADER_SIZE);
 	}
 	log_route_end();
-	close(fd);
+	if (session_fd_ours(fd))
+		close(fd);
 out:
 	log_route_end();
 	for (int i = 0; i < 5; i++)

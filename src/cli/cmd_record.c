@@ -116,7 +116,7 @@ static const char record_usage[] =
 	"      --buffer-size=MB     shared buffer size (default 16)\n"
 	"      --chunk-size=KB      chunk size (default 16)\n"
 	"      --ctl                let 'needle ctl PID' change filters and tracer while it runs\n"
-	"                           (adds a thread, needle-ctl, to the program)\n"
+	"                           (adds a thread, needle-ctl, to a program it starts)\n"
 	"      --snapshot[=MB]      flight recorder: keep the newest events in overwrite rings of MB\n"
 	"                           (default 64) and write them out only when asked: SIGUSR2 to\n"
 	"                           needle record, or 'needle ctl PID snapshot' with --ctl (FILE.1,\n"

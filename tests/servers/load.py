@@ -12,7 +12,10 @@
       requests of the protocol's counted kind, checks each reply, prints
       "ok N failed N".
       Once connected (and prepared) it writes GO_FILE.ready, which for pg
-      holds the PID of the connection's backend.
+      holds the PID of the connection's backend.  With GO_FILE, the
+      connection stays open after the count until GO_FILE.end exists (60 s
+      at most): a PostgreSQL backend ends with its connection, and the
+      recording of it must end by a detach, not by its exit.
 
 PROTO is redis, memcached, http or pg.  Only 127.0.0.1 is ever connected to.
 """
@@ -370,7 +373,9 @@ def count(proto, port, n, go=None):
             print("error: %s" % e, file=sys.stderr)
             break
     failed += n - ok - failed
-    print("ok %d failed %d" % (ok, failed))
+    print("ok %d failed %d" % (ok, failed), flush=True)
+    if go:
+        wait_go(go + ".end")
 
 
 if __name__ == "__main__":

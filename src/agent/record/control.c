@@ -1,8 +1,13 @@
 /* control.c - `needle ctl PID COMMAND` reaches a recording process here.
  *
- * A listener thread (named "needle-ctl") accepts connections on the
- * abstract UNIX socket "needle-<pid>".  One command per connection, one
- * line each way:
+ * Connections come on the abstract UNIX socket "needle-<pid>", accepted
+ * by a listener thread (named "needle-ctl") in a program needle record
+ * started, or by the session thread of `needle record -p`, which waits
+ * on its own socket anyway and polls this one beside it
+ * (control_poll_fd, control_serve_pending): a second agent thread alive
+ * beside the session would take a malloc arena of its own (64 MiB of
+ * address space the C library never gives back) and a stack of its own.
+ * One command per connection, one line each way:
  *
  *   filter GLOB...     trace only these functions ("filter" alone: all)
  *   notrace GLOB...    do not trace these ("notrace" alone: none)
@@ -29,6 +34,11 @@
  *    thread): the name then lives and dies with the process that serves it.
  *  - The thread blocks the program's signals, so that none is delivered
  *    to it, but not SIGTRAP or needle's stop signal, which patching needs.
+ *    The session thread that serves the socket under -p blocks the same.
+ *  - Served by the caller, the socket is non-blocking: a client that left
+ *    between the poll and the accept never holds the caller, which must
+ *    also see needle record's detach.  A client that connects and says
+ *    nothing holds it 2 s at most (SO_RCVTIMEO), as it holds the thread.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -60,6 +70,7 @@ static int listen_fd = -1;
 static _Atomic int stopping;
 static pthread_t listener_thread;
 static int listener_running;
+static int served_by_caller; /* control_start(0): no thread, polled */
 static dev_t listen_dev;
 static ino_t listen_ino;
 
@@ -195,7 +206,7 @@ static int listen_open(void)
 {
 	struct sockaddr_un addr;
 	struct stat st;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (served_by_caller ? SOCK_NONBLOCK : 0), 0), err;
 
 	if (fd < 0)
 		return -errno;
@@ -228,37 +239,66 @@ static void pause_ms(long ms)
 	nanosleep(&t, NULL);
 }
 
+/* 0 when listen_fd is this file's socket, opening a new one if the
+ * program took the descriptor (the number is the program's now). */
+static int listen_check(void)
+{
+	if (listen_still_ours())
+		return 0;
+	listen_fd = -1;
+	return listen_open();
+}
+
+/* Accept one connection and serve it: 0, or -1 when none was accepted. */
+static int accept_serve(void)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	serve(fd);
+	close(fd);
+	return 0;
+}
+
 static void *listener(void *arg)
 {
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-ctl");
 	control_mark_agent_thread();
 	while (!atomic_load(&stopping)) {
-		if (!listen_still_ours()) {
-			/* The program closed it: the number is its own now. */
-			listen_fd = -1;
-			if (listen_open()) {
-				/* The old socket may still hold the name for
-				 * a moment (or for good, if the program keeps
-				 * a copy): try again. */
-				pause_ms(1000);
-				continue;
-			}
-		}
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0 && atomic_load(&stopping))
-			break;
-		if (fd < 0) {
-			if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
-				continue; /* checked at the top */
-			if (errno != EINTR && errno != ECONNABORTED)
-				pause_ms(100); /* EMFILE, ENOMEM: the queue keeps the client */
+		if (listen_check()) {
+			/* The old socket may still hold the name for a
+			 * moment (or for good, if the program keeps a copy):
+			 * try again. */
+			pause_ms(1000);
 			continue;
 		}
-		serve(fd);
-		close(fd);
+		if (!accept_serve())
+			continue;
+		if (atomic_load(&stopping))
+			break;
+		if (errno == EBADF || errno == ENOTSOCK || errno == EINVAL)
+			continue; /* checked at the top */
+		if (errno != EINTR && errno != ECONNABORTED)
+			pause_ms(100); /* EMFILE, ENOMEM: the queue keeps the client */
 	}
 	return NULL;
+}
+
+int control_poll_fd(void)
+{
+	if (!listener_running || !served_by_caller)
+		return -1;
+	return listen_check() ? -1 : listen_fd;
+}
+
+void control_serve_pending(void)
+{
+	/* Bounded: clients that keep connecting must not keep the caller
+	 * from its own socket. */
+	for (int i = 0; i < 16 && listener_running && served_by_caller && listen_still_ours(); i++)
+		if (accept_serve())
+			break;
 }
 
 static void after_fork_child(void)
@@ -271,7 +311,7 @@ static void after_fork_child(void)
 	listener_running = 0;
 }
 
-int control_start(void)
+int control_start(int own_thread)
 {
 	static int atfork_done;
 	sigset_t all, old;
@@ -279,15 +319,18 @@ int control_start(void)
 
 	if (listener_running)
 		return 0;
+	served_by_caller = !own_thread;
 	if ((err = listen_open()))
 		return err;
 	atomic_store(&stopping, 0);
-	sigfillset(&all);
-	sigdelset(&all, SIGTRAP);
-	sigdelset(&all, needle_stop_signal());
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = -pthread_create(&listener_thread, NULL, listener, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (own_thread) {
+		sigfillset(&all);
+		sigdelset(&all, SIGTRAP);
+		sigdelset(&all, needle_stop_signal());
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		err = -pthread_create(&listener_thread, NULL, listener, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (!err) {
 		listener_running = 1;
 		if (!atfork_done++)
@@ -303,13 +346,16 @@ void control_stop(void)
 {
 	if (!listener_running)
 		return;
-	atomic_store(&stopping, 1);
-	/* Wakes the accept (EINVAL on a listening socket that is shut
-	 * down); if the program replaced the descriptor, the listener is in
-	 * a pause or a serve with a 2 s timeout, and sees stopping next. */
-	if (listen_still_ours())
-		shutdown(listen_fd, SHUT_RDWR);
-	pthread_join(listener_thread, NULL);
+	if (!served_by_caller) {
+		atomic_store(&stopping, 1);
+		/* Wakes the accept (EINVAL on a listening socket that is
+		 * shut down); if the program replaced the descriptor, the
+		 * listener is in a pause or a serve with a 2 s timeout, and
+		 * sees stopping next. */
+		if (listen_still_ours())
+			shutdown(listen_fd, SHUT_RDWR);
+		pthread_join(listener_thread, NULL);
+	}
 	listener_running = 0;
 	if (listen_still_ours())
 		close(listen_fd);

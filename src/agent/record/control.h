@@ -2,11 +2,21 @@
 #ifndef NEEDLE_CONTROL_H
 #define NEEDLE_CONTROL_H
 
-/* Start the listener thread on the abstract UNIX socket "needle-<pid>".
+/* Open the abstract UNIX socket "needle-<pid>" and serve it: from a
+ * listener thread of its own (own_thread), or from the caller's loop,
+ * which polls control_poll_fd() and calls control_serve_pending().
  * 0 or negative errno. */
-int control_start(void);
-/* Stop the listener thread and release the name (detach).  Waits for a
- * command being served to finish. */
+int control_start(int own_thread);
+/* For a caller that serves the socket: the descriptor to poll for POLLIN
+ * (opened again first if the program took it), or -1 when none is open
+ * now or nothing is served.  Asked again at least once a second: the
+ * program may close the descriptor while the caller sleeps in poll,
+ * which then holds the old socket, and its name, until it returns. */
+int control_poll_fd(void);
+/* Serve the connections that wait, without waiting for one. */
+void control_serve_pending(void);
+/* Stop serving and release the name (detach).  Waits for a command being
+ * served by the listener thread to finish. */
 void control_stop(void);
 
 #endif

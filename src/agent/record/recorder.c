@@ -943,7 +943,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		}
 	}
 	close(meta_fd);
-	if (cfg->ctl && (err = control_start()))
+	if (cfg->ctl && (err = control_start(!cfg->ctl_polled)))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;

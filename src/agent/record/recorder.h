@@ -18,6 +18,7 @@ struct recorder_start_cfg {
 	const char *filter, *notrace; /* newline-separated globs, or NULL */
 	uint32_t depth;               /* 0 = unlimited */
 	int ctl;                      /* serve `needle ctl` */
+	int ctl_polled;               /* ... from the caller's loop, not a thread (control.h) */
 	const char *triggers;         /* snapshot triggers, trigger.h's spec, or NULL */
 	uint64_t trigger_gap_ns;      /* least time between two trigger requests */
 	uint64_t trigger_after_ns;    /* --trigger-after: the rings freeze this long after a trigger */
@@ -35,9 +36,9 @@ int recorder_start(const struct recorder_start_cfg *cfg);
  * it carries a trace buffer (NEEDLE_BUFFER_FD); 0 when it does not. */
 int recorder_start_from_env(void);
 /* End the recording in a process that runs on (detach): sites unpatched,
- * the control thread gone, the buffer unmapped, and AGENT_DETACHED in its
- * header.  0 (also when not recording) or negative errno, and then the
- * recording goes on. */
+ * the control socket closed (its thread gone), the buffer unmapped, and
+ * AGENT_DETACHED in its header.  0 (also when not recording) or negative
+ * errno, and then the recording goes on. */
 int recorder_stop(void);
 
 /* Is a recording on in this process (not a forked child of it), so that
