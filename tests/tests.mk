@@ -349,10 +349,15 @@ $(TEST_BUILD)/test_runtimes_attach: tests/runtimes/test_runtimes_attach.sh $(RUN
 TESTS += $(TEST_BUILD)/test_runtimes_record $(TEST_BUILD)/test_runtimes_attach
 
 # Debian's own servers, as packaged (tests/servers: redis-server, nginx,
-# memcached, PostgreSQL 15), under load, recorded with needle record -p.
-# Kept out of TESTS for now: `make test-servers` runs them alone.
+# memcached, PostgreSQL 15), under load, recorded with needle record -p:
+# part of `make test` (about 3 minutes on 2 cores); `make test-servers`
+# runs them alone.
 SERVER_TESTS := tests/servers/test_redis.sh tests/servers/test_nginx.sh \
 	tests/servers/test_memcached.sh tests/servers/test_postgres.sh
+SERVERS_DEPS := tests/servers/lib.sh tests/servers/load.py tests/cli/lib.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+$(TEST_BUILD)/test_servers_%: tests/servers/test_%.sh $(SERVERS_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(patsubst tests/servers/test_%.sh,$(TEST_BUILD)/test_servers_%,$(SERVER_TESTS))
 .PHONY: test-servers
 test-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	tests/run.sh $(TEST_BUILD) $(abspath $(SERVER_TESTS))
