@@ -8,13 +8,13 @@
 # object on the way out.  Exact call counts of the plugin's function, and
 # the program's output byte for byte against a run without needle.
 . "$(dirname "$0")/lib.sh"
-SRC="$(dirname "$0")/progs"
+SRC="$(dirname "$0")/dlopen_search"
 N=7
 mkdir -p "$T/app/bin" "$T/app/plug"
-gcc -O2 -fpatchable-function-entry=5 -shared -fPIC "$SRC/dlopen_search_plug.c" -o "$T/app/plug/libplug_search.so" || fail "the plugin builds"
-gcc -O2 -fpatchable-function-entry=5 "$SRC/dlopen_search_main.c" -o "$T/app/bin/rpath" -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RPATH"
-gcc -O2 -fpatchable-function-entry=5 "$SRC/dlopen_search_main.c" -o "$T/app/bin/runpath" -ldl -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RUNPATH"
-gcc -O2 -fpatchable-function-entry=5 "$SRC/dlopen_search_main.c" -o "$T/app/bin/origin" -ldl || fail "builds"
+gcc -O2 -fpatchable-function-entry=5 -shared -fPIC "$SRC/plug.c" -o "$T/app/plug/libplug_search.so" || fail "the plugin builds"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/rpath" -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RPATH"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/runpath" -ldl -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RUNPATH"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/origin" -ldl || fail "builds"
 check "the RPATH program has a DT_RPATH" grep -q RPATH <(readelf -d "$T/app/bin/rpath")
 check "the RUNPATH program has a DT_RUNPATH" grep -q RUNPATH <(readelf -d "$T/app/bin/runpath")
 

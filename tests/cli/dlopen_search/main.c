@@ -1,4 +1,4 @@
-/* dlopen_search_main NAME N - dlopen NAME the way the program's own
+/* main NAME N - dlopen NAME the way the program's own
  * object asks for it (found through its DT_RPATH, DT_RUNPATH or $ORIGIN,
  * which a dlopen made from any other object would not search), then call
  * its plug_fn N times.  Prints the sum, so the output shows every call. */
