@@ -56,6 +56,7 @@ static struct door doors[DOOR_MAX];
 static _Atomic size_t door_cnt;  /* entries published (release; the trap handler acquires) */
 static _Atomic uint32_t door_seq; /* odd while doors are closed */
 static _Atomic long door_patcher; /* tid that passes through while closed */
+static _Atomic long door_pid;     /* the process that closed them */
 static int doors_closed;          /* door_close_all ran, door_open_all not yet */
 
 static struct door *door_find(uint64_t pc)
@@ -180,6 +181,7 @@ int door_allowed(void)
 void door_close_all(const uint64_t *pcs, size_t n)
 {
 	atomic_store_explicit(&door_patcher, raw_syscall4(SYS_gettid, 0, 0, 0, 0), memory_order_relaxed);
+	atomic_store_explicit(&door_pid, raw_syscall4(SYS_getpid, 0, 0, 0, 0), memory_order_relaxed);
 	/* Odd before any int3: a thread that traps at one sees it closed
 	 * (x86-TSO keeps the two stores in order; the fence keeps the
 	 * compiler from moving them). */
@@ -229,7 +231,13 @@ int door_trap(greg_t *gregs)
 	if (!d)
 		return 0;
 	long tid = raw_syscall4(SYS_gettid, 0, 0, 0, 0);
-	if (tid != atomic_load_explicit(&door_patcher, memory_order_relaxed)) {
+	/* A child forked while the doors were closed (by a handler of the
+	 * program's run in a sleeper's place) keeps the int3s in its copy of
+	 * the code and nobody to open them: it goes through at once, each
+	 * time.  (A vfork child, sharing the code, does the same: it runs
+	 * nothing of the batch's.) */
+	int other_process = raw_syscall4(SYS_getpid, 0, 0, 0, 0) != atomic_load_explicit(&door_pid, memory_order_relaxed);
+	if (!other_process && tid != atomic_load_explicit(&door_patcher, memory_order_relaxed)) {
 		for (;;) {
 			uint32_t seq = atomic_load_explicit(&door_seq, memory_order_acquire);
 			if (!(seq & 1))
