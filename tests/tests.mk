@@ -242,6 +242,12 @@ $(TEST_BUILD)/attach/leftover_target: tests/attach/leftover_target.c
 $(TEST_BUILD)/test_attach_leftovers: tests/attach/test_attach_leftovers.sh $(TEST_BUILD)/attach/leftover_target $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach_leftovers
+# needle record -p killed between the agent's connect and its hello.
+$(TEST_BUILD)/attach/kill_at_hello: tests/attach/kill_at_hello.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@
+$(TEST_BUILD)/test_attach_kill: tests/attach/test_attach_kill.sh $(TEST_BUILD)/attach/kill_at_hello $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_kill
 
 # Event loops asleep in epoll_wait, sigsuspend, sigtimedwait, attached to.
 $(TEST_BUILD)/attach/eventloop: tests/attach/eventloop.c

@@ -150,6 +150,15 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	do
 		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
+	/* A failed recvmsg leaves msg_controllen as it was given and control
+	 * as it was: on this thread's stack, which the C library cached, the
+	 * previous session's hello, or anything.  It fails so (ECONNRESET)
+	 * when needle record dies between our connect and its hello (its
+	 * listening socket closed on a connection it never accepted), and
+	 * nothing came: those descriptor numbers are the program's, and must
+	 * be neither closed nor written to. */
+	if (n <= 0)
+		return -EPROTO;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
@@ -168,9 +177,9 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	memcpy(fds, CMSG_DATA(c), sizeof(fds));
 	cfg->buf_fd = fds[0];
 	cfg->meta_fd = fds[1];
-	if (n > 0 && (size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
-		n = -1;
-	if (n <= 0 || hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
+	if ((size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
+		return -EPROTO;
+	if (hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
 	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX ||
 	    hello.triggers_len > ATTACH_GLOBS_MAX || hello.args_len > ATTACH_ARGS_MAX ||
 	    hello.arg_filters_len > ATTACH_GLOBS_MAX)

@@ -32,7 +32,11 @@
  *
  *   blocker  start one more thread that blocks SIGTRAP from then on
  *            (pthread_sigmask), and calls work_c; prints "blocker started"
- *   sigusr1  see handler_mask(): prints "sigusr1 B R" */
+ *   sigusr1  see handler_mask(): prints "sigusr1 B R"
+ *   fds N    open N more descriptors (/dev/null) and keep them; every
+ *            later round checks that each is still open on it
+ *            (the program itself never closes them);
+ *            prints "fds N held" */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -56,6 +60,7 @@
 #include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -1128,6 +1133,34 @@ static void start_late_blocker(void)
 	fflush(stdout);
 }
 
+#define HELD_FDS_MAX 64
+static int held_fds[HELD_FDS_MAX];
+static struct stat held_st;
+static int held_cnt;
+
+static void hold_fds(long n)
+{
+	for (; n > 0 && held_cnt < HELD_FDS_MAX; n--) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &held_st)) {
+			fail(&ctl, "/dev/null: %s", strerror(errno));
+			break;
+		}
+		held_fds[held_cnt++] = fd;
+	}
+	printf("fds %d held\n", held_cnt);
+	fflush(stdout);
+}
+
+static void check_held_fds(unsigned k)
+{
+	for (int i = 0; i < held_cnt; i++) {
+		struct stat st;
+		if (fstat(held_fds[i], &st) || st.st_dev != held_st.st_dev || st.st_ino != held_st.st_ino)
+			fail(&ctl, "round %u: descriptor %d is no longer the /dev/null it held", k, held_fds[i]);
+	}
+}
+
 static void do_round(void)
 {
 	static unsigned rounds;
@@ -1162,6 +1195,7 @@ static void do_round(void)
 		t->seen_fails++;
 		append(what, sizeof what, "thread %s %s", t->name, how);
 	}
+	check_held_fds(k);
 	struct thr *all[W_N + 2];
 	int n = 0;
 	for (int i = 0; i < W_N; i++)
@@ -1312,6 +1346,13 @@ int main(int argc, char **argv)
 			start_late_blocker();
 		} else if (!strcmp(line, "sigusr1")) {
 			handler_mask();
+		} else if (!strncmp(line, "fds ", 4)) {
+			errno = 0;
+			long n = strtol(line + 4, &end, 10);
+			if (errno || *end || end == line + 4 || n < 0)
+				fail(&ctl, "bad command '%s'", line);
+			else
+				hold_fds(n);
 		} else if (!strcmp(line, "quit")) {
 			break;
 		} else {
