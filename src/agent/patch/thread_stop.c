@@ -230,12 +230,18 @@ static void wait_stopped(const pid_t *sent, size_t n)
 
 /* A thread being created, or exiting, runs with every signal blocked for
  * a moment: look again before concluding it blocks ours (100 ms: on two
- * busy CPUs such a thread may wait that long for its time slice). */
-static int blocks_for_good(pid_t tid)
+ * busy CPUs such a thread may wait that long for its time slice).  Where
+ * it can be held from outside (held), one asleep in a system call is not
+ * looked at again: asleep, it cannot unblock anything, and holding it
+ * costs a ptrace stop, not 100 ms of every batch (jemalloc's background
+ * thread, in a futex wait with every signal blocked). */
+static int blocks_for_good(pid_t tid, int held)
 {
 	for (int tries = 0; tries < 200; tries++) {
 		if (task_blocks_signal(tid, stop_signal) != 1)
 			return 0;
+		if (held && task_syscall(tid) >= 0)
+			return 1;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
 	}
@@ -307,13 +313,14 @@ static int hold_pending(void)
 /* Signal tid and count it in sent; 1 if it was signalled. */
 static int stop_one(pid_t tid, int *err)
 {
-	if (blocks_for_good(tid)) {
+	int can_hold = holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX;
+	if (blocks_for_good(tid, can_hold)) {
 		/* Held from outside, if that is offered: only a thread that
 		 * blocks the stop signal for good (a thread being created
 		 * blocks every signal for a moment: it is waited for, since a
 		 * hold is lost if needle record dies during the batch), and
 		 * never the first thread, which needle record does not hold. */
-		if (holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX) {
+		if (can_hold) {
 			if (!hold_listed(tid))
 				hold_tids[hold_cnt++] = tid;
 			return 0;
