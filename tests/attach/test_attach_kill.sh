@@ -31,11 +31,18 @@ fds "$TPID" >"$T/fd.0"
 hits=0
 n=0
 held=0
+RR="no round yet"
 for n in $(seq 1 $KILLS); do
 	# A whole session first: its socket and its hello's two descriptors
 	# were the lowest numbers free, which the target then holds, so that
 	# a hello taken from under the next session names them.
-	"$NEEDLE" record -p "$TPID" -o "$T/f.data" --duration=0.05 2>"$T/f.rec" || break
+	if ! "$NEEDLE" record -p "$TPID" -o "$T/f.data" --duration=0.05 2>"$T/f.rec"; then
+		fail "kill $n: the whole session before it recorded ($(tail -1 "$T/f.rec"))"
+		sed 's/^/      /' "$T/f.rec" | tail -5
+		sed 's/^/      target: /' "$T/main.err" | tail -3
+		RR=$(kill -0 "$TPID" 2>/dev/null && echo alive || echo dead)
+		break
+	fi
 	held=$((held + 3))
 	target_cmd "fds 3"
 	wait_for grep -q "^fds $held held" "$T/main.out" || break
