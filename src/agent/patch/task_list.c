@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/patch/task_list.h"
@@ -152,6 +153,37 @@ int task_blocks_signal(pid_t tid, int sig)
 		return err;
 	unsigned long long mask = strtoull(v, NULL, 16);
 	return (mask >> (sig - 1)) & 1;
+}
+
+long task_age_ms(pid_t tid)
+{
+	char path[64], buf[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	/* Field 22, starttime, in clock ticks since boot; the fields after
+	 * the command name, which may hold spaces, start past its ')'. */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	unsigned long long start = strtoull(p + 1, NULL, 10);
+	long hz = sysconf(_SC_CLK_TCK);
+	struct timespec now;
+	if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &now))
+		return -EINVAL;
+	long long age = (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000 - (long long)(start * 1000 / (unsigned long long)hz);
+	return age < 0 ? 0 : (long)age;
 }
 
 long task_count_fast(void)

@@ -31,6 +31,9 @@ long task_syscall(pid_t tid);
 long task_syscall_pc(pid_t tid, uint64_t *pc);
 /* The same, and the call's six arguments in args (NULL: not wanted). */
 long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc);
+/* How long ago thread tid was created, in milliseconds (10 ms steps), or
+ * negative errno. */
+long task_age_ms(pid_t tid);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
 /* The same from one read of /proc/self/status: O(1) in threads. */

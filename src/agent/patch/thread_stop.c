@@ -231,16 +231,19 @@ static void wait_stopped(const pid_t *sent, size_t n)
 /* A thread being created, or exiting, runs with every signal blocked for
  * a moment: look again before concluding it blocks ours (100 ms: on two
  * busy CPUs such a thread may wait that long for its time slice).  Where
- * it can be held from outside (held), one asleep in a system call is not
- * looked at again: asleep, it cannot unblock anything, and holding it
- * costs a ptrace stop, not 100 ms of every batch (jemalloc's background
- * thread, in a futex wait with every signal blocked). */
+ * it can be held from outside (held), one asleep in a system call that
+ * has lived longer than that is not looked at again: asleep, it cannot
+ * unblock anything, and holding it costs a ptrace stop, not 100 ms of
+ * every batch (jemalloc's background thread, in a futex wait with every
+ * signal blocked).  A young one may be a thread being created, waiting
+ * for its creator (start_thread's lock) with every signal blocked: it is
+ * waited for, as before. */
 static int blocks_for_good(pid_t tid, int held)
 {
 	for (int tries = 0; tries < 200; tries++) {
 		if (task_blocks_signal(tid, stop_signal) != 1)
 			return 0;
-		if (held && task_syscall(tid) >= 0)
+		if (held && task_syscall(tid) >= 0 && task_age_ms(tid) > 200)
 			return 1;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
