@@ -55,6 +55,7 @@
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/patch/thread_stop.h"
 #include "agent/record/control.h"
 #include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
@@ -254,6 +255,8 @@ static void *session(void *arg)
 		goto out;
 	log_route_socket(fd); /* what start-up says, to needle record */
 	err = session_receive(fd, &cfg, part, &sites);
+	struct stop_hold_stats earlier; /* an earlier session's: not this one's */
+	thread_stop_take_hold_stats(&earlier);
 	/* Start-up patches (gcc's NOPs normalized, relocated entries made)
 	 * before the recorder maps the buffer: threads that block every
 	 * signal are held through its header from now on (hold_client.c). */
@@ -281,6 +284,15 @@ static void *session(void *arg)
 		agent_recording_stopping();
 		if ((err = recorder_stop()))
 			pr_warn("cannot stop recording (%d); sites stay patched\n", err);
+	}
+	if (hold_hdr != MAP_FAILED) {
+		/* Read by needle record once it has our answer (the write
+		 * below orders them: a socket write is a full barrier). */
+		struct stop_hold_stats hs;
+		thread_stop_take_hold_stats(&hs);
+		hold_hdr->agent_stops = hs.stops;
+		hold_hdr->agent_stop_window_max_ns = hs.window_max_ns;
+		hold_hdr->agent_outside_hold_max_ns = hs.outside_max_ns;
 	}
 	char done = ATTACH_DETACHED;
 	if (session_fd_ours(fd) && write(fd, &done, 1) < 0) {

@@ -88,9 +88,12 @@ static void print_attach(const struct trace *t)
 		printf("end:           the process exited with status %d\n", WEXITSTATUS(st));
 	else
 		printf("end:           %s\n", ends[a->end <= ATTACH_END_LOST ? a->end : 0]);
-	printf("held:          thread %u borrowed to load libneedle; longest hold of a thread %.3f ms\n"
+	printf("held:          longest hold of a thread %.3f ms: thread %u borrowed to load libneedle %.3f ms;\n"
+	       "               %llu patch batch%s that stopped threads, the longest %.3f ms; held from outside %.3f ms\n"
 	       "               (libneedle stays loaded and idle in the process; a later -p reuses it)\n",
-	       a->borrowed_tid, (double)a->max_hold_ns / 1e6);
+	       (double)a->max_hold_ns / 1e6, a->borrowed_tid, (double)a->borrowed_hold_ns / 1e6,
+	       (unsigned long long)a->stops, a->stops == 1 ? "" : "es", (double)a->stop_window_max_ns / 1e6,
+	       (double)a->outside_hold_max_ns / 1e6);
 	if (t->clock.source == TRACE_CLOCK_TSC && t->first_raw && t->first_raw >= t->clock.raw0 && t->ns_per_raw > 0)
 		printf("first event:   %.3f ms after needle record -p began\n",
 		       (double)(t->first_raw - t->clock.raw0) * t->ns_per_raw / 1e6);

@@ -579,7 +579,7 @@ int record_attach(struct recording *r, const char *agent)
 	if (realpath(boot, boot_abs))
 		req.lib_path = boot_abs;
 	int e = inject_library(pid, &req, &res, err, sizeof(err));
-	r->attach.max_hold_ns = res.held_ns;
+	r->attach.max_hold_ns = r->attach.borrowed_hold_ns = res.held_ns;
 	r->attach.borrowed_tid = res.tid;
 	if (e) {
 		cli_error("cannot attach to process %d (%s): %s", (int)pid, comm, err);
@@ -683,6 +683,15 @@ int record_attach(struct recording *r, const char *agent)
 	}
 	r->attach.end = end;
 	r->attach.detach_realtime_ns = realtime_ns();
+	/* The agent's own stops, written before it said it detached (after
+	 * its answer: the socket orders them). */
+	r->attach.stops = r->shm->agent_stops;
+	r->attach.stop_window_max_ns = r->shm->agent_stop_window_max_ns;
+	r->attach.outside_hold_max_ns = r->shm->agent_outside_hold_max_ns;
+	if (r->attach.stop_window_max_ns > r->attach.max_hold_ns)
+		r->attach.max_hold_ns = r->attach.stop_window_max_ns;
+	if (r->attach.outside_hold_max_ns > r->attach.max_hold_ns)
+		r->attach.max_hold_ns = r->attach.outside_hold_max_ns;
 	/* Snapshot mode: the agent writes no more (detached, or the process
 	 * is gone), so the last snapshot is whole. */
 	uint32_t reason = end == ATTACH_END_DETACHED                      ? TRACE_SNAPSHOT_DETACHED

@@ -24,6 +24,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sched.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -49,20 +51,13 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* The thread group a task belongs to (Tgid in its status), or -1. */
-static pid_t tgid_of(pid_t tid)
+/* Whether tid is a thread of the process pid: a signal 0 goes to a
+ * thread only within its own thread group (ESRCH otherwise, or if it is
+ * gone), and costs one system call, not a read of /proc inside the
+ * agent's stop window. */
+static int thread_of(pid_t pid, pid_t tid)
 {
-	char path[64], line[128];
-	pid_t tgid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	return syscall(SYS_tgkill, (int)pid, (int)tid, 0) == 0 || errno == EPERM;
 }
 
 /* Wait for tid's next stop, up to 1 s; a polling wait, since this thread
@@ -156,6 +151,14 @@ static void *serve(void *arg)
 	uint32_t seen = atomic_load(&hd->done);
 
 	memset(held, 0, sizeof(held));
+	/* Each hold lasts a patch batch of the agent's, with its other
+	 * threads stopped: this thread's sleeps between polls get no timer
+	 * slack, and it runs as soon as it is woken where it may be given a
+	 * real-time policy (root, or RLIMIT_RTPRIO; otherwise it stays as
+	 * it was). */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	struct sched_param fifo = { .sched_priority = 1 };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
 	atomic_store(&hd->served_by, (uint32_t)syscall(SYS_gettid));
 	while (!atomic_load(&rh->quit)) {
 		uint32_t req = atomic_load_explicit(&hd->req, memory_order_acquire); /* pairs with the agent's release */
@@ -174,15 +177,16 @@ static void *serve(void *arg)
 				status = -EPERM;
 			for (uint32_t i = 0; i < n && !status; i++) {
 				pid_t tid = hd->tids[i];
-				pid_t tgid = tgid_of(tid);
-				if (tgid < 0) {
-					hd->pcs[i] = 0; /* gone since the agent looked */
-					held[held_cnt++].tid = 0;
-					continue;
-				}
-				if (tid == rh->pid || tgid != rh->pid) {
+				if (tid == rh->pid) {
 					status = -EPERM;
 					break;
+				}
+				if (!thread_of(rh->pid, tid)) {
+					/* Gone since the agent looked (or never one of
+					 * its threads): nothing to hold. */
+					hd->pcs[i] = 0;
+					held[held_cnt++].tid = 0;
+					continue;
 				}
 				int e = hold_one(&held[held_cnt], tid);
 				if (e == -ESRCH) {

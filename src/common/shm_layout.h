@@ -249,6 +249,13 @@ struct shm_header {
 	uint64_t pad2[6];
 
 	struct shm_hold hold;
+
+	/* Written by the agent of needle record -p before it says it has
+	 * detached (0 from an agent older than these fields): its stops of
+	 * the process's threads, as thread_stop_get_hold_stats gives them. */
+	uint64_t agent_stops;
+	uint64_t agent_stop_window_max_ns;
+	uint64_t agent_outside_hold_max_ns;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct shm_header) <= 4096, "the header fits SHM_HEADER_SIZE");
 

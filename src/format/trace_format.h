@@ -70,11 +70,17 @@ enum attach_end {
 struct sec_attach {
 	uint64_t attach_realtime_ns; /* CLOCK_REALTIME when needle record -p began */
 	uint64_t detach_realtime_ns; /* ... and when the recording ended */
-	uint64_t max_hold_ns;        /* longest time a thread of the process was held stopped */
+	uint64_t max_hold_ns;        /* longest time a thread of the process was held stopped: the most of the three below */
 	uint64_t detach_ns;          /* from asking the agent to detach to its answer (0: not asked) */
 	uint32_t end;                /* enum attach_end */
 	uint32_t borrowed_tid;       /* the thread that loaded libneedle */
+	/* Since version 2 of the section (SEC_ATTACH_V1_SIZE before). */
+	uint64_t borrowed_hold_ns;   /* the borrowed thread's hold */
+	uint64_t stop_window_max_ns; /* longest stop of the agent's patch batches (threads in its stop handler) */
+	uint64_t outside_hold_max_ns; /* longest hold from outside of a thread that blocks the stop signal */
+	uint64_t stops;              /* the agent's patch batches that stopped or held a thread */
 };
+#define SEC_ATTACH_V1_SIZE 40
 
 /* A snapshot of needle record --snapshot: the newest events of every
  * thread when it was taken.  A thread's calls entered before its oldest

@@ -332,9 +332,12 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		t->objects = strndup((const char *)p, sh->length);
 		break;
 	case SEC_ATTACH:
-		bad = sh->length != sizeof(t->attach);
+		bad = sh->length != sizeof(t->attach) && sh->length != SEC_ATTACH_V1_SIZE;
 		if (!bad) {
-			memcpy(&t->attach, p, sizeof(t->attach));
+			memset(&t->attach, 0, sizeof(t->attach));
+			memcpy(&t->attach, p, sh->length);
+			if (sh->length == SEC_ATTACH_V1_SIZE)
+				t->attach.borrowed_hold_ns = t->attach.max_hold_ns;
 			t->have_attach = 1;
 		}
 		break;

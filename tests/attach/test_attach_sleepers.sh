@@ -15,6 +15,7 @@ unset NEEDLE_SITES
 SL="$BUILD/tests/attach/sleepers"
 [ -x "$SL" ] || { fail "$SL is missing"; exit 1; }
 command -v bpftrace >/dev/null || { fail "bpftrace is installed (scripts/setup.sh)"; exit 1; }
+tracing_ready || { fail "the kernel's tracepoints are reachable (tracefs at /sys/kernel/tracing)"; exit 1; }
 SLEEPERS=7
 STOP=$(($(kill -l RTMAX) - 2))
 

@@ -12,6 +12,15 @@ T=$(mktemp -d)
 export NEEDLE_SITES=compiled
 trap 'rm -rf "$T"' EXIT
 
+# tracing_ready: the kernel's tracepoints reachable for bpftrace (tracefs
+# is not mounted on every machine at boot) and room for its maps; the
+# tests that count from outside with bpftrace call it first.
+tracing_ready() {
+	[ -e /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	ulimit -l 65536 2>/dev/null || ulimit -l unlimited 2>/dev/null
+	[ -e /sys/kernel/tracing/events/raw_syscalls ]
+}
+
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; }
 

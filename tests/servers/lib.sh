@@ -219,8 +219,7 @@ eintr_start() {
 		EINTR_PID=""
 		return
 	fi
-	[ -e /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
-	ulimit -l 65536 2>/dev/null
+	tracing_ready || fail "$SRV: the kernel's tracepoints are reachable (tracefs at /sys/kernel/tracing)"
 	timeout -k 5 400 bpftrace -e "tracepoint:raw_syscalls:sys_exit /($filt) && args->ret == -4/ { @pend[tid] = args->id + 1; @held[tid] = 0; }
 		tracepoint:sched:sched_switch /@pend[args->prev_pid] && args->prev_state == 8/ { @held[args->prev_pid] = 1; }
 		tracepoint:signal:signal_deliver /@pend[tid] && args->sig == $stop/ { @held[tid] = 1; }
@@ -321,11 +320,15 @@ record_end() {
 	[ -n "$p" ] && kill -INT "$p" 2>/dev/null
 	wait_for test -e "$T/$1.rc"
 }
-# info_val NAME FIELD: a figure of `needle info`: hold_ms, first_ms, detach_ms, events.
+# info_val NAME FIELD: a figure of `needle info`: hold_ms (the longest of
+# borrowed_ms, stop_ms, outside_ms), first_ms, detach_ms, events.
 info_val() {
 	[ -e "$T/$1.info" ] || "$NEEDLE" info -i "$T/$1.data" >"$T/$1.info" 2>/dev/null
 	awk -v f="$2" '
-		f == "hold_ms" && /^held:/ { print $(NF - 1) }
+		f == "hold_ms" && /^held:/ { sub(/.*longest hold of a thread /, ""); print $1 }
+		f == "borrowed_ms" && /^held:/ { sub(/.*borrowed to load libneedle /, ""); print $1 }
+		f == "stop_ms" && /patch batch.*the longest/ { sub(/.*the longest /, ""); print $1 }
+		f == "outside_ms" && /held from outside/ { sub(/.*held from outside /, ""); print $1 }
 		f == "first_ms" && /^first event:/ { print $3 }
 		f == "detach_ms" && /^detach:/ { print $2 }
 		f == "events" && /^events:/ { print $2 }
@@ -349,11 +352,13 @@ record_checks() {
 	t0=$(cat "$T/$name.t0")
 	tr=$(awk '/needle: recording process/ {print $1; exit}' "$T/$name.err")
 	ready_ms=$([ -n "$tr" ] && awk -v a="$t0" -v b="$tr" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
-	local hold first det ev
+	local hold first det ev bor stp out
 	hold=$(info_val "$name" hold_ms | head -1) first=$(info_val "$name" first_ms)
 	det=$(info_val "$name" detach_ms) ev=$(info_val "$name" events)
+	bor=$(info_val "$name" borrowed_ms) stp=$(info_val "$name" stop_ms) out=$(info_val "$name" outside_ms)
 	echo "attach $SRV $name pid $pid rc $rc ready_ms ${ready_ms:--} hold_ms ${hold:--} first_ms ${first:--}" \
-		"detach_ms ${det:--} events ${ev:--} msg ${msg:--}" >>"$METRICS"
+		"detach_ms ${det:--} events ${ev:--} borrowed_ms ${bor:--} stop_ms ${stp:--} outside_ms ${out:--}" \
+		"msg ${msg:--}" >>"$METRICS"
 }
 # attach NAME PID ARGS...: one timed attach (--duration=$ATTACH_S) and its checks.
 attach() {

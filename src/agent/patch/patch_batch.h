@@ -21,8 +21,12 @@ struct patch_op {
  * stopped instead (thread_stop.h); -EDEADLK if that is impossible too. */
 int patch_batch_apply(struct patch_op *ops, size_t n);
 
-/* Rewrite ops whose old bytes are several instructions (gcc's NOPs): with
- * every other thread stopped and moved out of the sites. */
+/* Rewrite ops whose old bytes are several instructions (gcc's NOPs,
+ * relocated entries): with every other thread stopped and moved out of
+ * the sites, a few thousand sites per stop (a long batch is several
+ * stops, each kept short), or asleep behind a door (sleeper_door.h).  On
+ * error, the sites of the stops that completed are switched and marked
+ * so (site->enabled), the others untouched. */
 int patch_rewrite_stopped(struct patch_op *ops, size_t n);
 
 struct patch_stats {

@@ -174,6 +174,9 @@ static void stop_handler(int sig, siginfo_t *info, void *ucv)
 	restart_interrupted_call(gregs);
 	move_pc_out_of_site(gregs);
 	atomic_fetch_add(&stopped_cnt, 1);
+	/* Pairs with wait_stopped's futex wait: the stopper wakes at the
+	 * last stop rather than at its next poll. */
+	raw_syscall6(SYS_futex, (long)&stopped_cnt, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 	while (atomic_load(&release_generation) == gen)
 		raw_syscall6(SYS_futex, (long)&release_generation, FUTEX_WAIT_PRIVATE, gen, 0, 0, 0);
 	atomic_fetch_add(&left_cnt, 1);
@@ -208,23 +211,25 @@ static int contains(const pid_t *tids, size_t n, pid_t tid)
 	return 0;
 }
 
-/* Wait until every signalled thread is stopped or gone. */
+/* Wait until every signalled thread is stopped or gone: woken by each
+ * stop handler as it counts itself (a poll would add its timer slack,
+ * 50 us and more, to every stop window), and every 1 ms to see whether a
+ * thread exited with our signal pending. */
 static void wait_stopped(const pid_t *sent, size_t n)
 {
 	for (unsigned round = 0;; round++) {
 		uint32_t stopped = atomic_load(&stopped_cnt);
 		if (stopped >= n)
 			return;
-		if (round % 1000 == 999) {
-			/* A thread may have exited with our signal pending. */
+		if (round % 64 == 63) {
 			size_t alive = 0;
 			for (size_t i = 0; i < n; i++)
 				alive += task_blocks_signal(sent[i], stop_signal) >= 0;
 			if (stopped >= alive)
 				return;
 		}
-		struct timespec t = { 0, 20 * 1000 };
-		nanosleep(&t, NULL);
+		struct timespec t = { 0, 1000 * 1000 };
+		syscall(SYS_futex, &stopped_cnt, FUTEX_WAIT_PRIVATE, stopped, &t, NULL, 0);
 	}
 }
 
@@ -277,14 +282,43 @@ static size_t sent_total, sent_cap;
 static pid_t *round_tids;    /* one reading of /proc/self/task */
 static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after the resume */
 
-/* Threads that block the stop signal, to be held from outside (see
- * thread_stop_set_holder): listed by stop_one, held by hold_listed once
- * the signalled threads are stopped, released by thread_resume_all. */
+/* Threads that block the stop signal, to be held from outside
+ * (thread_hold.h): listed by stop_wanted, asked for by hold_ask before
+ * the others are signalled, waited for by hold_finish once they are
+ * stopped, released by thread_resume_all. */
 static const struct thread_hold_ops *holder; /* what stop_begin found offered */
 static int hold_tids[THREAD_HOLD_MAX];
 static uint64_t hold_pcs[THREAD_HOLD_MAX];
 static size_t hold_cnt;
-static int holding;
+static int asked;   /* hold_ask asked, hold_finish not yet waited */
+static size_t asked_cnt; /* hold_tids[0..asked_cnt) were asked for */
+static int holding; /* hold_finish held them */
+
+/* Times of the current window (CLOCK_MONOTONIC ns; 0: nothing stopped
+ * or held yet) and the maxima so far.  Only the patching thread writes
+ * them, one batch at a time under the control lock; taken by the
+ * session once its recording has stopped. */
+static uint64_t window_began_ns, outside_began_ns;
+static struct stop_hold_stats hold_stats;
+
+static uint64_t stop_clock_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t); /* the vDSO: no system call */
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void window_begins(void)
+{
+	if (!window_began_ns)
+		window_began_ns = stop_clock_ns();
+}
+
+void thread_stop_take_hold_stats(struct stop_hold_stats *st)
+{
+	*st = hold_stats;
+	memset(&hold_stats, 0, sizeof(hold_stats));
+}
 
 static int hold_listed(pid_t tid)
 {
@@ -294,17 +328,43 @@ static int hold_listed(pid_t tid)
 	return 0;
 }
 
-/* Hold the threads listed since the last call; their PCs are moved out
- * of the sites at release.  0 or negative errno. */
-static int hold_pending(void)
+/* Ask for the threads listed since the last hold (hold_finish waits for
+ * them): asked before the other threads are signalled, so that needle
+ * record's ptrace work and their stops overlap.  0 or negative errno. */
+static int hold_ask(void)
 {
-	if (!hold_cnt || holding)
+	if (!hold_cnt || holding || asked)
 		return 0;
-	int err = holder->hold(hold_tids, hold_cnt, hold_pcs);
-	if (err) {
-		/* Said as for a thread nobody could hold. */
+	asked_cnt = hold_cnt;
+	window_begins();
+	outside_began_ns = stop_clock_ns();
+	if (holder->hold_begin(hold_tids, hold_cnt)) {
+		blocked_tid = hold_tids[0]; /* said as for a thread nobody could hold */
+		return -EDEADLK;
+	}
+	asked = 1;
+	return 0;
+}
+
+/* Wait for the hold asked for; their PCs are moved out of the sites at
+ * release.  0 or negative errno. */
+static int hold_finish(void)
+{
+	int err = hold_ask();
+	if (err || !asked)
+		return err;
+	asked = 0;
+	if (holder->hold_end(hold_pcs, asked_cnt)) {
 		blocked_tid = hold_tids[0];
 		return -EDEADLK;
+	}
+	if (asked_cnt < hold_cnt) {
+		/* More were listed since the ask (threads created while
+		 * stopping): asked again for all, which lets the first ones go
+		 * for a moment, before any byte changes. */
+		if ((err = hold_ask()))
+			return err;
+		return hold_finish();
 	}
 	holding = 1;
 	for (size_t i = 0; i < hold_cnt; i++)
@@ -313,16 +373,18 @@ static int hold_pending(void)
 	return 0;
 }
 
-/* Signal tid and count it in sent; 1 if it was signalled. */
-static int stop_one(pid_t tid, int *err)
+/* Whether tid is to be signalled (its system call noted first, if it is
+ * in one), looked at before any signal goes: these reads of /proc (10-20
+ * us each) stay out of the stop window.  A thread that blocks the stop
+ * signal for good is listed to be held from outside, if that is offered
+ * (a thread being created blocks every signal for a moment: it is waited
+ * for, since a hold is lost if needle record dies during the batch), and
+ * never the first thread, which needle record does not hold; otherwise
+ * it fails the stop (*err). */
+static int stop_wanted(pid_t tid, int *err)
 {
 	int can_hold = holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX;
 	if (blocks_for_good(tid, can_hold)) {
-		/* Held from outside, if that is offered: only a thread that
-		 * blocks the stop signal for good (a thread being created
-		 * blocks every signal for a moment: it is waited for, since a
-		 * hold is lost if needle record dies during the batch), and
-		 * never the first thread, which needle record does not hold. */
 		if (can_hold) {
 			if (!hold_listed(tid))
 				hold_tids[hold_cnt++] = tid;
@@ -332,19 +394,42 @@ static int stop_one(pid_t tid, int *err)
 		*err = -EDEADLK;
 		return 0;
 	}
-	if (sent_total == sent_cap) {
-		*err = -EAGAIN; /* more threads than when it began: try again */
-		return 0;
-	}
 	uint64_t pc = 0;
 	long nr = task_syscall_pc(tid, &pc);
 	if (nr >= 0)
 		asleep_note(tid, nr, pc);
+	return 1;
+}
+
+/* Signal tid and count it in sent; 1 if it was signalled. */
+static int stop_send(pid_t tid, int *err)
+{
+	if (sent_total == sent_cap) {
+		*err = -EAGAIN; /* more threads than when it began: try again */
+		return 0;
+	}
+	window_begins();
 	if (syscall(SYS_tgkill, getpid(), tid, stop_signal) == 0) {
 		sent_tids[sent_total++] = tid;
 		return 1;
 	}
 	return 0;
+}
+
+/* Signal every thread of tids[0..n) that stop_wanted: all of them looked
+ * at first, then all signalled, with the hold asked for in between.  The
+ * number signalled. */
+static size_t stop_these(pid_t *tids, size_t n, int *err)
+{
+	size_t wanted = 0, sent = 0;
+	for (size_t i = 0; i < n && !*err; i++)
+		if (stop_wanted(tids[i], err))
+			tids[wanted++] = tids[i];
+	if (!*err)
+		*err = hold_ask();
+	for (size_t i = 0; i < wanted && !*err; i++)
+		sent += (size_t)stop_send(tids[i], err);
+	return sent;
 }
 
 static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
@@ -370,7 +455,7 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	sent_total = 0;
 	blocked_tid = 0;
 	hold_cnt = 0;
-	holding = 0;
+	holding = asked = 0;
 	holder = thread_hold_offered();
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
@@ -385,6 +470,12 @@ static void stop_failed(void)
 	 * new generation and wait for the next batch's release (the process
 	 * hung, seen with 1,000 threads when one blocked the stop signal). */
 	wait_stopped(sent_tids, sent_total);
+	if (asked) {
+		/* Asked for: waited for, and let go where they were. */
+		asked = 0;
+		holding = !holder->hold_end(hold_pcs, asked_cnt);
+		hold_cnt = asked_cnt;
+	}
 	thread_resume_all();
 	if (blocked_tid)
 		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)blocked_tid,
@@ -397,11 +488,11 @@ int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_li
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < tids->cnt && !err; i++)
-		stop_one(tids->tids[i], &err);
+	memcpy(round_tids, tids->tids, tids->cnt * sizeof(*round_tids));
+	stop_these(round_tids, tids->cnt, &err);
 	if (!err) {
 		wait_stopped(sent_tids, sent_total);
-		err = hold_pending();
+		err = hold_finish();
 	}
 	if (err)
 		stop_failed();
@@ -435,7 +526,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
 		}
 	}
 	for (;;) {
-		size_t n = 0, fresh = 0;
+		size_t n = 0, rest = 0, fresh;
 		if ((err = task_list_read_into(round_tids, sent_cap, &n)))
 			break;
 		for (size_t i = 0; i < n && !err; i++) {
@@ -453,8 +544,9 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
 				}
 				continue;
 			}
-			fresh += (size_t)stop_one(tid, &err);
+			round_tids[rest++] = tid;
 		}
+		fresh = err ? 0 : stop_these(round_tids, rest, &err);
 		if (err)
 			break;
 		wait_stopped(sent_tids, sent_total);
@@ -462,7 +554,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
 			break;
 	}
 	if (!err)
-		err = hold_pending();
+		err = hold_finish();
 	if (err)
 		stop_failed();
 	return err;
@@ -471,23 +563,21 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
 int thread_stop_woken(const struct sleepers *asleep)
 {
 	int err = 0;
-	size_t fresh = 0;
+	size_t woken = 0;
 
-	for (size_t i = 0; i < asleep->cnt && !err; i++) {
+	for (size_t i = 0; i < asleep->cnt; i++) {
 		uint64_t pc = 0;
 		/* Asleep at the same door, it has been there since before
 		 * the door closed, or came back to it before: either way it
 		 * can only leave through it. */
 		if (task_syscall_pc(asleep->tids[i], &pc) >= 0 && pc == asleep->pcs[i])
 			continue;
-		fresh += (size_t)stop_one(asleep->tids[i], &err);
+		round_tids[woken++] = asleep->tids[i];
 	}
-	if (fresh)
+	if (stop_these(round_tids, woken, &err))
 		wait_stopped(sent_tids, sent_total);
-	if (!err && hold_cnt && !holding) {
-		/* A second hold would release the first: hold all again. */
-		err = hold_pending();
-	}
+	if (!err)
+		err = hold_finish(); /* listed now, if none was before: a second hold would release the first */
 	return err;
 }
 
@@ -506,11 +596,20 @@ void thread_resume_all(void)
 
 	if (holding)
 		holder->release(hold_tids, hold_cnt, hold_pcs);
+	uint64_t now = stop_clock_ns();
+	if (holding && now - outside_began_ns > hold_stats.outside_max_ns)
+		hold_stats.outside_max_ns = now - outside_began_ns;
 	holding = 0;
 	hold_cnt = 0;
 
 	atomic_fetch_add(&release_generation, 1);
 	syscall(SYS_futex, &release_generation, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	if (window_began_ns) {
+		hold_stats.stops++;
+		if (now - window_began_ns > hold_stats.window_max_ns)
+			hold_stats.window_max_ns = now - window_began_ns;
+		window_began_ns = 0;
+	}
 	/* fix_sites must outlive every handler still reading it. */
 	while (atomic_load(&left_cnt) < stopped)
 		sched_yield();

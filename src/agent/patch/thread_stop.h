@@ -56,4 +56,17 @@ int thread_stop_signal(void);
 /* Threads that block the stop signal are held from outside where that
  * is offered (agent/base/thread_hold.h). */
 
+/* How long threads were kept from running, over every stop so far: the
+ * longest window from the first stop signal sent (or thread held) to
+ * the release, which the signalled threads spend in the stop handler,
+ * and the longest hold from outside.  What `needle info` reports as
+ * holds besides the borrowed thread's. */
+struct stop_hold_stats {
+	uint64_t stops;            /* windows in which a thread was stopped or held */
+	uint64_t window_max_ns;    /* longest of them */
+	uint64_t outside_max_ns;   /* longest hold from outside (thread_hold.h) */
+};
+/* The figures since the last call, which starts them over. */
+void thread_stop_take_hold_stats(struct stop_hold_stats *st);
+
 #endif

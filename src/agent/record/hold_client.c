@@ -12,6 +12,8 @@
  *  - A hold is never left behind: a request given up on (needle record
  *    too slow or gone) is followed by a release request at once, which
  *    needle record serves whenever it gets to it (it serves the newest).
+ *  - Nobody waits for a release; the next hold waits for it first, so
+ *    needle record never sees a hold overtake the release before it.
  *  - The ops are offered only while the buffer is mapped (hold_client_
  *    attach / hold_client_detach around the recording). */
 #include <errno.h>
@@ -57,28 +59,46 @@ static uint32_t post(struct shm_hold *h)
 	return req;
 }
 
+/* What the last request was, and whether it has been answered: a hold
+ * begins only once the previous request (a release, which nobody waits
+ * for) is done. */
+static int settle(struct shm_hold *h)
+{
+	uint32_t req = atomic_load_explicit(&h->req, memory_order_relaxed);
+	if (atomic_load_explicit(&h->done, memory_order_acquire) != req && wait_done(h, req))
+		return -ETIMEDOUT;
+	if (req & 1)
+		return wait_done(h, post(h)); /* a hold given up on: released first */
+	return 0;
+}
+
 static void release(const int *tids, size_t n, const uint64_t *pcs)
 {
 	struct shm_hold *h = hold_area;
 	(void)tids;
 	memcpy(h->pcs, pcs, n * sizeof(*pcs));
-	wait_done(h, post(h)); /* even: release */
+	post(h); /* even: release, answered before the next hold begins */
 }
 
-static int hold(const int *tids, size_t n, uint64_t *pcs)
+static int hold_begin(const int *tids, size_t n)
 {
 	struct shm_hold *h = hold_area;
 
-	if (!h || !atomic_load(&h->served_by) || n > SHM_HOLD_MAX)
+	if (!h || !atomic_load(&h->served_by) || n > SHM_HOLD_MAX || settle(h))
 		return -EDEADLK;
-	if (atomic_load(&h->req) & 1)
-		wait_done(h, post(h)); /* a hold given up on: released first */
 	h->pid = (int32_t)getpid();
 	h->cnt = (uint32_t)n;
 	h->status = 0;
 	memcpy(h->tids, tids, n * sizeof(*tids));
 	memset(h->pcs, 0, sizeof(h->pcs));
-	int err = wait_done(h, post(h)); /* odd: hold */
+	post(h); /* odd: hold */
+	return 0;
+}
+
+static int hold_end(uint64_t *pcs, size_t n)
+{
+	struct shm_hold *h = hold_area;
+	int err = wait_done(h, atomic_load_explicit(&h->req, memory_order_relaxed));
 	if (!err)
 		err = h->status;
 	if (err) {
@@ -89,7 +109,7 @@ static int hold(const int *tids, size_t n, uint64_t *pcs)
 	return 0;
 }
 
-static const struct thread_hold_ops ops = { hold, release };
+static const struct thread_hold_ops ops = { hold_begin, hold_end, release };
 
 void hold_client_attach(struct shm_header *shm)
 {
