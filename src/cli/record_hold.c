@@ -151,6 +151,7 @@ static void *serve(void *arg)
 	uint32_t seen = atomic_load(&hd->done);
 
 	memset(held, 0, sizeof(held));
+	atomic_store(&hd->served_by, (uint32_t)syscall(SYS_gettid)); /* record_hold_start waits for it */
 	/* Each hold lasts a patch batch of the agent's, with its other
 	 * threads stopped: this thread's sleeps between polls get no timer
 	 * slack, and it runs as soon as it is woken where it may be given a
@@ -159,7 +160,6 @@ static void *serve(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	struct sched_param fifo = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
-	atomic_store(&hd->served_by, (uint32_t)syscall(SYS_gettid));
 	while (!atomic_load(&rh->quit)) {
 		uint32_t req = atomic_load_explicit(&hd->req, memory_order_acquire); /* pairs with the agent's release */
 		if (req == seen) {
@@ -231,6 +231,12 @@ int record_hold_start(struct record_hold *rh, struct shm_header *shm, pid_t pid)
 	int err = pthread_create(&rh->thread, NULL, serve, rh);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	rh->started = !err;
+	/* Serving before the agent can ask: it takes a hold service that is
+	 * not there for one that will never be, and fails its batch. */
+	for (int i = 0; !err && i < 100000 && !atomic_load(&shm->hold.served_by); i++) {
+		struct timespec t = { 0, 10 * 1000 };
+		nanosleep(&t, NULL);
+	}
 	return -err;
 }
 

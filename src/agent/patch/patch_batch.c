@@ -275,15 +275,17 @@ static int rewrite_behind_doors(struct patch_op *ops, size_t n, const struct sle
 #define SITES_PER_STOP 4096
 
 /* One stop: the other threads stopped, those asleep behind a door
- * spared, ops[0..n) rewritten, everyone let go. */
-static int rewrite_in_one_stop(struct patch_op *ops, struct site **sites, size_t n)
+ * spared, ops[0..n) rewritten, everyone let go.  The doors' pages stay
+ * writable in *dw until the caller closes it after the last stop: a door
+ * may share a page with the sites of a later stop, whose protection its
+ * closing would give back too early. */
+static int rewrite_in_one_stop(struct patch_op *ops, struct site **sites, size_t n, struct text_window *dw)
 {
-	struct text_window dw = { 0 };
 	struct sleepers asleep = { 0 };
 	int err;
 
 	int alone = task_count() == 1;
-	int doors = !alone && doors_for_sleepers(&dw);
+	int doors = !alone && doors_for_sleepers(dw);
 	if (alone || !(err = thread_stop_all(sites, n, doors ? &asleep : NULL))) {
 		err = 0;
 		if (asleep.cnt) {
@@ -297,10 +299,8 @@ static int rewrite_in_one_stop(struct patch_op *ops, struct site **sites, size_t
 		if (!err)
 			mark_enabled(ops, n);
 	}
-	if (doors) {
+	if (doors)
 		door_open_all(); /* disarms; nothing is closed any more */
-		text_window_close(&dw);
-	}
 	sleepers_free(&asleep);
 	return err;
 }
@@ -309,8 +309,9 @@ static int rewrite_in_one_stop(struct patch_op *ops, struct site **sites, size_t
  * rewrite: SITES_PER_STOP sites at a time, in address order. */
 int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 {
-	struct text_window w;
+	struct text_window w, *dws;
 	struct site **sites;
+	size_t stops = (n + SITES_PER_STOP - 1) / SITES_PER_STOP;
 	uint64_t before = core_sync_count();
 	int err = 0;
 
@@ -318,7 +319,11 @@ int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 		return 0;
 	if ((err = open_window(ops, n, &w)))
 		return err;
-	if (!(sites = malloc(n * sizeof(*sites)))) {
+	sites = malloc(n * sizeof(*sites));
+	dws = calloc(stops, sizeof(*dws));
+	if (!sites || !dws) {
+		free(sites);
+		free(dws);
 		text_window_close(&w);
 		return -ENOMEM;
 	}
@@ -326,10 +331,18 @@ int patch_rewrite_stopped(struct patch_op *ops, size_t n)
 		sites[i] = ops[i].site;
 		atomic_store(&ops[i].site->want_call, ops[i].want_call);
 	}
-	for (size_t at = 0; at < n && !err; at += SITES_PER_STOP)
-		err = rewrite_in_one_stop(ops + at, sites + at, n - at < SITES_PER_STOP ? n - at : SITES_PER_STOP);
+	for (size_t k = 0; k < stops && !err; k++) {
+		size_t at = k * SITES_PER_STOP;
+		err = rewrite_in_one_stop(ops + at, sites + at, n - at < SITES_PER_STOP ? n - at : SITES_PER_STOP,
+					  &dws[k]);
+	}
 	if (!err)
 		count_batch(n, before);
+	/* The doors' pages first: the sites' window gives every page back
+	 * its own protection last. */
+	for (size_t k = 0; k < stops; k++)
+		text_window_close(&dws[k]);
+	free(dws);
 	free(sites);
 	int cerr = text_window_close(&w);
 	return err ? err : cerr;
