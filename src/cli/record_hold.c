@@ -41,6 +41,7 @@ struct held {
 	pid_t tid;
 	int sig[4];     /* signals that came while held, delivered at release */
 	int sig_cnt;
+	int stopped;    /* hold_wait saw it stop: it may be let go */
 	struct user_regs_struct regs;
 };
 
@@ -78,9 +79,11 @@ static int wait_stop(pid_t tid, int *status)
 	}
 }
 
-static int hold_one(struct held *h, pid_t tid)
+/* Seize tid and ask it to stop (hold_wait waits for it): every thread of
+ * a request is asked first, so that their stops overlap. */
+static int hold_interrupt(struct held *h, pid_t tid)
 {
-	int status, e;
+	int e;
 
 	memset(h, 0, sizeof(*h));
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
@@ -92,9 +95,16 @@ static int hold_one(struct held *h, pid_t tid)
 		h->tid = 0;
 		return e;
 	}
+	return 0;
+}
+
+static int hold_wait(struct held *h)
+{
+	int status, e;
+
 	for (;;) {
-		if ((e = wait_stop(tid, &status))) {
-			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		if ((e = wait_stop(h->tid, &status))) {
+			ptrace(PTRACE_DETACH, h->tid, NULL, NULL);
 			h->tid = 0;
 			return e;
 		}
@@ -107,14 +117,15 @@ static int hold_one(struct held *h, pid_t tid)
 		/* A signal on its way stops the thread first: held. */
 		if (h->sig_cnt < 4)
 			h->sig[h->sig_cnt++] = WSTOPSIG(status);
-		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		ptrace(PTRACE_CONT, h->tid, NULL, NULL);
 	}
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &h->regs)) {
+	if (ptrace(PTRACE_GETREGS, h->tid, NULL, &h->regs)) {
 		e = -errno;
-		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		ptrace(PTRACE_DETACH, h->tid, NULL, NULL);
 		h->tid = 0;
 		return e;
 	}
+	h->stopped = 1;
 	return 0;
 }
 
@@ -188,7 +199,7 @@ static void *serve(void *arg)
 					held[held_cnt++].tid = 0;
 					continue;
 				}
-				int e = hold_one(&held[held_cnt], tid);
+				int e = hold_interrupt(&held[held_cnt], tid);
 				if (e == -ESRCH) {
 					hd->pcs[i] = 0; /* gone: nothing to hold */
 					held[held_cnt++].tid = 0;
@@ -198,12 +209,27 @@ static void *serve(void *arg)
 					status = e;
 					break;
 				}
-				hd->pcs[i] = held[held_cnt].regs.rip;
 				held_cnt++;
 			}
+			for (size_t i = 0; i < held_cnt && !status; i++) {
+				if (!held[i].tid)
+					continue;
+				int e = hold_wait(&held[i]);
+				if (e == -ESRCH) {
+					hd->pcs[i] = 0;
+					continue;
+				}
+				if (e)
+					status = e;
+				else
+					hd->pcs[i] = held[i].regs.rip;
+			}
 			if (status) {
+				/* One asked to stop is let go only once stopped
+				 * (a detach needs a stopped tracee). */
 				for (size_t i = 0; i < held_cnt; i++)
-					release_one(rh->pid, &held[i], 0);
+					if (held[i].tid && (held[i].stopped || !hold_wait(&held[i])))
+						release_one(rh->pid, &held[i], 0);
 				held_cnt = 0;
 			}
 			hd->status = status;
