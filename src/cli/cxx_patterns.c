@@ -133,10 +133,11 @@ int record_expand_cxx_patterns(struct record_opts *o, const char *exe)
 	struct cxx_sym *syms;
 	int err = 0;
 
-	if (!o->filter && !o->notrace && !o->triggers)
+	if (!o->filter && !o->notrace && !o->subtree && !o->drop && !o->triggers)
 		return 0;
 	size_t n = read_syms(exe, &syms);
-	if (n && (expand(&o->filter, syms, n, 0) || expand(&o->notrace, syms, n, 0) || expand(&o->triggers, syms, n, 1))) {
+	if (n && (expand(&o->filter, syms, n, 0) || expand(&o->notrace, syms, n, 0) || expand(&o->subtree, syms, n, 0) ||
+		  expand(&o->drop, syms, n, 0) || expand(&o->triggers, syms, n, 1))) {
 		cli_error("record: out of memory");
 		err = -1;
 	}
