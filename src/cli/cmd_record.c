@@ -106,6 +106,9 @@ static const char record_usage[] =
 	"                           a library function no compiler prepared is recorded when the\n"
 	"                           program (or an object built with patchable entries) calls it\n"
 	"      --no-libcall         record no library function no compiler prepared\n"
+	"      --match=glob|regex   how -F, -N, -P, -U and --trigger patterns match: a pattern with ^, $,\n"
+	"                           .*, .+, .?, (, | or + is a regular expression (as uftrace's), found\n"
+	"                           anywhere in the program's function names, others globs; regex: all\n"
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
 	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
 	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
@@ -214,7 +217,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
-	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL };
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -229,6 +232,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "max-string", required_argument, NULL, OPT_MAX_STRING },
 		{ "auto-args", no_argument, NULL, OPT_AUTO_ARGS },
 		{ "patch", required_argument, NULL, 'P' }, { "unpatch", required_argument, NULL, 'U' },
+		{ "match", required_argument, NULL, OPT_MATCH },
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL }, { "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
@@ -293,6 +297,13 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'U':
 			if (append_glob(&o->notrace, optarg))
 				return -1;
+			break;
+		case OPT_MATCH:
+			if (strcmp(optarg, "regex") && strcmp(optarg, "glob")) {
+				cli_error("--match needs regex or glob, not '%s'", optarg);
+				return -1;
+			}
+			o->match_regex = !strcmp(optarg, "regex") ? 1 : 2;
 			break;
 		case OPT_NEST_LIBCALL:
 		case OPT_NO_LIBCALL:

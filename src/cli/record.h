@@ -27,6 +27,7 @@ struct record_opts {
 	char *notrace;  /* -U: globs of functions not patched */
 	char *subtree;  /* -F: globs whose calls are recorded with their subtrees, and nothing else */
 	char *drop;     /* -N: globs whose calls are not recorded, nor their subtrees */
+	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
 	int libcall;    /* library calls: 0 the program's, 1 every object's (--nest-libcall), 2 none */
 	int depth;
 	int wake_mode;
