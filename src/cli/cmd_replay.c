@@ -132,7 +132,7 @@ struct replay {
 	struct pat_list *sel, *drop, *callers;
 	uint8_t *site_class; /* by site: 1 + (CL_SEL | CL_DROP | CL_CALLER), 0 not yet matched */
 	uint32_t *site_depth; /* by site: the @depth= of the -F that matched it (0: -D) */
-	struct tree_thread *tt;
+	struct tree_stacks *tt; /* by thread */
 	int no_comment;
 };
 
@@ -162,10 +162,20 @@ struct tree_frame {
 	size_t cap;
 };
 
+/* A stack of a thread: its own, or a coroutine context's (each has its
+ * depths: the reader keeps a stack per context). */
 struct tree_thread {
 	struct tree_frame *f;
 	size_t cap;
 	uint32_t in, out, limit, sdepth;
+	uint32_t ctx_id; /* CTX_UNNAMED: not known yet (the thread's own stack) */
+};
+
+#define CTX_UNNAMED UINT32_MAX
+
+struct tree_stacks {
+	struct tree_thread *v; /* v[cur] is the stack running */
+	size_t cnt, cur;
 };
 
 static const char replay_usage[] =
@@ -394,10 +404,42 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 	}
 }
 
+/* The stack of context id in thread's stacks, made the running one. */
+static struct tree_thread *tree_switch(struct replay *r, struct tree_stacks *ts, uint32_t id)
+{
+	for (size_t i = 0; i < ts->cnt; i++)
+		if (ts->v[i].ctx_id == id) {
+			ts->cur = i;
+			return &ts->v[i];
+		}
+	/* The trace names a context when the thread switches to it; the
+	 * stack it left first (its own) is named by the first switch back to
+	 * a context not seen yet. */
+	for (size_t i = 0; id != CTX_UNNAMED && i < ts->cnt; i++)
+		if (ts->v[i].ctx_id == CTX_UNNAMED && i != ts->cur) {
+			ts->v[i].ctx_id = id;
+			ts->cur = i;
+			return &ts->v[i];
+		}
+	struct tree_thread *v = realloc(ts->v, (ts->cnt + 1) * sizeof(*v));
+	if (!v) {
+		r->line.oom = 1;
+		return NULL;
+	}
+	ts->v = v;
+	v[ts->cnt] = (struct tree_thread){ .ctx_id = id };
+	ts->cur = ts->cnt++;
+	return &v[ts->cur];
+}
+
 static int tree_event(const struct trace_event *ev, struct replay *r)
 {
-	struct tree_thread *th = &r->tt[ev->thread];
+	struct tree_stacks *ts = &r->tt[ev->thread];
+	struct tree_thread *th = ts->cnt ? &ts->v[ts->cur] : tree_switch(r, ts, CTX_UNNAMED);
 	char dur[32];
+
+	if (!th)
+		return 0;
 
 	switch (ev->kind) {
 	case TEV_ENTRY: {
@@ -570,6 +612,13 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	}
 }
 
+/* After the event: a switch makes its context's stack the running one. */
+static void tree_after(const struct trace_event *ev, struct replay *r)
+{
+	if (ev->kind == TEV_SWITCH)
+		tree_switch(r, &r->tt[ev->thread], ev->site);
+}
+
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
 	char dur[32];
@@ -577,8 +626,11 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
-	if (r->tree)
-		return tree_event(ev, r);
+	if (r->tree) {
+		tree_event(ev, r);
+		tree_after(ev, r);
+		return 0;
+	}
 	if (ev->kind == TEV_EXIT && r->skip[ev->thread]) {
 		r->skip[ev->thread] = 0;
 		return 0;
@@ -807,9 +859,12 @@ int cmd_replay(int argc, char **argv)
 	view_close(r.t);
 	free(r.skip);
 	for (size_t i = 0; r.tt && i < threads; i++) {
-		for (size_t d = 0; d < r.tt[i].cap; d++)
-			free(r.tt[i].f[d].data);
-		free(r.tt[i].f);
+		for (size_t c = 0; c < r.tt[i].cnt; c++) {
+			for (size_t d = 0; d < r.tt[i].v[c].cap; d++)
+				free(r.tt[i].v[c].f[d].data);
+			free(r.tt[i].v[c].f);
+		}
+		free(r.tt[i].v);
 	}
 	free(r.tt);
 	free(r.site_class);

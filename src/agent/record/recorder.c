@@ -101,6 +101,7 @@ struct rec_thread {
 	 * calls open, and the depth recording stops at (0: max_depth), set
 	 * by the innermost -F call open. */
 	uint32_t in_count, out_count, limit;
+	uint8_t lib_top;       /* the innermost call recorded is a library call */
 	uint32_t tid;          /* 0 until the first chunk */
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
@@ -407,20 +408,33 @@ static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* Is this call of a library's function one the view records?  Its
  * return address says who called it. */
-static int libcall_recorded(const struct needle_ctx *ctx)
+static struct obj_span *self_obj; /* libneedle's */
+
+static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_thread *rt)
 {
 	uint64_t ret = ctx->sp ? *(const uint64_t *)(uintptr_t)ctx->sp : 0;
 	struct obj_span *from = obj_of(ret);
 
+	/* libneedle's code: its return hook (a recorded call jumped here, a
+	 * tail call, so the caller is that call, a library's or not) or an
+	 * interposer calling the real function for the program. */
+	if (from && from == self_obj)
+		return !rt->lib_top;
+	/* A return address in no object is needle's own return hook (the
+	 * caller's call was hooked and it jumped here: a tail call) or a
+	 * JIT's code: the call is recorded, its caller unknown. */
+	if (!from)
+		return 1;
 	if (libcall_mode == LIBCALL_NEST)
 		return from != obj_of(ctx->func->ip);
-	return from && atomic_load_explicit(&from->instrumented, memory_order_relaxed);
+	return atomic_load_explicit(&from->instrumented, memory_order_relaxed);
 }
 
 /* Cookie of a call the filters changed the thread's state for: its exit
  * puts the state back. */
 #define COOKIE_IN (1ull << 62)  /* a -F call: the old limit in the low 32 bits */
 #define COOKIE_OUT (1ull << 63) /* a -N call, not recorded */
+#define COOKIE_LIB_TOP (1ull << 61) /* the thread's lib_top before this call */
 
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
@@ -434,7 +448,7 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
 	uint32_t limit = rt->limit ? rt->limit : max_depth;
 	if (__builtin_expect(fl != 0, 0)) {
-		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx)))
+		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt)))
 			return NEEDLE_SKIP_EXIT;
 		if (fl & SF_DROP) {
 			if (ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT)
@@ -481,6 +495,9 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 		return NEEDLE_SKIP_EXIT;
 	}
 	rt->depth++;
+	if (rt->lib_top)
+		*cookie |= COOKIE_LIB_TOP;
+	rt->lib_top = (fl & SF_LIB) != 0;
 	return 0;
 }
 
@@ -499,6 +516,7 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 			rt->in_count--;
 		rt->limit = (uint32_t)cookie;
 	}
+	rt->lib_top = (cookie & COOKIE_LIB_TOP) != 0;
 	/* A call entered while the tracer was "function" has no depth. */
 	if (rt->depth)
 		rt->depth--;
@@ -520,7 +538,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
 	/* No exits, so no subtrees: -F and -N select single functions. */
 	if ((fl & (SF_HIDE | SF_DROP)) || (have_subtree && !(fl & SF_SUBTREE)) ||
-	    ((fl & SF_LIB) && !libcall_recorded(ctx)))
+	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data)))
 		return NEEDLE_SKIP_EXIT;
 	if (active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
 		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
@@ -589,6 +607,7 @@ static void thread_exit(void *thread_data, void *user_data)
 	rt->lost = 0;
 	rt->depth = 0;
 	rt->in_count = rt->out_count = rt->limit = 0;
+	rt->lib_top = 0;
 	rt->tid = 0;
 	rt->seq = 0;
 }
@@ -758,6 +777,9 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (o)
 			atomic_store_explicit(&o->instrumented, 1, memory_order_relaxed);
 	}
+	/* libneedle's own code: a return address there is its return hook
+	 * or one of its interposers (libcall_recorded). */
+	self_obj = obj_of((uint64_t)(uintptr_t)&graph_entry);
 	unsigned prog_n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
