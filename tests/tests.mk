@@ -93,6 +93,14 @@ $(TEST_BUILD)/cli/%: tests/cli/progs/%.c
 
 TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 
+# uftrace 0.13's own test suite, its replay-graph tests run through needle
+# (tests/uftrace-compat/run.py; the suite is read from its path, never
+# copied here).
+$(TEST_BUILD)/test_uftrace_compat: tests/uftrace-compat/test_uftrace_compat.sh tests/uftrace-compat/run.py \
+		tests/uftrace-compat/shim/runtest.py tests/uftrace-compat/shim/uftrace $(NEEDLE) $(LIBNEEDLE)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_uftrace_compat
+
 # The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
 READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
 $(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)

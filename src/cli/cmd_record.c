@@ -89,13 +89,26 @@ static const char record_usage[] =
 	"  -o, --output FILE        trace file (default needle.data)\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"  -t, --tracer NAME        function_graph (default) or function\n"
-	"  -F, --filter GLOB        trace only matching functions (repeatable); C++ functions by their\n"
-	"                           demangled names too: 'kv::Store::get', 'ns::*', 'scale(double)'\n"
-	"  -F GLOB@ARG OP VALUE     ... and of those only the calls whose argument ARG (argN, fpargN or\n"
-	"                           a parameter's name, with /FORMAT) compares so: OP == != < <= > >=,\n"
+	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
+	"                           (uftrace's -F; repeatable); C++ functions by their demangled names\n"
+	"                           too: 'kv::Store::get', 'ns::*', 'scale(double)'\n"
+	"  -F GLOB@ARG OP VALUE     ... only the calls whose argument ARG (argN, fpargN or a parameter's\n"
+	"                           name, with /FORMAT) compares so: OP == != < <= > >=,\n"
 	"                           e.g. -F 'kv_get@arg2>1000'\n"
-	"  -N, --notrace GLOB       do not trace matching functions (repeatable)\n"
-	"  -D, --depth N            function_graph: record N levels of nesting\n"
+	"  -N, --notrace GLOB       do not record the calls of matching functions, nor what they call\n"
+	"                           (uftrace's -N; repeatable)\n"
+	"  -P, --patch GLOB         patch only matching functions: each is recorded on its own, with\n"
+	"                           no other call (ftrace's set_ftrace_filter; repeatable)\n"
+	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
+	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
+	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
+	"      --nest-libcall       also record the calls libraries make to other objects; by default\n"
+	"                           a library function no compiler prepared is recorded when the\n"
+	"                           program (or an object built with patchable entries) calls it\n"
+	"      --no-libcall         record no library function no compiler prepared\n"
+	"      --match=glob|regex   how -F, -N, -P, -U and --trigger patterns match: a pattern with ^, $,\n"
+	"                           .*, .+, .?, (, | or + is a regular expression (as uftrace's), found\n"
+	"                           anywhere in the program's function names, others globs; regex: all\n"
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
 	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
 	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
@@ -203,7 +216,8 @@ static int add_trigger(struct record_opts *o, const char *spec)
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
-	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS };
+	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -217,6 +231,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
 		{ "max-string", required_argument, NULL, OPT_MAX_STRING },
 		{ "auto-args", no_argument, NULL, OPT_AUTO_ARGS },
+		{ "patch", required_argument, NULL, 'P' }, { "unpatch", required_argument, NULL, 'U' },
+		{ "match", required_argument, NULL, OPT_MATCH },
+		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL }, { "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -242,7 +259,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:F:N:D:p:A:R:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:F:N:P:U:D:p:A:R:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -266,12 +283,35 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'F':
-			if (strchr(optarg, '@') ? record_filter_add(o, optarg) : append_glob(&o->filter, optarg))
+			if (strchr(optarg, '@') ? record_filter_add(o, optarg) : append_glob(&o->subtree, optarg))
 				return -1;
 			break;
 		case 'N':
+			if (append_glob(&o->drop, optarg))
+				return -1;
+			break;
+		case 'P':
+			if (append_glob(&o->filter, optarg))
+				return -1;
+			break;
+		case 'U':
 			if (append_glob(&o->notrace, optarg))
 				return -1;
+			break;
+		case OPT_MATCH:
+			if (strcmp(optarg, "regex") && strcmp(optarg, "glob")) {
+				cli_error("--match needs regex or glob, not '%s'", optarg);
+				return -1;
+			}
+			o->match_regex = !strcmp(optarg, "regex") ? 1 : 2;
+			break;
+		case OPT_NEST_LIBCALL:
+		case OPT_NO_LIBCALL:
+			if (o->libcall && o->libcall != (c == OPT_NEST_LIBCALL ? 1 : 2)) {
+				cli_error("record: --nest-libcall and --no-libcall ask for opposite things; give one");
+				return -1;
+			}
+			o->libcall = c == OPT_NEST_LIBCALL ? 1 : 2;
 			break;
 		case 'D':
 			o->depth = (int)strtol(optarg, &end, 10);
@@ -403,6 +443,15 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			fputs(record_usage, stderr);
 			return -1;
 		}
+	}
+	/* The session with a running process carries patch filters only:
+	 * there -F and -N select single functions. */
+	if (o->attach_pid && (o->subtree || o->drop)) {
+		if ((o->subtree && append_glob(&o->filter, o->subtree)) || (o->drop && append_glob(&o->notrace, o->drop)))
+			return -1;
+		free(o->subtree);
+		free(o->drop);
+		o->subtree = o->drop = NULL;
 	}
 	if (o->attach_pid && optind < argc) {
 		cli_error("record: -p records a running process; give either -p PID or a program, not both");
@@ -736,6 +785,9 @@ int cmd_record(int argc, char **argv)
 		cli_error("cannot run %s: %s", r.argv[0], perr == -ENOENT ? "command not found" : strerror(-perr));
 		return 127;
 	}
+	/* Found in the current directory (not in PATH): execvp would not. */
+	if (!strchr(r.argv[0], '/') && !strncmp(prog, "./", 2))
+		r.argv[0] = prog;
 	struct program_libs libs = { 0 };
 	if (o.auto_args || o.arg_specs || o.value_filters)
 		program_libs_of_file(prog, &libs);

@@ -6,6 +6,13 @@
  * mangled symbols of the program's own functions that it names as the
  * views show them (`kv::*` -> _ZN2kv5Store3getEi, ...).
  *
+ * Regular expressions, as uftrace's patterns are: a pattern with ^, $,
+ * .*, .+, .?, (, | or + (or any, with --match=regex) is a POSIX extended
+ * regular expression, searched for anywhere in a function's name as the
+ * views show it; it is replaced by the program's functions it matches
+ * (the agent matches globs only), and stays, matching nothing, when it
+ * matches none.
+ *
  * Invariants: runs once, before the program starts or the session
  * begins; reads the program's symbol tables with libelf; adds names and
  * never removes a pattern, so a pattern the agent can demangle matches as
@@ -13,6 +20,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
+#include <regex.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +30,7 @@
 #include "cli/cli.h"
 #include "cli/record.h"
 #include "common/cxx_name.h"
+#include "common/pattern.h"
 
 /* From libstdc++: the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -29,9 +38,10 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 struct cxx_sym {
 	char *mangled, *full; /* full: without a return type, with parameters */
 	size_t base;          /* its length without the parameters */
+	int plain;            /* a C name: full is the symbol */
 };
 
-/* The program's defined C++ function symbols, demangled. */
+/* The program's defined function symbols, C++ ones demangled. */
 static size_t read_syms(const char *exe, struct cxx_sym **out)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
@@ -52,11 +62,10 @@ static size_t read_syms(const char *exe, struct cxx_sym **out)
 			GElf_Sym sym;
 			const char *name;
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
-			    !cxx_name_is_mangled(name))
+			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
 				continue;
-			int status;
-			char *full = __cxa_demangle(name, NULL, NULL, &status);
+			int status, plain = !cxx_name_is_mangled(name);
+			char *full = plain ? strdup(name) : __cxa_demangle(name, NULL, NULL, &status);
 			if (!full)
 				continue;
 			if (n == cap) {
@@ -69,12 +78,13 @@ static size_t read_syms(const char *exe, struct cxx_sym **out)
 				v = nv;
 				cap = ncap;
 			}
-			size_t base = cxx_name_shown(full);
+			size_t base = plain ? strlen(full) : cxx_name_shown(full);
 			if (!(v[n].mangled = strdup(name))) {
 				free(full);
 				break;
 			}
 			v[n].full = full;
+			v[n].plain = plain;
 			v[n++].base = base;
 		}
 	}
@@ -86,7 +96,25 @@ static size_t read_syms(const char *exe, struct cxx_sym **out)
 
 static int names(const struct cxx_sym *s, const char *glob)
 {
-	return cxx_name_fnmatch(glob, s->full, s->base);
+	return !s->plain && cxx_name_fnmatch(glob, s->full, s->base);
+}
+
+static int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
+
+/* Is pattern a regular expression rather than a glob? */
+static int is_regex(const char *pattern)
+{
+	if (match_regex)
+		return match_regex == 1;
+	return pattern_is_regex(pattern);
+}
+
+/* Does the regex re find a match in s's name as the views show it? */
+static int regex_names(const regex_t *re, const struct cxx_sym *s)
+{
+	char shown[1024];
+	snprintf(shown, sizeof(shown), "%.*s", (int)s->base, s->full);
+	return !regexec(re, shown, 0, NULL, 0);
 }
 
 /* Each line of *list (a pattern, then the rest of the line after a tab
@@ -111,6 +139,23 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 		const char *rest = tab ? tab + 1 : NULL;
 		if (tab)
 			*tab = 0;
+		regex_t re;
+		if (is_regex(pattern) && !regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
+			/* Replaced by what it names; kept (as a glob, naming
+			 * nothing) when that is nothing. */
+			int hit = 0;
+			for (size_t i = 0; i < n; i++)
+				if (regex_names(&re, &syms[i])) {
+					fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "",
+						rest ? rest : "");
+					hit = 1;
+				}
+			regfree(&re);
+			if (!hit)
+				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+			p += l + (p[l] == '\n');
+			continue;
+		}
 		int named = 0;
 		for (size_t i = 0; i < n; i++)
 			named |= strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern);
@@ -133,10 +178,12 @@ int record_expand_cxx_patterns(struct record_opts *o, const char *exe)
 	struct cxx_sym *syms;
 	int err = 0;
 
-	if (!o->filter && !o->notrace && !o->triggers)
+	match_regex = o->match_regex;
+	if (!o->filter && !o->notrace && !o->subtree && !o->drop && !o->triggers)
 		return 0;
 	size_t n = read_syms(exe, &syms);
-	if (n && (expand(&o->filter, syms, n, 0) || expand(&o->notrace, syms, n, 0) || expand(&o->triggers, syms, n, 1))) {
+	if (n && (expand(&o->filter, syms, n, 0) || expand(&o->notrace, syms, n, 0) || expand(&o->subtree, syms, n, 0) ||
+		  expand(&o->drop, syms, n, 0) || expand(&o->triggers, syms, n, 1))) {
 		cli_error("record: out of memory");
 		err = -1;
 	}

@@ -23,8 +23,12 @@
 struct record_opts {
 	const char *output;
 	int tracer;
-	char *filter;   /* newline-separated globs */
-	char *notrace;
+	char *filter;   /* -P: newline-separated globs of the functions patched (NULL: all) */
+	char *notrace;  /* -U: globs of functions not patched */
+	char *subtree;  /* -F: globs whose calls are recorded with their subtrees, and nothing else */
+	char *drop;     /* -N: globs whose calls are not recorded, nor their subtrees */
+	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
+	int libcall;    /* library calls: 0 the program's, 1 every object's (--nest-libcall), 2 none */
 	int depth;
 	int wake_mode;
 	int wake_arg;   /* poll ms or percent */

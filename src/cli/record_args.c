@@ -352,8 +352,8 @@ int record_filter_add(struct record_opts *o, const char *spec)
 		return -1;
 	}
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
-	size_t len = o->filter ? strlen(o->filter) : 0;
-	if (append_line(&o->filter, &len, "%s", glob))
+	size_t len = o->subtree ? strlen(o->subtree) : 0;
+	if (append_line(&o->subtree, &len, "%s", glob))
 		return -1;
 	len = o->value_filters ? strlen(o->value_filters) : 0;
 	return append_line(&o->value_filters, &len, "%s", spec);

@@ -59,7 +59,10 @@ int record_find_agent(char *out, size_t len)
 	return access(out, R_OK);
 }
 
-/* Does PROG resolve to an executable file, as execvp would find it? */
+/* Does PROG resolve to an executable file, as execvp would find it?  A
+ * name without a slash that no PATH entry holds is then looked for in the
+ * current directory, as uftrace does (`uftrace t-abc` runs ./t-abc): a
+ * user who just built a program names it so. */
 int record_find_program(const char *prog, char *out, size_t len)
 {
 	if (strchr(prog, '/')) {
@@ -77,7 +80,8 @@ int record_find_program(const char *prog, char *out, size_t len)
 			return 0;
 		path += n + (colon != NULL);
 	}
-	return -ENOENT;
+	snprintf(out, len, "./%s", prog);
+	return access(out, X_OK) ? -ENOENT : 0;
 }
 
 /* A copy of fd that survives exec, at a number the program is unlikely
@@ -151,6 +155,12 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 			setenv("NEEDLE_FILTER", o->filter, 1);
 		if (o->notrace)
 			setenv("NEEDLE_NOTRACE", o->notrace, 1);
+		if (o->subtree)
+			setenv("NEEDLE_SUBTREE", o->subtree, 1);
+		if (o->drop)
+			setenv("NEEDLE_DROP", o->drop, 1);
+		if (o->libcall)
+			setenv("NEEDLE_LIBCALL", o->libcall == 1 ? "nest" : "none", 1);
 		if (o->depth) {
 			snprintf(num, sizeof(num), "%d", o->depth);
 			setenv("NEEDLE_DEPTH", num, 1);

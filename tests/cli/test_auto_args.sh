@@ -286,7 +286,7 @@ check "-p on a deleted program: calls with their values" \
 # Lua from Debian's source (-g): the interpreter's own functions.
 LUA="$BUILD/third_party/lua"
 if [ -x "$LUA" ] || "$(dirname "$0")/../real/build_real_programs.sh" "$BUILD" >"$T/build.log" 2>&1; then
-	"$NEEDLE" record -o "$T/lua.data" --auto-args -F luaS_newlstr -F luaB_print -F math_sqrt -F lua_pushnumber \
+	"$NEEDLE" record -o "$T/lua.data" --auto-args -P luaS_newlstr -P luaB_print -P math_sqrt -P lua_pushnumber \
 		-- "$LUA" -e 'print("hello-needle"); print(math.sqrt(2.25))' >"$T/lua.out" 2>/dev/null
 	check_eq "lua: output" "$(cat "$T/lua.out")" "$(printf 'hello-needle\n1.5')"
 	"$NEEDLE" replay -i "$T/lua.data" >"$T/lr"

@@ -7,7 +7,7 @@
 P="$PROGS/phases"
 
 mkfifo "$T/in"
-"$NEEDLE" record --ctl -F a -o "$T/ph.data" -- "$P" <"$T/in" >"$T/out" 2>"$T/err" &
+"$NEEDLE" record --ctl -P a -o "$T/ph.data" -- "$P" <"$T/in" >"$T/out" 2>"$T/err" &
 rec=$!
 exec 3>"$T/in"
 wait_for() { # wait_for PATTERN: until the program has printed it

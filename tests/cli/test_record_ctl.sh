@@ -11,7 +11,7 @@ pid_of() { sed -n 's/.*pid=\([0-9]*\).*/\1/p' "$1" | head -1; }
 
 # --ctl prints the PID to control; ctl also takes needle record's PID.
 mkfifo "$T/in"
-"$NEEDLE" record --ctl -F work -o "$T/w.data" -- "$W" 100 <"$T/in" >"$T/w.out" 2>"$T/w.err" &
+"$NEEDLE" record --ctl -P work -o "$T/w.data" -- "$W" 100 <"$T/in" >"$T/w.out" 2>"$T/w.err" &
 rec=$!
 exec 3>"$T/in"
 check "waiter ran" wait_for grep -q '^ready' "$T/w.out"
@@ -98,7 +98,7 @@ if [ "$(id -u)" = 0 ]; then
 	chmod 755 "$pub"
 	chmod 777 "$pub/w"
 	mkfifo -m 666 "$pub/w/in"
-	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/needle" record --ctl -F work -o "$pub/w/u.data" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$pub/needle" record --ctl -P work -o "$pub/w/u.data" \
 		-- "$pub/waiter" 100 <"$pub/w/in" >"$pub/w/out" 2>"$pub/w/err" &
 	rec=$!
 	exec 3>"$pub/w/in"

@@ -15,8 +15,16 @@
  *   NEEDLE_BUFFER_FD  memfd of the shared buffer (shm_layout.h)
  *   NEEDLE_META_FD    file the recorder writes the module and site tables to
  *   NEEDLE_TRACER     function_graph (default) or function
- *   NEEDLE_FILTER     globs to trace, separated by newlines (default: all)
- *   NEEDLE_NOTRACE    globs not to trace
+ *   NEEDLE_FILTER     globs to patch, separated by newlines (default: all)
+ *   NEEDLE_NOTRACE    globs not to patch
+ *   NEEDLE_SUBTREE    globs whose calls are recorded with everything they
+ *                     call, and nothing outside them (uftrace's -F)
+ *   NEEDLE_DROP       globs whose calls are not recorded, nor anything
+ *                     they call (uftrace's -N)
+ *   NEEDLE_LIBCALL    which calls of a library's relocated functions are
+ *                     recorded: "program" (default: calls from the program
+ *                     and from objects built with patchable entries),
+ *                     "nest" (calls from any other object), "none"
  *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
  *   NEEDLE_ARGS_FD    -A / -R / --auto-args: a file of values to capture
  *                     (args.h), read and closed
@@ -43,6 +51,7 @@
  * needle_link_set_handlers.  It includes nothing of the layers below but
  * the agent's logging (docs/design.md, "Layers"). */
 #include <errno.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -88,6 +97,11 @@ struct rec_thread {
 	uint64_t seq;          /* number of the next chunk this thread takes */
 	uint32_t chunk_idx;
 	uint32_t depth;        /* function_graph calls open */
+	/* -F / -N subtrees (uftrace's filters): the -F calls open, the -N
+	 * calls open, and the depth recording stops at (0: max_depth), set
+	 * by the innermost -F call open. */
+	uint32_t in_count, out_count, limit;
+	uint8_t lib_top;       /* the innermost call recorded is a library call */
 	uint32_t tid;          /* 0 until the first chunk */
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
@@ -319,17 +333,149 @@ static __attribute__((noinline)) void entry_only_note(uint32_t site_id)
 	atomic_store_explicit(&entry_only_used, 1, memory_order_relaxed);
 }
 
+/* What a site is to the filters and to the library-call view, by site id
+ * (21 bits, as above; a site past them has no flags): written by
+ * select_sites before the site is patched, read by the handlers.  Untouched
+ * pages are never committed. */
+#define SITE_FLAG_IDS (1u << 21)
+enum {
+	SF_SUBTREE = 1, /* -F: its calls open a recorded subtree */
+	SF_DROP = 2,    /* -N: its calls and their subtrees are not recorded */
+	SF_LIB = 4,     /* a relocated function of a library: a library call */
+	SF_HIDE = 8,    /* never recorded (the C library's start-up) */
+};
+static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
+static int have_subtree; /* some -F: nothing outside a -F call is recorded */
+static int have_flags;   /* some flag is set: the handlers read them */
+static int libcall_mode; /* LIBCALL_* */
+enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE };
+static char *cur_subtree, *cur_drop;
+static size_t subtree_sites; /* sites -F names */
+
+/* The loaded objects' address spans, appended as objects appear and never
+ * changed but for the instrumented flag: the library-call view asks
+ * whether a return address lies in the program or an object built with
+ * patchable entries (a call made from code the user traces), or in the
+ * called function's own object. */
+#define OBJ_MAX 1024
+static struct obj_span {
+	uint64_t lo, hi;
+	_Atomic uint8_t instrumented;
+} objs[OBJ_MAX];
+static _Atomic unsigned obj_cnt;
+
+static struct obj_span *obj_of(uint64_t addr)
+{
+	unsigned n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
+	for (unsigned i = 0; i < n; i++)
+		if (addr >= objs[i].lo && addr < objs[i].hi)
+			return &objs[i];
+	return NULL;
+}
+
+static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	int *first = arg;
+	(void)size;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	int main_prog = *first;
+	*first = 0;
+	if (lo >= hi)
+		return 0;
+	unsigned n = atomic_load_explicit(&obj_cnt, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		if (objs[i].lo == lo && objs[i].hi == hi)
+			return 0;
+	if (n == OBJ_MAX)
+		return 0;
+	objs[n].lo = lo;
+	objs[n].hi = hi;
+	atomic_store_explicit(&objs[n].instrumented, main_prog, memory_order_relaxed);
+	atomic_store_explicit(&obj_cnt, n + 1, memory_order_release);
+	return 0;
+}
+
+/* Is this call of a library's function one the view records?  Its
+ * return address says who called it. */
+static struct obj_span *self_obj; /* libneedle's */
+
+static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_thread *rt)
+{
+	uint64_t ret = ctx->sp ? *(const uint64_t *)(uintptr_t)ctx->sp : 0;
+	struct obj_span *from = obj_of(ret);
+
+	/* libneedle's code: its return hook (a recorded call jumped here, a
+	 * tail call, so the caller is that call, a library's or not) or an
+	 * interposer calling the real function for the program. */
+	if (from && from == self_obj)
+		return !rt->lib_top;
+	/* A return address in no object is needle's own return hook (the
+	 * caller's call was hooked and it jumped here: a tail call) or a
+	 * JIT's code: the call is recorded, its caller unknown. */
+	if (!from)
+		return 1;
+	if (libcall_mode == LIBCALL_NEST)
+		return from != obj_of(ctx->func->ip);
+	return atomic_load_explicit(&from->instrumented, memory_order_relaxed);
+}
+
+/* Cookie of a call the filters changed the thread's state for: its exit
+ * puts the state back. */
+#define COOKIE_IN (1ull << 62)  /* a -F call: the old limit in the low 32 bits */
+#define COOKIE_OUT (1ull << 63) /* a -N call, not recorded */
+#define COOKIE_LIB_TOP (1ull << 61) /* the thread's lib_top before this call */
+
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
-	(void)cookie;
 	(void)data;
 
-	if (!active || rt->depth >= max_depth)
+	if (!active)
 		return NEEDLE_SKIP_EXIT;
 	const struct arg_spec *as = args_for(ctx->func->site_id);
-	/* -F 'f@arg2>1000': a call that fails the test is not recorded. */
-	if (__builtin_expect(as && as->has_cond, 0) && !args_cond_holds(as, ctx))
+	uint32_t id = ctx->func->site_id;
+	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
+	uint32_t limit = rt->limit ? rt->limit : max_depth;
+	if (__builtin_expect(fl != 0, 0)) {
+		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt)))
+			return NEEDLE_SKIP_EXIT;
+		if (fl & SF_DROP) {
+			if (ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT)
+				return NEEDLE_SKIP_EXIT;
+			rt->out_count++;
+			*cookie = COOKIE_OUT;
+			return 0;
+		}
+		/* -F 'f@arg2>1000': only a call that passes the test opens a
+		 * subtree. */
+		if ((fl & SF_SUBTREE) && !(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT) &&
+		    (!as || !as->has_cond || args_cond_holds(as, ctx))) {
+			*cookie = COOKIE_IN | rt->limit;
+			rt->in_count++;
+			limit = max_depth == UINT32_MAX || rt->depth > UINT32_MAX - max_depth ? UINT32_MAX
+											  : rt->depth + max_depth;
+			rt->limit = limit;
+		}
+	} else if (rt->out_count) {
+		return NEEDLE_SKIP_EXIT;
+	}
+	if ((have_subtree && !rt->in_count) || rt->depth >= limit)
+		return NEEDLE_SKIP_EXIT;
+	/* -F 'f@arg2>1000' without subtrees (-P): a call that fails the test
+	 * is not recorded. */
+	if (__builtin_expect(as && as->has_cond, 0) && !(*cookie & COOKIE_IN) && !have_subtree &&
+	    !args_cond_holds(as, ctx))
 		return NEEDLE_SKIP_EXIT;
 	/* Its exit will not be seen: an entry of its own, as the function
 	 * tracer writes it, which nests nothing under it. */
@@ -342,18 +488,35 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 		/* Without its entry the exit is not recorded either: count it
 		 * lost now, so that recorded + lost is every event. */
 		event_lost(rt);
+		if (*cookie & COOKIE_IN) {
+			rt->in_count--;
+			rt->limit = (uint32_t)*cookie;
+		}
 		return NEEDLE_SKIP_EXIT;
 	}
 	rt->depth++;
+	if (rt->lib_top)
+		*cookie |= COOKIE_LIB_TOP;
+	rt->lib_top = (fl & SF_LIB) != 0;
 	return 0;
 }
 
 static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
-	(void)cookie;
 	(void)data;
 
+	if (cookie & COOKIE_OUT) {
+		if (rt->out_count)
+			rt->out_count--;
+		return;
+	}
+	if (cookie & COOKIE_IN) {
+		if (rt->in_count)
+			rt->in_count--;
+		rt->limit = (uint32_t)cookie;
+	}
+	rt->lib_top = (cookie & COOKIE_LIB_TOP) != 0;
 	/* A call entered while the tracer was "function" has no depth. */
 	if (rt->depth)
 		rt->depth--;
@@ -371,6 +534,12 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)cookie;
 	(void)data;
 	const struct arg_spec *as = args_for(ctx->func->site_id);
+	uint32_t id = ctx->func->site_id;
+	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
+	/* No exits, so no subtrees: -F and -N select single functions. */
+	if ((fl & (SF_HIDE | SF_DROP)) || (have_subtree && !(fl & SF_SUBTREE)) ||
+	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data)))
+		return NEEDLE_SKIP_EXIT;
 	if (active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
 		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 	return NEEDLE_SKIP_EXIT;
@@ -437,6 +606,8 @@ static void thread_exit(void *thread_data, void *user_data)
 		chunk_publish(rt);
 	rt->lost = 0;
 	rt->depth = 0;
+	rt->in_count = rt->out_count = rt->limit = 0;
+	rt->lib_top = 0;
 	rt->tid = 0;
 	rt->seq = 0;
 }
@@ -594,6 +765,22 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 	*n = *usable = 0;
 	if (!addrs)
 		return NULL;
+	int first = 1;
+	dl_iterate_phdr(add_obj, &first);
+	/* Objects built with patchable entries: calls made from them are the
+	 * program's, as from the program itself. */
+	for (int id = 0; id < total; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable || info.form == NEEDLE_FORM_RELOCATED)
+			continue;
+		struct obj_span *o = obj_of(info.func_ip);
+		if (o)
+			atomic_store_explicit(&o->instrumented, 1, memory_order_relaxed);
+	}
+	/* libneedle's own code: a return address there is its return hook
+	 * or one of its interposers (libcall_recorded). */
+	self_obj = obj_of((uint64_t)(uintptr_t)&graph_entry);
+	unsigned prog_n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
@@ -603,6 +790,33 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			continue;
 		if (notrace && *notrace && glob_list_match(notrace, (uint32_t)id))
 			continue;
+		unsigned fl = 0;
+		/* A library's function no compiler prepared: what the program
+		 * calls of it is a call, its own insides are not (uftrace's
+		 * library calls).  objs[0] is the program. */
+		struct obj_span *o = info.form == NEEDLE_FORM_RELOCATED ? obj_of(info.func_ip) : NULL;
+		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed)) {
+			if (libcall_mode == LIBCALL_NONE)
+				continue;
+			fl |= SF_LIB;
+			/* The C library's start-up, which runs main and never
+			 * returns, and its tear-down of the program's objects
+			 * (called from the compiler's start files): not calls
+			 * the program's code makes. */
+			if (!strcmp(info.name, "__libc_start_main") || !strcmp(info.name, "__cxa_finalize"))
+				fl |= SF_HIDE;
+		}
+		if (cur_subtree && glob_list_match(cur_subtree, (uint32_t)id)) {
+			fl |= SF_SUBTREE;
+			subtree_sites++;
+		}
+		if (cur_drop && glob_list_match(cur_drop, (uint32_t)id))
+			fl |= SF_DROP;
+		if (id < (int)SITE_FLAG_IDS) {
+			atomic_store_explicit(&site_flags[id], (uint8_t)fl, memory_order_relaxed);
+			if (fl)
+				have_flags = 1;
+		}
 		addrs[(*n)++] = info.addr;
 	}
 	return addrs;
@@ -687,7 +901,8 @@ static void restore_environment(void)
 					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
 					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
 					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS_FD",
-					    "NEEDLE_MAX_STRING", "NEEDLE_ARG_FILTERS" };
+					    "NEEDLE_MAX_STRING", "NEEDLE_ARG_FILTERS", "NEEDLE_SUBTREE",
+					    "NEEDLE_DROP", "NEEDLE_LIBCALL" };
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -803,6 +1018,12 @@ int recorder_start_from_env(void)
 		.args = read_args_fd(),
 		.arg_filters = getenv("NEEDLE_ARG_FILTERS"),
 		.max_string = getenv("NEEDLE_MAX_STRING") ? (uint32_t)atoi(getenv("NEEDLE_MAX_STRING")) : 0,
+		.subtree = getenv("NEEDLE_SUBTREE"),
+		.drop = getenv("NEEDLE_DROP"),
+		.libcall = !getenv("NEEDLE_LIBCALL")                   ? 0
+			   : !strcmp(getenv("NEEDLE_LIBCALL"), "nest") ? LIBCALL_NEST
+			   : !strcmp(getenv("NEEDLE_LIBCALL"), "none") ? LIBCALL_NONE
+								       : LIBCALL_PROGRAM,
 	};
 	env_mode = 1;
 	int err = recorder_start(&cfg);
@@ -873,8 +1094,17 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if (((cfg->args && *cfg->args) || (cfg->arg_filters && *cfg->arg_filters)) &&
 	    (err = args_configure(cfg->args, cfg->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
+	libcall_mode = cfg->libcall;
+	have_subtree = cfg->subtree && *cfg->subtree;
+	have_flags = 0;
+	free(cur_subtree);
+	free(cur_drop);
+	cur_subtree = dup_or_null(cfg->subtree);
+	cur_drop = dup_or_null(cfg->drop);
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
+	if (have_subtree && !subtree_sites)
+		return fail(meta_fd, -ENOENT, "the filters match no function");
 	cur_filter = dup_or_null(filter);
 	cur_notrace = dup_or_null(notrace);
 	graph_tracer = graph;

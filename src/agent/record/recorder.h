@@ -25,6 +25,14 @@ struct recorder_start_cfg {
 	const char *args;             /* -A / -R specs (args.h), or NULL */
 	const char *arg_filters;      /* -F value filters (args.h), or NULL */
 	uint32_t max_string;          /* --max-string (0: the default) */
+	/* uftrace's filters: calls of -F functions are recorded with their
+	 * subtrees, and nothing else (NULL: everything); calls of -N ones are
+	 * not, nor their subtrees.  Newline-separated globs. */
+	const char *subtree, *drop;
+	/* Library calls (a library's relocated functions): 0 those made by
+	 * the program and by objects built with patchable entries, 1 those
+	 * made by any other object (--nest-libcall), 2 none (--no-libcall). */
+	int libcall;
 };
 
 /* Attach the recorder as cfg asks.  Not under the control mutex (the

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""run.py - uftrace's own test suite, run through needle.
+
+usage: run.py [--suite DIR] [--needle PATH] [--jobs N] [--update] [--list]
+              [-v] [TEST...]
+
+Runs the replay-graph tests of uftrace 0.13's suite (the t*.py cases that
+compare a function graph: 'task' or 'simple' sort, or a sort of their own,
+from `uftrace live` or `uftrace replay`) with needle in place of uftrace:
+each case's program is built with -fpatchable-function-entry=5 where the
+case asks for -pg, at -O0 with gcc, and its commands run needle's record,
+replay and live with the case's options (shim/uftrace).  The output is
+compared as uftrace's runtest.py compares it: the function column only
+(durations and TIDs stripped), grouped by task, from main() on.
+
+Prints one line per test: "PASS: NAME", "XFAIL: NAME: REASON" (fails, and
+is not in expected_pass.txt), or "FAIL: NAME: REASON" for a test of
+expected_pass.txt that no longer passes (a regression).  A test that
+passes and is not in the list is "PASS: NAME (new)"; --update rewrites the
+list with the tests that pass.  Exits 1 on any regression.
+
+The suite is DIR (default: ../shared/uftrace-0.13/tests beside the
+checkout, or $NEEDLE_UFTRACE_TESTS); when it is absent, says so and counts
+nothing, passed or failed.  Nothing of the suite is copied here.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SHIM = os.path.join(HERE, 'shim')
+EXPECTED = os.path.join(HERE, 'expected_pass.txt')
+TIMEOUT = 20
+NOMINAL_CFLAGS = '-pg -O0'   # what a case sees; the shim compiles needle's form
+
+
+def one(suite, name, verbose):
+    """Run one case in this process; return a dict: graph (is it a
+    replay-graph test), ok, reason."""
+    sys.path[:0] = [SHIM, suite]
+    os.environ['PYTHONDONTWRITEBYTECODE'] = '1'
+    import runtest
+    runtest.TestBase.basedir = os.path.dirname(suite)
+    runtest.TestBase.objdir = os.path.dirname(suite)
+    runtest.TestBase.uftrace_cmd = os.path.join(SHIM, 'uftrace')
+    log = None
+    res = {'name': name, 'graph': False, 'ok': False, 'reason': ''}
+    try:
+        mod = __import__(name)
+        tc = mod.TestCase()
+        tc.set_debug(verbose)
+        log = os.path.join(tc.test_dir, '.needle-compat-log')
+        os.environ['NEEDLE_COMPAT_LOG'] = log
+        custom_sort = 'sort' in type(tc).__dict__
+        res['graph'] = custom_sort or tc.sort_method in ('task', 'simple')
+        # The command the case compares, as far as it is known before it
+        # runs (a case may set it in prerun).
+        probe = mod.TestCase()
+        try:
+            probe.setup()
+            cmd = probe.runcmd().split()
+            if not cmd or cmd[0] != runtest.TestBase.uftrace_cmd:
+                res['graph'] = False
+            elif len(cmd) > 1 and cmd[1] not in ('live', 'replay') and cmd[1] in (
+                    'record', 'report', 'info', 'dump', 'recv', 'graph', 'script', 'tui'):
+                res['graph'] = False
+        except Exception:
+            pass
+        os.chdir(tc.test_dir)
+        if not res['graph']:
+            return res
+        ret = tc.build(tc.name, NOMINAL_CFLAGS)
+        if ret == runtest.TestBase.TEST_SKIP:
+            res['reason'] = 'the case skips itself in this configuration'
+            return res
+        if ret != runtest.TestBase.TEST_SUCCESS:
+            last = runtest.TestBase.build_log[-1:] or [('', '')]
+            res['reason'] = 'build failed: ' + (last[0][1].strip().splitlines() or ['?'])[-1][:150]
+            return res
+        ret = tc.prerun(TIMEOUT)
+        if ret != runtest.TestBase.TEST_SUCCESS:
+            res['reason'] = 'prerun: status %d' % ret
+            return res
+        tc.setup()
+        cmd = tc.runcmd()
+        env = dict(os.environ)
+        try:
+            p = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, env=env)
+            out = p.stdout.decode(errors='ignore')
+            rc = p.returncode
+            err = p.stderr.decode(errors='ignore')
+        except subprocess.TimeoutExpired:
+            res['reason'] = 'timed out (%ds)' % TIMEOUT
+            return res
+        rc = tc.postrun(rc) if rc in (0,) else rc
+        refusals = []
+        if os.path.exists(log):
+            with open(log) as f:
+                refusals = [ln.strip() for ln in f if ln.strip()]
+        if verbose:
+            print('--- command: %s\n--- output:\n%s--- stderr:\n%s' % (cmd, out, err))
+
+        def cut(text):
+            return '\n'.join(ln.rstrip() for ln in text.split('\n'))
+
+        want = cut(tc.sort(tc.result))
+        got = cut(tc.sort(out))
+        if rc < 0:
+            res['reason'] = 'killed by signal %d' % -rc
+        elif rc > 0:
+            res['reason'] = 'exit status %d' % rc
+        elif want.strip() == '':
+            res['reason'] = 'the case expects no output'
+        elif want != got and cut(tc.sort(tc.fixup(NOMINAL_CFLAGS, tc.result))) != got:
+            res['reason'] = 'different graph'
+            res['diff'] = (want, got)
+        else:
+            res['ok'] = True
+        if not res['ok'] and refusals:
+            res['reason'] = '; '.join(dict.fromkeys(refusals))
+        elif not res['ok'] and rc > 0 and err.strip():
+            res['reason'] += ': ' + err.strip().splitlines()[-1][:150]
+        return res
+    except Exception as e:
+        res['reason'] = 'case error: %s: %s' % (type(e).__name__, e)
+        return res
+    finally:
+        os.chdir('/')
+        if not os.environ.get('NEEDLE_COMPAT_KEEP'):
+            for d in runtest.TestBase.made_dirs:
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def main(argv):
+    import argparse
+    ap = argparse.ArgumentParser(description='uftrace 0.13 test suite through needle')
+    ap.add_argument('--suite', default=os.environ.get('NEEDLE_UFTRACE_TESTS',
+                    os.path.join(os.path.dirname(REPO), 'shared', 'uftrace-0.13', 'tests')))
+    ap.add_argument('--needle', default=os.path.join(REPO, 'build', 'needle'))
+    ap.add_argument('--jobs', type=int, default=2)
+    ap.add_argument('--update', action='store_true', help='rewrite expected_pass.txt')
+    ap.add_argument('--list', action='store_true', help='only list the replay-graph tests')
+    ap.add_argument('-v', '--verbose', action='store_true')
+    ap.add_argument('--diff', action='store_true', help='show expected and actual graphs of failures')
+    ap.add_argument('--one', help=argparse.SUPPRESS)
+    ap.add_argument('tests', nargs='*')
+    a = ap.parse_args(argv)
+
+    suite = os.path.abspath(a.suite)
+    if a.one:
+        os.environ['NEEDLE'] = os.path.abspath(a.needle)
+        r = one(suite, a.one, a.verbose)
+        sys.stdout.flush()
+        print('\n@@RESULT@@' + json.dumps(r))
+        return 0
+
+    if not os.path.isdir(suite) or not os.path.exists(os.path.join(suite, 'runtest.py')):
+        print('uftrace-compat: no uftrace test suite at %s (give --suite DIR or NEEDLE_UFTRACE_TESTS):'
+              ' nothing run, 0 passed, 0 failed' % suite)
+        return 0
+    if not os.access(a.needle, os.X_OK):
+        print('FAIL: uftrace-compat: no needle binary at %s' % a.needle)
+        return 1
+
+    names = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(suite, 't???_*.py')))
+    if a.tests:
+        names = [n for n in names if any(t in n for t in a.tests)]
+    expected = set()
+    if os.path.exists(EXPECTED):
+        with open(EXPECTED) as f:
+            expected = {ln.split()[0] for ln in f if ln.strip() and not ln.startswith('#')}
+
+    def launch(name):
+        env = dict(os.environ, NEEDLE=os.path.abspath(a.needle))
+        cmd = ['nice', '-n', '10', sys.executable, os.path.abspath(__file__), '--suite', suite,
+               '--needle', a.needle, '--one', name] + (['-v'] if a.verbose else [])
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+
+    def collect(name, p):
+        out = p.communicate()[0].decode(errors='replace')
+        if a.verbose:
+            sys.stdout.write(out.split('\n@@RESULT@@')[0])
+        if '@@RESULT@@' in out:
+            return json.loads(out.rsplit('@@RESULT@@', 1)[1])
+        return {'name': name, 'graph': True, 'ok': False, 'reason': 'driver crashed: ' + out[-200:]}
+
+    results = []
+    running = []
+    queue = list(names)
+    t0 = time.time()
+    while queue or running:
+        while queue and len(running) < max(1, a.jobs):
+            n = queue.pop(0)
+            running.append((n, launch(n)))
+        n, p = running.pop(0)
+        r = collect(n, p)
+        results.append(r)
+        if not r['graph']:
+            continue
+        if a.list:
+            print(n)
+            continue
+        if r['ok']:
+            print('PASS: %s%s' % (n, '' if n in expected else ' (new: not in expected_pass.txt)'))
+        elif n in expected:
+            print('FAIL: %s: %s (a regression: it is in expected_pass.txt)' % (n, r['reason']))
+        else:
+            print('XFAIL: %s: %s' % (n, r['reason']))
+        if a.diff and 'diff' in r:
+            import difflib
+            want, got = r['diff']
+            for ln in difflib.unified_diff(want.split('\n'), got.split('\n'), 'uftrace', 'needle', lineterm='', n=1):
+                print('    ' + ln)
+        sys.stdout.flush()
+
+    graph = [r for r in results if r['graph']]
+    passed = [r['name'] for r in graph if r['ok']]
+    regressions = [r['name'] for r in graph if not r['ok'] and r['name'] in expected]
+    if a.list:
+        print('%d replay-graph tests of %d' % (len(graph), len(results)))
+        return 0
+    print('uftrace-compat: %d of %d replay-graph tests pass (%d in expected_pass.txt, %d regressions) in %.0fs'
+          % (len(passed), len(graph), len(expected), len(regressions), time.time() - t0))
+    if a.update:
+        if a.tests:
+            keep = expected - {r['name'] for r in graph}
+            passed = sorted(set(passed) | keep)
+        with open(EXPECTED, 'w') as f:
+            f.write('# uftrace 0.13 replay-graph tests that needle passes (tests/uftrace-compat/run.py --update)\n')
+            for n in sorted(passed):
+                f.write(n + '\n')
+    return 1 if regressions else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
