@@ -96,6 +96,21 @@ void agent_recording_stopping(void)
 	thread_state_mirror_counters(NULL, NULL);
 }
 
+void agent_discover_in_steps(int on)
+{
+	module_discover_take(on ? MODULE_TAKE_PROGRAM_AND_LIBC : MODULE_TAKE_ALL);
+}
+
+size_t agent_discover_step(void)
+{
+	module_discover_take(MODULE_TAKE_ONE);
+	recorder_object_loaded(); /* discovers, names and records it */
+	size_t left = module_left_for_later();
+	if (!left)
+		module_discover_take(MODULE_TAKE_ALL);
+	return left;
+}
+
 void agent_adopt_process(void)
 {
 	int err = interpose_bind_loaded();

@@ -219,16 +219,17 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
  * options.  A look every second: poll rescans descriptors by number, so
  * once the program put a file of its own at the socket's, needle
  * record's byte would never wake it. */
-static void session_wait(int fd)
+static void session_wait(int fd, struct shm_header *hdr, int in_steps)
 {
+	/* An attach in steps: one more object between two looks, so that a
+	 * detach waits for one object's discovery at most. */
+	size_t left = in_steps ? 1 : 0;
 	for (;;) {
 		struct pollfd p[2] = { { fd, POLLIN, 0 }, { control_poll_fd(), POLLIN, 0 } };
-		int n = poll(p, p[1].fd >= 0 ? 2 : 1, 1000);
+		int n = poll(p, p[1].fd >= 0 ? 2 : 1, left ? 0 : 1000);
 		if ((n < 0 && errno != EINTR) || !session_fd_ours(fd))
 			return;
-		if (n <= 0)
-			continue;
-		if (p[0].revents) {
+		if (n > 0 && p[0].revents) {
 			char c;
 			ssize_t r = read(fd, &c, 1);
 			if (r < 0 && errno == EINTR)
@@ -236,8 +237,10 @@ static void session_wait(int fd)
 			if (r <= 0 || c == ATTACH_DETACH)
 				return;
 		}
-		if (p[1].fd >= 0 && (p[1].revents & POLLIN))
+		if (n > 0 && p[1].fd >= 0 && (p[1].revents & POLLIN))
 			control_serve_pending();
+		if (left && !(left = agent_discover_step()))
+			atomic_store(&hdr->agent_all_live, 1);
 	}
 }
 
@@ -263,6 +266,15 @@ static void *session(void *arg)
 	struct shm_header *hold_hdr = MAP_FAILED;
 	if (!err && (hold_hdr = mmap(NULL, SHM_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cfg.buf_fd, 0)) != MAP_FAILED)
 		hold_client_attach(hold_hdr);
+	/* Recording every function: the first events need not wait for every
+	 * library's functions to be decoded (agent_discover_in_steps).  A
+	 * filter, a trigger or an argument spec may name a library's
+	 * function, which must be found from the start. */
+	int in_steps = !err && hold_hdr != MAP_FAILED && !part[0] && !part[2] && !part[3] && !part[4];
+	if (in_steps) {
+		atomic_store(&hold_hdr->agent_in_steps, 1); /* before the recorder says it records */
+		agent_discover_in_steps(1);
+	}
 	if (!err) {
 		if (sites)
 			agent_site_kinds(sites);
@@ -280,7 +292,7 @@ static void *session(void *arg)
 	cfg.ctl_polled = 1; /* served in session_wait */
 	if (recorder_start(&cfg) == 1) {
 		agent_recording_started();
-		session_wait(fd);
+		session_wait(fd, hold_hdr, in_steps);
 		agent_recording_stopping();
 		if ((err = recorder_stop()))
 			pr_warn("cannot stop recording (%d); sites stay patched\n", err);
@@ -299,6 +311,7 @@ static void *session(void *arg)
 		/* needle record is gone: nobody to tell. */
 	}
 done:
+	agent_discover_in_steps(0); /* a dlopen from now on takes every new object */
 	if (hold_hdr != MAP_FAILED) {
 		hold_client_detach();
 		munmap(hold_hdr, SHM_HEADER_SIZE);

@@ -641,12 +641,19 @@ int record_attach(struct recording *r, const char *agent)
 		snapshot_service_start(&ss, r);
 	} else {
 		record_begin(r);
-		fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
 	}
+	/* Said once every object's functions record: an attach in steps
+	 * (shm_layout.h) records the program's and the C library's at once,
+	 * the other objects' one by one after. */
+	int said = o->snapshot != 0;
 
 	uint64_t deadline = o->duration_ns ? monotonic_ns() + o->duration_ns : 0;
 	enum why_end why;
 	while ((why = check_end(pidfd, sock, deadline)) == END_NONE) {
+		if (!said && (!atomic_load(&r->shm->agent_in_steps) || atomic_load(&r->shm->agent_all_live))) {
+			fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
+			said = 1;
+		}
 		if (o->snapshot) {
 			/* Short waits: the end of the process is seen by polling. */
 			uint32_t word = atomic_load(&r->shm->wake_word);

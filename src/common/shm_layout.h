@@ -256,6 +256,12 @@ struct shm_header {
 	uint64_t agent_stops;
 	uint64_t agent_stop_window_max_ns;
 	uint64_t agent_outside_hold_max_ns;
+	/* An attach in steps (agent_discover_in_steps): agent_in_steps is set
+	 * before agent_state turns AGENT_RECORDING (which is stored with
+	 * release), agent_all_live once every object loaded then records;
+	 * needle record says it is recording at that point. */
+	_Atomic uint32_t agent_in_steps;
+	_Atomic uint32_t agent_all_live;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct shm_header) <= 4096, "the header fits SHM_HEADER_SIZE");
 

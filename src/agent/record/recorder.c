@@ -1255,6 +1255,14 @@ void recorder_object_loaded(void)
 			struct needle_attach_opts o = { .sz = sizeof(o), .addrs = addrs, .addr_cnt = n };
 			if ((err = needle_link_update(rec_link, &o)) < 0)
 				pr_warn("cannot patch the functions of a newly loaded object (%d)\n", err);
+			int traced = err < 0 ? -1 : needle_link_site_count(rec_link);
+			char line[64];
+			/* The newest count is the one read (record_meta.c). */
+			snprintf(line, sizeof(line), META_TRACED_WRITE, traced);
+			if (traced >= 0 && meta_map && strlen(line) < meta_len - meta_pos) {
+				memcpy(meta_map + meta_pos, line, strlen(line));
+				meta_pos += strlen(line);
+			}
 		}
 		free(addrs);
 	}

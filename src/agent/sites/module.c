@@ -40,8 +40,41 @@ const struct module_span *module_exec_span(uint64_t addr)
 struct object_list {
 	struct module *v;
 	size_t cnt, cap;
+	size_t left;  /* new objects not taken (module_discover_take) */
 	int err;
 };
+
+/* Read under the control mutex by discovery; set by the session thread
+ * that starts an attach, which holds it or runs before any discovery. */
+static _Atomic int take_policy = MODULE_TAKE_ALL;
+static size_t left_for_later;
+
+void module_discover_take(enum module_take take)
+{
+	atomic_store_explicit(&take_policy, (int)take, memory_order_relaxed);
+}
+
+size_t module_left_for_later(void)
+{
+	return left_for_later;
+}
+
+/* Whether the policy takes the object named path (the program: "") now,
+ * the list holding `taken` objects so far. */
+static int taken_now(const char *path, size_t taken)
+{
+	const char *base = strrchr(path, '/');
+	switch (atomic_load_explicit(&take_policy, memory_order_relaxed)) {
+	case MODULE_TAKE_PROGRAM_AND_LIBC:
+		return !*path || (base && !strncmp(base + 1, "libc.so", 7));
+	case MODULE_TAKE_ONE:
+		return taken == 0;
+	case MODULE_TAKE_NONE:
+		return 0;
+	default:
+		return 1;
+	}
+}
 
 static int known(uint64_t bias, const char *path)
 {
@@ -82,6 +115,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!obj.exec_cnt || strstr(name, "linux-vdso") || strstr(name, "linux-gate"))
 		return 0;
+	int take = taken_now(name, list->cnt);
 	if (!*name) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		if (n <= 0)
@@ -91,6 +125,10 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (known(obj.bias, name))
 		return 0;
+	if (!take) {
+		list->left++;
+		return 0;
+	}
 	if (!(obj.path = strdup(name))) {
 		list->err = -ENOMEM;
 		return 1;
@@ -191,6 +229,12 @@ int module_discover_new(struct discovery_set *set)
 
 	memset(set, 0, sizeof(*set));
 	dl_iterate_phdr(collect, &list);
+	left_for_later = list.left;
+	/* One taken: the discoveries that follow (a link update's) take none
+	 * until the next module_discover_take. */
+	int one = MODULE_TAKE_ONE;
+	if (list.cnt)
+		atomic_compare_exchange_strong(&take_policy, &one, MODULE_TAKE_NONE);
 	if (list.err) {
 		err = list.err;
 		goto out;

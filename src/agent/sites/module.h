@@ -69,6 +69,18 @@ struct discovery_set {
 int module_discover_new(struct discovery_set *set);
 void discovery_set_free(struct discovery_set *set);
 
+/* Which of the new objects module_discover_new takes (the others are
+ * left for a later call): all of them; only the program and the C
+ * library (an attach whose first events should not wait for every
+ * library's functions to be decoded, 0.3 s and more in a server that
+ * maps twenty); one, the first in the loader's order, after which the
+ * policy turns to none (so that the refresh inside a link update that
+ * follows takes nothing more); or none. */
+enum module_take { MODULE_TAKE_ALL, MODULE_TAKE_PROGRAM_AND_LIBC, MODULE_TAKE_ONE, MODULE_TAKE_NONE };
+void module_discover_take(enum module_take take);
+/* How many new objects the last module_discover_new left for later. */
+size_t module_left_for_later(void);
+
 /* Executable span of a known module holding addr, or NULL. */
 const struct module_span *module_exec_span(uint64_t addr);
 
