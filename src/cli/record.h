@@ -210,6 +210,9 @@ int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint3
 void record_note_thread(struct recording *r, uint32_t tid, const char comm[16]);
 struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);
 size_t record_drain(struct recording *r, int final);
+/* Like record_drain (not final), but max chunks at most: a loop that also
+ * waits for an answer of the agent's sees it between two portions. */
+size_t record_drain_some(struct recording *r, size_t max);
 void record_salvage(struct recording *r);
 /* Sleep until the buffer is worth draining (the wake-up mode decides),
  * a SIGCHLD arrives after sigchld_seen was sampled, a stop request, or

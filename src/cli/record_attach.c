@@ -495,10 +495,13 @@ static int detach(struct recording *r, int sock)
 	if (send(sock, &c, 1, MSG_NOSIGNAL) != 1)
 		return 0;
 	while (monotonic_ns() < end) {
+		/* The answer is looked for between portions of the drain (the
+		 * program's threads may wait for free chunks meanwhile): a
+		 * whole drain of a full buffer took 100 ms and more, which
+		 * counted as the detach's. */
 		struct pollfd p = { sock, POLLIN, 0 };
-		if (r->out.begun)
-			record_drain(r, 0);
-		int s = poll(&p, 1, 1) > 0 ? session_read(sock) : 0;
+		int drained = r->out.begun ? (int)record_drain_some(r, 16) : 0;
+		int s = poll(&p, 1, drained ? 0 : 1) > 0 ? session_read(sock) : 0;
 		if (s) {
 			r->attach.detach_ns = monotonic_ns() - t0;
 			return s > 0;

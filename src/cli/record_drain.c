@@ -127,15 +127,14 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 	shm_free_push(r->shm, idx);
 }
 
-/* Write every published chunk; returns how many. */
-size_t record_drain(struct recording *r, int final)
+static size_t drain(struct recording *r, int final, size_t max)
 {
 	struct shm_header *h = r->shm;
 	struct shm_ring_slot *ring = shm_ring(h);
 	uint64_t head = atomic_load(&h->ring_head), tail = atomic_load(&h->ring_tail);
 	size_t n = 0;
 
-	for (; head < tail; head++) {
+	for (; head < tail && n < max; head++) {
 		struct shm_ring_slot *slot = &ring[head % h->chunk_count];
 		if (atomic_load_explicit(&slot->seq, memory_order_acquire) != head + 1) {
 			/* Reserved but not yet published: wait for it, unless the
@@ -149,6 +148,17 @@ size_t record_drain(struct recording *r, int final)
 	}
 	atomic_store(&h->ring_head, head);
 	return n;
+}
+
+/* Write every published chunk; returns how many. */
+size_t record_drain(struct recording *r, int final)
+{
+	return drain(r, final, SIZE_MAX);
+}
+
+size_t record_drain_some(struct recording *r, size_t max)
+{
+	return drain(r, 0, max);
 }
 
 struct salvage {

@@ -426,7 +426,7 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	if (!from)
 		return 1;
 	if (libcall_mode == LIBCALL_NEST)
-		return from != obj_of(ctx->func->ip);
+		return 1; /* every call, a library's of its own functions too */
 	return atomic_load_explicit(&from->instrumented, memory_order_relaxed);
 }
 
