@@ -70,10 +70,12 @@ check_eq "raw SIGTRAP mask: the program was not killed" "$rc" 0
 check "raw SIGTRAP mask: output as untraced" cmp -s "$T/mask.plain" "$T/mask.out"
 
 # --- S: a thread's first traced call on a small alternate signal stack --
+# (-P: only the handler is patched, so that its run on the altstack is the
+# thread's first traced call)
 P="$PROGS/small_altstack"
 for size in 4096 65536; do
 	"$P" $size >"$T/alt.plain"; plain_rc=$?
-	"$NEEDLE" record -F handler -o "$T/alt.data" -- "$P" $size >"$T/alt.out" 2>/dev/null; rc=$?
+	"$NEEDLE" record -P handler -o "$T/alt.data" -- "$P" $size >"$T/alt.out" 2>/dev/null; rc=$?
 	check_eq "first traced call on a $size-byte altstack: exit status and output as untraced" \
 		"$rc $(cmp -s "$T/alt.plain" "$T/alt.out" && echo same)" "$plain_rc same"
 	# On 4 KiB the handler's run stays untraced (no room to take the
