@@ -131,10 +131,10 @@ static int hold_wait(struct held *h)
 
 static void release_one(pid_t pid, struct held *h, uint64_t pc)
 {
+	if (!h->tid || (!h->stopped && hold_wait(h)))
+		return; /* gone, or never stopped: hold_wait let it go */
 	struct user_regs_struct back = h->regs;
 
-	if (!h->tid)
-		return;
 	if (pc)
 		back.rip = pc;
 	/* At a ptrace stop, orig_rax >= 0 is the system call the thread was
@@ -211,7 +211,9 @@ static void *serve(void *arg)
 				}
 				held_cnt++;
 			}
-			for (size_t i = 0; i < held_cnt && !status; i++) {
+			/* Asked not to wait: each stops on its own, and is
+			 * waited for at its release. */
+			for (size_t i = 0; i < held_cnt && !status && !hd->no_wait; i++) {
 				if (!held[i].tid)
 					continue;
 				int e = hold_wait(&held[i]);
@@ -225,11 +227,10 @@ static void *serve(void *arg)
 					hd->pcs[i] = held[i].regs.rip;
 			}
 			if (status) {
-				/* One asked to stop is let go only once stopped
-				 * (a detach needs a stopped tracee). */
+				/* One asked to stop is let go once stopped (a
+				 * detach needs a stopped tracee): release_one waits. */
 				for (size_t i = 0; i < held_cnt; i++)
-					if (held[i].tid && (held[i].stopped || !hold_wait(&held[i])))
-						release_one(rh->pid, &held[i], 0);
+					release_one(rh->pid, &held[i], 0);
 				held_cnt = 0;
 			}
 			hd->status = status;

@@ -187,6 +187,13 @@ struct shm_hold {
 	uint32_t cnt;
 	int32_t tids[SHM_HOLD_MAX];
 	uint64_t pcs[SHM_HOLD_MAX];
+	/* Set by the asker (0 from an older agent): answer once every thread
+	 * is asked to stop (PTRACE_INTERRUPT), with the PCs 0, and wait for
+	 * the stops only at the release.  A thread asleep in the kernel when
+	 * interrupted can no longer run user code before its stop; the agent
+	 * tells that it was from its CPU clock, and waits for the others
+	 * itself (thread_stop.c). */
+	uint32_t no_wait;
 };
 
 struct shm_header {

@@ -8,8 +8,10 @@
  *
  * A hold is asked for in two steps, so that the stopper signals the other
  * threads while the holder works: hold_begin() asks for the threads
- * tids[0..n) (the array is copied), hold_end() waits for them and gives
- * each one's PC in pcs[] (0: it could not be read; the thread is gone);
+ * tids[0..n) (the array is copied), hold_end() waits for the answer and
+ * gives each one's PC in pcs[] (0: not read: the thread is gone, or its
+ * stop was not waited for, which is then the caller's to wait for: it is
+ * asked to stop and cannot run user code once stopped, see shm_hold);
  * each returns 0 or negative errno, and nothing is held after an error.
  * release() lets them go, each at pcs[i] (which the caller may have
  * changed); it does not wait: the next hold_begin does, so that a

@@ -186,6 +186,49 @@ long task_age_ms(pid_t tid)
 	return age < 0 ? 0 : (long)age;
 }
 
+uint64_t task_cpu_ns(pid_t tid)
+{
+	/* The kernel's encoding of a thread's CPU clock (MAKE_THREAD_CPUCLOCK
+	 * with CPUCLOCK_SCHED), readable within the thread group only. */
+	clockid_t clock = (clockid_t)((~(unsigned)tid << 3) | 6);
+	struct timespec t;
+	if (clock_gettime(clock, &t))
+		return 0;
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+int task_stopped_pc(pid_t tid, uint64_t *pc)
+{
+	char path[64], buf[1024];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -ESRCH;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	if (!p || (p[2] != 't' && p[2] != 'T'))
+		return 0;
+	/* Stopped, so /proc tells its registers: "NR ... SP PC" or "-1 SP PC". */
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -ESRCH;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] == 'r')
+		return 0; /* "running": it left the stop meanwhile */
+	buf[n] = 0;
+	const char *last = strrchr(buf, ' ');
+	if (!last)
+		return -EINVAL;
+	*pc = strtoull(last + 1, NULL, 16);
+	return 1;
+}
+
 long task_count_fast(void)
 {
 	char buf[4096];

@@ -34,6 +34,13 @@ long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc);
 /* How long ago thread tid was created, in milliseconds (10 ms steps), or
  * negative errno. */
 long task_age_ms(pid_t tid);
+/* The CPU time thread tid (of this process) has run, in ns, counting the
+ * slice it may be running now (its thread CPU clock), or 0 if it cannot
+ * be read. */
+uint64_t task_cpu_ns(pid_t tid);
+/* 1 with the user PC in *pc if thread tid is in a stop (ptrace's: state
+ * 't' or 'T'), 0 if it is not, negative errno (-ESRCH: gone). */
+int task_stopped_pc(pid_t tid, uint64_t *pc);
 /* Number of threads in the process (including the caller). */
 long task_count(void);
 /* The same from one read of /proc/self/status: O(1) in threads. */

@@ -290,6 +290,9 @@ static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after
 static const struct thread_hold_ops *holder; /* what stop_begin found offered */
 static int hold_tids[THREAD_HOLD_MAX];
 static uint64_t hold_pcs[THREAD_HOLD_MAX];
+/* Each one's CPU time, then the PC it was asleep at (0: not asleep), read
+ * in that order when it was listed (hold_pc). */
+static uint64_t hold_cpu[THREAD_HOLD_MAX], hold_asleep_pc[THREAD_HOLD_MAX];
 static size_t hold_cnt;
 static int asked;   /* hold_ask asked, hold_finish not yet waited */
 static size_t asked_cnt; /* hold_tids[0..asked_cnt) were asked for */
@@ -347,6 +350,37 @@ static int hold_ask(void)
 	return 0;
 }
 
+/* The PC of held thread i, which needle record did not read (it was not
+ * asked to wait for the stop: shm_hold's no_wait).  Asleep in a system
+ * call when it was listed and not run a nanosecond since (its CPU clock,
+ * read before that look, unchanged now that it is asked to stop), it is
+ * still in the kernel, where the pending stop keeps it until released:
+ * its PC is the one it was asleep at, and nothing is waited for.
+ * Otherwise its stop is waited for (1 s at most) and its PC read from
+ * /proc.  0 or negative errno. */
+static int hold_pc(size_t i)
+{
+	if (hold_pcs[i])
+		return 0; /* read by needle record */
+	if (hold_asleep_pc[i] && hold_cpu[i] && task_cpu_ns(hold_tids[i]) == hold_cpu[i]) {
+		hold_pcs[i] = hold_asleep_pc[i];
+		return 0;
+	}
+	for (int tries = 0; tries < 20000; tries++) {
+		uint64_t pc = 0;
+		int r = task_stopped_pc(hold_tids[i], &pc);
+		if (r == -ESRCH)
+			return 0; /* gone: nothing to move */
+		if (r == 1) {
+			hold_pcs[i] = pc;
+			return 0;
+		}
+		struct timespec t = { 0, 50 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
 /* Wait for the hold asked for; their PCs are moved out of the sites at
  * release.  0 or negative errno. */
 static int hold_finish(void)
@@ -368,9 +402,14 @@ static int hold_finish(void)
 		return hold_finish();
 	}
 	holding = 1;
-	for (size_t i = 0; i < hold_cnt; i++)
+	for (size_t i = 0; i < hold_cnt; i++) {
+		if (hold_pc(i)) {
+			blocked_tid = hold_tids[i]; /* never stopped: said as one nobody could hold */
+			return -EDEADLK; /* the caller resumes, which releases them all */
+		}
 		if (hold_pcs[i])
 			hold_pcs[i] = pc_outside_sites(hold_pcs[i]);
+	}
 	return 0;
 }
 
@@ -387,8 +426,12 @@ static int stop_wanted(pid_t tid, int *err)
 	int can_hold = holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX;
 	if (blocks_for_good(tid, can_hold)) {
 		if (can_hold) {
-			if (!hold_listed(tid))
+			if (!hold_listed(tid)) {
+				uint64_t pc = 0;
+				hold_cpu[hold_cnt] = task_cpu_ns(tid);
+				hold_asleep_pc[hold_cnt] = task_syscall_pc(tid, &pc) >= 0 ? pc : 0;
 				hold_tids[hold_cnt++] = tid;
+			}
 			return 0;
 		}
 		blocked_tid = tid;

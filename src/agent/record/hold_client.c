@@ -89,6 +89,7 @@ static int hold_begin(const int *tids, size_t n)
 	h->pid = (int32_t)getpid();
 	h->cnt = (uint32_t)n;
 	h->status = 0;
+	h->no_wait = 1; /* thread_stop.c waits for the stops it needs */
 	memcpy(h->tids, tids, n * sizeof(*tids));
 	memset(h->pcs, 0, sizeof(h->pcs));
 	post(h); /* odd: hold */
