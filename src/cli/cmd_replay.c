@@ -224,6 +224,19 @@ static void end_line(struct replay *r)
 		fwrite_unlocked(r->line.p, 1, r->line.len, stdout);
 }
 
+/* The closing line of a call that has no duration (still running when the
+ * recording ended, or its exit lost), begun but not ended; 0 for any other. */
+static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
+{
+	if (!(ev->flags & (TEV_OPEN | TEV_EXIT_LOST)))
+		return 0;
+	line(r, "", ev->tid, depth);
+	put(r, "} /* ");
+	put(r, name);
+	put(r, ev->flags & TEV_OPEN ? " (still running) */" : ": exit lost */");
+	return 1;
+}
+
 /* "(arg1=5, ...)" for an entry of site with values, "()" without. */
 static void put_values(struct replay *r, uint32_t site, const uint8_t *data, size_t n)
 {
@@ -562,16 +575,8 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			put(r, " {");
 			end_line(r);
 		}
-		if (ev->flags & TEV_OPEN) {
-			line(r, "", ev->tid, f->sdepth);
-			put(r, "} /* ");
-			put(r, name);
-			put(r, " (still running) */");
-		} else if (ev->flags & TEV_EXIT_LOST) {
-			line(r, "", ev->tid, f->sdepth);
-			put(r, "} /* ");
-			put(r, name);
-			put(r, ": exit lost */");
+		if (put_unfinished(r, ev, name, f->sdepth)) {
+			/* said */
 		} else {
 			view_format_duration(dur, sizeof(dur), ns);
 			line(r, dur, ev->tid, f->sdepth);
@@ -682,16 +687,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		}
 		break;
 	case TEV_EXIT:
-		if (ev->flags & TEV_OPEN) {
-			line(r, "", ev->tid, ev->depth);
-			put(r, "} /* ");
-			put(r, name);
-			put(r, " (still running) */");
-		} else if (ev->flags & TEV_EXIT_LOST) {
-			line(r, "", ev->tid, ev->depth);
-			put(r, "} /* ");
-			put(r, name);
-			put(r, ": exit lost */");
+		if (put_unfinished(r, ev, name, ev->depth)) {
+			/* said */
 		} else if (ev->flags & TEV_ORPHAN) {
 			line(r, "", ev->tid, ev->depth);
 			put(r, "/* return from ");

@@ -103,19 +103,31 @@ static const char *status_field(const char *path, const char *key, char *buf, si
 	return line ? line + strlen(key) : NULL;
 }
 
-long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc)
+/* /proc/self/task/TID/NAME into buf (NUL-terminated): its length, or
+ * -ESRCH (gone), or -errno - 1000 when it cannot be opened otherwise. */
+static ssize_t read_task_file(pid_t tid, const char *name, char *buf, size_t size)
 {
-	char path[64], buf[256];
+	char path[64];
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/%s", (int)tid, name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? -ESRCH : -errno - 1000;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	ssize_t n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return -ESRCH;
 	buf[n] = 0;
+	return n;
+}
+
+long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc)
+{
+	char buf[256];
+	ssize_t n = read_task_file(tid, "syscall", buf, sizeof(buf));
+
+	if (n < 0)
+		return (long)n;
 	if (buf[0] < '0' || buf[0] > '9')
 		return -1; /* "running", or "-1 SP PC" (not in a system call) */
 	/* "NR ARG1 ... ARG6 SP PC" */
@@ -157,17 +169,10 @@ int task_blocks_signal(pid_t tid, int sig)
 
 long task_age_ms(pid_t tid)
 {
-	char path[64], buf[1024];
-	int fd;
+	char buf[1024];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) < 0)
 		return -ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
 	/* Field 22, starttime, in clock ticks since boot; the fields after
 	 * the command name, which may hold spaces, start past its ')'. */
 	char *p = strrchr(buf, ')');
@@ -199,29 +204,18 @@ uint64_t task_cpu_ns(pid_t tid)
 
 int task_stopped_pc(pid_t tid, uint64_t *pc)
 {
-	char path[64], buf[1024];
-	int fd;
+	char buf[1024];
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) < 0)
 		return -ESRCH;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -ESRCH;
-	buf[n] = 0;
 	const char *p = strrchr(buf, ')');
 	if (!p || (p[2] != 't' && p[2] != 'T'))
 		return 0;
 	/* Stopped, so /proc tells its registers: "NR ... SP PC" or "-1 SP PC". */
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (read_task_file(tid, "syscall", buf, sizeof(buf)) < 0)
 		return -ESRCH;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || buf[0] == 'r')
+	if (buf[0] == 'r')
 		return 0; /* "running": it left the stop meanwhile */
-	buf[n] = 0;
 	const char *last = strrchr(buf, ' ');
 	if (!last)
 		return -EINVAL;
