@@ -50,6 +50,14 @@ $(BENCH_BUILD)/bench_floor: bench/bench_floor.c bench/bench_floor_fn.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop_exit $(BENCH_BUILD)/bench_patch_exit $(BENCH_BUILD)/bench_floor
 
+# The floor under a stop's hold: tgkill to a running thread's handler,
+# idle and with every CPU busy (bench_stop_floor.c; bench_servers.sh).
+$(BENCH_BUILD)/bench_stop_floor: bench/bench_stop_floor.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) $< -o $@ -lpthread
+
+BENCH_PROGS += $(BENCH_BUILD)/bench_stop_floor
+
 # The program's view of the reader's wake-ups: per-iteration percentiles.
 $(BENCH_BUILD)/bench_iter: bench/bench_iter.c
 	@mkdir -p $(dir $@)
@@ -139,5 +147,5 @@ bench: $(BENCH_PROGS) $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 # Debian's servers under load, attached to (bench/bench_servers.sh), alone:
 # 4-6 minutes; merges its keys into results.json and results.txt.
 .PHONY: bench-servers
-bench-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+bench-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT) $(BENCH_BUILD)/bench_stop_floor
 	bench/bench_servers.sh $(BENCH_BUILD)

@@ -16,6 +16,10 @@
 #                                attached to, over before (the worst server)
 #   idle_nginx_attach_ms         an nginx worker with no traffic: needle
 #                                record -p started to "recording process"
+#   stop_floor_{idle,loaded}_us_{p50,p99,max}  no needle: how long a
+#                                running thread takes to enter a signal
+#                                handler after tgkill, the floor under
+#                                every stop (bench_stop_floor.c)
 # A figure with no sample (every attach refused) is left out, and said so.
 set -u
 dir=$(mkdir -p "${1:-build/bench}" && cd "${1:-build/bench}" && pwd)
@@ -59,6 +63,11 @@ END {
 	if (idle != "") printf "idle_nginx_attach_ms %s\n", idle
 }' "$m" >"$raw"
 
+# The floor under a stop's hold, without needle: tgkill to a running
+# thread's handler, idle and with every CPU busy (bench_stop_floor.c).
+floor_prog="$dir/bench_stop_floor"
+[ -x "$floor_prog" ] && "$floor_prog" 500 >>"$raw"
+
 for k in servers_attach_ok_pct servers_failed_requests servers_hold_us_p99 servers_hold_us_max \
 	servers_first_event_ms_p50 servers_first_event_ms_max servers_detach_ms_max \
 	servers_client_p999_ms_during_vs_before idle_nginx_attach_ms; do
@@ -95,4 +104,7 @@ txt="$dir/results.txt"
 	printf '%-40s %10s  %s\n' servers_client_p999_ms_during_vs_before "$(v servers_client_p999_ms_during_vs_before)" \
 		"client p99.9 latency attached / before"
 	printf '%-40s %10s  %s\n' idle_nginx_attach_ms "$(v idle_nginx_attach_ms)" "goal < 2000"
+	printf '%-40s %10s  %s\n' stop_floor_idle_us_p99 "$(v stop_floor_idle_us_p99)" "no needle: tgkill to a running thread's handler"
+	printf '%-40s %10s  %s\n' stop_floor_loaded_us_p50 "$(v stop_floor_loaded_us_p50)" "the same, two busy threads per CPU"
+	printf '%-40s %10s  %s\n' stop_floor_loaded_us_p99 "$(v stop_floor_loaded_us_p99)" "the same, two busy threads per CPU"
 } | tee -a "$txt"
