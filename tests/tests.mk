@@ -256,6 +256,10 @@ $(TEST_BUILD)/attach/kill_at_hello: tests/attach/kill_at_hello.c
 $(TEST_BUILD)/test_attach_kill: tests/attach/test_attach_kill.sh $(TEST_BUILD)/attach/kill_at_hello $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_attach_kill
+# Two needle record -p on one process at once.
+$(TEST_BUILD)/test_attach_concurrent: tests/attach/test_attach_concurrent.sh $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/test_attach_concurrent
 
 # Event loops asleep in epoll_wait, sigsuspend, sigtimedwait, attached to.
 $(TEST_BUILD)/attach/eventloop: tests/attach/eventloop.c

@@ -52,6 +52,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,9 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -950,6 +953,37 @@ out:
 	return e;
 }
 
+/* One visit at a time per process: two would write the same tail of the
+ * C library's page (seq_prepare), each over the code the other's thread
+ * runs.  The lock is an abstract socket's name, which the kernel frees
+ * when its holder exits however it ends; a second visitor waits for it
+ * (10 s at most).  The descriptor, or negative errno. */
+static int visit_lock(pid_t pid, char *err, size_t errlen)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-inject-%d", (int)pid);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot create a socket: %s", strerror(errno));
+		return -errno;
+	}
+	for (int tries = 0; tries < 1000; tries++) {
+		if (!bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)))
+			return fd;
+		if (errno != EADDRINUSE)
+			break;
+		struct timespec t = { 0, 10 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	int e = errno == EADDRINUSE ? -EBUSY : -errno;
+	close(fd);
+	snprintf(err, errlen, e == -EBUSY ? "another needle record -p has been loading libneedle into process %d for 10 s"
+					  : "cannot take the lock of process %d's visit: %s",
+		 (int)pid, strerror(-e));
+	return e;
+}
+
 /* The visit itself, in the child process. */
 static int inject_here(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err,
 		       size_t errlen)
@@ -962,6 +996,11 @@ static int inject_here(pid_t pid, const struct inject_request *req, struct injec
 	if (!v) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
+	}
+	/* Held until this child exits (the descriptor is never closed). */
+	if ((e = visit_lock(pid, err, errlen)) < 0) {
+		free(v);
+		return e;
 	}
 	if ((e = target_prepare(pid, &t, err, errlen))) {
 		free(v);
