@@ -25,6 +25,7 @@
  * pending one-line leaf is a flag indexed by the thread), memory bounded
  * by the number of threads (and, with --ret-*, by the calls open at once);
  * the output stops at the first write error. */
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <regex.h>
@@ -224,6 +225,20 @@ static void end_line(struct replay *r)
 		fwrite_unlocked(r->line.p, 1, r->line.len, stdout);
 }
 
+/* ev's values into *buf (grown to *cap as needed): 0, or -ENOMEM. */
+static int copy_values(uint8_t **buf, size_t *cap, const struct trace_event *ev)
+{
+	if (*cap < ev->data_len) {
+		uint8_t *p = realloc(*buf, ev->data_len);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = ev->data_len;
+	}
+	memcpy(*buf, ev->data, ev->data_len);
+	return 0;
+}
+
 /* The closing line of a call that has no duration (still running when the
  * recording ended, or its exit lost), begun but not ended; 0 for any other. */
 static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
@@ -293,17 +308,11 @@ static uint32_t keep_args(const struct trace_event *ev, void *arg)
 		r->slots[i] = (struct arg_slot){ 0 };
 	}
 	struct arg_slot *s = &r->slots[i];
-	if (s->cap < ev->data_len) {
-		uint8_t *p = realloc(s->p, ev->data_len);
-		if (!p) {
-			r->free_slots[r->free_cnt++] = i;
-			r->line.oom = 1;
-			return 0;
-		}
-		s->p = p;
-		s->cap = ev->data_len;
+	if (copy_values(&s->p, &s->cap, ev)) {
+		r->free_slots[r->free_cnt++] = i;
+		r->line.oom = 1;
+		return 0;
 	}
-	memcpy(s->p, ev->data, ev->data_len);
 	s->len = ev->data_len;
 	return i + 1;
 }
@@ -501,17 +510,9 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			f->flags |= FR_CALLER | FR_OUT;
 			th->out++;
 		}
-		if (ev->data_len) {
-			if (f->cap < ev->data_len) {
-				uint8_t *p = realloc(f->data, ev->data_len);
-				if (!p) {
-					r->line.oom = 1;
-					return 0;
-				}
-				f->data = p;
-				f->cap = ev->data_len;
-			}
-			memcpy(f->data, ev->data, ev->data_len);
+		if (ev->data_len && copy_values(&f->data, &f->cap, ev)) {
+			r->line.oom = 1;
+			return 0;
 		}
 		f->data_len = ev->data_len;
 		/* Without a time or caller filter every shown call is written:
