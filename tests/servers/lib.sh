@@ -220,7 +220,8 @@ eintr_start() {
 		return
 	fi
 	tracing_ready || fail "$SRV: the kernel's tracepoints are reachable (tracefs at /sys/kernel/tracing)"
-	timeout -k 5 400 bpftrace -e "tracepoint:raw_syscalls:sys_exit /($filt) && args->ret == -4/ { @pend[tid] = args->id + 1; @held[tid] = 0; }
+	timeout -k 5 400 bpftrace -e "BEGIN { printf(\"counting\\n\"); }
+		tracepoint:raw_syscalls:sys_exit /($filt) && args->ret == -4/ { @pend[tid] = args->id + 1; @held[tid] = 0; }
 		tracepoint:sched:sched_switch /@pend[args->prev_pid] && args->prev_state == 8/ { @held[args->prev_pid] = 1; }
 		tracepoint:signal:signal_deliver /@pend[tid] && args->sig == $stop/ { @held[tid] = 1; }
 		tracepoint:signal:signal_deliver /@pend[tid] && args->sig != $stop && !@held[tid]/ {
@@ -233,8 +234,9 @@ eintr_start() {
 		tracepoint:raw_syscalls:sys_exit /($filt)/ { @syscalls = count(); }" >"$EINTR_OUT" 2>&1 &
 	EINTR_PID=$!
 	srv_track "$EINTR_PID"
-	wait_for grep -q '^Attaching' "$EINTR_OUT"
-	sleep 0.5 # the probes are attached a moment after the line
+	# BEGIN runs once every probe is attached.
+	wait_for grep -q '^counting' "$EINTR_OUT" ||
+		fail "$SRV: the EINTR counter started ($(head -c 300 "$EINTR_OUT" | tr '\n' ' '))"
 }
 # eintr_stop: stop counting, check that the counter saw the server's
 # system calls at all (else it proves nothing) and that none got EINTR.
@@ -252,6 +254,7 @@ eintr_stop() {
 	o=$(awk '/^@own_total:/ {print $2}' "$EINTR_OUT")
 	echo "eintr $SRV syscalls ${n:-0} eintr ${e:-0} restart ${r:-0} rewound ${w:-0} own ${o:-0}" >>"$METRICS"
 	check "$SRV: the EINTR counter saw the server's system calls (${n:-0})" [ "${n:-0}" -gt 0 ]
+	[ "${n:-0}" -gt 0 ] || sed -n '1,5s/^/      bpftrace: /p' "$EINTR_OUT"
 	check_eq "$SRV: system calls of the server that returned EINTR to it while attached to (restarted by the kernel: ${r:-0}, made again by needle: ${w:-0}, its own signal's: ${o:-0})" "${e:-0}" 0
 	grep '^@eintr\[' "$EINTR_OUT" | sed 's/^/      /'
 }
