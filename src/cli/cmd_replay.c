@@ -239,6 +239,27 @@ static int copy_values(uint8_t **buf, size_t *cap, const struct trace_event *ev)
 	return 0;
 }
 
+static void put_ret(struct replay *r, const struct trace_event *ev);
+
+/* The closing line of a call that returned, ns after its entry, begun but
+ * not ended. */
+static void put_closed(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth,
+		       uint64_t ns)
+{
+	char dur[32];
+	view_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, depth);
+	put(r, "}");
+	put_ret(r, ev);
+	if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
+		put(r, " /* ");
+		put(r, name);
+		put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
+		       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
+						   : " */");
+	}
+}
+
 /* The closing line of a call that has no duration (still running when the
  * recording ended, or its exit lost), begun but not ended; 0 for any other. */
 static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
@@ -579,17 +600,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (put_unfinished(r, ev, name, f->sdepth)) {
 			/* said */
 		} else {
-			view_format_duration(dur, sizeof(dur), ns);
-			line(r, dur, ev->tid, f->sdepth);
-			put(r, "}");
-			put_ret(r, ev);
-			if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
-				put(r, " /* ");
-				put(r, name);
-				put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
-				       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
-								   : " */");
-			}
+			put_closed(r, ev, name, f->sdepth, ns);
 		}
 		end_line(r);
 		return 0;
@@ -697,17 +708,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			/* In a snapshot: entered before the thread's window. */
 			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
 		} else {
-			view_format_duration(dur, sizeof(dur), ev->ns - ev->entry_ns);
-			line(r, dur, ev->tid, ev->depth);
-			put(r, "}");
-			put_ret(r, ev);
-			if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
-				put(r, " /* ");
-				put(r, name);
-				put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
-				       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
-								   : " */");
-			}
+			put_closed(r, ev, name, ev->depth, ev->ns - ev->entry_ns);
 		}
 		break;
 	default:
