@@ -31,10 +31,10 @@ LIBNEEDLE_BOOT := $(BUILD)/libneedle-boot.so
 all: $(LIBNEEDLE) $(NEEDLE) $(LIBNEEDLE_BOOT)
 
 # The needle command: cli -> reader/format -> common.
-CLI_SRC := $(wildcard src/cli/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
+CLI_SRC := $(wildcard src/cli/*.c src/cli/*/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
 CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
 CLI_INC := -Iinclude -Isrc
-# libdw and libelf: DWARF for --auto-args (src/cli/dwarf_params.c); zlib:
+# libdw and libelf: DWARF for --auto-args (src/cli/args/dwarf_params.c); zlib:
 # CRC32 of sections; libstdc++: the C++ demangler.
 CLI_LIBS := -ldw -lelf -lz -lstdc++
 

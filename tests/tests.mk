@@ -205,15 +205,15 @@ include tests/api.mk
 include tests/unit.mk
 include tests/robust.mk
 
-# Loading libneedle into a running process (src/cli/inject.c).
+# Loading libneedle into a running process (src/cli/inject/inject.c).
 $(TEST_BUILD)/attach/ticker: tests/attach/ticker.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
 # Attached to and detached from again and again: checks that its threads'
 # calls, blocking syscalls, forks and dlopens were not disturbed.
 $(TEST_BUILD)/attach/attach_target: tests/attach/attach_target.c | $(TEST_BUILD)/libdl_lib.so
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -pthread $< -o $@ -ldl
-$(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject.c src/cli/inject.h
-	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -Isrc tests/attach/inject_driver.c src/cli/inject.c -o $@ -ldl
+$(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject/inject.c src/cli/inject/inject.h src/cli/util/procfs.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -Isrc tests/attach/inject_driver.c src/cli/inject/inject.c src/cli/util/procfs.c -o $@ -ldl
 $(TEST_BUILD)/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/test_inject

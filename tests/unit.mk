@@ -36,9 +36,9 @@ $(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format
 	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ $(CLI_LIBS)
 
 # needle record -p's check of the target's ELF class and machine.
-$(TEST_BUILD)/test_unit_exe_class: tests/unit/test_exe_class.c src/cli/exe_class.c src/cli/exe_class.h tests/harness.h
+$(TEST_BUILD)/test_unit_exe_class: tests/unit/test_exe_class.c src/cli/util/exe_class.c src/cli/util/exe_class.h tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_exe_class.c src/cli/exe_class.c -o $@
+	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_exe_class.c src/cli/util/exe_class.c -o $@
 
 TESTS += $(TEST_BUILD)/test_unit_exe_class
 TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \

@@ -1,6 +1,6 @@
 /* remote_attach.c - the agent's side of `needle record -p PID`: a
  * recording session in a process that was running before libneedle was
- * loaded into it (common/attach_protocol.h for the protocol, cli/inject.c
+ * loaded into it (common/attach_protocol.h for the protocol, cli/inject/inject.c
  * for how the library gets there).
  *
  * needle_remote_attach() is the one function called from outside: by the

@@ -1,5 +1,5 @@
 /* boot.c - libneedle-boot.so: the only code `needle record -p` runs on the
- * thread it borrows from a running process (cli/inject.c).
+ * thread it borrows from a running process (cli/inject/inject.c).
  *
  * That thread is held stopped for as long as the calls made on it take,
  * and loading libneedle there (with libelf and libz behind it, and their

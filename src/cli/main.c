@@ -1,10 +1,16 @@
-/* main.c - the needle command: subcommand dispatch and shared helpers. */
+/* main.c - the needle command: subcommand dispatch.  Each command lives
+ * in its folder (record/, view/, export/, ctl/); what they share is in
+ * util/, args/ and inject/ below them (docs/design.md's layer table). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/ctl/ctl.h"
+#include "cli/export/export.h"
+#include "cli/record/record.h"
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
 
 static const char usage[] =
 	"usage: needle <command> [options]\n"
@@ -17,48 +23,6 @@ static const char usage[] =
 	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
 	"Run 'needle <command> --help' for the options of a command.\n";
-
-void cli_error(const char *fmt, ...)
-{
-	va_list ap;
-	fputs("needle: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int cli_parse_duration(const char *s, uint64_t *ns)
-{
-	char *end;
-	double v = strtod(s, &end);
-	double mult = 1;
-
-	if (end == s || v < 0)
-		return -1;
-	if (!*end || !strcmp(end, "ns"))
-		mult = 1;
-	else if (!strcmp(end, "us"))
-		mult = 1e3;
-	else if (!strcmp(end, "ms"))
-		mult = 1e6;
-	else if (!strcmp(end, "s"))
-		mult = 1e9;
-	else
-		return -1;
-	*ns = (uint64_t)(v * mult + 0.5);
-	return 0;
-}
-
-void cli_format_duration(char *buf, size_t len, uint64_t ns)
-{
-	if (ns < 1000000)
-		snprintf(buf, len, "%7.3f us", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%7.3f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%7.3f  s", ns / 1e9);
-}
 
 int main(int argc, char **argv)
 {

@@ -1,5 +1,5 @@
 /* attach_protocol.h - the session between `needle record -p` and the agent
- * it loaded into a running process (src/cli/record_attach.c and
+ * it loaded into a running process (src/cli/record/attach.c and
  * src/agent/remote_attach.c).
  *
  * needle record listens on an abstract UNIX socket whose name it passes to

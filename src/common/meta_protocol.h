@@ -1,7 +1,7 @@
 /* meta_protocol.h - what libneedle's recorder tells `needle record`
  * besides events: a text file (NEEDLE_META_FD) of one record per line,
  * written by the agent (src/agent/record/recorder.c) and read by the
- * command (src/cli/record_meta.c).  Both sides spell every record with
+ * command (src/cli/record/meta.c).  Both sides spell every record with
  * these formats and no other.
  *
  *   M <module index> <path>                      an object with traced sites

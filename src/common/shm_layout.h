@@ -160,7 +160,7 @@ enum agent_state {
  * runtime's helper thread: jemalloc's background thread, a libuv worker)
  * can be stopped neither by the agent's stop signal nor kept from an
  * int3; needle record can stop it with ptrace.  The agent asks, needle
- * record's hold thread (src/cli/record_hold.c) answers:
+ * record's hold thread (src/cli/record/hold.c) answers:
  *
  *   agent: pid, cnt, tids[], then req += 1 (odd: hold them), futex wake
  *   needle record: seizes and interrupts each, pcs[i] = its rip (0: not

@@ -1,10 +1,10 @@
 /* inject_driver PID LIB - loads LIB into the running process PID with
- * inject_library (src/cli/inject.c) and prints how long threads were
+ * inject_library (src/cli/inject/inject.c) and prints how long threads were
  * held. */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/inject.h"
+#include "cli/inject/inject.h"
 
 int main(int argc, char **argv)
 {

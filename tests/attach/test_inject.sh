@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_inject - libneedle loaded into a running process (src/cli/inject.c):
+# test_inject - libneedle loaded into a running process (src/cli/inject/inject.c):
 # the program's output and exit status are those of a run left alone, the
 # library is in its maps afterwards, and the borrowed thread is held for a
 # bounded time (printed).  The groundwork of `needle record -p`.

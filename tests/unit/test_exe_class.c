@@ -1,5 +1,5 @@
 /* test_exe_class - the ELF check behind needle record -p's refusal of a
- * program that is not x86-64 (src/cli/exe_class.c), on files: headers
+ * program that is not x86-64 (src/cli/util/exe_class.c), on files: headers
  * written here (x86-64, i386, a 64-bit aarch64 one, truncated ones), this
  * program itself, and each file named on the command line with what the
  * check must say of it (PATH=x86_64 or PATH=refused).  test_attach_errors.sh
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "cli/exe_class.h"
+#include "cli/util/exe_class.h"
 
 static int check_bytes(const void *bytes, size_t n)
 {

@@ -1,0 +1,199 @@
+/* cxx_patterns.c - C++ names in -F, -N and --trigger for a program whose
+ * process may have no demangler: the agent matches a pattern against a
+ * site's demangled name only with the program's own C++ runtime, which a
+ * C++ program that uses nothing of it does not load (--as-needed drops
+ * it).  So needle record also hands the agent, beside each pattern, the
+ * mangled symbols of the program's own functions that it names as the
+ * views show them (`kv::*` -> _ZN2kv5Store3getEi, ...).
+ *
+ * Regular expressions, as uftrace's patterns are: a pattern with ^, $,
+ * .*, .+, .?, (, | or + (or any, with --match=regex) is a POSIX extended
+ * regular expression, searched for anywhere in a function's name as the
+ * views show it; it is replaced by the program's functions it matches
+ * (the agent matches globs only), and stays, matching nothing, when it
+ * matches none.
+ *
+ * Invariants: runs once, before the program starts or the session
+ * begins; reads the program's symbol tables with libelf; adds names and
+ * never removes a pattern, so a pattern the agent can demangle matches as
+ * it would anyway. */
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <gelf.h>
+#include <regex.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args/args.h"
+#include "cli/util/cli_util.h"
+#include "common/cxx_name.h"
+#include "common/pattern.h"
+
+/* From libstdc++: the Itanium C++ ABI demangler. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+struct cxx_sym {
+	char *mangled, *full; /* full: without a return type, with parameters */
+	size_t base;          /* its length without the parameters */
+	int plain;            /* a C name: full is the symbol */
+};
+
+/* The program's defined function symbols, C++ ones demangled. */
+static size_t read_syms(const char *exe, struct cxx_sym **out)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC);
+	size_t n = 0, cap = 0;
+	struct cxx_sym *v = NULL;
+
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			int status, plain = !cxx_name_is_mangled(name);
+			char *full = plain ? strdup(name) : __cxa_demangle(name, NULL, NULL, &status);
+			if (!full)
+				continue;
+			if (n == cap) {
+				size_t ncap = cap ? 2 * cap : 64;
+				struct cxx_sym *nv = realloc(v, ncap * sizeof(*nv));
+				if (!nv) {
+					free(full);
+					break;
+				}
+				v = nv;
+				cap = ncap;
+			}
+			size_t base = plain ? strlen(full) : cxx_name_shown(full);
+			if (!(v[n].mangled = strdup(name))) {
+				free(full);
+				break;
+			}
+			v[n].full = full;
+			v[n].plain = plain;
+			v[n++].base = base;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	*out = v;
+	return n;
+}
+
+static int names(const struct cxx_sym *s, const char *glob)
+{
+	return !s->plain && cxx_name_fnmatch(glob, s->full, s->base);
+}
+
+static int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
+
+/* Is pattern a regular expression rather than a glob? */
+static int is_regex(const char *pattern)
+{
+	if (match_regex)
+		return match_regex == 1;
+	return pattern_is_regex(pattern);
+}
+
+/* Does the regex re find a match in s's name as the views show it? */
+static int regex_names(const regex_t *re, const struct cxx_sym *s)
+{
+	char shown[1024];
+	snprintf(shown, sizeof(shown), "%.*s", (int)s->base, s->full);
+	return !regexec(re, shown, 0, NULL, 0);
+}
+
+/* Each line of *list (a pattern, then the rest of the line after a tab
+ * for triggers), followed by the mangled symbols it names; or, with
+ * replace, those instead of it when it names some (a trigger's pattern
+ * must match by itself, which it cannot without a demangler). */
+static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace)
+{
+	if (!*list)
+		return 0;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&out, &len);
+	if (!m)
+		return -1;
+	for (const char *p = *list; *p;) {
+		size_t l = strcspn(p, "\n");
+		char line[1100], pattern[1100];
+		snprintf(line, sizeof(line), "%.*s", (int)l, p);
+		snprintf(pattern, sizeof(pattern), "%s", line);
+		char *tab = strchr(pattern, '\t');
+		const char *rest = tab ? tab + 1 : NULL;
+		if (tab)
+			*tab = 0;
+		regex_t re;
+		if (is_regex(pattern) && !regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
+			/* Replaced by what it names; kept (as a glob, naming
+			 * nothing) when that is nothing. */
+			int hit = 0;
+			for (size_t i = 0; i < n; i++)
+				if (regex_names(&re, &syms[i])) {
+					fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "",
+						rest ? rest : "");
+					hit = 1;
+				}
+			regfree(&re);
+			if (!hit)
+				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+			p += l + (p[l] == '\n');
+			continue;
+		}
+		int named = 0;
+		for (size_t i = 0; i < n; i++)
+			named |= strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern);
+		if (!(replace && named))
+			fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+		for (size_t i = 0; named && i < n; i++)
+			if (strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern))
+				fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "", rest ? rest : "");
+		p += l + (p[l] == '\n');
+	}
+	if (fclose(m))
+		return -1;
+	free(*list);
+	*list = out;
+	return 0;
+}
+
+int cxx_patterns_expand(const char *exe, int regex, const struct cxx_pattern_list *lists, size_t cnt)
+{
+	struct cxx_sym *syms;
+	int err = 0;
+	size_t i;
+
+	match_regex = regex;
+	for (i = 0; i < cnt && !*lists[i].text; i++)
+		;
+	if (i == cnt)
+		return 0;
+	size_t n = read_syms(exe, &syms);
+	for (i = 0; n && !err && i < cnt; i++)
+		if (expand(lists[i].text, syms, n, lists[i].triggers)) {
+			cli_error("record: out of memory");
+			err = -1;
+		}
+	for (size_t k = 0; k < n; k++) {
+		free(syms[k].mangled);
+		free(syms[k].full);
+	}
+	free(syms);
+	return err;
+}

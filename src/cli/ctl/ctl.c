@@ -1,0 +1,307 @@
+/* ctl.c - `needle ctl PID COMMAND [ARGS]`: change what a running
+ * `needle record --ctl` session traces, through the control socket of the
+ * traced process (see src/agent/record/control.c for the commands).
+ *
+ * Invariants:
+ *  - One request line, one reply line; the reply's "ok" text goes to
+ *    stdout, anything else is an error on stderr and exit 1.
+ *  - PID may be the program's, or that of the `needle record` running it:
+ *    then its child that serves a control socket is used, and stderr says
+ *    which PID that was.
+ *  - When no socket answers, the reason is found from what /proc shows of
+ *    the process (it exists; it carries needle's start-up variables in
+ *    /proc/PID/environ, which keeps the environment the process was
+ *    started with, NEEDLE_CTL holding the PID needle record started), so
+ *    that the message says what happened rather than what the socket call
+ *    returned.
+ *  - A process that accepts but never answers (it is stopped, say) does
+ *    not hang ctl: the wait for the reply is bounded.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/ctl/ctl.h"
+#include "cli/util/cli_util.h"
+
+#define REPLY_TIMEOUT_S 30
+
+static const char ctl_usage[] =
+	"usage: needle ctl PID COMMAND [ARGS]\n"
+	"  filter [GLOB...]    trace only these functions (none given: all)\n"
+	"  notrace [GLOB...]   do not trace these (none given: none)\n"
+	"  tracer function|function_graph\n"
+	"  depth N             function_graph levels recorded (0: unlimited)\n"
+	"  snapshot            needle record --snapshot: write the newest events out now\n"
+	"  status              what is traced now\n"
+	"PID is a program recorded with 'needle record --ctl' (which prints it), or the\n"
+	"PID of that needle record.  Only the program's owner, or root, may control it.\n";
+
+/* Connect to "needle-<pid>"; the socket, or -1 with errno set. */
+static int ctl_connect(long pid)
+{
+	struct sockaddr_un addr;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	memset(&addr, 0, sizeof(addr));
+	addr.sun_family = AF_UNIX;
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%ld", pid);
+	if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* The whole of /proc/PID/<name>, NUL-terminated; *len its size.  NULL
+ * with errno set if it cannot be read. */
+static char *proc_read(long pid, const char *name, size_t *len)
+{
+	char path[64];
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	ssize_t r;
+
+	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, name);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
+		n += (size_t)r;
+		if (n + 1 == cap) {
+			char *b = realloc(buf, cap * 2);
+			if (!b)
+				break;
+			buf = b;
+			cap *= 2;
+		}
+	}
+	int e = errno;
+	close(fd);
+	if (r < 0 && !n) {
+		free(buf);
+		errno = e;
+		return NULL;
+	}
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static void proc_comm(long pid, char *out, size_t len)
+{
+	char *c = proc_read(pid, "comm", NULL);
+	snprintf(out, len, "%s", c ? c : "?");
+	out[strcspn(out, "\n")] = 0;
+	free(c);
+}
+
+/* The value of variable name in /proc/PID/environ: 1 found, 0 not, -1
+ * unreadable. */
+static int proc_env(long pid, const char *name, char *val, size_t len)
+{
+	size_t n, nl = strlen(name);
+	char *env = proc_read(pid, "environ", &n);
+
+	if (!env)
+		return -1;
+	for (char *p = env; p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, name, nl) && p[nl] == '=') {
+			snprintf(val, len, "%s", p + nl + 1);
+			free(env);
+			return 1;
+		}
+	}
+	free(env);
+	return 0;
+}
+
+/* Is pid a `needle record`?  Its command line: ".../needle record ...". */
+static int is_needle_record(long pid)
+{
+	size_t n;
+	char *cmd = proc_read(pid, "cmdline", &n);
+	int yes = 0;
+
+	if (cmd && n) {
+		const char *base = strrchr(cmd, '/');
+		base = base ? base + 1 : cmd;
+		size_t first = strlen(cmd) + 1;
+		yes = !strcmp(base, "needle") && first < n && !strcmp(cmd + first, "record");
+	}
+	free(cmd);
+	return yes;
+}
+
+/* Children of pid, from every /proc/N/stat ("N (comm) S PPID ...").  Up
+ * to max in out; returns how many. */
+static size_t proc_children(long pid, long *out, size_t max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		long p = atol(e->d_name);
+		char *st = proc_read(p, "stat", NULL);
+		char *rp = st ? strrchr(st, ')') : NULL;
+		long ppid;
+		if (rp && sscanf(rp + 1, " %*c %ld", &ppid) == 1 && ppid == pid)
+			out[n++] = p;
+		free(st);
+	}
+	closedir(d);
+	return n;
+}
+
+/* No control socket answers for pid: say why, in one line. */
+static void explain(long pid, int err)
+{
+	char comm[64], val[32];
+
+	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+		cli_error("no process with PID %ld", pid);
+		return;
+	}
+	proc_comm(pid, comm, sizeof(comm));
+	if (err != ECONNREFUSED) {
+		cli_error("cannot reach process %ld (%s): %s", pid, comm, strerror(err));
+		return;
+	}
+	int ctl = proc_env(pid, "NEEDLE_CTL", val, sizeof(val));
+	if (ctl < 0) {
+		cli_error("process %ld (%s) has no needle control socket, and its environment cannot be read to tell "
+			  "why: was it started with 'needle record --ctl'?", pid, comm);
+	} else if (ctl > 0 && atol(val) == pid) {
+		cli_error("process %ld (%s) was recorded with --ctl, but its control socket is gone", pid, comm);
+	} else if (ctl > 0) {
+		cli_error("process %ld (%s) was forked from PID %s, the process needle record started: only that one "
+			  "has a control socket", pid, comm, val);
+	} else if (proc_env(pid, "NEEDLE_BUFFER_FD", val, sizeof(val)) > 0) {
+		cli_error("process %ld (%s) is recorded without --ctl: record it with 'needle record --ctl' to "
+			  "control it", pid, comm);
+	} else {
+		cli_error("process %ld (%s) is not recorded by needle: record it with 'needle record -p %ld --ctl', "
+			  "or start it with 'needle record --ctl -- PROG', to control it", pid, comm, pid);
+	}
+}
+
+/* pid is a `needle record`: its child that serves a socket, connected. */
+static int connect_via_record(long rec, long *pid)
+{
+	long kids[64];
+	size_t n = proc_children(rec, kids, 64);
+
+	for (size_t i = 0; i < n; i++) {
+		int fd = ctl_connect(kids[i]);
+		if (fd >= 0) {
+			*pid = kids[i];
+			fprintf(stderr, "needle: PID %ld is needle record; controlling its program, PID %ld\n", rec,
+				kids[i]);
+			return fd;
+		}
+	}
+	/* None serves: explain with the first child that is needle's. */
+	for (size_t i = 0; i < n; i++) {
+		char val[32];
+		if (proc_env(kids[i], "NEEDLE_BUFFER_FD", val, sizeof(val)) > 0) {
+			explain(kids[i], ECONNREFUSED);
+			return -1;
+		}
+	}
+	cli_error("PID %ld is needle record, and no program it records is running", rec);
+	return -1;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+	char line[4096], reply[4096];
+	size_t len = 0;
+	char *end;
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(ctl_usage, stdout);
+		return 0;
+	}
+	if (argc < 3) {
+		fputs(ctl_usage, stderr);
+		return 2;
+	}
+	long pid = strtol(argv[1], &end, 10);
+	if (*end || pid <= 0 || pid > 0x7fffffff) {
+		cli_error("ctl: '%s' is not a process id", argv[1]);
+		return 2;
+	}
+	for (int i = 2; i < argc; i++) {
+		int n = snprintf(line + len, sizeof(line) - len, "%s%s", i > 2 ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(line) - len - 1) {
+			cli_error("ctl: command too long");
+			return 2;
+		}
+		len += (size_t)n;
+	}
+	line[len++] = '\n';
+
+	int fd = ctl_connect(pid);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ECONNREFUSED && is_needle_record(pid))
+			fd = connect_via_record(pid, &pid);
+		else
+			explain(pid, err);
+		if (fd < 0)
+			return 1;
+	}
+	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* The process may answer (a refusal) and close before reading: no
+	 * SIGPIPE, and its answer is read either way. */
+	int send_errno = send(fd, line, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : errno;
+	size_t got = 0;
+	ssize_t r = 0;
+	while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+		got += (size_t)r;
+	int read_errno = r < 0 ? errno : 0;
+	close(fd);
+	reply[got] = 0;
+	reply[strcspn(reply, "\n")] = 0;
+	if (!strncmp(reply, "ok ", 3)) {
+		printf("%s\n", reply + 3);
+		return 0;
+	}
+	if (!got && send_errno) {
+		cli_error("cannot send to process %ld: %s", pid, strerror(send_errno));
+		return 1;
+	}
+	if (!got && (read_errno == EAGAIN || read_errno == EWOULDBLOCK)) {
+		cli_error("process %ld did not answer within %d s (is it stopped?)", pid, REPLY_TIMEOUT_S);
+		return 1;
+	}
+	cli_error("process %ld: %s", pid, !strncmp(reply, "error ", 6) ? reply + 6 : got ? reply : "no reply");
+	return 1;
+}

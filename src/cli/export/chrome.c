@@ -1,0 +1,184 @@
+/* export_chrome.c - Chrome trace event JSON ({"traceEvents": [...]}), which
+ * chrome://tracing, Perfetto and speedscope open: a B/E event pair per
+ * call, thread names as metadata events.
+ *
+ * Invariants: one pass, O(1) per event (a line is built in a buffer and
+ * written with one call); every B has its E, calls still running or whose
+ * exit was lost included (marked in args); exits without an entry are left
+ * out.  Timestamps are microseconds with the nanoseconds as 3 decimals,
+ * formatted from integers. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/export/export.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+
+struct chrome {
+	struct trace *t;
+	FILE *out;
+	int first;
+	struct view_buf b;
+};
+
+static void put(struct chrome *c, const char *s, size_t n)
+{
+	view_buf_put(&c->b, s, n);
+}
+
+#define PUT(c, lit) put(c, lit, sizeof(lit) - 1)
+
+static void put_u64(struct chrome *c, uint64_t v)
+{
+	if (!view_buf_reserve(&c->b, 24))
+		c->b.len += (size_t)cli_format_u64(c->b.p + c->b.len, v);
+}
+
+/* ns as microseconds: "12.345". */
+static void put_us(struct chrome *c, uint64_t ns)
+{
+	if (view_buf_reserve(&c->b, 28))
+		return;
+	c->b.len += (size_t)cli_format_u64(c->b.p + c->b.len, ns / 1000);
+	c->b.p[c->b.len++] = '.';
+	c->b.p[c->b.len++] = (char)('0' + ns / 100 % 10);
+	c->b.p[c->b.len++] = (char)('0' + ns / 10 % 10);
+	c->b.p[c->b.len++] = (char)('0' + ns % 10);
+}
+
+static void json_string(struct chrome *c, const char *s)
+{
+	PUT(c, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			char e[2] = { '\\', (char)ch };
+			put(c, e, 2);
+		} else if (ch < 0x20) {
+			char e[8];
+			snprintf(e, sizeof(e), "\\u%04x", ch);
+			put(c, e, 6);
+		} else {
+			put(c, (const char *)&ch, 1);
+		}
+	}
+	PUT(c, "\"");
+}
+
+static void sep(struct chrome *c)
+{
+	if (c->first)
+		PUT(c, "\n");
+	else
+		PUT(c, ",\n");
+	c->first = 0;
+}
+
+static void flush_line(struct chrome *c)
+{
+	if (!c->b.oom)
+		fwrite_unlocked(c->b.p, 1, c->b.len, c->out);
+	c->b.len = 0;
+}
+
+/* ,"ts":T,"pid":P,"tid":T} */
+static void put_where(struct chrome *c, const struct trace_event *ev)
+{
+	PUT(c, ",\"ts\":");
+	put_us(c, ev->ns);
+	PUT(c, ",\"pid\":");
+	put_u64(c, c->t->process.pid);
+	PUT(c, ",\"tid\":");
+	put_u64(c, ev->tid);
+}
+
+/* ,"args":{"arg1":"5",...} or {"retval":"0"}: the values an event
+ * carries (needle record -A / -R), shown in the UI's details pane.  The
+ * values are formatted as replay shows them, one per key. */
+static void put_values(struct chrome *c, const struct trace_event *ev)
+{
+	char name[64], val[320];
+	size_t at = 0;
+	int first = 1;
+
+	while (view_value_next(c->t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		if (first)
+			PUT(c, ",\"args\":{");
+		else
+			PUT(c, ",");
+		first = 0;
+		json_string(c, name);
+		PUT(c, ":");
+		json_string(c, val);
+	}
+	if (!first)
+		PUT(c, "}");
+}
+
+static int chrome_event(const struct trace_event *ev, void *arg)
+{
+	struct chrome *c = arg;
+
+	if (ev->kind == TEV_LOST) {
+		sep(c);
+		PUT(c, "{\"name\":\"LOST ");
+		put_u64(c, ev->lost);
+		PUT(c, " events\",\"ph\":\"i\",\"s\":\"t\"");
+		put_where(c, ev);
+		PUT(c, "}");
+	} else if (ev->kind == TEV_ENTRY && (ev->flags & TEV_FLAT)) {
+		sep(c);
+		PUT(c, "{\"name\":");
+		json_string(c, trace_site_name(c->t, ev->site));
+		PUT(c, ",\"ph\":\"i\",\"s\":\"t\"");
+		put_where(c, ev);
+		PUT(c, "}");
+	} else if (ev->kind == TEV_ENTRY || (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN))) {
+		sep(c);
+		PUT(c, "{\"name\":");
+		json_string(c, trace_site_name(c->t, ev->site));
+		if (ev->kind == TEV_ENTRY)
+			PUT(c, ",\"ph\":\"B\"");
+		else
+			PUT(c, ",\"ph\":\"E\"");
+		put_where(c, ev);
+		if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
+			PUT(c, ",\"args\":{\"still_running\":true}");
+		else if (ev->kind == TEV_EXIT && (ev->flags & TEV_EXIT_LOST))
+			PUT(c, ",\"args\":{\"exit_lost\":true}");
+		else
+			put_values(c, ev);
+		PUT(c, "}");
+	}
+	flush_line(c);
+	return c->b.oom || view_output_failed(c->out);
+}
+
+int export_chrome(struct trace *t, FILE *out)
+{
+	struct chrome c = { .t = t, .out = out, .first = 1 };
+
+	PUT(&c, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		sep(&c);
+		PUT(&c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+		put_u64(&c, t->process.pid);
+		PUT(&c, ",\"tid\":");
+		put_u64(&c, t->threads[i].tid);
+		PUT(&c, ",\"args\":{\"name\":");
+		json_string(&c, t->threads[i].name);
+		PUT(&c, "}}");
+		flush_line(&c);
+	}
+	int err = view_each_event(t, 0, chrome_event, &c);
+	PUT(&c, "\n]}\n");
+	flush_line(&c);
+	if (c.b.oom) {
+		fprintf(stderr, "needle: out of memory while writing the Chrome trace\n");
+		err = 1;
+	}
+	free(c.b.p);
+	return err;
+}

@@ -1,0 +1,109 @@
+/* export.c - `needle export --format=perfetto|chrome|folded`.  The
+ * output is written to OUT.tmp and renamed when complete. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/export/export.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+
+static const char export_usage[] =
+	"usage: needle export [-i FILE] --format=perfetto|chrome|folded [-o OUT]\n"
+	"  -i, --input FILE    trace file (default needle.data)\n"
+	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON) or\n"
+	"                      folded (stacks for flamegraph.pl / speedscope)\n"
+	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json or\n"
+	"                      needle.folded; '-' for standard output)\n";
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL, *output = NULL, *format = NULL;
+	int (*fn)(struct trace *, FILE *) = NULL;
+	const char *def = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:f:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'h':
+			fputs(export_usage, stdout);
+			return 0;
+		default:
+			fputs(export_usage, stderr);
+			return 2;
+		}
+	}
+	if (!format) {
+		cli_error("export: --format is required (perfetto, chrome or folded)");
+		return 2;
+	}
+	if (!strcmp(format, "perfetto")) {
+		fn = export_perfetto;
+		def = "needle.perfetto-trace";
+	} else if (!strcmp(format, "chrome")) {
+		fn = export_chrome;
+		def = "needle.json";
+	} else if (!strcmp(format, "folded")) {
+		fn = export_folded;
+		def = "needle.folded";
+	} else {
+		cli_error("unknown export format '%s' (perfetto, chrome or folded)", format);
+		return 2;
+	}
+	if (optind < argc) {
+		cli_error("export: unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!output)
+		output = def;
+	struct trace *t = view_open(input);
+	if (!t)
+		return 1;
+
+	int to_stdout = !strcmp(output, "-");
+	char tmp[4096];
+	FILE *out = stdout;
+	if (!to_stdout) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", output, (int)getpid());
+		if (!(out = fopen(tmp, "wb"))) {
+			cli_error("cannot write %s: %s", output, strerror(errno));
+			trace_close(t);
+			return 1;
+		}
+	}
+	view_buffer_output(out);
+	int err = fn(t, out);
+	/* One message for a write error, whether it happened while writing,
+	 * at the last flush or at close. */
+	if (view_close_output(out, to_stdout ? "standard output" : output))
+		err = 1;
+	if (!to_stdout) {
+		if (err)
+			unlink(tmp);
+		else if (rename(tmp, output)) {
+			cli_error("cannot rename %s to %s: %s", tmp, output, strerror(errno));
+			unlink(tmp);
+			err = 1;
+		}
+	}
+	view_close(t);
+	return err;
+}

@@ -1,0 +1,18 @@
+/* export.h - `needle export` and its formats (export.c, one file per
+ * format).  This folder may include cli/view, reader, format, cli/util
+ * and common. */
+#ifndef NEEDLE_EXPORT_H
+#define NEEDLE_EXPORT_H
+
+#include <stdio.h>
+
+#include "reader/trace_reader.h"
+
+int cmd_export(int argc, char **argv);
+
+/* Each writes the whole trace to out; 0, or 1 if the trace is damaged. */
+int export_perfetto(struct trace *t, FILE *out);
+int export_chrome(struct trace *t, FILE *out);
+int export_folded(struct trace *t, FILE *out);
+
+#endif

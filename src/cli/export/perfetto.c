@@ -1,0 +1,216 @@
+/* export_perfetto.c - a Perfetto trace (protobuf TracePacket stream) that
+ * the Perfetto UI opens: a process track, a track per thread, and per call
+ * a TrackEvent slice begin/end.  Function names are interned (written once
+ * per trace as InternedData, referred to by iid), which keeps the file
+ * near 12 bytes per event.
+ *
+ * Invariants: one pass, O(1) per event, no allocation per event (the
+ * packet buffers are reused); a track per thread (tid, serial); every
+ * slice begun is ended, calls still running or whose exit was lost
+ * included; exits without an entry and losses are left out.
+ *
+ * The protobuf is encoded directly.  Field numbers, from Perfetto's protos:
+ *   Trace.packet 1
+ *   TracePacket: timestamp 8, trusted_packet_sequence_id 10, track_event 11,
+ *                interned_data 12, sequence_flags 13, track_descriptor 60
+ *   TrackEvent: type 9 (1 begin, 2 end, 3 instant), name_iid 10, track_uuid 11, name 23
+ *   TrackDescriptor: uuid 1, name 2, process 3, thread 4, parent_uuid 5
+ *   ProcessDescriptor: pid 1, process_name 6
+ *   ThreadDescriptor: pid 1, tid 2, thread_name 5
+ *   InternedData.event_names 2; EventName: iid 1, name 2 */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/export/export.h"
+#include "format/varint.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+
+#define SEQ_ID 1
+#define SEQ_INCREMENTAL_STATE_CLEARED 1
+#define SEQ_NEEDS_INCREMENTAL_STATE 2
+#define PROCESS_UUID 1
+
+static void pb_raw(struct view_buf *b, const void *data, size_t n)
+{
+	view_buf_put(b, data, n);
+}
+
+static void pb_varint(struct view_buf *b, uint64_t v)
+{
+	if (!view_buf_reserve(b, 10))
+		b->len += varint_put((uint8_t *)b->p + b->len, v);
+}
+
+static void pb_uint(struct view_buf *b, unsigned field, uint64_t v)
+{
+	pb_varint(b, (uint64_t)field << 3 | 0);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct view_buf *b, unsigned field, const void *data, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | 2);
+	pb_varint(b, n);
+	pb_raw(b, data, n);
+}
+
+static void pb_string(struct view_buf *b, unsigned field, const char *s)
+{
+	pb_bytes(b, field, s, strlen(s));
+}
+
+struct perfetto {
+	struct trace *t;
+	FILE *out;
+	struct view_buf packet, event, nested, interned, annotation;
+	uint8_t *name_sent; /* by site id */
+	size_t name_cap;
+	int first_event;
+	int oom;
+};
+
+/* Write one TracePacket (the Trace.packet field): its key and length,
+ * then the packet, straight from the packet buffer. */
+static void emit_packet(struct perfetto *x)
+{
+	uint8_t key[16];
+	size_t n = varint_put(key, 1u << 3 | 2);
+
+	n += varint_put(key + n, x->packet.len);
+	if (x->packet.oom || x->event.oom || x->nested.oom || x->interned.oom) {
+		x->oom = 1;
+	} else {
+		fwrite_unlocked(key, 1, n, x->out);
+		fwrite_unlocked(x->packet.p, 1, x->packet.len, x->out);
+	}
+	x->packet.len = 0;
+}
+
+/* A track per thread (tid, serial): two lifetimes of one tid are two
+ * tracks. */
+static uint64_t thread_uuid(uint32_t thread)
+{
+	return ((uint64_t)thread + 1) << 8 | 2;
+}
+
+static void track_descriptors(struct perfetto *x)
+{
+	struct trace *t = x->t;
+	const char *pname = t->argv && t->argv[0] ? t->argv[0] : "traced program";
+
+	x->nested.len = 0;
+	pb_uint(&x->nested, 1, t->process.pid);
+	pb_string(&x->nested, 6, pname);
+	x->event.len = 0;
+	pb_uint(&x->event, 1, PROCESS_UUID);
+	pb_bytes(&x->event, 3, x->nested.p, x->nested.len);
+	pb_bytes(&x->packet, 60, x->event.p, x->event.len);
+	emit_packet(x);
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		x->nested.len = 0;
+		pb_uint(&x->nested, 1, t->process.pid);
+		pb_uint(&x->nested, 2, t->threads[i].tid);
+		pb_string(&x->nested, 5, t->threads[i].name[0] ? t->threads[i].name : "thread");
+		x->event.len = 0;
+		pb_uint(&x->event, 1, thread_uuid((uint32_t)i));
+		pb_uint(&x->event, 5, PROCESS_UUID);
+		pb_bytes(&x->event, 4, x->nested.p, x->nested.len);
+		pb_bytes(&x->packet, 60, x->event.p, x->event.len);
+		emit_packet(x);
+	}
+}
+
+/* Intern the site's name if this is its first use; 0 or -1. */
+static int intern(struct perfetto *x, uint32_t site)
+{
+	if (site >= x->name_cap) {
+		size_t cap = x->name_cap ? x->name_cap : 1024;
+		while (cap <= site)
+			cap *= 2;
+		uint8_t *v = realloc(x->name_sent, cap);
+		if (!v)
+			return -1;
+		memset(v + x->name_cap, 0, cap - x->name_cap);
+		x->name_sent = v;
+		x->name_cap = cap;
+	}
+	if (x->name_sent[site])
+		return 0;
+	x->name_sent[site] = 1;
+	x->nested.len = 0;
+	pb_uint(&x->nested, 1, (uint64_t)site + 1);
+	pb_string(&x->nested, 2, trace_site_name(x->t, site));
+	pb_bytes(&x->interned, 2, x->nested.p, x->nested.len);
+	return 0;
+}
+
+/* The values an event carries (needle record -A / -R) as TrackEvent
+ * debug annotations (field 4; DebugAnnotation: name 10, string_value 6),
+ * formatted as replay shows them: the UI lists them in the slice's
+ * arguments, an end event's merged with its begin's. */
+static void put_annotations(struct perfetto *x, const struct trace_event *ev)
+{
+	char name[64], val[320];
+	size_t at = 0;
+
+	while (view_value_next(x->t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		x->annotation.len = 0;
+		pb_string(&x->annotation, 10, name);
+		pb_string(&x->annotation, 6, val);
+		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
+	}
+}
+
+static int perfetto_event(const struct trace_event *ev, void *arg)
+{
+	struct perfetto *x = arg;
+	int type;
+
+	if (ev->kind == TEV_LOST || (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
+		return 0;
+	if (ev->kind == TEV_ENTRY)
+		type = ev->flags & TEV_FLAT ? 3 : 1;
+	else
+		type = 2;
+	x->interned.len = 0;
+	x->event.len = 0;
+	pb_uint(&x->event, 9, (uint64_t)type);
+	pb_uint(&x->event, 11, thread_uuid(ev->thread));
+	if (type != 2) {
+		if (intern(x, ev->site))
+			return x->oom = 1;
+		pb_uint(&x->event, 10, (uint64_t)ev->site + 1);
+	}
+	if (ev->data_len)
+		put_annotations(x, ev);
+	pb_uint(&x->packet, 8, ev->ns);
+	pb_uint(&x->packet, 10, SEQ_ID);
+	pb_bytes(&x->packet, 11, x->event.p, x->event.len);
+	if (x->interned.len)
+		pb_bytes(&x->packet, 12, x->interned.p, x->interned.len);
+	pb_uint(&x->packet, 13,
+		x->first_event ? SEQ_INCREMENTAL_STATE_CLEARED | SEQ_NEEDS_INCREMENTAL_STATE : SEQ_NEEDS_INCREMENTAL_STATE);
+	x->first_event = 0;
+	emit_packet(x);
+	return x->oom || view_output_failed(x->out);
+}
+
+int export_perfetto(struct trace *t, FILE *out)
+{
+	struct perfetto x = { .t = t, .out = out, .first_event = 1 };
+
+	track_descriptors(&x);
+	int err = view_each_event(t, 0, perfetto_event, &x);
+	if (x.oom) {
+		fprintf(stderr, "needle: out of memory while writing the Perfetto trace\n");
+		err = 1;
+	}
+	free(x.packet.p);
+	free(x.event.p);
+	free(x.nested.p);
+	free(x.interned.p);
+	free(x.annotation.p);
+	free(x.name_sent);
+	return err;
+}

@@ -1,0 +1,246 @@
+/* meta.c - the agent's meta file, and the metadata sections of the
+ * trace.
+ *
+ * The agent writes its meta file (a memfd) in this order: "M <index>
+ * <path>" per module and "S <id> <ip> <module> <name>" per site before it
+ * patches anything, then "T <sites traced>" once attached, or "E <errno>
+ * <message>" if it fails.  So once the agent says it is recording, the
+ * module and site lines are complete, and the trace file can carry them
+ * ahead of the first chunk: a recording cut short still names its
+ * functions.  Objects the program dlopens later are appended the same way
+ * (M, S and O lines) before any of their functions is traced; they are
+ * read at the end, from where the first pass stopped.
+ *
+ * Invariants:
+ *  - The meta file is read through a descriptor of its own (opened again
+ *    through /proc/self/fd), never through one that shares the file
+ *    offset with the agent's copy in the program.
+ *  - MODULE and SITES sections are written at the start, and for objects
+ *    loaded later at the end (readers gather them all); OBJECTS whole
+ *    each time (readers take the last); PROCESS and THREAD sections
+ *    once, at the end (readers take the last CLOCK).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cli/record/record.h"
+#include "common/meta_protocol.h"
+
+int record_meta_create(void)
+{
+	int fd = memfd_create("needle-meta", MFD_CLOEXEC);
+	/* Sized for the records of objects dlopen'ed later.  Under a file
+	 * size limit too small for that (ulimit -f) it stays unsized: the
+	 * agent then traces only the objects loaded at the start. */
+	if (fd >= 0 && ftruncate(fd, META_FILE_BYTES) && errno != EFBIG) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/* One record line of the meta file into *line (NUL-terminated, newline
+ * kept): its length, or -1 at the end (EOF, the first NUL byte, or a last
+ * line without its newline). */
+static ssize_t meta_line(FILE *f, char **line, size_t *cap)
+{
+	size_t n = 0;
+	int c;
+
+	while ((c = getc(f)) != EOF && c != 0) {
+		if (n + 2 > *cap) {
+			size_t ncap = *cap ? *cap * 2 : 256;
+			char *p = realloc(*line, ncap);
+			if (!p)
+				return -1;
+			*line = p;
+			*cap = ncap;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n') {
+			(*line)[n] = 0;
+			return (ssize_t)n;
+		}
+	}
+	return -1;
+}
+
+static FILE *meta_open(int meta_fd)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", meta_fd);
+	if ((f = fopen(path, "re")))
+		return f;
+	/* No /proc: the same description, read from the start.  Only safe
+	 * once the agent no longer writes, which is the case at the end. */
+	int fd = dup(meta_fd);
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	rewind(f);
+	return f;
+}
+
+void record_write_symbols(struct recording *r)
+{
+	FILE *f = meta_open(r->meta_fd);
+	char *line = NULL;
+	size_t cap = 0;
+	uint8_t *sites = NULL;
+	size_t sites_len = 0, sites_cap = 0;
+	char *objects = NULL;
+	size_t objects_len = 0;
+	FILE *obj = open_memstream(&objects, &objects_len);
+	int new_objects = 0;
+	ssize_t n;
+
+	if (obj && r->objects_len)
+		fwrite(r->objects, 1, r->objects_len, obj);
+	if (!f || fseek(f, r->meta_off, SEEK_SET)) {
+		if (obj)
+			fclose(obj);
+		free(objects);
+		if (f)
+			fclose(f);
+		return;
+	}
+	while ((n = meta_line(f, &line, &cap)) > 0) {
+		/* A line the agent is still writing (or was, when it died) is
+		 * left for a later pass: meta_line stops before it. */
+		r->meta_off += n;
+		line[n - 1] = 0;
+		if (line[0] == META_MODULE) {
+			unsigned idx;
+			int off = 0;
+			if (sscanf(line, META_MODULE_READ, &idx, &off) < 1 || !off)
+				continue;
+			size_t plen = strlen(line + off);
+			uint8_t *p = malloc(4 + plen);
+			if (!p)
+				continue;
+			memcpy(p, &idx, 4);
+			memcpy(p + 4, line + off, plen);
+			trace_writer_section(&r->w, SEC_MODULE, p, 4 + plen);
+			free(p);
+		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
+			fprintf(obj, "%s\n", line);
+			new_objects = 1;
+		} else if (line[0] == META_SITE) {
+			unsigned id, mod;
+			unsigned long long ip;
+			int off = 0;
+			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &off) < 3 || !off)
+				continue;
+			const char *name = line + off;
+			uint16_t nlen = (uint16_t)(strlen(name) > 65535 ? 65535 : strlen(name));
+			if (sites_len + 18 + nlen > sites_cap) {
+				sites_cap = (sites_cap + 18 + nlen) * 2;
+				uint8_t *s = realloc(sites, sites_cap);
+				if (!s)
+					break;
+				sites = s;
+			}
+			uint64_t ip64 = ip;
+			memcpy(sites + sites_len, &id, 4);
+			memcpy(sites + sites_len + 4, &mod, 4);
+			memcpy(sites + sites_len + 8, &ip64, 8);
+			memcpy(sites + sites_len + 16, &nlen, 2);
+			memcpy(sites + sites_len + 18, name, nlen);
+			sites_len += 18 + nlen;
+			/* Keep sections well under the reader's limit. */
+			if (sites_len > (8u << 20)) {
+				trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+				sites_len = 0;
+			}
+		}
+	}
+	if (sites_len)
+		trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+	free(sites);
+	/* The objects' discovery table, as the agent wrote it (needle info):
+	 * whole each time, since a reader keeps the last one. */
+	if (obj && !fclose(obj) && new_objects && objects_len) {
+		trace_writer_section(&r->w, SEC_OBJECTS, objects, objects_len);
+		free(r->objects);
+		r->objects = objects;
+		r->objects_len = objects_len;
+		objects = NULL;
+	}
+	free(objects);
+	free(line);
+	fclose(f);
+}
+
+void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen)
+{
+	FILE *f = meta_open(r->meta_fd);
+	char *line = NULL;
+	size_t cap = 0;
+
+	*sites_traced = 0;
+	agent_err[0] = 0;
+	if (!f)
+		return;
+	while (meta_line(f, &line, &cap) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		unsigned long long traced;
+		int code, off = 0;
+		if (line[0] == META_TRACED && sscanf(line, META_TRACED_READ, &traced) == 1)
+			*sites_traced = traced;
+		else if (line[0] == META_ERROR && sscanf(line, META_ERROR_READ, &code, &off) >= 1 && off)
+			snprintf(agent_err, errlen, "%s", line + off);
+	}
+	free(line);
+	fclose(f);
+}
+
+void record_write_threads(struct recording *r)
+{
+	for (size_t i = 0; i < r->thread_cnt; i++) {
+		uint8_t buf[4 + 17];
+		size_t n = strlen(r->threads[i].name);
+		memcpy(buf, &r->threads[i].tid, 4);
+		memcpy(buf + 4, r->threads[i].name, n);
+		trace_writer_section(&r->w, SEC_THREAD, buf, 4 + n);
+	}
+}
+
+void record_write_process(struct recording *r, int status, char **argv)
+{
+	size_t len = sizeof(struct sec_process);
+	uint32_t argc = 0;
+	for (; argv[argc]; argc++)
+		len += strlen(argv[argc]) + 1;
+	uint8_t *p = malloc(len);
+	if (!p)
+		return;
+	struct sec_process sp = {
+		.pid = (uint32_t)r->pid,
+		.wait_status = status,
+		.tracer = (uint32_t)r->o->tracer,
+		.wake_mode = (uint32_t)r->o->wake_mode,
+		.wake_arg = (uint32_t)r->o->wake_arg,
+		.argc = argc,
+		.buffer_bytes = r->o->buffer_bytes,
+	};
+	memcpy(p, &sp, sizeof(sp));
+	size_t off = sizeof(sp);
+	for (uint32_t i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+		memcpy(p + off, argv[i], n);
+		off += n;
+	}
+	trace_writer_section(&r->w, SEC_PROCESS, p, len);
+	free(p);
+}

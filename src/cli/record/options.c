@@ -1,0 +1,461 @@
+/* options.c - needle record's command line: every option read,
+ * checked alone and against the others, into struct record_opts, before
+ * anything starts (an option refused is exit 2, nothing created).
+ *
+ * Invariants: parsing has no side effect but the options it fills and
+ * its messages (--help prints and exits 0); the limits of -A/-R/-F value
+ * specs are args/'s, those of the buffer and chunks are here. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/record/record.h"
+#include "cli/util/cli_util.h"
+
+/* --sites: 1 compiled, 2 relocated, 3 all; 0 for anything else. */
+static int sites_kind(const char *s)
+{
+	return !strcmp(s, "compiled") ? 1 : !strcmp(s, "relocated") ? 2 : !strcmp(s, "all") ? 3 : 0;
+}
+
+static const char record_usage[] =
+	"usage: needle record [options] [--] PROG [ARGS]\n"
+	"       needle record -p PID [options]\n"
+	"  -p, --pid PID            record the running process PID: libneedle is loaded into it\n"
+	"                           (one thread borrowed for about a millisecond; needle info gives\n"
+	"                           every hold), until Ctrl-C, --duration, or its exit; then every\n"
+	"                           function is unpatched\n"
+	"      --duration=SECONDS   with -p: stop recording after SECONDS (decimals allowed)\n"
+	"      --sites=KIND         all (default: compiled entries where there are, relocated elsewhere),\n"
+	"                           compiled (only entries that -fpatchable-function-entry or -pg\n"
+	"                           prepared), or relocated (every function that can be, libraries\n"
+	"                           included: its first instructions move to a detour); NEEDLE_SITES\n"
+	"                           in the environment sets the default\n"
+	"  -o, --output FILE        trace file (default needle.data)\n"
+	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
+	"  -t, --tracer NAME        function_graph (default) or function\n"
+	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
+	"                           (uftrace's -F; repeatable); C++ functions by their demangled names\n"
+	"                           too: 'kv::Store::get', 'ns::*', 'scale(double)'\n"
+	"  -F GLOB@ARG OP VALUE     ... only the calls whose argument ARG (argN, fpargN or a parameter's\n"
+	"                           name, with /FORMAT) compares so: OP == != < <= > >=,\n"
+	"                           e.g. -F 'kv_get@arg2>1000'\n"
+	"  -N, --notrace GLOB       do not record the calls of matching functions, nor what they call\n"
+	"                           (uftrace's -N; repeatable)\n"
+	"  -P, --patch GLOB         patch only matching functions: each is recorded on its own, with\n"
+	"                           no other call (ftrace's set_ftrace_filter; repeatable)\n"
+	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
+	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
+	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
+	"      --nest-libcall       also record the calls libraries make (to other objects and to their\n"
+	"                           own functions: every call); by default\n"
+	"                           a library function no compiler prepared is recorded when the\n"
+	"                           program (or an object built with patchable entries) calls it\n"
+	"      --no-libcall         record no library function no compiler prepared\n"
+	"      --match=glob|regex   how -F, -N, -P, -U and --trigger patterns match: a pattern with ^, $,\n"
+	"                           .*, .+, .?, (, | or + is a regular expression (as uftrace's), found\n"
+	"                           anywhere in the program's function names, others globs; regex: all\n"
+	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
+	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
+	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
+	"                           with /FORMAT: d u x c p f and bits (d32, x16, f32); e.g.\n"
+	"                           -A 'kv_get@arg1/u,arg2/x'\n"
+	"                           /s: the string an argument points to (see --max-string)\n"
+	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
+	"                           with debug info, a value may be named by its parameter: 'kv_get@key/s'\n"
+	"      --auto-args          record every argument and return value the debug info (DWARF, or a\n"
+	"                           debug file under /usr/lib/debug) of the program and of the libraries\n"
+	"                           it loads describes, by name and type (libc's with libc6-dbg);\n"
+	"                           -A / -R for a function replace its side\n"
+	"      --max-string=N       bytes of a /s string kept (default 64, at most 256)\n"
+	"      --wait               the program wakes the reader when half the buffer is queued;\n"
+	"                           the reader also looks every 50 ms (default)\n"
+	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
+	"      --buffer-percent=N   wake the reader only when N% of the buffer is full\n"
+	"      --buffer-size=MB     shared buffer size (default 16)\n"
+	"      --chunk-size=KB      chunk size (default 16)\n"
+	"      --ctl                let 'needle ctl PID' change filters and tracer while it runs\n"
+	"                           (adds a thread, needle-ctl, to a program it starts)\n"
+	"      --snapshot[=MB]      flight recorder: keep the newest events in overwrite rings of MB\n"
+	"                           (default 64) and write them out only when asked: SIGUSR2 to\n"
+	"                           needle record, or 'needle ctl PID snapshot' with --ctl (FILE.1,\n"
+	"                           FILE.2, ...), a trigger (likewise), the program's end or crash (FILE)\n"
+	"      --trigger SPEC       with --snapshot: 'FUNC>DURATION' (a call of FUNC longer than\n"
+	"                           DURATION, e.g. handle_request>5ms) or 'FUNC' (FUNC entered);\n"
+	"                           repeatable.  With triggers, a normal end writes no snapshot\n"
+	"      --trigger-after=DUR  keep recording DUR after a trigger before the snapshot\n"
+	"      --max-snapshots=N    at most N snapshots while the program runs (default 10)\n"
+	"      --snapshot-interval=DUR  at least DUR between two snapshots (default 1s)\n"
+	"PROG's exit status is needle record's.  Processes PROG forks record into the same\n"
+	"buffer; when PROG exits before them, recording goes on until they exit (Ctrl-C stops it).\n";
+
+static int append_glob(char **list, const char *glob)
+{
+	size_t old = *list ? strlen(*list) : 0;
+	char *n = realloc(*list, old + strlen(glob) + 2);
+	if (!n)
+		return -1;
+	if (old)
+		n[old++] = '\n';
+	strcpy(n + old, glob);
+	*list = n;
+	return 0;
+}
+
+/* Half of the machine's memory: the most a trace buffer may take (it is
+ * populated up front). */
+static uint64_t memory_half(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 2 : UINT64_MAX;
+}
+
+/* "5ms", "1.5s", "200us", "100ns" (a number alone is seconds). */
+static int parse_duration(const char *what, const char *text, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(text, &end);
+	double unit = !strcmp(end, "ns") ? 1 : !strcmp(end, "us") ? 1e3 : !strcmp(end, "ms") ? 1e6
+		    : (!strcmp(end, "s") || !*end) ? 1e9 : 0;
+
+	if (end == text || !unit || !(v >= 0)) {
+		cli_error("%s needs a duration such as 5ms, 200us or 1.5s, not '%s'", what, text);
+		return -1;
+	}
+	if (v * unit > 1e15) {
+		cli_error("%s: '%s' is too long (at most 1000000s)", what, text);
+		return -1;
+	}
+	*ns = (uint64_t)(v * unit);
+	return 0;
+}
+
+/* --trigger 'FUNC>DURATION' or 'FUNC': one "FUNC\tNS" line (NS 0: on
+ * entry).  The duration follows the last '>' when a number does: a C++
+ * name may hold '>' ("Box<int>::sum", "operator>>") and spaces
+ * ("operator new"). */
+static int add_trigger(struct record_opts *o, const char *spec)
+{
+	const char *gt = strrchr(spec, '>');
+	if (gt && !((gt[1] >= '0' && gt[1] <= '9') || gt[1] == '.'))
+		gt = NULL;
+	size_t name_len = gt ? (size_t)(gt - spec) : strlen(spec);
+	uint64_t ns = 0;
+	char line[512];
+
+	if (!name_len || name_len > 256 || strpbrk(spec, "\t\n")) {
+		cli_error("--trigger needs FUNC or FUNC>DURATION (e.g. handle_request>5ms), not '%s'", spec);
+		return -1;
+	}
+	if (gt && parse_duration("--trigger FUNC>DURATION", gt + 1, &ns))
+		return -1;
+	if (gt && !ns) {
+		cli_error("--trigger '%s': the duration must be more than 0 (or give FUNC alone)", spec);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%.*s\t%llu", (int)name_len, spec, (unsigned long long)ns);
+	if (!o->trigger_text)
+		o->trigger_text = strdup(spec);
+	return append_glob(&o->triggers, line);
+}
+
+int record_parse_opts(int argc, char **argv, struct record_opts *o)
+{
+	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
+	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
+		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
+		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
+		{ "poll", required_argument, NULL, OPT_POLL }, { "buffer-percent", required_argument, NULL, OPT_PERCENT },
+		{ "buffer-size", required_argument, NULL, OPT_BUFSIZE },
+		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
+		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
+		{ "sites", required_argument, NULL, OPT_SITES },
+		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
+		{ "max-string", required_argument, NULL, OPT_MAX_STRING },
+		{ "auto-args", no_argument, NULL, OPT_AUTO_ARGS },
+		{ "patch", required_argument, NULL, 'P' }, { "unpatch", required_argument, NULL, 'U' },
+		{ "match", required_argument, NULL, OPT_MATCH },
+		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL }, { "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
+		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
+		{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_GAP },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+	char *end;
+
+	o->output = "needle.data";
+	o->tracer = TRACER_FUNCTION_GRAPH;
+	o->buffer_bytes = 16ull << 20;
+	o->chunk_bytes = 16u << 10;
+	o->wake_mode = WAKE_WAIT;
+	o->max_snapshots = 10;
+	o->snapshot_gap_ns = 1000000000ull;
+	int snapshot_opts_given = 0, wake_given = 0;
+	/* NEEDLE_SITES in needle record's environment sets the default. */
+	const char *env_sites = getenv("NEEDLE_SITES");
+	o->sites = 3;
+	if (env_sites && *env_sites && !(o->sites = sites_kind(env_sites))) {
+		cli_error("NEEDLE_SITES needs compiled, relocated or all, not '%s'", env_sites);
+		return -1;
+	}
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:ft:F:N:P:U:D:p:A:R:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'A':
+		case 'R':
+			if (arg_plan_add_spec(&o->values, optarg, c == 'R'))
+				return -1;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'f':
+			o->force = 1;
+			break;
+		case 't':
+			if (!strcmp(optarg, "function_graph")) {
+				o->tracer = TRACER_FUNCTION_GRAPH;
+			} else if (!strcmp(optarg, "function")) {
+				o->tracer = TRACER_FUNCTION;
+			} else {
+				cli_error("unknown tracer '%s' (function_graph or function)", optarg);
+				return -1;
+			}
+			break;
+		case 'F':
+			if (strchr(optarg, '@') ? arg_plan_add_filter(&o->values, optarg) : append_glob(&o->subtree, optarg))
+				return -1;
+			break;
+		case 'N':
+			if (append_glob(&o->drop, optarg))
+				return -1;
+			break;
+		case 'P':
+			if (append_glob(&o->filter, optarg))
+				return -1;
+			break;
+		case 'U':
+			if (append_glob(&o->notrace, optarg))
+				return -1;
+			break;
+		case OPT_MATCH:
+			if (strcmp(optarg, "regex") && strcmp(optarg, "glob")) {
+				cli_error("--match needs regex or glob, not '%s'", optarg);
+				return -1;
+			}
+			o->match_regex = !strcmp(optarg, "regex") ? 1 : 2;
+			break;
+		case OPT_NEST_LIBCALL:
+		case OPT_NO_LIBCALL:
+			if (o->libcall && o->libcall != (c == OPT_NEST_LIBCALL ? 1 : 2)) {
+				cli_error("record: --nest-libcall and --no-libcall ask for opposite things; give one");
+				return -1;
+			}
+			o->libcall = c == OPT_NEST_LIBCALL ? 1 : 2;
+			break;
+		case 'D':
+			o->depth = (int)strtol(optarg, &end, 10);
+			if (*end || o->depth < 1) {
+				cli_error("--depth needs a positive number, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_WAIT:
+			o->wake_mode = WAKE_WAIT;
+			wake_given = 1;
+			break;
+		case OPT_POLL:
+			o->wake_mode = WAKE_POLL;
+			wake_given = 1;
+			o->wake_arg = (int)strtol(optarg, &end, 10);
+			if (*end || o->wake_arg < 1 || o->wake_arg > 60000) {
+				cli_error("--poll needs milliseconds between 1 and 60000, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_PERCENT:
+			o->wake_mode = WAKE_PERCENT;
+			wake_given = 1;
+			o->wake_arg = (int)strtol(optarg, &end, 10);
+			if (*end || o->wake_arg < 1 || o->wake_arg > 100) {
+				cli_error("--buffer-percent needs a number from 1 to 100, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_BUFSIZE: {
+			long mb = strtol(optarg, &end, 10);
+			if (*end || mb < 1 || mb > 65536) {
+				cli_error("--buffer-size needs megabytes from 1 to 65536, not '%s'", optarg);
+				return -1;
+			}
+			o->buffer_bytes = (uint64_t)mb << 20;
+			break;
+		}
+		case OPT_SNAPSHOT: {
+			long mb = 64;
+			if (optarg) {
+				mb = strtol(optarg, &end, 10);
+				if (*end || end == optarg || mb < 1 || mb > 65536) {
+					cli_error("--snapshot needs megabytes from 1 to 65536, not '%s'", optarg);
+					return -1;
+				}
+			}
+			o->snapshot = 1;
+			o->buffer_bytes = (uint64_t)mb << 20;
+			break;
+		}
+		case OPT_TRIGGER:
+			if (add_trigger(o, optarg))
+				return -1;
+			break;
+		case OPT_TRIGGER_AFTER:
+			if (parse_duration("--trigger-after", optarg, &o->trigger_after_ns))
+				return -1;
+			snapshot_opts_given = 1;
+			break;
+		case OPT_SNAPSHOT_GAP:
+			if (parse_duration("--snapshot-interval", optarg, &o->snapshot_gap_ns))
+				return -1;
+			snapshot_opts_given = 1;
+			break;
+		case OPT_AUTO_ARGS:
+			o->values.auto_args = 1;
+			break;
+		case OPT_MAX_STRING: {
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 8 || n > 256) {
+				cli_error("--max-string needs a number of bytes from 8 to 256, not '%s'", optarg);
+				return -1;
+			}
+			o->max_string = (unsigned)n;
+			break;
+		}
+		case OPT_MAX_SNAPSHOTS: {
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 1000000) {
+				cli_error("--max-snapshots needs a number from 1 to 1000000, not '%s'", optarg);
+				return -1;
+			}
+			o->max_snapshots = (unsigned)n;
+			snapshot_opts_given = 1;
+			break;
+		}
+		case OPT_CHUNK: {
+			long kb = strtol(optarg, &end, 10);
+			if (*end || kb < 1 || kb > 4096) {
+				cli_error("--chunk-size needs kilobytes from 1 to 4096, not '%s'", optarg);
+				return -1;
+			}
+			o->chunk_bytes = (uint32_t)kb << 10;
+			break;
+		}
+		case OPT_CTL:
+			o->ctl = 1;
+			break;
+		case 'p': {
+			long pid = strtol(optarg, &end, 10);
+			if (*end || end == optarg || pid < 1 || pid > 4194304) {
+				cli_error("-p needs a process ID, not '%s'", optarg);
+				return -1;
+			}
+			o->attach_pid = (pid_t)pid;
+			break;
+		}
+		case OPT_SITES:
+			if (!(o->sites = sites_kind(optarg))) {
+				cli_error("--sites needs compiled, relocated or all, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case OPT_DURATION: {
+			double secs = strtod(optarg, &end);
+			if (*end || end == optarg || !(secs > 0) || secs > 1e7) {
+				cli_error("--duration needs a number of seconds greater than 0, not '%s'", optarg);
+				return -1;
+			}
+			o->duration_ns = (uint64_t)(secs * 1e9);
+			break;
+		}
+		case 'h':
+			fputs(record_usage, stdout);
+			exit(0);
+		default:
+			fputs(record_usage, stderr);
+			return -1;
+		}
+	}
+	/* A value filter's function is a -F function too: only its calls
+	 * (and what they call) are recorded, and of those the agent keeps
+	 * the calls whose values pass. */
+	if (o->values.value_globs && append_glob(&o->subtree, o->values.value_globs))
+		return -1;
+	/* The session with a running process carries patch filters only:
+	 * there -F and -N select single functions. */
+	if (o->attach_pid && (o->subtree || o->drop)) {
+		if ((o->subtree && append_glob(&o->filter, o->subtree)) || (o->drop && append_glob(&o->notrace, o->drop)))
+			return -1;
+		free(o->subtree);
+		free(o->drop);
+		o->subtree = o->drop = NULL;
+	}
+	if (o->attach_pid && optind < argc) {
+		cli_error("record: -p records a running process; give either -p PID or a program, not both");
+		return -1;
+	}
+	if (o->duration_ns && !o->attach_pid) {
+		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
+		return -1;
+	}
+	if (o->tracer == TRACER_FUNCTION && o->values.specs &&
+	    (o->values.specs[0] == 'R' || strstr(o->values.specs, "\nR"))) {
+		cli_error("record: -R records return values, which the function tracer (-t function) never sees");
+		return -1;
+	}
+	if (!o->snapshot && (o->triggers || snapshot_opts_given)) {
+		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
+		return -1;
+	}
+	if (o->snapshot && wake_given) {
+		cli_error("record: --wait, --poll and --buffer-percent choose how a streaming reader wakes; "
+			  "--snapshot has no reader while the program runs");
+		return -1;
+	}
+	if (o->buffer_bytes > memory_half()) {
+		cli_error("record: a %llu MiB buffer is more than half of this machine's memory (%llu MiB); "
+			  "give a smaller size", (unsigned long long)(o->buffer_bytes >> 20),
+			  (unsigned long long)(memory_half() >> 19));
+		return -1;
+	}
+	if (o->snapshot) {
+		/* Every thread needs a chunk of its own, and the rings need
+		 * room to turn: at least 64 chunks. */
+		if (o->buffer_bytes / o->chunk_bytes < 64) {
+			cli_error("--snapshot=%llu: too small for one %u KiB chunk per thread and room to overwrite "
+				  "(at least 64 chunks: %llu MiB); give a larger size or a smaller --chunk-size",
+				  (unsigned long long)(o->buffer_bytes >> 20), o->chunk_bytes >> 10,
+				  (unsigned long long)((64ull * o->chunk_bytes + (1 << 20) - 1) >> 20));
+			return -1;
+		}
+	}
+	if (o->attach_pid)
+		return optind;
+	if (optind >= argc) {
+		cli_error("record: no program given");
+		fputs(record_usage, stderr);
+		return -1;
+	}
+	if (o->buffer_bytes / o->chunk_bytes < 2) {
+		cli_error("the buffer must hold at least two chunks");
+		return -1;
+	}
+	return optind;
+}
+

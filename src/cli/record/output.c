@@ -1,0 +1,259 @@
+/* output.c - the trace file of `needle record`.
+ *
+ * Invariants:
+ *  - FILE is written in place, never under another name, so that whatever
+ *    reached the disk is where the user looks, even when needle record is
+ *    killed: the header, the modules and sites and a first clock section
+ *    come first, then chunks as they are drained; a file without its END
+ *    section is a recording that was cut short.
+ *  - Before the program starts, FILE is known to be writable, not a
+ *    directory, and absent, empty, a needle trace, or given with -f.
+ *  - needle record holds a write lock (fcntl, whole file) on FILE from
+ *    then until it exits, so a second recording to the same file is
+ *    refused instead of one of the two being lost.  The lock belongs to
+ *    needle record's process: no other descriptor of FILE may be opened
+ *    and closed here, which would drop it.  The descriptor is
+ *    close-on-exec and closed in the child: the program never has it.
+ *  - The old contents are replaced only once the agent records
+ *    (record_out_begin): a program that cannot be traced leaves FILE as it
+ *    was, and a FILE created for it is removed.
+ *  - A mark is taken after every section group that fflush() put in the
+ *    file.  After the first write error (a full disk, a file size limit)
+ *    no chunk is written; at the end the file is cut back to the newest
+ *    mark and closed with the END section, stepping back one mark at a
+ *    time (and then leaving out the thread names) until that fits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdio_ext.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/record/record.h"
+#include "format/trace_format.h"
+
+static void say_locked(const char *path, int fd)
+{
+	struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char comm[64] = "", p[64];
+	FILE *f;
+
+	if (fcntl(fd, F_GETLK, &q) || q.l_type == F_UNLCK || q.l_pid <= 0) {
+		cli_error("%s is locked by another process; choose another file with -o", path);
+		return;
+	}
+	snprintf(p, sizeof(p), "/proc/%d/comm", (int)q.l_pid);
+	if ((f = fopen(p, "re"))) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	if (!strcmp(comm, "needle"))
+		cli_error("%s is being written by needle record (PID %d); wait for it to end, or choose another file "
+			  "with -o", path, (int)q.l_pid);
+	else
+		cli_error("%s is locked by PID %d (%s); choose another file with -o", path, (int)q.l_pid,
+			  comm[0] ? comm : "?");
+}
+
+int record_out_open(struct record_out *out, const char *path, int force)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	struct stat st;
+	int fd = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->path = path;
+	out->fd = -1;
+	/* O_EXCL first, to know whether the file is ours to remove if
+	 * nothing gets recorded; the retry covers a file removed between. */
+	for (int tries = 0; tries < 8; tries++) {
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0666);
+		if (fd >= 0) {
+			out->created = 1;
+			break;
+		}
+		if (errno != EEXIST)
+			break;
+		fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+	}
+	if (fd < 0) {
+		if (errno == EISDIR)
+			cli_error("cannot write %s: it is a directory; give -o a file name", path);
+		else
+			cli_error("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* ENOLCK and the like: a file system without locks still records. */
+	if (fcntl(fd, F_SETLK, &fl) && (errno == EACCES || errno == EAGAIN)) {
+		say_locked(path, fd);
+		close(fd);
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	out->regular = S_ISREG(st.st_mode);
+	if (!force && !out->regular) {
+		cli_error("%s is not a regular file: not writing a trace into it (use -f to write it anyway)", path);
+		goto fail;
+	}
+	if (!force && out->regular && st.st_size > 0) {
+		char magic[8];
+		if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+		    memcmp(magic, TRACE_MAGIC, sizeof(magic))) {
+			cli_error("%s exists and is not a needle trace: not overwriting it (use -f to overwrite it, or -o "
+				  "to choose another file)", path);
+			goto fail;
+		}
+	}
+	if (!(out->f = fdopen(fd, "w"))) {
+		cli_error("cannot write %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	out->fd = fd;
+	return 0;
+fail:
+	if (out->created)
+		unlink(path);
+	close(fd);
+	return -1;
+}
+
+int record_out_begin(struct recording *r)
+{
+	struct record_out *out = &r->out;
+
+	if (out->regular && ftruncate(out->fd, 0))
+		out->err = errno;
+	out->begun = 1;
+	if (trace_writer_open(&r->w, out->f, r->o->tracer) && !out->err)
+		out->err = r->w.err;
+	return out->err ? -out->err : 0;
+}
+
+static int flush_out(struct recording *r)
+{
+	struct record_out *out = &r->out;
+
+	if (r->w.err)
+		return r->w.err;
+	if (fflush(out->f))
+		return errno ? errno : EIO;
+	return 0;
+}
+
+void record_out_commit(struct recording *r)
+{
+	struct record_out *out = &r->out;
+	int err;
+
+	if (out->err)
+		return;
+	if ((err = flush_out(r))) {
+		/* What stdio still holds would be written at the next flush,
+		 * behind a hole: drop it; the end goes back to a mark. */
+		out->err = err;
+		__fpurge(out->f);
+		clearerr(out->f);
+		return;
+	}
+	off_t end = ftello(out->f);
+	struct out_mark m = { (uint64_t)end, r->w.events, r->w.chunks, r->w.salvaged };
+	if (!out->have_base) {
+		out->base = m;
+		out->have_base = 1;
+		return;
+	}
+	out->marks[out->mark_next] = m;
+	out->mark_next = (out->mark_next + 1) % OUT_MARKS;
+	if (out->mark_cnt < OUT_MARKS)
+		out->mark_cnt++;
+}
+
+/* Put the write position at a mark, with nothing after it in the file
+ * (a regular file: the only kind that can be cut). */
+static int cut_to(struct recording *r, uint64_t end)
+{
+	struct record_out *out = &r->out;
+
+	__fpurge(out->f);
+	clearerr(out->f);
+	r->w.err = 0;
+	if (ftruncate(out->fd, (off_t)end))
+		return -1;
+	return fseeko(out->f, (off_t)end, SEEK_SET);
+}
+
+int record_out_finish(struct recording *r, int (*tail)(struct recording *, const struct out_mark *, int minimal),
+		      struct out_mark *kept)
+{
+	struct record_out *out = &r->out;
+	int first_err = out->err;
+
+	if (!out->have_base)
+		return -1;      /* not even the header and the symbols fit */
+	if (!out->regular) {
+		/* A pipe or a device (-f): what was written stays written. */
+		*kept = out->mark_cnt ? out->marks[(out->mark_next + OUT_MARKS - 1) % OUT_MARKS] : out->base;
+		if (first_err)
+			return -1;
+		int err = tail(r, kept, 0) ? r->w.err : flush_out(r);
+		if (err)
+			out->err = err;
+		return err ? -1 : 0;
+	}
+	/* Newest mark first: with no error that is where the file ends. */
+	for (unsigned i = 0; i <= out->mark_cnt; i++) {
+		const struct out_mark *m = i < out->mark_cnt
+			? &out->marks[(out->mark_next + OUT_MARKS - 1 - i) % OUT_MARKS] : &out->base;
+		for (int minimal = 0; minimal <= 1; minimal++) {
+			if ((i || minimal || first_err) && cut_to(r, m->end))
+				continue;
+			int err = tail(r, m, minimal) ? r->w.err : flush_out(r);
+			if (!err && fsync(out->fd))
+				err = errno;
+			if (!err) {
+				*kept = *m;
+				return i || minimal || first_err;
+			}
+			if (!out->err)
+				out->err = err;
+		}
+	}
+	/* Nothing fits: leave the file cut at the newest mark, without END. */
+	const struct out_mark *newest = out->mark_cnt ? &out->marks[(out->mark_next + OUT_MARKS - 1) % OUT_MARKS]
+						      : &out->base;
+	cut_to(r, newest->end);
+	*kept = *newest;
+	return -1;
+}
+
+void record_out_close(struct record_out *out)
+{
+	if (out->f)
+		fclose(out->f);
+	else if (out->fd >= 0)
+		close(out->fd);
+	out->f = NULL;
+	out->fd = -1;
+}
+
+void record_out_abandon(struct record_out *out)
+{
+	/* Still under the lock, so no other recording has begun on it. */
+	if (out->created && !out->begun)
+		unlink(out->path);
+	if (out->f) {
+		/* Nothing of ours is buffered that should reach the file. */
+		__fpurge(out->f);
+	}
+	record_out_close(out);
+}

@@ -1,0 +1,235 @@
+/* record.h - what the parts of `needle record` share.
+ *
+ *   cmd_record.c   the command: a program's life, start to end
+ *   options.c      the command line, into struct record_opts
+ *   session.c      one recording's trace file, for all three below:
+ *                  set-up, first sections, closing sections
+ *   spawn.c        starting the program; finding the processes it left
+ *   attach.c       -p PID: recording a process that is already running
+ *   snapshot.c     --snapshot: the flight recorder's snapshots
+ *   hold.c         threads held with ptrace for the agent's patch batches
+ *   drain.c        the shared buffer: creating it, draining, salvaging
+ *   meta.c         the agent's meta file and the metadata sections
+ *   output.c       the trace file: refusing bad output, locking,
+ *                  keeping what reached the disk when it fills
+ *
+ * This folder may include cli/args, cli/inject, cli/util, format and
+ * common.  Calls run one way: cmd_record.c -> attach.c, snapshot.c ->
+ * session.c -> output.c, meta.c, drain.c; nothing calls back up into
+ * cmd_record.c.
+ */
+#ifndef NEEDLE_RECORD_H
+#define NEEDLE_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/args/args.h"
+#include "common/shm_layout.h"
+#include "format/trace_writer.h"
+
+struct record_opts {
+	const char *output;
+	int tracer;
+	char *filter;   /* -P: newline-separated globs of the functions patched (NULL: all) */
+	char *notrace;  /* -U: globs of functions not patched */
+	char *subtree;  /* -F: globs whose calls are recorded with their subtrees, and nothing else */
+	char *drop;     /* -N: globs whose calls are not recorded, nor their subtrees */
+	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
+	int libcall;    /* library calls: 0 the program's, 1 every object's (--nest-libcall), 2 none */
+	int depth;
+	int wake_mode;
+	int wake_arg;   /* poll ms or percent */
+	uint64_t buffer_bytes;
+	uint32_t chunk_bytes;
+	int ctl;        /* open the control socket in the program */
+	int force;      /* -f: overwrite a file that is not a needle trace */
+	pid_t attach_pid;      /* -p: record this running process */
+	int sites;             /* 1 compiled, 2 relocated, 3 all (--sites) */
+	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
+	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */
+	char *triggers;        /* --trigger, as the agent reads them (trigger.h), or NULL */
+	char *trigger_text;    /* the first --trigger as given, for the file */
+	uint64_t trigger_after_ns;  /* --trigger-after */
+	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
+	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
+	struct arg_plan values;     /* -A, -R, --auto-args, -F value filters (cli/args) */
+	unsigned max_string;        /* --max-string (0: the agent's default) */
+};
+
+struct seen_thread {
+	uint32_t tid;
+	char name[17];
+};
+
+/* A point of the trace file where a section ends, and what the file holds
+ * up to there. */
+struct out_mark {
+	uint64_t end;
+	uint64_t events, chunks, salvaged;
+};
+
+#define OUT_MARKS 64
+
+struct record_out {
+	const char *path;
+	int fd;
+	FILE *f;
+	int regular;    /* a regular file: it can be truncated */
+	int created;    /* the file did not exist before: removed if unused */
+	int begun;      /* the header is written: the old contents are gone */
+	int err;        /* first write error (positive errno): no chunk written after */
+	int have_base;
+	struct out_mark base;            /* after the header and the symbols */
+	struct out_mark marks[OUT_MARKS]; /* the last chunks written, a ring */
+	unsigned mark_next, mark_cnt;
+};
+
+struct recording {
+	struct record_opts *o;
+	struct shm_header *shm;
+	int buf_fd, meta_fd;
+	long meta_off;             /* meta file read up to here (whole lines) */
+	char *objects;             /* its object lines so far (SEC_OBJECTS) */
+	size_t objects_len;
+	pid_t pid;
+	struct trace_writer w;
+	struct record_out out;
+	struct seen_thread *threads;
+	size_t thread_cnt, thread_cap;
+	uint64_t raw0, ns0;     /* clock samples when the program started */
+	uint64_t raw1, ns1;     /* ... and when the recording ended */
+	uint64_t drained;       /* events taken from the buffer, written or not */
+	uint64_t sites_traced;  /* from the agent's meta file */
+	int status;             /* the program's wait status */
+	char **argv;            /* the program's command line */
+	int attached;           /* -p: attach describes how */
+	struct sec_attach attach;
+	const struct sec_snapshot *snapshot; /* written with the closing sections, if set */
+	uint64_t snapshot_lost;    /* a snapshot's lost events: those its chunks say were dropped */
+};
+
+/* Bumped by the SIGCHLD handler: a wait that began after the program
+ * ended, or after a descendant did, must not sleep. */
+extern volatile sig_atomic_t record_sigchld;
+/* Set by SIGINT/SIGTERM once the program itself has exited. */
+extern volatile sig_atomic_t record_stop;
+
+/* cmd_record.c */
+int cmd_record(int argc, char **argv);
+
+/* options.c: the index of the program's argv in argv (-p: optind), or -1
+ * after saying why. */
+int record_parse_opts(int argc, char **argv, struct record_opts *o);
+
+/* session.c: what starting a program and attaching share */
+/* Before the program starts or the process is touched: the values' plan
+ * against the DWARF of exe (and of its libraries: pid's mapped ones, or
+ * those exe loads when pid is 0), its C++ patterns, the trace file, the
+ * buffer and the meta file.  0, or -1 after saying why (the trace file
+ * let go as it was). */
+int record_prepare(struct recording *r, const char *exe, pid_t pid);
+/* The agent records: replace the file, write the symbols and a clock. */
+void record_begin(struct recording *r);
+/* Drain and salvage what is left, write the closing sections and say what
+ * was recorded.  0, or 1 if the file could not be written in full. */
+int record_finish(struct recording *r);
+/* Write the header, the symbols and a first clock, quietly (a snapshot). */
+void record_begin_file(struct recording *r);
+/* The closing sections (record_out_finish's tail). */
+int record_write_tail(struct recording *r, const struct out_mark *m, int minimal);
+
+/* attach.c */
+/* needle record -p: exit status of needle record. */
+int record_attach(struct recording *r, const char *agent);
+
+/* spawn.c */
+/* The signals whose disposition needle record changes for itself; which of
+ * them the caller had ignored (bit per signal number), noted before any is
+ * changed, so that the program gets them as the caller left them. */
+#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD }
+void record_note_inherited_signals(void);
+int record_signal_was_ignored(int sig);
+int record_find_agent(char *out, size_t len);
+int record_find_program(const char *prog, char *out, size_t len);
+
+pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
+		   int *exec_errno);
+/* Processes descended from needle record that still map the buffer of
+ * inode buf_ino: up to max PIDs in pids; returns how many were found. */
+size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max);
+
+
+/* snapshot.c */
+/* Copy the newest events of every thread and write them as a trace file:
+ * OUTPUT.N (N = info->number), or OUTPUT itself when final (r->out, open
+ * since the start, is then used and closed).  0, or -1 after saying why. */
+int record_snapshot(struct recording *r, const struct sec_snapshot *info, int final);
+void record_snapshot_free(void);
+/* Before the program starts: FILE.1 must be absent or a needle trace;
+ * FILE (open in r->out) is let go until the last snapshot.  0 or -1. */
+int record_snapshot_check(struct recording *r);
+
+/* When snapshots are taken: requests (SIGUSR2, needle ctl, triggers) at
+ * most --max-snapshots, --snapshot-interval apart, --trigger-after late. */
+struct snapshot_service {
+	int started, pending, said_skip;
+	uint64_t handled, last_ns, due_ns;
+	sig_atomic_t signals_seen;
+	unsigned taken;
+	struct sec_snapshot next;
+};
+/* SIGUSR2 asks for a snapshot (installed before the program starts). */
+void snapshot_catch_sigusr2(void);
+/* The agent records: read its result, say how to ask for snapshots. */
+void snapshot_service_start(struct snapshot_service *ss, struct recording *r);
+/* Take the snapshot due, if any; how long to wait before the next look. */
+uint64_t snapshot_service_poll(struct snapshot_service *ss, struct recording *r);
+/* Sleep until a request (the buffer's wake word moved from word), a
+ * signal, or ns. */
+void snapshot_service_wait(struct snapshot_service *ss, struct recording *r, uint32_t word, uint64_t ns);
+/* The recording is over: the pending snapshot, then the last one (into
+ * OUTPUT, for reason TRACE_SNAPSHOT_CRASH always, else only without
+ * triggers).  1 if it could not be written in full. */
+int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint32_t reason);
+
+/* drain.c */
+void record_note_thread(struct recording *r, uint32_t tid, const char comm[16]);
+struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);
+size_t record_drain(struct recording *r, int final);
+/* Like record_drain (not final), but max chunks at most: a loop that also
+ * waits for an answer of the agent's sees it between two portions. */
+size_t record_drain_some(struct recording *r, size_t max);
+void record_salvage(struct recording *r);
+/* Sleep until the buffer is worth draining (the wake-up mode decides),
+ * a SIGCHLD arrives after sigchld_seen was sampled, a stop request, or
+ * max_ms (-1: the --poll interval, or a second as a safety net). */
+void record_wait(struct recording *r, sig_atomic_t sigchld_seen, int max_ms);
+int record_buffer_ready(struct recording *r);
+
+/* meta.c */
+/* The meta file the agent writes (common/meta_protocol.h), sized: its
+ * descriptor, or -1 with errno. */
+int record_meta_create(void);
+void record_write_symbols(struct recording *r);
+void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen);
+void record_write_threads(struct recording *r);
+void record_write_process(struct recording *r, int status, char **argv);
+
+/* output.c */
+int record_out_open(struct record_out *out, const char *path, int force);
+int record_out_begin(struct recording *r);
+void record_out_commit(struct recording *r);
+/* Write the closing sections with tail(r, mark, minimal); on a write
+ * error, step back over the last chunks until they fit.  0: the file is
+ * complete; 1: complete but shorter than what was drained; -1: no END. */
+int record_out_finish(struct recording *r, int (*tail)(struct recording *, const struct out_mark *, int minimal),
+		      struct out_mark *kept);
+/* Close FILE, the lock with it. */
+void record_out_close(struct record_out *out);
+/* Nothing was recorded: a file created for the recording is removed, an
+ * older one is left as it was.  Closes FILE. */
+void record_out_abandon(struct record_out *out);
+
+#endif

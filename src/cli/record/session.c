@@ -1,0 +1,166 @@
+/* session.c - one recording's trace file from start to end, the same
+ * for a program needle record starts (cmd_record.c), a process it
+ * attaches to (attach.c) and each snapshot (snapshot.c): what is set up
+ * before the agent runs (record_prepare), the file's first sections once
+ * it records (record_begin), and its closing sections (record_finish).
+ *
+ * Invariants: the trace file is replaced only by record_begin, when the
+ * agent reports that it records; everything record_prepare can refuse is
+ * refused before the program starts or the process is touched. */
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args/args.h"
+#include "cli/record/record.h"
+#include "cli/util/cli_util.h"
+#include "common/tsc.h"
+
+int record_prepare(struct recording *r, const char *exe, pid_t pid)
+{
+	struct record_opts *o = r->o;
+	struct program_libs libs = { 0 };
+
+	if (arg_plan_wanted(&o->values)) {
+		if (pid)
+			program_libs_of_process(pid, &libs);
+		else
+			program_libs_of_file(exe, &libs);
+	}
+	const struct cxx_pattern_list patterns[] = {
+		{ &o->filter, 0 }, { &o->notrace, 0 }, { &o->subtree, 0 }, { &o->drop, 0 }, { &o->triggers, 1 },
+	};
+	int err = arg_plan_resolve(&o->values, exe, &libs) ||
+		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0]));
+	program_libs_free(&libs);
+	if (err)
+		return -1;
+	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
+	 * trace file and the buffer alike, not a reason to die. */
+	signal(SIGXFSZ, SIG_IGN);
+	if (record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))
+		return -1;
+	if (!(r->shm = record_buffer_create(o, &r->buf_fd))) {
+		cli_error("cannot create a %llu MiB trace buffer: %s%s", (unsigned long long)(o->buffer_bytes >> 20),
+			  strerror(errno), errno == EFBIG ? " (the file size limit, ulimit -f, applies to it too: "
+			  "try a smaller --buffer-size)" : "");
+		record_out_abandon(&r->out);
+		return -1;
+	}
+	r->meta_fd = record_meta_create();
+	if (r->meta_fd < 0) {
+		cli_error("cannot create the metadata file: %s", strerror(errno));
+		record_out_abandon(&r->out);
+		return -1;
+	}
+	return 0;
+}
+
+static void write_clock(struct recording *r, uint64_t raw1, uint64_t ns1)
+{
+	struct sec_clock clock = { .source = TRACE_CLOCK_TSC, .raw0 = r->raw0, .ns0 = r->ns0, .raw1 = raw1, .ns1 = ns1 };
+
+	if (r->shm->clock_source == CLOCK_SOURCE_MONOTONIC)
+		clock = (struct sec_clock){ .source = TRACE_CLOCK_MONOTONIC, .raw0 = 0, .ns0 = 0, .raw1 = 1, .ns1 = 1 };
+	if (clock.raw1 <= clock.raw0)
+		clock.raw1 = clock.raw0 + 1;
+	trace_writer_section(&r->w, SEC_CLOCK, &clock, sizeof(clock));
+}
+
+/* The agent records: the old file goes; the header, the symbols and a
+ * first clock (from the start to now) come in, so that a file cut short
+ * later still names its functions and times its events. */
+void record_begin_file(struct recording *r)
+{
+	if (!record_out_begin(r)) {
+		record_write_symbols(r);
+		if (r->o->values.arg_labels)
+			trace_writer_section(&r->w, SEC_ARGS, r->o->values.arg_labels, strlen(r->o->values.arg_labels));
+		write_clock(r, tsc_read(), monotonic_ns());
+	}
+	record_out_commit(r);
+}
+
+void record_begin(struct recording *r)
+{
+	record_begin_file(r);
+	if (r->o->ctl)
+		fprintf(stderr, "needle: recording PID %d; control it with: needle ctl %d COMMAND\n", (int)r->pid,
+			(int)r->pid);
+}
+
+/* The closing sections, for what the file holds up to mark m.  Events
+ * drained but not in the file (after a write error) are counted lost. */
+int record_write_tail(struct recording *r, const struct out_mark *m, int minimal)
+{
+	/* The objects dlopen'ed after the start: the agent appended them. */
+	if (r->meta_off > 0)
+		record_write_symbols(r);
+	write_clock(r, r->raw1, r->ns1);
+	record_write_process(r, r->status, r->argv);
+	if (r->attached)
+		trace_writer_section(&r->w, SEC_ATTACH, &r->attach, sizeof(r->attach));
+	if (r->snapshot)
+		trace_writer_section(&r->w, SEC_SNAPSHOT, r->snapshot, sizeof(*r->snapshot));
+	if (!minimal)
+		record_write_threads(r);
+	struct sec_end end = {
+		.events = m->events,
+		/* A snapshot counts what its own window lost, not the
+		 * recording's total (which includes what a freeze dropped
+		 * after it). */
+		.lost_events = (r->snapshot ? r->snapshot_lost : atomic_load(&r->shm->lost_events)) +
+			       (r->drained - m->events),
+		.chunks = m->chunks,
+		.producer_wakeups = atomic_load(&r->shm->producer_wakeups),
+		.salvaged_chunks = m->salvaged,
+		.sites_traced = r->sites_traced,
+		.threads_refused = atomic_load(&r->shm->threads_refused),
+		.threads_shared_tls = atomic_load(&r->shm->threads_shared_tls),
+		.funcs_entry_only = atomic_load(&r->shm->funcs_entry_only),
+	};
+	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
+}
+
+int record_finish(struct recording *r)
+{
+	const char *output = r->o->output;
+
+	record_drain(r, 1);
+	record_salvage(r);
+	r->raw1 = tsc_read();
+	r->ns1 = monotonic_ns();
+	char agent_err[512];
+	record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
+
+	struct out_mark kept = { 0 };
+	int fin = record_out_finish(r, record_write_tail, &kept);
+	int werr = r->out.err;
+	trace_writer_finish(&r->w); /* frees; the file is already flushed */
+	if (fin < 0 && !r->out.have_base) {
+		/* Not even the header and the symbols fit: nothing to read. */
+		unlink(output);
+		cli_error("cannot write %s: %s; no trace was kept", output, strerror(werr));
+	} else if (fin < 0) {
+		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), without an END "
+			  "section: views read it up to its last chunk", output, strerror(werr),
+			  (unsigned long long)kept.events, (unsigned long long)(r->drained - kept.events));
+	} else if (werr) {
+		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), the trace ends "
+			  "there", output, strerror(werr), (unsigned long long)kept.events,
+			  (unsigned long long)(r->drained - kept.events));
+	} else {
+		uint64_t lost = atomic_load(&r->shm->lost_events);
+		fprintf(stderr, "needle: recorded %llu events from %zu threads into %s", (unsigned long long)kept.events,
+			r->thread_cnt, output);
+		if (lost)
+			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
+		fputc('\n', stderr);
+	}
+	record_out_close(&r->out);
+	return werr ? 1 : 0;
+}
+

@@ -1,0 +1,313 @@
+/* spawn.c - starting the traced program, and finding the processes
+ * it leaves behind.
+ *
+ * Invariants:
+ *  - The program inherits from needle record only what it would inherit
+ *    from the caller, plus the two descriptors the agent reads before main
+ *    (the buffer and the meta file).  Those sit at high numbers (below
+ *    1024, for select(), and below RLIMIT_NOFILE), never at the low
+ *    numbers a program takes for granted as free (it may write to fd 3);
+ *    the agent closes them once read.  Everything else needle record opens,
+ *    the trace file first, is close-on-exec.
+ *  - Signal dispositions needle record changed for itself (SIGINT,
+ *    SIGQUIT and SIGXFSZ ignored or caught, SIGTERM, SIGHUP and SIGCHLD
+ *    caught) are the caller's again in the child: ignored if the caller
+ *    ignored them (nohup, a shell's background job), default otherwise.
+ *  - NEEDLE_CTL carries the PID of the process needle record started, so
+ *    that `needle ctl` can tell that process from a child it forked (both
+ *    show the variable in /proc/PID/environ).
+ *  - A descendant is waited for only while it maps this recording's buffer
+ *    (an exec'd or unrelated process records nothing).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/util/procfs.h"
+#include "cli/record/record.h"
+
+/* libneedle.so beside the needle binary, or where NEEDLE_LIB says. */
+int record_find_agent(char *out, size_t len)
+{
+	const char *env = getenv("NEEDLE_LIB");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK);
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	const char *dir = dirname(self);
+	snprintf(out, len, "%s/libneedle.so", dir);
+	if (!access(out, R_OK))
+		return 0;
+	snprintf(out, len, "%s/../lib/needle/libneedle.so", dir);
+	return access(out, R_OK);
+}
+
+/* Does PROG resolve to an executable file, as execvp would find it?  A
+ * name without a slash that no PATH entry holds is then looked for in the
+ * current directory, as uftrace does (`uftrace t-abc` runs ./t-abc): a
+ * user who just built a program names it so. */
+int record_find_program(const char *prog, char *out, size_t len)
+{
+	if (strchr(prog, '/')) {
+		snprintf(out, len, "%s", prog);
+		return access(out, X_OK) ? -errno : 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		snprintf(out, len, "%.*s/%s", (int)n, n ? path : ".", prog);
+		if (!access(out, X_OK))
+			return 0;
+		path += n + (colon != NULL);
+	}
+	snprintf(out, len, "./%s", prog);
+	return access(out, X_OK) ? -ENOENT : 0;
+}
+
+/* A copy of fd that survives exec, at a number the program is unlikely
+ * to use: just below min(RLIMIT_NOFILE, 1024). */
+static int fd_high(int fd)
+{
+	struct rlimit rl;
+	long top = 1024;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	long from = top - 32 > 10 ? top - 32 : 10;
+	int h = fcntl(fd, F_DUPFD, (int)from);
+	return h >= 0 ? h : fcntl(fd, F_DUPFD, 3);
+}
+
+static uint64_t inherited_ignored;
+
+void record_note_inherited_signals(void)
+{
+	static const int own[] = RECORD_OWN_SIGNALS;
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+		struct sigaction sa;
+		if (!sigaction(own[i], NULL, &sa) && sa.sa_handler == SIG_IGN)
+			inherited_ignored |= 1ull << own[i];
+	}
+}
+
+int record_signal_was_ignored(int sig)
+{
+	return (inherited_ignored >> sig) & 1;
+}
+
+pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
+		   int *exec_errno)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char num[32];
+		const char *pre = getenv("LD_PRELOAD");
+		char *preload = malloc(strlen(agent) + (pre ? strlen(pre) : 0) + 2);
+		int hbuf = fd_high(buf_fd), hmeta = fd_high(meta_fd);
+
+		close(pipefd[0]);
+		static const int own[] = RECORD_OWN_SIGNALS;
+		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+			signal(own[i], record_signal_was_ignored(own[i]) ? SIG_IGN : SIG_DFL);
+		if (hbuf < 0 || hmeta < 0 || !preload) {
+			int e = errno ? errno : ENOMEM;
+			if (write(pipefd[1], &e, sizeof(e)) < 0)
+				_exit(127);
+			_exit(127);
+		}
+		sprintf(preload, "%s%s%s", agent, pre && *pre ? ":" : "", pre && *pre ? pre : "");
+		setenv("NEEDLE_ORIG_LD_PRELOAD", pre ? pre : "", 1);
+		setenv("LD_PRELOAD", preload, 1);
+		snprintf(num, sizeof(num), "%d", hbuf);
+		setenv("NEEDLE_BUFFER_FD", num, 1);
+		snprintf(num, sizeof(num), "%d", hmeta);
+		setenv("NEEDLE_META_FD", num, 1);
+		setenv("NEEDLE_TRACER", o->tracer == TRACER_FUNCTION ? "function" : "function_graph", 1);
+		setenv("NEEDLE_RECORD_SITES", o->sites == 1 ? "compiled" : o->sites == 2 ? "relocated" : "all", 1);
+		if (o->filter)
+			setenv("NEEDLE_FILTER", o->filter, 1);
+		if (o->notrace)
+			setenv("NEEDLE_NOTRACE", o->notrace, 1);
+		if (o->subtree)
+			setenv("NEEDLE_SUBTREE", o->subtree, 1);
+		if (o->drop)
+			setenv("NEEDLE_DROP", o->drop, 1);
+		if (o->libcall)
+			setenv("NEEDLE_LIBCALL", o->libcall == 1 ? "nest" : "none", 1);
+		if (o->depth) {
+			snprintf(num, sizeof(num), "%d", o->depth);
+			setenv("NEEDLE_DEPTH", num, 1);
+		}
+		if (o->ctl) {
+			snprintf(num, sizeof(num), "%d", (int)getpid());
+			setenv("NEEDLE_CTL", num, 1);
+		}
+		if (o->values.args) {
+			/* --auto-args writes a line per function: more than an
+			 * environment string may hold (128 KiB), so a file. */
+			int afd = memfd_create("needle-args", 0), hargs = -1;
+			size_t left = strlen(o->values.args);
+			for (const char *p = o->values.args; afd >= 0 && left;) {
+				ssize_t w = write(afd, p, left);
+				if (w <= 0)
+					break;
+				p += w;
+				left -= (size_t)w;
+			}
+			if (afd < 0 || left || (hargs = fd_high(afd)) < 0) {
+				int e = errno ? errno : EIO;
+				if (write(pipefd[1], &e, sizeof(e)) < 0)
+					_exit(127);
+				_exit(127);
+			}
+			close(afd);
+			snprintf(num, sizeof(num), "%d", hargs);
+			setenv("NEEDLE_ARGS_FD", num, 1);
+		}
+		if (o->values.arg_filters)
+			setenv("NEEDLE_ARG_FILTERS", o->values.arg_filters, 1);
+		if (o->max_string) {
+			snprintf(num, sizeof(num), "%u", o->max_string);
+			setenv("NEEDLE_MAX_STRING", num, 1);
+		}
+		if (o->triggers) {
+			setenv("NEEDLE_TRIGGERS", o->triggers, 1);
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->snapshot_gap_ns);
+			setenv("NEEDLE_TRIGGER_GAP", num, 1);
+			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->trigger_after_ns);
+			setenv("NEEDLE_TRIGGER_AFTER", num, 1);
+		}
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	*exec_errno = 0;
+	if (read(pipefd[0], exec_errno, sizeof(*exec_errno)) != sizeof(*exec_errno))
+		*exec_errno = 0;
+	close(pipefd[0]);
+	return pid;
+}
+
+/* Does process pid map the buffer (the memfd "needle-buffer" of inode
+ * ino)?  Its maps line: "start-end perms offset dev inode path". */
+static int maps_buffer(pid_t pid, ino_t ino)
+{
+	struct maps_reader m;
+	struct maps_line l;
+	int found = 0;
+
+	if (maps_open(&m, pid))
+		return 0;
+	while (!found && maps_next(&m, &l))
+		found = strstr(l.path, "needle-buffer") && (ino_t)l.inode == ino;
+	maps_close(&m);
+	return found;
+}
+
+struct proc_link {
+	pid_t pid, ppid;
+};
+
+/* Every process and its parent, from /proc/PID/stat: "pid (comm) S ppid".
+ * The comm may hold spaces and parentheses: the last ')' ends it. */
+static size_t proc_links(struct proc_link **out)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct proc_link *v = NULL;
+	size_t n = 0, cap = 0;
+
+	*out = NULL;
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[300], buf[512];
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = 0;
+		char *close_paren = strrchr(buf, ')');
+		int ppid;
+		if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			struct proc_link *nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = (struct proc_link){ atoi(e->d_name), ppid };
+	}
+	closedir(d);
+	*out = v;
+	return n;
+}
+
+size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max)
+{
+	struct proc_link *v;
+	size_t n = proc_links(&v), found = 0;
+	pid_t *queue = malloc((n + 1) * sizeof(*queue));
+	size_t head = 0, tail = 0;
+
+	if (!queue) {
+		free(v);
+		return 0;
+	}
+	queue[tail++] = getpid();
+	while (head < tail) {
+		pid_t p = queue[head++];
+		for (size_t i = 0; i < n && tail <= n; i++) {
+			if (v[i].ppid != p)
+				continue;
+			queue[tail++] = v[i].pid;
+			if (maps_buffer(v[i].pid, buf_ino)) {
+				if (found < max)
+					pids[found] = v[i].pid;
+				found++;
+			}
+		}
+	}
+	free(queue);
+	free(v);
+	return found;
+}

@@ -1,0 +1,83 @@
+/* cli_util.c - the error line and durations (cli_util.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("needle: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v = strtod(s, &end);
+	double mult = 1;
+
+	if (end == s || v < 0)
+		return -1;
+	if (!*end || !strcmp(end, "ns"))
+		mult = 1;
+	else if (!strcmp(end, "us"))
+		mult = 1e3;
+	else if (!strcmp(end, "ms"))
+		mult = 1e6;
+	else if (!strcmp(end, "s"))
+		mult = 1e9;
+	else
+		return -1;
+	*ns = (uint64_t)(v * mult + 0.5);
+	return 0;
+}
+
+int cli_format_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		p[i] = tmp[n - 1 - i];
+	return n;
+}
+
+void cli_format_duration(char *buf, size_t len, uint64_t ns)
+{
+	char num[24];
+	int n;
+
+	if (ns >= 1000000000) {
+		snprintf(buf, len, "%7.3f  s", ns / 1e9);
+		return;
+	}
+	if (ns >= 1000000) {
+		snprintf(buf, len, "%7.3f ms", ns / 1e6);
+		return;
+	}
+	if (len < 11) { /* every caller gives room; never a part of a number */
+		if (len)
+			buf[0] = 0;
+		return;
+	}
+	/* Below a millisecond "%7.3f us" of ns / 1000 is exactly these
+	 * digits (at most 3 before the point: n <= 7). */
+	n = cli_format_u64(num, ns / 1000);
+	num[n++] = '.';
+	num[n++] = (char)('0' + ns / 100 % 10);
+	num[n++] = (char)('0' + ns / 10 % 10);
+	num[n++] = (char)('0' + ns % 10);
+	memset(buf, ' ', 7 - (size_t)n);
+	memcpy(buf + 7, " us", 4);
+	memcpy(buf + 7 - n, num, (size_t)n);
+}

@@ -1,0 +1,21 @@
+/* cli_util.h - what every part of the needle command shares: its one
+ * error line and the durations its options take and its views print. */
+#ifndef NEEDLE_CLI_UTIL_H
+#define NEEDLE_CLI_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Print "needle: <message>" to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Parse a duration like "10us", "1.5ms", "2s", "100" (ns).  0 or -1. */
+int cli_parse_duration(const char *s, uint64_t *ns);
+/* Format ns as uftrace does: "  1.234 us" (10 characters and a NUL:
+ * len >= 11).  Below a millisecond without printf, since replay formats
+ * one per line it prints. */
+void cli_format_duration(char *buf, size_t len, uint64_t ns);
+/* v in decimal at p (at least 20 bytes); returns the number of digits. */
+int cli_format_u64(char *p, uint64_t v);
+
+#endif

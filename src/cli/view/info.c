@@ -1,0 +1,304 @@
+/* info.c - `needle info`: what a trace file holds: the header, whether
+ * the recording finished writing it, the recorded command, the clock,
+ * threads with their event and loss counts, and the totals.
+ *
+ * Invariants: the LOST column adds up to the "lost events" total (losses
+ * no chunk could carry, because the thread never took another chunk, get
+ * a row of their own); a thread is (tid, serial) and is named by its own
+ * latest chunk; the command line is printed so that it can be pasted back
+ * into a shell. */
+#include <getopt.h>
+#include <stdio.h>
+#include <time.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+
+/* One argument as a POSIX shell reads it back: bare if it has only safe
+ * characters, in single quotes otherwise ('\'' for a quote), and as
+ * $'...' if it holds control characters, which would break the line. */
+static void print_shell_word(const char *s)
+{
+	static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-";
+	int ctl = 0;
+
+	if (*s && strspn(s, safe) == strlen(s)) {
+		fputs(s, stdout);
+		return;
+	}
+	for (const char *p = s; *p; p++)
+		ctl |= (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (!ctl) {
+		putchar('\'');
+		for (; *s; s++) {
+			if (*s == '\'')
+				fputs("'\\''", stdout);
+			else
+				putchar(*s);
+		}
+		putchar('\'');
+		return;
+	}
+	fputs("$'", stdout);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '\\' || ch == '\'')
+			printf("\\%c", ch);
+		else if (ch == '\n')
+			fputs("\\n", stdout);
+		else if (ch == '\t')
+			fputs("\\t", stdout);
+		else if (ch < 0x20 || ch == 0x7f)
+			printf("\\x%02x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('\'');
+}
+
+static void print_time(uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / 1000000000u);
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&secs, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("%s.%03u UTC", buf, (unsigned)(realtime_ns / 1000000u % 1000u));
+}
+
+static void print_attach(const struct trace *t)
+{
+	const struct sec_attach *a = &t->attach;
+	static const char *const ends[] = { "", "detached; the process ran on",
+					    "the process ended (how is not known: this kernel does not tell)",
+					    "the session ended in the process (exec, or closed needle's socket)" };
+	printf("attached:      to the running process at ");
+	print_time(a->attach_realtime_ns);
+	printf(", until ");
+	print_time(a->detach_realtime_ns);
+	printf(" (%.3f s)\n", (double)(a->detach_realtime_ns - a->attach_realtime_ns) / 1e9);
+	int st = t->process.wait_status;
+	if (a->end == ATTACH_END_ENDED && WIFSIGNALED(st))
+		printf("end:           the process was killed by signal %d (%s)%s\n", WTERMSIG(st),
+		       strsignal(WTERMSIG(st)), WCOREDUMP(st) ? ", core dumped" : "");
+	else if (a->end == ATTACH_END_ENDED)
+		printf("end:           the process exited with status %d\n", WEXITSTATUS(st));
+	else
+		printf("end:           %s\n", ends[a->end <= ATTACH_END_LOST ? a->end : 0]);
+	printf("held:          longest hold of a thread %.3f ms: thread %u borrowed to load libneedle %.3f ms;\n"
+	       "               %llu patch batch%s that stopped threads, the longest %.3f ms; held from outside %.3f ms\n"
+	       "               (libneedle stays loaded and idle in the process; a later -p reuses it)\n",
+	       (double)a->max_hold_ns / 1e6, a->borrowed_tid, (double)a->borrowed_hold_ns / 1e6,
+	       (unsigned long long)a->stops, a->stops == 1 ? "" : "es", (double)a->stop_window_max_ns / 1e6,
+	       (double)a->outside_hold_max_ns / 1e6);
+	if (t->clock.source == TRACE_CLOCK_TSC && t->first_raw && t->first_raw >= t->clock.raw0 && t->ns_per_raw > 0)
+		printf("first event:   %.3f ms after needle record -p began\n",
+		       (double)(t->first_raw - t->clock.raw0) * t->ns_per_raw / 1e6);
+	if (a->detach_ns)
+		printf("detach:        %.3f ms (every site back to its NOP, the buffer unmapped)\n",
+		       (double)a->detach_ns / 1e6);
+}
+
+static void print_snapshot(struct trace *t)
+{
+	static const char *const reasons[] = { "?", "the program ended", "the program crashed", "SIGUSR2 to needle record",
+					       "needle ctl snapshot", "a trigger: the function was entered",
+					       "a trigger: a call took longer than asked",
+					       "the recording ended (needle record -p detached; the process runs on)" };
+	const struct sec_snapshot *s = &t->snapshot;
+	char at[24], dur[24];
+
+	cli_format_duration(at, sizeof(at), s->asked_ns);
+	if (s->number)
+		printf("snapshot:      number %u, asked for %s after the start\n", s->number, at);
+	else
+		printf("snapshot:      the last one, taken %s after the start\n", at);
+	printf("  reason:      %s\n", reasons[s->reason < 8 ? s->reason : 0]);
+	if (s->reason == TRACE_SNAPSHOT_DURATION || s->reason == TRACE_SNAPSHOT_ENTERED) {
+		printf("  trigger:     %s: %s in thread %u", s->trigger[0] ? s->trigger : "?",
+		       trace_site_name(t, s->trigger_site), s->trigger_tid);
+		if (s->reason == TRACE_SNAPSHOT_DURATION) {
+			cli_format_duration(dur, sizeof(dur), s->duration_ns);
+			printf(", a call of %s", dur);
+		}
+		putchar('\n');
+	}
+	if (s->chunks_dropped)
+		printf("  overwritten while copied: %llu chunks (not in the file)\n", (unsigned long long)s->chunks_dropped);
+}
+
+/* The objects' table (SEC_OBJECTS): per object, its compiled sites, the
+ * functions tried for relocation, how many were relocated, and why the
+ * others were not. */
+static void print_objects(const char *text)
+{
+	char reasons[16][48];
+	const char *p = text;
+
+	memset(reasons, 0, sizeof(reasons));
+	printf("functions per object: compiled sites, relocated / tried, refused by reason\n");
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		char line[4400];
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) - 1 ? n : sizeof(line) - 1), p);
+		p = nl ? nl + 1 : NULL;
+		int r, off = 0;
+		if (line[0] == 'Y' && sscanf(line, "Y %d %n", &r, &off) >= 1 && off && r > 0 && r < 16) {
+			snprintf(reasons[r], sizeof(reasons[r]), "%s", line + off);
+			continue;
+		}
+		unsigned c, tr, rel, ref[16] = { 0 };
+		int pos = 0;
+		if (line[0] != 'O' || sscanf(line, "O %u %u %u%n", &c, &tr, &rel, &pos) < 3)
+			continue;
+		for (int i = 1; i <= 15; i++) {
+			int adv = 0;
+			if (sscanf(line + pos, " %u%n", &ref[i], &adv) < 1)
+				break;
+			pos += adv;
+		}
+		const char *path = line + pos + (line[pos] == ' ');
+		printf("  %s: %u compiled", path, c);
+		if (tr)
+			printf(", %u of %u relocated (%.1f%%)", rel, tr, 100.0 * rel / tr);
+		for (int i = 1; i <= 15; i++)
+			if (ref[i])
+				printf("; %s %u", reasons[i][0] ? reasons[i] : "?", ref[i]);
+		putchar('\n');
+	}
+}
+
+int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
+		if (c == 'i') {
+			input = optarg;
+		} else {
+			fputs("usage: needle info [-i FILE]\n", c == 'h' ? stdout : stderr);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (optind < argc) {
+		cli_error("info: unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	struct trace *t = view_open(input);
+	char err[512];
+	if (!t)
+		return 1;
+	if (trace_verify(t, err, sizeof(err))) {
+		cli_error("%s: %s", t->path, err);
+		trace_close(t);
+		return 1;
+	}
+	static const char *const modes[] = { "wait", "poll", "buffer-percent" };
+	printf("file:          %s (format version %u)\n", t->path, t->header.version);
+	if (t->incomplete)
+		printf("status:        incomplete (the recording did not finish): %llu chunks read, %llu bytes at the end"
+		       " ignored%s\n",
+		       (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes,
+		       t->have_process ? "" : "; no metadata (function names show as site#N)");
+	else
+		printf("status:        complete\n");
+	printf("tracer:        %s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph");
+	if (t->have_process) {
+		printf("command:      ");
+		for (size_t i = 0; t->argv && t->argv[i]; i++) {
+			putchar(' ');
+			print_shell_word(t->argv[i]);
+		}
+		printf("\npid:           %u\n", t->process.pid);
+		int st = t->process.wait_status;
+		if (t->have_snapshot && t->snapshot.number)
+			printf("exit:          still running when the snapshot was taken\n");
+		else if (t->have_attach)
+			print_attach(t);
+		else if (WIFEXITED(st))
+			printf("exit:          status %d\n", WEXITSTATUS(st));
+		else if (WIFSIGNALED(st))
+			printf("exit:          killed by signal %d (%s)\n", WTERMSIG(st), strsignal(WTERMSIG(st)));
+		if (t->have_snapshot)
+			printf("reader:        none (snapshot of overwrite rings)");
+		else
+			printf("reader:        %s", modes[t->process.wake_mode < 3 ? t->process.wake_mode : 0]);
+		if (t->have_snapshot)
+			;
+		else if (t->process.wake_mode == 1)
+			printf(" every %u ms", t->process.wake_arg);
+		else if (t->process.wake_mode == 2)
+			printf(" %u%%", t->process.wake_arg);
+		printf(", buffer %llu MiB\n", (unsigned long long)(t->process.buffer_bytes >> 20));
+	}
+	printf("clock:         %s", t->clock.source == TRACE_CLOCK_TSC ? "tsc" : "monotonic");
+	if (t->clock.source == TRACE_CLOCK_TSC)
+		printf(" (%.3f GHz)", 1.0 / t->ns_per_raw);
+	if (t->clock_guessed)
+		printf(", estimated here: the file has no clock section");
+	printf("\nmodules:       %zu\n", t->module_cnt);
+	if (t->objects)
+		print_objects(t->objects);
+	for (size_t i = 0; i < t->module_cnt; i++)
+		printf("  [%zu] %s\n", i, t->modules[i]);
+	size_t sites = 0;
+	for (size_t i = 0; i < t->site_cap; i++)
+		sites += t->sites[i].name != NULL;
+	if (t->have_end)
+		printf("sites:         %zu known, %llu traced\n", sites, (unsigned long long)t->end.sites_traced);
+	else
+		printf("sites:         %zu known\n", sites);
+	printf("events:        %llu in %llu chunks (%llu salvaged after the program ended)\n",
+	       (unsigned long long)t->end.events, (unsigned long long)t->end.chunks,
+	       (unsigned long long)t->end.salvaged_chunks);
+	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
+	if (t->have_end)
+		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
+	if (t->have_snapshot)
+		print_snapshot(t);
+	printf("threads:       %zu\n", t->thread_cnt);
+	if (t->end.threads_refused || t->end.threads_shared_tls)
+		printf("untraced threads: %llu (the agent's thread-state pool was full), %llu (shared another "
+		       "thread's TLS: made by a raw clone without CLONE_SETTLS)\n",
+		       (unsigned long long)t->end.threads_refused, (unsigned long long)t->end.threads_shared_tls);
+	if (t->end.funcs_entry_only)
+		printf("entry only:    %llu functions had calls recorded without their exit: called from code "
+		       "outside any ELF object (a JIT's, V8's builtins), whose return address the runtime "
+		       "walks, so it was left alone\n",
+		       (unsigned long long)t->end.funcs_entry_only);
+	printf("  %8s  %6s  %12s  %10s  %8s  %s%s\n", "TID", "SERIAL", "EVENTS", "LOST", "CHUNKS",
+	       t->have_snapshot ? "REACHES BACK  " : "", "NAME");
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		struct trace_thread *th = &t->threads[i];
+		char back[32] = "";
+		if (t->have_snapshot) {
+			/* How far before the snapshot its oldest kept event is. */
+			uint64_t raw = th->chunk_cnt ? th->chunks[0].base : 0;
+			uint64_t first = raw > t->clock.raw0 ? (uint64_t)((double)(raw - t->clock.raw0) * t->ns_per_raw) : 0;
+			char d[24];
+			cli_format_duration(d, sizeof(d), t->snapshot.copied_ns > first ? t->snapshot.copied_ns - first : 0);
+			snprintf(back, sizeof(back), "%12s  ", th->chunk_cnt ? d : "-");
+		}
+		printf("  %8u  %6u  %12llu  %10llu  %8zu  %s%s\n", th->tid, th->serial, (unsigned long long)th->events,
+		       (unsigned long long)th->lost, th->chunk_cnt, back, th->name[0] ? th->name : "?");
+	}
+	/* A thread that drops events and never takes another chunk (it
+	 * ended, or the program did) has no chunk to count them in: only the
+	 * total has them. */
+	if (t->end.lost_events > t->lost_in_chunks)
+		printf("  %8s  %6s  %12s  %10llu  %8s  %s\n", "-", "-", "0",
+		       (unsigned long long)(t->end.lost_events - t->lost_in_chunks), "-",
+		       "(lost after a thread's last chunk)");
+	view_close(t);
+	return view_close_output(stdout, "standard output");
+}

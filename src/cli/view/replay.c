@@ -1,0 +1,885 @@
+/* replay.c - `needle replay`: the function graph, like ftrace's
+ * function_graph tracer and uftrace replay:
+ *
+ *   # DURATION     TID     FUNCTION
+ *               [  4242] | main() {
+ *      0.250 us [  4242] |   kv_hash();
+ *      1.875 us [  4242] | } // main
+ *
+ * A call with no traced children takes one line with its duration; others
+ * open with "{" and close with their duration.  Calls still running when
+ * the trace ended close with "(still running)"; calls that returned while
+ * events were being lost close with "exit lost", where the loss begins.
+ *
+ * --ret-ne V / --ret-eq V show only the calls whose return value differs
+ * from (equals) V, one line each at its exit, as a leaf is shown:
+ *
+ *      0.310 us [  4242] |     lookup(arg1=3) = -1;
+ *
+ * The return value is known only at the exit, so the entry's values wait
+ * until then: the reader marks each call that has some with a slot that
+ * holds a copy (trace_iter_init_mark), freed at its exit.  -t TIME shows
+ * its one line per call the same way, with its values.
+ *
+ * Invariants: one pass over the events, O(1) work per event (a thread's
+ * pending one-line leaf is a flag indexed by the thread), memory bounded
+ * by the number of threads (and, with --ret-*, by the calls open at once);
+ * the output stops at the first write error. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+#include "common/pattern.h"
+
+/* Patterns of -F, -N, -C: globs, or regular expressions (pattern.h). */
+struct pat_list {
+	struct pat_list *next;
+	int is_regex;
+	regex_t re;
+	const char *glob;
+	uint32_t depth; /* GLOB@depth=N (uftrace's): -D for this -F's calls; 0: none */
+};
+
+static int pat_add(struct pat_list **l, const char *arg)
+{
+	struct pat_list *n = calloc(1, sizeof(*n));
+	const char *at = strstr(arg, "@depth=");
+	char *p = strdup(arg), *end;
+
+	if (!n || !p) {
+		free(n);
+		free(p);
+		return -1;
+	}
+	if (at) {
+		unsigned long d = strtoul(at + 7, &end, 10);
+		if (*end || !d || d > 1000000) {
+			cli_error("'%s': @depth= needs a positive number", arg);
+			free(n);
+			free(p);
+			return -1;
+		}
+		n->depth = (uint32_t)d;
+		p[at - arg] = 0;
+	}
+	n->glob = p;
+	n->is_regex = pattern_is_regex(p);
+	if (n->is_regex && regcomp(&n->re, p, REG_EXTENDED | REG_NOSUB)) {
+		cli_error("'%s' is not a regular expression", p);
+		free(n);
+		return -1;
+	}
+	n->next = *l;
+	*l = n;
+	return 0;
+}
+
+static void pat_free(struct pat_list *l)
+{
+	while (l) {
+		struct pat_list *n = l->next;
+		if (l->is_regex)
+			regfree(&l->re);
+		free((char *)l->glob);
+		free(l);
+		l = n;
+	}
+}
+
+/* Does a pattern of l name the function: its name as replay shows it,
+ * or its symbol? */
+static int pat_match(const struct pat_list *l, const char *name, const char *sym, uint32_t *depth)
+{
+	for (; l; l = l->next) {
+		if (l->is_regex ? !regexec(&l->re, name, 0, NULL, 0)
+				: !fnmatch(l->glob, name, 0) || (sym && !fnmatch(l->glob, sym, 0))) {
+			if (depth)
+				*depth = l->depth;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct replay {
+	struct trace *t;
+	uint32_t max_depth;  /* 0: all */
+	uint64_t threshold;  /* ns; 0: none */
+	/* By thread index: the thread's next event is the exit of a leaf
+	 * already printed with its entry. */
+	uint8_t *skip;
+	/* The line being built, written with one call when complete. */
+	struct view_buf line;
+	/* --ret-eq / --ret-ne: RET_EQ or RET_NE, and V. */
+	int ret_filter;
+	struct view_int ret_value;
+	int seen_ret; /* some call had a return value */
+	/* The entry values of the open calls, while their return value is
+	 * not known (--ret-*): slots by mark - 1, and the free ones. */
+	struct arg_slot {
+		uint8_t *p;
+		size_t len, cap;
+	} *slots;
+	uint32_t *free_slots;
+	size_t slot_cnt, free_cnt;
+	/* The tree view (tree set): patterns of -F, -N and -C, by thread. */
+	int tree;
+	struct pat_list *sel, *drop, *callers;
+	uint8_t *site_class; /* by site: 1 + (CL_SEL | CL_DROP | CL_CALLER), 0 not yet matched */
+	uint32_t *site_depth; /* by site: the @depth= of the -F that matched it (0: -D) */
+	struct tree_stacks *tt; /* by thread */
+	int no_comment;
+};
+
+enum { CL_SEL = 1, CL_DROP = 2, CL_CALLER = 4 };
+
+enum { RET_EQ = 1, RET_NE = 2 };
+
+/* The tree view of the filters (-F, -N, -C, -t, -D): a call's line is
+ * written when it is known to be shown, so the calls a filter hides leave
+ * no empty braces (a call whose shown children are none is one line, as
+ * a leaf).  Per thread, a frame per open call, indexed by its depth:
+ * memory grows with the deepest stack, never with the events, and each
+ * frame's line is written at most once. */
+enum {
+	FR_SHOWN = 1,   /* passes the filters: its line is written when a descendant's is, or at its exit */
+	FR_PRINTED = 2, /* its "name() {" line is written */
+	FR_IN = 4,      /* a -F call: the thread's limit is restored at its exit */
+	FR_OUT = 8,     /* a -N call, or a -C call (whose calls are not shown) */
+	FR_CALLER = 16, /* a -C call: shown, with its callers */
+};
+
+struct tree_frame {
+	uint32_t site, sdepth, saved_limit;
+	uint8_t flags;
+	uint16_t data_len;
+	uint8_t *data; /* the entry's values, copied: written later than read */
+	size_t cap;
+};
+
+/* A stack of a thread: its own, or a coroutine context's (each has its
+ * depths: the reader keeps a stack per context). */
+struct tree_thread {
+	struct tree_frame *f;
+	size_t cap;
+	uint32_t in, out, limit, sdepth;
+	uint32_t ctx_id; /* CTX_UNNAMED: not known yet (the thread's own stack) */
+};
+
+#define CTX_UNNAMED UINT32_MAX
+
+struct tree_stacks {
+	struct tree_thread *v; /* v[cur] is the stack running */
+	size_t cnt, cur;
+};
+
+static const char replay_usage[] =
+	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-D DEPTH] [-t TIME]\n"
+	"                     [--no-comment] [--ret-ne V | --ret-eq V]\n"
+	"  -i, --input FILE   trace file (default needle.data)\n"
+	"      --tid TID      only this thread\n"
+	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
+	"                     GLOB@depth=N: N levels of them\n"
+	"  -N, --notrace GLOB not the calls of matching functions, nor what they call (repeatable)\n"
+	"  -C, --caller-filter GLOB  only the calls of matching functions, one line each, and their\n"
+	"                     callers (repeatable)\n"
+	"  -D, --depth N      only N levels of nesting (from each -F call, with -F)\n"
+	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
+	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --ret-ne V     only calls whose return value (-R) is not V, one line each at its exit\n"
+	"      --ret-eq V     only calls whose return value is V (V: 0, -1, 0x7f; one of the two)\n"
+	"Patterns are globs; one with ^, $, .*, .+, .?, (, | or + is a regular expression (as uftrace's),\n"
+	"found anywhere in the name as replay shows it.\n";
+
+static void put(struct replay *r, const char *s)
+{
+	view_buf_put(&r->line, s, strlen(s));
+}
+
+/* Start a line: "%10s [%6u] | " and two spaces per level.  The output
+ * grows with the depth (that is the format); the work to make it is a
+ * memset. */
+static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth)
+{
+	char pre[48];
+	int n = view_format_prefix(pre, dur, tid);
+
+	r->line.len = 0;
+	if (view_buf_reserve(&r->line, (size_t)n + 2 * (size_t)depth + 64))
+		return;
+	memcpy(r->line.p, pre, (size_t)n);
+	memset(r->line.p + n, ' ', 2 * (size_t)depth);
+	r->line.len = (size_t)n + 2 * (size_t)depth;
+}
+
+static void end_line(struct replay *r)
+{
+	put(r, "\n");
+	if (!r->line.oom)
+		fwrite_unlocked(r->line.p, 1, r->line.len, stdout);
+}
+
+/* ev's values into *buf (grown to *cap as needed): 0, or -ENOMEM. */
+static int copy_values(uint8_t **buf, size_t *cap, const struct trace_event *ev)
+{
+	if (*cap < ev->data_len) {
+		uint8_t *p = realloc(*buf, ev->data_len);
+		if (!p)
+			return -ENOMEM;
+		*buf = p;
+		*cap = ev->data_len;
+	}
+	memcpy(*buf, ev->data, ev->data_len);
+	return 0;
+}
+
+static void put_ret(struct replay *r, const struct trace_event *ev);
+
+/* The closing line of a call that returned, ns after its entry, begun but
+ * not ended. */
+static void put_closed(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth,
+		       uint64_t ns)
+{
+	char dur[32];
+	cli_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, depth);
+	put(r, "}");
+	put_ret(r, ev);
+	if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
+		put(r, " /* ");
+		put(r, name);
+		put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
+		       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
+						   : " */");
+	}
+}
+
+/* The closing line of a call that has no duration (still running when the
+ * recording ended, or its exit lost), begun but not ended; 0 for any other. */
+static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
+{
+	if (!(ev->flags & (TEV_OPEN | TEV_EXIT_LOST)))
+		return 0;
+	line(r, "", ev->tid, depth);
+	put(r, "} /* ");
+	put(r, name);
+	put(r, ev->flags & TEV_OPEN ? " (still running) */" : ": exit lost */");
+	return 1;
+}
+
+/* "(arg1=5, ...)" for an entry of site with values, "()" without. */
+static void put_values(struct replay *r, uint32_t site, const uint8_t *data, size_t n)
+{
+	char v[512];
+	struct trace_event entry = { .kind = TEV_ENTRY, .site = site, .data = data, .data_len = (uint16_t)n };
+
+	put(r, "(");
+	if (n && view_format_values(v, sizeof(v), r->t, &entry))
+		put(r, v);
+	put(r, ")");
+}
+
+static void put_args(struct replay *r, const struct trace_event *ev)
+{
+	put_values(r, ev->site, ev->data, ev->data_len);
+}
+
+/* " = 5" for an exit with a return value. */
+static void put_ret(struct replay *r, const struct trace_event *ev)
+{
+	char v[512];
+
+	if (ev->data_len && view_format_values(v, sizeof(v), r->t, ev)) {
+		put(r, " = ");
+		put(r, v);
+	}
+}
+
+/* The reader's mark of a call (--ret-*): a slot with a copy of its
+ * entry's values, + 1, or 0 when it has none. */
+static uint32_t keep_args(const struct trace_event *ev, void *arg)
+{
+	struct replay *r = arg;
+	uint32_t i;
+
+	/* An entry of the function tracer has no exit to free a slot. */
+	if (!ev->data_len || (ev->flags & TEV_FLAT) || r->line.oom)
+		return 0;
+	if (r->free_cnt) {
+		i = r->free_slots[--r->free_cnt];
+	} else {
+		/* Room for every slot in the free list too, so a free never fails. */
+		struct arg_slot *s = realloc(r->slots, (r->slot_cnt + 1) * sizeof(*s));
+		uint32_t *f = s ? realloc(r->free_slots, (r->slot_cnt + 1) * sizeof(*f)) : NULL;
+		if (s)
+			r->slots = s;
+		if (f)
+			r->free_slots = f;
+		if (!s || !f || r->slot_cnt >= UINT32_MAX - 1) {
+			r->line.oom = 1;
+			return 0;
+		}
+		i = (uint32_t)r->slot_cnt++;
+		r->slots[i] = (struct arg_slot){ 0 };
+	}
+	struct arg_slot *s = &r->slots[i];
+	if (copy_values(&s->p, &s->cap, ev)) {
+		r->free_slots[r->free_cnt++] = i;
+		r->line.oom = 1;
+		return 0;
+	}
+	s->len = ev->data_len;
+	return i + 1;
+}
+
+/* At an exit: the entry's values its mark kept, its slot freed now and
+ * read by the caller (the reader decodes the next event, which may take
+ * the slot, only when asked for it). */
+static void take_args(struct replay *r, const struct trace_event *ev, const uint8_t **args, size_t *args_len)
+{
+	if (!ev->mark)
+		return;
+	*args = r->slots[ev->mark - 1].p;
+	*args_len = r->slots[ev->mark - 1].len;
+	r->free_slots[r->free_cnt++] = ev->mark - 1;
+}
+
+/* --ret-* and -t TIME: a call whose return value compares as asked, or
+ * that took TIME or more, one line at its exit with its values. */
+static int print_at_exit(struct replay *r, const struct trace_event *ev)
+{
+	const uint8_t *args = NULL;
+	size_t args_len = 0;
+	char dur[32];
+
+	if (ev->kind != TEV_EXIT)
+		return 0;
+	take_args(r, ev, &args, &args_len);
+	/* No return value: still running, exit lost, entry not recorded. */
+	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
+		return 0;
+	if (r->ret_filter) {
+		int eq = view_ret_equals(ev->data, ev->data_len, &r->ret_value);
+		if (eq < 0)
+			return 0;
+		r->seen_ret = 1;
+		if (eq != (r->ret_filter == RET_EQ))
+			return 0;
+	}
+	uint64_t ns = ev->ns - ev->entry_ns;
+	if (ns < r->threshold || (r->max_depth && ev->depth >= r->max_depth))
+		return 0;
+	cli_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, ev->depth);
+	put(r, trace_site_name(r->t, ev->site));
+	put_values(r, ev->site, args, args_len);
+	put_ret(r, ev);
+	put(r, ";");
+	end_line(r);
+	return 0;
+}
+
+/* CL_* of a site, matched once. */
+static unsigned site_class(struct replay *r, uint32_t site)
+{
+	if (site < r->t->site_cap && r->site_class[site])
+		return r->site_class[site] - 1u;
+	const char *name = trace_site_name(r->t, site);
+	const char *sym = site < r->t->site_cap ? r->t->sites[site].sym : NULL;
+	uint32_t depth = 0;
+	unsigned c = (pat_match(r->sel, name, sym, &depth) ? CL_SEL : 0) |
+		     (pat_match(r->drop, name, sym, NULL) ? CL_DROP : 0) |
+		     (pat_match(r->callers, name, sym, NULL) ? CL_CALLER : 0);
+	if (site < r->t->site_cap) {
+		r->site_class[site] = (uint8_t)(c + 1);
+		r->site_depth[site] = depth;
+	}
+	return c;
+}
+
+static struct tree_frame *tree_frame(struct replay *r, struct tree_thread *th, uint32_t depth)
+{
+	if (depth >= th->cap) {
+		size_t cap = th->cap ? th->cap : 16;
+		while (cap <= depth)
+			cap *= 2;
+		struct tree_frame *f = realloc(th->f, cap * sizeof(*f));
+		if (!f) {
+			r->line.oom = 1;
+			return NULL;
+		}
+		memset(f + th->cap, 0, (cap - th->cap) * sizeof(*f));
+		th->f = f;
+		th->cap = cap;
+	}
+	return &th->f[depth];
+}
+
+/* Write the "name() {" lines of the shown calls around depth that are
+ * not written yet, outermost first: a line inside them is about to be.
+ * A written frame's shown callers are written, so the walk stops at the
+ * first written one. */
+static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t depth, uint32_t tid)
+{
+	uint32_t d = depth;
+	while (d > 0) {
+		struct tree_frame *f = &th->f[d - 1];
+		if ((f->flags & FR_SHOWN) && (f->flags & FR_PRINTED))
+			break;
+		d--;
+	}
+	for (; d < depth; d++) {
+		struct tree_frame *f = &th->f[d];
+		if (!(f->flags & FR_SHOWN) || (f->flags & FR_PRINTED))
+			continue;
+		line(r, "", tid, f->sdepth);
+		put(r, trace_site_name(r->t, f->site));
+		put_values(r, f->site, f->data, f->data_len);
+		put(r, " {");
+		end_line(r);
+		f->flags |= FR_PRINTED;
+	}
+}
+
+/* The stack of context id in thread's stacks, made the running one. */
+static struct tree_thread *tree_switch(struct replay *r, struct tree_stacks *ts, uint32_t id)
+{
+	for (size_t i = 0; i < ts->cnt; i++)
+		if (ts->v[i].ctx_id == id) {
+			ts->cur = i;
+			return &ts->v[i];
+		}
+	/* The trace names a context when the thread switches to it; the
+	 * stack it left first (its own) is named by the first switch back to
+	 * a context not seen yet. */
+	for (size_t i = 0; id != CTX_UNNAMED && i < ts->cnt; i++)
+		if (ts->v[i].ctx_id == CTX_UNNAMED && i != ts->cur) {
+			ts->v[i].ctx_id = id;
+			ts->cur = i;
+			return &ts->v[i];
+		}
+	struct tree_thread *v = realloc(ts->v, (ts->cnt + 1) * sizeof(*v));
+	if (!v) {
+		r->line.oom = 1;
+		return NULL;
+	}
+	ts->v = v;
+	v[ts->cnt] = (struct tree_thread){ .ctx_id = id };
+	ts->cur = ts->cnt++;
+	return &v[ts->cur];
+}
+
+static int tree_event(const struct trace_event *ev, struct replay *r)
+{
+	struct tree_stacks *ts = &r->tt[ev->thread];
+	struct tree_thread *th = ts->cnt ? &ts->v[ts->cur] : tree_switch(r, ts, CTX_UNNAMED);
+	char dur[32];
+
+	if (!th)
+		return 0;
+
+	switch (ev->kind) {
+	case TEV_ENTRY: {
+		unsigned c = site_class(r, ev->site);
+		if (ev->flags & TEV_FLAT) {
+			/* The function tracer's entries: no exits, no subtrees. */
+			if (th->out || (c & CL_DROP) || (r->sel && !(c & CL_SEL) && !th->in) || r->callers ||
+			    r->threshold)
+				return 0;
+			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
+			tree_open_callers(r, th, ev->depth, ev->tid);
+			line(r, dur, ev->tid, th->sdepth);
+			put(r, trace_site_name(r->t, ev->site));
+			put_args(r, ev);
+			put(r, ";");
+			end_line(r);
+			return 0;
+		}
+		struct tree_frame *f = tree_frame(r, th, ev->depth);
+		if (!f)
+			return 0;
+		f->site = ev->site;
+		f->flags = 0;
+		f->saved_limit = th->limit;
+		f->sdepth = th->sdepth;
+		if (th->out)
+			return 0;
+		if (c & CL_DROP) {
+			f->flags = FR_OUT;
+			th->out++;
+			return 0;
+		}
+		if (c & CL_SEL) {
+			uint32_t d = ev->site < r->t->site_cap && r->site_depth[ev->site] ? r->site_depth[ev->site]
+											   : r->max_depth;
+			f->flags |= FR_IN;
+			th->in++;
+			th->limit = d ? th->sdepth + d : 0;
+		}
+		uint32_t limit = th->limit ? th->limit : r->max_depth;
+		if ((r->sel && !th->in) || (limit && th->sdepth >= limit))
+			return 0;
+		f->flags |= FR_SHOWN;
+		if (c & CL_CALLER) {
+			/* Shown with its callers, without its own calls. */
+			f->flags |= FR_CALLER | FR_OUT;
+			th->out++;
+		}
+		if (ev->data_len && copy_values(&f->data, &f->cap, ev)) {
+			r->line.oom = 1;
+			return 0;
+		}
+		f->data_len = ev->data_len;
+		/* Without a time or caller filter every shown call is written:
+		 * its callers now, itself when a call inside it is, or at its
+		 * exit. */
+		if (!r->threshold && !r->callers)
+			tree_open_callers(r, th, ev->depth, ev->tid);
+		th->sdepth++;
+		return 0;
+	}
+	case TEV_EXIT: {
+		if (ev->flags & TEV_ORPHAN) {
+			if (r->sel || r->drop || r->callers || r->threshold || th->out)
+				return 0;
+			line(r, "", ev->tid, th->sdepth);
+			put(r, "/* return from ");
+			put(r, trace_site_name(r->t, ev->site));
+			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
+			end_line(r);
+			return 0;
+		}
+		if (ev->depth >= th->cap)
+			return 0;
+		struct tree_frame *f = &th->f[ev->depth];
+		uint8_t fl = f->flags;
+		if ((fl & FR_OUT) && th->out)
+			th->out--;
+		if (fl & FR_IN) {
+			if (th->in)
+				th->in--;
+			th->limit = f->saved_limit;
+		}
+		f->flags = 0;
+		if (!(fl & FR_SHOWN))
+			return 0;
+		th->sdepth = f->sdepth;
+		const char *name = trace_site_name(r->t, ev->site);
+		int done = !(ev->flags & (TEV_OPEN | TEV_EXIT_LOST));
+		uint64_t ns = ev->ns - ev->entry_ns;
+		if (!(fl & FR_PRINTED)) {
+			/* Nothing inside it was written: one line, if it is
+			 * shown at all. */
+			if (r->threshold && (!done || ns < r->threshold))
+				return 0;
+			if (r->callers && !(fl & FR_CALLER))
+				return 0;
+			tree_open_callers(r, th, ev->depth, ev->tid);
+			if (done && !(ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
+				cli_format_duration(dur, sizeof(dur), ns);
+				line(r, dur, ev->tid, f->sdepth);
+				put(r, name);
+				put_values(r, f->site, f->data, f->data_len);
+				put_ret(r, ev);
+				put(r, ";");
+				end_line(r);
+				return 0;
+			}
+			line(r, "", ev->tid, f->sdepth);
+			put(r, name);
+			put_values(r, f->site, f->data, f->data_len);
+			put(r, " {");
+			end_line(r);
+		}
+		if (put_unfinished(r, ev, name, f->sdepth)) {
+			/* said */
+		} else {
+			put_closed(r, ev, name, f->sdepth, ns);
+		}
+		end_line(r);
+		return 0;
+	}
+	case TEV_SWITCH:
+	case TEV_LOST:
+		if (th->out || (r->sel && !th->in) || r->threshold || r->callers)
+			return 0;
+		tree_open_callers(r, th, ev->depth, ev->tid);
+		line(r, "", ev->tid, th->sdepth);
+		if (ev->kind == TEV_SWITCH) {
+			snprintf(dur, sizeof(dur), "%u", ev->site);
+			put(r, "/* switch to coroutine context ");
+			put(r, dur);
+			put(r, " */");
+		} else {
+			snprintf(dur, sizeof(dur), "%llu", (unsigned long long)ev->lost);
+			put(r, "/* LOST ");
+			put(r, dur);
+			put(r, " events */");
+		}
+		end_line(r);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* After the event: a switch makes its context's stack the running one. */
+static void tree_after(const struct trace_event *ev, struct replay *r)
+{
+	if (ev->kind == TEV_SWITCH)
+		tree_switch(r, &r->tt[ev->thread], ev->site);
+}
+
+static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
+{
+	char dur[32];
+	const char *name = trace_site_name(r->t, ev->site);
+
+	if (r->ret_filter)
+		return print_at_exit(r, ev);
+	if (r->tree) {
+		tree_event(ev, r);
+		tree_after(ev, r);
+		return 0;
+	}
+	if (ev->kind == TEV_EXIT && r->skip[ev->thread]) {
+		r->skip[ev->thread] = 0;
+		return 0;
+	}
+	if (r->threshold)
+		return print_at_exit(r, ev);
+	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
+		return 0;
+	switch (ev->kind) {
+	case TEV_SWITCH:
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%u", ev->site);
+		put(r, "/* switch to coroutine context ");
+		put(r, dur);
+		put(r, " */");
+		break;
+	case TEV_LOST:
+		line(r, "", ev->tid, ev->depth);
+		snprintf(dur, sizeof(dur), "%llu", (unsigned long long)ev->lost);
+		put(r, "/* LOST ");
+		put(r, dur);
+		put(r, " events */");
+		break;
+	case TEV_ENTRY:
+		if (ev->flags & TEV_FLAT) {
+			/* The function tracer: when, not how long. */
+			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put_args(r, ev);
+			put(r, ";");
+			break;
+		}
+		struct trace_event next;
+		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
+			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
+			line(r, dur, ev->tid, ev->depth);
+			put(r, name);
+			put_args(r, ev);
+			put_ret(r, &next);
+			put(r, ";");
+			r->skip[ev->thread] = 1;
+		} else {
+			line(r, "", ev->tid, ev->depth);
+			put(r, name);
+			put_args(r, ev);
+			put(r, " {");
+		}
+		break;
+	case TEV_EXIT:
+		if (put_unfinished(r, ev, name, ev->depth)) {
+			/* said */
+		} else if (ev->flags & TEV_ORPHAN) {
+			line(r, "", ev->tid, ev->depth);
+			put(r, "/* return from ");
+			put(r, name);
+			/* In a snapshot: entered before the thread's window. */
+			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
+		} else {
+			put_closed(r, ev, name, ev->depth, ev->ns - ev->entry_ns);
+		}
+		break;
+	default:
+		return 0;
+	}
+	end_line(r);
+	return 0;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' }, { "tid", required_argument, NULL, 'T' },
+		{ "depth", required_argument, NULL, 'D' }, { "time", required_argument, NULL, 't' },
+		{ "ret-eq", required_argument, NULL, 'E' }, { "ret-ne", required_argument, NULL, 'e' },
+		{ "filter", required_argument, NULL, 'F' }, { "notrace", required_argument, NULL, 'N' },
+		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+	};
+	const char *input = NULL;
+	struct replay r = { 0 };
+	uint32_t tid = 0;
+	int c;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:D:t:F:N:C:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 'T':
+			if (view_parse_tid(optarg, &tid))
+				return 2;
+			break;
+		case 'D':
+			r.max_depth = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || !r.max_depth) {
+				cli_error("--depth needs a positive number, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 't':
+			if (cli_parse_duration(optarg, &r.threshold)) {
+				cli_error("--time needs a duration such as 10us or 2ms, not '%s'", optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+		case 'N':
+		case 'C':
+			if (pat_add(c == 'F' ? &r.sel : c == 'N' ? &r.drop : &r.callers, optarg))
+				return 2;
+			r.tree = 1;
+			break;
+		case 'c':
+			r.no_comment = 1;
+			break;
+		case 'E':
+		case 'e':
+			if (r.ret_filter) {
+				cli_error("--ret-eq and --ret-ne compare with one value: give one of them, once");
+				return 1;
+			}
+			if (view_parse_int(optarg, &r.ret_value)) {
+				cli_error("--ret-%s needs an integer (decimal or 0x hex, may be negative), not '%s'",
+					  c == 'E' ? "eq" : "ne", optarg);
+				return 1;
+			}
+			r.ret_filter = c == 'E' ? RET_EQ : RET_NE;
+			break;
+		case 'h':
+			fputs(replay_usage, stdout);
+			return 0;
+		default:
+			fputs(replay_usage, stderr);
+			return 2;
+		}
+	}
+	/* -D and -t take the tree view too: a call whose calls are all
+	 * hidden is one line, and the callers of a slow call are kept. */
+	if (r.max_depth || r.threshold)
+		r.tree = 1;
+	/* uftrace replay takes the program's name after the options, and
+	 * ignores it: one that names the recorded program is accepted. */
+	const char *prog_arg = NULL;
+	if (optind == argc - 1)
+		prog_arg = argv[--argc];
+	int status;
+	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
+		return status;
+	if (prog_arg) {
+		const char *rec = r.t->argv && r.t->argv[0] ? r.t->argv[0] : "";
+		const char *a = strrchr(prog_arg, '/'), *b = strrchr(rec, '/');
+		if (strcmp(a ? a + 1 : prog_arg, b ? b + 1 : rec)) {
+			cli_error("replay: unexpected argument '%s' (%s is a trace of %s)", prog_arg, r.t->path,
+				  *rec ? rec : "a program of unknown name");
+			view_close(r.t);
+			return 2;
+		}
+	}
+	if (r.ret_filter && r.t->tracer == TRACER_FUNCTION) {
+		cli_error("--ret-%s needs return values: %s was recorded with the function tracer (entries only)",
+			  r.ret_filter == RET_EQ ? "eq" : "ne", r.t->path);
+		view_close(r.t);
+		return 1;
+	}
+	view_buffer_output(stdout);
+	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1)) ||
+	    !(r.tt = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.tt))) ||
+	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, 1)) ||
+	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth)))) {
+		cli_error("out of memory");
+		trace_close(r.t);
+		return 1;
+	}
+
+	struct trace_iter it;
+	struct trace_event ev;
+	int ret = 0, n;
+	if (trace_iter_init_mark(&it, r.t, tid, NULL, r.ret_filter ? keep_args : NULL, &r)) {
+		cli_error("%s: %s", r.t->path, it.err);
+		ret = 1;
+	} else {
+		if (r.t->end.lost_events)
+			printf("# %llu events were lost (the buffer was full: record with a larger --buffer-size);"
+			       " calls around the losses may be missing\n",
+			       (unsigned long long)r.t->end.lost_events);
+		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
+		while ((n = trace_iter_next(&it, &ev)) > 0) {
+			r.t->work++;
+			print_event(&ev, &r, &it);
+			if (view_output_failed(stdout))
+				break;
+		}
+		if (n < 0) {
+			fflush(stdout);
+			cli_error("%s: %s", r.t->path, it.err);
+			ret = 1;
+		} else if (r.ret_filter && !r.seen_ret && !view_output_failed(stdout)) {
+			fflush(stdout);
+			cli_error("warning: no call in %s has a return value (recorded with -R 'GLOB@retval')", r.t->path);
+		}
+	}
+	trace_iter_free(&it);
+	size_t threads = r.t->thread_cnt;
+	view_close(r.t);
+	free(r.skip);
+	for (size_t i = 0; r.tt && i < threads; i++) {
+		for (size_t c = 0; c < r.tt[i].cnt; c++) {
+			for (size_t d = 0; d < r.tt[i].v[c].cap; d++)
+				free(r.tt[i].v[c].f[d].data);
+			free(r.tt[i].v[c].f);
+		}
+		free(r.tt[i].v);
+	}
+	free(r.tt);
+	free(r.site_class);
+	free(r.site_depth);
+	pat_free(r.sel);
+	pat_free(r.drop);
+	pat_free(r.callers);
+	free(r.line.p);
+	for (size_t i = 0; i < r.slot_cnt; i++)
+		free(r.slots[i].p);
+	free(r.slots);
+	free(r.free_slots);
+	if (r.line.oom) {
+		cli_error("out of memory");
+		ret = 1;
+	}
+	return view_close_output(stdout, "standard output") | ret;
+}

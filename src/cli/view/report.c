@@ -1,0 +1,517 @@
+/* report.c - `needle report`: per function, the number of calls and
+ * the total (inclusive), self (exclusive), average, minimum and maximum
+ * time, like uftrace report and ftrace's function profiler.
+ *
+ * Invariants: one pass, O(1) per event; memory grows with the number of
+ * functions, not of events.  A time is only ever computed from a
+ * recorded entry and a recorded exit: calls still running at the end,
+ * calls whose exit was lost and exits without an entry count as calls
+ * but add no time.  A trace with no durations at all (the function
+ * tracer) shows counts only, and a trace with losses says so first.
+ *
+ * --by-arg N|NAME splits the row of each function whose entries carry
+ * the value argN (or NAME) into one row per distinct value,
+ * "kv_get(arg1=\"user:42\")".  The reader marks each call with its row
+ * (trace_iter_init_mark), so its exit, whichever way it comes (after a
+ * coroutine switch, a loss), adds its time to the row its entry chose:
+ * still O(1) per event, a hash lookup per entry with values.  Memory
+ * grows with the rows: a function's values past the first
+ * BY_ARG_MAX_VALUES share one row, "kv_get(arg1=<other>)". */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+#include "common/shm_layout.h"
+
+struct func_stats {
+	uint32_t site;
+	uint32_t group; /* --by-arg: 0 for the function's own row, else its group + 1 */
+	uint64_t calls, timed, total, self, min, max;
+};
+
+/* Distinct values kept per function before the rest share one row. */
+#define BY_ARG_MAX_VALUES 10000
+#define STR(x) #x
+#define XSTR(x) STR(x)
+
+/* A row of --by-arg: one function and one value. */
+struct group {
+	char *value;   /* its text as replay shows it; NULL: the <other> row */
+	char *label;   /* "kv_get(arg1=5)", made for the output */
+	char name[32]; /* the value's name, as recorded ("arg1") */
+	uint64_t hash;
+	struct func_stats st;
+};
+
+/* Per site, with --by-arg. */
+struct site_values {
+	uint32_t values; /* distinct values with a row of their own */
+	uint32_t other;  /* group + 1 of its <other> row, 0 until needed */
+};
+
+struct report {
+	struct trace *t;
+	struct func_stats *v; /* by site id */
+	size_t cap;
+	/* --by-arg */
+	const char *by_arg;        /* the value's name: "arg1", "fparg2", ... */
+	struct site_values *sites; /* by site id, cap entries */
+	struct group *groups;
+	size_t group_cnt, group_cap;
+	uint32_t *slots;           /* hash of (site, value) -> group + 1 */
+	size_t slot_cap;
+	int oom;
+};
+
+static struct func_stats *stats_for(struct report *r, uint32_t site)
+{
+	if (site >= r->cap) {
+		size_t cap = r->cap ? r->cap : 1024;
+		while (cap <= site)
+			cap *= 2;
+		struct func_stats *v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + r->cap, 0, (cap - r->cap) * sizeof(*v));
+		r->v = v;
+		if (r->by_arg) {
+			struct site_values *sv = realloc(r->sites, cap * sizeof(*sv));
+			if (!sv)
+				return NULL; /* r->v grown already: harmless, cap is not */
+			memset(sv + r->cap, 0, (cap - r->cap) * sizeof(*sv));
+			r->sites = sv;
+		}
+		r->cap = cap;
+	}
+	r->v[site].site = site;
+	return &r->v[site];
+}
+
+static uint64_t hash_value(uint32_t site, const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ site;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return h ^ h >> 29;
+}
+
+/* A new group for site (value NULL: its <other> row): its index + 1, or
+ * 0 when memory runs out. */
+static uint32_t group_new(struct report *r, uint32_t site, const char *name, const char *value, uint64_t hash)
+{
+	if (r->group_cnt == r->group_cap) {
+		size_t cap = r->group_cap ? r->group_cap * 2 : 64;
+		struct group *g = realloc(r->groups, cap * sizeof(*g));
+		if (!g)
+			return 0;
+		r->groups = g;
+		r->group_cap = cap;
+	}
+	struct group *g = &r->groups[r->group_cnt];
+	*g = (struct group){ .hash = hash, .st = { .site = site, .group = (uint32_t)r->group_cnt + 1 } };
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	if (value && !(g->value = strdup(value)))
+		return 0;
+	return (uint32_t)++r->group_cnt;
+}
+
+/* The row of (site, value): found, made, or the site's <other> row once it
+ * has BY_ARG_MAX_VALUES of its own.  Its group + 1, or 0 (out of memory). */
+static uint32_t group_find(struct report *r, uint32_t site, const char *name, const char *value)
+{
+	uint64_t h = hash_value(site, value);
+	struct site_values *sv;
+
+	if (!stats_for(r, site) || site >= r->cap)
+		return 0;
+	sv = &r->sites[site];
+	if (r->slot_cap) {
+		for (size_t j = h & (r->slot_cap - 1); r->slots[j]; j = (j + 1) & (r->slot_cap - 1)) {
+			struct group *g = &r->groups[r->slots[j] - 1];
+			r->t->work++;
+			if (g->hash == h && g->st.site == site && !strcmp(g->value, value))
+				return r->slots[j];
+		}
+	}
+	if (sv->values >= BY_ARG_MAX_VALUES) {
+		if (!sv->other)
+			sv->other = group_new(r, site, name, NULL, 0);
+		return sv->other;
+	}
+	/* Keep the table at most half full, values only (not <other> rows). */
+	if ((r->group_cnt + 1) * 2 > r->slot_cap) {
+		size_t cap = r->slot_cap ? r->slot_cap * 2 : 256;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return 0;
+		for (size_t i = 0; i < r->group_cnt; i++) {
+			if (!r->groups[i].value)
+				continue;
+			size_t j = r->groups[i].hash & (cap - 1);
+			while (slots[j])
+				j = (j + 1) & (cap - 1);
+			slots[j] = (uint32_t)i + 1;
+		}
+		free(r->slots);
+		r->slots = slots;
+		r->slot_cap = cap;
+	}
+	uint32_t g = group_new(r, site, name, value, h);
+	if (!g)
+		return 0;
+	size_t j = h & (r->slot_cap - 1);
+	while (r->slots[j])
+		j = (j + 1) & (r->slot_cap - 1);
+	r->slots[j] = g;
+	sv->values++;
+	return g;
+}
+
+/* The reader's mark of a call (--by-arg): the group of its entry's value
+ * named r->by_arg, or 0 (the function's own row). */
+static uint32_t group_of(const struct trace_event *ev, void *arg)
+{
+	struct report *r = arg;
+	/* A string of --max-string bytes, each escaped in at most 4. */
+	char name[256], val[4 * TRACE_DATA_MAX + 16];
+	size_t at = 0;
+
+	if (!ev->data_len)
+		return 0;
+	/* "argN" / "fpargN" name a register, whatever name the trace gives
+	 * its value (--auto-args: "key"); other names are the trace's. */
+	int by_register = (!strncmp(r->by_arg, "arg", 3) && isdigit((unsigned char)r->by_arg[3])) ||
+			  (!strncmp(r->by_arg, "fparg", 5) && isdigit((unsigned char)r->by_arg[5]));
+	while (view_value_next(by_register ? NULL : r->t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		if (strcmp(name, r->by_arg))
+			continue;
+		uint32_t g = group_find(r, ev->site, name, val);
+		if (!g)
+			r->oom = 1;
+		return g;
+	}
+	return 0;
+}
+
+/* The row an event counts in: its call's group, or its function's. */
+static struct func_stats *row_for(struct report *r, const struct trace_event *ev)
+{
+	return ev->mark ? &r->groups[ev->mark - 1].st : stats_for(r, ev->site);
+}
+
+static int account(const struct trace_event *ev, void *arg)
+{
+	struct report *r = arg;
+	struct func_stats *f;
+
+	if (ev->kind == TEV_ENTRY) {
+		if ((f = row_for(r, ev)))
+			f->calls++;
+		return 0;
+	}
+	/* Durations come from exits; a call still running at the end, whose
+	 * exit was lost or whose entry is missing counts as a call but has
+	 * no time. */
+	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) || !(f = row_for(r, ev)))
+		return 0;
+	uint64_t d = ev->ns - ev->entry_ns;
+	uint64_t self = d > ev->child_ns ? d - ev->child_ns : 0;
+	if (!f->timed || d < f->min)
+		f->min = d;
+	if (d > f->max)
+		f->max = d;
+	f->timed++;
+	f->total += d;
+	f->self += self;
+	return 0;
+}
+
+static const char *sort_key = "total";
+static struct report *sort_report;
+
+/* What the Function column shows: the name, or "name(arg1=value)". */
+static const char *row_name(struct report *r, const struct func_stats *f)
+{
+	return f->group ? r->groups[f->group - 1].label : trace_site_name(r->t, f->site);
+}
+
+static int cmp_stats(const void *a, const void *b)
+{
+	const struct func_stats *x = a, *y = b;
+	uint64_t vx, vy;
+
+	if (!strcmp(sort_key, "name"))
+		return strcmp(row_name(sort_report, x), row_name(sort_report, y));
+	if (!strcmp(sort_key, "calls")) {
+		vx = x->calls;
+		vy = y->calls;
+	} else if (!strcmp(sort_key, "self")) {
+		vx = x->self;
+		vy = y->self;
+	} else if (!strcmp(sort_key, "avg")) {
+		vx = x->timed ? x->total / x->timed : 0;
+		vy = y->timed ? y->total / y->timed : 0;
+	} else if (!strcmp(sort_key, "min")) {
+		vx = x->min;
+		vy = y->min;
+	} else if (!strcmp(sort_key, "max")) {
+		vx = x->max;
+		vy = y->max;
+	} else {
+		vx = x->total;
+		vy = y->total;
+	}
+	if (vx != vy)
+		return vx < vy ? 1 : -1;
+	return strcmp(row_name(sort_report, x), row_name(sort_report, y));
+}
+
+/* --by-arg's argument: a number N (argN: 1-6 a register, 7 and up a
+ * stack word) or a value's name. */
+static int parse_by_arg(const char *s, char *name, size_t len)
+{
+	if ((*s >= '0' && *s <= '9') || *s == '-' || *s == '+') {
+		char *end;
+		unsigned long n = strtoul(s, &end, 10);
+		if (*s >= '1' && *s <= '9' && !*end && n <= ARG_INDEX_MAX) {
+			snprintf(name, len, "arg%lu", n);
+			return 0;
+		}
+	} else if (*s && strlen(s) < len) {
+		snprintf(name, len, "%s", s);
+		return 0;
+	}
+	cli_error("--by-arg needs an argument number from 1 to %d or a value's name (arg1, fparg2), not '%s'",
+		  ARG_INDEX_MAX, s);
+	return -1;
+}
+
+/* A CSV field: quoted when it holds a comma, a quote or a line break. */
+static void csv_field(const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* The first CSV columns of a row: "function" and, with --by-arg, the
+ * value (empty for a function's own row). */
+static void csv_name(struct report *r, const struct func_stats *f)
+{
+	if (!r->by_arg) {
+		fputs(trace_site_name(r->t, f->site), stdout);
+		return;
+	}
+	csv_field(trace_site_name(r->t, f->site));
+	putchar(',');
+	if (f->group) {
+		const char *v = r->groups[f->group - 1].value;
+		csv_field(v ? v : "<other>");
+	}
+}
+
+static void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->group_cnt; i++) {
+		free(r->groups[i].value);
+		free(r->groups[i].label);
+	}
+	free(r->groups);
+	free(r->slots);
+	free(r->sites);
+	free(r->v);
+	view_close(r->t);
+}
+
+static const char report_usage[] =
+	"usage: needle report [-i FILE] [--tid TID] [-s KEY] [--csv] [--by-arg N|NAME]\n"
+	"  -i, --input FILE   trace file (default needle.data)\n"
+	"      --tid TID      only this thread\n"
+	"  -s, --sort KEY     total (default), self, calls, avg, min, max or name\n"
+	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n"
+	"      --by-arg N|NAME\n"
+	"                     a row per function and value of argN (1-6 a register, 7-255 a stack\n"
+	"                     word) or of the value NAME\n"
+	"                     recorded with -A, e.g. kv_get(arg1=42); past " XSTR(BY_ARG_MAX_VALUES) " values of a\n"
+	"                     function, the rest in one row, kv_get(arg1=<other>); with --csv,\n"
+	"                     a column for the value after function\n";
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' }, { "sort", required_argument, NULL, 's' },
+		{ "tid", required_argument, NULL, 'T' },   { "help", no_argument, NULL, 'h' },
+		{ "csv", no_argument, NULL, 'C' },         { "by-arg", required_argument, NULL, 'B' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name" };
+	const char *input = NULL;
+	struct report r = { 0 };
+	uint32_t tid = 0;
+	int c, ok, csv = 0;
+	char by_arg[256];
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			input = optarg;
+			break;
+		case 's':
+			ok = 0;
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+				ok |= !strcmp(optarg, keys[i]);
+			if (!ok) {
+				cli_error("unknown sort key '%s' (total, self, calls, avg, min, max, name)", optarg);
+				return 2;
+			}
+			sort_key = optarg;
+			break;
+		case 'T':
+			if (view_parse_tid(optarg, &tid))
+				return 2;
+			break;
+		case 'C':
+			csv = 1;
+			break;
+		case 'B':
+			if (parse_by_arg(optarg, by_arg, sizeof(by_arg)))
+				return 1;
+			r.by_arg = by_arg;
+			break;
+		case 'h':
+			fputs(report_usage, stdout);
+			return 0;
+		default:
+			fputs(report_usage, stderr);
+			return 2;
+		}
+	}
+	int status;
+	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status)))
+		return status;
+	if (r.by_arg ? view_each_event_mark(r.t, tid, group_of, &r, account, &r) : view_each_event(r.t, tid, account, &r)) {
+		report_free(&r);
+		return 1;
+	}
+	if (r.oom) {
+		cli_error("out of memory");
+		report_free(&r);
+		return 1;
+	}
+	if (r.by_arg && !r.group_cnt)
+		cli_error("warning: no call in %s has a value named %s (recorded with -A): one row per function",
+			  r.t->path, r.by_arg);
+	/* The rows: the functions' own, then the groups', each made a label. */
+	size_t n = 0;
+	int timed = 0;
+	for (size_t i = 0; i < r.cap; i++) {
+		if (r.v[i].calls)
+			r.v[n++] = r.v[i];
+		timed |= r.v[i].timed != 0;
+	}
+	if (r.group_cnt) {
+		struct func_stats *v = realloc(r.v, (n + r.group_cnt) * sizeof(*v));
+		if (!v) {
+			cli_error("out of memory");
+			report_free(&r);
+			return 1;
+		}
+		r.v = v;
+		for (size_t i = 0; i < r.group_cnt; i++) {
+			struct group *g = &r.groups[i];
+			const char *name = trace_site_name(r.t, g->st.site), *val = g->value ? g->value : "<other>";
+			size_t len = strlen(name) + strlen(g->name) + strlen(val) + 4;
+			if (!(g->label = malloc(len))) {
+				cli_error("out of memory");
+				report_free(&r);
+				return 1;
+			}
+			snprintf(g->label, len, "%s(%s=%s)", name, g->name, val);
+			r.v[n++] = g->st;
+			timed |= g->st.timed != 0;
+		}
+	}
+	/* Entries only (the function tracer): no time to sort by. */
+	if (!timed && strcmp(sort_key, "name"))
+		sort_key = "calls";
+	sort_report = &r;
+	qsort(r.v, n, sizeof(*r.v), cmp_stats);
+	/* The times of calls that overlap a loss are missing or bounds; CSV
+	 * keeps its lines all data, so the note goes to stderr there. */
+	if (r.t->end.lost_events && csv)
+		cli_error("warning: %llu events lost: times of calls around the loss are incomplete",
+			  (unsigned long long)r.t->end.lost_events);
+	else if (r.t->end.lost_events)
+		printf("# %llu events lost: times of calls around the loss are incomplete\n",
+		       (unsigned long long)r.t->end.lost_events);
+	if (!timed) {
+		if (csv)
+			printf("function%s%s,calls\n", r.by_arg ? "," : "", r.by_arg ? r.by_arg : "");
+		else
+			printf("  %10s  %s\n  %10s  %s\n", "Calls", "Function", "=====", "========");
+		for (size_t i = 0; i < n; i++) {
+			if (csv) {
+				csv_name(&r, &r.v[i]);
+				printf(",%llu\n", (unsigned long long)r.v[i].calls);
+			} else {
+				printf("  %10llu  %s\n", (unsigned long long)r.v[i].calls, row_name(&r, &r.v[i]));
+			}
+		}
+		report_free(&r);
+		return view_close_output(stdout, "standard output");
+	}
+	if (csv) {
+		printf("function%s%s,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n", r.by_arg ? "," : "",
+		       r.by_arg ? r.by_arg : "");
+		for (size_t i = 0; i < n; i++) {
+			struct func_stats *f = &r.v[i];
+			csv_name(&r, f);
+			printf(",%llu,%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)f->calls, (unsigned long long)f->total,
+			       (unsigned long long)f->self, (unsigned long long)(f->timed ? f->total / f->timed : 0),
+			       (unsigned long long)f->min, (unsigned long long)f->max);
+		}
+		report_free(&r);
+		return view_close_output(stdout, "standard output");
+	}
+	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls", "Average", "Min",
+	       "Max", "Function");
+	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "==========", "=========", "=====", "=======", "===",
+	       "===", "========");
+	for (size_t i = 0; i < n; i++) {
+		struct func_stats *f = &r.v[i];
+		char tot[32], self[32], avg[32], mn[32], mx[32];
+		if (f->timed) {
+			cli_format_duration(tot, sizeof(tot), f->total);
+			cli_format_duration(self, sizeof(self), f->self);
+			cli_format_duration(avg, sizeof(avg), f->total / f->timed);
+			cli_format_duration(mn, sizeof(mn), f->min);
+			cli_format_duration(mx, sizeof(mx), f->max);
+		} else {
+			/* Called, but no call of it has a duration. */
+			strcpy(tot, "-");
+			strcpy(self, "-");
+			strcpy(avg, "-");
+			strcpy(mn, "-");
+			strcpy(mx, "-");
+		}
+		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s\n", tot, self, (unsigned long long)f->calls, avg, mn,
+		       mx, row_name(&r, f));
+	}
+	report_free(&r);
+	return view_close_output(stdout, "standard output");
+}

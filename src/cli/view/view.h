@@ -1,0 +1,61 @@
+/* view.h - the views of a trace (replay.c, report.c, info.c) and what
+ * every view and export shares: opening the trace with the error message
+ * every view prints the same way, running the iterator, and output that
+ * fails as one message (view_open.c).  view_format.h has the formatting.
+ *
+ * This folder may include reader, format, cli/util and common; the
+ * export folder, above it, uses view.h and view_format.h. */
+#ifndef NEEDLE_VIEW_H
+#define NEEDLE_VIEW_H
+
+#include <stdio.h>
+
+#include "reader/trace_reader.h"
+
+int cmd_replay(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+
+/* Open path (default needle.data); prints the error and returns NULL.  A
+ * file whose recording did not finish opens, with one warning line. */
+struct trace *view_open(const char *path);
+
+/* --tid's argument: 0, or -1 after printing why it is not a thread id. */
+int view_parse_tid(const char *arg, uint32_t *tid);
+
+/* After a view's options: refuse leftover arguments, open the trace and
+ * check that tid (if not 0) is in it.  NULL after printing the error, with
+ * *status the exit status to return. */
+struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
+			 int *status);
+/* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
+ * environment, first print on stderr the inner-loop steps the reader and
+ * the view took ("needle: view work: STEPS steps, EVENTS events"): a test
+ * compares them across traces to check that work grows with the events,
+ * not with the depth of the stacks. */
+void view_close(struct trace *t);
+
+/* Run the iterator to the end, calling fn per event; prints errors.
+ * Returns 0, or 1 if the trace turned out damaged. */
+int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call's node in tree (trace_event.node). */
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+/* The same, with every call marked by mark_fn (trace_iter_init_mark). */
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg);
+
+/* Output.  A view stops as soon as a write fails (view_output_failed,
+ * checked after each event, remembers why), and view_close_output flushes
+ * and closes the stream, standard output included, so that an error at
+ * the last flush or at close is seen too.  Either way the view prints one
+ * message, "cannot write NAME: reason", and exits non-zero. */
+int view_output_failed(FILE *out);
+/* A large buffer for a stream that is not a terminal (views that write a
+ * line per event): fewer copies and system calls.  Before any output. */
+void view_buffer_output(FILE *out);
+
+/* 0, or 1 after printing the message. */
+int view_close_output(FILE *out, const char *name);
+
+#endif

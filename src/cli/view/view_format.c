@@ -1,0 +1,311 @@
+/* view_format.c - see view_format.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view_format.h"
+#include "common/shm_layout.h"
+
+int view_format_prefix(char *buf, const char *dur, uint32_t tid)
+{
+	size_t dl = strlen(dur);
+	char num[16];
+	int n = 0, tl;
+
+	if (dl > 32)
+		dl = 32;
+	if (dl < 10) {
+		memset(buf, ' ', 10 - dl);
+		n = (int)(10 - dl);
+	}
+	memcpy(buf + n, dur, dl);
+	n += (int)dl;
+	buf[n++] = ' ';
+	buf[n++] = '[';
+	tl = cli_format_u64(num, tid);
+	if (tl < 6) {
+		memset(buf + n, ' ', (size_t)(6 - tl));
+		n += 6 - tl;
+	}
+	memcpy(buf + n, num, (size_t)tl);
+	n += tl;
+	memcpy(buf + n, "] | ", 4);
+	return n + 4;
+}
+
+int view_buf_reserve(struct view_buf *b, size_t more)
+{
+	if (b->oom)
+		return -1;
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + more)
+		cap *= 2;
+	char *p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void view_buf_put(struct view_buf *b, const void *s, size_t n)
+{
+	if (!view_buf_reserve(b, n)) {
+		memcpy(b->p + b->len, s, n);
+		b->len += n;
+	}
+}
+
+/* One value as its format says (trace_format.h, TAG_DATA). */
+static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint64_t v)
+{
+	switch (fmt) {
+	case 'd': {
+		int64_t sv = bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+		return snprintf(buf, len, "%lld", (long long)sv);
+	}
+	case 'u':
+		return snprintf(buf, len, "%llu", (unsigned long long)v);
+	case 'c':
+		if (v >= 0x20 && v < 0x7f && v != '\'' && v != '\\' && v != ',')
+			return snprintf(buf, len, "'%c'", (int)v);
+		return snprintf(buf, len, "'\\x%02x'", (unsigned)(v & 0xff));
+	case 'f':
+		/* The shortest text that reads back as the same value (as
+		 * printf's %g, with as many digits as it takes): two values
+		 * never show alike, so report --by-arg keeps them apart. */
+		if (bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)v;
+			memcpy(&f, &w, sizeof(f));
+			for (int digits = 6; digits < 9; digits++) {
+				int n = snprintf(buf, len, "%.*g", digits, (double)f);
+				if (strtof(buf, NULL) == f)
+					return n;
+			}
+			return snprintf(buf, len, "%.9g", (double)f);
+		} else {
+			double d;
+			memcpy(&d, &v, sizeof(d));
+			for (int digits = 6; digits < 17; digits++) {
+				int n = snprintf(buf, len, "%.*g", digits, d);
+				if (strtod(buf, NULL) == d)
+					return n;
+			}
+			return snprintf(buf, len, "%.17g", d);
+		}
+	default: /* x, p */
+		return snprintf(buf, len, "0x%llx", (unsigned long long)v);
+	}
+}
+
+/* A string value: quoted, escaped, as C writes it. */
+static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
+{
+	size_t off = 0;
+
+	if (len < 8)
+		return -1;
+	buf[off++] = '"';
+	for (size_t i = 0; i < n && s[i] && off + 6 < len; i++) {
+		uint8_t c = s[i];
+		if (c == '"' || c == '\\') {
+			buf[off++] = '\\';
+			buf[off++] = (char)c;
+		} else if (c == '\n') {
+			buf[off++] = '\\';
+			buf[off++] = 'n';
+		} else if (c < 0x20 || c >= 0x7f) {
+			off += (size_t)snprintf(buf + off, len - off, "\\x%02x", c);
+		} else {
+			buf[off++] = (char)c;
+		}
+	}
+	buf[off++] = '"';
+	buf[off] = 0;
+	return (int)off;
+}
+
+/* One item of a data block (file-format.md, TAG_DATA). */
+struct value_item {
+	unsigned kind, index, fmt, bits; /* bits as stored: 0-64, or 1/2 for a string's NULL/bad pointer */
+	unsigned shift;                  /* byte offset in its register (a struct's field) */
+	size_t len;                      /* of the value bytes, at v */
+	const uint8_t *v;
+	uint64_t word;                   /* the first 8 value bytes */
+};
+
+/* The next item from *at: 1 with it in *it, 0 when there is none left.
+ * ret selects return values (kinds 2 to 5) or arguments (0 and 1). */
+static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct value_item *it)
+{
+	while (*at + 8 <= n) {
+		uint64_t item;
+		memcpy(&item, data + *at, 8);
+		size_t len = arg_item_len(item);
+		if (len > n - *at - 8)
+			return 0; /* cut short (a view keeps only so many bytes) */
+		it->v = data + *at + 8;
+		*at += 8 + len;
+		it->kind = item & 0xff;
+		it->index = (item >> 8) & 0xff;
+		it->fmt = (item >> 16) & 0xff;
+		it->bits = (item >> 24) & 0xff;
+		it->shift = arg_item_shift(item);
+		it->len = len;
+		if (arg_kind_is_ret(it->kind) != ret)
+			continue;
+		it->word = 0;
+		memcpy(&it->word, it->v, len < 8 ? len : 8);
+		return 1;
+	}
+	return 0;
+}
+
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len)
+{
+	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+	struct value_item it;
+
+	if (!item_next(ev->data, ev->data_len, at, ev->kind == TEV_EXIT, &it))
+		return 0;
+	const struct arg_name *an = arg_names_item(names, it.kind, it.index, it.shift);
+	if (an && *an->label)
+		snprintf(name, name_len, "%s", an->label);
+	else if (ev->kind == TEV_EXIT)
+		snprintf(name, name_len, "retval");
+	else
+		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
+	const char *enumerator;
+	if (it.fmt == 's') {
+		if (it.bits == 1)
+			snprintf(val, val_len, "NULL");
+		else if (it.bits == 2)
+			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
+		else if (format_string(val, val_len, it.v, it.len) > 0 && it.bits == 3 && strlen(val) + 4 < val_len)
+			strcat(val, "..."); /* cut: no NUL within --max-string */
+	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
+		snprintf(val, val_len, "%s", enumerator);
+	} else if (it.fmt == 'b' && it.word <= 1) {
+		snprintf(val, val_len, "%s", it.word ? "true" : "false");
+	} else {
+		format_value(val, val_len, it.fmt == 'e' || it.fmt == 'b' ? 'd' : (char)it.fmt,
+			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word);
+	}
+	return 1;
+}
+
+int view_parse_int(const char *s, struct view_int *v)
+{
+	int neg = *s == '-', base = 10;
+	uint64_t mag = 0;
+
+	s += neg;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d;
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -1;
+		if (mag > (UINT64_MAX - d) / (unsigned)base)
+			return -1;
+		mag = mag * (unsigned)base + d;
+	}
+	/* -2^63 is the most negative 64-bit value. */
+	if (neg && mag > (uint64_t)1 << 63)
+		return -1;
+	v->mag = mag;
+	v->neg = neg && mag;
+	return 0;
+}
+
+int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
+{
+	struct value_item it;
+	size_t at = 0;
+
+	if (!item_next(data, n, &at, 1, &it))
+		return -1;
+	/* A struct returned in registers (its fields) is not a number. */
+	struct value_item more;
+	if (item_next(data, n, &at, 1, &more))
+		return -1;
+	unsigned bits = it.bits == 0 || it.bits > 64 ? 64 : it.bits;
+	switch (it.fmt) {
+	case 'd':
+	case 'e':
+	case 'b':
+	case 'c': { /* char is signed on x86-64 */
+		int64_t sv = bits >= 64 ? (int64_t)it.word : (int64_t)(it.word << (64 - bits)) >> (64 - bits);
+		/* The magnitude of a negative sv, -INT64_MIN included. */
+		return v->neg ? sv < 0 && (uint64_t)0 - (uint64_t)sv == v->mag : sv >= 0 && (uint64_t)sv == v->mag;
+	}
+	case 'f': {
+		double d, want = v->neg ? -(double)v->mag : (double)v->mag;
+		if (bits == 32) {
+			float f;
+			uint32_t w = (uint32_t)it.word;
+			memcpy(&f, &w, sizeof(f));
+			d = f;
+		} else {
+			memcpy(&d, &it.word, sizeof(d));
+		}
+		return d == want;
+	}
+	case 's':
+		if (it.bits == 1)
+			return !v->mag;
+		return it.bits == 2 && !v->neg && it.word == v->mag;
+	default: /* u, x, c, p */
+		return !v->neg && it.word == v->mag;
+	}
+}
+
+size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)
+{
+	char name[64], val[320];
+	size_t off = 0, at = 0;
+	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0;
+	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+
+	if (len)
+		buf[0] = 0;
+	/* A return value with named parts is a struct: "{x=1, y=2}". */
+	if (ret && names)
+		for (uint32_t i = 0; i < names->cnt; i++)
+			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
+	while (off + 2 < len && view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		int w = ret && !fields ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
+				       : snprintf(buf + off, len - off, "%s%s%s=%s", off ? ", " : "",
+						  ret && !off ? "{" : "", name, val);
+		if (w < 0 || (size_t)w >= len - off)
+			break;
+		off += (size_t)w;
+		cnt++;
+	}
+	if (fields && cnt && off + 2 < len) {
+		buf[off++] = '}';
+		buf[off] = 0;
+	}
+	if (!ret && names && names->varargs && off + 6 < len)
+		off += (size_t)snprintf(buf + off, len - off, "%s...", off ? ", " : "");
+	return off;
+}

@@ -1,0 +1,56 @@
+/* view_format.h - what views and exports write per event, without
+ * printf where a view writes a line per event: a growing output buffer,
+ * the replay line's prefix, an event's values, and the integers views
+ * compare them with (view_format.c). */
+#ifndef NEEDLE_VIEW_FORMAT_H
+#define NEEDLE_VIEW_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader/trace_reader.h"
+
+/* A growing byte buffer for the output built per event (a replay line, a
+ * JSON object, a protobuf packet): reserve, then write at p + len.  An
+ * allocation failure sets oom and makes every later reserve fail, so a
+ * view checks once, at the end. */
+struct view_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+/* Room for more bytes past len: 0, or -1 (oom set). */
+int view_buf_reserve(struct view_buf *b, size_t more);
+void view_buf_put(struct view_buf *b, const void *s, size_t n);
+
+/* The values of an event's data block (needle record -A / -R): arguments
+ * as "key=\"user:42\", arg2=5, ...", return values as "5" or, for a
+ * struct with named fields, "{x=1, y=2}" (what follows "= ").  Names and
+ * enumerators come from the trace's SEC_ARGS section when it has one
+ * (t may be NULL: names by register).  Returns the length written. */
+size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev);
+/* One value at a time, from *at (0 to begin): its name ("key", "arg1",
+ * "retval") and its text.  1 with a value, 0 when there is none left. */
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len);
+/* An integer from the command line (replay --ret-eq): decimal or 0x hex,
+ * with an optional '-' ("-1", "0x7f", "-0x10").  Kept as sign and
+ * magnitude, so that every value of a signed or an unsigned 64-bit format
+ * can be given. */
+struct view_int {
+	uint64_t mag;
+	int neg; /* never with mag 0 */
+};
+/* 0, or -1 if s is not such an integer (or does not fit). */
+int view_parse_int(const char *s, struct view_int *v);
+/* Whether the return value in an exit's data block equals v, compared as
+ * the number its format says: d, c (a char: signed on x86-64), e and b as
+ * signed integers of their bits, u, x and p as unsigned ones (a negative
+ * v equals none), f numerically; a
+ * string (s) as its pointer: NULL is 0, an unreadable pointer its
+ * address, a string that was read equals no v.  1, 0, or -1 when the
+ * block has no return value, or one of several values (a struct). */
+int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v);
+/* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
+int view_format_prefix(char *buf, const char *dur, uint32_t tid);
+#endif

@@ -1,0 +1,147 @@
+/* view_open.c - opening a trace for a view, iterating it, and output
+ * errors (view.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "common/shm_layout.h"
+
+struct trace *view_open(const char *path)
+{
+	char err[512];
+	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
+	if (!t)
+		cli_error("%s", err);
+	else if (t->incomplete)
+		/* Readable, but not all there: say so once, whatever the view. */
+		cli_error("warning: %s is incomplete (the recording did not finish): showing %llu chunks, %llu bytes at "
+			  "the end ignored",
+			  t->path, (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes);
+	return t;
+}
+
+int view_parse_tid(const char *arg, uint32_t *tid)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+
+	if (*end || !v || v > UINT32_MAX) {
+		cli_error("--tid needs a thread id, not '%s'", arg);
+		return -1;
+	}
+	*tid = (uint32_t)v;
+	return 0;
+}
+
+struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
+			 int *status)
+{
+	struct trace *t;
+
+	*status = 2;
+	if (optind_now < argc) {
+		cli_error("%s: unexpected argument '%s'", view, argv[optind_now]);
+		return NULL;
+	}
+	*status = 1;
+	if (!(t = view_open(input)))
+		return NULL;
+	if (tid && !trace_thread_find(t, tid)) {
+		cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
+		trace_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int each_event(struct trace *t, uint32_t tid, struct call_tree *tree, trace_mark_fn mark_fn, void *mark_arg,
+		      int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	struct trace_iter it;
+	struct trace_event ev;
+	int r;
+
+	if (trace_iter_init_mark(&it, t, tid, tree, mark_fn, mark_arg)) {
+		cli_error("%s: %s", t->path, it.err);
+		trace_iter_free(&it);
+		return 1;
+	}
+	while ((r = trace_iter_next(&it, &ev)) > 0) {
+		t->work++;
+		if (fn(&ev, arg))
+			break;
+	}
+	if (r < 0)
+		cli_error("%s: %s", t->path, it.err);
+	trace_iter_free(&it);
+	return r < 0;
+}
+
+int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, tree, NULL, NULL, fn, arg);
+}
+
+int view_each_event_mark(struct trace *t, uint32_t tid, trace_mark_fn mark_fn, void *mark_arg,
+			 int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return each_event(t, tid, NULL, mark_fn, mark_arg, fn, arg);
+}
+
+int view_each_event(struct trace *t, uint32_t tid, int (*fn)(const struct trace_event *ev, void *arg), void *arg)
+{
+	return view_each_event_tree(t, tid, NULL, fn, arg);
+}
+
+void view_close(struct trace *t)
+{
+	if (!t)
+		return;
+	if (getenv("NEEDLE_VIEW_WORK"))
+		fprintf(stderr, "needle: view work: %llu steps, %llu events\n", (unsigned long long)t->work,
+			(unsigned long long)t->end.events);
+	trace_close(t);
+}
+
+/* errno of the first failed write, caught right after the call that
+ * failed: later calls (fflush of an emptied buffer) may not repeat it. */
+static int output_errno;
+
+int view_output_failed(FILE *out)
+{
+	if (!ferror_unlocked(out))
+		return 0;
+	if (!output_errno)
+		output_errno = errno ? errno : EIO;
+	return 1;
+}
+
+int view_close_output(FILE *out, const char *name)
+{
+	int err;
+
+	view_output_failed(out);
+	errno = 0;
+	if (fflush(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	view_output_failed(out);
+	if (fclose(out) && !output_errno)
+		output_errno = errno ? errno : EIO;
+	if (!(err = output_errno))
+		return 0;
+	output_errno = 0;
+	cli_error("cannot write %s: %s", name, strerror(err));
+	return 1;
+}
+
+void view_buffer_output(FILE *out)
+{
+	if (!isatty(fileno(out)))
+		setvbuf(out, NULL, _IOFBF, 1 << 16);
+}
+
