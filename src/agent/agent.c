@@ -138,32 +138,37 @@ static void recorder_start_preloaded(void)
 		agent_recording_started();
 }
 
-/* NEEDLE_RECORD_SITES (set by needle record, and removed before main
- * with its other variables), else NEEDLE_SITES (a program that uses the
- * API): compiled, relocated or all. */
-static void site_kinds_from_env(void)
+/* Which entries are sites: what needle record asked for a program it
+ * started, else NEEDLE_SITES (a program that uses the API): compiled,
+ * relocated or all. */
+static void site_kinds_chosen(const struct record_config *config)
 {
-	const char *k = getenv("NEEDLE_RECORD_SITES");
-	if (!k)
-		k = getenv("NEEDLE_SITES");
-	if (k && !strcmp(k, "relocated"))
-		site_discover_kinds(SITE_KINDS_RELOCATED);
-	else if (k && !strcmp(k, "all"))
-		site_discover_kinds(SITE_KINDS_ALL);
-	else if (k && !strcmp(k, "compiled"))
-		site_discover_kinds(SITE_KINDS_COMPILED);
+	const char *k = getenv("NEEDLE_SITES");
+	int kinds = config ? (int)config->sites
+		    : !k ? 0
+		    : !strcmp(k, "relocated") ? SITE_KINDS_RELOCATED
+		    : !strcmp(k, "all") ? SITE_KINDS_ALL
+		    : !strcmp(k, "compiled") ? SITE_KINDS_COMPILED : 0;
+	if (kinds)
+		site_discover_kinds(kinds);
 }
+
+_Static_assert(RECORD_SITES_COMPILED == SITE_KINDS_COMPILED && RECORD_SITES_RELOCATED == SITE_KINDS_RELOCATED &&
+		       RECORD_SITES_ALL == SITE_KINDS_ALL,
+	       "record_config.h's site kinds are the agent's");
 
 __attribute__((constructor)) static void agent_load(void)
 {
 	char name[17] = "";
+	const struct record_config *config;
 
 	control_lock_register(agent_init);
 	prctl(PR_GET_NAME, name);
 	if (!strcmp(name, "needle-boot"))
 		return; /* needle record -p: the session thread starts up */
-	site_kinds_from_env();
-	if (!agent_start() && getenv("NEEDLE_BUFFER_FD"))
+	int recorded = recorder_env_config(&config) == 1;
+	site_kinds_chosen(config);
+	if (!agent_start() && recorded)
 		recorder_start_preloaded();
 }
 

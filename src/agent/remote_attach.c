@@ -137,9 +137,9 @@ static int read_full(int fd, void *buf, size_t len)
 	return 0;
 }
 
-/* The hello and its two descriptors; then the globs, triggers and value
- * specs into part[] (malloc'ed, NUL-terminated, NULL when empty). */
-static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5], int *sites)
+/* The hello and its two descriptors, then the configuration's bytes,
+ * decoded into *config (record_config_free it, whatever this returns). */
+static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record_config *config)
 {
 	struct attach_hello hello;
 	char control[CMSG_SPACE(2 * sizeof(int))];
@@ -180,35 +180,17 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, char *part[5]
 	cfg->meta_fd = fds[1];
 	if ((size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
 		return -EPROTO;
-	if (hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION ||
-	    hello.filter_len > ATTACH_GLOBS_MAX || hello.notrace_len > ATTACH_GLOBS_MAX ||
-	    hello.triggers_len > ATTACH_GLOBS_MAX || hello.args_len > ATTACH_ARGS_MAX ||
-	    hello.arg_filters_len > ATTACH_GLOBS_MAX)
+	if (hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION || hello.config_len > ATTACH_CONFIG_MAX ||
+	    hello.config_len < RECORD_CONFIG_HEADER)
 		return -EPROTO;
-	uint32_t lens[5] = { hello.filter_len, hello.notrace_len, hello.triggers_len, hello.args_len,
-			     hello.arg_filters_len };
-	for (int i = 0; i < 5; i++) {
-		part[i] = NULL;
-		if (!lens[i])
-			continue;
-		if (!(part[i] = malloc(lens[i] + 1)))
-			return -ENOMEM;
-		if (read_full(fd, part[i], lens[i]))
-			return -EPROTO;
-		part[i][lens[i]] = 0;
-	}
-	*sites = (int)hello.sites;
-	cfg->graph = hello.graph != 0;
-	cfg->depth = hello.depth;
-	cfg->ctl = hello.ctl != 0;
-	cfg->filter = part[0];
-	cfg->notrace = part[1];
-	cfg->triggers = part[2];
-	cfg->args = part[3];
-	cfg->arg_filters = part[4];
-	cfg->max_string = hello.max_string;
-	cfg->trigger_gap_ns = hello.trigger_gap_ns;
-	cfg->trigger_after_ns = hello.trigger_after_ns;
+	uint8_t *bytes = malloc(hello.config_len);
+	if (!bytes)
+		return -ENOMEM;
+	int err = read_full(fd, bytes, hello.config_len) ? -EPROTO : record_config_decode(bytes, hello.config_len, config);
+	free(bytes);
+	if (err)
+		return err;
+	cfg->config = config;
 	return 0;
 }
 
@@ -247,8 +229,8 @@ static void session_wait(int fd, struct shm_header *hdr, int in_steps)
 static void *session(void *arg)
 {
 	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
-	char *part[5] = { NULL }; /* filter, notrace, triggers, args, arg_filters */
-	int fd, err, sites = 0;
+	struct record_config config = { 0 };
+	int fd, err;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "needle-attach");
@@ -257,7 +239,7 @@ static void *session(void *arg)
 	if ((fd = session_connect()) < 0)
 		goto out;
 	log_route_socket(fd); /* what start-up says, to needle record */
-	err = session_receive(fd, &cfg, part, &sites);
+	err = session_receive(fd, &cfg, &config);
 	struct stop_hold_stats earlier; /* an earlier session's: not this one's */
 	thread_stop_take_hold_stats(&earlier);
 	/* Start-up patches (gcc's NOPs normalized, relocated entries made)
@@ -270,14 +252,15 @@ static void *session(void *arg)
 	 * library's functions to be decoded (agent_discover_in_steps).  A
 	 * filter, a trigger or an argument spec may name a library's
 	 * function, which must be found from the start. */
-	int in_steps = !err && hold_hdr != MAP_FAILED && !part[0] && !part[2] && !part[3] && !part[4];
+	int in_steps = !err && hold_hdr != MAP_FAILED && !config.filter && !config.subtree && !config.triggers &&
+		       !config.args && !config.arg_filters;
 	if (in_steps) {
 		atomic_store(&hold_hdr->agent_in_steps, 1); /* before the recorder says it records */
 		agent_discover_in_steps(1);
 	}
 	if (!err) {
-		if (sites)
-			agent_site_kinds(sites);
+		if (config.sites)
+			agent_site_kinds((int)config.sites);
 		err = agent_start();
 	}
 	if (err) {
@@ -321,8 +304,7 @@ done:
 		close(fd);
 out:
 	log_route_end();
-	for (int i = 0; i < 5; i++)
-		free(part[i]);
+	record_config_free(&config);
 	atomic_store(&session_running, 0);
 	return NULL;
 }

@@ -7,8 +7,9 @@
  * connects, and the two speak:
  *
  *   needle -> agent   struct attach_hello with SCM_RIGHTS {buffer, meta},
- *                     then filter_len + notrace_len bytes of globs, then
- *                     triggers_len bytes of snapshot triggers (trigger.h)
+ *                     then config_len bytes: what to record, encoded as
+ *                     common/record_config.h says (the same bytes a
+ *                     program needle record starts reads from its memfd)
  *   (the agent starts the recorder; its result goes through the buffer
  *    header and the meta file, as for a program needle record started)
  *   needle -> agent   ATTACH_DETACH: stop recording
@@ -33,27 +34,19 @@
 
 #include <stdint.h>
 
+#include "common/record_config.h"
+
 #define ATTACH_MAGIC 0x4e41544eu /* "NTAN" */
-#define ATTACH_VERSION 3
+#define ATTACH_VERSION 4
 #define ATTACH_NAME_MAX 100     /* bytes of the socket name, without the NUL */
-#define ATTACH_GLOBS_MAX (1u << 20)
-#define ATTACH_ARGS_MAX (64u << 20)  /* --auto-args: a line per function */
+/* The most config_len may be: every string field at its largest. */
+#define ATTACH_CONFIG_MAX (RECORD_CONFIG_ARGS_MAX + 16 * RECORD_CONFIG_GLOBS_MAX)
 
 struct attach_hello {
 	uint32_t magic;
 	uint32_t version;
-	uint32_t graph;       /* 1 function_graph, 0 function */
-	uint32_t depth;       /* 0: unlimited */
-	uint32_t ctl;         /* serve needle ctl */
-	uint32_t filter_len;  /* newline-separated globs that follow */
-	uint32_t notrace_len;
-	uint32_t sites;       /* 1 compiled, 2 relocated, 3 both (SITE_KINDS_*) */
-	uint32_t triggers_len; /* --snapshot --trigger lines that follow the globs */
-	uint32_t max_string;   /* --max-string (0: the default) */
-	uint32_t args_len;     /* -A / -R / --auto-args lines (agent/record/args.h) that follow */
-	uint32_t arg_filters_len; /* -F value filters that follow */
-	uint64_t trigger_gap_ns;
-	uint64_t trigger_after_ns;
+	uint32_t config_len; /* bytes of the record_config encoding that follow */
+	uint32_t zero;
 };
 
 /* The stack that the borrowed thread ran the calls on (mmap'ed by

@@ -8,34 +8,16 @@
  * futex wake.  When no chunk is free, events are dropped and counted with
  * an atomic add: exact totals matter more than speed once data is lost.
  *
- * Configuration (struct recorder_start_cfg) comes from one of two places:
- * the environment that `needle record` sets for a program it starts
- * (recorder_start_from_env), or the session socket of `needle record -p`
- * when libneedle was loaded into a running process (agent/remote_attach.c).
- *   NEEDLE_BUFFER_FD  memfd of the shared buffer (shm_layout.h)
- *   NEEDLE_META_FD    file the recorder writes the module and site tables to
- *   NEEDLE_TRACER     function_graph (default) or function
- *   NEEDLE_FILTER     globs to patch, separated by newlines (default: all)
- *   NEEDLE_NOTRACE    globs not to patch
- *   NEEDLE_SUBTREE    globs whose calls are recorded with everything they
- *                     call, and nothing outside them (uftrace's -F)
- *   NEEDLE_DROP       globs whose calls are not recorded, nor anything
- *                     they call (uftrace's -N)
- *   NEEDLE_LIBCALL    which calls of a library's relocated functions are
- *                     recorded: "program" (default: calls from the program
- *                     and from objects built with patchable entries),
- *                     "nest" (calls from any other object), "none"
- *   NEEDLE_DEPTH      function_graph: deepest nesting recorded
- *   NEEDLE_ARGS_FD    -A / -R / --auto-args: a file of values to capture
- *                     (args.h), read and closed
- *   NEEDLE_ARG_FILTERS -F 'GLOB@argN>V': calls recorded only if it holds
- *   NEEDLE_TRIGGERS   snapshot triggers (trigger.h), NEEDLE_TRIGGER_GAP the
- *                     least nanoseconds between two of their requests,
- *                     NEEDLE_TRIGGER_AFTER how long the rings turn on after one
- * The variables are removed once read, and LD_PRELOAD is given back the
- * value it had before `needle record` added libneedle, so that the traced
- * program sees its own environment.  An attached recording touches no
- * environment at all.
+ * Configuration (struct record_config, common/record_config.h: one type,
+ * one codec) comes from one of two places: a memfd that `needle record`
+ * leaves a program it starts, whose descriptor is the only thing it adds
+ * to the environment besides LD_PRELOAD (recorder_env_config, read once
+ * by the constructor), or the session socket of `needle record -p` when
+ * libneedle was loaded into a running process (agent/remote_attach.c),
+ * the same bytes after the hello.  The variable is removed once read, and
+ * LD_PRELOAD is given back the value it had before `needle record` added
+ * libneedle, so that the traced program sees its own environment.  An
+ * attached recording touches no environment at all.
  *
  * recorder_stop ends a recording in a process that goes on (detach): the
  * link is destroyed (every site back to its NOP in one batch, then a grace
@@ -71,6 +53,7 @@
 #include "agent/record/recorder.h"
 #include "agent/record/trigger.h"
 #include "common/meta_protocol.h"
+#include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "common/tsc.h"
 #include "needle.h"
@@ -890,21 +873,55 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 	return err;
 }
 
+/* A program needle record started: what it asked for, from the memfd
+ * whose descriptor is RECORD_CONFIG_ENV's, read once (the constructor,
+ * before any other thread) and kept for the process's life. */
+static struct record_config env_config;
+static int env_config_read; /* 1 read: env_config_err says how */
+static int env_config_err;  /* 1 there, 0 no such variable, negative errno */
+
+/* The program and the processes it starts see the environment they
+ * would have without needle. */
 static void restore_environment(void)
 {
-	const char *orig = getenv("NEEDLE_ORIG_LD_PRELOAD");
+	const char *orig = env_config.orig_ld_preload;
 	if (orig && *orig)
 		setenv("LD_PRELOAD", orig, 1);
 	else
 		unsetenv("LD_PRELOAD");
-	static const char *const vars[] = { "NEEDLE_BUFFER_FD", "NEEDLE_META_FD", "NEEDLE_TRACER",
-					    "NEEDLE_FILTER", "NEEDLE_NOTRACE", "NEEDLE_DEPTH",
-					    "NEEDLE_ORIG_LD_PRELOAD", "NEEDLE_CTL", "NEEDLE_RECORD_SITES",
-					    "NEEDLE_TRIGGERS", "NEEDLE_TRIGGER_GAP", "NEEDLE_TRIGGER_AFTER", "NEEDLE_ARGS_FD",
-					    "NEEDLE_MAX_STRING", "NEEDLE_ARG_FILTERS", "NEEDLE_SUBTREE",
-					    "NEEDLE_DROP", "NEEDLE_LIBCALL" };
-	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
-		unsetenv(vars[i]);
+	unsetenv(RECORD_CONFIG_ENV);
+}
+
+int recorder_env_config(const struct record_config **config)
+{
+	if (env_config_read) {
+		*config = env_config_err == 1 ? &env_config : NULL;
+		return env_config_err;
+	}
+	env_config_read = 1;
+	*config = NULL;
+	const char *env = getenv(RECORD_CONFIG_ENV);
+	if (!env)
+		return env_config_err = 0;
+	env_mode = 1;
+	int fd = atoi(env), err = -EPROTO;
+	struct stat st;
+	uint8_t *bytes = NULL;
+	if (fd > 2 && !fstat(fd, &st) && st.st_size >= RECORD_CONFIG_HEADER && (bytes = malloc((size_t)st.st_size))) {
+		ssize_t got = pread(fd, bytes, (size_t)st.st_size, 0);
+		err = got == st.st_size ? record_config_decode(bytes, (size_t)got, &env_config) : -EIO;
+	}
+	free(bytes);
+	if (fd > 2)
+		close(fd);
+	if (err) {
+		/* Nothing can be told to needle record without the descriptors
+		 * the bytes carry: it says the agent never started. */
+		restore_environment();
+		return env_config_err = err;
+	}
+	*config = &env_config;
+	return env_config_err = 1;
 }
 
 /* What the user asked for cannot be traced in this program at all. */
@@ -962,79 +979,35 @@ void recorder_report_failure_fds(int buf_fd, int meta_fd, int err)
 					  : "libneedle could not start in this process");
 }
 
-/* NEEDLE_ARGS_FD: the lines of -A / -R / --auto-args, in a file (more
- * than an environment string may hold).  Read whole and closed, so the
- * program never sees the descriptor; NULL when there is none. */
-static char *read_args_fd(void)
-{
-	const char *env = getenv("NEEDLE_ARGS_FD");
-	if (!env)
-		return NULL;
-	int fd = atoi(env);
-	struct stat st;
-	char *text = NULL;
-	if (fd > 2 && !fstat(fd, &st) && st.st_size > 0 && (text = malloc((size_t)st.st_size + 1))) {
-		ssize_t got = pread(fd, text, (size_t)st.st_size, 0);
-		text[got > 0 ? got : 0] = 0;
-	}
-	if (fd > 2)
-		close(fd);
-	unsetenv("NEEDLE_ARGS_FD");
-	return text;
-}
-
 void recorder_report_failure(int err)
 {
-	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
-	const char *meta_env = getenv("NEEDLE_META_FD");
+	const struct record_config *config;
 
-	if (!buf_env || !meta_env)
+	if (recorder_env_config(&config) != 1)
 		return;
-	env_mode = 1;
-	free(read_args_fd());
-	recorder_report_failure_fds(atoi(buf_env), atoi(meta_env), err);
+	recorder_report_failure_fds((int)config->buf_fd, (int)config->meta_fd, err);
 }
 
 int recorder_start_from_env(void)
 {
-	const char *buf_env = getenv("NEEDLE_BUFFER_FD");
-	const char *meta_env = getenv("NEEDLE_META_FD");
-	const char *tracer = getenv("NEEDLE_TRACER");
-	const char *depth = getenv("NEEDLE_DEPTH");
+	const struct record_config *config;
+	int err = recorder_env_config(&config);
 
-	if (!buf_env || !meta_env)
-		return 0;
+	if (err <= 0)
+		return err;
 	struct recorder_start_cfg cfg = {
-		.buf_fd = atoi(buf_env),
-		.meta_fd = atoi(meta_env),
-		.graph = !tracer || strcmp(tracer, "function") != 0,
-		.filter = getenv("NEEDLE_FILTER"),
-		.notrace = getenv("NEEDLE_NOTRACE"),
-		.depth = depth && atoi(depth) > 0 ? (uint32_t)atoi(depth) : 0,
-		.ctl = getenv("NEEDLE_CTL") != NULL,
-		.triggers = getenv("NEEDLE_TRIGGERS"),
-		.trigger_gap_ns = getenv("NEEDLE_TRIGGER_GAP") ? strtoull(getenv("NEEDLE_TRIGGER_GAP"), NULL, 10) : 0,
-		.trigger_after_ns = getenv("NEEDLE_TRIGGER_AFTER") ? strtoull(getenv("NEEDLE_TRIGGER_AFTER"), NULL, 10) : 0,
-		.args = read_args_fd(),
-		.arg_filters = getenv("NEEDLE_ARG_FILTERS"),
-		.max_string = getenv("NEEDLE_MAX_STRING") ? (uint32_t)atoi(getenv("NEEDLE_MAX_STRING")) : 0,
-		.subtree = getenv("NEEDLE_SUBTREE"),
-		.drop = getenv("NEEDLE_DROP"),
-		.libcall = !getenv("NEEDLE_LIBCALL")                   ? 0
-			   : !strcmp(getenv("NEEDLE_LIBCALL"), "nest") ? LIBCALL_NEST
-			   : !strcmp(getenv("NEEDLE_LIBCALL"), "none") ? LIBCALL_NONE
-								       : LIBCALL_PROGRAM,
+		.buf_fd = (int)config->buf_fd,
+		.meta_fd = (int)config->meta_fd,
+		.config = config,
 	};
-	env_mode = 1;
-	int err = recorder_start(&cfg);
-	free((char *)cfg.args); /* the table copied what it needs */
-	return err;
+	return recorder_start(&cfg);
 }
 
 int recorder_start(const struct recorder_start_cfg *cfg)
 {
-	const char *filter = cfg->filter, *notrace = cfg->notrace;
-	int graph = cfg->graph, buf_fd = cfg->buf_fd, meta_fd = cfg->meta_fd, err;
+	const struct record_config *rc = cfg->config;
+	const char *filter = rc->filter, *notrace = rc->notrace;
+	int graph = rc->graph != 0, buf_fd = cfg->buf_fd, meta_fd = cfg->meta_fd, err;
 	uint64_t *addrs;
 	size_t n = 0, usable = 0;
 
@@ -1074,7 +1047,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
 	if (overwrite_init(shm))
 		return fail(meta_fd, -ENOMEM, "out of memory");
-	max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
+	max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
 	/* A later session (needle record -p again) counts its own. */
 	if (atomic_exchange(&entry_only_used, 0))
 		memset(entry_only_seen, 0, sizeof(entry_only_seen));
@@ -1089,18 +1062,18 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "the program has no patchable function entries: record it without "
 			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
-	args_set_max_string(cfg->max_string ? cfg->max_string : 64);
+	args_set_max_string(rc->max_string > 0 ? (uint32_t)rc->max_string : 64);
 	args_reset(); /* the last recording's link is detached and synchronized */
-	if (((cfg->args && *cfg->args) || (cfg->arg_filters && *cfg->arg_filters)) &&
-	    (err = args_configure(cfg->args, cfg->arg_filters)))
+	if (((rc->args && *rc->args) || (rc->arg_filters && *rc->arg_filters)) &&
+	    (err = args_configure(rc->args, rc->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
-	libcall_mode = cfg->libcall;
-	have_subtree = cfg->subtree && *cfg->subtree;
+	libcall_mode = (int)rc->libcall;
+	have_subtree = rc->subtree && *rc->subtree;
 	have_flags = 0;
 	free(cur_subtree);
 	free(cur_drop);
-	cur_subtree = dup_or_null(cfg->subtree);
-	cur_drop = dup_or_null(cfg->drop);
+	cur_subtree = dup_or_null(rc->subtree);
+	cur_drop = dup_or_null(rc->drop);
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	if (have_subtree && !subtree_sites)
@@ -1147,9 +1120,9 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	}
 	int traced = err;
 	trigger_init(shm);
-	if (cfg->triggers && *cfg->triggers) {
+	if (rc->triggers && *rc->triggers) {
 		char why[512];
-		if ((err = trigger_start(shm, cfg->triggers, cfg->trigger_gap_ns, cfg->trigger_after_ns, why, sizeof(why)))) {
+		if ((err = trigger_start(shm, rc->triggers, (uint64_t)rc->trigger_gap_ns, (uint64_t)rc->trigger_after_ns, why, sizeof(why)))) {
 			active = 0;
 			needle_link_destroy(rec_link);
 			rec_link = NULL;
@@ -1173,7 +1146,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		}
 	}
 	close(meta_fd);
-	if (cfg->ctl && (err = control_start(!cfg->ctl_polled)))
+	if (rc->ctl && (err = control_start(!cfg->ctl_polled)))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;

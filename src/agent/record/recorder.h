@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/record_config.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,25 +16,10 @@
 struct recorder_start_cfg {
 	int buf_fd;                   /* memfd of the shared buffer */
 	int meta_fd;                  /* where the module and site tables go */
-	int graph;                    /* 1 function_graph, 0 function */
-	const char *filter, *notrace; /* newline-separated globs, or NULL */
-	uint32_t depth;               /* 0 = unlimited */
-	int ctl;                      /* serve `needle ctl` */
-	int ctl_polled;               /* ... from the caller's loop, not a thread (control.h) */
-	const char *triggers;         /* snapshot triggers, trigger.h's spec, or NULL */
-	uint64_t trigger_gap_ns;      /* least time between two trigger requests */
-	uint64_t trigger_after_ns;    /* --trigger-after: the rings freeze this long after a trigger */
-	const char *args;             /* -A / -R specs (args.h), or NULL */
-	const char *arg_filters;      /* -F value filters (args.h), or NULL */
-	uint32_t max_string;          /* --max-string (0: the default) */
-	/* uftrace's filters: calls of -F functions are recorded with their
-	 * subtrees, and nothing else (NULL: everything); calls of -N ones are
-	 * not, nor their subtrees.  Newline-separated globs. */
-	const char *subtree, *drop;
-	/* Library calls (a library's relocated functions): 0 those made by
-	 * the program and by objects built with patchable entries, 1 those
-	 * made by any other object (--nest-libcall), 2 none (--no-libcall). */
-	int libcall;
+	int ctl_polled;               /* serve `needle ctl` from the caller's loop, not a thread (control.h) */
+	/* What needle record asked for (common/record_config.h): read only
+	 * during the call (the recorder keeps copies of what it needs). */
+	const struct record_config *config;
 };
 
 /* Attach the recorder as cfg asks.  Not under the control mutex (the
@@ -40,8 +27,12 @@ struct recorder_start_cfg {
  * failure, also reported to the reader through the buffer header and the
  * meta file.  -EBUSY: a recording is already running. */
 int recorder_start(const struct recorder_start_cfg *cfg);
-/* recorder_start with what the environment of `needle record` says, if
- * it carries a trace buffer (NEEDLE_BUFFER_FD); 0 when it does not. */
+/* A program needle record started: its configuration (RECORD_CONFIG_ENV),
+ * read and decoded at the first call.  1 with *config set, 0 when the
+ * environment carries none, negative errno when it carries one that
+ * cannot be read (the environment is then restored). */
+int recorder_env_config(const struct record_config **config);
+/* recorder_start with that configuration; 0 when there is none. */
 int recorder_start_from_env(void);
 /* End the recording in a process that runs on (detach): sites unpatched,
  * the control socket closed (its thread gone), the buffer unmapped, and

@@ -9,9 +9,10 @@
  *    then its child that serves a control socket is used, and stderr says
  *    which PID that was.
  *  - When no socket answers, the reason is found from what /proc shows of
- *    the process (it exists; it carries needle's start-up variables in
+ *    the process (it exists; it carries needle's start-up variable in
  *    /proc/PID/environ, which keeps the environment the process was
- *    started with, NEEDLE_CTL holding the PID needle record started), so
+ *    started with: RECORD_CONFIG_ENV, with the PID needle record started
+ *    when it serves a control socket), so
  *    that the message says what happened rather than what the socket call
  *    returned.
  *  - A process that accepts but never answers (it is stopped, say) does
@@ -33,6 +34,7 @@
 
 #include "cli/ctl/ctl.h"
 #include "cli/util/cli_util.h"
+#include "common/record_config.h"
 
 #define REPLY_TIMEOUT_S 30
 
@@ -193,16 +195,20 @@ static void explain(long pid, int err)
 		cli_error("cannot reach process %ld (%s): %s", pid, comm, strerror(err));
 		return;
 	}
-	int ctl = proc_env(pid, "NEEDLE_CTL", val, sizeof(val));
+	/* "FD", or "FD ctl=PID" (common/record_config.h). */
+	int recorded = proc_env(pid, RECORD_CONFIG_ENV, val, sizeof(val));
+	const char *ctl_at = recorded > 0 ? strstr(val, " ctl=") : NULL;
+	int ctl = recorded < 0 ? -1 : ctl_at != NULL;
+	long ctl_pid = ctl_at ? atol(ctl_at + 5) : 0;
 	if (ctl < 0) {
 		cli_error("process %ld (%s) has no needle control socket, and its environment cannot be read to tell "
 			  "why: was it started with 'needle record --ctl'?", pid, comm);
-	} else if (ctl > 0 && atol(val) == pid) {
+	} else if (ctl > 0 && ctl_pid == pid) {
 		cli_error("process %ld (%s) was recorded with --ctl, but its control socket is gone", pid, comm);
 	} else if (ctl > 0) {
-		cli_error("process %ld (%s) was forked from PID %s, the process needle record started: only that one "
-			  "has a control socket", pid, comm, val);
-	} else if (proc_env(pid, "NEEDLE_BUFFER_FD", val, sizeof(val)) > 0) {
+		cli_error("process %ld (%s) was forked from PID %ld, the process needle record started: only that one "
+			  "has a control socket", pid, comm, ctl_pid);
+	} else if (recorded > 0) {
 		cli_error("process %ld (%s) is recorded without --ctl: record it with 'needle record --ctl' to "
 			  "control it", pid, comm);
 	} else {
@@ -229,7 +235,7 @@ static int connect_via_record(long rec, long *pid)
 	/* None serves: explain with the first child that is needle's. */
 	for (size_t i = 0; i < n; i++) {
 		char val[32];
-		if (proc_env(kids[i], "NEEDLE_BUFFER_FD", val, sizeof(val)) > 0) {
+		if (proc_env(kids[i], RECORD_CONFIG_ENV, val, sizeof(val)) > 0) {
 			explain(kids[i], ECONNREFUSED);
 			return -1;
 		}

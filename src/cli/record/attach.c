@@ -257,24 +257,30 @@ static int accept_agent(int lfd, pid_t pid, int timeout_ms)
 	return -1;
 }
 
+static int send_all(int fd, const uint8_t *p, size_t n)
+{
+	for (size_t off = 0; off < n;) {
+		ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* The hello with the buffer's and the meta file's descriptors, then the
+ * configuration's bytes (common/record_config.h). */
 static int send_hello(int fd, const struct recording *r)
 {
-	const struct record_opts *o = r->o;
+	uint8_t *config;
+	size_t config_len;
+
+	if (record_config_encode(&r->o->agent, &config, &config_len))
+		return -1;
 	struct attach_hello hello = {
 		.magic = ATTACH_MAGIC,
 		.version = ATTACH_VERSION,
-		.graph = o->tracer != TRACER_FUNCTION,
-		.depth = (uint32_t)o->depth,
-		.ctl = (uint32_t)o->ctl,
-		.filter_len = o->filter ? (uint32_t)strlen(o->filter) : 0,
-		.notrace_len = o->notrace ? (uint32_t)strlen(o->notrace) : 0,
-		.sites = (uint32_t)o->sites,
-		.triggers_len = o->triggers ? (uint32_t)strlen(o->triggers) : 0,
-		.max_string = o->max_string,
-		.args_len = o->values.args ? (uint32_t)strlen(o->values.args) : 0,
-		.arg_filters_len = o->values.arg_filters ? (uint32_t)strlen(o->values.arg_filters) : 0,
-		.trigger_gap_ns = o->snapshot_gap_ns,
-		.trigger_after_ns = o->trigger_after_ns,
+		.config_len = (uint32_t)config_len,
 	};
 	int fds[2] = { r->buf_fd, r->meta_fd };
 	char control[CMSG_SPACE(sizeof(fds))];
@@ -287,19 +293,10 @@ static int send_hello(int fd, const struct recording *r)
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
-	if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello))
-		return -1;
-	const char *parts[5] = { o->filter, o->notrace, o->triggers, o->values.args, o->values.arg_filters };
-	for (int i = 0; i < 5; i++) {
-		size_t n = parts[i] ? strlen(parts[i]) : 0, off = 0;
-		while (off < n) {
-			ssize_t w = send(fd, parts[i] + off, n - off, MSG_NOSIGNAL);
-			if (w <= 0)
-				return -1;
-			off += (size_t)w;
-		}
-	}
-	return 0;
+	int err = config_len > ATTACH_CONFIG_MAX || sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
+		  send_all(fd, config, config_len);
+	free(config);
+	return err ? -1 : 0;
 }
 
 /* What libneedle-boot.so said instead of a session, if it did: 1 when an

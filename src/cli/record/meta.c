@@ -228,7 +228,7 @@ void record_write_process(struct recording *r, int status, char **argv)
 	struct sec_process sp = {
 		.pid = (uint32_t)r->pid,
 		.wait_status = status,
-		.tracer = (uint32_t)r->o->tracer,
+		.tracer = (uint32_t)record_tracer(r->o),
 		.wake_mode = (uint32_t)r->o->wake_mode,
 		.wake_arg = (uint32_t)r->o->wake_arg,
 		.argc = argc,

@@ -14,10 +14,13 @@
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
 
-/* --sites: 1 compiled, 2 relocated, 3 all; 0 for anything else. */
+/* --sites: RECORD_SITES_*; 0 for anything else. */
 static int sites_kind(const char *s)
 {
-	return !strcmp(s, "compiled") ? 1 : !strcmp(s, "relocated") ? 2 : !strcmp(s, "all") ? 3 : 0;
+	return !strcmp(s, "compiled")	 ? RECORD_SITES_COMPILED
+	       : !strcmp(s, "relocated") ? RECORD_SITES_RELOCATED
+	       : !strcmp(s, "all")	 ? RECORD_SITES_ALL
+					 : 0;
 }
 
 static const char record_usage[] =
@@ -158,7 +161,7 @@ static int add_trigger(struct record_opts *o, const char *spec)
 	snprintf(line, sizeof(line), "%.*s\t%llu", (int)name_len, spec, (unsigned long long)ns);
 	if (!o->trigger_text)
 		o->trigger_text = strdup(spec);
-	return append_glob(&o->triggers, line);
+	return append_glob(&o->agent.triggers, line);
 }
 
 int record_parse_opts(int argc, char **argv, struct record_opts *o)
@@ -192,17 +195,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	char *end;
 
 	o->output = "needle.data";
-	o->tracer = TRACER_FUNCTION_GRAPH;
+	RECORD_CONFIG_SET(&o->agent, graph, 1);
 	o->buffer_bytes = 16ull << 20;
 	o->chunk_bytes = 16u << 10;
 	o->wake_mode = WAKE_WAIT;
 	o->max_snapshots = 10;
-	o->snapshot_gap_ns = 1000000000ull;
+	o->agent.trigger_gap_ns = 1000000000ull;
 	int snapshot_opts_given = 0, wake_given = 0;
 	/* NEEDLE_SITES in needle record's environment sets the default. */
 	const char *env_sites = getenv("NEEDLE_SITES");
-	o->sites = 3;
-	if (env_sites && *env_sites && !(o->sites = sites_kind(env_sites))) {
+	o->agent.sites = RECORD_SITES_ALL;
+	if (env_sites && *env_sites && !(o->agent.sites = sites_kind(env_sites))) {
 		cli_error("NEEDLE_SITES needs compiled, relocated or all, not '%s'", env_sites);
 		return -1;
 	}
@@ -222,28 +225,28 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 't':
 			if (!strcmp(optarg, "function_graph")) {
-				o->tracer = TRACER_FUNCTION_GRAPH;
+				o->agent.graph = 1;
 			} else if (!strcmp(optarg, "function")) {
-				o->tracer = TRACER_FUNCTION;
+				o->agent.graph = 0;
 			} else {
 				cli_error("unknown tracer '%s' (function_graph or function)", optarg);
 				return -1;
 			}
 			break;
 		case 'F':
-			if (strchr(optarg, '@') ? arg_plan_add_filter(&o->values, optarg) : append_glob(&o->subtree, optarg))
+			if (strchr(optarg, '@') ? arg_plan_add_filter(&o->values, optarg) : append_glob(&o->agent.subtree, optarg))
 				return -1;
 			break;
 		case 'N':
-			if (append_glob(&o->drop, optarg))
+			if (append_glob(&o->agent.drop, optarg))
 				return -1;
 			break;
 		case 'P':
-			if (append_glob(&o->filter, optarg))
+			if (append_glob(&o->agent.filter, optarg))
 				return -1;
 			break;
 		case 'U':
-			if (append_glob(&o->notrace, optarg))
+			if (append_glob(&o->agent.notrace, optarg))
 				return -1;
 			break;
 		case OPT_MATCH:
@@ -255,15 +258,15 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NEST_LIBCALL:
 		case OPT_NO_LIBCALL:
-			if (o->libcall && o->libcall != (c == OPT_NEST_LIBCALL ? 1 : 2)) {
+			if (o->agent.libcall && o->agent.libcall != (c == OPT_NEST_LIBCALL ? RECORD_LIBCALL_NEST : RECORD_LIBCALL_NONE)) {
 				cli_error("record: --nest-libcall and --no-libcall ask for opposite things; give one");
 				return -1;
 			}
-			o->libcall = c == OPT_NEST_LIBCALL ? 1 : 2;
+			o->agent.libcall = c == OPT_NEST_LIBCALL ? RECORD_LIBCALL_NEST : RECORD_LIBCALL_NONE;
 			break;
 		case 'D':
-			o->depth = (int)strtol(optarg, &end, 10);
-			if (*end || o->depth < 1) {
+			o->agent.depth = (int)strtol(optarg, &end, 10);
+			if (*end || o->agent.depth < 1) {
 				cli_error("--depth needs a positive number, not '%s'", optarg);
 				return -1;
 			}
@@ -317,15 +320,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			break;
 		case OPT_TRIGGER_AFTER:
-			if (parse_duration("--trigger-after", optarg, &o->trigger_after_ns))
+		case OPT_SNAPSHOT_GAP: {
+			uint64_t ns; /* at most 1e15: an int64_t */
+			if (parse_duration(c == OPT_TRIGGER_AFTER ? "--trigger-after" : "--snapshot-interval", optarg, &ns))
 				return -1;
+			if (c == OPT_TRIGGER_AFTER)
+				o->agent.trigger_after_ns = (int64_t)ns;
+			else
+				o->agent.trigger_gap_ns = (int64_t)ns;
 			snapshot_opts_given = 1;
 			break;
-		case OPT_SNAPSHOT_GAP:
-			if (parse_duration("--snapshot-interval", optarg, &o->snapshot_gap_ns))
-				return -1;
-			snapshot_opts_given = 1;
-			break;
+		}
 		case OPT_AUTO_ARGS:
 			o->values.auto_args = 1;
 			break;
@@ -335,7 +340,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				cli_error("--max-string needs a number of bytes from 8 to 256, not '%s'", optarg);
 				return -1;
 			}
-			o->max_string = (unsigned)n;
+			o->agent.max_string = (unsigned)n;
 			break;
 		}
 		case OPT_MAX_SNAPSHOTS: {
@@ -358,7 +363,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case OPT_CTL:
-			o->ctl = 1;
+			o->agent.ctl = 1;
 			break;
 		case 'p': {
 			long pid = strtol(optarg, &end, 10);
@@ -370,7 +375,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case OPT_SITES:
-			if (!(o->sites = sites_kind(optarg))) {
+			if (!(o->agent.sites = sites_kind(optarg))) {
 				cli_error("--sites needs compiled, relocated or all, not '%s'", optarg);
 				return -1;
 			}
@@ -395,16 +400,16 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	/* A value filter's function is a -F function too: only its calls
 	 * (and what they call) are recorded, and of those the agent keeps
 	 * the calls whose values pass. */
-	if (o->values.value_globs && append_glob(&o->subtree, o->values.value_globs))
+	if (o->values.value_globs && append_glob(&o->agent.subtree, o->values.value_globs))
 		return -1;
 	/* The session with a running process carries patch filters only:
 	 * there -F and -N select single functions. */
-	if (o->attach_pid && (o->subtree || o->drop)) {
-		if ((o->subtree && append_glob(&o->filter, o->subtree)) || (o->drop && append_glob(&o->notrace, o->drop)))
+	if (o->attach_pid && (o->agent.subtree || o->agent.drop)) {
+		if ((o->agent.subtree && append_glob(&o->agent.filter, o->agent.subtree)) || (o->agent.drop && append_glob(&o->agent.notrace, o->agent.drop)))
 			return -1;
-		free(o->subtree);
-		free(o->drop);
-		o->subtree = o->drop = NULL;
+		free(o->agent.subtree);
+		free(o->agent.drop);
+		o->agent.subtree = o->agent.drop = NULL;
 	}
 	if (o->attach_pid && optind < argc) {
 		cli_error("record: -p records a running process; give either -p PID or a program, not both");
@@ -414,12 +419,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
 		return -1;
 	}
-	if (o->tracer == TRACER_FUNCTION && o->values.specs &&
+	if (!o->agent.graph && o->values.specs &&
 	    (o->values.specs[0] == 'R' || strstr(o->values.specs, "\nR"))) {
 		cli_error("record: -R records return values, which the function tracer (-t function) never sees");
 		return -1;
 	}
-	if (!o->snapshot && (o->triggers || snapshot_opts_given)) {
+	if (!o->snapshot && (o->agent.triggers || snapshot_opts_given)) {
 		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
 		return -1;
 	}

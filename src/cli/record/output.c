@@ -134,7 +134,7 @@ int record_out_begin(struct recording *r)
 	if (out->regular && ftruncate(out->fd, 0))
 		out->err = errno;
 	out->begun = 1;
-	if (trace_writer_open(&r->w, out->f, r->o->tracer) && !out->err)
+	if (trace_writer_open(&r->w, out->f, record_tracer(r->o)) && !out->err)
 		out->err = r->w.err;
 	return out->err ? -out->err : 0;
 }

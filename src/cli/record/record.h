@@ -26,37 +26,39 @@
 #include <sys/types.h>
 
 #include "cli/args/args.h"
+#include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "format/trace_writer.h"
 
 struct record_opts {
+	/* What the agent gets (common/record_config.h), filled here as the
+	 * options are read: graph, depth, ctl, sites, libcall, max_string,
+	 * trigger_gap_ns, trigger_after_ns, filter (-P), notrace (-U),
+	 * subtree (-F), drop (-N), triggers; args and arg_filters from
+	 * values once resolved; buf_fd, meta_fd and orig_ld_preload by the
+	 * start-up (spawn.c). */
+	struct record_config agent;
+	/* needle record's own */
 	const char *output;
-	int tracer;
-	char *filter;   /* -P: newline-separated globs of the functions patched (NULL: all) */
-	char *notrace;  /* -U: globs of functions not patched */
-	char *subtree;  /* -F: globs whose calls are recorded with their subtrees, and nothing else */
-	char *drop;     /* -N: globs whose calls are not recorded, nor their subtrees */
 	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
-	int libcall;    /* library calls: 0 the program's, 1 every object's (--nest-libcall), 2 none */
-	int depth;
 	int wake_mode;
 	int wake_arg;   /* poll ms or percent */
 	uint64_t buffer_bytes;
 	uint32_t chunk_bytes;
-	int ctl;        /* open the control socket in the program */
 	int force;      /* -f: overwrite a file that is not a needle trace */
 	pid_t attach_pid;      /* -p: record this running process */
-	int sites;             /* 1 compiled, 2 relocated, 3 all (--sites) */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */
-	char *triggers;        /* --trigger, as the agent reads them (trigger.h), or NULL */
 	char *trigger_text;    /* the first --trigger as given, for the file */
-	uint64_t trigger_after_ns;  /* --trigger-after */
-	uint64_t snapshot_gap_ns;   /* --snapshot-interval: least time between two */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
 	struct arg_plan values;     /* -A, -R, --auto-args, -F value filters (cli/args) */
-	unsigned max_string;        /* --max-string (0: the agent's default) */
 };
+
+/* The file's tracer (TRACER_* of shm_layout.h) for what the agent runs. */
+static inline uint32_t record_tracer(const struct record_opts *o)
+{
+	return o->agent.graph ? TRACER_FUNCTION_GRAPH : TRACER_FUNCTION;
+}
 
 struct seen_thread {
 	uint32_t tid;

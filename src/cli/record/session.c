@@ -31,13 +31,15 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 			program_libs_of_file(exe, &libs);
 	}
 	const struct cxx_pattern_list patterns[] = {
-		{ &o->filter, 0 }, { &o->notrace, 0 }, { &o->subtree, 0 }, { &o->drop, 0 }, { &o->triggers, 1 },
+		{ &o->agent.filter, 0 }, { &o->agent.notrace, 0 }, { &o->agent.subtree, 0 }, { &o->agent.drop, 0 }, { &o->agent.triggers, 1 },
 	};
 	int err = arg_plan_resolve(&o->values, exe, &libs) ||
 		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0]));
 	program_libs_free(&libs);
 	if (err)
 		return -1;
+	o->agent.args = o->values.args;
+	o->agent.arg_filters = o->values.arg_filters;
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
 	signal(SIGXFSZ, SIG_IGN);
@@ -87,7 +89,7 @@ void record_begin_file(struct recording *r)
 void record_begin(struct recording *r)
 {
 	record_begin_file(r);
-	if (r->o->ctl)
+	if (r->o->agent.ctl)
 		fprintf(stderr, "needle: recording PID %d; control it with: needle ctl %d COMMAND\n", (int)r->pid,
 			(int)r->pid);
 }

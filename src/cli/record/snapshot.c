@@ -327,7 +327,7 @@ void snapshot_service_start(struct snapshot_service *ss, struct recording *r)
 	ss->started = 1;
 	record_read_result(r, &r->sites_traced, agent_err, sizeof(agent_err));
 	fprintf(stderr, "needle: flight recorder on PID %d: a snapshot with kill -USR2 %d or needle ctl %d snapshot%s\n",
-		(int)r->pid, (int)getpid(), (int)r->pid, r->o->triggers ? ", or a trigger" : "");
+		(int)r->pid, (int)getpid(), (int)r->pid, r->o->agent.triggers ? ", or a trigger" : "");
 }
 
 static void take(struct snapshot_service *ss, struct recording *r)
@@ -355,13 +355,13 @@ uint64_t snapshot_service_poll(struct snapshot_service *ss, struct recording *r)
 			/* The interval runs from one accepted request to the next
 			 * (the agent times its own the same way; a tenth of slack
 			 * for the wake-up's latency). */
-			if (ss->taken < o->max_snapshots &&
-			    (!ss->taken || now - ss->last_ns >= o->snapshot_gap_ns - o->snapshot_gap_ns / 10)) {
+			uint64_t gap = (uint64_t)o->agent.trigger_gap_ns;
+			if (ss->taken < o->max_snapshots && (!ss->taken || now - ss->last_ns >= gap - gap / 10)) {
 				ss->last_ns = now;
 				snapshot_reason(r, from_agent, &ss->next);
 				int trig = ss->next.reason == TRACE_SNAPSHOT_DURATION || ss->next.reason == TRACE_SNAPSHOT_ENTERED;
 				ss->pending = 1;
-				ss->due_ns = now + (trig ? o->trigger_after_ns : 0);
+				ss->due_ns = now + (trig ? (uint64_t)o->agent.trigger_after_ns : 0);
 			} else if (!ss->said_skip++) {
 				cli_error("snapshot request ignored: %s (further ones are ignored silently)",
 					  ss->taken >= o->max_snapshots ? "--max-snapshots reached"
@@ -396,7 +396,7 @@ int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint3
 	/* needle record -p cannot tell a crash from an exit (no wait status
 	 * for a process it did not start): a process that ended gets its
 	 * last snapshot, triggers or not. */
-	if (reason == TRACE_SNAPSHOT_CRASH || !r->o->triggers || (r->attached && reason == TRACE_SNAPSHOT_END)) {
+	if (reason == TRACE_SNAPSHOT_CRASH || !r->o->agent.triggers || (r->attached && reason == TRACE_SNAPSHOT_END)) {
 		struct sec_snapshot last = { .reason = reason };
 		last.asked_ns = last.copied_ns = monotonic_ns() - r->ns0;
 		werr = record_snapshot(r, &last, 1) != 0;

@@ -35,6 +35,8 @@
 
 #include "cli/util/cli_util.h"
 #include "cli/util/procfs.h"
+#include "common/fd_high.h"
+#include "common/record_config.h"
 #include "cli/record/record.h"
 
 /* libneedle.so beside the needle binary, or where NEEDLE_LIB says. */
@@ -86,16 +88,11 @@ int record_find_program(const char *prog, char *out, size_t len)
 }
 
 /* A copy of fd that survives exec, at a number the program is unlikely
- * to use: just below min(RLIMIT_NOFILE, 1024). */
+ * to use (common/fd_high.h), else the lowest one free above the standard
+ * streams. */
 static int fd_high(int fd)
 {
-	struct rlimit rl;
-	long top = 1024;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
-		top = (long)rl.rlim_cur;
-	long from = top - 32 > 10 ? top - 32 : 10;
-	int h = fcntl(fd, F_DUPFD, (int)from);
+	int h = fd_dup_high(fd, F_DUPFD);
 	return h >= 0 ? h : fcntl(fd, F_DUPFD, 3);
 }
 
@@ -129,7 +126,8 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		return -1;
 	if (pid == 0) {
 		char num[32];
-		const char *pre = getenv("LD_PRELOAD");
+		const char *pre_env = getenv("LD_PRELOAD");
+		char *pre = pre_env ? strdup(pre_env) : NULL; /* setenv below may free it */
 		char *preload = malloc(strlen(agent) + (pre ? strlen(pre) : 0) + 2);
 		int hbuf = fd_high(buf_fd), hmeta = fd_high(meta_fd);
 
@@ -137,76 +135,52 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		static const int own[] = RECORD_OWN_SIGNALS;
 		for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 			signal(own[i], record_signal_was_ignored(own[i]) ? SIG_IGN : SIG_DFL);
-		if (hbuf < 0 || hmeta < 0 || !preload) {
+		if (hbuf < 0 || hmeta < 0 || !preload || (pre_env && !pre)) {
 			int e = errno ? errno : ENOMEM;
 			if (write(pipefd[1], &e, sizeof(e)) < 0)
 				_exit(127);
 			_exit(127);
 		}
 		sprintf(preload, "%s%s%s", agent, pre && *pre ? ":" : "", pre && *pre ? pre : "");
-		setenv("NEEDLE_ORIG_LD_PRELOAD", pre ? pre : "", 1);
 		setenv("LD_PRELOAD", preload, 1);
-		snprintf(num, sizeof(num), "%d", hbuf);
-		setenv("NEEDLE_BUFFER_FD", num, 1);
-		snprintf(num, sizeof(num), "%d", hmeta);
-		setenv("NEEDLE_META_FD", num, 1);
-		setenv("NEEDLE_TRACER", o->tracer == TRACER_FUNCTION ? "function" : "function_graph", 1);
-		setenv("NEEDLE_RECORD_SITES", o->sites == 1 ? "compiled" : o->sites == 2 ? "relocated" : "all", 1);
-		if (o->filter)
-			setenv("NEEDLE_FILTER", o->filter, 1);
-		if (o->notrace)
-			setenv("NEEDLE_NOTRACE", o->notrace, 1);
-		if (o->subtree)
-			setenv("NEEDLE_SUBTREE", o->subtree, 1);
-		if (o->drop)
-			setenv("NEEDLE_DROP", o->drop, 1);
-		if (o->libcall)
-			setenv("NEEDLE_LIBCALL", o->libcall == 1 ? "nest" : "none", 1);
-		if (o->depth) {
-			snprintf(num, sizeof(num), "%d", o->depth);
-			setenv("NEEDLE_DEPTH", num, 1);
-		}
-		if (o->ctl) {
-			snprintf(num, sizeof(num), "%d", (int)getpid());
-			setenv("NEEDLE_CTL", num, 1);
-		}
-		if (o->values.args) {
-			/* --auto-args writes a line per function: more than an
-			 * environment string may hold (128 KiB), so a file. */
-			int afd = memfd_create("needle-args", 0), hargs = -1;
-			size_t left = strlen(o->values.args);
-			for (const char *p = o->values.args; afd >= 0 && left;) {
-				ssize_t w = write(afd, p, left);
-				if (w <= 0)
-					break;
-				p += w;
-				left -= (size_t)w;
+		/* Everything the agent is to do, in one memfd (the environment
+		 * carries its descriptor only): read and closed by the agent
+		 * before main, so the program never sees it. */
+		struct record_config cfg = o->agent;
+		cfg.buf_fd = hbuf;
+		cfg.meta_fd = hmeta;
+		cfg.orig_ld_preload = pre ? pre : (char *)"";
+		uint8_t *bytes = NULL;
+		size_t len = 0, left;
+		int cfd = -1, hcfg = -1, e = record_config_encode(&cfg, &bytes, &len);
+		if (!e && (cfd = memfd_create("needle-config", 0)) < 0)
+			e = -errno;
+		left = len;
+		for (const uint8_t *p = bytes; !e && left;) {
+			ssize_t w = write(cfd, p, left);
+			if (w <= 0) {
+				e = w < 0 ? -errno : -EIO;
+				break;
 			}
-			if (afd < 0 || left || (hargs = fd_high(afd)) < 0) {
-				int e = errno ? errno : EIO;
-				if (write(pipefd[1], &e, sizeof(e)) < 0)
-					_exit(127);
+			p += w;
+			left -= (size_t)w;
+		}
+		if (!e && (hcfg = fd_high(cfd)) < 0)
+			e = -errno;
+		if (e) {
+			e = -e;
+			if (write(pipefd[1], &e, sizeof(e)) < 0)
 				_exit(127);
-			}
-			close(afd);
-			snprintf(num, sizeof(num), "%d", hargs);
-			setenv("NEEDLE_ARGS_FD", num, 1);
+			_exit(127);
 		}
-		if (o->values.arg_filters)
-			setenv("NEEDLE_ARG_FILTERS", o->values.arg_filters, 1);
-		if (o->max_string) {
-			snprintf(num, sizeof(num), "%u", o->max_string);
-			setenv("NEEDLE_MAX_STRING", num, 1);
-		}
-		if (o->triggers) {
-			setenv("NEEDLE_TRIGGERS", o->triggers, 1);
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->snapshot_gap_ns);
-			setenv("NEEDLE_TRIGGER_GAP", num, 1);
-			snprintf(num, sizeof(num), "%llu", (unsigned long long)o->trigger_after_ns);
-			setenv("NEEDLE_TRIGGER_AFTER", num, 1);
-		}
+		close(cfd);
+		if (o->agent.ctl)
+			snprintf(num, sizeof(num), "%d ctl=%d", hcfg, (int)getpid());
+		else
+			snprintf(num, sizeof(num), "%d", hcfg);
+		setenv(RECORD_CONFIG_ENV, num, 1);
 		execvp(argv[0], argv);
-		int e = errno;
+		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
