@@ -34,9 +34,10 @@
 
 #include "cli/ctl/ctl.h"
 #include "cli/util/cli_util.h"
+#include "cli/util/procfs.h"
+#include "common/ctl_protocol.h"
 #include "common/record_config.h"
 
-#define REPLY_TIMEOUT_S 30
 
 static const char ctl_usage[] =
 	"usage: needle ctl PID COMMAND [ARGS]\n"
@@ -59,7 +60,7 @@ static int ctl_connect(long pid)
 		return -1;
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
-	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%ld", pid);
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, CTL_SOCKET_NAME, (int)pid);
 	if (connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n))) {
 		int e = errno;
 		close(fd);
@@ -69,51 +70,9 @@ static int ctl_connect(long pid)
 	return fd;
 }
 
-/* The whole of /proc/PID/<name>, NUL-terminated; *len its size.  NULL
- * with errno set if it cannot be read. */
-static char *proc_read(long pid, const char *name, size_t *len)
-{
-	char path[64];
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	ssize_t r;
-
-	snprintf(path, sizeof(path), "/proc/%ld/%s", pid, name);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		int e = errno;
-		if (fd >= 0)
-			close(fd);
-		free(buf);
-		errno = e;
-		return NULL;
-	}
-	while ((r = read(fd, buf + n, cap - n - 1)) > 0) {
-		n += (size_t)r;
-		if (n + 1 == cap) {
-			char *b = realloc(buf, cap * 2);
-			if (!b)
-				break;
-			buf = b;
-			cap *= 2;
-		}
-	}
-	int e = errno;
-	close(fd);
-	if (r < 0 && !n) {
-		free(buf);
-		errno = e;
-		return NULL;
-	}
-	buf[n] = 0;
-	if (len)
-		*len = n;
-	return buf;
-}
-
 static void proc_comm(long pid, char *out, size_t len)
 {
-	char *c = proc_read(pid, "comm", NULL);
+	char *c = proc_read((pid_t)pid, "comm", NULL);
 	snprintf(out, len, "%s", c ? c : "?");
 	out[strcspn(out, "\n")] = 0;
 	free(c);
@@ -124,7 +83,7 @@ static void proc_comm(long pid, char *out, size_t len)
 static int proc_env(long pid, const char *name, char *val, size_t len)
 {
 	size_t n, nl = strlen(name);
-	char *env = proc_read(pid, "environ", &n);
+	char *env = proc_read((pid_t)pid, "environ", &n);
 
 	if (!env)
 		return -1;
@@ -143,7 +102,7 @@ static int proc_env(long pid, const char *name, char *val, size_t len)
 static int is_needle_record(long pid)
 {
 	size_t n;
-	char *cmd = proc_read(pid, "cmdline", &n);
+	char *cmd = proc_read((pid_t)pid, "cmdline", &n);
 	int yes = 0;
 
 	if (cmd && n) {
@@ -283,7 +242,7 @@ int cmd_ctl(int argc, char **argv)
 		if (fd < 0)
 			return 1;
 	}
-	struct timeval tv = { REPLY_TIMEOUT_S, 0 };
+	struct timeval tv = { CTL_REPLY_TIMEOUT_S, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	/* The process may answer (a refusal) and close before reading: no
 	 * SIGPIPE, and its answer is read either way. */
@@ -296,7 +255,7 @@ int cmd_ctl(int argc, char **argv)
 	close(fd);
 	reply[got] = 0;
 	reply[strcspn(reply, "\n")] = 0;
-	if (!strncmp(reply, "ok ", 3)) {
+	if (!strncmp(reply, CTL_REPLY_OK, 3)) {
 		printf("%s\n", reply + 3);
 		return 0;
 	}
@@ -305,7 +264,7 @@ int cmd_ctl(int argc, char **argv)
 		return 1;
 	}
 	if (!got && (read_errno == EAGAIN || read_errno == EWOULDBLOCK)) {
-		cli_error("process %ld did not answer within %d s (is it stopped?)", pid, REPLY_TIMEOUT_S);
+		cli_error("process %ld did not answer within %d s (is it stopped?)", pid, CTL_REPLY_TIMEOUT_S);
 		return 1;
 	}
 	cli_error("process %ld: %s", pid, !strncmp(reply, "error ", 6) ? reply + 6 : got ? reply : "no reply");

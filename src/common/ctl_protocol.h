@@ -1,0 +1,35 @@
+/* ctl_protocol.h - `needle ctl` and a recording process's control socket
+ * (src/cli/ctl/ctl.c and src/agent/record/control.c).
+ *
+ * The process that serves needle ctl listens on the abstract UNIX socket
+ * CTL_SOCKET_NAME (its own PID in it).  One request per connection, one
+ * reply line:
+ *
+ *   request   a command line ended by '\n', at most CTL_LINE_MAX bytes:
+ *               filter GLOB...   trace only these functions (alone: all)
+ *               notrace GLOB...  do not trace these (alone: none)
+ *               tracer function|function_graph
+ *               depth N          function_graph levels (0: unlimited)
+ *               snapshot         a --snapshot recording writes one now
+ *               status           what is traced now
+ *             or CTL_CONFIG_REQUEST: "config N\n" then N bytes of a
+ *             record_config (common/record_config.h) whose fields given
+ *             are the ones changed, as needle ctl sends the four changes
+ *             above (graph, depth, filter, notrace; any other field is
+ *             refused)
+ *   reply     CTL_REPLY_OK "<what is traced now>" or CTL_REPLY_ERROR
+ *             "<why>", a line
+ *
+ * Only the process's owner and root are served (SO_PEERCRED). */
+#ifndef NEEDLE_CTL_PROTOCOL_H
+#define NEEDLE_CTL_PROTOCOL_H
+
+#define CTL_SOCKET_NAME "needle-%d"  /* abstract: after a NUL byte */
+#define CTL_LINE_MAX 4096
+#define CTL_CONFIG_REQUEST "config %zu\n"
+#define CTL_CONFIG_MAX (4u << 20)   /* filter and notrace, each at most RECORD_CONFIG_GLOBS_MAX */
+#define CTL_REPLY_OK "ok "
+#define CTL_REPLY_ERROR "error "
+#define CTL_REPLY_TIMEOUT_S 30       /* needle ctl's wait for the reply */
+
+#endif
