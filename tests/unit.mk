@@ -59,3 +59,10 @@ $(TEST_BUILD)/test_unit_safe_copy_asan: tests/unit/test_safe_copy.c $(ASAN_OBJ) 
 	$(CC) $(UNIT_CFLAGS) $(ASAN) $(AGENT_INC) $< $(ASAN_OBJ) -o $@ $(AGENT_LIBS)
 
 TESTS += $(TEST_BUILD)/test_unit_safe_copy $(TEST_BUILD)/test_unit_safe_copy_asan
+
+# The codec of needle record's configuration for the agent.
+$(TEST_BUILD)/test_unit_record_config: tests/unit/test_record_config.c src/common/record_config.c \
+		src/common/record_config.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_record_config.c src/common/record_config.c -o $@
+TESTS += $(TEST_BUILD)/test_unit_record_config

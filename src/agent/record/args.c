@@ -46,7 +46,7 @@ static uint32_t max_string = 64;
 
 void args_set_max_string(uint32_t bytes)
 {
-	max_string = bytes > ARG_STRING_MAX ? ARG_STRING_MAX : bytes < 8 ? 8 : bytes;
+	max_string = bytes > ARG_STRING_MAX ? ARG_STRING_MAX : bytes < VALUE_STRING_MIN ? VALUE_STRING_MIN : bytes;
 }
 
 /* A string argument: its bytes up to the first NUL or max_string, as

@@ -7,10 +7,11 @@
 #include <stdint.h>
 
 #include "common/shm_layout.h"
+#include "common/value_spec.h"
 #include "needle.h"
 
-#define ARG_ITEMS_MAX 16
-#define ARG_STRING_MAX 256   /* --max-string's ceiling */
+#define ARG_ITEMS_MAX VALUE_ITEMS_MAX
+#define ARG_STRING_MAX VALUE_STRING_MAX   /* --max-string's ceiling */
 
 struct arg_item {
 	uint8_t kind;   /* ARG_KIND_* (shm_layout.h) */

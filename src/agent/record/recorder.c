@@ -56,6 +56,7 @@
 #include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "common/tsc.h"
+#include "common/value_spec.h"
 #include "needle.h"
 
 static struct shm_header *shm;
@@ -1062,7 +1063,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			    "the program has no patchable function entries: record it without "
 			    "--sites=compiled (its functions are then relocated), or build it with "
 			    "-fpatchable-function-entry=5 (gcc or clang), or -pg -mfentry");
-	args_set_max_string(rc->max_string > 0 ? (uint32_t)rc->max_string : 64);
+	args_set_max_string(rc->max_string > 0 ? (uint32_t)rc->max_string : VALUE_STRING_DEFAULT);
 	args_reset(); /* the last recording's link is detached and synchronized */
 	if (((rc->args && *rc->args) || (rc->arg_filters && *rc->arg_filters)) &&
 	    (err = args_configure(rc->args, rc->arg_filters)))

@@ -30,6 +30,7 @@
 #include "cli/util/cli_util.h"
 #include "common/cxx_name.h"
 #include "common/shm_layout.h"
+#include "common/value_spec.h"
 
 /* One value named in a spec, before it is resolved. */
 struct value_ref {
@@ -255,7 +256,7 @@ int arg_plan_add_spec(struct arg_plan *o, const char *spec, int ret)
 	const char *opt = ret ? "-R" : "-A";
 
 	/* The glob may hold spaces (a C++ name: "operator new", "f(long, long)"). */
-	if (!at || at == spec || !at[1] || (size_t)(at - spec) > 256 || strpbrk(spec, "\t\n") || strlen(spec) > 1000) {
+	if (!at || at == spec || !at[1] || (size_t)(at - spec) > VALUE_GLOB_MAX || strpbrk(spec, "\t\n") || strlen(spec) > VALUE_SPEC_MAX) {
 		cli_error("%s needs GLOB@SPEC (e.g. %s), not '%s'", opt, ret ? "'kv_*@retval/d'" : "'kv_get@arg1/u,arg2/x'",
 			  spec);
 		return -1;
@@ -305,9 +306,9 @@ int arg_plan_add_spec(struct arg_plan *o, const char *spec, int ret)
 int arg_plan_add_filter(struct arg_plan *o, const char *spec)
 {
 	const char *at = strchr(spec, '@');
-	char glob[257];
+	char glob[VALUE_GLOB_MAX + 1];
 
-	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > 1000 || strpbrk(spec, "\t\n") ||
+	if (!at || at == spec || (size_t)(at - spec) >= sizeof(glob) || strlen(spec) > VALUE_SPEC_MAX || strpbrk(spec, "\t\n") ||
 	    strchr(at, ' ')) {
 		cli_error("-F '%s': a value filter is GLOB@ARG OP VALUE, e.g. -F 'kv_get@arg2>1000'", spec);
 		return -1;

@@ -6,8 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define DW_ITEMS_MAX 16  /* the agent's ARG_ITEMS_MAX */
-#define DW_LABEL_MAX 48
+#include "common/value_spec.h"
+
+#define DW_ITEMS_MAX VALUE_ITEMS_MAX
+#define DW_LABEL_MAX VALUE_LABEL_MAX
 #define DW_STACK_WORDS 16 /* stack words described per function (argN, N = 7..22) */
 
 /* One value in a register or a stack word: a parameter, a field of a

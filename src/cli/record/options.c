@@ -13,6 +13,7 @@
 
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
+#include "common/value_spec.h"
 
 /* --sites: RECORD_SITES_*; 0 for anything else. */
 static int sites_kind(const char *s)
@@ -148,7 +149,7 @@ static int add_trigger(struct record_opts *o, const char *spec)
 	uint64_t ns = 0;
 	char line[512];
 
-	if (!name_len || name_len > 256 || strpbrk(spec, "\t\n")) {
+	if (!name_len || name_len > VALUE_GLOB_MAX || strpbrk(spec, "\t\n")) {
 		cli_error("--trigger needs FUNC or FUNC>DURATION (e.g. handle_request>5ms), not '%s'", spec);
 		return -1;
 	}
@@ -336,8 +337,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_MAX_STRING: {
 			long n = strtol(optarg, &end, 10);
-			if (*end || end == optarg || n < 8 || n > 256) {
-				cli_error("--max-string needs a number of bytes from 8 to 256, not '%s'", optarg);
+			if (*end || end == optarg || n < VALUE_STRING_MIN || n > VALUE_STRING_MAX) {
+				cli_error("--max-string needs a number of bytes from %d to %d, not '%s'", VALUE_STRING_MIN,
+					  VALUE_STRING_MAX, optarg);
 				return -1;
 			}
 			o->agent.max_string = (unsigned)n;
