@@ -1,12 +1,20 @@
-/* recorder.c - the tracers behind `needle record` (see recorder.h).
+/* recorder.c - the tracers behind `needle record` (see recorder.h): the
+ * consumer's handlers, the meta file, the selection of sites by glob,
+ * reconfiguration, the environment's restoration, start and stop.
  *
- * The hot path appends one 8-byte event to the calling thread's chunk with
- * plain stores, then release-stores the chunk's fill level: no lock, no
- * syscall, no atomic read-modify-write.  Taking a new chunk (every 2,000
- * or so events) costs one CAS on the free list and one fetch_add on the
- * ring, plus, only when the reader sleeps and the wake policy says so, one
- * futex wake.  When no chunk is free, events are dropped and counted with
- * an atomic add: exact totals matter more than speed once data is lost.
+ * What runs on the hot path: the handlers (graph_entry, graph_exit,
+ * function_entry, context_switch) and what they call.  They store events
+ * only through event_writer.h (plain stores into the thread's chunk, see
+ * its invariants), read the site flags and the object spans with relaxed
+ * or acquire loads, and take no lock, allocate nothing and make no system
+ * call, with two exceptions off the common path: a coroutine switch
+ * (swapcontext) takes context_lock to number its contexts (context_id),
+ * and entry_only_note does one atomic OR per entry-only function.
+ * Everything else here (start, stop, reconfigure, a dlopen'ed object) is
+ * the cold side: it allocates, locks config_lock and writes files, and
+ * changes what the handlers see through the link (needle_link_update,
+ * needle_link_set_handlers), through site flags written before their site
+ * is patched, or with single word stores (active, max_depth).
  *
  * Configuration (struct record_config, common/record_config.h: one type,
  * one codec) comes from one of two places: a memfd that `needle record`
@@ -34,20 +42,18 @@
  * the agent's logging (docs/design.md, "Layers"). */
 #include <errno.h>
 #include <link.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/base/log.h"
 #include "agent/record/control.h"
 #include "agent/record/args.h"
+#include "agent/record/event_writer.h"
 #include "agent/record/overwrite.h"
 #include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
@@ -59,12 +65,9 @@
 #include "common/value_spec.h"
 #include "needle.h"
 
-static struct shm_header *shm;
 static size_t shm_mapped; /* bytes of the buffer mapped at shm */
 static int attach_tried;  /* recorder_start got as far as needle_attach */
-static struct shm_ring_slot *ring;
 static int env_mode;   /* configured from the environment (restore it) */
-static int use_tsc;
 static uint32_t max_depth = UINT32_MAX;
 static int active;
 static struct needle_link *rec_link;
@@ -72,230 +75,6 @@ static int graph_tracer;
 static char *cur_filter, *cur_notrace; /* newline-separated globs, or NULL */
 /* Serializes reconfigurations (control.c) with each other. */
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* A thread's recording state: the link's per-thread storage. */
-struct rec_thread {
-	struct shm_chunk *chunk;
-	uint64_t *pos, *end;
-	uint64_t base;         /* timestamp the chunk's deltas count from */
-	uint64_t seq;          /* number of the next chunk this thread takes */
-	uint32_t chunk_idx;
-	uint32_t depth;        /* function_graph calls open */
-	/* -F / -N subtrees (uftrace's filters): the -F calls open, the -N
-	 * calls open, and the depth recording stops at (0: max_depth), set
-	 * by the innermost -F call open. */
-	uint32_t in_count, out_count, limit;
-	uint8_t lib_top;       /* the innermost call recorded is a library call */
-	uint32_t tid;          /* 0 until the first chunk */
-	uint32_t lost;         /* events dropped since the last chunk */
-	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
-	char comm[16];         /* thread name, read when a chunk is taken */
-	struct overwrite_list full; /* snapshot mode: its full chunks, oldest first */
-};
-
-static inline uint64_t clock_now(void)
-{
-	return use_tsc ? tsc_read() : monotonic_ns();
-}
-
-static void wake_reader(void)
-{
-	if (!atomic_exchange(&shm->reader_waiting, 0))
-		return;
-	atomic_fetch_add(&shm->wake_word, 1);
-	syscall(SYS_futex, &shm->wake_word, FUTEX_WAKE, 1, NULL, NULL, 0);
-	atomic_fetch_add(&shm->producer_wakeups, 1);
-}
-
-static void chunk_publish(struct rec_thread *rt)
-{
-	struct shm_chunk *c = rt->chunk;
-	uint64_t pos;
-
-	/* Release stores here pair with the reader's acquire loads of the
-	 * slot's seq and the chunk's state (cmd_record.c): events, then the
-	 * chunk's header, then the ring slot become visible in that order. */
-	if (shm->snapshot_mode) {
-		/* Nobody drains: the chunk joins the thread's ring.  Its
-		 * generation is read while the chunk is still this thread's:
-		 * once full, another thread may take it. */
-		uint32_t gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
-		atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
-		overwrite_published(&rt->full, rt->chunk_idx, gen);
-		rt->chunk = NULL;
-		rt->pos = rt->end = NULL;
-		return;
-	}
-	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
-	pos = atomic_fetch_add(&shm->ring_tail, 1);
-	ring[pos % shm->chunk_count].chunk = rt->chunk_idx;
-	atomic_store_explicit(&ring[pos % shm->chunk_count].seq, pos + 1, memory_order_release);
-	rt->chunk = NULL;
-	rt->pos = rt->end = NULL;
-	if (!atomic_load_explicit(&shm->reader_waiting, memory_order_relaxed))
-		return;
-	if (shm->wake_mode == WAKE_WAIT) {
-		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
-		if (queued >= shm->wake_chunks)
-			wake_reader();
-	} else if (shm->wake_mode == WAKE_PERCENT) {
-		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
-		if (queued * 100 >= (uint64_t)shm->wake_percent * shm->chunk_count)
-			wake_reader();
-	}
-}
-
-/* The slow path: publish the full chunk, take a fresh one. */
-static __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
-{
-	if (rt->chunk)
-		chunk_publish(rt);
-	int64_t idx = shm_free_pop(shm);
-	int reclaimed = 0;
-	/* Snapshot mode: the oldest events go, not the newest, unless a
-	 * snapshot is being taken (freeze_at: relaxed, a hint; the copy's
-	 * generation checks keep it consistent either way). */
-	if (idx < 0 && shm->snapshot_mode) {
-		uint64_t freeze = atomic_load_explicit(&shm->freeze_at, memory_order_relaxed);
-		if (!freeze || now < freeze)
-			reclaimed = (idx = overwrite_take(&rt->full, shm)) >= 0;
-	}
-	if (idx < 0)
-		return 0;
-	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
-	int first = !rt->tid;
-	if (first) {
-		rt->tid = (uint32_t)gettid(); /* once per thread */
-		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
-	}
-	/* Once per chunk (about 2,000 events), so that a name the thread set
-	 * after its first traced call (pthread_setname_np) reaches the file;
-	 * in snapshot mode, where the program must make no system call for
-	 * the recording, once per thread. */
-	if (first || !shm->snapshot_mode)
-		prctl(PR_GET_NAME, rt->comm);
-	c->tid = rt->tid;
-	c->serial = rt->serial;
-	c->open_depth = rt->depth;
-	memcpy(c->comm, rt->comm, sizeof(c->comm));
-	c->seq = rt->seq++;
-	c->base = now;
-	c->lost_before = rt->lost;
-	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
-	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
-	/* The rewrite of a chunk taken back is over: its generation is even
-	 * again (release: the header before it, for a snapshot's copy). */
-	if (reclaimed)
-		atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
-	rt->lost = 0;
-	rt->chunk = c;
-	rt->chunk_idx = (uint32_t)idx;
-	rt->base = now;
-	rt->pos = shm_chunk_events(c);
-	rt->end = rt->pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
-	return 1;
-}
-
-static __attribute__((noinline)) void event_lost(struct rec_thread *rt)
-{
-	rt->lost++;
-	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
-}
-
-/* Room for words more words of the thread's events, in its chunk or a
- * fresh one: 1 with *delta the next event's, or 0 when there is none
- * (the event is counted lost; so is a block bigger than a whole chunk,
- * a tiny --chunk-size, which no chunk would hold). */
-static inline int event_room(struct rec_thread *rt, size_t words, uint64_t *delta)
-{
-	uint64_t now = clock_now();
-
-	*delta = now - rt->base;
-	if (__builtin_expect(rt->pos + words > rt->end || *delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now) || rt->pos + words > rt->end) {
-			event_lost(rt);
-			return 0;
-		}
-		*delta = 0;
-	}
-	return 1;
-}
-
-/* Release: the events are visible before the fill level that covers
- * them, to a reader salvaging the chunk of a dead process (it loads used
- * with acquire).  A plain store under x86-TSO. */
-static inline void events_publish(struct rec_thread *rt)
-{
-	atomic_store_explicit(&rt->chunk->used,
-			      (uint32_t)((char *)rt->pos - (char *)shm_chunk_events(rt->chunk)),
-			      memory_order_release);
-}
-
-static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t site)
-{
-	uint64_t delta;
-
-	if (!event_room(rt, 1, &delta))
-		return 0;
-	*rt->pos++ = ev_make(type, site, delta);
-	events_publish(rt);
-	return 1;
-}
-
-/* An event and its data block (-A / -R), in one chunk: the block must
- * follow its event, so both go to a fresh chunk when the most the block
- * can take does not fit; the values are then written in place. */
-static __attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
-						      const struct arg_spec *as, int at_exit,
-						      const struct needle_ctx *ctx)
-{
-	uint64_t delta;
-
-	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), &delta))
-		return 0;
-	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
-	rt->pos[0] = ev_make(type, site, delta);
-	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
-	rt->pos += 2 + n;
-	events_publish(rt);
-	return 1;
-}
-
-/* A data block of register values only (the spec's items are fixed):
- * written in place, its item words from the table. */
-static __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned type, uint32_t site,
-						       const struct arg_item *items, uint8_t cnt,
-						       const struct needle_ctx *ctx)
-{
-	uint64_t delta;
-	size_t n = 2u * cnt;
-
-	if (!event_room(rt, 2 + n, &delta))
-		return 0;
-	uint64_t *p = rt->pos;
-	p[0] = ev_make(type, site, delta);
-	p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
-	for (uint8_t k = 0; k < cnt; k++) {
-		p[2 + 2 * k] = items[k].word;
-		p[3 + 2 * k] = args_value(&items[k], ctx);
-	}
-	rt->pos = p + 2 + n;
-	events_publish(rt);
-	return 1;
-}
-
-/* The event, with its values when -A / -R asked for some. */
-static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_t site, const struct needle_ctx *ctx,
-				   const struct arg_spec *as, int at_exit)
-{
-	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
-
-	if (__builtin_expect(!cnt, 1))
-		return event_write(rt, type, site);
-	if (at_exit ? as->exit_fixed : as->entry_fixed)
-		return event_write_fixed(rt, type, site, at_exit ? as->exit : as->entry, cnt, ctx);
-	return event_write_data(rt, type, site, as, at_exit, ctx);
-}
 
 /* Functions that had a call recorded entry-only because its return could
  * not be hooked (NEEDLE_ENTRY_NO_EXIT: called from generated code), one

@@ -1,0 +1,164 @@
+/* event_writer.c - the out-of-line half of the recorder's hot path (see
+ * event_writer.h for the invariants every function here keeps): taking and
+ * publishing chunks, counting lost events, and the events that carry a
+ * data block.  Nothing here allocates or locks; the system calls are
+ * prctl(PR_GET_NAME) once per chunk (once per thread in snapshot mode) and
+ * a futex wake when the reader sleeps and the wake policy asks for one. */
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent/record/event_writer.h"
+
+struct shm_header *shm;
+struct shm_ring_slot *ring;
+int use_tsc;
+
+static void wake_reader(void)
+{
+	if (!atomic_exchange(&shm->reader_waiting, 0))
+		return;
+	atomic_fetch_add(&shm->wake_word, 1);
+	syscall(SYS_futex, &shm->wake_word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	atomic_fetch_add(&shm->producer_wakeups, 1);
+}
+
+void chunk_publish(struct rec_thread *rt)
+{
+	struct shm_chunk *c = rt->chunk;
+	uint64_t pos;
+
+	/* Release stores here pair with the reader's acquire loads of the
+	 * slot's seq and the chunk's state (needle record's drain,
+	 * record_drain.c): events, then the chunk's header, then the ring
+	 * slot become visible in that order. */
+	if (shm->snapshot_mode) {
+		/* Nobody drains: the chunk joins the thread's ring.  Its
+		 * generation is read while the chunk is still this thread's:
+		 * once full, another thread may take it. */
+		uint32_t gen = atomic_load_explicit(&c->gen, memory_order_relaxed);
+		atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
+		overwrite_published(&rt->full, rt->chunk_idx, gen);
+		rt->chunk = NULL;
+		rt->pos = rt->end = NULL;
+		return;
+	}
+	atomic_store_explicit(&c->state, CHUNK_FULL, memory_order_release);
+	pos = atomic_fetch_add(&shm->ring_tail, 1);
+	ring[pos % shm->chunk_count].chunk = rt->chunk_idx;
+	atomic_store_explicit(&ring[pos % shm->chunk_count].seq, pos + 1, memory_order_release);
+	rt->chunk = NULL;
+	rt->pos = rt->end = NULL;
+	if (!atomic_load_explicit(&shm->reader_waiting, memory_order_relaxed))
+		return;
+	if (shm->wake_mode == WAKE_WAIT) {
+		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
+		if (queued >= shm->wake_chunks)
+			wake_reader();
+	} else if (shm->wake_mode == WAKE_PERCENT) {
+		uint64_t queued = pos + 1 - atomic_load(&shm->ring_head);
+		if (queued * 100 >= (uint64_t)shm->wake_percent * shm->chunk_count)
+			wake_reader();
+	}
+}
+
+/* The slow path: publish the full chunk, take a fresh one. */
+__attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
+{
+	if (rt->chunk)
+		chunk_publish(rt);
+	int64_t idx = shm_free_pop(shm);
+	int reclaimed = 0;
+	/* Snapshot mode: the oldest events go, not the newest, unless a
+	 * snapshot is being taken (freeze_at: relaxed, a hint; the copy's
+	 * generation checks keep it consistent either way). */
+	if (idx < 0 && shm->snapshot_mode) {
+		uint64_t freeze = atomic_load_explicit(&shm->freeze_at, memory_order_relaxed);
+		if (!freeze || now < freeze)
+			reclaimed = (idx = overwrite_take(&rt->full, shm)) >= 0;
+	}
+	if (idx < 0)
+		return 0;
+	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
+	int first = !rt->tid;
+	if (first) {
+		rt->tid = (uint32_t)gettid(); /* once per thread */
+		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
+	}
+	/* Once per chunk (about 2,000 events), so that a name the thread set
+	 * after its first traced call (pthread_setname_np) reaches the file;
+	 * in snapshot mode, where the program must make no system call for
+	 * the recording, once per thread. */
+	if (first || !shm->snapshot_mode)
+		prctl(PR_GET_NAME, rt->comm);
+	c->tid = rt->tid;
+	c->serial = rt->serial;
+	c->open_depth = rt->depth;
+	memcpy(c->comm, rt->comm, sizeof(c->comm));
+	c->seq = rt->seq++;
+	c->base = now;
+	c->lost_before = rt->lost;
+	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
+	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
+	/* The rewrite of a chunk taken back is over: its generation is even
+	 * again (release: the header before it, for a snapshot's copy). */
+	if (reclaimed)
+		atomic_fetch_add_explicit(&c->gen, 1, memory_order_release);
+	rt->lost = 0;
+	rt->chunk = c;
+	rt->chunk_idx = (uint32_t)idx;
+	rt->base = now;
+	rt->pos = shm_chunk_events(c);
+	rt->end = rt->pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
+	return 1;
+}
+
+__attribute__((noinline)) void event_lost(struct rec_thread *rt)
+{
+	rt->lost++;
+	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
+}
+
+/* An event and its data block (-A / -R), in one chunk: the block must
+ * follow its event, so both go to a fresh chunk when the most the block
+ * can take does not fit; the values are then written in place. */
+__attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
+						      const struct arg_spec *as, int at_exit,
+						      const struct needle_ctx *ctx)
+{
+	uint64_t delta;
+
+	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), &delta))
+		return 0;
+	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
+	rt->pos[0] = ev_make(type, site, delta);
+	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+	rt->pos += 2 + n;
+	events_publish(rt);
+	return 1;
+}
+
+/* A data block of register values only (the spec's items are fixed):
+ * written in place, its item words from the table. */
+__attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned type, uint32_t site,
+						       const struct arg_item *items, uint8_t cnt,
+						       const struct needle_ctx *ctx)
+{
+	uint64_t delta;
+	size_t n = 2u * cnt;
+
+	if (!event_room(rt, 2 + n, &delta))
+		return 0;
+	uint64_t *p = rt->pos;
+	p[0] = ev_make(type, site, delta);
+	p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+	for (uint8_t k = 0; k < cnt; k++) {
+		p[2 + 2 * k] = items[k].word;
+		p[3 + 2 * k] = args_value(&items[k], ctx);
+	}
+	rt->pos = p + 2 + n;
+	events_publish(rt);
+	return 1;
+}
