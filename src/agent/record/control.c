@@ -7,7 +7,9 @@
  * (control_poll_fd, control_serve_pending): a second agent thread alive
  * beside the session would take a malloc arena of its own (64 MiB of
  * address space the C library never gives back) and a stack of its own.
- * One command per connection, one line each way:
+ * One command per connection, one line each way (common/ctl_protocol.h);
+ * this file is the transport, and what a command does is the handler's
+ * that control_start was given (the recorder's ctl_request):
  *
  *   filter GLOB...     trace only these functions ("filter" alone: all)
  *   notrace GLOB...    do not trace these ("notrace" alone: none)
@@ -59,11 +61,11 @@
 
 #include "agent/base/control_lock.h"
 #include "agent/record/control.h"
-#include "agent/record/recorder.h"
-#include "agent/record/trigger.h"
+#include "common/ctl_protocol.h"
+#include "common/fd_high.h"
 #include "needle.h"
 
-#define LINE_MAX_BYTES 4096
+#define LINE_MAX_BYTES CTL_LINE_MAX
 
 static int listen_fd = -1;
 /* Set by control_stop; the listener leaves at its next look. */
@@ -83,70 +85,13 @@ static void reply(int fd, const char *status, const char *msg)
 		return;
 }
 
-/* "a b c" -> "a\nb\nc" (the recorder's glob list format), in place. */
-static char *glob_list(char *args)
-{
-	char *out = args, *w = args;
-	for (char *tok = strtok(args, " \t"); tok; tok = strtok(NULL, " \t")) {
-		if (w != out)
-			*w++ = '\n';
-		memmove(w, tok, strlen(tok));
-		w += strlen(tok);
-	}
-	*w = 0;
-	return out;
-}
+/* What a request line asks, answered by the recorder (control_start). */
+static control_handler handler;
 
 static void handle(int fd, char *line)
 {
-	struct recorder_config cfg;
 	char msg[512];
-	char *args = strchr(line, ' ');
-
-	memset(&cfg, 0, sizeof(cfg));
-	if (args)
-		*args++ = 0;
-	else
-		args = line + strlen(line);
-	if (!strcmp(line, "filter")) {
-		cfg.set_filter = 1;
-		cfg.filter = glob_list(args);
-	} else if (!strcmp(line, "notrace")) {
-		cfg.set_notrace = 1;
-		cfg.notrace = glob_list(args);
-	} else if (!strcmp(line, "tracer")) {
-		cfg.set_tracer = 1;
-		if (!strcmp(args, "function_graph")) {
-			cfg.graph = 1;
-		} else if (!strcmp(args, "function")) {
-			cfg.graph = 0;
-		} else {
-			reply(fd, "error", "tracer must be function or function_graph");
-			return;
-		}
-	} else if (!strcmp(line, "depth")) {
-		char *end;
-		long d = strtol(args, &end, 10);
-		if (!*args || *end || d < 0 || d > 1000000) {
-			reply(fd, "error", "depth needs a number (0 for unlimited)");
-			return;
-		}
-		cfg.set_depth = 1;
-		cfg.depth = (uint32_t)d;
-	} else if (!strcmp(line, "snapshot")) {
-		int err = trigger_snapshot_now();
-		reply(fd, err ? "error" : "ok", err ? "not a --snapshot recording: nothing to snapshot"
-						  : "snapshot asked for; needle record writes it");
-		return;
-	} else if (strcmp(line, "status")) {
-		snprintf(msg, sizeof(msg), "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)",
-			 line);
-		reply(fd, "error", msg);
-		return;
-	}
-	/* The recorder changes its link through the public API, which takes
-	 * the agent's control mutex itself. */
-	int err = recorder_reconfigure(&cfg, msg, sizeof(msg));
+	int err = handler(line, msg, sizeof(msg));
 	reply(fd, err ? "error" : "ok", msg);
 }
 
@@ -185,16 +130,11 @@ static void serve(int fd)
 	handle(fd, line);
 }
 
-/* A copy of fd at a number the program is unlikely to use, just below
- * min(RLIMIT_NOFILE, 1024); the original is closed. */
+/* A copy of fd out of the program's way (common/fd_high.h), close-on-
+ * exec; the original is closed.  fd itself if no copy can be made. */
 static int fd_high(int fd)
 {
-	struct rlimit rl;
-	long top = 1024;
-
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
-		top = (long)rl.rlim_cur;
-	int h = fcntl(fd, F_DUPFD_CLOEXEC, (int)(top - 32 > 10 ? top - 32 : 10));
+	int h = fd_dup_high(fd, F_DUPFD_CLOEXEC);
 	if (h < 0)
 		return fd;
 	close(fd);
@@ -213,7 +153,7 @@ static int listen_open(void)
 	fd = fd_high(fd);
 	memset(&addr, 0, sizeof(addr));
 	addr.sun_family = AF_UNIX;
-	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "needle-%d", (int)getpid());
+	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, CTL_SOCKET_NAME, (int)getpid());
 	if (bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
 	    listen(fd, 8) || fstat(fd, &st)) {
 		err = -errno;
@@ -311,7 +251,7 @@ static void after_fork_child(void)
 	listener_running = 0;
 }
 
-int control_start(int own_thread)
+int control_start(int own_thread, control_handler handle_request)
 {
 	static int atfork_done;
 	sigset_t all, old;
@@ -319,6 +259,7 @@ int control_start(int own_thread)
 
 	if (listener_running)
 		return 0;
+	handler = handle_request;
 	served_by_caller = !own_thread;
 	if ((err = listen_open()))
 		return err;

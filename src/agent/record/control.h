@@ -2,11 +2,20 @@
 #ifndef NEEDLE_CONTROL_H
 #define NEEDLE_CONTROL_H
 
-/* Open the abstract UNIX socket "needle-<pid>" and serve it: from a
- * listener thread of its own (own_thread), or from the caller's loop,
- * which polls control_poll_fd() and calls control_serve_pending().
- * 0 or negative errno. */
-int control_start(int own_thread);
+#include <stddef.h>
+
+/* A request line (common/ctl_protocol.h), without its newline, as the
+ * owner of the socket answers it: the reply's text into msg, 0 for "ok",
+ * anything else for "error".  Called on the thread that serves the
+ * socket, one request at a time. */
+typedef int (*control_handler)(char *line, char *msg, size_t msglen);
+
+/* Open the abstract UNIX socket CTL_SOCKET_NAME and serve it with
+ * handle_request: from a listener thread of its own (own_thread), or from
+ * the caller's loop, which polls control_poll_fd() and calls
+ * control_serve_pending().  0 or negative errno.  control.c is transport
+ * only: what a command does is its caller's (the recorder's). */
+int control_start(int own_thread, control_handler handle_request);
 /* For a caller that serves the socket: the descriptor to poll for POLLIN
  * (opened again first if the program took it), or -1 when none is open
  * now or nothing is served.  Asked again at least once a second: the

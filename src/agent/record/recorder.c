@@ -653,6 +653,72 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 	return err;
 }
 
+/* "a b c" -> "a\nb\nc" (the recorder's glob list format), in place. */
+static char *glob_list(char *args)
+{
+	char *out = args, *w = args;
+	for (char *tok = strtok(args, " \t"); tok; tok = strtok(NULL, " \t")) {
+		if (w != out)
+			*w++ = '\n';
+		memmove(w, tok, strlen(tok));
+		w += strlen(tok);
+	}
+	*w = 0;
+	return out;
+}
+
+/* needle ctl's commands (common/ctl_protocol.h), on the thread that
+ * serves the control socket (control.c). */
+static int ctl_request(char *line, char *msg, size_t msglen)
+{
+	struct recorder_config cfg;
+	char *args = strchr(line, ' ');
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (args)
+		*args++ = 0;
+	else
+		args = line + strlen(line);
+	if (!strcmp(line, "filter")) {
+		cfg.set_filter = 1;
+		cfg.filter = glob_list(args);
+	} else if (!strcmp(line, "notrace")) {
+		cfg.set_notrace = 1;
+		cfg.notrace = glob_list(args);
+	} else if (!strcmp(line, "tracer")) {
+		cfg.set_tracer = 1;
+		if (!strcmp(args, "function_graph")) {
+			cfg.graph = 1;
+		} else if (!strcmp(args, "function")) {
+			cfg.graph = 0;
+		} else {
+			snprintf(msg, msglen, "tracer must be function or function_graph");
+			return -EINVAL;
+		}
+	} else if (!strcmp(line, "depth")) {
+		char *end;
+		long d = strtol(args, &end, 10);
+		if (!*args || *end || d < 0 || d > 1000000) {
+			snprintf(msg, msglen, "depth needs a number (0 for unlimited)");
+			return -EINVAL;
+		}
+		cfg.set_depth = 1;
+		cfg.depth = (uint32_t)d;
+	} else if (!strcmp(line, "snapshot")) {
+		int err = trigger_snapshot_now();
+		snprintf(msg, msglen, "%s", err ? "not a --snapshot recording: nothing to snapshot"
+						: "snapshot asked for; needle record writes it");
+		return err;
+	} else if (strcmp(line, "status")) {
+		snprintf(msg, msglen, "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)", line);
+		return -EINVAL;
+	}
+	/* The recorder changes its link through the public API, which takes
+	 * the agent's control mutex itself. */
+	return recorder_reconfigure(&cfg, msg, msglen);
+}
+
+
 /* A program needle record started: what it asked for, from the memfd
  * whose descriptor is RECORD_CONFIG_ENV's, read once (the constructor,
  * before any other thread) and kept for the process's life. */
@@ -926,7 +992,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		}
 	}
 	close(meta_fd);
-	if (rc->ctl && (err = control_start(!cfg->ctl_polled)))
+	if (rc->ctl && (err = control_start(!cfg->ctl_polled, ctl_request)))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
 	return 1;
