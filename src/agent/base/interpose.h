@@ -12,6 +12,8 @@
 #ifndef NEEDLE_INTERPOSE_H
 #define NEEDLE_INTERPOSE_H
 
+#include <signal.h>
+
 enum interposed {
 	IP_PTHREAD_SIGMASK,
 	IP_PTHREAD_CREATE,
@@ -62,6 +64,14 @@ static inline void *interpose_next(enum interposed which)
 {
 	void *fn = __atomic_load_n(&interposed_real[which], __ATOMIC_ACQUIRE);
 	return fn ? fn : interpose_resolve(which);
+}
+
+/* sigaction without needle's adjustments (patch/sigmask_watch.c's
+ * interposer): for needle's own handlers. */
+static inline int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	int (*fn)(int, const struct sigaction *, struct sigaction *) = interpose_next(IP_SIGACTION);
+	return fn(sig, act, old);
 }
 
 #endif

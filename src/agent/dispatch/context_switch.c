@@ -22,7 +22,7 @@
 #include <ucontext.h>
 
 #include "agent/dispatch/context_switch.h"
-#include "agent/dispatch/dispatch.h"
+#include "agent/dispatch/consumer.h"
 #include "agent/base/control_lock.h"
 #include "agent/base/interpose.h"
 #include "agent/base/safe_copy.h"
@@ -30,6 +30,20 @@
 #include "agent/rcu/rcu.h"
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/thread/thread_state.h"
+
+/* swapcontext and friends: the consumers that asked hear of the switch. */
+static void consumers_switch(struct thread_state *ts, const void *from, const void *to)
+{
+	if (thread_state_forked())
+		thread_state_after_fork();
+	uint64_t saved = rcu_read_lock(ts);
+	for (uint32_t i = 0, n = consumer_slots_used(); i < n; i++) {
+		struct consumer *c = &consumer_table[i];
+		if (c->context_switch && consumer_live(c))
+			c->context_switch(from, to, consumer_thread_data(c, ts), c->user_data);
+	}
+	rcu_read_unlock(ts, saved);
+}
 
 struct saved_frames {
 	const void *context;
@@ -92,7 +106,7 @@ static int bring_back(struct thread_state *ts, const void *context, uint64_t sp)
 	/* Found by stack pointer: a context re-entered inside glibc (uc_link)
 	 * that nobody announced. */
 	if (!context) {
-		dispatch_context_switch(ts, NULL, s->context);
+		consumers_switch(ts, NULL, s->context);
 		ts->context = s->context;
 	}
 	if (ts->shadow_top + s->bytes <= ts->shadow_cap) {
@@ -116,7 +130,7 @@ void context_check_entry(struct thread_state *ts, uint64_t sp)
 		return;
 	ts->context = uc->uc_link;
 	if (uc->uc_link) {
-		dispatch_context_switch(ts, uc, uc->uc_link);
+		consumers_switch(ts, uc, uc->uc_link);
 		bring_back(ts, uc->uc_link, 0);
 	}
 }
@@ -135,7 +149,7 @@ NEEDLE_API int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	 * functions may be sites, as the agent. */
 	if (ts) {
 		needle_agent_busy++;
-		dispatch_context_switch(ts, oucp, ucp);
+		consumers_switch(ts, oucp, ucp);
 		put_aside(ts, oucp);
 		bring_back(ts, ucp, 0);
 		ts->context = ucp;
@@ -154,7 +168,7 @@ NEEDLE_API int setcontext(const ucontext_t *ucp)
 
 	if (ts) {
 		needle_agent_busy++;
-		dispatch_context_switch(ts, NULL, ucp);
+		consumers_switch(ts, NULL, ucp);
 		/* The frames of the context abandoned stay: like after a longjmp,
 		 * they are closed when a return or an entry shows them dead. */
 		bring_back(ts, ucp, 0);

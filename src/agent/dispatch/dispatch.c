@@ -485,19 +485,6 @@ static void thread_fork(struct thread_state *ts)
 	rcu_read_unlock(ts, saved);
 }
 
-void dispatch_context_switch(struct thread_state *ts, const void *from, const void *to)
-{
-	if (thread_state_forked())
-		thread_state_after_fork();
-	uint64_t saved = rcu_read_lock(ts);
-	for (uint32_t i = 0, n = consumer_slots_used(); i < n; i++) {
-		struct consumer *c = &consumer_table[i];
-		if (c->context_switch && consumer_live(c))
-			c->context_switch(from, to, consumer_thread_data(c, ts), c->user_data);
-	}
-	rcu_read_unlock(ts, saved);
-}
-
 /* CET user shadow stacks (Linux 6.6+, and a C library that enables them)
  * check every return against a copy the program cannot write: a hijacked
  * return would kill the process with SIGSEGV.  Exit handlers are then

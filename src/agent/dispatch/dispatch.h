@@ -21,8 +21,6 @@ void needle_dispatch_exit_site(struct needle_ctx *ctx, uint64_t sp);
 uint64_t needle_unwind_pop(uint64_t sp);
 
 struct thread_state;
-/* swapcontext and friends: the consumers that asked hear of the switch. */
-void dispatch_context_switch(struct thread_state *ts, const void *from, const void *to);
 
 /* Once, at start-up, before any stub is made. */
 void dispatch_init(void);

@@ -188,12 +188,6 @@ NEEDLE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, voi
 	return create(thread, attr, fn, arg);
 }
 
-int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old)
-{
-	int (*fn)(int, const struct sigaction *, struct sigaction *) = interpose_next(IP_SIGACTION);
-	return fn(sig, act, old);
-}
-
 /* What the kernel holds, as far as the program is concerned: safe_copy.c
  * keeps SIGSEGV and SIGBUS, and their masks, once string copies are on. */
 static int kernel_action(int sig, const struct sigaction *act, struct sigaction *old)

@@ -15,7 +15,5 @@ void sigmask_watch_init(void);
 void sigmask_watch_adopt(int interposed);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
-/* sigaction without needle's adjustments: for needle's own handlers. */
-int sigaction_real(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif

@@ -19,7 +19,7 @@
 #include "agent/base/log.h"
 #include "agent/base/raw_syscall.h"
 #include "agent/base/thread_hold.h"
-#include "agent/patch/sigmask_watch.h"
+#include "agent/base/interpose.h"
 #include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/task_list.h"

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "agent/patch/sigmask_watch.h"
+#include "agent/base/interpose.h"
 #include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
 #include "agent/patch/trap.h"
