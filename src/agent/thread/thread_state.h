@@ -3,9 +3,18 @@
  *
  * A thread owns no state until its first traced call, which takes one from
  * a lock-free pool; the state goes back to the pool when the thread exits.
- * The only TLS is one initial-exec pointer, so the hot path reads it with a
- * single %fs-relative load and a late dlopen of libneedle still fits in
- * the static TLS surplus. */
+ * The hot path's only TLS is one initial-exec pointer (needle_thread), read
+ * with a single %fs-relative load.  The agent's other thread-local words
+ * are initial-exec too, and with it take about 60 bytes, so a late dlopen of
+ * libneedle still fits in the static TLS surplus.  Each one, and why it
+ * cannot wait for a thread state (`grep -rn __thread src/agent`):
+ *   needle_agent_busy (base/control_lock.c)   the agent's own calls are not traced
+ *   altstack_lo/_hi (base/altstack.c)         the signal stack needle gave the thread
+ *   mask_state (base/safe_copy.c)             SIGSEGV/SIGBUS masked while a copy faults
+ *   blocks_sigtrap, program_blocks_stop       what the thread's mask blocks, known
+ *     (patch/sigmask_watch.c)                 before its first traced call
+ *   in_dlclose, in_wrapped_dlopen,            the loader's calls interposed by agent.c,
+ *     dlopen_pending (agent.c)                which may run before any traced call */
 #ifndef NEEDLE_THREAD_STATE_H
 #define NEEDLE_THREAD_STATE_H
 
