@@ -8,13 +8,23 @@ AGENT_DIRS := base sites arch/x86_64 patch rcu thread dispatch link record
 # One include root: every include names its folder ("agent/patch/patch_batch.h"),
 # and tests/check_layers.sh checks that each points down the layers.
 AGENT_INC := -Iinclude -Isrc
+# Zydis' headers without their shared-library export attributes: Zydis is
+# linked in (AGENT_LIBS).
+AGENT_INC += -DZYDIS_STATIC_BUILD -DZYCORE_STATIC_BUILD
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
 COMMON_SRC := $(wildcard src/common/*.c)
 AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c)) $(COMMON_SRC)
 AGENT_ASM := $(wildcard src/agent/arch/x86_64/*.S)
 AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
-AGENT_LIBS := -lelf -ldw -lZydis -lpthread -ldl -lgcc_s
+# libelf, libdw and Zydis are linked into libneedle, rebuilt from Debian's
+# sources by scripts/build_deps.sh (why: see its top comment), with zlib and
+# xz from Debian's static archives; --exclude-libs hides every symbol they
+# define, so the only library a traced process gains is libneedle.
+DEPS ?= .deps
+DEPS_LIBS := $(DEPS)/lib/libdw.a $(DEPS)/lib/libelf.a $(DEPS)/lib/libZydis.a
+AGENT_LIBS := $(DEPS_LIBS) -Wl,-Bstatic -lz -llzma -Wl,-Bdynamic -Wl,--exclude-libs,ALL \
+	-lpthread -ldl -lgcc_s
 
 # libneedle.so.1 (the soname, bumped with NEEDLE_VERSION_MAJOR) and the
 # libneedle.so symlink that -lneedle and `needle record` use.  The version
@@ -57,7 +67,10 @@ $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
 
-$(BUILD)/$(LIBNEEDLE_SONAME): $(AGENT_OBJ) $(LIBNEEDLE_MAP)
+$(DEPS_LIBS):
+	@echo "needle: $@ is missing: run scripts/setup.sh (it builds libneedle's static libraries with scripts/build_deps.sh)" >&2; exit 1
+
+$(BUILD)/$(LIBNEEDLE_SONAME): $(AGENT_OBJ) $(LIBNEEDLE_MAP) $(DEPS_LIBS)
 	@echo "  CC $@"; $(CC) $(LIBNEEDLE_LDFLAGS) -Wl,-z,defs $(AGENT_OBJ) -o $@ $(AGENT_LIBS)
 
 # Every libneedle.so (this one, the AddressSanitizer build's, the benchmark

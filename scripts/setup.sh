@@ -7,7 +7,11 @@
 #               libelf-dev (ELF symbols and sections), libdw-dev (function
 #               ranges from .eh_frame, separate debug files), libzydis-dev
 #               (x86-64 decoder and encoder: relocating function entries),
-#               zlib1g-dev (CRC32 of trace file sections)
+#               zlib1g-dev (CRC32 of trace file sections), and to link
+#               them into libneedle (scripts/build_deps.sh: elfutils and
+#               Zydis rebuilt from Debian's sources with -fPIC): dpkg-dev
+#               (apt-get source), m4, flex, bison (elfutils' build),
+#               libzycore-dev (Zydis' headers), liblzma-dev (liblzma.a)
 #   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
 #               export), python3 (checks the Chrome JSON export),
@@ -27,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()
@@ -47,4 +51,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
 		sleep $((attempt * 5))
 	done
 fi
+scripts/build_deps.sh
 make -j"$(nproc)" all

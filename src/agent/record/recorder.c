@@ -422,9 +422,9 @@ static unsigned meta_modules;
  * public site list, and the discovery table of the objects from
  * meta_objects on (with the refusal reasons, the first time): written to
  * fd, or appended to the mapped meta file when fd is -1.  Objects
- * without a traceable function never appear: among them are libneedle's
- * own dependencies with compiled sites only, which are not the
- * program's. */
+ * without a traceable function never appear: libneedle and libgcc_s,
+ * its one dependency besides the C library, are never relocated
+ * (site_discover.c). */
 static int meta_dump(int fd)
 {
 	char *buf = NULL;
