@@ -98,9 +98,18 @@ TESTS :=
 include tests/tests.mk
 include bench/bench.mk
 
+# make test: everything (what CI runs); make test-unit: the unit tier;
+# make test-quick: what a developer runs before each commit (under two
+# minutes on 2 cores: the tiers and single tests of QUICK_TESTS); a tier
+# alone: tests/run.sh build/tests TIER [PATTERN].
+.PHONY: test-unit test-quick
 tests: $(TESTS)
 test: tests
-	tests/run.sh $(BUILD)/tests
+	tests/run.sh $(TEST_BUILD)
+test-unit: tests
+	tests/run.sh $(TEST_BUILD) unit
+test-quick: tests
+	tests/run.sh $(TEST_BUILD) $(QUICK_TESTS)
 
 clean:
 	rm -rf $(BUILD)

@@ -17,7 +17,7 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@
 
-BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/cli/threads
+BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/progs/threads
 
 # The same loop built for LLVM XRay (clang's entry and exit sleds, every
 # function instrumented), traced by XRay's flight data recorder and by

@@ -169,7 +169,7 @@ note "bench: the views on 50M events of a recursion 1,000 deep (time per million
 "$dir/bench_views" run "$NEEDLE" "$dir" >>"$raw" || note "bench: the view benchmark failed"
 
 note "bench: the zlib workload (zlib built from Debian source with patchable entries)"
-if "$dir/../../tests/real/build_real_programs.sh" "$dir/.." >"$dir/third_party.log" 2>&1 ||
+if "$dir/../../tests/relocate/build_real_programs.sh" "$dir/.." >"$dir/third_party.log" 2>&1 ||
 	[ -x "$dir/../third_party/zlib_driver" ]; then
 	zd="$dir/../third_party/zlib_driver"
 	rounds=3000
@@ -250,7 +250,7 @@ fi
 note "bench: reader wake-up modes (system calls made by the traced program)"
 for mode in wait poll=1 buffer-percent=50; do
 	key=$(echo "$mode" | cut -d= -f1 | tr - _)
-	"$NEEDLE" record --"$mode" --chunk-size=4 -o "$dir/mode.data" -- "$dir/../tests/cli/threads" 2 1000000 >/dev/null 2>&1
+	"$NEEDLE" record --"$mode" --chunk-size=4 -o "$dir/mode.data" -- "$dir/../tests/progs/threads" 2 1000000 >/dev/null 2>&1
 	"$NEEDLE" info -i "$dir/mode.data" | awk -v k="$key" '/^events:/ {e = $2} /^reader wakeups/ {w = $NF}
 		END { printf "producer_syscalls_per_mevent_%s %.3f\n", k, w / (e / 1e6) }' >>"$raw"
 done

@@ -4,12 +4,12 @@
 API_BUILD := $(TEST_BUILD)/api
 API_DEFS := -DLIBNEEDLE_DIR='"$(abspath $(BUILD))"' -DNEEDLE_HEADER='"$(abspath include/needle.h)"'
 
-$(TEST_BUILD)/test_api_symbols: tests/api/test_api_symbols.c tests/api/elf_syms.h include/needle.h $(LIBNEEDLE)
+$(TEST_BUILD)/api/test_api_symbols: tests/api/test_api_symbols.c tests/api/elf_syms.h include/needle.h $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(API_DEFS) $< -o $@ $(TEST_LINK) -lelf
 
 # Not linked with libneedle: it preloads it.
-$(TEST_BUILD)/test_api_interpose: tests/api/test_api_interpose.c tests/api/elf_syms.h $(LIBNEEDLE)
+$(TEST_BUILD)/api/test_api_interpose: tests/api/test_api_interpose.c tests/api/elf_syms.h $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(API_DEFS) $< -o $@ -lelf -lstdc++ -lgcc_s -ldl -lpthread
 
@@ -22,7 +22,7 @@ $(API_BUILD)/header_cxx.o: tests/api/header_cxx.cpp include/needle.h
 $(API_BUILD)/header_clang.o: tests/api/header_c99.c include/needle.h
 	@mkdir -p $(dir $@)
 	clang -std=c11 -pedantic -Wall -Wextra -Werror -Iinclude -Dheader_c99_regs_ok=header_clang_regs_ok -c $< -o $@
-$(TEST_BUILD)/test_api_handlers: tests/api/test_api_handlers.c $(API_BUILD)/header_c99.o \
+$(TEST_BUILD)/api/test_api_handlers: tests/api/test_api_handlers.c $(API_BUILD)/header_c99.o \
 		$(API_BUILD)/header_cxx.o $(API_BUILD)/header_clang.o $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $(PFE) $(filter %.c %.o,$^) -o $@ $(TEST_LINK)
 
@@ -41,9 +41,9 @@ $(API_BUILD)/callcount_prog: tests/api/callcount_prog.c $(API_BUILD)/libapi_host
 $(API_BUILD)/libcallcount_asan.so: examples/callcount.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(ASAN) -fPIC -shared $< -o $@ $(TEST_LINK)
-$(TEST_BUILD)/test_api_callcount: tests/api/test_api_callcount.sh $(API_BUILD)/callcount_prog \
+$(TEST_BUILD)/api/test_api_callcount: tests/api/test_api_callcount.sh $(API_BUILD)/callcount_prog \
 		$(API_BUILD)/libcallcount_asan.so $(BUILD)/examples/libcallcount.so
 	$(SCRIPT_TEST)
 
-TESTS += $(TEST_BUILD)/test_api_symbols $(TEST_BUILD)/test_api_interpose $(TEST_BUILD)/test_api_handlers \
-	$(TEST_BUILD)/test_api_callcount
+TESTS += $(TEST_BUILD)/api/test_api_symbols $(TEST_BUILD)/api/test_api_interpose $(TEST_BUILD)/api/test_api_handlers \
+	$(TEST_BUILD)/api/test_api_callcount

@@ -8,7 +8,7 @@
 
 # Leaks reported and not fixed yet (tests/robust/known_leaks.supp, one line
 # each, removed when the fix lands) are held back in every LeakSanitizer run
-# under make, tests/cli/test_corrupt.sh's reader fuzzing included.
+# under make, tests/format/test_corrupt.sh's reader fuzzing included.
 export LSAN_OPTIONS ?= suppressions=$(abspath tests/robust/known_leaks.supp)
 
 # --- UndefinedBehaviorSanitizer: the agent, three test programs, the CLI.
@@ -37,17 +37,17 @@ $(NEEDLE_UBSAN): $(UBSAN_CLI_OBJ) | $(LIBNEEDLE_UBSAN)
 	@echo "  LD $@"; gcc $(UBSAN) $^ -o $@ $(CLI_LIBS)
 
 TEST_LINK_UBSAN := $(UBSAN) -L$(BUILD)/ubsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/ubsan -lpthread -ldl
-$(TEST_BUILD)/test_stress_ubsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_UBSAN)
+$(TEST_BUILD)/robust/test_stress_ubsan: tests/agent/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_UBSAN)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(UBSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_UBSAN)
-$(TEST_BUILD)/test_args_ubsan: tests/patch/test_args.c $(LIBNEEDLE_UBSAN)
+$(TEST_BUILD)/robust/test_args_ubsan: tests/agent/test_args.c $(LIBNEEDLE_UBSAN)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(UBSAN) $(PFE) $< -o $@ $(TEST_LINK_UBSAN)
-$(TEST_BUILD)/test_dispatch_stress_ubsan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_UBSAN)
+$(TEST_BUILD)/robust/test_dispatch_stress_ubsan: tests/agent/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_UBSAN)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(UBSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_UBSAN)
 # Records with the UBSan command and agent, reads with the UBSan reader.
-$(TEST_BUILD)/test_ubsan_cli: tests/robust/ubsan_cli.sh $(NEEDLE_UBSAN) $(LIBNEEDLE_UBSAN) $(CLI_PROGS)
+$(TEST_BUILD)/robust/test_ubsan_cli: tests/robust/ubsan_cli.sh $(NEEDLE_UBSAN) $(LIBNEEDLE_UBSAN) $(CLI_PROGS)
 	$(SCRIPT_TEST)
 
 # --- ThreadSanitizer: the agent, the RCU/dispatch stress and the stress
@@ -79,24 +79,24 @@ $(LIBNEEDLE_TSAN): $(TSAN_OBJ)
 	@echo "  LD $@"; gcc $(TSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
 TEST_LINK_TSAN := $(TSAN) -L$(BUILD)/tsan -lneedle -Wl,-rpath,$(abspath $(BUILD))/tsan -lpthread -ldl
-$(TEST_BUILD)/test_dispatch_stress_tsan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_TSAN)
+$(TEST_BUILD)/robust/test_dispatch_stress_tsan: tests/agent/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_TSAN)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(TSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_TSAN)
-$(TEST_BUILD)/test_stress_tsan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_TSAN)
+$(TEST_BUILD)/robust/test_stress_tsan: tests/agent/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_TSAN)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(TSAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_TSAN)
 
-SANITIZER_TESTS := $(TEST_BUILD)/test_stress_ubsan $(TEST_BUILD)/test_args_ubsan \
-	$(TEST_BUILD)/test_dispatch_stress_ubsan $(TEST_BUILD)/test_ubsan_cli \
-	$(TEST_BUILD)/test_dispatch_stress_tsan $(TEST_BUILD)/test_stress_tsan
+SANITIZER_TESTS := $(TEST_BUILD)/robust/test_stress_ubsan $(TEST_BUILD)/robust/test_args_ubsan \
+	$(TEST_BUILD)/robust/test_dispatch_stress_ubsan $(TEST_BUILD)/robust/test_ubsan_cli \
+	$(TEST_BUILD)/robust/test_dispatch_stress_tsan $(TEST_BUILD)/robust/test_stress_tsan
 
 -include $(UBSAN_OBJ:.o=.d) $(UBSAN_CLI_OBJ:.o=.d) $(TSAN_OBJ:.o=.d)
 
 TESTS += $(SANITIZER_TESTS)
 
 .PHONY: check-sanitizers
-check-sanitizers: $(SANITIZER_TESTS) $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan \
-		$(TEST_BUILD)/test_dispatch_stress_asan
+check-sanitizers: $(SANITIZER_TESTS) $(TEST_BUILD)/agent/test_stress_asan $(TEST_BUILD)/agent/test_args_asan \
+		$(TEST_BUILD)/agent/test_dispatch_stress_asan
 	@export NEEDLE_BUILD=$(abspath $(BUILD)); fails=0; \
 	for t in $^; do echo "== $$t"; $$t || fails=$$((fails + 1)); done; \
 	echo "check-sanitizers: $$fails program(s) failed"; [ $$fails -eq 0 ]
@@ -125,17 +125,17 @@ $(TEST_BUILD)/fuzz/seed.stamp: $(FUZZ_SEEDS) tests/robust/known_findings.supp te
 	cp $(FUZZ_SEEDS) $(TEST_BUILD)/fuzz/seed/
 	cp tests/robust/known_findings.supp tests/robust/known_leaks.supp $(TEST_BUILD)/fuzz/
 	touch $@
-$(TEST_BUILD)/test_fuzz_reader_libfuzzer: tests/robust/fuzz_reader.sh $(FUZZER) $(TEST_BUILD)/fuzz/seed.stamp tests/robust.mk
+$(TEST_BUILD)/robust/test_fuzz_reader_libfuzzer: tests/robust/fuzz_reader.sh $(FUZZER) $(TEST_BUILD)/fuzz/seed.stamp tests/robust.mk
 	@mkdir -p $(dir $@)
 	sed 's/@FUZZ_TEST_RUNS@/$(FUZZ_TEST_RUNS)/g' $< >$@; chmod +x $@
 
-TESTS += $(TEST_BUILD)/test_fuzz_reader_libfuzzer
+TESTS += $(TEST_BUILD)/robust/test_fuzz_reader_libfuzzer
 
 .PHONY: fuzz
-fuzz: $(TEST_BUILD)/test_fuzz_reader_libfuzzer
+fuzz: $(TEST_BUILD)/robust/test_fuzz_reader_libfuzzer
 	@mkdir -p $(BUILD)/fuzz/corpus
 	NEEDLE_BUILD=$(abspath $(BUILD)) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_CORPUS=$(abspath $(BUILD))/fuzz/corpus \
-		$(TEST_BUILD)/test_fuzz_reader_libfuzzer
+		$(TEST_BUILD)/robust/test_fuzz_reader_libfuzzer
 
 # --- The soak (tests/robust/soak.c): 4 workers call traced functions of the
 # program and of a dlopen'ed object while a controller attaches, detaches,
@@ -153,15 +153,15 @@ $(TEST_BUILD)/robust/libsoakdl.so: $(TEST_BUILD)/gen/soakdl_funcs.c
 $(TEST_BUILD)/robust/soak_funcs.o: $(TEST_BUILD)/gen/soak_funcs.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -c $< -o $@
 # soak.c itself has no patchable entries: only the generated functions are traced.
-$(TEST_BUILD)/test_soak: tests/robust/soak.c $(TEST_BUILD)/robust/soak_funcs.o $(TEST_BUILD)/robust/libsoakdl.so $(LIBNEEDLE)
+$(TEST_BUILD)/robust/test_soak: tests/robust/soak.c $(TEST_BUILD)/robust/soak_funcs.o $(TEST_BUILD)/robust/libsoakdl.so $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -DSOAK_LIB='"$(abspath $(TEST_BUILD))/robust/libsoakdl.so"' \
 		$< $(TEST_BUILD)/robust/soak_funcs.o -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_soak
+TESTS += $(TEST_BUILD)/robust/test_soak
 
 .PHONY: soak
-soak: $(TEST_BUILD)/test_soak
-	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_DLCLOSE=$(SOAK_DLCLOSE) $(TEST_BUILD)/test_soak
+soak: $(TEST_BUILD)/robust/test_soak
+	SOAK_SECONDS=$(SOAK_SECONDS) SOAK_DLCLOSE=$(SOAK_DLCLOSE) $(TEST_BUILD)/robust/test_soak
 
 # What dlclose of a traced object once did (sites never forgotten: CALLs
 # written over an object loaded again, or into a mapping that took its
@@ -169,9 +169,9 @@ soak: $(TEST_BUILD)/test_soak
 $(TEST_BUILD)/robust/dlclose_sites: tests/robust/dlclose_sites.c $(TEST_BUILD)/robust/libsoakdl.so $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -DSOAK_LIB='"$(abspath $(TEST_BUILD))/robust/libsoakdl.so"' $< -o $@ $(TEST_LINK)
 
-$(TEST_BUILD)/test_dlclose_sites: tests/robust/dlclose_sites.sh $(TEST_BUILD)/robust/dlclose_sites
+$(TEST_BUILD)/robust/test_dlclose_sites: tests/robust/dlclose_sites.sh $(TEST_BUILD)/robust/dlclose_sites
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_dlclose_sites
+TESTS += $(TEST_BUILD)/robust/test_dlclose_sites
 
 .PHONY: robust-findings
 robust-findings: $(TEST_BUILD)/robust/dlclose_sites

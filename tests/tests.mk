@@ -5,89 +5,104 @@ TEST_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude -
 TEST_LINK := -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread -ldl
 PFE := -fpatchable-function-entry=5
 
-# A test script that stays in the source tree (it sources tests/cli/lib.sh
+# A test script that stays in the source tree (it sources tests/lib.sh
 # beside it) but runs from build/tests: a two-line launcher.
 define SCRIPT_TEST
 	@mkdir -p $(dir $@); printf '#!/bin/sh\nexec bash %s "$$@"\n' "$(abspath $<)" > $@; chmod +x $@
 endef
 
+# Tests by subject.  Every test is an executable build/tests/TIER/test_*:
+# a compiled program, or the launcher of a script tests/TIER/test_*.sh
+# (a script needs no rule of its own unless it has prerequisites to name).
+# tests/run.sh runs the tiers in this order and refuses a tier folder
+# that is not listed here, so that no test is left out unseen.
+TEST_TIERS := unit api agent record attach relocate views format robust servers uftrace-compat
+define TIER_SCRIPTS
+$(TEST_BUILD)/$(1)/test_%: tests/$(1)/test_%.sh
+	$$(SCRIPT_TEST)
+TESTS += $$(patsubst tests/$(1)/%.sh,$(TEST_BUILD)/$(1)/%,$$(wildcard tests/$(1)/test_*.sh))
+endef
+$(foreach t,$(TEST_TIERS),$(eval $(call TIER_SCRIPTS,$(t))))
+# make test-quick's selection (tests/run.sh's syntax: TIER or TIER/NAME).
+QUICK_TESTS := unit,api
+
 # Site forms: each object with its own compiler and flags.
-$(TEST_BUILD)/forms/gcc.o: tests/patch/forms_gcc.c
+$(TEST_BUILD)/forms/gcc.o: tests/agent/forms_gcc.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=none -c $< -o $@
-$(TEST_BUILD)/forms/gcc_cet.o: tests/patch/forms_gcc_cet.c
+$(TEST_BUILD)/forms/gcc_cet.o: tests/agent/forms_gcc_cet.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fcf-protection=full -c $< -o $@
-$(TEST_BUILD)/forms/clang.o: tests/patch/forms_clang.c
+$(TEST_BUILD)/forms/clang.o: tests/agent/forms_clang.c
 	@mkdir -p $(dir $@); clang $(TEST_CFLAGS) $(PFE) -fcf-protection=none -c $< -o $@
-$(TEST_BUILD)/forms/clang_cet.o: tests/patch/forms_clang_cet.c
+$(TEST_BUILD)/forms/clang_cet.o: tests/agent/forms_clang_cet.c
 	@mkdir -p $(dir $@); clang $(TEST_CFLAGS) $(PFE) -fcf-protection=full -c $< -o $@
-$(TEST_BUILD)/forms/fentry_pie.o: tests/patch/forms_fentry.c
+$(TEST_BUILD)/forms/fentry_pie.o: tests/agent/forms_fentry.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -fPIE -c $< -o $@
-$(TEST_BUILD)/forms/fentry_nopie.o: tests/patch/forms_fentry.c
+$(TEST_BUILD)/forms/fentry_nopie.o: tests/agent/forms_fentry.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -fno-pie -c $< -o $@
-$(TEST_BUILD)/forms/mnop.o: tests/patch/forms_mnop.c
+$(TEST_BUILD)/forms/mnop.o: tests/agent/forms_mnop.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -pg -mfentry -mnop-mcount -fno-pie -c $< -o $@
-$(TEST_BUILD)/forms/gcc_nopie.o: tests/patch/forms_gcc.c
+$(TEST_BUILD)/forms/gcc_nopie.o: tests/agent/forms_gcc.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fno-pie -c $< -o $@
-$(TEST_BUILD)/libforms.so: tests/patch/forms_lib.c
+$(TEST_BUILD)/libforms.so: tests/agent/forms_lib.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fPIC -shared $< -o $@
 
-$(TEST_BUILD)/test_site_forms_pie: tests/patch/test_site_forms.c $(TEST_BUILD)/forms/gcc.o \
+$(TEST_BUILD)/agent/test_site_forms_pie: tests/agent/test_site_forms.c $(TEST_BUILD)/forms/gcc.o \
 		$(TEST_BUILD)/forms/gcc_cet.o $(TEST_BUILD)/forms/clang.o $(TEST_BUILD)/forms/clang_cet.o \
 		$(TEST_BUILD)/forms/fentry_pie.o $(TEST_BUILD)/libforms.so $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -DFORMS_PIE -DFORMS_LIB='"$(abspath $(TEST_BUILD))/libforms.so"' \
 		$(filter %.c %.o,$^) -o $@ $(TEST_LINK)
 
-$(TEST_BUILD)/test_site_forms_nopie: tests/patch/test_site_forms.c $(TEST_BUILD)/forms/mnop.o \
+$(TEST_BUILD)/agent/test_site_forms_nopie: tests/agent/test_site_forms.c $(TEST_BUILD)/forms/mnop.o \
 		$(TEST_BUILD)/forms/fentry_nopie.o $(TEST_BUILD)/forms/gcc_nopie.o $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -fno-pie -no-pie -pg $(filter %.c %.o,$^) -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_site_forms_pie $(TEST_BUILD)/test_site_forms_nopie
+TESTS += $(TEST_BUILD)/agent/test_site_forms_pie $(TEST_BUILD)/agent/test_site_forms_nopie
 
 $(TEST_BUILD)/gen/stress_funcs.c: tests/gen_funcs.sh
 	@mkdir -p $(dir $@); tests/gen_funcs.sh stress 1200 > $@
 
-$(TEST_BUILD)/test_stress: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE)
+$(TEST_BUILD)/agent/test_stress: tests/agent/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_stress
+TESTS += $(TEST_BUILD)/agent/test_stress
 
 # -O2 with patchable entries on every function of the test.
-$(TEST_BUILD)/test_%: tests/patch/test_%.c $(LIBNEEDLE)
+$(TEST_BUILD)/agent/test_%: tests/agent/test_%.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_args
+TESTS += $(TEST_BUILD)/agent/test_args
 
-$(TEST_BUILD)/test_no_sites: tests/patch/test_no_sites.c $(LIBNEEDLE)
+$(TEST_BUILD)/agent/test_no_sites: tests/agent/test_no_sites.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_hostile $(TEST_BUILD)/test_consumer_api
-TESTS += $(TEST_BUILD)/test_trap $(TEST_BUILD)/test_sigtrap_blocked $(TEST_BUILD)/test_bad_input \
-	$(TEST_BUILD)/test_no_sites
+TESTS += $(TEST_BUILD)/agent/test_hostile $(TEST_BUILD)/agent/test_consumer_api
+TESTS += $(TEST_BUILD)/agent/test_trap $(TEST_BUILD)/agent/test_sigtrap_blocked $(TEST_BUILD)/agent/test_bad_input \
+	$(TEST_BUILD)/agent/test_no_sites
 
 # Under AddressSanitizer: the stress test and the argument test.
 TEST_LINK_ASAN := -fsanitize=address -L$(BUILD)/asan -lneedle -Wl,-rpath,$(abspath $(BUILD))/asan -lpthread -ldl
-$(TEST_BUILD)/test_stress_asan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_ASAN)
+$(TEST_BUILD)/agent/test_stress_asan: tests/agent/test_stress.c $(TEST_BUILD)/gen/stress_funcs.c $(LIBNEEDLE_ASAN)
 	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
-$(TEST_BUILD)/test_args_asan: tests/patch/test_args.c $(LIBNEEDLE_ASAN)
+$(TEST_BUILD)/agent/test_args_asan: tests/agent/test_args.c $(LIBNEEDLE_ASAN)
 	gcc $(TEST_CFLAGS) $(ASAN) $(PFE) $< -o $@ $(TEST_LINK_ASAN)
 
-TESTS += $(TEST_BUILD)/test_stress_asan $(TEST_BUILD)/test_args_asan
+TESTS += $(TEST_BUILD)/agent/test_stress_asan $(TEST_BUILD)/agent/test_args_asan
 
 # The same stress on relocated sites: 10,000 functions built without
 # patchable entries, 300 rounds, under AddressSanitizer, run with
 # NEEDLE_SITES=all.
 $(TEST_BUILD)/gen/stress_funcs_mul3_10k.c: tests/gen_funcs.sh
 	@mkdir -p $(dir $@); tests/gen_funcs.sh stress 10000 mul3 > $@
-$(TEST_BUILD)/relocate/test_stress_reloc_asan: tests/patch/test_stress.c $(TEST_BUILD)/gen/stress_funcs_mul3_10k.c $(LIBNEEDLE_ASAN)
+$(TEST_BUILD)/relocate/stress_reloc_asan: tests/agent/test_stress.c $(TEST_BUILD)/gen/stress_funcs_mul3_10k.c $(LIBNEEDLE_ASAN)
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(ASAN) -O1 -DFUNCS=10000 -DROUNDS=300 '-DSTRESS_EXPECT(a,i)=((a)*3+(i)+1)' '-DSTRESS_INDEX(r)=(((r)/3)>>32)' $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
-$(TEST_BUILD)/test_stress_reloc: tests/relocate/test_stress_reloc.sh $(TEST_BUILD)/relocate/test_stress_reloc_asan
+$(TEST_BUILD)/relocate/test_stress_reloc: tests/relocate/test_stress_reloc.sh $(TEST_BUILD)/relocate/stress_reloc_asan
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_stress_reloc
+TESTS += $(TEST_BUILD)/relocate/test_stress_reloc
 
-# Programs for the command-line tests (tests/cli/*.sh).
-CLI_PROGS := $(patsubst tests/cli/progs/%.c,$(TEST_BUILD)/cli/%,$(wildcard tests/cli/progs/*.c))
-$(TEST_BUILD)/cli/%: tests/cli/progs/%.c
+# Programs the script tests (tests/*/test_*.sh) run.
+CLI_PROGS := $(patsubst tests/progs/%.c,$(TEST_BUILD)/progs/%,$(wildcard tests/progs/*.c))
+$(TEST_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 
@@ -96,111 +111,111 @@ TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 # uftrace 0.13's own test suite, its replay-graph tests run through needle
 # (tests/uftrace-compat/run.py; the suite is read from its path, never
 # copied here).
-$(TEST_BUILD)/test_uftrace_compat: tests/uftrace-compat/test_uftrace_compat.sh tests/uftrace-compat/run.py \
+$(TEST_BUILD)/uftrace-compat/test_uftrace_compat: tests/uftrace-compat/test_uftrace_compat.sh tests/uftrace-compat/run.py \
 		tests/uftrace-compat/shim/runtest.py tests/uftrace-compat/shim/uftrace $(NEEDLE) $(LIBNEEDLE)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_uftrace_compat
+TESTS += $(TEST_BUILD)/uftrace-compat/test_uftrace_compat
 
-# The reader, fuzzed under AddressSanitizer (run by tests/cli/test_corrupt.sh).
+# The reader, fuzzed under AddressSanitizer (run by tests/format/test_corrupt.sh).
 READER_SRC := $(wildcard src/reader/*.c) $(wildcard src/format/*.c)
 $(TEST_BUILD)/fuzz_reader_asan: tests/format/fuzz_reader.c $(READER_SRC)
 	gcc $(TEST_CFLAGS) $(ASAN) -Isrc $^ -o $@ $(CLI_LIBS)
 
 TESTS += $(TEST_BUILD)/fuzz_reader_asan
 
-# Control flow that skips or interrupts traced returns (tests/cli/test_unwind.sh).
-$(TEST_BUILD)/cli/unwind_c_O0: tests/unwind/unwind_c.c
+# Control flow that skips or interrupts traced returns (tests/agent/test_unwind.sh).
+$(TEST_BUILD)/progs/unwind_c_O0: tests/agent/unwind_c.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O0 -g $(PFE) $< -o $@ -lpthread
-$(TEST_BUILD)/cli/unwind_c_O2: tests/unwind/unwind_c.c
+$(TEST_BUILD)/progs/unwind_c_O2: tests/agent/unwind_c.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g $(PFE) $< -o $@ -lpthread
 # clang++: gcc 12 cannot link C++ with patchable entries in COMDAT groups.
-$(TEST_BUILD)/cli/unwind_cpp: tests/unwind/unwind_cpp.cpp
+$(TEST_BUILD)/progs/unwind_cpp: tests/agent/unwind_cpp.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g $(PFE) $< -o $@ -lpthread
 
-TESTS += $(TEST_BUILD)/cli/unwind_c_O0 $(TEST_BUILD)/cli/unwind_c_O2 $(TEST_BUILD)/cli/unwind_cpp
+TESTS += $(TEST_BUILD)/progs/unwind_c_O0 $(TEST_BUILD)/progs/unwind_c_O2 $(TEST_BUILD)/progs/unwind_cpp
 
-# LLVM XRay's entry sleds as sites (tests/cli/test_xray.sh): clang's
+# LLVM XRay's entry sleds as sites (tests/agent/test_xray.sh): clang's
 # -fxray-instrument and no needle flag.
-$(TEST_BUILD)/cli/xray_prog: tests/xray/xray_prog.c
+$(TEST_BUILD)/progs/xray_prog: tests/agent/xray_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/xray_prog
+TESTS += $(TEST_BUILD)/progs/xray_prog
 
-# Exit sites (tests/cli/test_exit_sites.sh): gcc's exit NOP5s (non-PIE:
+# Exit sites (tests/agent/test_exit_sites.sh): gcc's exit NOP5s (non-PIE:
 # gcc has no -mnop-mcount for position-independent code; compiled with -pg,
 # linked without, so no gmon profiling), and XRay's exit and tail sleds.
 EXIT_SITE_CFLAGS := -fno-pic -pg -mfentry -mnop-mcount -mrecord-mcount -minstrument-return=nop5 -mrecord-return
-$(TEST_BUILD)/cli/exit_prog_gcc: tests/exits/exit_prog.c
+$(TEST_BUILD)/progs/exit_prog_gcc: tests/agent/exit_prog.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -Wall -Wextra -Werror $(EXIT_SITE_CFLAGS) -c $< -o $@.o
 	gcc -no-pie $@.o -o $@ -lpthread
-$(TEST_BUILD)/cli/exit_prog_xray: tests/exits/exit_prog.c
+$(TEST_BUILD)/progs/exit_prog_xray: tests/agent/exit_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/exit_prog_gcc $(TEST_BUILD)/cli/exit_prog_xray
+TESTS += $(TEST_BUILD)/progs/exit_prog_gcc $(TEST_BUILD)/progs/exit_prog_xray
 
-# The flight recorder (tests/cli/test_snapshot.sh).
-$(TEST_BUILD)/cli/snap_prog: tests/snapshot/snap_prog.c
+# The flight recorder (tests/record/test_snapshot.sh).
+$(TEST_BUILD)/progs/snap_prog: tests/record/snap_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/snap_prog
+TESTS += $(TEST_BUILD)/progs/snap_prog
 
-# A thread borrowed in a restartable sleep (tests/cli/test_attach_sleep.sh).
-$(TEST_BUILD)/cli/sleeper: tests/attach/sleeper.c
+# A thread borrowed in a restartable sleep (tests/attach/test_attach_sleep.sh).
+$(TEST_BUILD)/progs/sleeper: tests/attach/sleeper.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
-TESTS += $(TEST_BUILD)/cli/sleeper
+TESTS += $(TEST_BUILD)/progs/sleeper
 
-# Arguments and return values (tests/cli/test_args.sh).
-$(TEST_BUILD)/cli/args_prog: tests/args/args_prog.c
+# Arguments and return values (tests/record/test_args.sh).
+$(TEST_BUILD)/progs/args_prog: tests/record/args_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/args_prog
-# Grouping and filtering by those values (tests/cli/test_args_views.sh).
-$(TEST_BUILD)/cli/args_views_prog: tests/args/args_views_prog.c
+TESTS += $(TEST_BUILD)/progs/args_prog
+# Grouping and filtering by those values (tests/views/test_args_views.sh).
+$(TEST_BUILD)/progs/args_views_prog: tests/views/args_views_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/args_views_prog
+TESTS += $(TEST_BUILD)/progs/args_views_prog
 
 
-$(TEST_BUILD)/cli/threads_scale: tests/patch/threads_scale.c $(LIBNEEDLE)
+$(TEST_BUILD)/progs/threads_scale: tests/agent/threads_scale.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/cli/threads_scale
+TESTS += $(TEST_BUILD)/progs/threads_scale
 
 $(TEST_BUILD)/gen/dstress_funcs.c: tests/gen_funcs.sh
 	@mkdir -p $(dir $@); tests/gen_funcs.sh dstress 1000 > $@
-$(TEST_BUILD)/test_dispatch_stress_asan: tests/patch/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_ASAN)
+$(TEST_BUILD)/agent/test_dispatch_stress_asan: tests/agent/test_dispatch_stress.c $(TEST_BUILD)/gen/dstress_funcs.c $(LIBNEEDLE_ASAN)
 	gcc $(TEST_CFLAGS) $(ASAN) -O1 $(PFE) $(filter %.c,$^) -o $@ $(TEST_LINK_ASAN)
 
-TESTS += $(TEST_BUILD)/test_dispatch_stress_asan
+TESTS += $(TEST_BUILD)/agent/test_dispatch_stress_asan
 
-# Fault injection (tests/cli/test_faults.sh): a preloaded shim fails the Nth
+# Fault injection (tests/robust/test_faults.sh): a preloaded shim fails the Nth
 # allocation, mmap or mprotect made by libneedle's code.
-$(TEST_BUILD)/fault/fault_shim.so: tests/fault/fault_shim.c
+$(TEST_BUILD)/fault/fault_shim.so: tests/robust/fault_shim.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
-$(TEST_BUILD)/fault/fault_api: tests/fault/fault_api.c $(LIBNEEDLE)
+$(TEST_BUILD)/fault/fault_api: tests/robust/fault_api.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/fault/fault_shim.so $(TEST_BUILD)/fault/fault_api
 
 # dlclose of traced objects (test_dlclose).
-$(TEST_BUILD)/libdl_lib.so: tests/patch/dl_lib.c
+$(TEST_BUILD)/libdl_lib.so: tests/agent/dl_lib.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -fPIC -shared $< -o $@
-$(TEST_BUILD)/libdl_lib_b.so: tests/patch/dl_lib.c
+$(TEST_BUILD)/libdl_lib_b.so: tests/agent/dl_lib.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -DDL_PAD -fPIC -shared $< -o $@
-$(TEST_BUILD)/test_dlclose: tests/patch/test_dlclose.c $(TEST_BUILD)/libdl_lib.so $(TEST_BUILD)/libdl_lib_b.so $(LIBNEEDLE)
+$(TEST_BUILD)/agent/test_dlclose: tests/agent/test_dlclose.c $(TEST_BUILD)/libdl_lib.so $(TEST_BUILD)/libdl_lib_b.so $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $(PFE) -DDL_LIB='"$(abspath $(TEST_BUILD))/libdl_lib.so"' \
 		-DDL_LIB_B='"$(abspath $(TEST_BUILD))/libdl_lib_b.so"' $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/test_dlclose
+TESTS += $(TEST_BUILD)/agent/test_dlclose
 
 # 6-byte fentry calls normalized while threads run through them.
-$(TEST_BUILD)/patch/libfentry_race.so: tests/patch/fentry_race_lib.c
+$(TEST_BUILD)/patch/libfentry_race.so: tests/agent/fentry_race_lib.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -fPIC -shared -pg -mfentry $< -o $@ -lpthread
-$(TEST_BUILD)/patch/fentry_race: tests/patch/fentry_race.c
+$(TEST_BUILD)/patch/fentry_race: tests/agent/fentry_race.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -ldl
-$(TEST_BUILD)/test_fentry_race: tests/patch/test_fentry_race.sh $(TEST_BUILD)/patch/libfentry_race.so \
+$(TEST_BUILD)/agent/test_fentry_race: tests/agent/test_fentry_race.sh $(TEST_BUILD)/patch/libfentry_race.so \
 		$(TEST_BUILD)/patch/fentry_race $(NEEDLE) $(LIBNEEDLE)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_fentry_race
+TESTS += $(TEST_BUILD)/agent/test_fentry_race
 include tests/api.mk
 include tests/unit.mk
 include tests/robust.mk
@@ -214,9 +229,9 @@ $(TEST_BUILD)/attach/attach_target: tests/attach/attach_target.c | $(TEST_BUILD)
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -pthread $< -o $@ -ldl
 $(TEST_BUILD)/attach/inject_driver: tests/attach/inject_driver.c src/cli/inject/inject.c src/cli/inject/inject.h src/cli/util/procfs.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) -Isrc tests/attach/inject_driver.c src/cli/inject/inject.c src/cli/util/procfs.c -o $@ -ldl
-$(TEST_BUILD)/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
+$(TEST_BUILD)/attach/test_inject: tests/attach/test_inject.sh $(TEST_BUILD)/attach/ticker $(TEST_BUILD)/attach/inject_driver $(LIBNEEDLE)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_inject
+TESTS += $(TEST_BUILD)/attach/test_inject
 
 # needle record -p: the ticker in every site form, and in the forms it
 # must refuse (no sites, static, 32-bit).
@@ -237,134 +252,134 @@ $(TEST_BUILD)/attach/ticker_32: tests/attach/ticker.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -m32 $< -o $@ -lpthread
 ATTACH_DEPS := $(TEST_BUILD)/attach/attach_target $(TEST_BUILD)/attach/ticker $(ATTACH_TICKERS) \
 	$(TEST_BUILD)/libdl_lib.so $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
-$(TEST_BUILD)/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
+$(TEST_BUILD)/attach/test_attach: tests/attach/test_attach.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-$(TEST_BUILD)/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)
+$(TEST_BUILD)/attach/test_attach_cycles: tests/attach/test_attach_cycles.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-$(TEST_BUILD)/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS) $(TEST_BUILD)/test_unit_exe_class
+$(TEST_BUILD)/attach/test_attach_errors: tests/attach/test_attach_errors.sh $(ATTACH_DEPS) $(TEST_BUILD)/unit/test_exe_class
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach $(TEST_BUILD)/test_attach_cycles $(TEST_BUILD)/test_attach_errors
+TESTS += $(TEST_BUILD)/attach/test_attach $(TEST_BUILD)/attach/test_attach_cycles $(TEST_BUILD)/attach/test_attach_errors
 # What needle record -p leaves in a process, and how it tells its end.
 $(TEST_BUILD)/attach/leftover_target: tests/attach/leftover_target.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
-$(TEST_BUILD)/test_attach_leftovers: tests/attach/test_attach_leftovers.sh $(TEST_BUILD)/attach/leftover_target $(ATTACH_DEPS)
+$(TEST_BUILD)/attach/test_attach_leftovers: tests/attach/test_attach_leftovers.sh $(TEST_BUILD)/attach/leftover_target $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_leftovers
+TESTS += $(TEST_BUILD)/attach/test_attach_leftovers
 # needle record -p killed between the agent's connect and its hello.
 $(TEST_BUILD)/attach/kill_at_hello: tests/attach/kill_at_hello.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@
-$(TEST_BUILD)/test_attach_kill: tests/attach/test_attach_kill.sh $(TEST_BUILD)/attach/kill_at_hello $(ATTACH_DEPS)
+$(TEST_BUILD)/attach/test_attach_kill: tests/attach/test_attach_kill.sh $(TEST_BUILD)/attach/kill_at_hello $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_kill
+TESTS += $(TEST_BUILD)/attach/test_attach_kill
 # Two needle record -p on one process at once.
-$(TEST_BUILD)/test_attach_concurrent: tests/attach/test_attach_concurrent.sh $(ATTACH_DEPS)
+$(TEST_BUILD)/attach/test_attach_concurrent: tests/attach/test_attach_concurrent.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_concurrent
+TESTS += $(TEST_BUILD)/attach/test_attach_concurrent
 
 # Event loops asleep in epoll_wait, sigsuspend, sigtimedwait, attached to.
 $(TEST_BUILD)/attach/eventloop: tests/attach/eventloop.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@
-$(TEST_BUILD)/test_attach_eventloop: tests/attach/test_attach_eventloop.sh $(TEST_BUILD)/attach/eventloop \
+$(TEST_BUILD)/attach/test_attach_eventloop: tests/attach/test_attach_eventloop.sh $(TEST_BUILD)/attach/eventloop \
 		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_eventloop
+TESTS += $(TEST_BUILD)/attach/test_attach_eventloop
 
 # Threads asleep in epoll_wait, poll, select, read, a futex, left asleep
 # behind a door while the C library's entries are rewritten.
 $(TEST_BUILD)/attach/sleepers: tests/attach/sleepers.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
-$(TEST_BUILD)/test_attach_sleepers: tests/attach/test_attach_sleepers.sh $(TEST_BUILD)/attach/sleepers \
+$(TEST_BUILD)/attach/test_attach_sleepers: tests/attach/test_attach_sleepers.sh $(TEST_BUILD)/attach/sleepers \
 		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_sleepers
+TESTS += $(TEST_BUILD)/attach/test_attach_sleepers
 
 # Threads that block every signal, held with ptrace for each batch.
 $(TEST_BUILD)/attach/blocker: tests/attach/blocker.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) $< -o $@ -lpthread
-$(TEST_BUILD)/test_attach_blocker: tests/attach/test_attach_blocker.sh $(TEST_BUILD)/attach/blocker \
+$(TEST_BUILD)/attach/test_attach_blocker: tests/attach/test_attach_blocker.sh $(TEST_BUILD)/attach/blocker \
 		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_attach_blocker
+TESTS += $(TEST_BUILD)/attach/test_attach_blocker
 
 # Relocated sites: hand-written functions in an object built without
 # patchable entries (tests/relocate).
 $(TEST_BUILD)/relocate/libreloc.so: tests/relocate/reloc_funcs.S tests/relocate/reloc_ifunc.c
 	@mkdir -p $(dir $@); gcc -O2 -g -fPIC -shared $^ -o $@
-$(TEST_BUILD)/relocate/test_relocate: tests/relocate/test_relocate.c $(TEST_BUILD)/relocate/libreloc.so $(LIBNEEDLE)
+$(TEST_BUILD)/relocate/reloc_api: tests/relocate/test_relocate.c $(TEST_BUILD)/relocate/libreloc.so $(LIBNEEDLE)
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@ -L$(TEST_BUILD)/relocate -lreloc -Wl,-rpath,$(abspath $(TEST_BUILD))/relocate $(TEST_LINK)
-$(TEST_BUILD)/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/relocate/test_relocate
+$(TEST_BUILD)/relocate/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/relocate/reloc_api
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_relocate
+TESTS += $(TEST_BUILD)/relocate/test_relocate
 $(TEST_BUILD)/relocate/libc_workload: tests/relocate/libc_workload.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lpthread -lm
 $(TEST_BUILD)/relocate/dl_later: tests/relocate/dl_later.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -ldl
 $(TEST_BUILD)/relocate/liblater.so: tests/relocate/later_lib.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
-$(TEST_BUILD)/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload \
+$(TEST_BUILD)/relocate/test_relocate_real: tests/relocate/test_relocate_real.sh $(TEST_BUILD)/relocate/libc_workload \
 		$(TEST_BUILD)/relocate/dl_later $(TEST_BUILD)/relocate/liblater.so $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_relocate_real
-$(TEST_BUILD)/test_relocate_lua: tests/relocate/test_relocate_lua.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+TESTS += $(TEST_BUILD)/relocate/test_relocate_real
+$(TEST_BUILD)/relocate/test_relocate_lua: tests/relocate/test_relocate_lua.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_relocate_lua
+TESTS += $(TEST_BUILD)/relocate/test_relocate_lua
 
-# Arguments and return values named and typed from DWARF (tests/cli/test_auto_args.sh).
-$(TEST_BUILD)/cli/auto_prog: tests/args/auto_prog.c
+# Arguments and return values named and typed from DWARF (tests/record/test_auto_args.sh).
+$(TEST_BUILD)/progs/auto_prog: tests/record/auto_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
-TESTS += $(TEST_BUILD)/cli/auto_prog
+TESTS += $(TEST_BUILD)/progs/auto_prog
 # The same under clang at -O0 and -O2: other DWARF locations (a frame
 # base in rbp or rsp, values computed from a register).
-$(TEST_BUILD)/cli/auto_prog_clang_O0: tests/args/auto_prog.c
+$(TEST_BUILD)/progs/auto_prog_clang_O0: tests/record/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O0 -g -Wall -Wextra -Werror $(PFE) $< -o $@
-$(TEST_BUILD)/cli/auto_prog_clang_O2: tests/args/auto_prog.c
+$(TEST_BUILD)/progs/auto_prog_clang_O2: tests/record/auto_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
-TESTS += $(TEST_BUILD)/cli/auto_prog_clang_O0 $(TEST_BUILD)/cli/auto_prog_clang_O2
+TESTS += $(TEST_BUILD)/progs/auto_prog_clang_O0 $(TEST_BUILD)/progs/auto_prog_clang_O2
 # -fpatchable-function-entry=M,N with N NOPs before each symbol (the
 # section lists the first of them), with and without CET's endbr64.
-$(TEST_BUILD)/cli/threads_pfe72: tests/cli/progs/threads.c
+$(TEST_BUILD)/progs/threads_pfe72: tests/progs/threads.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -fcf-protection=none -fpatchable-function-entry=7,2 $< -o $@ -lpthread
-$(TEST_BUILD)/cli/threads_pfe83_cet: tests/cli/progs/threads.c
+$(TEST_BUILD)/progs/threads_pfe83_cet: tests/progs/threads.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -fcf-protection=full -fpatchable-function-entry=8,3 $< -o $@ -lpthread
-TESTS += $(TEST_BUILD)/cli/threads_pfe72 $(TEST_BUILD)/cli/threads_pfe83_cet
+TESTS += $(TEST_BUILD)/progs/threads_pfe72 $(TEST_BUILD)/progs/threads_pfe83_cet
 # No debug info and no libraries (--auto-args refuses it).
-$(TEST_BUILD)/cli/static_nodebug: tests/args/static_nodebug.c
+$(TEST_BUILD)/progs/static_nodebug: tests/record/static_nodebug.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -static -s $< -o $@
-TESTS += $(TEST_BUILD)/cli/static_nodebug
+TESTS += $(TEST_BUILD)/progs/static_nodebug
 # A library with DWARF of its own, and a program calling it and the C library.
-$(TEST_BUILD)/cli/libauto_lib.so: tests/args/auto_lib.c tests/args/auto_lib2.c
+$(TEST_BUILD)/progs/libauto_lib.so: tests/record/auto_lib.c tests/record/auto_lib2.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $(PFE) $^ -o $@
-$(TEST_BUILD)/cli/lib_prog: tests/args/lib_prog.c $(TEST_BUILD)/cli/libauto_lib.so
+$(TEST_BUILD)/progs/lib_prog: tests/record/lib_prog.c $(TEST_BUILD)/progs/libauto_lib.so
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ \
-		-L$(TEST_BUILD)/cli -lauto_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/cli)
-TESTS += $(TEST_BUILD)/cli/libauto_lib.so $(TEST_BUILD)/cli/lib_prog
+		-L$(TEST_BUILD)/progs -lauto_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/progs)
+TESTS += $(TEST_BUILD)/progs/libauto_lib.so $(TEST_BUILD)/progs/lib_prog
 # C++ names: clang++ (gcc 12 cannot link C++ with patchable entries in COMDAT groups).
-$(TEST_BUILD)/cli/cxx_prog: tests/args/cxx_prog.cpp
+$(TEST_BUILD)/progs/cxx_prog: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 # g++ without needle's flags (its entries relocated): DWARF without
 # DW_AT_calling_convention, at -O0 and -O2.
-$(TEST_BUILD)/cli/cxx_prog_gxx_O0: tests/args/cxx_prog.cpp
+$(TEST_BUILD)/progs/cxx_prog_gxx_O0: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O0 -g -Wall -Wextra -Werror $< -o $@
-$(TEST_BUILD)/cli/cxx_prog_gxx_O2: tests/args/cxx_prog.cpp
+$(TEST_BUILD)/progs/cxx_prog_gxx_O2: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O2 -g -Wall -Wextra -Werror $< -o $@
 # ... and linked --as-needed: it uses nothing of libstdc++, so the process
 # has no C++ runtime (no demangler) at all.
-$(TEST_BUILD)/cli/cxx_prog_noruntime: tests/args/cxx_prog.cpp
+$(TEST_BUILD)/progs/cxx_prog_noruntime: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O2 -g -fno-exceptions -Wall -Wextra -Werror -Wl,--as-needed $< -o $@
-TESTS += $(TEST_BUILD)/cli/cxx_prog $(TEST_BUILD)/cli/cxx_prog_gxx_O0 $(TEST_BUILD)/cli/cxx_prog_gxx_O2 \
-	$(TEST_BUILD)/cli/cxx_prog_noruntime
+TESTS += $(TEST_BUILD)/progs/cxx_prog $(TEST_BUILD)/progs/cxx_prog_gxx_O0 $(TEST_BUILD)/progs/cxx_prog_gxx_O2 \
+	$(TEST_BUILD)/progs/cxx_prog_noruntime
 
 # Runtimes that walk, copy or switch their own stacks and code: HotSpot
 # and node (V8), recorded from the start and attached to under load.  The
 # Java programs are compiled with javac into the build directory at test
 # time; java, javac and node come from scripts/setup.sh.
-RUNTIMES_DEPS := tests/cli/lib.sh tests/runtimes/Hello.java tests/runtimes/HttpEcho.java \
-	tests/runtimes/http_echo.js tests/runtimes/load.py $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
-$(TEST_BUILD)/test_runtimes_record: tests/runtimes/test_runtimes_record.sh $(RUNTIMES_DEPS)
+RUNTIMES_DEPS := tests/lib.sh tests/servers/Hello.java tests/servers/HttpEcho.java \
+	tests/servers/http_echo.js tests/servers/http_load.py $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+$(TEST_BUILD)/servers/test_runtimes_record: tests/servers/test_runtimes_record.sh $(RUNTIMES_DEPS)
 	$(SCRIPT_TEST)
-$(TEST_BUILD)/test_runtimes_attach: tests/runtimes/test_runtimes_attach.sh $(RUNTIMES_DEPS)
+$(TEST_BUILD)/servers/test_runtimes_attach: tests/servers/test_runtimes_attach.sh $(RUNTIMES_DEPS)
 	$(SCRIPT_TEST)
-TESTS += $(TEST_BUILD)/test_runtimes_record $(TEST_BUILD)/test_runtimes_attach
+TESTS += $(TEST_BUILD)/servers/test_runtimes_record $(TEST_BUILD)/servers/test_runtimes_attach
 
 # Debian's own servers, as packaged (tests/servers: redis-server, nginx,
 # memcached, PostgreSQL 15), under load, recorded with needle record -p:
@@ -372,10 +387,8 @@ TESTS += $(TEST_BUILD)/test_runtimes_record $(TEST_BUILD)/test_runtimes_attach
 # runs them alone.
 SERVER_TESTS := tests/servers/test_redis.sh tests/servers/test_nginx.sh \
 	tests/servers/test_memcached.sh tests/servers/test_postgres.sh
-SERVERS_DEPS := tests/servers/lib.sh tests/servers/load.py tests/cli/lib.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
-$(TEST_BUILD)/test_servers_%: tests/servers/test_%.sh $(SERVERS_DEPS)
-	$(SCRIPT_TEST)
-TESTS += $(patsubst tests/servers/test_%.sh,$(TEST_BUILD)/test_servers_%,$(SERVER_TESTS))
+SERVERS_DEPS := tests/servers/lib.sh tests/servers/load.py tests/lib.sh $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+$(patsubst tests/servers/test_%.sh,$(TEST_BUILD)/servers/test_%,$(SERVER_TESTS)): $(SERVERS_DEPS)
 .PHONY: test-servers
-test-servers: $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
-	tests/run.sh $(TEST_BUILD) $(abspath $(SERVER_TESTS))
+test-servers: $(filter $(TEST_BUILD)/servers/%,$(TESTS))
+	tests/run.sh $(TEST_BUILD) servers

@@ -9,60 +9,60 @@ UNIT_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g $(WARN) -Itests
 # linker sends consumer.c's malloc, realloc and free to the test's
 # wrappers), and can make one allocation fail.
 UNIT_CONSUMER_SRC := tests/unit/test_consumer.c src/agent/dispatch/consumer.c
-$(TEST_BUILD)/test_unit_consumer: $(UNIT_CONSUMER_SRC) src/agent/dispatch/consumer.h include/needle.h tests/harness.h
+$(TEST_BUILD)/unit/test_consumer: $(UNIT_CONSUMER_SRC) src/agent/dispatch/consumer.h include/needle.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $(UNIT_CONSUMER_SRC) -o $@ \
 		-Wl,--wrap=malloc -Wl,--wrap=realloc -Wl,--wrap=free -Wl,--wrap=calloc
 
 UNIT_SITES_SRC := tests/unit/test_site_table.c src/agent/sites/site_table.c
-$(TEST_BUILD)/test_unit_site_table: $(UNIT_SITES_SRC) src/agent/sites/site_table.h include/needle.h tests/harness.h
+$(TEST_BUILD)/unit/test_site_table: $(UNIT_SITES_SRC) src/agent/sites/site_table.h include/needle.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $(UNIT_SITES_SRC) -o $@
 
-$(TEST_BUILD)/test_unit_shm_free: tests/unit/test_shm_free.c src/common/shm_layout.h tests/harness.h
+$(TEST_BUILD)/unit/test_shm_free: tests/unit/test_shm_free.c src/common/shm_layout.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Isrc $< -o $@ -lpthread
 
-$(TEST_BUILD)/test_unit_varint: tests/unit/test_varint.c src/format/varint.h tests/harness.h
+$(TEST_BUILD)/unit/test_varint: tests/unit/test_varint.c src/format/varint.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $< -o $@
 
 # The writer and the reader, as `needle record` and the views use them.
 UNIT_TRACE_SRC := tests/unit/test_trace_roundtrip.c $(wildcard src/format/*.c) $(wildcard src/reader/*.c) \
 	src/common/tsc.c
-$(TEST_BUILD)/test_unit_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format/*.h) $(wildcard src/reader/*.h) \
+$(TEST_BUILD)/unit/test_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format/*.h) $(wildcard src/reader/*.h) \
 		src/common/shm_layout.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ $(CLI_LIBS)
 
 # needle record -p's check of the target's ELF class and machine.
-$(TEST_BUILD)/test_unit_exe_class: tests/unit/test_exe_class.c src/cli/util/exe_class.c src/cli/util/exe_class.h tests/harness.h
+$(TEST_BUILD)/unit/test_exe_class: tests/unit/test_exe_class.c src/cli/util/exe_class.c src/cli/util/exe_class.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_exe_class.c src/cli/util/exe_class.c -o $@
 
-TESTS += $(TEST_BUILD)/test_unit_exe_class
-TESTS += $(TEST_BUILD)/test_unit_varint $(TEST_BUILD)/test_unit_shm_free $(TEST_BUILD)/test_unit_consumer \
-	$(TEST_BUILD)/test_unit_site_table $(TEST_BUILD)/test_unit_trace_roundtrip
+TESTS += $(TEST_BUILD)/unit/test_exe_class
+TESTS += $(TEST_BUILD)/unit/test_varint $(TEST_BUILD)/unit/test_shm_free $(TEST_BUILD)/unit/test_consumer \
+	$(TEST_BUILD)/unit/test_site_table $(TEST_BUILD)/unit/test_trace_roundtrip
 
 # The fault-tolerant string copy: linked with every agent object, so that
 # the program's sigaction, signal, pthread_sigmask and longjmp reach the
 # agent's interposers (in the executable, ahead of the C library's).
-$(TEST_BUILD)/test_unit_safe_copy: tests/unit/test_safe_copy.c $(AGENT_OBJ) tests/harness.h
+$(TEST_BUILD)/unit/test_safe_copy: tests/unit/test_safe_copy.c $(AGENT_OBJ) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(AGENT_INC) $< $(AGENT_OBJ) -o $@ $(AGENT_LIBS)
 
 # And with the AddressSanitizer build of the agent: the copy's handler is
 # instrumented C there, and the runtime installs SIGSEGV and SIGBUS
 # handlers of its own at start-up, behind the interposers' back.
-$(TEST_BUILD)/test_unit_safe_copy_asan: tests/unit/test_safe_copy.c $(ASAN_OBJ) tests/harness.h
+$(TEST_BUILD)/unit/test_safe_copy_asan: tests/unit/test_safe_copy.c $(ASAN_OBJ) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(ASAN) $(AGENT_INC) $< $(ASAN_OBJ) -o $@ $(AGENT_LIBS)
 
-TESTS += $(TEST_BUILD)/test_unit_safe_copy $(TEST_BUILD)/test_unit_safe_copy_asan
+TESTS += $(TEST_BUILD)/unit/test_safe_copy $(TEST_BUILD)/unit/test_safe_copy_asan
 
 # The codec of needle record's configuration for the agent.
-$(TEST_BUILD)/test_unit_record_config: tests/unit/test_record_config.c src/common/record_config.c \
+$(TEST_BUILD)/unit/test_record_config: tests/unit/test_record_config.c src/common/record_config.c \
 		src/common/record_config.h tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_record_config.c src/common/record_config.c -o $@
-TESTS += $(TEST_BUILD)/test_unit_record_config
+TESTS += $(TEST_BUILD)/unit/test_record_config

@@ -7,7 +7,7 @@
 # callcount runs as is, under AddressSanitizer (no access outside its
 # table), and preloaded without libneedle ahead of it (it refuses, the
 # program runs untraced).  Run from build/tests/test_api_callcount.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 API="$BUILD/tests/api"
 PROG="$API/callcount_prog"
 # calls ERRFILE FUNCTION: the call count callcount reported for FUNCTION.

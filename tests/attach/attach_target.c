@@ -903,7 +903,7 @@ static void *dl_main(void *arg)
 			sleep_ns(t, 100 * 1000000L);
 			continue;
 		}
-		/* tests/patch/dl_lib.c: dl_entry(x) = (x + 7) * 2 */
+		/* tests/agent/dl_lib.c: dl_entry(x) = (x + 7) * 2 */
 		int (*entry)(int) = (int (*)(int))dlsym(h, "dl_entry");
 		if (entry) {
 			int x = (int)(i % 100000);

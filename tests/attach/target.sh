@@ -1,5 +1,5 @@
 # target.sh - drive tests/attach/attach_target from a test script (sourced
-# after tests/cli/lib.sh).  The target reads commands from a FIFO; its
+# after tests/lib.sh).  The target reads commands from a FIFO; its
 # stdout holds only the deterministic lines "round K ok", "mark N done"
 # and "errors E".
 TARGET="$BUILD/tests/attach/attach_target"

@@ -5,7 +5,7 @@
 # attaching, 1,000 threads, every site form, a target that exits or execs
 # while recorded, and needle record killed with SIGKILL mid-attach and
 # mid-record (the target lives on, and a later attach works).
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 . "$(dirname "$0")/target.sh"
 

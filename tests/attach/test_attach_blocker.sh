@@ -8,7 +8,7 @@
 # --ctl).  Each attach records; the spinner's calls are traced; the
 # sleeper's calls return exactly what they would untraced (no EINTR); the
 # marks made while recorded are counted exactly.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 B="$BUILD/tests/attach/blocker"
 [ -x "$B" ] || { fail "$B is missing"; exit 1; }

@@ -7,7 +7,7 @@
 # threads computing while the main thread prints): the ticker lives, exits
 # 0 and prints every line, and each needle record either recorded or said
 # why not.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 A="$BUILD/tests/attach"
 

@@ -5,7 +5,7 @@
 # round of the target's checks passes after it, its output is byte for byte
 # that of a run left alone, and its memory grows by less than the bound
 # docs/design.md gives (ATTACH_RSS_BOUND_KIB).
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 . "$(dirname "$0")/target.sh"
 CYCLES=${ATTACH_CYCLES:-100}

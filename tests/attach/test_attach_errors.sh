@@ -5,7 +5,7 @@
 # another user's process, kernel.yama.ptrace_scope, a process traced by
 # strace, one without patchable sites, filters that match nothing, one
 # already recorded; and the options that do not go with -p.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 A="$BUILD/tests/attach"
 
@@ -71,7 +71,7 @@ rc32=$?
 kinds=("static:no C library loaded" "plain:no patchable function entries")
 if [ "$rc32" = 126 ]; then
 	echo "      (this kernel cannot run 32-bit programs: the ELF check is run on ticker_32's file)"
-	exe_class() { "$BUILD/tests/test_unit_exe_class" "$1" >"$T/exe.out" || { grep FAIL "$T/exe.out"; false; }; }
+	exe_class() { "$BUILD/tests/unit/test_exe_class" "$1" >"$T/exe.out" || { grep FAIL "$T/exe.out"; false; }; }
 	check "ticker_32: the ELF-class check refuses its file" exe_class "$A/ticker_32=refused"
 	check "ticker: the ELF-class check accepts its file" exe_class "$A/ticker=x86_64"
 else

@@ -7,7 +7,7 @@
 # is released.  The program prints what every wait returned: its output
 # must be exactly that of the lines it was sent, with no EINTR, across two
 # attaches each; the calls made while recorded are counted exactly.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 EL="$BUILD/tests/attach/eventloop"
 [ -x "$EL" ] || { fail "$EL is missing"; exit 1; }

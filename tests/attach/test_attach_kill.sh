@@ -11,7 +11,7 @@
 # runs, and the target then holds descriptors on the numbers its hello
 # came on (checked each round).  A sweep of kill delays meets that moment
 # about once in a hundred kills; this meets it nearly every time.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 . "$(dirname "$0")/target.sh"
 KH="$BUILD/tests/attach/kill_at_hello"

@@ -24,7 +24,7 @@
 # 16 threads), and trampolines, stubs and site tables (about 8 MiB here):
 # 105 MiB measured, bound 128 MiB.  Before per-thread state was reserved
 # as threads come, it was 258 GiB.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 LT="$BUILD/tests/attach/leftover_target"
 ATTACH_VM_BOUND_KIB=131072

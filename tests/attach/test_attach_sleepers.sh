@@ -10,7 +10,7 @@
 # process returns EINTR, over two attaches; the program's output is
 # exactly the wakes it was sent; the wakes while recorded are counted
 # exactly.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 SL="$BUILD/tests/attach/sleepers"
 [ -x "$SL" ] || { fail "$SL is missing"; exit 1; }

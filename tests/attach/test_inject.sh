@@ -3,7 +3,7 @@
 # the program's output and exit status are those of a run left alone, the
 # library is in its maps afterwards, and the borrowed thread is held for a
 # bounded time (printed).  The groundwork of `needle record -p`.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 P="$BUILD/tests/attach/ticker"
 "$P" 1000 >"$T/plain"

@@ -16,7 +16,7 @@ trap 'rm -rf "$t"' EXIT
 # The programs run from a scratch directory: the traces name no build tree.
 progs="$t/bin"
 mkdir "$progs"
-cp "$build/tests/cli/"{marker,threads,crash,unwind_c_O2,auto_prog} "$progs/"
+cp "$build/tests/progs/"{marker,threads,crash,unwind_c_O2,auto_prog} "$progs/"
 
 rec() { # rec NAME [record options] -- PROG ARGS
 	local name=$1

@@ -9,7 +9,7 @@
 # exports the C API from the executable itself (-Wl,-E), so the Lua C API
 # functions (lua_pushinteger, lua_resume ...) are found in /usr/bin/lua5.4's
 # .dynsym, not in liblua5.4.so.0, which the interpreter never loads.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 LUA=/usr/bin/lua5.4
 if [ ! -x "$LUA" ]; then

@@ -4,7 +4,7 @@
 # and its libraries, the C library included.  Their output is byte for byte
 # that of a run left alone; the workload's own functions are counted
 # exactly; Debian's own ls and python3, as shipped, run traced.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES # needle record's default: --sites=all
 W="$BUILD/tests/relocate/libc_workload"
 

@@ -3,7 +3,7 @@
 # after dlclose succeeds, an object loaded again at the same address is
 # discovered afresh (its gcc NOPs normalized again), and a mapping that
 # takes the old address is never written.  Runs robust/dlclose_sites.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 "$BUILD/tests/robust/dlclose_sites" >"$T/out" 2>&1
 rc=$?
 sed 's/^/      /' "$T/out"

@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer (-fno-sanitize-recover: the first finding
 # aborts), recording through the UBSan agent, then every view over the
 # trace and over damaged copies of it.
-. "$(dirname "$0")/../cli/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 U="$BUILD/ubsan/needle"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

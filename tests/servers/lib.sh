@@ -2,7 +2,7 @@
 # own servers, as packaged, started here on loopback ports of their own,
 # put under a closed-loop load whose every reply is checked, and recorded
 # with `needle record -p` while they serve.  Checks print PASS:/FAIL:
-# lines through check/check_eq of tests/cli/lib.sh.
+# lines through check/check_eq of tests/lib.sh.
 #
 # Nothing here depends on the packaged system services (they may be
 # running or not): every server runs from a temporary directory, on a port
@@ -17,8 +17,8 @@ set -u
 SRV_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${NEEDLE_BUILD:=$(cd "$SRV_HERE/../../build" && pwd)}"
 export NEEDLE_BUILD
-# shellcheck source=../cli/lib.sh
-. "$SRV_HERE/../cli/lib.sh"
+# shellcheck source=../lib.sh
+. "$SRV_HERE/../lib.sh"
 # The servers were not built for needle: record what needle's default
 # (--sites=all) finds, as a user of the packaged binary would.
 unset NEEDLE_SITES

@@ -1,0 +1,72 @@
+# lib.sh - helpers for the command-line tests.  Each check prints one
+# PASS:/FAIL: line, which tests/run.sh counts.
+set -u
+BUILD=${NEEDLE_BUILD:?NEEDLE_BUILD must point at the build directory}
+NEEDLE="$BUILD/needle"
+PROGS="$BUILD/tests/progs"
+T=$(mktemp -d)
+# The command-line tests check programs built for needle call by call, so
+# they record compiled entries only, unless a test says otherwise: the
+# relocation and attach tests unset this and run needle's default
+# (--sites=all), and test_unwind runs every case both ways.
+export NEEDLE_SITES=compiled
+trap 'rm -rf "$T"' EXIT
+
+# tracing_ready: the kernel's tracepoints reachable for bpftrace (tracefs
+# is not mounted on every machine at boot) and room for its maps; the
+# tests that count from outside with bpftrace call it first.
+tracing_ready() {
+	[ -e /sys/kernel/tracing/events/raw_syscalls ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	ulimit -l 65536 2>/dev/null || ulimit -l unlimited 2>/dev/null
+	[ -e /sys/kernel/tracing/events/raw_syscalls ]
+}
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; }
+
+# check DESCRIPTION COMMAND...: passes when the command succeeds.
+check() {
+	local desc=$1
+	shift
+	if "$@"; then pass "$desc"; else fail "$desc"; fi
+}
+
+# check_eq DESCRIPTION GOT EXPECTED
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1"
+		echo "      got '$2', expected '$3'"
+	fi
+}
+
+# calls FILE FUNCTION-REGEX: the call count of the one function whose name
+# matches (anchored), from `needle report --csv`.
+calls() {
+	"$NEEDLE" report --csv -i "$1" | awk -F, -v re="^($2)\$" 'NR > 1 && $1 ~ re { n += $2; found = 1 }
+		END { print found ? n : "missing" }'
+}
+
+wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
+	for _ in $(seq 1 600); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# ctl_pid PATTERN: the PID of the recorded program whose command line
+# matches PATTERN, once its control socket answers (30 s at most).
+ctl_pid() {
+	local pid
+	for _ in $(seq 1 600); do
+		pid=$(pgrep -n -f "$1" | head -1)
+		if [ -n "$pid" ] && "$NEEDLE" ctl "$pid" status >/dev/null 2>&1; then
+			echo "$pid"
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}

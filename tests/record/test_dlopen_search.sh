@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test_dlopen_search - an object the program dlopens is traced from its
+# first call however the loader finds it: through the caller's DT_RPATH
+# ($ORIGIN, as the java launcher's libjli finds libjvm), its DT_RUNPATH,
+# or a name with $ORIGIN in it.  The loader searches by the calling
+# object, so libneedle's dlopen cannot make the call itself; it sends the
+# C library's dlopen back through the caller's PLT stub and discovers the
+# object on the way out.  Exact call counts of the plugin's function, and
+# the program's output byte for byte against a run without needle.
+. "$(dirname "$0")/../lib.sh"
+SRC="$(dirname "$0")/dlopen_search"
+N=7
+mkdir -p "$T/app/bin" "$T/app/plug"
+gcc -O2 -fpatchable-function-entry=5 -shared -fPIC "$SRC/plug.c" -o "$T/app/plug/libplug_search.so" || fail "the plugin builds"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/rpath" -ldl -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RPATH"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/runpath" -ldl -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../plug' || fail "builds with DT_RUNPATH"
+gcc -O2 -fpatchable-function-entry=5 "$SRC/main.c" -o "$T/app/bin/origin" -ldl || fail "builds"
+check "the RPATH program has a DT_RPATH" grep -q RPATH <(readelf -d "$T/app/bin/rpath")
+check "the RUNPATH program has a DT_RUNPATH" grep -q RUNPATH <(readelf -d "$T/app/bin/runpath")
+
+expect="sum $((N * N))"
+for c in "rpath libplug_search.so" "runpath libplug_search.so" 'origin $ORIGIN/../plug/libplug_search.so'; do
+	prog=${c%% *}
+	name=${c#* }
+	check_eq "$prog: runs untraced" "$("$T/app/bin/$prog" "$name" $N)" "$expect"
+	out=$("$NEEDLE" record -o "$T/$prog.data" -- "$T/app/bin/$prog" "$name" $N 2>"$T/$prog.err")
+	check_eq "$prog: exit status under needle" "$?" 0
+	check_eq "$prog: the same output under needle" "$out" "$expect"
+	check_eq "$prog: plug_fn traced from its first call" "$(calls "$T/$prog.data" plug_fn)" $N
+done

@@ -1,0 +1,100 @@
+# test_subtrees.sh - the function graph as uftrace users read it: -F and -N
+# select and drop subtrees at record and replay, -P keeps ftrace's
+# one-function filter, library calls are one line each, replay -t keeps
+# the callers of a slow call, -C shows a function's callers.
+. "$(dirname "$0")/../lib.sh"
+# The library-call view is about relocated C library functions.
+unset NEEDLE_SITES
+P="$PROGS/subtrees"
+cd "$T" || exit 1
+
+# graph ARGS...: replay's function column, the header dropped.
+graph() { "$NEEDLE" replay "$@" | sed -n 's/^[^|]*| //p'; }
+rec() { "$NEEDLE" record -o "$T/$1.data" "${@:2}" -- "$P" >/dev/null 2>"$T/$1.err"; }
+
+rec all
+check_eq "default: the program's calls into the C library, one line each; none of its insides" \
+	"$(graph -i all.data)" "main() {
+  grab() {
+    malloc();
+  } /* grab */
+  free();
+  outer() {
+    inner() {
+      leaf() {
+        getpid();
+      } /* leaf */
+    } /* inner */
+  } /* outer */
+  slow() {
+    leaf() {
+      getpid();
+    } /* leaf */
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+
+rec nolib --no-libcall
+check_eq "--no-libcall: the program's own functions only" "$(graph -i nolib.data | tr -d ' \n')" \
+	"main(){grab();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();nap();}/*slow*/}/*main*/"
+
+rec nest --nest-libcall
+check "--nest-libcall: every call, the C library's of its own functions too (usleep calls nanosleep)" \
+	grep -q '^nanosleep() {$' <(graph -i nest.data | sed 's/^ *//')
+check "--nest-libcall: usleep is a call with its callees" grep -q '^usleep() {$' <(graph -i nest.data | sed 's/^ *//')
+
+rec F -F inner
+check_eq "record -F: the calls of inner and all they call, nothing else" "$(graph -i F.data)" "inner() {
+  leaf() {
+    getpid();
+  } /* leaf */
+} /* inner */"
+
+rec N -N outer -N nap
+check_eq "record -N: outer and nap dropped with what they call" "$(graph -i N.data | tr -d ' \n')" \
+	"main(){grab(){malloc();}/*grab*/free();slow(){leaf(){getpid();}/*leaf*/}/*slow*/}/*main*/"
+
+rec FD -F main -D 2
+check_eq "record -F main -D 2: two levels from main" "$(graph -i FD.data | tr -d ' \n')" \
+	"main(){grab();free();outer();slow();}/*main*/"
+
+rec P -P inner -P leaf
+check_eq "record -P: only the patched functions, each on its own (ftrace's filter)" "$(graph -i P.data)" "inner() {
+  leaf();
+} /* inner */
+leaf();"
+
+rec R -F '^(inner|nap)$'
+check_eq "record -F with a regular expression (uftrace's patterns)" "$(graph -i R.data | tr -d ' \n')" \
+	"inner(){leaf(){getpid();}/*leaf*/}/*inner*/nap(){usleep();}/*nap*/"
+
+check_eq "replay -F: a subtree" "$(graph -i all.data -F slow | tr -d ' \n')" \
+	"slow(){leaf(){getpid();}/*leaf*/nap(){usleep();}/*nap*/}/*slow*/"
+check_eq "replay -N: a subtree dropped; a call left with no shown call is one line" \
+	"$(graph -i all.data -N 'lea?' -N grab | tr -d ' \n')" \
+	"main(){free();outer(){inner();}/*outer*/slow(){nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check_eq "replay -D 2: a call whose calls are deeper is one line" "$(graph -i all.data -D 2 | tr -d ' \n')" \
+	"main(){grab();free();outer();slow();}/*main*/"
+check_eq "replay -F GLOB@depth=N: N levels of its calls" "$(graph -i all.data -F 'main' -F 'inner@depth=1' | tr -d ' \n')" \
+	"main(){grab(){malloc();}/*grab*/free();outer(){inner();}/*outer*/slow(){leaf(){getpid();}/*leaf*/nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check_eq "replay -t: the slow call with its callers, the tree pruned" "$(graph -i all.data -t 1ms)" "main() {
+  slow() {
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "replay -C: the calls of getpid and their callers" "$(graph -i all.data -C getpid | tr -d ' \n')" \
+	"main(){outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/}/*slow*/}/*main*/"
+check_eq "replay -C with -t: only the slow calls among them" "$(graph -i all.data -C usleep -t 1ms | tr -d ' \n')" \
+	"main(){slow(){nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check_eq "replay --no-comment: closing braces without the name" "$(graph -i all.data -F outer --no-comment | tr -d ' \n')" \
+	"outer(){inner(){leaf(){getpid();}}}"
+check "replay takes the recorded program's name after the options, as uftrace replay does" \
+	eval '"$NEEDLE" replay -i all.data subtrees >/dev/null'
+check "... and refuses another name" eval '! "$NEEDLE" replay -i all.data other 2>/dev/null'
+check "replay refuses a pattern that is not a regular expression" eval '! "$NEEDLE" replay -i all.data -F "^(a" 2>/dev/null'
+check_eq "record -F naming nothing stops the program before main" \
+	"$("$NEEDLE" record -o "$T/x.data" -F no_such_fn -- "$P" >/dev/null 2>&1; echo $?)" 1

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test_views_output - a view that cannot write its output says so once on
+# stderr and exits non-zero: standard output on a full device (/dev/full),
+# and export -o FILE on a file system that fills up.  Nothing is left
+# behind by a failed export.
+. "$(dirname "$0")/../lib.sh"
+
+"$NEEDLE" record -o "$T/t.data" -- "$PROGS/threads" 2 2000 >/dev/null 2>&1
+check "trace recorded" test -s "$T/t.data"
+
+for v in "replay" "replay -t 0" "report" "report --csv" "info" "export --format=folded -o -" \
+	"export --format=chrome -o -" "export --format=perfetto -o -"; do
+	"$NEEDLE" $v -i "$T/t.data" >/dev/full 2>"$T/err"
+	rc=$?
+	check "$v >/dev/full: exits non-zero" test "$rc" -ne 0
+	check_eq "$v >/dev/full: one line on stderr" "$(wc -l <"$T/err" | tr -d ' ')" 1
+	check "$v >/dev/full: the message says why" grep -q "No space left on device" "$T/err"
+done
+
+# A view that succeeds still exits 0 and says nothing.
+"$NEEDLE" report -i "$T/t.data" >/dev/null 2>"$T/err"
+check_eq "report >/dev/null: exit 0" "$?" 0
+check_eq "report >/dev/null: nothing on stderr" "$(wc -c <"$T/err" | tr -d ' ')" 0
+
+# export -o FILE on a file system that is full (a 32 KiB tmpfs, filled, as
+# root).
+mkdir -p "$T/small"
+if mount -t tmpfs -o size=32k needle-test "$T/small" 2>/dev/null; then
+	dd if=/dev/zero of="$T/small/fill" bs=4k 2>/dev/null
+	for f in folded chrome perfetto; do
+		"$NEEDLE" export --format=$f -i "$T/t.data" -o "$T/small/out.$f" 2>"$T/err"
+		rc=$?
+		check "export $f to a full file system: exits non-zero" test "$rc" -ne 0
+		check_eq "export $f to a full file system: one line on stderr" "$(wc -l <"$T/err" | tr -d ' ')" 1
+		check "export $f to a full file system: the message names the file" grep -q "out.$f" "$T/err"
+		check_eq "export $f to a full file system: nothing left behind" "$(ls -A "$T/small" | grep -cv '^fill$')" 0
+	done
+	umount "$T/small"
+else
+	pass "export to a full file system: skipped (mounting a tmpfs needs root)"
+fi

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# test_views_scale - the views' work grows with the number of events, not
+# with the depth of the stacks, and their memory does not grow with the
+# trace.  Work is counted, not timed: with NEEDLE_VIEW_WORK=1 a view prints
+# the inner-loop steps it and the reader took.  Two traces with the same
+# number of events, one from a recursion 100 deep and one 1,000 deep, must
+# cost every view about the same.
+. "$(dirname "$0")/../lib.sh"
+
+# 1 thread: 500 x descend(100) and 50 x descend(1000), 200,000 calls each.
+"$NEEDLE" record -o "$T/d100.data" -- "$PROGS/views_deep" 1 500 100 >/dev/null 2>&1
+"$NEEDLE" record -o "$T/d1000.data" -- "$PROGS/views_deep" 1 50 1000 >/dev/null 2>&1
+e100=$("$NEEDLE" info -i "$T/d100.data" | awk '/^events:/ {print $2}')
+e1000=$("$NEEDLE" info -i "$T/d1000.data" | awk '/^events:/ {print $2}')
+check_eq "both traces hold the same number of events" "$e100" "$e1000"
+check_eq "the deep trace is 1,000 calls deep" \
+	"$("$NEEDLE" export --format=folded -i "$T/d1000.data" -o - | awk '{ n = split($1, a, ";"); if (n > m) m = n } END { print m }')" 1003
+
+# work VIEW... FILE: the steps the view reports.
+work() {
+	local file=${*: -1}
+	NEEDLE_VIEW_WORK=1 "$NEEDLE" "${@:1:$#-1}" -i "$file" 2>&1 >/dev/null | awk '/view work:/ {print $4}'
+}
+
+for v in "replay" "replay -D 50" "report" "info" "export --format=folded -o -" "export --format=perfetto -o -" \
+	"export --format=chrome -o -"; do
+	w100=$(work $v "$T/d100.data")
+	w1000=$(work $v "$T/d1000.data")
+	check "$v: reports its work ($w100 steps)" test -n "$w100" -a -n "$w1000"
+	# Within 1.5x of each other: a cost per event of O(depth) would make
+	# it 10x.
+	check "$v: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+		awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+	# And linear in the events: a few steps per event.
+	check "$v: a bounded number of steps per event ($w1000 for $e1000 events)" \
+		awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
+done
+
+# Memory: a trace 10 times longer and as deep is read within a small
+# address-space limit (the views hold a chunk and a stack per thread).
+"$NEEDLE" record -o "$T/long.data" -- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
+limit_kb=30000
+for v in "replay" "report" "export --format=folded -o -" "export --format=perfetto -o -" "export --format=chrome -o -"; do
+	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/long.data" >/dev/null 2>"$T/err" )
+	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
+done
+
+# The same with values recorded (-A / -R on every call): the views that
+# show, group and filter by them keep the same bounds, the values of the
+# calls still open being all they hold.
+"$NEEDLE" record -o "$T/v100.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 500 100 >/dev/null 2>&1
+"$NEEDLE" record -o "$T/v1000.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 50 1000 >/dev/null 2>&1
+check_eq "with values: replay shows them (descend(arg1=1000) once per round, 50)" \
+	"$("$NEEDLE" replay -i "$T/v1000.data" | grep -c 'descend(arg1=1000) {')" 50
+for v in "replay" "replay --ret-ne 0" "report --by-arg 1" "export --format=perfetto -o -" "export --format=chrome -o -"; do
+	w100=$(work $v "$T/v100.data")
+	w1000=$(work $v "$T/v1000.data")
+	check "$v, with values: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+		awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+	check "$v, with values: a bounded number of steps per event ($w1000 for $e1000 events)" \
+		awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
+done
+"$NEEDLE" record -o "$T/vlong.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
+	-- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
+for v in "replay" "replay --ret-ne 0" "report --by-arg 1" "export --format=perfetto -o -" "export --format=chrome -o -"; do
+	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/vlong.data" >/dev/null 2>"$T/err" )
+	check_eq "$v of 2M events with values, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
+done
