@@ -33,8 +33,7 @@
 #include "agent/patch/sigmask_watch.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
-#include "agent/arch/x86_64/relocate.h"
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
 
 static int init_error;

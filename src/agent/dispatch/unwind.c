@@ -27,7 +27,7 @@
 #include "agent/rcu/rcu.h"
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/thread/thread_state.h"
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
 
 /* Write every hijacked frame's real return address back. */
