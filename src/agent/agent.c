@@ -181,7 +181,7 @@ __attribute__((constructor)) static void agent_load(void)
  * thread is in here would deadlock: documented in docs/design.md. */
 static __thread int in_dlclose __attribute__((tls_model("initial-exec")));
 
-NEEDLE_API int dlclose(void *handle)
+NEEDLE_INTERPOSER int dlclose(void *handle)
 {
 	int (*real)(void *) = interpose_next(IP_DLCLOSE);
 
@@ -374,6 +374,8 @@ __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
 	return h;
 }
 
+/* The interposer of NEEDLE_INTERPOSED's dlopen: .globl with no .hidden is
+ * what NEEDLE_INTERPOSER gives a C definition (exported, unversioned). */
 __asm__("	.text\n"
 	"	.globl	dlopen\n"
 	"	.type	dlopen, @function\n"
