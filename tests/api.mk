@@ -4,9 +4,12 @@
 API_BUILD := $(TEST_BUILD)/api
 API_DEFS := -DLIBNEEDLE_DIR='"$(abspath $(BUILD))"' -DNEEDLE_HEADER='"$(abspath include/needle.h)"'
 
-$(TEST_BUILD)/api/test_api_symbols: tests/api/test_api_symbols.c tests/api/elf_syms.h include/needle.h $(LIBNEEDLE)
+# -Isrc: the agent's list of interposed functions (agent/base/interpose.h),
+# checked against the exports and the sources.
+$(TEST_BUILD)/api/test_api_symbols: tests/api/test_api_symbols.c tests/api/elf_syms.h include/needle.h \
+		src/agent/base/interpose.h $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
-	gcc $(TEST_CFLAGS) $(API_DEFS) $< -o $@ $(TEST_LINK) -lelf
+	gcc $(TEST_CFLAGS) $(API_DEFS) -DNEEDLE_AGENT_SRC='"$(abspath src/agent)"' -Isrc $< -o $@ $(TEST_LINK) -lelf
 
 # Not linked with libneedle: it preloads it.
 $(TEST_BUILD)/api/test_api_interpose: tests/api/test_api_interpose.c tests/api/elf_syms.h $(LIBNEEDLE)

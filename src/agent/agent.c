@@ -33,8 +33,7 @@
 #include "agent/patch/sigmask_watch.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
-#include "agent/arch/x86_64/relocate.h"
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
 
 static int init_error;
@@ -182,7 +181,7 @@ __attribute__((constructor)) static void agent_load(void)
  * thread is in here would deadlock: documented in docs/design.md. */
 static __thread int in_dlclose __attribute__((tls_model("initial-exec")));
 
-NEEDLE_API int dlclose(void *handle)
+NEEDLE_INTERPOSER int dlclose(void *handle)
 {
 	int (*real)(void *) = interpose_next(IP_DLCLOSE);
 
@@ -375,6 +374,8 @@ __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
 	return h;
 }
 
+/* The interposer of NEEDLE_INTERPOSED's dlopen: .globl with no .hidden is
+ * what NEEDLE_INTERPOSER gives a C definition (exported, unversioned). */
 __asm__("	.text\n"
 	"	.globl	dlopen\n"
 	"	.type	dlopen, @function\n"

@@ -2,23 +2,27 @@
  * against it sees it: the soname libneedle.so.1 behind the libneedle.so
  * symlink, exactly the NEEDLE_API functions of include/needle.h under the
  * version node that added them (NEEDLE_1.0, or the one in since_1_1),
- * exactly the interposed C library and C++ runtime
- * functions without a version, and nothing else; the version macros and
- * needle_version(). */
+ * exactly the interposed C library and C++ runtime functions (the
+ * agent's NEEDLE_INTERPOSED list, src/agent/base/interpose.h) without a
+ * version, and nothing else; in the agent's sources, NEEDLE_API marks
+ * only functions of needle.h and NEEDLE_INTERPOSER only functions of the
+ * list; the version macros and needle_version(). */
 #include <errno.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
 
+#include "agent/base/interpose.h"
 #include "api/elf_syms.h"
 #include "harness.h"
 #include "needle.h"
 
-static const char *const interposed[] = {
-	"pthread_create", "pthread_sigmask", "sigprocmask", "sigaction", "signal",
-	"swapcontext", "setcontext", "_Unwind_RaiseException", "_Unwind_Resume_or_Rethrow",
-	"__cxa_begin_catch", "pthread_exit", "backtrace", "dlclose", "dlopen", "sigaltstack", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-	"sigsuspend", "ppoll", "__ppoll_chk", "pselect", "epoll_pwait", "epoll_pwait2",
-};
+/* The list the agent makes its enum and name table from: an interposer
+ * defined without an entry, or an entry without a definition, fails
+ * below. */
+#define INTERPOSED_NAME(tag, name, traceable, real) #name,
+static const char *const interposed[] = { NEEDLE_INTERPOSED(INTERPOSED_NAME) };
+#undef INTERPOSED_NAME
 #define N_INTERPOSED (sizeof(interposed) / sizeof(interposed[0]))
 
 /* API added after NEEDLE_1.0, under NEEDLE_1.1. */
@@ -34,20 +38,26 @@ static int in_list(const char *name, char *const *list, size_t n)
 	return 0;
 }
 
-/* The functions include/needle.h declares NEEDLE_API: the identifier
- * before the first '(' of each such declaration. */
-static size_t header_api(char **out, size_t max)
+/* The functions a file declares or defines with marker ("NEEDLE_API "):
+ * the identifier before the first '(' of each line that starts with it,
+ * outside a #define and its continuation lines (a macro that defines
+ * functions names them only where it is used), appended to out[*n..max). */
+static void marked(const char *path, const char *marker, char **out, size_t *n, size_t max)
 {
-	FILE *f = fopen(NEEDLE_HEADER, "r");
+	FILE *f = fopen(path, "r");
 	char line[512];
-	size_t n = 0;
+	int in_define = 0;
 
 	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f) && n < max) {
-		char *p = strstr(line, "NEEDLE_API ");
-		char *paren = p ? strchr(p, '(') : NULL;
-		if (!p || !paren || strstr(line, "#define"))
+		return;
+	while (fgets(line, sizeof(line), f) && *n < max) {
+		size_t len = strlen(line);
+		int continued = len >= 2 && line[len - 2] == '\\';
+		int skip = in_define || strstr(line, "#define");
+		in_define = (in_define || strstr(line, "#define")) && continued;
+		char *p = line + strspn(line, " \t");
+		char *paren = strchr(p, '(');
+		if (skip || strncmp(p, marker, strlen(marker)) || !paren)
 			continue;
 		char *end = paren;
 		while (end > p && end[-1] == ' ')
@@ -56,10 +66,37 @@ static size_t header_api(char **out, size_t max)
 		while (start > p && (start[-1] == '_' || (start[-1] >= 'a' && start[-1] <= 'z') ||
 				     (start[-1] >= 'A' && start[-1] <= 'Z') || (start[-1] >= '0' && start[-1] <= '9')))
 			start--;
-		out[n++] = strndup(start, (size_t)(end - start));
+		out[(*n)++] = strndup(start, (size_t)(end - start));
 	}
 	fclose(f);
+}
+
+/* The functions include/needle.h declares NEEDLE_API. */
+static size_t header_api(char **out, size_t max)
+{
+	size_t n = 0;
+
+	marked(NEEDLE_HEADER, "NEEDLE_API ", out, &n, max);
 	return n;
+}
+
+/* Every NEEDLE_API and NEEDLE_INTERPOSER of the agent's .c files. */
+#define SRC_MAX 256
+static char *src_api[SRC_MAX], *src_ip[SRC_MAX];
+static size_t src_api_cnt, src_ip_cnt, src_files;
+
+static int scan_source(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	size_t len = strlen(path);
+
+	(void)st;
+	(void)ftw;
+	if (type == FTW_F && len > 2 && !strcmp(path + len - 2, ".c")) {
+		src_files++;
+		marked(path, "NEEDLE_API ", src_api, &src_api_cnt, SRC_MAX);
+		marked(path, "NEEDLE_INTERPOSER ", src_ip, &src_ip_cnt, SRC_MAX);
+	}
+	return 0;
 }
 
 int main(void)
@@ -89,6 +126,17 @@ int main(void)
 	/* The API as the header declares it. */
 	CHECK(api_cnt >= 13 && in_list("needle_attach", api, api_cnt) && in_list("needle_version", api, api_cnt),
 	      "include/needle.h declares %zu NEEDLE_API functions", api_cnt);
+	/* The markers in the agent's sources. */
+	nftw(NEEDLE_AGENT_SRC, scan_source, 16, FTW_PHYS);
+	CHECK(src_files > 10 && src_ip_cnt > 10, "the agent's sources are read (%zu files, %zu NEEDLE_INTERPOSER)",
+	      src_files, src_ip_cnt);
+	for (size_t i = 0; i < src_api_cnt; i++)
+		if (!in_list(src_api[i], api, api_cnt))
+			CHECK(0, "%s is defined NEEDLE_API but needle.h does not declare it (an interposer is NEEDLE_INTERPOSER)",
+			      src_api[i]);
+	for (size_t i = 0; i < src_ip_cnt; i++)
+		if (!in_list(src_ip[i], (char *const *)interposed, N_INTERPOSED))
+			CHECK(0, "%s is defined NEEDLE_INTERPOSER but is not in NEEDLE_INTERPOSED (interpose.h)", src_ip[i]);
 	int defines_1_0 = 0;
 	for (int i = 2; i < ELF_SYMS_MAX_VERSIONS; i++)
 		if (lib.verdefs[i] && !strcmp(lib.verdefs[i], "NEEDLE_1.0"))
@@ -124,7 +172,12 @@ int main(void)
 		}
 	}
 	CHECK_EQ(api_seen, api_cnt, "every NEEDLE_API function of needle.h is exported");
-	CHECK_EQ(ip_seen, N_INTERPOSED, "every interposed function is exported");
+	CHECK_EQ(ip_seen, N_INTERPOSED, "every function of NEEDLE_INTERPOSED is exported");
+	for (size_t i = 0; i < N_INTERPOSED; i++) {
+		const struct elf_sym *e = elf_syms_find(&lib, interposed[i]);
+		if (!e || !e->defined)
+			CHECK(0, "%s, in NEEDLE_INTERPOSED, is exported", interposed[i]);
+	}
 	CHECK_EQ(unexpected, 0, "nothing else is exported; API under its version node, interposers unversioned");
 	for (size_t i = 0; i < api_cnt; i++) {
 		const struct elf_sym *e = elf_syms_find(&lib, api[i]);
@@ -155,5 +208,9 @@ int main(void)
 	elf_syms_free(&lib);
 	for (size_t i = 0; i < api_cnt; i++)
 		free(api[i]);
+	for (size_t i = 0; i < src_api_cnt; i++)
+		free(src_api[i]);
+	for (size_t i = 0; i < src_ip_cnt; i++)
+		free(src_ip[i]);
 	return harness_exit();
 }

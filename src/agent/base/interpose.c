@@ -22,32 +22,13 @@
 
 void *interposed_real[IP_COUNT];
 
-static const char *const interposed_names[IP_COUNT] = {
-	[IP_PTHREAD_SIGMASK] = "pthread_sigmask",
-	[IP_PTHREAD_CREATE] = "pthread_create",
-	[IP_SIGACTION] = "sigaction",
-	[IP_SIGNAL] = "signal",
-	[IP_SWAPCONTEXT] = "swapcontext",
-	[IP_SETCONTEXT] = "setcontext",
-	[IP_UNWIND_RAISE] = "_Unwind_RaiseException",
-	[IP_UNWIND_RETHROW] = "_Unwind_Resume_or_Rethrow",
-	[IP_CXA_BEGIN_CATCH] = "__cxa_begin_catch",
-	[IP_PTHREAD_EXIT] = "pthread_exit",
-	[IP_BACKTRACE] = "backtrace",
-	[IP_SIGALTSTACK] = "sigaltstack",
-	[IP_DLCLOSE] = "dlclose",
-	[IP_DLOPEN] = "dlopen",
-	[IP_LONGJMP] = "longjmp",
-	[IP_UNDERSCORE_LONGJMP] = "_longjmp",
-	[IP_SIGLONGJMP] = "siglongjmp",
-	[IP_LONGJMP_CHK] = "__longjmp_chk",
-	[IP_SIGSUSPEND] = "sigsuspend",
-	[IP_PPOLL] = "ppoll",
-	[IP_PPOLL_CHK] = "__ppoll_chk",
-	[IP_PSELECT] = "pselect",
-	[IP_EPOLL_PWAIT] = "epoll_pwait",
-	[IP_EPOLL_PWAIT2] = "epoll_pwait2",
-};
+/* NEEDLE_INTERPOSED, by tag. */
+#define INTERPOSE_ENTRY(tag, name, traceable, real) [tag] = { #name, traceable, real },
+static const struct {
+	const char *name;
+	uint8_t traceable, real;
+} interposed_info[IP_COUNT] = { NEEDLE_INTERPOSED(INTERPOSE_ENTRY) };
+#undef INTERPOSE_ENTRY
 
 /* libneedle loaded after the C library (preloaded by another preloaded
  * library that depends on it, or dlopen'ed): nothing comes after it in
@@ -67,20 +48,17 @@ static void *first_not_ours(const char *name)
 
 int interpose_is_interposed(const char *name)
 {
-	/* The waits only note a mask around the C library's call: tracing
-	 * that call disturbs nothing. */
-	for (int i = 0; i < IP_SIGSUSPEND; i++)
-		if (!strcmp(name, interposed_names[i]))
+	for (int i = 0; i < IP_COUNT; i++)
+		if (!interposed_info[i].traceable && !strcmp(name, interposed_info[i].name))
 			return 1;
-	/* Interposed too, its interposer calling pthread_sigmask's real one. */
-	return !strcmp(name, "sigprocmask");
+	return 0;
 }
 
 void *interpose_resolve(enum interposed which)
 {
-	void *fn = dlsym(RTLD_NEXT, interposed_names[which]);
+	void *fn = dlsym(RTLD_NEXT, interposed_info[which].name);
 	if (!fn)
-		fn = first_not_ours(interposed_names[which]);
+		fn = first_not_ours(interposed_info[which].name);
 	__atomic_store_n(&interposed_real[which], fn, __ATOMIC_RELEASE);
 	return fn;
 }
@@ -88,7 +66,7 @@ void *interpose_resolve(enum interposed which)
 void interpose_init(void)
 {
 	for (int i = 0; i < IP_COUNT; i++)
-		if (!__atomic_load_n(&interposed_real[i], __ATOMIC_ACQUIRE))
+		if (interposed_info[i].real && !__atomic_load_n(&interposed_real[i], __ATOMIC_ACQUIRE))
 			interpose_resolve((enum interposed)i);
 }
 
@@ -99,10 +77,11 @@ struct bind_state {
 	int err;
 };
 
+/* The entry with a real function named name: the references to bind. */
 static int name_index(const char *name)
 {
 	for (int i = 0; i < IP_COUNT; i++)
-		if (!strcmp(interposed_names[i], name))
+		if (interposed_info[i].real && !strcmp(interposed_info[i].name, name))
 			return i;
 	return -1;
 }
@@ -216,7 +195,7 @@ int interpose_bind_loaded(void)
 		return -ENOENT;
 	st.self_base = self.dli_fbase;
 	for (int i = 0; i < IP_COUNT; i++) {
-		void *fn = dlsym(handle, interposed_names[i]);
+		void *fn = interposed_info[i].real ? dlsym(handle, interposed_info[i].name) : NULL;
 		Dl_info where;
 		/* Only definitions of libneedle's own. */
 		st.ours[i] = fn && dladdr(fn, &where) && where.dli_fbase == self.dli_fbase ? fn : NULL;

@@ -1,56 +1,99 @@
-/* interpose.h - the real functions behind those that libneedle interposes
- * (pthread_sigmask, sigaction, pthread_create, swapcontext,
- * _Unwind_RaiseException, sigsuspend...).
+/* interpose.h - every function libneedle interposes, and the real
+ * functions behind them.
  *
- * Every one is looked up with dlsym(RTLD_NEXT) by interpose_init(), from
- * the agent's constructor.  Several are async-signal-safe and are called
- * from signal handlers, where dlsym (which takes the loader's lock) must
- * not run: after init the lookup is one load.  A function whose library
- * is not loaded at init (libstdc++'s __cxa_begin_catch in a program that
- * dlopens C++ later) is looked up at its first use, which is never in a
- * signal handler for those. */
+ * NEEDLE_INTERPOSED is the one list of them: each entry's tag (enum
+ * interposed, for interpose_next), its name (the symbol libneedle
+ * exports, and looks the real one up by), whether the C library's
+ * function stays traceable, and whether the interposer calls a real
+ * function at all.  The enum, the name table interpose_init and
+ * interpose_bind_loaded work from, interpose_is_interposed's answer and
+ * tests/api/test_api_symbols.c's expected exports are all made from it.
+ * The definitions stay in the files whose mechanism they serve (they need
+ * that file's state), each marked NEEDLE_INTERPOSER; dlopen's is
+ * assembly (agent.c).
+ *
+ * Invariants:
+ *   - a function libneedle exports without a symbol version is in the
+ *     list, and every entry is exported so (test_api_symbols checks both
+ *     ways against the built library);
+ *   - an interposer is NEEDLE_INTERPOSER, never NEEDLE_API: NEEDLE_API
+ *     is the public API of include/needle.h, which libneedle.map versions;
+ *     interposers must stay unversioned to take the place of the
+ *     versioned originals (see libneedle.map);
+ *   - every real function is looked up with dlsym(RTLD_NEXT) by
+ *     interpose_init(), from the agent's constructor.  Several are
+ *     async-signal-safe and are called from signal handlers, where dlsym
+ *     (which takes the loader's lock) must not run: after init the lookup
+ *     is one load.  A function whose library is not loaded at init
+ *     (libstdc++'s __cxa_begin_catch in a program that dlopens C++ later)
+ *     is looked up at its first use, which is never in a signal handler
+ *     for those. */
 #ifndef NEEDLE_INTERPOSE_H
 #define NEEDLE_INTERPOSE_H
 
 #include <signal.h>
 
+/* X(tag, name, traceable, real):
+ *   traceable  0: an interposer calls the C library's function in the
+ *              middle of needle's machinery (a stack switch, an unwind, a
+ *              walk, a mask change a batch relies on), so it must not be
+ *              traced or relocated (interpose_is_interposed, site
+ *              discovery's RELOC_INTERPOSED); 1: the interposer only notes
+ *              a mask around the call, and tracing it disturbs nothing;
+ *   real       1: the interposer calls the next definition
+ *              (interpose_next(tag)), looked up at init and bound late by
+ *              interpose_bind_loaded; 0: it has none of its own
+ *              (sigprocmask calls libneedle's pthread_sigmask). */
+#define NEEDLE_INTERPOSED(X)                                                            \
+	/* patch/sigmask_watch.c: masks, handlers, threads, jumps */                   \
+	X(IP_PTHREAD_SIGMASK, pthread_sigmask, 0, 1)                                    \
+	X(IP_SIGPROCMASK, sigprocmask, 0, 0)                                            \
+	X(IP_PTHREAD_CREATE, pthread_create, 0, 1)                                      \
+	X(IP_SIGACTION, sigaction, 0, 1)                                                \
+	X(IP_SIGNAL, signal, 0, 1)                                                      \
+	/* dispatch/context_switch.c */                                                \
+	X(IP_SWAPCONTEXT, swapcontext, 0, 1)                                            \
+	X(IP_SETCONTEXT, setcontext, 0, 1)                                              \
+	/* dispatch/unwind.c */                                                        \
+	X(IP_UNWIND_RAISE, _Unwind_RaiseException, 0, 1)                                \
+	X(IP_UNWIND_RETHROW, _Unwind_Resume_or_Rethrow, 0, 1)                           \
+	X(IP_CXA_BEGIN_CATCH, __cxa_begin_catch, 0, 1)                                  \
+	X(IP_PTHREAD_EXIT, pthread_exit, 0, 1)                                          \
+	X(IP_BACKTRACE, backtrace, 0, 1)                                                \
+	/* base/altstack.c */                                                          \
+	X(IP_SIGALTSTACK, sigaltstack, 0, 1)                                            \
+	/* agent.c */                                                                  \
+	X(IP_DLCLOSE, dlclose, 0, 1)                                                    \
+	X(IP_DLOPEN, dlopen, 0, 1)                                                      \
+	/* patch/sigmask_watch.c: the jumps, and the waits with a mask of their own */ \
+	X(IP_LONGJMP, longjmp, 0, 1)                                                    \
+	X(IP_UNDERSCORE_LONGJMP, _longjmp, 0, 1)                                        \
+	X(IP_SIGLONGJMP, siglongjmp, 0, 1)                                              \
+	X(IP_LONGJMP_CHK, __longjmp_chk, 0, 1)                                          \
+	X(IP_SIGSUSPEND, sigsuspend, 1, 1)                                              \
+	X(IP_PPOLL, ppoll, 1, 1)                                                        \
+	X(IP_PPOLL_CHK, __ppoll_chk, 1, 1)                                              \
+	X(IP_PSELECT, pselect, 1, 1)                                                    \
+	X(IP_EPOLL_PWAIT, epoll_pwait, 1, 1)                                            \
+	X(IP_EPOLL_PWAIT2, epoll_pwait2, 1, 1)
+
+#define INTERPOSE_ENUM(tag, name, traceable, real) tag,
 enum interposed {
-	IP_PTHREAD_SIGMASK,
-	IP_PTHREAD_CREATE,
-	IP_SIGACTION,
-	IP_SIGNAL,
-	IP_SWAPCONTEXT,
-	IP_SETCONTEXT,
-	IP_UNWIND_RAISE,
-	IP_UNWIND_RETHROW,
-	IP_CXA_BEGIN_CATCH,
-	IP_PTHREAD_EXIT,
-	IP_BACKTRACE,
-	IP_SIGALTSTACK,
-	IP_DLCLOSE,
-	IP_DLOPEN,
-	IP_LONGJMP,
-	IP_UNDERSCORE_LONGJMP,
-	IP_SIGLONGJMP,
-	IP_LONGJMP_CHK,
-	/* Waits with a mask of their own (sigmask_watch.c); from here on,
-	 * the C library's functions stay traceable: interpose_is_interposed
-	 * does not name them. */
-	IP_SIGSUSPEND,
-	IP_PPOLL,
-	IP_PPOLL_CHK,
-	IP_PSELECT,
-	IP_EPOLL_PWAIT,
-	IP_EPOLL_PWAIT2,
+	NEEDLE_INTERPOSED(INTERPOSE_ENUM)
 	IP_COUNT
 };
+#undef INTERPOSE_ENUM
+
+/* What an interposer's definition is marked with: exported, like the
+ * API, but never given a symbol version by libneedle.map. */
+#define NEEDLE_INTERPOSER __attribute__((visibility("default")))
 
 extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
 
 void *interpose_resolve(enum interposed which);
 /* Is name one of the functions libneedle interposes (its exported name)
- * for its machinery, whose C library function must not be traced?  The
- * waits with a mask are not. */
+ * whose C library function must not be traced (traceable 0 in
+ * NEEDLE_INTERPOSED)? */
 int interpose_is_interposed(const char *name);
 void interpose_init(void);
 /* libneedle was loaded into a running process (needle record -p): the

@@ -125,6 +125,7 @@
 #include <time.h>
 #include <ucontext.h>
 
+#include "agent/arch/arch.h"
 #include "agent/base/interpose.h"
 #include "agent/base/raw_syscall.h"
 #include "agent/base/safe_copy.h"
@@ -842,12 +843,11 @@ static void *chain(int sig, siginfo_t *info, ucontext_t *uc)
 
 void *safe_copy_on_signal(int sig, siginfo_t *info, ucontext_t *uc)
 {
-	greg_t *gregs = uc->uc_mcontext.gregs;
-	uintptr_t pc = (uintptr_t)gregs[REG_RIP];
+	uintptr_t pc = (uintptr_t)arch_ucontext_pc(uc);
 
 	if (info->si_code > 0 && !(sig == SIGBUS && info->si_code == BUS_MCEERR_AO) &&
 	    pc >= (uintptr_t)safe_copy_text_start && pc < (uintptr_t)safe_copy_text_end) {
-		gregs[REG_RIP] = (greg_t)(uintptr_t)safe_copy_fixup;
+		arch_ucontext_set_pc(uc, (uint64_t)(uintptr_t)safe_copy_fixup);
 		return NULL;
 	}
 	int saved = errno;

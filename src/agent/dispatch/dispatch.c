@@ -23,8 +23,7 @@
 #include "agent/sites/module.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
-#include "agent/arch/x86_64/stub_area.h"
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
 
 static int shadow_stack_enabled;

@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
 

@@ -27,7 +27,7 @@
 #include "agent/rcu/rcu.h"
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/thread/thread_state.h"
-#include "agent/arch/x86_64/trampoline.h"
+#include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
 
 /* Write every hijacked frame's real return address back. */
@@ -58,7 +58,7 @@ static struct thread_state *traced_thread(void)
 
 typedef _Unwind_Reason_Code (*raise_fn)(struct _Unwind_Exception *);
 
-NEEDLE_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
+NEEDLE_INTERPOSER _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *exc)
 {
 	struct thread_state *ts = traced_thread();
 
@@ -69,7 +69,7 @@ NEEDLE_API _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *
 
 /* Rethrow (throw; and std::rethrow_exception) unwinds again from a catch
  * block, where the live frames were hijacked again. */
-NEEDLE_API _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
+NEEDLE_INTERPOSER _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *exc)
 {
 	struct thread_state *ts = traced_thread();
 
@@ -96,7 +96,7 @@ needle_return_personality(int version, _Unwind_Action actions, _Unwind_Exception
 	return _URC_INSTALL_CONTEXT;
 }
 
-NEEDLE_API void *__cxa_begin_catch(void *exc)
+NEEDLE_INTERPOSER void *__cxa_begin_catch(void *exc)
 {
 	struct thread_state *ts = traced_thread();
 
@@ -112,7 +112,7 @@ NEEDLE_API void *__cxa_begin_catch(void *exc)
 	return ((void *(*)(void *))interpose_next(IP_CXA_BEGIN_CATCH))(exc);
 }
 
-NEEDLE_API void pthread_exit(void *retval)
+NEEDLE_INTERPOSER void pthread_exit(void *retval)
 {
 	struct thread_state *ts = traced_thread();
 
@@ -128,7 +128,7 @@ NEEDLE_API void pthread_exit(void *retval)
 	__builtin_unreachable();
 }
 
-NEEDLE_API int backtrace(void **buffer, int size)
+NEEDLE_INTERPOSER int backtrace(void **buffer, int size)
 {
 	struct thread_state *ts = traced_thread();
 	int n;

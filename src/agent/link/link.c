@@ -11,7 +11,7 @@
 
 #include "agent/base/control_lock.h"
 #include "agent/dispatch/consumer.h"
-#include "agent/arch/x86_64/insn.h"
+#include "agent/arch/arch.h"
 #include "agent/base/log.h"
 #include "agent/link/refresh.h"
 #include "agent/sites/code_map.h"
@@ -20,7 +20,6 @@
 #include "agent/patch/patch_batch.h"
 #include "agent/rcu/rcu.h"
 #include "agent/sites/site_table.h"
-#include "agent/arch/x86_64/trampoline.h"
 #include "agent/dispatch/dispatch.h"
 
 struct needle_link {
@@ -122,14 +121,14 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 {
 	memset(op, 0, sizeof(*op));
 	op->site = s;
-	op->len = INSN_SITE_LEN;
+	op->len = ARCH_SITE_LEN;
 	op->want_call = (uint8_t)enable;
 	if (enable && s->form == NEEDLE_FORM_RELOCATED)
-		insn_encode_jmp(op->bytes, s->func.site_addr, s->detour);
+		arch_site_jump(op->bytes, s->func.site_addr, s->detour);
 	else if (enable)
-		insn_encode_call(op->bytes, s->func.site_addr, s->stub);
+		arch_site_call(op->bytes, s->func.site_addr, s->stub);
 	else
-		memcpy(op->bytes, s->off_bytes, INSN_SITE_LEN);
+		memcpy(op->bytes, s->off_bytes, ARCH_SITE_LEN);
 }
 
 /* Apply ops on entry sites, and on the exit sites of their functions in

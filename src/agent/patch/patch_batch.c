@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "agent/patch/core_sync.h"
-#include "agent/arch/x86_64/insn.h"
+#include "agent/arch/arch.h"
 #include "agent/base/log.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/patch/sigmask_watch.h"
@@ -251,7 +251,7 @@ static int rewrite_behind_doors(struct patch_op *ops, size_t n, const struct sle
 	int err = thread_stop_woken(asleep);
 	if (!err) {
 		for (size_t i = 0; i < n; i++)
-			*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
+			*(volatile uint8_t *)ops[i].site->func.site_addr = ARCH_BREAKPOINT;
 		core_sync();
 		for (size_t i = 0; i < n; i++)
 			code_copy(ops[i].site->func.site_addr + 1, ops[i].bytes + 1, ops[i].len - 1u);
@@ -404,7 +404,7 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		atomic_store_explicit(&ops[i].site->want_call, ops[i].want_call, memory_order_relaxed);
 		atomic_signal_fence(memory_order_seq_cst); /* want_call before the int3 */
-		*(volatile uint8_t *)ops[i].site->func.site_addr = INSN_INT3;
+		*(volatile uint8_t *)ops[i].site->func.site_addr = ARCH_BREAKPOINT;
 	}
 	core_sync(); /* every CPU sees the int3s before any tail changes */
 	for (size_t i = 0; i < n; i++)

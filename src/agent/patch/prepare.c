@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/arch/x86_64/insn.h"
+#include "agent/arch/arch.h"
 #include "agent/patch/patch_batch.h"
 #include "agent/patch/prepare.h"
 #include "agent/patch/text_window.h"

@@ -115,7 +115,7 @@ static void set_blocking(int blocks)
 	}
 }
 
-NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+NEEDLE_INTERPOSER int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t before, now;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
@@ -142,7 +142,7 @@ NEEDLE_API int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return r;
 }
 
-NEEDLE_API int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+NEEDLE_INTERPOSER int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	/* In a threaded process sigprocmask acts on the calling thread.  It
 	 * returns -1 and sets errno; pthread_sigmask returns the error. */
@@ -167,7 +167,7 @@ static void *start_blocking(void *p)
 	return s.fn(s.arg);
 }
 
-NEEDLE_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+NEEDLE_INTERPOSER int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		interpose_next(IP_PTHREAD_CREATE);
@@ -236,7 +236,7 @@ static int install_adjusted(int sig, const struct sigaction *act, struct sigacti
 	return r;
 }
 
-NEEDLE_API int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+NEEDLE_INTERPOSER int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (sig <= 0 || sig >= NSIG || !act) {
 		int r = kernel_action(sig, act, old);
@@ -247,7 +247,7 @@ NEEDLE_API int sigaction(int sig, const struct sigaction *act, struct sigaction 
 	return install_adjusted(sig, act, old);
 }
 
-NEEDLE_API sighandler_t signal(int sig, sighandler_t handler)
+NEEDLE_INTERPOSER sighandler_t signal(int sig, sighandler_t handler)
 {
 	sighandler_t (*fn)(int, sighandler_t) = interpose_next(IP_SIGNAL);
 	struct sigaction cur;
@@ -298,7 +298,7 @@ static void jump_mask(const struct __jmp_buf_tag *env)
 }
 
 #define LONGJMP_WRAPPER(name, which)                                                  \
-	NEEDLE_API void name(struct __jmp_buf_tag env[1], int val)                    \
+	NEEDLE_INTERPOSER void name(struct __jmp_buf_tag env[1], int val)             \
 	{                                                                             \
 		void (*real)(struct __jmp_buf_tag *, int) = interpose_next(which);    \
 		int saved = errno;                                                    \
@@ -328,43 +328,44 @@ LONGJMP_WRAPPER(__longjmp_chk, IP_LONGJMP_CHK)
 		return r_;                              \
 	} while (0)
 
-NEEDLE_API int sigsuspend(const sigset_t *set)
+NEEDLE_INTERPOSER int sigsuspend(const sigset_t *set)
 {
 	int (*fn)(const sigset_t *) = interpose_next(IP_SIGSUSPEND);
 	WAIT_UNDER_MASK(1, fn(set));
 }
 
-NEEDLE_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+NEEDLE_INTERPOSER int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
 {
 	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *) = interpose_next(IP_PPOLL);
 	WAIT_UNDER_MASK(mask, fn(fds, n, timeout, mask));
 }
 
 /* What ppoll becomes under _FORTIFY_SOURCE. */
-NEEDLE_API int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask,
-			   size_t fds_len)
+NEEDLE_INTERPOSER int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
+				  const sigset_t *mask, size_t fds_len)
 {
 	int (*fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t) =
 		interpose_next(IP_PPOLL_CHK);
 	WAIT_UNDER_MASK(mask, fn(fds, n, timeout, mask, fds_len));
 }
 
-NEEDLE_API int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout, const sigset_t *mask)
+NEEDLE_INTERPOSER int pselect(int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *timeout,
+			      const sigset_t *mask)
 {
 	int (*fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *) =
 		interpose_next(IP_PSELECT);
 	WAIT_UNDER_MASK(mask, fn(n, rd, wr, ex, timeout, mask));
 }
 
-NEEDLE_API int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
+NEEDLE_INTERPOSER int epoll_pwait(int fd, struct epoll_event *events, int max, int timeout, const sigset_t *mask)
 {
 	int (*fn)(int, struct epoll_event *, int, int, const sigset_t *) = interpose_next(IP_EPOLL_PWAIT);
 	WAIT_UNDER_MASK(mask, fn(fd, events, max, timeout, mask));
 }
 
 /* Newer than some C libraries this may run with. */
-NEEDLE_API int epoll_pwait2(int fd, struct epoll_event *events, int max, const struct timespec *timeout,
-			    const sigset_t *mask)
+NEEDLE_INTERPOSER int epoll_pwait2(int fd, struct epoll_event *events, int max, const struct timespec *timeout,
+				   const sigset_t *mask)
 {
 	int (*fn)(int, struct epoll_event *, int, const struct timespec *, const sigset_t *) =
 		interpose_next(IP_EPOLL_PWAIT2);

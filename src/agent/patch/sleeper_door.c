@@ -30,9 +30,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "agent/arch/x86_64/insn.h"
-#include "agent/arch/x86_64/relocate.h"
-#include "agent/arch/x86_64/stub_area.h"
+#include "agent/arch/arch.h"
 #include "agent/base/raw_syscall.h"
 #include "agent/patch/core_sync.h"
 #include "agent/patch/sleeper_door.h"
@@ -118,7 +116,7 @@ int door_prepare(uint64_t pc)
 		atomic_store_explicit(&d->pc, 0, memory_order_relaxed);
 	if (!span || pc >= span->hi)
 		return -EFAULT;
-	if (*(const volatile uint8_t *)(uintptr_t)pc == INSN_INT3)
+	if (*(const volatile uint8_t *)(uintptr_t)pc == ARCH_BREAKPOINT)
 		return -EINVAL; /* a breakpoint someone else put there */
 	size_t n = atomic_load_explicit(&door_cnt, memory_order_relaxed);
 	if (n == DOOR_MAX)
@@ -195,7 +193,7 @@ void door_close_all(const uint64_t *pcs, size_t n)
 		volatile uint8_t *p = (volatile uint8_t *)(uintptr_t)pcs[i];
 		d->saved = *p;
 		d->closed = 1;
-		*p = INSN_INT3;
+		*p = ARCH_BREAKPOINT;
 	}
 }
 
@@ -223,9 +221,9 @@ void door_open_all(void)
 		doors[i].armed = 0;
 }
 
-int door_trap(greg_t *gregs)
+int door_trap(ucontext_t *uc)
 {
-	uint64_t at = (uint64_t)gregs[REG_RIP] - 1;
+	uint64_t at = arch_ucontext_breakpoint(uc);
 	struct door *d = door_find(at);
 
 	if (!d)
@@ -246,6 +244,6 @@ int door_trap(greg_t *gregs)
 			raw_syscall6(SYS_futex, (long)&door_seq, FUTEX_WAIT_PRIVATE, seq, 0, 0, 0);
 		}
 	}
-	gregs[REG_RIP] = (greg_t)d->body;
+	arch_ucontext_set_pc(uc, d->body);
 	return 1;
 }

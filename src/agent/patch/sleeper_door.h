@@ -55,9 +55,9 @@ void door_close_all(const uint64_t *pcs, size_t n);
  * let the parked threads go; then disarm every door (the batch's end,
  * whether doors were closed or not). */
 void door_open_all(void);
-/* The SIGTRAP handler's part: 1 if the trap at gregs' PC is a door's
+/* The SIGTRAP handler's part: 1 if the trap in uc is at a door
  * (the thread waited, if it had to, and continues in the door's detour),
  * 0 if not. */
-int door_trap(greg_t *gregs);
+int door_trap(ucontext_t *uc);
 
 #endif

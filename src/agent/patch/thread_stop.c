@@ -16,6 +16,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "agent/arch/arch.h"
 #include "agent/base/log.h"
 #include "agent/base/raw_syscall.h"
 #include "agent/base/thread_hold.h"
@@ -34,15 +35,16 @@ static struct site *const *fix_sites;
 static size_t fix_cnt;
 
 /* Threads signalled while asleep in a system call: the call, and the PC
- * past its syscall instruction.  Calls such as nanosleep, poll or
+ * past its system call instruction.  Calls such as nanosleep, poll or
  * epoll_wait end with EINTR when any handler runs, SA_RESTART or not; the
  * stop handler finds its thread here and makes the call again, with the
- * same arguments (the kernel keeps rdi, rsi, rdx, r10, r8 and r9 across a
- * system call), so the program sees no EINTR (interrupted_call also covers
- * a thread that entered its call just after it was looked at).  A relative timeout then
- * starts over: the call may last longer than asked, never shorter, as
- * under any scheduling delay.  Open addressing by tid; written before the
- * signal is sent (tgkill orders it), cleared at resume. */
+ * same arguments (the kernel keeps the argument registers across a system
+ * call: arch_ucontext_restart_syscall), so the program sees no EINTR
+ * (interrupted_call also covers a thread that entered its call just after
+ * it was looked at).  A relative timeout then starts over: the call may
+ * last longer than asked, never shorter, as under any scheduling delay.
+ * Open addressing by tid; written before the signal is sent (tgkill
+ * orders it), cleared at resume. */
 #define ASLEEP_SLOTS 4096
 static struct {
 	_Atomic pid_t tid;
@@ -74,8 +76,9 @@ static void asleep_clear(void)
 
 /* The call to make again, for a thread whose call our signal ended with
  * EINTR: the one noted when it was seen asleep, or else (it entered the
- * call between that look and the signal) the one a "mov $NR, %eax" just
- * before the syscall instruction names, the C library's usual wrapper. */
+ * call between that look and the signal) the one the C library's usual
+ * wrapper loads just before the system call instruction
+ * (arch_syscall_nr_before). */
 static long interrupted_call(uint64_t pc)
 {
 	pid_t tid = (pid_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0);
@@ -89,27 +92,18 @@ static long interrupted_call(uint64_t pc)
 			break;
 		}
 	}
-	const uint8_t *mov = (const uint8_t *)(uintptr_t)(pc - 7);
-	if ((pc - 7) >> 12 == (pc - 1) >> 12 && mov[0] == 0xb8) {
-		uint32_t nr;
-		memcpy(&nr, mov + 1, sizeof(nr));
-		return nr < 1024 ? (long)nr : -1;
-	}
-	return -1;
+	return arch_syscall_nr_before(pc);
 }
 
-static void restart_interrupted_call(greg_t *gregs)
+static void restart_interrupted_call(ucontext_t *uc)
 {
-	uint64_t pc = (uint64_t)gregs[REG_RIP];
-	const uint8_t *insn = (const uint8_t *)(uintptr_t)(pc - 2);
+	uint64_t pc = arch_ucontext_eintr_syscall(uc);
 
-	if (gregs[REG_RAX] != -EINTR || (pc & 0xfff) < 2 || insn[0] != 0x0f || insn[1] != 0x05)
+	if (!pc)
 		return;
 	long nr = interrupted_call(pc);
-	if (nr >= 0) {
-		gregs[REG_RAX] = (greg_t)nr;
-		gregs[REG_RIP] = (greg_t)(pc - 2);
-	}
+	if (nr >= 0)
+		arch_ucontext_restart_syscall(uc, pc, nr);
 }
 
 /* Where a thread stopped at pc continues, out of every site in fix_sites. */
@@ -145,13 +139,13 @@ static int pc_in_sites(uint64_t pc)
 	if (!lo)
 		return 0;
 	const struct site *s = fix_sites[lo - 1];
-	size_t len = s->form == NEEDLE_FORM_RELOCATED ? s->covered : s->load_len > 5 ? s->load_len : 5;
+	size_t len = s->form == NEEDLE_FORM_RELOCATED ? s->covered : s->load_len > ARCH_SITE_LEN ? s->load_len : ARCH_SITE_LEN;
 	return pc < s->func.site_addr + len;
 }
 
-static void move_pc_out_of_site(greg_t *gregs)
+static void move_pc_out_of_site(ucontext_t *uc)
 {
-	gregs[REG_RIP] = (greg_t)pc_outside_sites((uint64_t)gregs[REG_RIP]);
+	arch_ucontext_set_pc(uc, pc_outside_sites(arch_ucontext_pc(uc)));
 }
 
 /* Its system calls are raw (raw_syscall.h): a thread may take the stop
@@ -170,9 +164,8 @@ static void stop_handler(int sig, siginfo_t *info, void *ucv)
 		return;
 	}
 	uint32_t gen = atomic_load(&release_generation);
-	greg_t *gregs = ((ucontext_t *)ucv)->uc_mcontext.gregs;
-	restart_interrupted_call(gregs);
-	move_pc_out_of_site(gregs);
+	restart_interrupted_call(ucv);
+	move_pc_out_of_site(ucv);
 	atomic_fetch_add(&stopped_cnt, 1);
 	/* Pairs with wait_stopped's futex wait: the stopper wakes at the
 	 * last stop rather than at its next poll. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "agent/arch/arch.h"
 #include "agent/base/interpose.h"
 #include "agent/patch/sleeper_door.h"
 #include "agent/sites/site_table.h"
@@ -55,12 +56,11 @@ static void chain_to_program(int sig, siginfo_t *info, void *uc)
 static void trap_handler(int sig, siginfo_t *info, void *ucv)
 {
 	ucontext_t *uc = ucv;
-	greg_t *gregs = uc->uc_mcontext.gregs;
-	uint64_t at = (uint64_t)gregs[REG_RIP] - 1;
+	uint64_t at = arch_ucontext_breakpoint(uc);
 	struct site *site = info->si_code == SI_KERNEL ? site_table_find_addr(at) : NULL;
 
 	if (!site) {
-		if (info->si_code != SI_KERNEL || !door_trap(gregs))
+		if (info->si_code != SI_KERNEL || !door_trap(uc))
 			chain_to_program(sig, info, ucv);
 		return;
 	}
@@ -68,23 +68,19 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 	if (site->form == NEEDLE_FORM_RELOCATED) {
 		/* The detour calls the stub, then runs the instructions the
 		 * site covers; past its call, it runs them alone. */
-		gregs[REG_RIP] = (greg_t)(want_call ? site->detour : site->detour + RELOC_DETOUR_BODY);
+		arch_ucontext_set_pc(uc, want_call ? site->detour : site->detour + RELOC_DETOUR_BODY);
 	} else if (site->form == SITE_EXIT_XRAY_RET && !want_call) {
 		/* An XRay exit sled is a ret, or becomes "NOP5; ret": either
 		 * way, off means return. */
-		uint64_t *sp = (uint64_t *)gregs[REG_RSP];
-		gregs[REG_RIP] = (greg_t)*sp;
-		gregs[REG_RSP] = (greg_t)(sp + 1);
+		arch_ucontext_return(uc);
 	} else if (want_call) {
-		uint64_t *sp = (uint64_t *)gregs[REG_RSP] - 1;
-		*sp = site->func.site_addr + 5;
-		gregs[REG_RSP] = (greg_t)sp;
-		gregs[REG_RIP] = (greg_t)site->stub;
+		arch_ucontext_call(uc, site->func.site_addr + ARCH_SITE_LEN, site->stub);
 	} else {
 		/* load_len: the instruction the site held when discovered (5
 		 * or 6 bytes).  The end of the old instruction and of "NOP5;
 		 * NOP1" are the same byte, so this is right in every phase. */
-		gregs[REG_RIP] = (greg_t)(site->func.site_addr + (site->load_len > 5 ? site->load_len : 5));
+		arch_ucontext_set_pc(uc, site->func.site_addr +
+					     (site->load_len > ARCH_SITE_LEN ? site->load_len : ARCH_SITE_LEN));
 	}
 }
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/arch/x86_64/insn.h"
+#include "agent/arch/arch.h"
 #include "agent/base/log.h"
 #include "agent/sites/elf_image.h"
 #include "agent/sites/exit_sites.h"

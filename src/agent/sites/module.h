@@ -6,8 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/arch/x86_64/relocate.h"
-#include "agent/arch/x86_64/stub_area.h"
+#include "agent/arch/arch.h"
 
 #define MODULE_MAX_EXEC 4
 #define MODULE_MAX_LOAD 8

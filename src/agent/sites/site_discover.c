@@ -13,7 +13,7 @@
  * Relocated sites (when asked for: site_discover_kinds).  Every other
  * function of the object (symbols, those of its separate debug file, and
  * the FDEs of .eh_frame for what no symbol names) becomes a site if its
- * first instructions can be moved to a detour (arch/x86_64/relocate.c):
+ * first instructions can be moved to a detour (relocate.c, through arch.h):
  * the object's code is decoded once for the targets of its direct
  * branches, and each function's entry is checked against them.  Each
  * refusal is counted by reason in the module.  Never relocated: the
@@ -33,15 +33,13 @@
 #include "agent/base/interpose.h"
 #include "agent/sites/elf_image.h"
 #include "agent/sites/exit_sites.h"
-#include "agent/arch/x86_64/insn.h"
+#include "agent/arch/arch.h"
 #include "agent/base/log.h"
 #include "agent/sites/module.h"
 #include "needle.h"
 #include "agent/sites/site_discover.h"
 #include "agent/sites/site_names.h"
 #include "agent/sites/site_table.h"
-#include "agent/arch/x86_64/relocate.h"
-#include "agent/arch/x86_64/stub_area.h"
 
 static int kinds = SITE_KINDS_COMPILED;
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/arch/x86_64/relocate.h"
+#include "agent/arch/arch.h"
 #include "needle.h"
 
 struct module;
@@ -42,7 +42,7 @@ struct site {
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
 	uint8_t form;       /* enum needle_site_form */
 	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */
-	uint8_t off_bytes[5];
+	uint8_t off_bytes[ARCH_SITE_LEN];
 	uint8_t enabled;    /* the patcher's view: bytes are CALL (1) or NOP (0) */
 	uint8_t unusable;   /* its bytes could not be normalized: never patched */
 	uint8_t gone;       /* its object was unloaded (dlclose): in no index, never patched */
@@ -93,7 +93,7 @@ static inline uint64_t site_pc_outside(const struct site *s, uint64_t pc)
 	uint64_t at = s->func.site_addr;
 	/* (An exit site's 5 bytes are one instruction, or never run.) */
 	if (s->form != NEEDLE_FORM_RELOCATED)
-		return pc > at && pc < at + 5 ? at + 5 : pc;
+		return pc > at && pc < at + ARCH_SITE_LEN ? at + ARCH_SITE_LEN : pc;
 	for (uint8_t i = 1; i < s->insn_cnt; i++)
 		if (pc == at + s->insn_off[i])
 			return s->detour + s->detour_off[i];

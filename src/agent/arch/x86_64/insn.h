@@ -1,5 +1,8 @@
 /* insn.h - the few x86-64 instruction encodings the patcher reads and
- * writes at function entry sites. */
+ * writes at function entry sites.  Code outside src/agent/arch reaches
+ * them through arch.h: the site forms discovery matches, and the bytes
+ * normalization writes; a site's call or jmp and the batch's int3 it
+ * takes from site_code.h's arch_ names. */
 #ifndef NEEDLE_INSN_H
 #define NEEDLE_INSN_H
 
