@@ -66,3 +66,36 @@ $(TEST_BUILD)/test_unit_record_config: tests/unit/test_record_config.c src/commo
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_record_config.c src/common/record_config.c -o $@
 TESTS += $(TEST_BUILD)/test_unit_record_config
+
+# The DWARF placement rules (src/cli/args/dwarf_params.c), on a fixture of
+# chosen signatures built by gcc at -O0 and -O2 and by clang at -O0 (each
+# compiler named: the expected values are the ABI's, their DWARF differs),
+# one built without -g, and a file that is not ELF.
+DWARF_FIXTURE_SRC := tests/unit/dwarf_fixture.c tests/unit/dwarf_fixture2.c
+DWARF_FIXTURE_CFLAGS := -std=gnu11 -g $(WARN) -Wno-psabi
+DWARF_FIXTURES := $(addprefix $(TEST_BUILD)/unit/dwarf_fixture_,gcc_O0 gcc_O2 clang_O0 nodebug)
+$(TEST_BUILD)/unit/dwarf_fixture_gcc_O0: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(DWARF_FIXTURE_CFLAGS) -O0 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_gcc_O2: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(DWARF_FIXTURE_CFLAGS) -O2 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_clang_O0: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	clang $(DWARF_FIXTURE_CFLAGS) -O0 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_nodebug: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(filter-out -g,$(DWARF_FIXTURE_CFLAGS)) -g0 -O0 $^ -o $@
+
+UNIT_DWARF_SRC := tests/unit/test_dwarf_params.c src/cli/args/dwarf_params.c
+$(TEST_BUILD)/test_unit_dwarf_params: $(UNIT_DWARF_SRC) src/cli/args/dwarf_params.h src/common/cxx_name.h \
+		src/common/value_spec.h tests/harness.h $(DWARF_FIXTURES)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) \
+		-DFIXTURE_GCC_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O0"' \
+		-DFIXTURE_GCC_O2='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O2"' \
+		-DFIXTURE_CLANG_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_clang_O0"' \
+		-DFIXTURE_NODEBUG='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_nodebug"' \
+		-DFIXTURE_SOURCE='"$(abspath tests/unit/dwarf_fixture.c)"' \
+		$(UNIT_DWARF_SRC) -o $@ $(CLI_LIBS)
+TESTS += $(TEST_BUILD)/test_unit_dwarf_params
