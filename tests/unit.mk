@@ -99,3 +99,17 @@ $(TEST_BUILD)/test_unit_dwarf_params: $(UNIT_DWARF_SRC) src/cli/args/dwarf_param
 		-DFIXTURE_SOURCE='"$(abspath tests/unit/dwarf_fixture.c)"' \
 		$(UNIT_DWARF_SRC) -o $@ $(CLI_LIBS)
 TESTS += $(TEST_BUILD)/test_unit_dwarf_params
+
+# The grammar of -A, -R and -F value specs and what arg_plan_resolve
+# makes of them (src/cli/args/arg_specs.c), against the DWARF fixture
+# above; cli_error is the test's, to compare what is said.
+UNIT_ARG_SPECS_SRC := tests/unit/test_arg_specs.c src/cli/args/arg_specs.c src/cli/args/dwarf_params.c
+$(TEST_BUILD)/test_unit_arg_specs: $(UNIT_ARG_SPECS_SRC) src/cli/args/args.h src/cli/args/dwarf_params.h \
+		src/cli/args/program_libs.h src/cli/util/cli_util.h src/common/value_spec.h src/common/cxx_name.h \
+		tests/harness.h $(TEST_BUILD)/unit/dwarf_fixture_gcc_O0 $(TEST_BUILD)/unit/dwarf_fixture_nodebug
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) \
+		-DFIXTURE_GCC_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O0"' \
+		-DFIXTURE_NODEBUG='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_nodebug"' \
+		$(UNIT_ARG_SPECS_SRC) -o $@ $(CLI_LIBS)
+TESTS += $(TEST_BUILD)/test_unit_arg_specs
