@@ -353,6 +353,11 @@ int arg_plan_add_filter(struct arg_plan *o, const char *spec)
 			  "recorded; filter on it in the views (needle replay --ret-ne)", spec);
 		return -1;
 	}
+	/* As -A: an xmm register holds a float, not an integer to compare. */
+	if (!register_of(v.name, &kind, &index) && kind == ARG_KIND_FP && v.fmt && v.fmt != 'f') {
+		cli_error("-F '%s': fparg%u is a floating-point register: format f (f32 or f64)", spec, index);
+		return -1;
+	}
 	if (v.fmt == 's') {
 		cli_error("-F '%s': a filter compares numbers; a string format cannot be compared", spec);
 		return -1;
