@@ -113,3 +113,15 @@ $(TEST_BUILD)/test_unit_arg_specs: $(UNIT_ARG_SPECS_SRC) src/cli/args/args.h src
 		-DFIXTURE_NODEBUG='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_nodebug"' \
 		$(UNIT_ARG_SPECS_SRC) -o $@ $(CLI_LIBS)
 TESTS += $(TEST_BUILD)/test_unit_arg_specs
+
+# What the views print: durations, integers, the replay line's prefix,
+# an event's values (src/cli/view/view_format.c, src/cli/util/cli_util.c),
+# with the reader for the names of values (SEC_ARGS).
+UNIT_VIEW_FORMAT_SRC := tests/unit/test_view_format.c src/cli/view/view_format.c src/cli/util/cli_util.c \
+	$(wildcard src/reader/*.c) $(wildcard src/format/*.c) src/common/tsc.c
+$(TEST_BUILD)/test_unit_view_format: $(UNIT_VIEW_FORMAT_SRC) src/cli/view/view_format.h src/cli/util/cli_util.h \
+		$(wildcard src/reader/*.h) $(wildcard src/format/*.h) src/common/shm_layout.h src/common/value_spec.h \
+		tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_VIEW_FORMAT_SRC) -o $@ $(CLI_LIBS) -lm
+TESTS += $(TEST_BUILD)/test_unit_view_format
