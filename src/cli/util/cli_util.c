@@ -57,7 +57,8 @@ void cli_format_duration(char *buf, size_t len, uint64_t ns)
 	char num[24];
 	int n;
 
-	if (ns >= 1000000000) {
+	/* From 999.9995 ms on, "%7.3f ms" would round to "1000.000 ms". */
+	if (ns >= 999999500) {
 		snprintf(buf, len, "%7.3f  s", ns / 1e9);
 		return;
 	}
