@@ -397,6 +397,48 @@ static void test_values(void)
 			CHECK(1, "in 12 to 47 bytes, a cut string fits and ends with \"...\"");
 	}
 
+	/* More values than a replay line's 512 bytes hold: those that fit,
+	 * whole, then "..." (never a part of one, which would read as
+	 * another value: "arg11=-9"). */
+	char many[600], exp[600];
+	memset(bin, 'a', 250);
+	bl.n = 0;
+	string(&bl, 1, 0, bin, 250);
+	for (unsigned i = 2; i <= 16; i++)
+		word(&bl, ARG_KIND_INT, i, 'd', 64, 0, 0x8000000000000000ull);
+	ev.data_len = (uint16_t)bl.n;
+	size_t off = (size_t)snprintf(exp, sizeof(exp), "arg1=\"%.250s\"", bin);
+	for (unsigned i = 2; i <= 10; i++)
+		off += (size_t)snprintf(exp + off, sizeof(exp) - off, ", arg%u=-9223372036854775808", i);
+	snprintf(exp + off, sizeof(exp) - off, ", ...");
+	memset(many, 'Z', sizeof(many));
+	n = view_format_values(many, 512, NULL, &ev);
+	CHECK(n == strlen(many) && !strcmp(many, exp), "16 values in 512 bytes: arg1 to arg10 whole, then ...");
+	if (n != strlen(many) || strcmp(many, exp))
+		printf("      got      '%s' (%zu, %zu)\n      expected '%s'\n", many, n, strlen(many), exp);
+	/* A struct return value cut: its braces closed. */
+	bl.n = 0;
+	for (unsigned i = 0; i < 8; i++)
+		word(&bl, ARG_KIND_RET, 0, 'd', 8, i, 0x80);
+	ev.kind = TEV_EXIT;
+	ev.site = 2;
+	ev.data_len = (uint16_t)bl.n;
+	names.sites = sites;
+	names.site_cap = 5;
+	sites[2].sym = "t_bytes";
+	static const char bytes_section[] = "F\tt_bytes\t2:0:0=b0,2:0:1=b1,2:0:2=b2,2:0:3=b3,2:0:4=b4,2:0:5=b5,"
+					    "2:0:6=b6,2:0:7=b7";
+	CHECK_EQ(arg_names_parse(&names.arg_names, bytes_section, strlen(bytes_section)), 0, "(a struct of 8 bytes)");
+	n = view_format_values(many, 40, &names, &ev);
+	CHECK(n == strlen(many) && !strcmp(many, "{b0=-128, b1=-128, b2=-128, ...}"),
+	      "its fields in 40 bytes: {b0=-128, b1=-128, b2=-128, ...}: '%s'", many);
+	n = view_format_values(many, 512, &names, &ev);
+	CHECK(n == strlen(many) &&
+		      !strcmp(many, "{b0=-128, b1=-128, b2=-128, b3=-128, b4=-128, b5=-128, b6=-128, b7=-128}"),
+	      "... and all of them in 512: '%s'", many);
+	arg_names_free(&names.arg_names);
+	sites[2].sym = NULL;
+
 	/* A block cut short (a view keeps only so many bytes): the whole
 	 * items before the cut. */
 	bl.n = 0;
