@@ -291,29 +291,38 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
 {
 	char name[64], val[320];
 	size_t off = 0, at = 0;
-	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0;
+	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0, more = 0;
 	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+	/* Room kept for ", ...}" and the NUL: a value that does not fit is
+	 * left out whole, and "..." says so (a part of one would read as
+	 * another value, "arg11=-9"). */
+	size_t room = len > 7 ? len - 7 : 0;
 
-	if (len)
-		buf[0] = 0;
+	if (!len)
+		return 0;
+	buf[0] = 0;
 	/* A return value with named parts is a struct: "{x=1, y=2}". */
 	if (ret && names)
 		for (uint32_t i = 0; i < names->cnt; i++)
 			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
-	while (off + 2 < len && view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
-		int w = ret && !fields ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
-				       : snprintf(buf + off, len - off, "%s%s%s=%s", off ? ", " : "",
-						  ret && !off ? "{" : "", name, val);
-		if (w < 0 || (size_t)w >= len - off)
+	while (view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		int w = off >= room ? -1
+			: ret && !fields ? snprintf(buf + off, room - off, "%s%s", off ? ", " : "", val)
+					 : snprintf(buf + off, room - off, "%s%s%s=%s", off ? ", " : "",
+						    ret && !off ? "{" : "", name, val);
+		if (w < 0 || (size_t)w >= room - off) {
+			buf[off] = 0;
+			more = 1;
 			break;
+		}
 		off += (size_t)w;
 		cnt++;
 	}
-	if (fields && cnt && off + 2 < len) {
+	if ((more || (!ret && names && names->varargs)) && off + 5 + (fields && cnt) < len)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s...", off ? ", " : "", fields && !cnt ? "{" : "");
+	if (fields && (cnt || more) && off + 2 <= len) {
 		buf[off++] = '}';
 		buf[off] = 0;
 	}
-	if (!ret && names && names->varargs && off + 6 < len)
-		off += (size_t)snprintf(buf + off, len - off, "%s...", off ? ", " : "");
 	return off;
 }
