@@ -5,11 +5,13 @@
  * for them; the durations -t takes (forms, rounding, refusals); decimal
  * integers; the replay line's prefix; an event's values as README's
  * "Arguments and return values" and "Reading the output" show them
- * (signed and unsigned at their widths, hex, chars, floats in their
- * shortest exact form, bools, enums by enumerator, strings quoted and
- * escaped, NULL, a bad pointer, a cut string, names from the ARGS
- * section or by register, struct return values, "..."); the integers
- * --ret-eq takes and how a return value compares with one. */
+ * (signed and unsigned at their widths, hex, chars, floats in the
+ * fewest %g digits, 6 at least, that read back as the same value, bools,
+ * enums by enumerator, strings quoted and escaped, NULL, a bad pointer,
+ * a cut string, names from the ARGS section or by register, struct
+ * return values, "..." for a variadic function and for what does not
+ * fit a line); the integers --ret-eq takes and how a return value
+ * compares with one. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
