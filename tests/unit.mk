@@ -66,3 +66,62 @@ $(TEST_BUILD)/unit/test_record_config: tests/unit/test_record_config.c src/commo
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) -Isrc tests/unit/test_record_config.c src/common/record_config.c -o $@
 TESTS += $(TEST_BUILD)/unit/test_record_config
+
+# The DWARF placement rules (src/cli/args/dwarf_params.c), on a fixture of
+# chosen signatures built by gcc at -O0 and -O2 and by clang at -O0 (each
+# compiler named: the expected values are the ABI's, their DWARF differs),
+# one built without -g, and a file that is not ELF.
+DWARF_FIXTURE_SRC := tests/unit/dwarf_fixture.c tests/unit/dwarf_fixture2.c
+DWARF_FIXTURE_CFLAGS := -std=gnu11 -g $(WARN) -Wno-psabi
+DWARF_FIXTURES := $(addprefix $(TEST_BUILD)/unit/dwarf_fixture_,gcc_O0 gcc_O2 clang_O0 nodebug)
+$(TEST_BUILD)/unit/dwarf_fixture_gcc_O0: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(DWARF_FIXTURE_CFLAGS) -O0 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_gcc_O2: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(DWARF_FIXTURE_CFLAGS) -O2 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_clang_O0: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	clang $(DWARF_FIXTURE_CFLAGS) -O0 $^ -o $@
+$(TEST_BUILD)/unit/dwarf_fixture_nodebug: $(DWARF_FIXTURE_SRC)
+	@mkdir -p $(dir $@)
+	gcc $(filter-out -g,$(DWARF_FIXTURE_CFLAGS)) -g0 -O0 $^ -o $@
+
+UNIT_DWARF_SRC := tests/unit/test_dwarf_params.c src/cli/args/dwarf_params.c
+$(TEST_BUILD)/unit/test_dwarf_params: $(UNIT_DWARF_SRC) src/cli/args/dwarf_params.h src/common/cxx_name.h \
+		src/common/value_spec.h tests/harness.h $(DWARF_FIXTURES)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) \
+		-DFIXTURE_GCC_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O0"' \
+		-DFIXTURE_GCC_O2='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O2"' \
+		-DFIXTURE_CLANG_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_clang_O0"' \
+		-DFIXTURE_NODEBUG='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_nodebug"' \
+		-DFIXTURE_SOURCE='"$(abspath tests/unit/dwarf_fixture.c)"' \
+		$(UNIT_DWARF_SRC) -o $@ $(CLI_LIBS)
+TESTS += $(TEST_BUILD)/unit/test_dwarf_params
+
+# The grammar of -A, -R and -F value specs and what arg_plan_resolve
+# makes of them (src/cli/args/arg_specs.c), against the DWARF fixture
+# above; cli_error is the test's, to compare what is said.
+UNIT_ARG_SPECS_SRC := tests/unit/test_arg_specs.c src/cli/args/arg_specs.c src/cli/args/dwarf_params.c
+$(TEST_BUILD)/unit/test_arg_specs: $(UNIT_ARG_SPECS_SRC) src/cli/args/args.h src/cli/args/dwarf_params.h \
+		src/cli/args/program_libs.h src/cli/util/cli_util.h src/common/value_spec.h src/common/cxx_name.h \
+		tests/harness.h $(TEST_BUILD)/unit/dwarf_fixture_gcc_O0 $(TEST_BUILD)/unit/dwarf_fixture_nodebug
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) \
+		-DFIXTURE_GCC_O0='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_gcc_O0"' \
+		-DFIXTURE_NODEBUG='"$(abspath $(TEST_BUILD))/unit/dwarf_fixture_nodebug"' \
+		$(UNIT_ARG_SPECS_SRC) -o $@ $(CLI_LIBS)
+TESTS += $(TEST_BUILD)/unit/test_arg_specs
+
+# What the views print: durations, integers, the replay line's prefix,
+# an event's values (src/cli/view/view_format.c, src/cli/util/cli_util.c),
+# with the reader for the names of values (SEC_ARGS).
+UNIT_VIEW_FORMAT_SRC := tests/unit/test_view_format.c src/cli/view/view_format.c src/cli/util/cli_util.c \
+	$(wildcard src/reader/*.c) $(wildcard src/format/*.c) src/common/tsc.c
+$(TEST_BUILD)/unit/test_view_format: $(UNIT_VIEW_FORMAT_SRC) src/cli/view/view_format.h src/cli/util/cli_util.h \
+		$(wildcard src/reader/*.h) $(wildcard src/format/*.h) src/common/shm_layout.h src/common/value_spec.h \
+		tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_VIEW_FORMAT_SRC) -o $@ $(CLI_LIBS) -lm
+TESTS += $(TEST_BUILD)/unit/test_view_format

@@ -92,16 +92,21 @@ static int parse_format(const char *fmt, struct value_ref *v)
 static int register_of(const char *name, unsigned *kind, unsigned *index)
 {
 	char *end;
+	unsigned long n;
 
+	/* Compared before it is narrowed: arg4294967297 is out of range,
+	 * not arg1. */
 	if (!strncmp(name, "fparg", 5) && name[5]) {
 		*kind = ARG_KIND_FP;
-		*index = (unsigned)strtoul(name + 5, &end, 10);
-		return *end || *index < 1 || *index > 8 ? -2 : 0;
+		n = strtoul(name + 5, &end, 10);
+		*index = (unsigned)n;
+		return *end || n < 1 || n > 8 ? -2 : 0;
 	}
 	if (!strncmp(name, "arg", 3) && name[3] >= '0' && name[3] <= '9') {
 		*kind = ARG_KIND_INT;
-		*index = (unsigned)strtoul(name + 3, &end, 10);
-		return *end || *index < 1 || *index > ARG_INDEX_MAX ? -2 : 0;
+		n = strtoul(name + 3, &end, 10);
+		*index = (unsigned)n;
+		return *end || n < 1 || n > ARG_INDEX_MAX ? -2 : 0;
 	}
 	if (!strcmp(name, "retval")) {
 		*kind = ARG_KIND_RET;
@@ -346,6 +351,11 @@ int arg_plan_add_filter(struct arg_plan *o, const char *spec)
 	if (!register_of(v.name, &kind, &index) && kind == ARG_KIND_RET) {
 		cli_error("-F '%s': the return value is known only when the call ends, after its calls were "
 			  "recorded; filter on it in the views (needle replay --ret-ne)", spec);
+		return -1;
+	}
+	/* As -A: an xmm register holds a float, not an integer to compare. */
+	if (!register_of(v.name, &kind, &index) && kind == ARG_KIND_FP && v.fmt && v.fmt != 'f') {
+		cli_error("-F '%s': fparg%u is a floating-point register: format f (f32 or f64)", spec, index);
 		return -1;
 	}
 	if (v.fmt == 's') {

@@ -34,7 +34,12 @@ int cli_parse_duration(const char *s, uint64_t *ns)
 		mult = 1e9;
 	else
 		return -1;
-	*ns = (uint64_t)(v * mult + 0.5);
+	/* A double past what a uint64_t holds (inf, nan, 2^64 and up) has
+	 * no conversion: refused, not cast. */
+	double n = v * mult + 0.5;
+	if (!(n < 18446744073709551616.0))
+		return -1;
+	*ns = (uint64_t)n;
 	return 0;
 }
 
@@ -57,7 +62,8 @@ void cli_format_duration(char *buf, size_t len, uint64_t ns)
 	char num[24];
 	int n;
 
-	if (ns >= 1000000000) {
+	/* From 999.9995 ms on, "%7.3f ms" would round to "1000.000 ms". */
+	if (ns >= 999999500) {
 		snprintf(buf, len, "%7.3f  s", ns / 1e9);
 		return;
 	}

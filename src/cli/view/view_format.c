@@ -106,15 +106,19 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 	}
 }
 
-/* A string value: quoted, escaped, as C writes it. */
-static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
+/* A string value: quoted, escaped, as C writes it, and "..." after it
+ * when it is cut: by the agent (cut), or here, when its escapes take
+ * more than len (room for the "..." is kept, or the string would look
+ * whole). */
+static int format_string(char *buf, size_t len, const uint8_t *s, size_t n, int cut)
 {
-	size_t off = 0;
+	size_t off = 0, i;
 
 	if (len < 8)
 		return -1;
 	buf[off++] = '"';
-	for (size_t i = 0; i < n && s[i] && off + 6 < len; i++) {
+	/* Room for an escape, the closing quote, "..." and the NUL. */
+	for (i = 0; i < n && s[i] && off + 9 <= len; i++) {
 		uint8_t c = s[i];
 		if (c == '"' || c == '\\') {
 			buf[off++] = '\\';
@@ -129,6 +133,10 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n)
 		}
 	}
 	buf[off++] = '"';
+	if (cut || (i < n && s[i])) {
+		memcpy(buf + off, "...", 3);
+		off += 3;
+	}
 	buf[off] = 0;
 	return (int)off;
 }
@@ -190,8 +198,8 @@ int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, c
 			snprintf(val, val_len, "NULL");
 		else if (it.bits == 2)
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
-		else if (format_string(val, val_len, it.v, it.len) > 0 && it.bits == 3 && strlen(val) + 4 < val_len)
-			strcat(val, "..."); /* cut: no NUL within --max-string */
+		else if (format_string(val, val_len, it.v, it.len, it.bits == 3) < 0 && val_len)
+			val[0] = 0; /* bits 3: no NUL within --max-string */
 	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
 		snprintf(val, val_len, "%s", enumerator);
 	} else if (it.fmt == 'b' && it.word <= 1) {
@@ -283,29 +291,38 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
 {
 	char name[64], val[320];
 	size_t off = 0, at = 0;
-	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0;
+	int ret = ev->kind == TEV_EXIT, fields = 0, cnt = 0, more = 0;
 	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
+	/* Room kept for ", ...}" and the NUL: a value that does not fit is
+	 * left out whole, and "..." says so (a part of one would read as
+	 * another value, "arg11=-9"). */
+	size_t room = len > 7 ? len - 7 : 0;
 
-	if (len)
-		buf[0] = 0;
+	if (!len)
+		return 0;
+	buf[0] = 0;
 	/* A return value with named parts is a struct: "{x=1, y=2}". */
 	if (ret && names)
 		for (uint32_t i = 0; i < names->cnt; i++)
 			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
-	while (off + 2 < len && view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
-		int w = ret && !fields ? snprintf(buf + off, len - off, "%s%s", off ? ", " : "", val)
-				       : snprintf(buf + off, len - off, "%s%s%s=%s", off ? ", " : "",
-						  ret && !off ? "{" : "", name, val);
-		if (w < 0 || (size_t)w >= len - off)
+	while (view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+		int w = off >= room ? -1
+			: ret && !fields ? snprintf(buf + off, room - off, "%s%s", off ? ", " : "", val)
+					 : snprintf(buf + off, room - off, "%s%s%s=%s", off ? ", " : "",
+						    ret && !off ? "{" : "", name, val);
+		if (w < 0 || (size_t)w >= room - off) {
+			buf[off] = 0;
+			more = 1;
 			break;
+		}
 		off += (size_t)w;
 		cnt++;
 	}
-	if (fields && cnt && off + 2 < len) {
+	if ((more || (!ret && names && names->varargs)) && off + 5 + (fields && cnt) < len)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s...", off ? ", " : "", fields && !cnt ? "{" : "");
+	if (fields && (cnt || more) && off + 2 <= len) {
 		buf[off++] = '}';
 		buf[off] = 0;
 	}
-	if (!ret && names && names->varargs && off + 6 < len)
-		off += (size_t)snprintf(buf + off, len - off, "%s...", off ? ", " : "");
 	return off;
 }
