@@ -2,8 +2,9 @@
 # check_layers - every #include in src/ points down the layers stated in
 # docs/design.md (between the "layers: begin" and "layers: end" markers):
 # a file may include headers of its own layer and of the layers its row
-# lists, and needle.h.  Prints one PASS/FAIL line per layer and one line
-# per include that breaks the rules.
+# lists, and needle.h; and each layer's folder has a README.md that says
+# what it owns, with its row's "May include:" line.  Prints one PASS/FAIL
+# line per layer and one line per include (or README) that breaks the rules.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -46,6 +47,19 @@ while IFS= read -r file; do
 		esac
 	done < <(sed -n 's/^#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$file")
 done < <(find src -name '*.[chS]' | sort)
+# Each layer's folder says what it owns in a README.md, whose "May include:"
+# line must be its row of the table.
+while IFS='|' read -r name folder allowed; do
+	readme="$folder/README.md"
+	want="May include: ${allowed:-needle.h only}"
+	if [ ! -f "$readme" ]; then
+		echo "  $folder has no README.md saying what it owns"
+		bad_in[$name]=1
+	elif ! grep -qxF "$want" "$readme"; then
+		echo "  $readme: no line \"$want\" (its row in docs/design.md)"
+		bad_in[$name]=1
+	fi
+done <<<"$rules"
 while IFS='|' read -r name _ _; do
 	if [ -n "${bad_in[$name]:-}" ]; then
 		echo "FAIL: layer $name includes headers above or beside it"
