@@ -1,4 +1,4 @@
-/* trace_reader.c - see trace_reader.h.
+/* trace_reader.c - opening a trace file: see trace_reader.h.
  *
  * Opening walks the section headers once: metadata sections are read and
  * checked (CRC), chunk sections are only indexed (their CRC is checked
@@ -7,27 +7,21 @@
  * the offset where they were found.  A file that simply stops (the
  * recording was killed before it wrote the END section) is not an error:
  * what is complete is read, and the file is marked incomplete.
- *
- * Iteration keeps one cursor per thread, decoding its current chunk one
- * event at a time.  A decoded tag may close several frames (an exit that
- * names an outer call, a cut after lost events, the end of the trace):
- * the cursor records the closes still due and hands them out one per
- * call, so that no view ever holds more than one event per thread. */
+ * Iterating over what was opened is trace_iter.c's. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <zlib.h>
 
 #include "reader/trace_reader.h"
+#include "reader/reader_internal.h"
 #include "common/cxx_name.h"
 #include "common/tsc.h"
 #include "format/varint.h"
 
-static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
+void reader_error(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -35,14 +29,14 @@ static void set_err(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
-static int read_at(FILE *f, uint64_t off, void *buf, size_t len)
+int reader_read_at(FILE *f, uint64_t off, void *buf, size_t len)
 {
 	if (fseeko(f, (off_t)off, SEEK_SET))
 		return -1;
 	return fread(buf, 1, len, f) == len ? 0 : -1;
 }
 
-static size_t chunk_header_size(const struct trace *t)
+size_t reader_chunk_header_size(const struct trace *t)
 {
 	return t->version >= 2 ? sizeof(struct sec_chunk) : sizeof(struct sec_chunk_v1);
 }
@@ -50,10 +44,10 @@ static size_t chunk_header_size(const struct trace *t)
 /* The chunk header at the start of payload p (len >= chunk_header_size),
  * as a version 2 header: a version 1 one has no open depth, serial or
  * name. */
-static void chunk_header(const struct trace *t, const uint8_t *p, struct sec_chunk *c)
+void reader_chunk_header(const struct trace *t, const uint8_t *p, struct sec_chunk *c)
 {
 	memset(c, 0, sizeof(*c));
-	memcpy(c, p, chunk_header_size(t));
+	memcpy(c, p, reader_chunk_header_size(t));
 }
 
 static int add_name(struct trace *t, char *s)
@@ -208,22 +202,22 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 	if (sh->type == SEC_CHUNK) {
 		uint8_t raw[sizeof(struct sec_chunk)];
 		struct sec_chunk c;
-		size_t hsize = chunk_header_size(t);
-		if (sh->length < hsize || read_at(t->f, off, raw, hsize)) {
-			set_err(err, errlen, "chunk section at offset %llu is too short", (unsigned long long)off);
+		size_t hsize = reader_chunk_header_size(t);
+		if (sh->length < hsize || reader_read_at(t->f, off, raw, hsize)) {
+			reader_error(err, errlen, "chunk section at offset %llu is too short", (unsigned long long)off);
 			return -1;
 		}
-		chunk_header(t, raw, &c);
+		reader_chunk_header(t, raw, &c);
 		struct trace_thread *th = thread_get(t, c.tid, c.serial);
 		if (!th) {
-			set_err(err, errlen, "out of memory");
+			reader_error(err, errlen, "out of memory");
 			return -1;
 		}
 		if (th->chunk_cnt == th->chunk_cap) {
 			size_t cap = th->chunk_cap ? th->chunk_cap * 2 : 16;
 			struct trace_chunk_ref *v = realloc(th->chunks, cap * sizeof(*v));
 			if (!v) {
-				set_err(err, errlen, "out of memory");
+				reader_error(err, errlen, "out of memory");
 				return -1;
 			}
 			th->chunks = v;
@@ -252,17 +246,17 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		return 0;
 	}
 	if (!(p = malloc(sh->length + 1))) {
-		set_err(err, errlen, "out of memory");
+		reader_error(err, errlen, "out of memory");
 		return -1;
 	}
-	if (read_at(t->f, off, p, sh->length)) {
-		set_err(err, errlen, "section at offset %llu is cut short", (unsigned long long)off);
+	if (reader_read_at(t->f, off, p, sh->length)) {
+		reader_error(err, errlen, "section at offset %llu is cut short", (unsigned long long)off);
 		free(p);
 		return -1;
 	}
 	p[sh->length] = 0;
 	if ((uint32_t)crc32(0, p, (uInt)sh->length) != sh->crc32) {
-		set_err(err, errlen, "section at offset %llu (type %u) fails its CRC check: the file is corrupted",
+		reader_error(err, errlen, "section at offset %llu (type %u) fails its CRC check: the file is corrupted",
 			(unsigned long long)off, sh->type);
 		free(p);
 		return -1;
@@ -358,14 +352,14 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		}
 		break;
 	default:
-		set_err(err, errlen, "unknown section type %u at offset %llu: the file is corrupted or from a newer needle",
+		reader_error(err, errlen, "unknown section type %u at offset %llu: the file is corrupted or from a newer needle",
 			sh->type, (unsigned long long)off);
 		free(p);
 		return -1;
 	}
 	free(p);
 	if (bad) {
-		set_err(err, errlen, "section at offset %llu (type %u) is malformed", (unsigned long long)off, sh->type);
+		reader_error(err, errlen, "section at offset %llu (type %u) is malformed", (unsigned long long)off, sh->type);
 		return -1;
 	}
 	return 0;
@@ -436,8 +430,8 @@ static void drop_torn_chunk(struct trace *t, struct open_state *os)
 	struct trace_chunk_ref *ref = &th->chunks[th->chunk_cnt - 1];
 	struct trace_section_header sh;
 	uint8_t *buf = malloc(ref->length ? ref->length : 1);
-	int good = buf && !read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) &&
-		   !read_at(t->f, ref->offset, buf, ref->length) &&
+	int good = buf && !reader_read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) &&
+		   !reader_read_at(t->f, ref->offset, buf, ref->length) &&
 		   (uint32_t)crc32(0, buf, (uInt)ref->length) == sh.crc32;
 	free(buf);
 	if (good)
@@ -482,46 +476,46 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 	int ended = 0;
 
 	if (!t) {
-		set_err(err, errlen, "out of memory");
+		reader_error(err, errlen, "out of memory");
 		return NULL;
 	}
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	if (!(t->f = fopen(path, "rb")) || fstat(fileno(t->f), &st)) {
-		set_err(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		reader_error(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	t->size = size = (uint64_t)st.st_size;
-	if (size < sizeof(t->header) || read_at(t->f, 0, &t->header, sizeof(t->header)) ||
+	if (size < sizeof(t->header) || reader_read_at(t->f, 0, &t->header, sizeof(t->header)) ||
 	    memcmp(t->header.magic, TRACE_MAGIC, 8)) {
-		set_err(err, errlen, "%s is not a needle trace (bad magic)", path);
+		reader_error(err, errlen, "%s is not a needle trace (bad magic)", path);
 		goto fail;
 	}
 	if (t->header.version < TRACE_VERSION_MIN || t->header.version > TRACE_VERSION ||
 	    t->header.header_size != sizeof(t->header)) {
-		set_err(err, errlen, "%s has format version %u; this needle reads versions %u to %u", path,
+		reader_error(err, errlen, "%s has format version %u; this needle reads versions %u to %u", path,
 			t->header.version, TRACE_VERSION_MIN, TRACE_VERSION);
 		goto fail;
 	}
 	t->version = (int)t->header.version;
 	t->tracer = (int)(t->header.flags & 0xff);
 	if (t->tracer != TRACER_FUNCTION_GRAPH && t->tracer != TRACER_FUNCTION) {
-		set_err(err, errlen, "%s: unknown tracer %d in the header", path, t->tracer);
+		reader_error(err, errlen, "%s: unknown tracer %d in the header", path, t->tracer);
 		goto fail;
 	}
 	off = sizeof(t->header);
 	while (off < size) {
 		struct trace_section_header sh;
 		if (ended) {
-			set_err(err, errlen, "data after the END section at offset %llu: the file is corrupted",
+			reader_error(err, errlen, "data after the END section at offset %llu: the file is corrupted",
 				(unsigned long long)off);
 			goto fail;
 		}
 		/* A header or payload cut short by the end of the file: the
 		 * recording stopped while writing it. */
-		if (size - off < sizeof(sh) || read_at(t->f, off, &sh, sizeof(sh)))
+		if (size - off < sizeof(sh) || reader_read_at(t->f, off, &sh, sizeof(sh)))
 			break;
 		if (sh.length > TRACE_MAX_SECTION) {
-			set_err(err, errlen, "corrupted: the section at offset %llu claims %llu bytes",
+			reader_error(err, errlen, "corrupted: the section at offset %llu claims %llu bytes",
 				(unsigned long long)off, (unsigned long long)sh.length);
 			goto fail;
 		}
@@ -539,13 +533,13 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 	}
 	if (t->have_clock) {
 		if (t->clock.raw1 <= t->clock.raw0 || t->clock.ns1 < t->clock.ns0) {
-			set_err(err, errlen, "%s has no valid clock section", path);
+			reader_error(err, errlen, "%s has no valid clock section", path);
 			goto fail;
 		}
 	} else if (t->incomplete) {
 		guess_clock(t);
 	} else {
-		set_err(err, errlen, "%s has no clock section", path);
+		reader_error(err, errlen, "%s has no clock section", path);
 		goto fail;
 	}
 	t->ns_per_raw = (double)(t->clock.ns1 - t->clock.ns0) / (double)(t->clock.raw1 - t->clock.raw0);
@@ -609,19 +603,19 @@ int trace_verify(struct trace *t, char *err, size_t errlen)
 			if (ref->length > cap) {
 				uint8_t *b = realloc(buf, ref->length);
 				if (!b) {
-					set_err(err, errlen, "out of memory");
+					reader_error(err, errlen, "out of memory");
 					ret = -1;
 					break;
 				}
 				buf = b;
 				cap = ref->length;
 			}
-			if (read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) ||
-			    read_at(t->f, ref->offset, buf, ref->length)) {
-				set_err(err, errlen, "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
+			if (reader_read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) ||
+			    reader_read_at(t->f, ref->offset, buf, ref->length)) {
+				reader_error(err, errlen, "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
 				ret = -1;
 			} else if ((uint32_t)crc32(0, buf, (uInt)ref->length) != sh.crc32) {
-				set_err(err, errlen, "chunk at offset %llu fails its CRC check: the file is corrupted",
+				reader_error(err, errlen, "chunk at offset %llu fails its CRC check: the file is corrupted",
 					(unsigned long long)ref->offset);
 				ret = -1;
 			}
@@ -699,428 +693,4 @@ uint64_t trace_ns(const struct trace *t, uint64_t raw)
 	if (!(ns < 18446744073709549568.0))
 		return ns != ns ? 0 : UINT64_MAX;
 	return (uint64_t)ns;
-}
-
-/* ---- iteration ---- */
-
-enum { THEN_NONE, THEN_CLOSE_TOP, THEN_EVENT };
-
-struct trace_cursor {
-	struct trace_thread *th;
-	uint32_t index;           /* of th in trace.threads */
-	uint32_t root;            /* call tree node of the thread */
-	size_t next_chunk;
-	uint8_t *buf;             /* the current chunk's payload */
-	size_t buf_cap;
-	const uint8_t *p, *end;   /* its events not decoded yet */
-	uint32_t left, event_no;
-	uint64_t raw;             /* clock of the last decoded event */
-	uint64_t chunk_off;
-	struct thread_stack stack;
-	uint64_t last_ns;
-	/* Closes still due: while the stack is deeper than close_to, close
-	 * its top at close_ns with close_flags; then "then". */
-	size_t close_to;
-	uint64_t close_ns;
-	uint8_t close_flags;
-	uint8_t then;
-	uint8_t ended;            /* chunks exhausted, open frames being closed */
-	uint8_t has_head;
-	struct trace_event later; /* THEN_EVENT */
-	struct trace_event head;  /* the next event of the thread */
-	/* Values captured with recent events (TAG_DATA): a ring, so that an
-	 * event's stay valid while the iterator decodes a few more ahead;
-	 * allocated at the thread's first block (most threads have none). */
-	uint8_t (*data)[TRACE_DATA_MAX];
-	unsigned data_next;
-};
-
-/* The data block right after the event just decoded into e, if any: its
- * bytes go to the cursor's ring and e points at them.  0, or -1. */
-static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
-{
-	const uint8_t *q = c->p;
-	uint64_t tag, len;
-
-	if (!c->left || varint_get(&q, c->end, &tag) || tag != ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
-		return 0;
-	if (varint_get(&q, c->end, &len) || len > (uint64_t)(c->end - q)) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
-			(unsigned long long)c->chunk_off);
-		return -1;
-	}
-	if (!c->data && !(c->data = malloc(TRACE_DATA_RING * sizeof(*c->data)))) {
-		set_err(it->err, sizeof(it->err), "out of memory");
-		return -1;
-	}
-	uint8_t *slot = c->data[c->data_next++ % TRACE_DATA_RING];
-	size_t keep = len < TRACE_DATA_MAX ? (size_t)len : TRACE_DATA_MAX;
-	memcpy(slot, q, keep);
-	e->data = slot;
-	e->data_len = (uint16_t)keep;
-	c->p = q + len;
-	c->event_no++;
-	if (!--c->left && c->p != c->end) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
-		return -1;
-	}
-	return 0;
-}
-
-static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns, uint8_t flags,
-		      struct trace_event *e)
-{
-	struct frame *f = &c->stack.v[--c->stack.depth];
-	*e = (struct trace_event){
-		.ns = ns < f->ns ? f->ns : ns,
-		.entry_ns = f->ns,
-		.child_ns = f->child_ns,
-		.tid = c->th->tid,
-		.thread = c->index,
-		.site = f->site,
-		.depth = (uint32_t)c->stack.depth,
-		.node = f->node,
-		.mark = f->mark,
-		.kind = TEV_EXIT,
-		.flags = flags,
-	};
-	if (c->stack.depth)
-		c->stack.v[c->stack.depth - 1].child_ns += e->ns - e->entry_ns;
-	it->t->work++;
-}
-
-static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
-{
-	struct trace_chunk_ref *ref = &c->th->chunks[c->next_chunk++];
-	struct trace *t = it->t;
-	struct sec_chunk hdr;
-	struct trace_section_header sh;
-	size_t hsize = chunk_header_size(t);
-
-	if (ref->length > c->buf_cap) {
-		uint8_t *b = realloc(c->buf, ref->length);
-		if (!b) {
-			set_err(it->err, sizeof(it->err), "out of memory");
-			return -1;
-		}
-		c->buf = b;
-		c->buf_cap = ref->length;
-	}
-	c->chunk_off = ref->offset;
-	if (ref->length < hsize || read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) ||
-	    read_at(t->f, ref->offset, c->buf, ref->length)) {
-		set_err(it->err, sizeof(it->err), "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
-		return -1;
-	}
-	if ((uint32_t)crc32(0, c->buf, (uInt)ref->length) != sh.crc32) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu fails its CRC check: the file is corrupted",
-			(unsigned long long)ref->offset);
-		return -1;
-	}
-	chunk_header(t, c->buf, &hdr);
-	c->p = c->buf + hsize;
-	c->end = c->buf + ref->length;
-	c->left = hdr.event_count;
-	c->event_no = 0;
-	c->raw = hdr.base;
-	if (!c->left && c->p != c->end) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)ref->offset, (size_t)(c->end - c->p));
-		return -1;
-	}
-	if (hdr.lost_before) {
-		/* Calls above the depth the thread had when it took this chunk
-		 * returned during the loss (version 2; a version 1 writer did
-		 * not cut, so neither does its reader). */
-		const uint8_t *q = c->p;
-		uint64_t first = 0;
-		int first_is_exit = c->left && !varint_get(&q, c->end, &first) && (first & 3) != TAG_ENTRY;
-		size_t cut = t->version >= 2 ? thread_stack_cut_depth(&c->stack, hdr.open_depth, first_is_exit)
-					     : c->stack.depth;
-		c->close_to = cut;
-		c->close_ns = c->last_ns;
-		c->close_flags = TEV_EXIT_LOST;
-		c->later = (struct trace_event){ .ns = trace_ns(t, hdr.base), .tid = c->th->tid, .thread = c->index,
-						 .kind = TEV_LOST, .lost = hdr.lost_before, .depth = (uint32_t)cut };
-		c->then = THEN_EVENT;
-	}
-	return 0;
-}
-
-/* Decode the next event of the current chunk: 1 with *e set, 0 if it
- * produced no event of its own (a context left, or closes now due), -1. */
-static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
-{
-	struct trace *t = it->t;
-	uint64_t tag, delta;
-
-	t->work++;
-	if (varint_get(&c->p, c->end, &tag) || varint_get(&c->p, c->end, &delta)) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u is cut short",
-			(unsigned long long)c->chunk_off, c->event_no);
-		return -1;
-	}
-	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY)) {
-		/* A data block no event claimed (its event was a context
-		 * switch, or an exit closed late): "delta" is its length. */
-		if (delta > (uint64_t)(c->end - c->p)) {
-			set_err(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
-				(unsigned long long)c->chunk_off);
-			return -1;
-		}
-		c->p += delta;
-	}
-	c->event_no++;
-	if (!--c->left && c->p != c->end) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
-		return -1;
-	}
-	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
-		return 0;
-	c->raw += delta;
-	uint64_t ns = trace_ns(t, c->raw);
-	c->last_ns = ns;
-	if (tag >> 2 > UINT32_MAX) {
-		set_err(it->err, sizeof(it->err), "chunk at offset %llu: event %u has an impossible site",
-			(unsigned long long)c->chunk_off, c->event_no - 1);
-		return -1;
-	}
-	uint32_t site = (uint32_t)(tag >> 2);
-	if ((tag & 3) == TAG_ENTRY && site >= TAG_SWITCH_BASE) {
-		uint32_t which = site - TAG_SWITCH_BASE;
-		if (!(which & TAG_SWITCH_TO)) {
-			thread_stack_switch_from(&c->stack, which);
-			return 0;
-		}
-		if (thread_stack_switch_to(&c->stack, which & TAG_CONTEXT_MASK)) {
-			set_err(it->err, sizeof(it->err), "out of memory");
-			return -1;
-		}
-		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = which & TAG_CONTEXT_MASK,
-					   .kind = TEV_SWITCH, .depth = (uint32_t)c->stack.depth };
-		return 1;
-	}
-	switch (tag & 3) {
-	case TAG_ENTRY: {
-		int flat = (site & TAG_SITE_FLAT) != 0;
-		uint32_t node = 0;
-		if (it->tree) {
-			uint32_t parent = c->stack.depth ? c->stack.v[c->stack.depth - 1].node : c->root;
-			node = call_tree_child(it->tree, parent, site & ~TAG_SITE_FLAT);
-			if (!node) {
-				set_err(it->err, sizeof(it->err), "out of memory");
-				return -1;
-			}
-		}
-		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~TAG_SITE_FLAT,
-					   .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
-					   .depth = (uint32_t)c->stack.depth, .node = node };
-		if (take_data(it, c, e))
-			return -1;
-		if (it->mark)
-			e->mark = it->mark(e, it->mark_arg);
-		if (!flat) {
-			if (thread_stack_push(&c->stack, site, ns)) {
-				set_err(it->err, sizeof(it->err), "out of memory");
-				return -1;
-			}
-			c->stack.v[c->stack.depth - 1].node = node;
-			c->stack.v[c->stack.depth - 1].mark = e->mark;
-		}
-		return 1;
-	}
-	case TAG_EXIT_TOP:
-	case TAG_UNWIND_TOP:
-		if (!c->stack.depth) {
-			set_err(it->err, sizeof(it->err), "chunk at offset %llu: an exit with no open frame",
-				(unsigned long long)c->chunk_off);
-			return -1;
-		}
-		close_top(it, c, ns, (tag & 3) == TAG_UNWIND_TOP ? TEV_UNWOUND : 0, e);
-		return take_data(it, c, e) ? -1 : 1;
-	default: { /* TAG_EXIT_SITE */
-		long at = thread_stack_find(&c->stack, site);
-		t->work += c->stack.depth - (at < 0 ? 0 : (size_t)at);
-		if (at < 0) {
-			*e = (struct trace_event){ .ns = ns, .entry_ns = ns, .tid = c->th->tid, .thread = c->index,
-						   .site = site, .kind = TEV_EXIT, .flags = TEV_ORPHAN,
-						   .depth = (uint32_t)c->stack.depth };
-			return 1;
-		}
-		/* The calls above it never returned: closed by this exit. */
-		c->close_to = (size_t)at + 1;
-		c->close_ns = ns;
-		c->close_flags = TEV_UNMATCHED;
-		c->then = THEN_CLOSE_TOP;
-		return 0;
-	}
-	}
-}
-
-/* The next event of a thread: 1, 0 (none left) or -1. */
-static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
-{
-	for (;;) {
-		if (c->close_to < c->stack.depth) {
-			close_top(it, c, c->close_ns, c->close_flags, e);
-			return 1;
-		}
-		c->close_to = SIZE_MAX;
-		if (c->then == THEN_CLOSE_TOP) {
-			c->then = THEN_NONE;
-			if (c->stack.depth) {
-				close_top(it, c, c->close_ns, 0, e);
-				return 1;
-			}
-		}
-		if (c->then == THEN_EVENT) {
-			c->then = THEN_NONE;
-			*e = c->later;
-			/* The loss is the thread's latest event: calls that
-			 * are closed after it (still open when the trace
-			 * ends) must not go back before it. */
-			if (e->ns > c->last_ns)
-				c->last_ns = e->ns;
-			return 1;
-		}
-		if (c->left) {
-			int r = decode_one(it, c, e);
-			if (r)
-				return r;
-			continue;
-		}
-		if (c->next_chunk < c->th->chunk_cnt) {
-			if (load_chunk(it, c))
-				return -1;
-			continue;
-		}
-		if (c->ended)
-			return 0;
-		/* The trace ended with frames still open: close them as open. */
-		c->ended = 1;
-		free(c->buf);
-		c->buf = NULL;
-		c->buf_cap = 0;
-		c->close_to = 0;
-		c->close_ns = c->last_ns;
-		c->close_flags = TEV_OPEN;
-	}
-}
-
-static int heap_less(struct trace_iter *it, size_t a, size_t b)
-{
-	const struct trace_event *x = &it->cursors[a].head, *y = &it->cursors[b].head;
-	if (x->ns != y->ns)
-		return x->ns < y->ns;
-	if (x->tid != y->tid)
-		return x->tid < y->tid;
-	return x->thread < y->thread;
-}
-
-static void heap_down(struct trace_iter *it, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		it->t->work++;
-		if (l < it->heap_cnt && heap_less(it, it->heap[l], it->heap[m]))
-			m = l;
-		if (r < it->heap_cnt && heap_less(it, it->heap[r], it->heap[m]))
-			m = r;
-		if (m == i)
-			return;
-		size_t tmp = it->heap[i];
-		it->heap[i] = it->heap[m];
-		it->heap[m] = tmp;
-		i = m;
-	}
-}
-
-int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
-			 trace_mark_fn fn, void *arg)
-{
-	memset(it, 0, sizeof(*it));
-	it->t = t;
-	it->tree = tree;
-	it->mark = fn;
-	it->mark_arg = arg;
-	it->cursors = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->cursors));
-	it->heap = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->heap));
-	if (!it->cursors || !it->heap) {
-		set_err(it->err, sizeof(it->err), "out of memory");
-		return -1;
-	}
-	for (size_t i = 0; i < t->thread_cnt; i++) {
-		if (tid && t->threads[i].tid != tid)
-			continue;
-		struct trace_cursor *c = &it->cursors[it->cursor_cnt++];
-		c->th = &t->threads[i];
-		c->index = (uint32_t)i;
-		c->close_to = SIZE_MAX;
-		c->stack.key = thread_key(c->th->tid, c->th->serial);
-		if (tree && !(c->root = call_tree_child(tree, 0, tree->thread_root ? tree->thread_root[i] : c->th->tid))) {
-			set_err(it->err, sizeof(it->err), "out of memory");
-			return -1;
-		}
-		int r = cursor_next(it, c, &c->head);
-		if (r < 0)
-			return -1;
-		if (r > 0) {
-			c->has_head = 1;
-			it->heap[it->heap_cnt++] = it->cursor_cnt - 1;
-		}
-	}
-	for (size_t i = it->heap_cnt / 2; i-- > 0;)
-		heap_down(it, i);
-	return 0;
-}
-
-int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree)
-{
-	return trace_iter_init_mark(it, t, tid, tree, NULL, NULL);
-}
-
-int trace_iter_init(struct trace_iter *it, struct trace *t, uint32_t tid)
-{
-	return trace_iter_init_mark(it, t, tid, NULL, NULL, NULL);
-}
-
-int trace_iter_next(struct trace_iter *it, struct trace_event *ev)
-{
-	if (!it->heap_cnt)
-		return 0;
-	struct trace_cursor *c = &it->cursors[it->heap[0]];
-	*ev = c->head;
-	it->last = c;
-	int r = cursor_next(it, c, &c->head);
-	if (r < 0)
-		return -1;
-	if (r == 0) {
-		c->has_head = 0;
-		it->heap[0] = it->heap[--it->heap_cnt];
-	}
-	heap_down(it, 0);
-	return 1;
-}
-
-int trace_iter_peek_same_thread(struct trace_iter *it, struct trace_event *ev)
-{
-	struct trace_cursor *c = it->last;
-	if (!c || !c->has_head)
-		return 0;
-	*ev = c->head;
-	return 1;
-}
-
-void trace_iter_free(struct trace_iter *it)
-{
-	for (size_t i = 0; i < it->cursor_cnt; i++) {
-		thread_stack_free(&it->cursors[i].stack);
-		free(it->cursors[i].data);
-		free(it->cursors[i].buf);
-	}
-	free(it->cursors);
-	free(it->heap);
-	memset(it, 0, sizeof(*it));
 }
