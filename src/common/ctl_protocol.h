@@ -5,18 +5,18 @@
  * CTL_SOCKET_NAME (its own PID in it).  One request per connection, one
  * reply line:
  *
- *   request   a command line ended by '\n', at most CTL_LINE_MAX bytes:
- *               filter GLOB...   trace only these functions (alone: all)
- *               notrace GLOB...  do not trace these (alone: none)
- *               tracer function|function_graph
- *               depth N          function_graph levels (0: unlimited)
+ *   request   either a command line ended by '\n', at most CTL_LINE_MAX
+ *             bytes:
  *               snapshot         a --snapshot recording writes one now
  *               status           what is traced now
- *             or CTL_CONFIG_REQUEST: "config N\n" then N bytes of a
- *             record_config (common/record_config.h) whose fields given
- *             are the ones changed, as needle ctl sends the four changes
- *             above (graph, depth, filter, notrace; any other field is
- *             refused)
+ *             or CTL_CONFIG_REQUEST: the line "config N\n", then N bytes
+ *             (at most CTL_CONFIG_MAX) of a record_config
+ *             (common/record_config.h) whose fields given are the ones
+ *             changed: needle ctl's filter GLOB... (filter: the globs,
+ *             one per line; none: all), notrace GLOB... (notrace; none:
+ *             none), tracer function|function_graph (graph) and depth N
+ *             (depth; 0: unlimited).  Any other field is refused, and so
+ *             is the whole request if one field is.
  *   reply     CTL_REPLY_OK "<what is traced now>" or CTL_REPLY_ERROR
  *             "<why>", a line
  *

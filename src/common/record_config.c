@@ -28,6 +28,11 @@ static char **string_at(struct record_config *c, size_t i)
 	return (char **)((char *)c + string_fields[i].offset);
 }
 
+static const char *string_get(const struct record_config *c, size_t i)
+{
+	return *(char *const *)((const char *)c + string_fields[i].offset);
+}
+
 static uint8_t *put_field(uint8_t *p, unsigned tag, const void *v, uint32_t n)
 {
 	uint16_t t = (uint16_t)tag, zero = 0;
@@ -42,7 +47,6 @@ static uint8_t *put_field(uint8_t *p, unsigned tag, const void *v, uint32_t n)
 int record_config_encode(const struct record_config *c, uint8_t **out, size_t *len)
 {
 	size_t body = 0;
-	struct record_config *mc = (struct record_config *)c; /* string_at only reads */
 
 #define INT_SIZE(t, name, what)                                          \
 	if (c->name || (c->present & RECORD_CONFIG_BIT(t)))              \
@@ -50,7 +54,7 @@ int record_config_encode(const struct record_config *c, uint8_t **out, size_t *l
 	RECORD_CONFIG_INTS(INT_SIZE)
 #undef INT_SIZE
 	for (size_t i = 0; i < STRING_FIELDS; i++) {
-		const char *s = *string_at(mc, i);
+		const char *s = string_get(c, i);
 		if (!s)
 			continue;
 		size_t n = strlen(s);
@@ -76,7 +80,7 @@ int record_config_encode(const struct record_config *c, uint8_t **out, size_t *l
 	RECORD_CONFIG_INTS(INT_PUT)
 #undef INT_PUT
 	for (size_t i = 0; i < STRING_FIELDS; i++) {
-		const char *s = *string_at(mc, i);
+		const char *s = string_get(c, i);
 		if (s)
 			p = put_field(p, string_fields[i].tag, s, (uint32_t)strlen(s));
 	}

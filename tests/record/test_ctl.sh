@@ -41,6 +41,36 @@ s.shutdown(socket.SHUT_WR)
 print(s.recv(4096).decode().strip())
 PY
 check "request without a newline: refused" grep -q '^error' "$T/raw"
+# Configuration requests (common/ctl_protocol.h) that must be refused,
+# each leaving the recording as it was: a field a running recording
+# cannot change (ctl), bytes that are not a record_config, and a body
+# shorter than its line says.
+python3 - "$pid" <<'PY' >"$T/rawcfg" 2>&1
+import socket, struct, sys
+def ask(data, cut=False):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect("\0needle-" + sys.argv[1])
+    s.sendall(data)
+    if cut:
+        s.shutdown(socket.SHUT_WR)
+    print(s.recv(4096).decode().strip())
+def config(fields):
+    body = b"".join(struct.pack("<HHI", tag, 0, len(v)) + v for tag, v in fields)
+    return struct.pack("<IHHII", 0x4746434e, 1, 16, len(body), 0) + body
+ctl = config([(3, struct.pack("<q", 1))])
+ask(b"config %d\n" % len(ctl) + ctl)
+bad = b"x" * 24
+ask(b"config %d\n" % len(bad) + bad)
+ask(b"config 100\n" + config([]), cut=True)
+depth = config([(2, struct.pack("<q", 7))])
+ask(b"config %d\n" % len(depth) + depth)
+PY
+check_eq "config request changing ctl: refused" "$(sed -n 1p "$T/rawcfg")" \
+	"error a running recording changes only its filter, notrace, tracer and depth"
+check_eq "config request of bytes that are no config: refused" "$(sed -n 2p "$T/rawcfg")" "error malformed configuration"
+check_eq "config request cut short: refused" "$(sed -n 3p "$T/rawcfg")" "error configuration cut short"
+check_eq "config request of depth 7: applied" "$(sed -n 4p "$T/rawcfg")" "ok tracing 1 functions with function_graph"
+check_eq "depth 0 again" "$("$NEEDLE" ctl "$pid" depth 0)" "tracing 1 functions with function_graph"
 
 # Another user is refused (the socket serves only the process owner).
 other="$(mktemp -d /tmp/needle-ctl.XXXXXX)"

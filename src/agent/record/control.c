@@ -7,18 +7,14 @@
  * (control_poll_fd, control_serve_pending): a second agent thread alive
  * beside the session would take a malloc arena of its own (64 MiB of
  * address space the C library never gives back) and a stack of its own.
- * One command per connection, one line each way (common/ctl_protocol.h);
- * this file is the transport, and what a command does is the handler's
- * that control_start was given (the recorder's ctl_request):
- *
- *   filter GLOB...     trace only these functions ("filter" alone: all)
- *   notrace GLOB...    do not trace these ("notrace" alone: none)
- *   tracer function|function_graph
- *   depth N            function_graph nesting recorded (0: unlimited)
- *   status
- *
- * The reply is "ok <what is traced now>" or "error <why>".  A change is
- * applied under the agent's control mutex as one patch batch.
+ * One request per connection, one reply line (common/ctl_protocol.h):
+ * a command line ("status", "snapshot"), or the line "config N" and N
+ * bytes of a record_config, the changes needle ctl's filter, notrace,
+ * tracer and depth make.  This file is the transport: it reads the line
+ * and the bytes; what a request does is the handler's that control_start
+ * was given (the recorder's ctl_request).  The reply is "ok <what is
+ * traced now>" or "error <why>".  A change is applied under the agent's
+ * control mutex as one patch batch.
  *
  * Invariants:
  *  - Abstract sockets have no file permissions, so each connection's
@@ -88,11 +84,41 @@ static void reply(int fd, const char *status, const char *msg)
 /* What a request line asks, answered by the recorder (control_start). */
 static control_handler handler;
 
-static void handle(int fd, char *line)
+static void handle(int fd, char *line, const uint8_t *body, size_t body_len)
 {
 	char msg[512];
-	int err = handler(line, msg, sizeof(msg));
+	int err = handler(line, body, body_len, msg, sizeof(msg));
 	reply(fd, err ? "error" : "ok", msg);
+}
+
+/* A CTL_CONFIG_REQUEST's line was read, with `extra` bytes of its body
+ * after it: the rest of the body, then the request.  Not a hot path: the
+ * body is allocated, as large as the request says (CTL_CONFIG_MAX at
+ * most), and read under the connection's timeout. */
+static void serve_config(int fd, char *line, size_t body_len, const char *extra, size_t extra_len)
+{
+	if (body_len > CTL_CONFIG_MAX || extra_len > body_len) {
+		reply(fd, "error", "configuration too large, or longer than it said");
+		return;
+	}
+	uint8_t *body = malloc(body_len ? body_len : 1);
+	if (!body) {
+		reply(fd, "error", "out of memory");
+		return;
+	}
+	memcpy(body, extra, extra_len);
+	size_t got = extra_len;
+	while (got < body_len) {
+		ssize_t n = read(fd, body + got, body_len - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < body_len)
+		reply(fd, "error", "configuration cut short");
+	else
+		handle(fd, line, body, body_len);
+	free(body);
 }
 
 static void serve(int fd)
@@ -107,7 +133,8 @@ static void serve(int fd)
 		reply(fd, "error", "permission denied: only the owner of the process, or root, may control it");
 		return;
 	}
-	/* One line; a client that sends more, or nothing, gets an error. */
+	/* One line (and a config request's bytes); a client that sends
+	 * nothing, or no newline, gets an error. */
 	struct timeval tv = { 2, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	while (got < sizeof(line) - 1) {
@@ -125,9 +152,15 @@ static void serve(int fd)
 		return;
 	}
 	*nl = 0;
+	size_t body_len;
+	int used = 0;
+	if (sscanf(line, "config %zu%n", &body_len, &used) == 1 && !line[used]) {
+		serve_config(fd, line, body_len, nl + 1, got - (size_t)(nl + 1 - line));
+		return;
+	}
 	if (nl > line && nl[-1] == '\r')
 		nl[-1] = 0;
-	handle(fd, line);
+	handle(fd, line, NULL, 0);
 }
 
 /* A copy of fd out of the program's way (common/fd_high.h), close-on-

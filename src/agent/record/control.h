@@ -3,12 +3,15 @@
 #define NEEDLE_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* A request line (common/ctl_protocol.h), without its newline, as the
- * owner of the socket answers it: the reply's text into msg, 0 for "ok",
+/* A request (common/ctl_protocol.h) as the owner of the socket answers
+ * it: its line, without the newline, and for a CTL_CONFIG_REQUEST the
+ * record_config bytes that followed the line (body, body_len; NULL and 0
+ * for any other request): the reply's text into msg, 0 for "ok",
  * anything else for "error".  Called on the thread that serves the
  * socket, one request at a time. */
-typedef int (*control_handler)(char *line, char *msg, size_t msglen);
+typedef int (*control_handler)(char *line, const uint8_t *body, size_t body_len, char *msg, size_t msglen);
 
 /* Open the abstract UNIX socket CTL_SOCKET_NAME and serve it with
  * handle_request: from a listener thread of its own (own_thread), or from

@@ -653,69 +653,67 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 	return err;
 }
 
-/* "a b c" -> "a\nb\nc" (the recorder's glob list format), in place. */
-static char *glob_list(char *args)
+/* A CTL_CONFIG_REQUEST: the fields given are the fields changed, and a
+ * running recording changes only these four. */
+#define CTL_CHANGEABLE                                                                              \
+	(RECORD_CONFIG_BIT(RECORD_CONFIG_TAG_graph) | RECORD_CONFIG_BIT(RECORD_CONFIG_TAG_depth) |  \
+	 RECORD_CONFIG_BIT(RECORD_CONFIG_TAG_filter) | RECORD_CONFIG_BIT(RECORD_CONFIG_TAG_notrace))
+
+static int ctl_config(const uint8_t *body, size_t len, char *msg, size_t msglen)
 {
-	char *out = args, *w = args;
-	for (char *tok = strtok(args, " \t"); tok; tok = strtok(NULL, " \t")) {
-		if (w != out)
-			*w++ = '\n';
-		memmove(w, tok, strlen(tok));
-		w += strlen(tok);
+	struct record_config change;
+	struct recorder_config cfg;
+	int err = record_config_decode(body, len, &change);
+
+	if (err) {
+		snprintf(msg, msglen, "%s", err == -ENOMEM ? "out of memory" : "malformed configuration");
+		return err;
 	}
-	*w = 0;
-	return out;
+	memset(&cfg, 0, sizeof(cfg));
+	if (change.present & ~CTL_CHANGEABLE) {
+		snprintf(msg, msglen, "a running recording changes only its filter, notrace, tracer and depth");
+		err = -EINVAL;
+	} else if ((RECORD_CONFIG_HAS(&change, graph) && (change.graph < 0 || change.graph > 1)) ||
+		   (RECORD_CONFIG_HAS(&change, depth) && (change.depth < 0 || change.depth > UINT32_MAX))) {
+		snprintf(msg, msglen, "tracer or depth out of range");
+		err = -EINVAL;
+	} else {
+		cfg.set_tracer = RECORD_CONFIG_HAS(&change, graph);
+		cfg.graph = (int)change.graph;
+		cfg.set_depth = RECORD_CONFIG_HAS(&change, depth);
+		cfg.depth = (uint32_t)change.depth;
+		/* An empty list: every function (filter), none (notrace). */
+		cfg.set_filter = RECORD_CONFIG_HAS(&change, filter);
+		cfg.filter = change.filter;
+		cfg.set_notrace = RECORD_CONFIG_HAS(&change, notrace);
+		cfg.notrace = change.notrace;
+		/* The recorder changes its link through the public API, which
+		 * takes the agent's control mutex itself. */
+		err = recorder_reconfigure(&cfg, msg, msglen);
+	}
+	record_config_free(&change);
+	return err;
 }
 
-/* needle ctl's commands (common/ctl_protocol.h), on the thread that
+/* needle ctl's requests (common/ctl_protocol.h), on the thread that
  * serves the control socket (control.c). */
-static int ctl_request(char *line, char *msg, size_t msglen)
+static int ctl_request(char *line, const uint8_t *body, size_t body_len, char *msg, size_t msglen)
 {
-	struct recorder_config cfg;
-	char *args = strchr(line, ' ');
-
-	memset(&cfg, 0, sizeof(cfg));
-	if (args)
-		*args++ = 0;
-	else
-		args = line + strlen(line);
-	if (!strcmp(line, "filter")) {
-		cfg.set_filter = 1;
-		cfg.filter = glob_list(args);
-	} else if (!strcmp(line, "notrace")) {
-		cfg.set_notrace = 1;
-		cfg.notrace = glob_list(args);
-	} else if (!strcmp(line, "tracer")) {
-		cfg.set_tracer = 1;
-		if (!strcmp(args, "function_graph")) {
-			cfg.graph = 1;
-		} else if (!strcmp(args, "function")) {
-			cfg.graph = 0;
-		} else {
-			snprintf(msg, msglen, "tracer must be function or function_graph");
-			return -EINVAL;
-		}
-	} else if (!strcmp(line, "depth")) {
-		char *end;
-		long d = strtol(args, &end, 10);
-		if (!*args || *end || d < 0 || d > 1000000) {
-			snprintf(msg, msglen, "depth needs a number (0 for unlimited)");
-			return -EINVAL;
-		}
-		cfg.set_depth = 1;
-		cfg.depth = (uint32_t)d;
-	} else if (!strcmp(line, "snapshot")) {
+	if (body)
+		return ctl_config(body, body_len, msg, msglen);
+	if (!strcmp(line, "snapshot")) {
 		int err = trigger_snapshot_now();
 		snprintf(msg, msglen, "%s", err ? "not a --snapshot recording: nothing to snapshot"
 						: "snapshot asked for; needle record writes it");
 		return err;
-	} else if (strcmp(line, "status")) {
+	}
+	if (strcmp(line, "status")) {
 		snprintf(msg, msglen, "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)", line);
 		return -EINVAL;
 	}
-	/* The recorder changes its link through the public API, which takes
-	 * the agent's control mutex itself. */
-	return recorder_reconfigure(&cfg, msg, msglen);
+	struct recorder_config none;
+	memset(&none, 0, sizeof(none));
+	return recorder_reconfigure(&none, msg, msglen);
 }
 
 

@@ -65,8 +65,9 @@ struct recorder_config {
 	uint32_t depth;               /* 0 = unlimited */
 };
 
-/* Apply cfg to the live recording: one patch batch at most.  Caller holds
- * the control mutex.  0 or -errno; msg says what happened either way. */
+/* Apply cfg to the live recording: one patch batch at most.  Takes the
+ * recorder's configuration lock; the patching takes the agent's control
+ * mutex itself (needle.h).  0 or -errno; msg says what happened either way. */
 int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen);
 
 #endif

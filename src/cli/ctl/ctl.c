@@ -3,7 +3,9 @@
  * traced process (see src/agent/record/control.c for the commands).
  *
  * Invariants:
- *  - One request line, one reply line; the reply's "ok" text goes to
+ *  - One request, one reply line: filter, notrace, tracer and depth go as
+ *    a record_config whose fields are the ones changed (the codec every
+ *    start-up uses), any other command as its line; the reply's "ok" text goes to
  *    stdout, anything else is an error on stderr and exit 1.
  *  - PID may be the program's, or that of the `needle record` running it:
  *    then its child that serves a control socket is used, and stderr says
@@ -203,11 +205,123 @@ static int connect_via_record(long rec, long *pid)
 	return -1;
 }
 
+/* filter, notrace, tracer and depth: a CTL_CONFIG_REQUEST whose fields
+ * are the ones changed.  The request (line and bytes) into *req: 0, or
+ * the command's exit status after saying why. */
+static int config_request(const char *cmd, int argc, char **argv, char **req, size_t *req_len)
+{
+	struct record_config change;
+	char *globs = NULL;
+
+	memset(&change, 0, sizeof(change));
+	if (!strcmp(cmd, "tracer")) {
+		if (argc != 1 || (strcmp(argv[0], "function") && strcmp(argv[0], "function_graph"))) {
+			cli_error("ctl: tracer must be function or function_graph");
+			return 1;
+		}
+		RECORD_CONFIG_SET(&change, graph, !strcmp(argv[0], "function_graph"));
+	} else if (!strcmp(cmd, "depth")) {
+		char *end;
+		long d = argc == 1 ? strtol(argv[0], &end, 10) : -1;
+		if (argc != 1 || !*argv[0] || *end || d < 0 || d > 1000000) {
+			cli_error("ctl: depth needs a number (0 for unlimited)");
+			return 1;
+		}
+		RECORD_CONFIG_SET(&change, depth, d);
+	} else {
+		/* GLOB... as the agent's lists hold them, one per line; words
+		 * within an argument are globs of their own, as they always
+		 * were.  None: every function (filter), none (notrace). */
+		size_t len = 0, cap = 1;
+		for (int i = 0; i < argc; i++)
+			cap += strlen(argv[i]) + 1;
+		if (!(globs = malloc(cap))) {
+			cli_error("ctl: out of memory");
+			return 1;
+		}
+		for (int i = 0; i < argc; i++) {
+			for (const char *w = argv[i]; *w;) {
+				size_t n = strcspn(w, " \t");
+				if (n) {
+					if (len)
+						globs[len++] = '\n';
+					memcpy(globs + len, w, n);
+					len += n;
+				}
+				w += n + strspn(w + n, " \t");
+			}
+		}
+		globs[len] = 0;
+		if (!strcmp(cmd, "filter"))
+			change.filter = globs;
+		else
+			change.notrace = globs;
+	}
+	uint8_t *bytes;
+	size_t n;
+	int err = record_config_encode(&change, &bytes, &n);
+	free(globs);
+	if (err) {
+		cli_error("ctl: %s", err == -E2BIG ? "too many globs" : "out of memory");
+		return 1;
+	}
+	char head[64];
+	int hl = snprintf(head, sizeof(head), CTL_CONFIG_REQUEST, n);
+	if (!(*req = malloc((size_t)hl + n))) {
+		free(bytes);
+		cli_error("ctl: out of memory");
+		return 1;
+	}
+	memcpy(*req, head, (size_t)hl);
+	memcpy(*req + hl, bytes, n);
+	*req_len = (size_t)hl + n;
+	free(bytes);
+	return 0;
+}
+
+/* Any other command: its words, as one line. */
+static int line_request(int argc, char **argv, char **req, size_t *req_len)
+{
+	size_t len = 0;
+
+	if (!(*req = malloc(CTL_LINE_MAX))) {
+		cli_error("ctl: out of memory");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++) {
+		int n = snprintf(*req + len, CTL_LINE_MAX - len, "%s%s", i ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= CTL_LINE_MAX - len - 1) {
+			free(*req);
+			cli_error("ctl: command too long");
+			return 2;
+		}
+		len += (size_t)n;
+	}
+	(*req)[len++] = '\n';
+	*req_len = len;
+	return 0;
+}
+
+/* All of len bytes, or the errno of the send that failed. */
+static int send_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EPIPE;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int cmd_ctl(int argc, char **argv)
 {
-	char line[4096], reply[4096];
-	size_t len = 0;
-	char *end;
+	char reply[4096];
+	char *end, *req;
+	size_t req_len;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(ctl_usage, stdout);
@@ -222,15 +336,12 @@ int cmd_ctl(int argc, char **argv)
 		cli_error("ctl: '%s' is not a process id", argv[1]);
 		return 2;
 	}
-	for (int i = 2; i < argc; i++) {
-		int n = snprintf(line + len, sizeof(line) - len, "%s%s", i > 2 ? " " : "", argv[i]);
-		if (n < 0 || (size_t)n >= sizeof(line) - len - 1) {
-			cli_error("ctl: command too long");
-			return 2;
-		}
-		len += (size_t)n;
-	}
-	line[len++] = '\n';
+	const char *cmd = argv[2];
+	int rc = !strcmp(cmd, "filter") || !strcmp(cmd, "notrace") || !strcmp(cmd, "tracer") || !strcmp(cmd, "depth")
+			 ? config_request(cmd, argc - 3, argv + 3, &req, &req_len)
+			 : line_request(argc - 2, argv + 2, &req, &req_len);
+	if (rc)
+		return rc;
 
 	int fd = ctl_connect(pid);
 	if (fd < 0) {
@@ -239,14 +350,17 @@ int cmd_ctl(int argc, char **argv)
 			fd = connect_via_record(pid, &pid);
 		else
 			explain(pid, err);
-		if (fd < 0)
+		if (fd < 0) {
+			free(req);
 			return 1;
+		}
 	}
 	struct timeval tv = { CTL_REPLY_TIMEOUT_S, 0 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	/* The process may answer (a refusal) and close before reading: no
 	 * SIGPIPE, and its answer is read either way. */
-	int send_errno = send(fd, line, len, MSG_NOSIGNAL) == (ssize_t)len ? 0 : errno;
+	int send_errno = send_all(fd, req, req_len);
+	free(req);
 	size_t got = 0;
 	ssize_t r = 0;
 	while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
