@@ -88,3 +88,15 @@ got=$(NEEDLE="$NEEDLE" T="$T" bash -c 'set -m
 	wait "$np"
 	echo $?')
 check_eq "kill -INT to needle record: the program dies of SIGINT (status 130)" "$got" 130
+
+# A configuration the agent cannot read (damaged bytes behind
+# NEEDLE_CONFIG): the agent does not start, and the program runs with the
+# environment it was given, less libneedle (the first LD_PRELOAD entry,
+# where needle record puts it) and less NEEDLE_CONFIG.
+printf 'garbage, not a record_config' >"$T/badcfg"
+got=$(NEEDLE_CONFIG=9 LD_PRELOAD="$BUILD/libneedle.so:$BUILD/tests/libdl_lib.so" "$PROGS/printenv" 9<"$T/badcfg" |
+	grep -E '^(LD_PRELOAD|NEEDLE_CONFIG)=')
+check_eq "unreadable config: LD_PRELOAD keeps what followed libneedle, NEEDLE_CONFIG goes" "$got" \
+	"LD_PRELOAD=$BUILD/tests/libdl_lib.so"
+got=$(NEEDLE_CONFIG=9 LD_PRELOAD="$BUILD/libneedle.so" "$PROGS/printenv" 9<"$T/badcfg" | grep -cE '^(LD_PRELOAD|NEEDLE_CONFIG)=')
+check_eq "unreadable config: libneedle alone in LD_PRELOAD, the variable goes" "$got" 0

@@ -725,14 +725,31 @@ static int env_config_read; /* 1 read: env_config_err says how */
 static int env_config_err;  /* 1 there, 0 no such variable, negative errno */
 
 /* The program and the processes it starts see the environment they
- * would have without needle. */
-static void restore_environment(void)
+ * would have without needle.  When the config could not be read, its
+ * orig_ld_preload is unknown: needle record put libneedle first in
+ * LD_PRELOAD (src/cli/record/spawn.c), so that entry goes and the rest
+ * stays. */
+static void restore_environment(int config_read)
 {
 	const char *orig = env_config.orig_ld_preload;
-	if (orig && *orig)
-		setenv("LD_PRELOAD", orig, 1);
+	if (!config_read) {
+		const char *cur = getenv("LD_PRELOAD");
+		const char *colon = cur ? strchr(cur, ':') : NULL;
+		const char *first_end = colon ? colon : cur ? cur + strlen(cur) : NULL;
+		const char *base = cur ? memrchr(cur, '/', (size_t)(first_end - cur)) : NULL;
+		base = base ? base + 1 : cur;
+		if (cur && !strncmp(base, "libneedle", 9))
+			orig = colon ? colon + 1 : NULL;
+		else
+			orig = cur;
+	}
+	/* orig may point into the variable setenv replaces. */
+	char *keep = orig && *orig ? strdup(orig) : NULL;
+	if (keep)
+		setenv("LD_PRELOAD", keep, 1);
 	else
 		unsetenv("LD_PRELOAD");
+	free(keep);
 	unsetenv(RECORD_CONFIG_ENV);
 }
 
@@ -761,7 +778,7 @@ int recorder_env_config(const struct record_config **config)
 	if (err) {
 		/* Nothing can be told to needle record without the descriptors
 		 * the bytes carry: it says the agent never started. */
-		restore_environment();
+		restore_environment(0);
 		return env_config_err = err;
 	}
 	*config = &env_config;
@@ -782,7 +799,7 @@ static int fail(int meta_fd, int err, const char *msg)
 	char line[512];
 
 	if (env_mode)
-		restore_environment(); /* the program runs on, and its children too */
+		restore_environment(1); /* the program runs on, and its children too */
 	snprintf(line, sizeof(line), META_ERROR_WRITE, -err, msg);
 	if (meta_fd >= 0) {
 		meta_write(meta_fd, line);
@@ -926,7 +943,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	cur_notrace = dup_or_null(notrace);
 	graph_tracer = graph;
 	if (env_mode)
-		restore_environment();
+		restore_environment(1);
 	if (!n) {
 		free(addrs);
 		/* Nothing usable at all is the agent's failure, not the filters'. */

@@ -387,38 +387,32 @@ static size_t list_candidates(pid_t pid, struct candidate **out)
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
-		char path[128], buf[256];
+		char name[64];
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
 			continue;
 		pid_t tid = atoi(e->d_name);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-		FILE *f = fopen(path, "re");
-		if (f) {
-			int ours = fgets(buf, sizeof(buf), f) && !strncmp(buf, "needle-", 7);
-			fclose(f);
-			if (ours)
-				continue;
-		}
+		snprintf(name, sizeof(name), "task/%d/comm", (int)tid);
+		char *comm = proc_read(pid, name, NULL);
+		int ours = comm && !strncmp(comm, "needle-", 7);
+		free(comm);
+		if (ours)
+			continue;
 		int rank = 3;
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			ssize_t len = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
-			if (len > 0) {
-				buf[len] = 0;
-				char *p = buf;
-				long nr = strtol(p, &p, 10);
-				uint64_t args[6];
-				for (int i = 0; i < 6; i++)
-					args[i] = strtoull(p, &p, 16);
-				if (strncmp(buf, "running", 7) && nr >= 0) {
-					enum syscall_kind kind = syscall_kind(nr);
-					rank = kind == SYSCALL_UNSAFE	  ? -1
-					       : kind == SYSCALL_REWOUND ? (rewound_call_times_out(nr, args) ? 4 : 2)
-									 : nr == SYS_futex;
-				}
+		snprintf(name, sizeof(name), "task/%d/syscall", (int)tid);
+		char *buf = proc_read(pid, name, NULL);
+		if (buf) {
+			char *p = buf;
+			long nr = strtol(p, &p, 10);
+			uint64_t args[6];
+			for (int i = 0; i < 6; i++)
+				args[i] = strtoull(p, &p, 16);
+			if (strncmp(buf, "running", 7) && nr >= 0) {
+				enum syscall_kind kind = syscall_kind(nr);
+				rank = kind == SYSCALL_UNSAFE	  ? -1
+				       : kind == SYSCALL_REWOUND ? (rewound_call_times_out(nr, args) ? 4 : 2)
+								 : nr == SYS_futex;
 			}
+			free(buf);
 		}
 		if (rank < 0)
 			continue; /* in a call the C library may hold a lock across */
