@@ -5,9 +5,11 @@
  * a lock-free pool; the state goes back to the pool when the thread exits.
  * The hot path's only TLS is one initial-exec pointer (needle_thread), read
  * with a single %fs-relative load.  The agent's other thread-local words
- * are initial-exec too, and with it take about 60 bytes, so a late dlopen of
- * libneedle still fits in the static TLS surplus.  Each one, and why it
- * cannot wait for a thread state (`grep -rn __thread src/agent`):
+ * are initial-exec too; with them, and the error words of the elfutils
+ * linked in (global-dynamic, never on a hot path), libneedle's TLS block
+ * is 76 bytes (`readelf -l`: PT_TLS), so a late dlopen of libneedle still
+ * fits in the static TLS surplus.  Each of the agent's, and why it cannot
+ * wait for a thread state (`grep -rn __thread src/agent`):
  *   needle_agent_busy (base/control_lock.c)   the agent's own calls are not traced
  *   altstack_lo/_hi (base/altstack.c)         the signal stack needle gave the thread
  *   mask_state (base/safe_copy.c)             SIGSEGV/SIGBUS masked while a copy faults
