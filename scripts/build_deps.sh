@@ -31,14 +31,7 @@ dir=${1:-$repo/.deps}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-retry() {
-	local i
-	for i in 1 2 3; do
-		"$@" && return 0
-		sleep $((i * 5))
-	done
-	return 1
-}
+. "$repo/scripts/debian_sources.sh"
 
 # The versions of the headers the agent compiles against.
 elfutils_version=$(dpkg-query -W -f='${source:Version}' libdw-dev)
@@ -52,21 +45,7 @@ fi
 rm -rf "$dir/src" "$dir/lib" "$dir/stamp"
 mkdir -p "$dir/src" "$dir/lib"
 
-if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "build_deps: no deb-src entry for Debian's source packages; run scripts/setup.sh as root" >&2
-		exit 1
-	fi
-	echo "build_deps: adding a deb-src entry for Debian's source packages" >&2
-	cat >/etc/apt/sources.list.d/needle-deb-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	retry apt-get update -qq
-fi
+debian_sources_ready
 
 echo "build_deps: building elfutils $elfutils_version and Zydis $zydis_version from Debian's sources into $dir" >&2
 cd "$dir/src"

@@ -6,32 +6,12 @@
 # none.  Idempotent: a finished build is reused.
 set -euo pipefail
 
-# retry CMD...: the mirror can fail a request now and then.
-retry() {
-	for attempt in 1 2 3; do
-		"$@" && return 0
-		echo "build_real_programs: '$*' failed (attempt $attempt)" >&2
-		sleep $((attempt * 5))
-	done
-	return 1
-}
-
 out=$(mkdir -p "$1/third_party" && cd "$1/third_party" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 [ -x "$out/lua" ] && [ -x "$out/zlib_driver" ] && exit 0
 
-if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
-	echo "build_real_programs: adding a deb-src entry for Debian's source packages" >&2
-	cat >/etc/apt/sources.list.d/needle-deb-src.sources <<'SRC'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-	retry apt-get update -qq
-fi
-command -v dpkg-source >/dev/null || DEBIAN_FRONTEND=noninteractive retry apt-get install -y -qq dpkg-dev >/dev/null
+. "$here/../../scripts/debian_sources.sh"
+debian_sources_ready
 
 src="$out/src"
 mkdir -p "$src"
