@@ -187,14 +187,14 @@ TESTS += $(TEST_BUILD)/agent/test_dispatch_stress_asan
 
 # Fault injection (tests/robust/test_faults.sh): a preloaded shim fails the Nth
 # allocation, mmap or mprotect made by libneedle's code.
-$(TEST_BUILD)/fault/fault_shim.so: tests/robust/fault_shim.c
+$(TEST_BUILD)/robust/fault_shim.so: tests/robust/fault_shim.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
-$(TEST_BUILD)/fault/fault_api: tests/robust/fault_api.c $(LIBNEEDLE)
+$(TEST_BUILD)/robust/fault_api: tests/robust/fault_api.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) $(PFE) $< -o $@ $(TEST_LINK)
 
-TESTS += $(TEST_BUILD)/fault/fault_shim.so $(TEST_BUILD)/fault/fault_api
+TESTS += $(TEST_BUILD)/robust/fault_shim.so $(TEST_BUILD)/robust/fault_api
 
 # dlclose of traced objects (test_dlclose).
 $(TEST_BUILD)/libdl_lib.so: tests/agent/dl_lib.c

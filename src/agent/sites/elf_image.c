@@ -211,9 +211,10 @@ static int read_debug_file(Elf *elf, uint64_t bias, struct elf_image *img, struc
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
+	errno = 0;
 	Elf *dbg = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	Elf_Scn *scn = NULL;
-	int err = 0;
+	int err = !dbg && errno == ENOMEM ? -ENOMEM : 0; /* as in elf_image_load */
 	while (dbg && (scn = elf_nextscn(dbg, scn))) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
@@ -325,12 +326,17 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	fd = open_image(path);
 	if (fd < 0)
 		return -errno;
+	/* libelf says "out of memory" only in elf_errmsg's words; the
+	 * malloc that failed left ENOMEM in errno, which tells it from a
+	 * file that is not ELF (an object then skipped for good). */
+	errno = 0;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		int nomem = !elf && errno == ENOMEM;
 		if (elf)
 			elf_end(elf);
 		close(fd);
-		return -ENOEXEC;
+		return nomem ? -ENOMEM : -ENOEXEC;
 	}
 	const char *slash = strrchr(path, '/');
 	snprintf(debug_dir, sizeof(debug_dir), "%.*s", slash ? (int)(slash - path) : 0, path);
