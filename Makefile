@@ -109,7 +109,7 @@ test: tests
 test-unit: tests
 	tests/run.sh $(TEST_BUILD) unit
 test-quick: tests
-	tests/run.sh $(TEST_BUILD) $(QUICK_TESTS)
+	tests/run.sh $(TEST_BUILD) '$(QUICK_SELECTION)'
 
 clean:
 	rm -rf $(BUILD)
