@@ -299,11 +299,14 @@ attach_target_stop() {
 attach_once() {
 	"$NEEDLE" record -p $atp "$@" -o "$dir/attach.data" --duration=0.3 2>/dev/null || return 1
 	"$NEEDLE" info -i "$dir/attach.data" | awk '
-		/^first event:/ { f = $3 } /^held:/ { for (i = 1; i <= NF; i++) if ($i == "ms") h = $(i - 1) * 1000 }
-		/^detach:/ { d = $2 } END { print f, h, d }'
+		/^first event:/ { f = $3 }
+		/^held:/ { for (i = 1; i <= NF; i++) if ($i ~ /^ms[:;,]?$/ && h == "") h = $(i - 1) * 1000 }
+		/^detach:/ { d = $2 }
+		END { print (f == "" ? "-" : f), (h == "" ? "-" : h), (d == "" ? "-" : d) }'
 }
-min() { awk -v a="${1:-1e18}" -v b="$2" 'BEGIN {print (b != "" && b < a) ? b : a}'; }
-max() { awk -v a="${1:-0}" -v b="$2" 'BEGIN {print (b != "" && b > a) ? b : a}'; }
+# A figure needle info did not give is "-" (so that read keeps the fields apart) and is skipped.
+min() { awk -v a="${1:-1e18}" -v b="$2" 'BEGIN {print (b != "" && b != "-" && b < a) ? b : a}'; }
+max() { awk -v a="${1:-0}" -v b="$2" 'BEGIN {print (b != "" && b != "-" && b > a) ? b : a}'; }
 hold_max=""
 for n in 1k 10k; do
 	if [ $n = 1k ]; then filt=(-F 'bench_?' -F 'bench_??' -F 'bench_???'); else filt=(-F 'bench_*'); fi
