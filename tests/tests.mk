@@ -337,6 +337,10 @@ TESTS += $(TEST_BUILD)/relocate/test_relocate_lua
 $(TEST_BUILD)/progs/auto_prog: tests/record/auto_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/progs/auto_prog
+# A call of an IFUNC whose old version is a plain function (libm's expf).
+$(TEST_BUILD)/progs/ifunc_prog: tests/record/ifunc_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lm
+TESTS += $(TEST_BUILD)/progs/ifunc_prog
 # The same under clang at -O0 and -O2: other DWARF locations (a frame
 # base in rbp or rsp, values computed from a register).
 $(TEST_BUILD)/progs/auto_prog_clang_O0: tests/record/auto_prog.c

@@ -254,6 +254,18 @@ check_eq "-R on libc's void free: refused" "$? $(grep -c 'free returns nothing' 
 check_eq "same-named static function and IFUNC: each its own values, once each, nothing else under the name" \
 	"$(grep -c 'al_pick(s="xy", k=5) = 9526;' "$T/ifunc.r") $(grep -c 'al_pick_impl(a=6, b=7) = 27;' "$T/ifunc.r") $(grep -cE 'al_pick\((a|s)=' "$T/ifunc.r")" \
 	"1 1 1"
+# An IFUNC of the C library's whose old version is a plain function of
+# the same name (libm: expf@@GLIBC_2.27, an IFUNC; expf@GLIBC_2.2.5): the
+# values go to the implementation the resolver picked, which is what runs
+# under that name, by name (-A/-R) and from DWARF (--auto-args).
+IP="$PROGS/ifunc_prog"
+"$IP" >"$T/ifunc.plain"
+"$NEEDLE" record --sites=all -o "$T/if1.data" -A 'expf@fparg1/f32' -R 'expf@retval/f32' -- "$IP" >/dev/null 2>&1
+check_eq "-A/-R on libm's IFUNC expf by its exact name: the call's values" \
+	"$("$NEEDLE" replay -i "$T/if1.data" | grep -c 'expf(fparg1=1.5) = 4.481689;')" 1
+"$NEEDLE" record --sites=all -o "$T/if2.data" --auto-args -F expf -- "$IP" >/dev/null 2>&1
+check_eq "--auto-args on libm's IFUNC expf: as the program printed it" \
+	"$("$NEEDLE" replay -i "$T/if2.data" | sed -n 's/.*| *//p' | grep expf)" "$(cat "$T/ifunc.plain")"
 rm -f "$T/stop"
 "$L" serve "$T/stop" >"$T/lserve.out" &
 pid=$!

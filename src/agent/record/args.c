@@ -345,7 +345,8 @@ static const struct mapping *mapping_at(uint64_t addr)
 /* Whether site id is the function a line's scope names: NULL, anywhere;
  * "main", in the program; "main@OFFSET", the program's function at that
  * offset of its file; "=DEV:INO@OFFSET", the one at that offset of the
- * file of that identity (a library's). */
+ * file of that identity (a library's); "=DEV:INO", any of that file's (an
+ * IFUNC's name: the implementation its resolver picked, wherever it is). */
 static int in_scope(uint32_t id, const char *scope)
 {
 	struct needle_site_info info = { .sz = sizeof(info) };
@@ -360,10 +361,13 @@ static int in_scope(uint32_t id, const char *scope)
 		return 0;
 	if (!strcmp(scope, "main"))
 		return 1;
-	if (main_scope ? sscanf(scope, "main@%llu", &off) != 1 : sscanf(scope, "=%llu:%llu@%llu", &dev, &ino, &off) != 3)
+	int fields = main_scope ? sscanf(scope, "main@%llu", &off) : sscanf(scope, "=%llu:%llu@%llu", &dev, &ino, &off);
+	int any_offset = !main_scope && fields == 2 && !strchr(scope, '@');
+	if (fields != (main_scope ? 1 : 3) && !any_offset)
 		return 0;
 	const struct mapping *m = mapping_at(info.func_ip);
-	return m && (main_scope || (m->dev == dev && m->ino == ino)) && info.func_ip - m->lo + m->off == off;
+	return m && (main_scope || (m->dev == dev && m->ino == ino)) &&
+	       (any_offset || info.func_ip - m->lo + m->off == off);
 }
 
 /* Calls fn for every site that glob names within scope (see in_scope);

@@ -200,8 +200,11 @@ static const struct dw_func *set_function(struct dw_set *set, const char *glob, 
 			set->state[i] = dw_info_load(pl->file, &set->lib[i], err, sizeof(err)) ? 2 : 1;
 		if (set->state[i] != 1 || !(f = spec_function(&set->lib[i], glob)) || f->file_off == UINT64_MAX)
 			continue;
-		snprintf(scope, len, "\t=%llu:%llu@%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino,
-			 (unsigned long long)f->file_off);
+		if (f->ifunc) /* its site is the implementation the resolver picked */
+			snprintf(scope, len, "\t=%llu:%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino);
+		else
+			snprintf(scope, len, "\t=%llu:%llu@%llu", (unsigned long long)pl->dev,
+				 (unsigned long long)pl->ino, (unsigned long long)f->file_off);
 		*from = &set->lib[i];
 		return f;
 	}
@@ -789,7 +792,10 @@ static long auto_args_object(struct arg_plan *o, size_t *args_len, size_t *label
 		    f->file_off == UINT64_MAX)
 			continue;
 		char scope[128];
-		snprintf(scope, sizeof(scope), "%s@%llu", object, (unsigned long long)f->file_off);
+		if (f->ifunc) /* named by its object: see dw_func.ifunc */
+			snprintf(scope, sizeof(scope), "%s", object);
+		else
+			snprintf(scope, sizeof(scope), "%s@%llu", object, (unsigned long long)f->file_off);
 		/* What -A / -R name for a function replaces what DWARF
 		 * would show on that side. */
 		int entry = f->entry_cnt && !named_by_spec(o->specs, 'A', f);

@@ -992,6 +992,9 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 	f->file_off = lo; /* the link-time address, turned into an offset by file_offsets */
 	if (!(f->sym = strdup(name)))
 		return -ENOMEM;
+	/* An old version's name (expf@GLIBC_2.2.5): dw_func.ifunc if the
+	 * default version is an IFUNC, settled by add_aliases. */
+	f->ifunc = strchr(versioned, '@') && !strstr(versioned, "@@");
 	/* The return value first: one in memory takes rdi for its address. */
 	int sret = describe_return(l, sp, f);
 	if (sret >= 0)
@@ -1059,7 +1062,13 @@ static void file_offsets(Dwfl_Module *mod, struct dw_info *info)
 struct alias {
 	Dwarf_Addr addr;
 	char *name;
+	uint8_t compat; /* a version that is not the default (expf@GLIBC_2.2.5) */
 };
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int alias_cmp(const void *a, const void *b)
 {
@@ -1076,18 +1085,34 @@ static int add_aliases(struct loader *l, Dwfl_Module *mod)
 	struct dw_info *info = l->info;
 	int nsyms = dwfl_module_getsymtab(mod);
 	struct alias *v = nsyms > 0 ? calloc((size_t)nsyms, sizeof(*v)) : NULL;
-	size_t n = 0, described = info->cnt;
+	char **ifuncs = nsyms > 0 ? calloc((size_t)nsyms, sizeof(*ifuncs)) : NULL;
+	size_t n = 0, ifunc_cnt = 0, described = info->cnt;
 	int err = 0;
 
-	if (nsyms <= 0)
+	if (nsyms <= 0) {
+		for (size_t i = 0; i < info->cnt; i++)
+			info->funcs[i].ifunc = 0; /* no IFUNC to settle it */
 		return 0;
-	if (!v)
+	}
+	if (!v || !ifuncs) {
+		free(v);
+		free(ifuncs);
 		return -ENOMEM;
+	}
 	for (int i = 1; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		char name[1024];
 		const char *versioned = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (versioned && GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC && sym.st_shndx != SHN_UNDEF &&
+		    !unversioned(versioned, name, sizeof(name)) && *name) {
+			if (!(ifuncs[ifunc_cnt] = strdup(name))) {
+				err = -ENOMEM;
+				goto out;
+			}
+			ifunc_cnt++;
+			continue;
+		}
 		if (!versioned || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
 		    unversioned(versioned, name, sizeof(name)) || strchr(name, '.') || !*name)
 			continue;
@@ -1095,6 +1120,7 @@ static int add_aliases(struct loader *l, Dwfl_Module *mod)
 			err = -ENOMEM;
 			goto out;
 		}
+		v[n].compat = strchr(versioned, '@') && !strstr(versioned, "@@");
 		v[n++].addr = addr;
 	}
 	qsort(v, n, sizeof(*v), alias_cmp);
@@ -1118,6 +1144,7 @@ static int add_aliases(struct loader *l, Dwfl_Module *mod)
 			}
 			struct dw_func *copy = &info->funcs[info->cnt];
 			*copy = info->funcs[i];
+			copy->ifunc = a->compat; /* settled below */
 			if (!(copy->sym = strdup(a->name))) {
 				err = -ENOMEM;
 				break;
@@ -1125,10 +1152,20 @@ static int add_aliases(struct loader *l, Dwfl_Module *mod)
 			info->cnt++;
 		}
 	}
+	/* An old version's name whose default version is an IFUNC
+	 * (dw_func.ifunc).  A function of its own that shares an IFUNC's
+	 * name (a static one) keeps its offset. */
+	qsort(ifuncs, ifunc_cnt, sizeof(*ifuncs), name_cmp);
+	for (size_t i = 0; i < info->cnt && !err; i++)
+		info->funcs[i].ifunc = info->funcs[i].ifunc && ifunc_cnt &&
+				       bsearch(&info->funcs[i].sym, ifuncs, ifunc_cnt, sizeof(*ifuncs), name_cmp) != NULL;
 out:
 	for (size_t i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
+	for (size_t i = 0; i < ifunc_cnt; i++)
+		free(ifuncs[i]);
+	free(ifuncs);
 	return err;
 }
 

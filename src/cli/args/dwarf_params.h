@@ -47,6 +47,10 @@ struct dw_func {
 	uint8_t returns;   /* 0 void, 1 a value (shown or not) */
 	uint8_t ambiguous; /* two functions of this symbol name disagree: none shown */
 	uint8_t mismatch;  /* its DWARF places a parameter where the ABI does not: none shown */
+	uint8_t ifunc;     /* sym is an old version's name whose default version is an IFUNC
+			    * (libm's expf@GLIBC_2.2.5 beside expf@@GLIBC_2.27): the site of that
+			    * name is the implementation the resolver picked, not this function's
+			    * entry, so it is named by its object and name, not its offset */
 	struct dw_reg int_reg[6], fp_reg[8];
 	/* The words above the return address that parameters passed in
 	 * memory take (argN, N = 7 + word), the first DW_STACK_WORDS of
