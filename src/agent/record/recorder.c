@@ -590,17 +590,24 @@ static char *dup_or_null(const char *s)
 	return s && *s ? strdup(s) : NULL;
 }
 
-static int reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
+/* A change needle ctl asked for: the fields change carries (graph,
+ * depth, filter, notrace; an empty list is every function for filter,
+ * none for notrace), applied to the live recording in one patch batch at
+ * most.  The caller holds config_lock; the patching takes the agent's
+ * control mutex itself (needle.h).  0 or -errno; msg says what happened
+ * either way. */
+static int reconfigure(const struct record_config *change, char *msg, size_t msglen)
 {
 	if (!rec_link) {
 		snprintf(msg, msglen, "not recording");
 		return -ENOENT;
 	}
-	const char *filter = cfg->set_filter ? cfg->filter : cur_filter;
-	const char *notrace = cfg->set_notrace ? cfg->notrace : cur_notrace;
+	int set_filter = RECORD_CONFIG_HAS(change, filter), set_notrace = RECORD_CONFIG_HAS(change, notrace);
+	const char *filter = set_filter ? change->filter : cur_filter;
+	const char *notrace = set_notrace ? change->notrace : cur_notrace;
 	int err = 0;
 
-	if (cfg->set_filter || cfg->set_notrace) {
+	if (set_filter || set_notrace) {
 		size_t n, usable;
 		/* Sites the meta file does not name yet (found by a refresh
 		 * since) are named before any can be selected. */
@@ -629,26 +636,26 @@ static int reconfigure(const struct recorder_config *cfg, char *msg, size_t msgl
 		cur_filter = f;
 		cur_notrace = nt;
 	}
-	if (cfg->set_depth)
-		max_depth = cfg->depth ? cfg->depth : UINT32_MAX;
-	if (cfg->set_tracer && cfg->graph != graph_tracer) {
-		err = needle_link_set_handlers(rec_link, cfg->graph ? graph_entry : function_entry,
-					       cfg->graph ? graph_exit : NULL);
+	if (RECORD_CONFIG_HAS(change, depth))
+		max_depth = change->depth ? (uint32_t)change->depth : UINT32_MAX;
+	int graph = change->graph != 0;
+	if (RECORD_CONFIG_HAS(change, graph) && graph != graph_tracer) {
+		err = needle_link_set_handlers(rec_link, graph ? graph_entry : function_entry, graph ? graph_exit : NULL);
 		if (err < 0) {
 			snprintf(msg, msglen, "cannot switch the tracer (%d)", err);
 			return err;
 		}
-		graph_tracer = cfg->graph;
+		graph_tracer = graph;
 	}
 	snprintf(msg, msglen, "tracing %d functions with %s", needle_link_site_count(rec_link),
 		 graph_tracer ? "function_graph" : "function");
 	return 0;
 }
 
-int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen)
+static int reconfigure_locked(const struct record_config *change, char *msg, size_t msglen)
 {
 	pthread_mutex_lock(&config_lock);
-	int err = reconfigure(cfg, msg, msglen);
+	int err = reconfigure(change, msg, msglen);
 	pthread_mutex_unlock(&config_lock);
 	return err;
 }
@@ -662,14 +669,12 @@ int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t ms
 static int ctl_config(const uint8_t *body, size_t len, char *msg, size_t msglen)
 {
 	struct record_config change;
-	struct recorder_config cfg;
 	int err = record_config_decode(body, len, &change);
 
 	if (err) {
 		snprintf(msg, msglen, "%s", err == -ENOMEM ? "out of memory" : "malformed configuration");
 		return err;
 	}
-	memset(&cfg, 0, sizeof(cfg));
 	if (change.present & ~CTL_CHANGEABLE) {
 		snprintf(msg, msglen, "a running recording changes only its filter, notrace, tracer and depth");
 		err = -EINVAL;
@@ -678,18 +683,7 @@ static int ctl_config(const uint8_t *body, size_t len, char *msg, size_t msglen)
 		snprintf(msg, msglen, "tracer or depth out of range");
 		err = -EINVAL;
 	} else {
-		cfg.set_tracer = RECORD_CONFIG_HAS(&change, graph);
-		cfg.graph = (int)change.graph;
-		cfg.set_depth = RECORD_CONFIG_HAS(&change, depth);
-		cfg.depth = (uint32_t)change.depth;
-		/* An empty list: every function (filter), none (notrace). */
-		cfg.set_filter = RECORD_CONFIG_HAS(&change, filter);
-		cfg.filter = change.filter;
-		cfg.set_notrace = RECORD_CONFIG_HAS(&change, notrace);
-		cfg.notrace = change.notrace;
-		/* The recorder changes its link through the public API, which
-		 * takes the agent's control mutex itself. */
-		err = recorder_reconfigure(&cfg, msg, msglen);
+		err = reconfigure_locked(&change, msg, msglen);
 	}
 	record_config_free(&change);
 	return err;
@@ -711,9 +705,9 @@ static int ctl_request(char *line, const uint8_t *body, size_t body_len, char *m
 		snprintf(msg, msglen, "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)", line);
 		return -EINVAL;
 	}
-	struct recorder_config none;
+	struct record_config none;
 	memset(&none, 0, sizeof(none));
-	return recorder_reconfigure(&none, msg, msglen);
+	return reconfigure_locked(&none, msg, msglen); /* changes nothing, says what is traced */
 }
 
 
@@ -1018,7 +1012,7 @@ int recorder_stop(void)
 	int err;
 
 	/* The control thread first, outside config_lock: it may be waiting
-	 * for it, in recorder_reconfigure. */
+	 * for it, in reconfigure. */
 	control_stop();
 	pthread_mutex_lock(&config_lock);
 	if (!rec_link) {

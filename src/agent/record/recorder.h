@@ -57,17 +57,4 @@ void recorder_report_failure(int err);
 /* The same, through the descriptors of an attached session (closed). */
 void recorder_report_failure_fds(int buf_fd, int meta_fd, int err);
 
-/* A change asked for through the control socket (control.c). */
-struct recorder_config {
-	int set_filter, set_notrace, set_tracer, set_depth;
-	const char *filter, *notrace; /* newline-separated globs; "" = all / none */
-	int graph;                    /* 1 function_graph, 0 function */
-	uint32_t depth;               /* 0 = unlimited */
-};
-
-/* Apply cfg to the live recording: one patch batch at most.  Takes the
- * recorder's configuration lock; the patching takes the agent's control
- * mutex itself (needle.h).  0 or -errno; msg says what happened either way. */
-int recorder_reconfigure(const struct recorder_config *cfg, char *msg, size_t msglen);
-
 #endif

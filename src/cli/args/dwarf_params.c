@@ -945,6 +945,12 @@ static int func_same(const struct dw_func *a, const struct dw_func *b)
 /* A symbol's name without its version ("__libc_start_main@@GLIBC_2.34"
  * -> "__libc_start_main"), as the agent names sites: 0, or -1 if it does
  * not fit. */
+/* "expf@GLIBC_2.2.5": a version that is not the symbol's default ("@@"). */
+static int old_version(const char *versioned)
+{
+	return strchr(versioned, '@') && !strstr(versioned, "@@");
+}
+
 static int unversioned(const char *sym, char *out, size_t len)
 {
 	size_t n = strcspn(sym, "@");
@@ -994,7 +1000,7 @@ static int add_function(struct loader *l, Dwfl_Module *mod, Dwarf_Addr bias, Dwa
 		return -ENOMEM;
 	/* An old version's name (expf@GLIBC_2.2.5): dw_func.ifunc if the
 	 * default version is an IFUNC, settled by add_aliases. */
-	f->ifunc = strchr(versioned, '@') && !strstr(versioned, "@@");
+	f->ifunc = old_version(versioned);
 	/* The return value first: one in memory takes rdi for its address. */
 	int sret = describe_return(l, sp, f);
 	if (sret >= 0)
@@ -1120,7 +1126,7 @@ static int add_aliases(struct loader *l, Dwfl_Module *mod)
 			err = -ENOMEM;
 			goto out;
 		}
-		v[n].compat = strchr(versioned, '@') && !strstr(versioned, "@@");
+		v[n].compat = old_version(versioned);
 		v[n++].addr = addr;
 	}
 	qsort(v, n, sizeof(*v), alias_cmp);
