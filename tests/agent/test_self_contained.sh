@@ -20,17 +20,22 @@ check_eq "libneedle.so.1 exports none of the libraries linked into it" "$leaked"
 # gained BEFORE AFTER: the objects in AFTER's link map that BEFORE's lacks.
 gained() { comm -13 <(sort -u "$1") <(sort -u "$2") | tr '\n' ' '; }
 
+# check_nothing_else LABEL MAP DATA: none of libneedle's former
+# dependencies in the link map MAP, and the trace DATA's modules are the
+# program and the C library only.
+check_nothing_else() {
+	check "$1: none of elfutils, Zydis, zlib or xz is loaded" bash -c "! grep -qE '$DEPS_RE' '$2'"
+	check_eq "$1: the trace's modules are the program and the C library" \
+		"$("$NEEDLE" info -i "$3" | sed -n 's/^ *\[[0-9]*\] //p' | sed 's#.*/##' | tr '\n' ' ')" "linkmap libc.so.6 "
+}
+
 # A program needle starts, every site kind (relocated ones included).
 unset NEEDLE_SITES
 echo | "$LINKMAP" | grep -v '^--$' >"$T/plain.map"
 echo | "$NEEDLE" record -o "$T/spawn.data" -- "$LINKMAP" 2>"$T/spawn.err" | grep -v '^--$' >"$T/spawn.map"
 check_eq "needle record: the program's link map gains libneedle and libgcc_s" \
 	"$(gained "$T/plain.map" "$T/spawn.map")" "libgcc_s.so.1 libneedle.so "
-check "needle record: none of elfutils, Zydis, zlib or xz is loaded" \
-	bash -c "! grep -qE '$DEPS_RE' '$T/spawn.map'"
-"$NEEDLE" info -i "$T/spawn.data" | sed -n 's/^ *\[[0-9]*\] //p' >"$T/spawn.modules"
-check_eq "needle record: the trace's modules are the program and the C library" \
-	"$(sed 's#.*/##' "$T/spawn.modules" | tr '\n' ' ')" "linkmap libc.so.6 "
+check_nothing_else "needle record" "$T/spawn.map" "$T/spawn.data"
 
 # A running program needle attaches to.
 mkfifo "$T/in"
@@ -56,8 +61,4 @@ awk '/^--$/ { n++; next } { print > (n == 0 ? "'"$T"'/before.map" : "'"$T"'/afte
 # (docs/design.md, "Why a boot object"); it stays mapped with the session.
 check_eq "needle record -p: the program's link map gains libneedle, its boot object and libgcc_s" \
 	"$(gained "$T/before.map" "$T/after.map")" "libgcc_s.so.1 libneedle-boot.so libneedle.so.1 "
-check "needle record -p: none of elfutils, Zydis, zlib or xz is loaded" \
-	bash -c "! grep -qE '$DEPS_RE' '$T/after.map'"
-"$NEEDLE" info -i "$T/attach.data" | sed -n 's/^ *\[[0-9]*\] //p' >"$T/attach.modules"
-check_eq "needle record -p: the trace's modules are the program and the C library" \
-	"$(sed 's#.*/##' "$T/attach.modules" | tr '\n' ' ')" "linkmap libc.so.6 "
+check_nothing_else "needle record -p" "$T/after.map" "$T/attach.data"
