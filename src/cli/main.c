@@ -1,5 +1,6 @@
 /* main.c - the needle command: subcommand dispatch.  Each command lives
- * in its folder (record/, view/, export/, ctl/); what they share is in
+ * in its folder (record/, view/, export/, ctl/; live.c runs record, then
+ * replay); what they share is in
  * util/, args/ and inject/ below them (docs/design.md's layer table). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "cli/ctl/ctl.h"
+#include "cli/live.h"
 #include "cli/export/export.h"
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
@@ -17,6 +19,7 @@ static const char usage[] =
 	"\n"
 	"  record [options] -- PROG [ARGS]   run PROG and record its function calls\n"
 	"  replay [-i FILE] [options]        print the function graph\n"
+	"  live   [options] -- PROG [ARGS]   record PROG, then print its function graph\n"
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
 	"  export [-i FILE] --format=F -o OUT  perfetto, chrome or folded\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
@@ -32,6 +35,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
+		{ "live", cmd_live },
 	};
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

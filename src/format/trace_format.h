@@ -47,6 +47,7 @@ enum trace_section {
 	SEC_OBJECTS = 9, /* text: what discovery made of each object's functions (see file-format.md) */
 	SEC_SNAPSHOT = 10, /* struct sec_snapshot: the file is a snapshot of overwrite rings (--snapshot) */
 	SEC_ARGS = 11,   /* text: the names of recorded values, from DWARF (see file-format.md) */
+	SEC_VIEW_OPTS = 12, /* the views' default options (record's -t, -T, ...): NUL-terminated words */
 };
 
 /* How an attached recording ended. */

@@ -321,6 +321,15 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		/* Malformed: dropped whole; values then show by register. */
 		arg_names_parse(&t->arg_names, (const char *)p, sh->length);
 		break;
+	case SEC_VIEW_OPTS:
+		/* Words, the last one terminated; a malformed one is dropped
+		 * (the views then have no defaults). */
+		bad = !sh->length || p[sh->length - 1];
+		if (!bad && !t->view_opts && (t->view_opts = malloc(sh->length))) {
+			memcpy(t->view_opts, p, sh->length);
+			t->view_opts_len = sh->length;
+		}
+		break;
 	case SEC_OBJECTS:
 		free(t->objects);
 		t->objects = strndup((const char *)p, sh->length);
@@ -570,6 +579,7 @@ void trace_close(struct trace *t)
 		free(t->modules[i]);
 	free(t->modules);
 	free(t->objects);
+	free(t->view_opts);
 	arg_names_free(&t->arg_names);
 	for (size_t i = 0; t->argv && t->argv[i]; i++)
 		free(t->argv[i]);

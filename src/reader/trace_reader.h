@@ -70,6 +70,8 @@ struct trace {
 	int have_snapshot;
 	struct sec_snapshot snapshot; /* a snapshot of overwrite rings (needle record --snapshot) */
 	char *objects;             /* SEC_OBJECTS text, or NULL */
+	char *view_opts;           /* SEC_VIEW_OPTS: NUL-terminated words, or NULL */
+	size_t view_opts_len;
 	struct arg_names arg_names; /* SEC_ARGS: the recorded values' names */
 	int have_attach;
 	struct sec_end end;       /* without an END section: totals of the chunks read */

@@ -187,7 +187,12 @@ def main(argv):
         if a.verbose:
             sys.stdout.write(out.split('\n@@RESULT@@')[0])
         if '@@RESULT@@' in out:
-            return json.loads(out.rsplit('@@RESULT@@', 1)[1])
+            # The line after the marker; what a process the case left
+            # running writes later is not the result.
+            try:
+                return json.loads(out.rsplit('@@RESULT@@', 1)[1].split('\n', 1)[0])
+            except ValueError:
+                pass
         return {'name': name, 'graph': True, 'ok': False, 'reason': 'driver crashed: ' + out[-200:]}
 
     results = []

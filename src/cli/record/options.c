@@ -13,7 +13,38 @@
 
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
+#include "cli/util/trigger_spec.h"
 #include "common/value_spec.h"
+
+/* A word of the views' default options (SEC_VIEW_OPTS), kept in the
+ * order given: 0, or -1 out of memory. */
+static int view_opt_add(struct record_opts *o, const char *word)
+{
+	size_t n = strlen(word) + 1;
+	char *p = realloc(o->view_opts, o->view_opts_len + n);
+
+	if (!p) {
+		cli_error("out of memory");
+		return -1;
+	}
+	memcpy(p + o->view_opts_len, word, n);
+	o->view_opts = p;
+	o->view_opts_len += n;
+	return 0;
+}
+
+static int view_opt_add2(struct record_opts *o, const char *opt, const char *arg)
+{
+	return view_opt_add(o, opt) || view_opt_add(o, arg);
+}
+
+/* -F GLOB@...: a value filter (GLOB@ARG OP VALUE) when the part after
+ * the '@' compares, else uftrace's FUNC@depth=N or FUNC@MODULE. */
+static int is_value_filter(const char *arg)
+{
+	const char *at = strchr(arg, '@');
+	return at && strpbrk(at, "<>!=") && strncmp(at + 1, "depth=", 6);
+}
 
 /* --sites: RECORD_SITES_*; 0 for anything else. */
 static int sites_kind(const char *s)
@@ -169,9 +200,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
-	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH };
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, 't' },
+		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, OPT_TRACER },
+		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
+		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
+		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
 		{ "poll", required_argument, NULL, OPT_POLL }, { "buffer-percent", required_argument, NULL, OPT_PERCENT },
@@ -211,7 +245,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:F:N:P:U:D:p:A:R:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:T:H:F:N:P:U:D:p:A:R:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -224,19 +258,66 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'f':
 			o->force = 1;
 			break;
+		case OPT_TRACER:
 		case 't':
+			/* -t is uftrace's time filter; a tracer's name there is
+			 * still the tracer (-t function), as needle took it. */
 			if (!strcmp(optarg, "function_graph")) {
 				o->agent.graph = 1;
 			} else if (!strcmp(optarg, "function")) {
 				o->agent.graph = 0;
+			} else if (c == 't') {
+				uint64_t ns;
+				if (parse_duration("-t", optarg, &ns) || view_opt_add2(o, "-t", optarg))
+					return -1;
 			} else {
 				cli_error("unknown tracer '%s' (function_graph or function)", optarg);
 				return -1;
 			}
 			break;
-		case 'F':
-			if (strchr(optarg, '@') ? arg_plan_add_filter(&o->values, optarg) : append_glob(&o->agent.subtree, optarg))
+		case 'T': {
+			struct trigger_spec ts;
+			char err[512];
+			if (trigger_spec_parse(optarg, &ts, err, sizeof(err))) {
+				cli_error("%s", err);
 				return -1;
+			}
+			if (view_opt_add2(o, "-T", optarg))
+				return -1;
+			break;
+		}
+		case 'H':
+			if (view_opt_add2(o, "-H", optarg))
+				return -1;
+			break;
+		case OPT_DISABLE:
+		case OPT_NO_MERGE:
+		case OPT_NO_COMMENT:
+			if (view_opt_add(o, c == OPT_DISABLE ? "--disable" : c == OPT_NO_MERGE ? "--no-merge" : "--no-comment"))
+				return -1;
+			break;
+		case 'F':
+			if (is_value_filter(optarg)) {
+				if (arg_plan_add_filter(&o->values, optarg))
+					return -1;
+			} else if (strchr(optarg, '@')) {
+				/* FUNC@depth=N, FUNC@MODULE: its calls are recorded
+				 * whole, and the views cut them as asked. */
+				char glob[VALUE_GLOB_MAX + 1];
+				size_t n = (size_t)(strchr(optarg, '@') - optarg);
+				struct trigger_spec ts;
+				char err[512];
+				snprintf(err, sizeof(err), "%s,filter", optarg);
+				if (!n || n > VALUE_GLOB_MAX || trigger_spec_parse(err, &ts, err, sizeof(err))) {
+					cli_error("-F '%s': give GLOB, GLOB@depth=N, GLOB@MODULE or GLOB@ARG OP VALUE", optarg);
+					return -1;
+				}
+				snprintf(glob, sizeof(glob), "%.*s", (int)n, optarg);
+				if (append_glob(&o->agent.subtree, glob) || view_opt_add2(o, "-F", optarg))
+					return -1;
+			} else if (append_glob(&o->agent.subtree, optarg)) {
+				return -1;
+			}
 			break;
 		case 'N':
 			if (append_glob(&o->agent.drop, optarg))

@@ -52,6 +52,11 @@ struct record_opts {
 	char *trigger_text;    /* the first --trigger as given, for the file */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
 	struct arg_plan values;     /* -A, -R, --auto-args, -F value filters (cli/args) */
+	/* What the views apply by default (SEC_VIEW_OPTS, uftrace's
+	 * default.opts): -t TIME, -T, -H, --disable, -F GLOB@depth=N, as
+	 * NUL-terminated words. */
+	char *view_opts;
+	size_t view_opts_len;
 };
 
 /* The file's tracer (TRACER_* of shm_layout.h) for what the agent runs. */

@@ -81,6 +81,8 @@ void record_begin_file(struct recording *r)
 		record_write_symbols(r);
 		if (r->o->values.arg_labels)
 			trace_writer_section(&r->w, SEC_ARGS, r->o->values.arg_labels, strlen(r->o->values.arg_labels));
+		if (r->o->view_opts_len)
+			trace_writer_section(&r->w, SEC_VIEW_OPTS, r->o->view_opts, r->o->view_opts_len);
 		write_clock(r, tsc_read(), monotonic_ns());
 	}
 	record_out_commit(r);

@@ -36,43 +36,63 @@
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
 #include "cli/view/view_format.h"
+#include "cli/util/trigger_spec.h"
 #include "common/pattern.h"
 
-/* Patterns of -F, -N, -C: globs, or regular expressions (pattern.h). */
+/* Patterns of -F, -N, -C, -H and -T: globs, or regular expressions
+ * (pattern.h), with what a match does (trigger_spec.h's actions; -F is
+ * filter, -N notrace, -H hide) and the object they are in. */
 struct pat_list {
 	struct pat_list *next;
 	int is_regex;
 	regex_t re;
 	const char *glob;
-	uint32_t depth; /* GLOB@depth=N (uftrace's): -D for this -F's calls; 0: none */
+	char *module;     /* FUNC@MODULE: only in this object; NULL: any */
+	unsigned actions; /* TRIGGER_*, or CL_CALLER for -C */
+	uint32_t depth;   /* TRIGGER_DEPTH: levels from the call (-F GLOB@depth=N) */
 };
 
-static int pat_add(struct pat_list **l, const char *arg)
+#define CL_CALLER (1u << 16) /* -C: shown with its callers, one line */
+
+/* Add arg to l: a -T spec when actions is 0, else a pattern whose matches
+ * get actions (and an @depth=N or @MODULE after it, as uftrace's -F
+ * takes). */
+static int pat_add(struct pat_list **l, const char *arg, unsigned actions)
 {
 	struct pat_list *n = calloc(1, sizeof(*n));
-	const char *at = strstr(arg, "@depth=");
-	char *p = strdup(arg), *end;
+	struct trigger_spec ts;
+	char err[512], spec[600];
 
-	if (!n || !p) {
-		free(n);
-		free(p);
+	if (!n)
 		return -1;
-	}
-	if (at) {
-		unsigned long d = strtoul(at + 7, &end, 10);
-		if (*end || !d || d > 1000000) {
-			cli_error("'%s': @depth= needs a positive number", arg);
+	if (!actions || strchr(arg, '@')) {
+		if (actions)
+			snprintf(spec, sizeof(spec), "%s,%s", arg,
+				 actions & TRIGGER_NOTRACE ? "notrace" : actions & TRIGGER_HIDE ? "hide" : "filter");
+		if ((actions & CL_CALLER) || trigger_spec_parse(actions ? spec : arg, &ts, err, sizeof(err))) {
+			if (actions & CL_CALLER)
+				snprintf(err, sizeof(err), "-C '%s': give a function's name or pattern", arg);
+			cli_error("%s", err);
 			free(n);
-			free(p);
 			return -1;
 		}
-		n->depth = (uint32_t)d;
-		p[at - arg] = 0;
+		n->glob = strdup(ts.pattern);
+		n->module = ts.module[0] ? strdup(ts.module) : NULL;
+		n->actions = ts.actions;
+		n->depth = ts.depth;
+	} else {
+		n->glob = strdup(arg);
+		n->actions = actions;
 	}
-	n->glob = p;
-	n->is_regex = pattern_is_regex(p);
-	if (n->is_regex && regcomp(&n->re, p, REG_EXTENDED | REG_NOSUB)) {
-		cli_error("'%s' is not a regular expression", p);
+	if (!n->glob) {
+		free(n);
+		return -1;
+	}
+	n->is_regex = pattern_is_regex(n->glob);
+	if (n->is_regex && regcomp(&n->re, n->glob, REG_EXTENDED | REG_NOSUB)) {
+		cli_error("'%s' is not a regular expression", n->glob);
+		free((char *)n->glob);
+		free(n->module);
 		free(n);
 		return -1;
 	}
@@ -88,24 +108,31 @@ static void pat_free(struct pat_list *l)
 		if (l->is_regex)
 			regfree(&l->re);
 		free((char *)l->glob);
+		free(l->module);
 		free(l);
 		l = n;
 	}
 }
 
-/* Does a pattern of l name the function: its name as replay shows it,
- * or its symbol? */
-static int pat_match(const struct pat_list *l, const char *name, const char *sym, uint32_t *depth)
+/* The actions of the patterns of l that name the function: its name as
+ * replay shows it, or its symbol, in module (NULL: not known); *depth
+ * the depth= of one that has it. */
+static unsigned pat_match(const struct pat_list *l, const char *name, const char *sym, const char *module,
+			  uint32_t *depth)
 {
+	unsigned actions = 0;
+
 	for (; l; l = l->next) {
+		if (l->module && (!module || !trigger_module_matches(l->module, module)))
+			continue;
 		if (l->is_regex ? !regexec(&l->re, name, 0, NULL, 0)
 				: !fnmatch(l->glob, name, 0) || (sym && !fnmatch(l->glob, sym, 0))) {
-			if (depth)
+			if (l->actions & TRIGGER_DEPTH)
 				*depth = l->depth;
-			return 1;
+			actions |= l->actions;
 		}
 	}
-	return 0;
+	return actions;
 }
 
 struct replay {
@@ -129,16 +156,20 @@ struct replay {
 	} *slots;
 	uint32_t *free_slots;
 	size_t slot_cnt, free_cnt;
-	/* The tree view (tree set): patterns of -F, -N and -C, by thread. */
+	/* The tree view (tree set): the patterns of -F, -N, -C, -H and -T
+	 * (have_sel: one of them is a filter, have_callers: -C), by thread. */
 	int tree;
-	struct pat_list *sel, *drop, *callers;
-	uint8_t *site_class; /* by site: 1 + (CL_SEL | CL_DROP | CL_CALLER), 0 not yet matched */
-	uint32_t *site_depth; /* by site: the @depth= of the -F that matched it (0: -D) */
+	struct pat_list *pats;
+	int have_sel, have_callers;
+	uint32_t *site_class; /* by site: CL_MATCHED | actions, 0 not yet matched */
+	uint32_t *site_depth; /* by site: the depth= of a pattern that matched it (0: -D) */
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
+	int no_merge;  /* a call with no shown calls opens and closes, as others do */
+	int disabled;  /* --disable: showing starts at a trace_on */
 };
 
-enum { CL_SEL = 1, CL_DROP = 2, CL_CALLER = 4 };
+#define CL_MATCHED (1u << 31)
 
 enum { RET_EQ = 1, RET_NE = 2 };
 
@@ -151,14 +182,17 @@ enum { RET_EQ = 1, RET_NE = 2 };
 enum {
 	FR_SHOWN = 1,   /* passes the filters: its line is written when a descendant's is, or at its exit */
 	FR_PRINTED = 2, /* its "name() {" line is written */
-	FR_IN = 4,      /* a -F call: the thread's limit is restored at its exit */
+	FR_IN = 4,      /* a -F call: the thread's count of them drops at its exit */
 	FR_OUT = 8,     /* a -N call, or a -C call (whose calls are not shown) */
 	FR_CALLER = 16, /* a -C call: shown, with its callers */
+	FR_LIMIT = 32,  /* a -F or depth= call: the thread's depth limit is restored at its exit */
+	FR_ENTERED = 64, /* its entry was seen while showing (not in a trace_off) */
+	FR_HIDDEN = 128, /* -H, hide: not shown, its calls are, a level up */
 };
 
 struct tree_frame {
 	uint32_t site, sdepth, saved_limit;
-	uint8_t flags;
+	uint16_t flags;
 	uint16_t data_len;
 	uint8_t *data; /* the entry's values, copied: written later than read */
 	size_t cap;
@@ -171,6 +205,12 @@ struct tree_thread {
 	size_t cap;
 	uint32_t in, out, limit, sdepth;
 	uint32_t ctx_id; /* CTX_UNNAMED: not known yet (the thread's own stack) */
+	/* trace_off: nothing is shown, and no frame changes, until a
+	 * trace_on; then the depth shown is the depth less bias, as it was
+	 * when showing stopped (uftrace's way: a call that returns after
+	 * the trace_on closes what is open at its depth). */
+	int off, was_off;
+	uint32_t bias;
 };
 
 #define CTX_UNNAMED UINT32_MAX
@@ -386,19 +426,18 @@ static int print_at_exit(struct replay *r, const struct trace_event *ev)
 	return 0;
 }
 
-/* CL_* of a site, matched once. */
+/* The actions (TRIGGER_*, CL_CALLER) of a site, matched once. */
 static unsigned site_class(struct replay *r, uint32_t site)
 {
 	if (site < r->t->site_cap && r->site_class[site])
-		return r->site_class[site] - 1u;
+		return r->site_class[site] & ~CL_MATCHED;
 	const char *name = trace_site_name(r->t, site);
-	const char *sym = site < r->t->site_cap ? r->t->sites[site].sym : NULL;
+	const struct trace_site *ts = site < r->t->site_cap ? &r->t->sites[site] : NULL;
+	const char *module = ts && ts->module < r->t->module_cnt ? r->t->modules[ts->module] : NULL;
 	uint32_t depth = 0;
-	unsigned c = (pat_match(r->sel, name, sym, &depth) ? CL_SEL : 0) |
-		     (pat_match(r->drop, name, sym, NULL) ? CL_DROP : 0) |
-		     (pat_match(r->callers, name, sym, NULL) ? CL_CALLER : 0);
+	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, &depth);
 	if (site < r->t->site_cap) {
-		r->site_class[site] = (uint8_t)(c + 1);
+		r->site_class[site] = c | CL_MATCHED;
 		r->site_depth[site] = depth;
 	}
 	return c;
@@ -471,9 +510,53 @@ static struct tree_thread *tree_switch(struct replay *r, struct tree_stacks *ts,
 		return NULL;
 	}
 	ts->v = v;
-	v[ts->cnt] = (struct tree_thread){ .ctx_id = id };
+	v[ts->cnt] = (struct tree_thread){ .ctx_id = id, .off = r->disabled, .was_off = r->disabled };
 	ts->cur = ts->cnt++;
 	return &v[ts->cur];
+}
+
+/* "backtrace" lines for a call at depth: its callers, outermost first,
+ * as far as their entries were seen. */
+static void tree_backtrace(struct replay *r, struct tree_thread *th, uint32_t depth, uint32_t tid)
+{
+	char idx[32];
+
+	for (uint32_t d = 0; d < depth && d < th->cap; d++) {
+		if (!(th->f[d].flags & FR_ENTERED))
+			continue;
+		line(r, "backtrace", tid, 0);
+		snprintf(idx, sizeof(idx), "/* [%2u] ", d);
+		put(r, idx);
+		put(r, trace_site_name(r->t, th->f[d].site));
+		put(r, " */");
+		end_line(r);
+	}
+}
+
+/* A call's line with no calls shown inside it: "name(values) = ret;", or
+ * its opening and closing lines with --no-merge. */
+static void tree_leaf(struct replay *r, const struct trace_event *ev, const struct tree_frame *f, const char *name,
+		      uint64_t ns)
+{
+	char dur[32];
+
+	if (r->no_merge) {
+		line(r, "", ev->tid, f->sdepth);
+		put(r, name);
+		put_values(r, f->site, f->data, f->data_len);
+		put(r, " {");
+		end_line(r);
+		put_closed(r, ev, name, f->sdepth, ns);
+		end_line(r);
+		return;
+	}
+	cli_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, f->sdepth);
+	put(r, name);
+	put_values(r, f->site, f->data, f->data_len);
+	put_ret(r, ev);
+	put(r, ";");
+	end_line(r);
 }
 
 static int tree_event(const struct trace_event *ev, struct replay *r)
@@ -488,10 +571,24 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	switch (ev->kind) {
 	case TEV_ENTRY: {
 		unsigned c = site_class(r, ev->site);
+		if (th->off) {
+			if (!(c & TRIGGER_TRACE_ON))
+				return 0;
+			th->off = 0;
+			th->sdepth = ev->depth > th->bias ? ev->depth - th->bias : 0;
+		} else if (c & TRIGGER_TRACE_OFF) {
+			/* The calls it is in were entered while showing: their
+			 * lines are written now, their ends may never be. */
+			if (!r->threshold && !r->have_callers && !th->out && (!r->have_sel || th->in))
+				tree_open_callers(r, th, ev->depth, ev->tid);
+			th->off = th->was_off = 1;
+			th->bias = ev->depth > th->sdepth ? ev->depth - th->sdepth : 0;
+			return 0;
+		}
 		if (ev->flags & TEV_FLAT) {
 			/* The function tracer's entries: no exits, no subtrees. */
-			if (th->out || (c & CL_DROP) || (r->sel && !(c & CL_SEL) && !th->in) || r->callers ||
-			    r->threshold)
+			if (th->out || (c & (TRIGGER_NOTRACE | TRIGGER_HIDE)) ||
+			    (r->have_sel && !(c & TRIGGER_FILTER) && !th->in) || r->have_callers || r->threshold)
 				return 0;
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
 			tree_open_callers(r, th, ev->depth, ev->tid);
@@ -506,26 +603,36 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!f)
 			return 0;
 		f->site = ev->site;
-		f->flags = 0;
+		f->flags = FR_ENTERED;
 		f->saved_limit = th->limit;
 		f->sdepth = th->sdepth;
 		if (th->out)
 			return 0;
-		if (c & CL_DROP) {
-			f->flags = FR_OUT;
+		if (c & TRIGGER_NOTRACE) {
+			f->flags |= FR_OUT;
 			th->out++;
 			return 0;
 		}
-		if (c & CL_SEL) {
-			uint32_t d = ev->site < r->t->site_cap && r->site_depth[ev->site] ? r->site_depth[ev->site]
-											   : r->max_depth;
-			f->flags |= FR_IN;
+		uint32_t d = ev->site < r->t->site_cap ? r->site_depth[ev->site] : 0;
+		if (c & TRIGGER_FILTER) {
+			f->flags |= FR_IN | FR_LIMIT;
 			th->in++;
+			if (!d)
+				d = r->max_depth;
 			th->limit = d ? th->sdepth + d : 0;
+		} else if ((c & TRIGGER_DEPTH) && d) {
+			uint32_t lim = th->sdepth + d;
+			f->flags |= FR_LIMIT;
+			if (!th->limit || lim < th->limit)
+				th->limit = lim;
 		}
 		uint32_t limit = th->limit ? th->limit : r->max_depth;
-		if ((r->sel && !th->in) || (limit && th->sdepth >= limit))
+		if ((r->have_sel && !th->in) || (limit && th->sdepth >= limit))
 			return 0;
+		if (c & TRIGGER_HIDE) {
+			f->flags |= FR_HIDDEN;
+			return 0;
+		}
 		f->flags |= FR_SHOWN;
 		if (c & CL_CALLER) {
 			/* Shown with its callers, without its own calls. */
@@ -540,14 +647,18 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		/* Without a time or caller filter every shown call is written:
 		 * its callers now, itself when a call inside it is, or at its
 		 * exit. */
-		if (!r->threshold && !r->callers)
+		if (!r->threshold && !r->have_callers)
 			tree_open_callers(r, th, ev->depth, ev->tid);
+		if (c & TRIGGER_BACKTRACE)
+			tree_backtrace(r, th, ev->depth, ev->tid);
 		th->sdepth++;
 		return 0;
 	}
 	case TEV_EXIT: {
+		if (th->off)
+			return 0;
 		if (ev->flags & TEV_ORPHAN) {
-			if (r->sel || r->drop || r->callers || r->threshold || th->out)
+			if (r->have_sel || r->have_callers || r->threshold || th->out)
 				return 0;
 			line(r, "", ev->tid, th->sdepth);
 			put(r, "/* return from ");
@@ -556,17 +667,32 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			end_line(r);
 			return 0;
 		}
-		if (ev->depth >= th->cap)
+		if (ev->depth >= th->cap || !(th->f[ev->depth].flags & FR_ENTERED)) {
+			/* Entered while showing was stopped (trace_off): closed
+			 * as uftrace closes it, with no duration. */
+			if (!th->was_off || th->out || (r->have_sel && !th->in) || r->threshold || r->have_callers)
+				return 0;
+			uint32_t sd = ev->depth > th->bias ? ev->depth - th->bias : 0;
+			tree_open_callers(r, th, ev->depth < th->cap ? ev->depth : (uint32_t)th->cap, ev->tid);
+			line(r, "", ev->tid, sd);
+			put(r, "}");
+			if (!r->no_comment) {
+				put(r, " /* ");
+				put(r, trace_site_name(r->t, ev->site));
+				put(r, " */");
+			}
+			end_line(r);
+			th->sdepth = sd;
 			return 0;
+		}
 		struct tree_frame *f = &th->f[ev->depth];
-		uint8_t fl = f->flags;
+		uint16_t fl = f->flags;
 		if ((fl & FR_OUT) && th->out)
 			th->out--;
-		if (fl & FR_IN) {
-			if (th->in)
-				th->in--;
+		if ((fl & FR_IN) && th->in)
+			th->in--;
+		if (fl & FR_LIMIT)
 			th->limit = f->saved_limit;
-		}
 		f->flags = 0;
 		if (!(fl & FR_SHOWN))
 			return 0;
@@ -579,17 +705,11 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			 * shown at all. */
 			if (r->threshold && (!done || ns < r->threshold))
 				return 0;
-			if (r->callers && !(fl & FR_CALLER))
+			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
 			tree_open_callers(r, th, ev->depth, ev->tid);
 			if (done && !(ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
-				cli_format_duration(dur, sizeof(dur), ns);
-				line(r, dur, ev->tid, f->sdepth);
-				put(r, name);
-				put_values(r, f->site, f->data, f->data_len);
-				put_ret(r, ev);
-				put(r, ";");
-				end_line(r);
+				tree_leaf(r, ev, f, name, ns);
 				return 0;
 			}
 			line(r, "", ev->tid, f->sdepth);
@@ -608,7 +728,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	}
 	case TEV_SWITCH:
 	case TEV_LOST:
-		if (th->out || (r->sel && !th->in) || r->threshold || r->callers)
+		if (th->off || th->out || (r->have_sel && !th->in) || r->threshold || r->have_callers)
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
 		line(r, "", ev->tid, th->sdepth);
@@ -719,41 +839,44 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	return 0;
 }
 
-int cmd_replay(int argc, char **argv)
+/* replay's options into *r, *input and *tid: 0, or the exit status of a
+ * refusal (or of --help, -1 for 0). */
+static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
+	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE };
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' }, { "tid", required_argument, NULL, 'T' },
-		{ "depth", required_argument, NULL, 'D' }, { "time", required_argument, NULL, 't' },
-		{ "ret-eq", required_argument, NULL, 'E' }, { "ret-ne", required_argument, NULL, 'e' },
-		{ "filter", required_argument, NULL, 'F' }, { "notrace", required_argument, NULL, 'N' },
-		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },        { NULL, 0, NULL, 0 },
+		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
+		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
+		{ "time-filter", required_argument, NULL, 't' },
+		{ "ret-eq", required_argument, NULL, OPT_RET_EQ }, { "ret-ne", required_argument, NULL, OPT_RET_NE },
+		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
+		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
+		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
+		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
+		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
-	const char *input = NULL;
-	struct replay r = { 0 };
-	uint32_t tid = 0;
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:D:t:F:N:C:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:D:t:F:N:C:T:H:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			input = optarg;
+			*input = optarg;
 			break;
-		case 'T':
-			if (view_parse_tid(optarg, &tid))
+		case OPT_TID:
+			if (view_parse_tid(optarg, tid))
 				return 2;
 			break;
 		case 'D':
-			r.max_depth = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || !r.max_depth) {
+			r->max_depth = (uint32_t)strtoul(optarg, &end, 10);
+			if (*end || !r->max_depth) {
 				cli_error("--depth needs a positive number, not '%s'", optarg);
 				return 2;
 			}
 			break;
 		case 't':
-			if (cli_parse_duration(optarg, &r.threshold)) {
+			if (cli_parse_duration(optarg, &r->threshold)) {
 				cli_error("--time needs a duration such as 10us or 2ms, not '%s'", optarg);
 				return 2;
 			}
@@ -761,29 +884,48 @@ int cmd_replay(int argc, char **argv)
 		case 'F':
 		case 'N':
 		case 'C':
-			if (pat_add(c == 'F' ? &r.sel : c == 'N' ? &r.drop : &r.callers, optarg))
+		case 'H':
+		case 'T':
+			if (pat_add(&r->pats, optarg,
+				    c == 'F'   ? TRIGGER_FILTER
+				    : c == 'N' ? TRIGGER_NOTRACE
+				    : c == 'H' ? TRIGGER_HIDE
+				    : c == 'C' ? CL_CALLER
+					       : 0))
 				return 2;
-			r.tree = 1;
+			if (r->pats->actions & TRIGGER_FILTER)
+				r->have_sel = 1;
+			if (c == 'C')
+				r->have_callers = 1;
+			r->tree = 1;
 			break;
-		case 'c':
-			r.no_comment = 1;
+		case OPT_NO_COMMENT:
+			r->no_comment = 1;
 			break;
-		case 'E':
-		case 'e':
-			if (r.ret_filter) {
+		case OPT_NO_MERGE:
+			r->no_merge = 1;
+			r->tree = 1;
+			break;
+		case OPT_DISABLE:
+			r->disabled = 1;
+			r->tree = 1;
+			break;
+		case OPT_RET_EQ:
+		case OPT_RET_NE:
+			if (r->ret_filter) {
 				cli_error("--ret-eq and --ret-ne compare with one value: give one of them, once");
 				return 1;
 			}
-			if (view_parse_int(optarg, &r.ret_value)) {
+			if (view_parse_int(optarg, &r->ret_value)) {
 				cli_error("--ret-%s needs an integer (decimal or 0x hex, may be negative), not '%s'",
-					  c == 'E' ? "eq" : "ne", optarg);
+					  c == OPT_RET_EQ ? "eq" : "ne", optarg);
 				return 1;
 			}
-			r.ret_filter = c == 'E' ? RET_EQ : RET_NE;
+			r->ret_filter = c == OPT_RET_EQ ? RET_EQ : RET_NE;
 			break;
 		case 'h':
 			fputs(replay_usage, stdout);
-			return 0;
+			return -1;
 		default:
 			fputs(replay_usage, stderr);
 			return 2;
@@ -791,8 +933,42 @@ int cmd_replay(int argc, char **argv)
 	}
 	/* -D and -t take the tree view too: a call whose calls are all
 	 * hidden is one line, and the callers of a slow call are kept. */
-	if (r.max_depth || r.threshold)
-		r.tree = 1;
+	if (r->max_depth || r->threshold)
+		r->tree = 1;
+	return 0;
+}
+
+/* The options the trace keeps for the views (record's -t, -T, ...,
+ * uftrace's default.opts) before the command line's, in a new argv:
+ * the command line's come later, so they add to them or override them. */
+static char **with_view_defaults(const struct trace *t, int argc, char **argv, int *argc_out)
+{
+	size_t words = 0;
+	for (size_t i = 0; i < t->view_opts_len; i++)
+		words += !t->view_opts[i];
+	char **v = calloc((size_t)argc + words + 1, sizeof(*v));
+	if (!v)
+		return NULL;
+	int n = 0;
+	v[n++] = argv[0];
+	for (size_t i = 0; i < t->view_opts_len; i += strlen(t->view_opts + i) + 1)
+		v[n++] = t->view_opts + i;
+	for (int i = 1; i < argc; i++)
+		v[n++] = argv[i];
+	*argc_out = n;
+	return v;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	const char *input = NULL;
+	struct replay r = { 0 };
+	uint32_t tid = 0;
+	char **all_argv = NULL;
+
+	int st = replay_parse(argc, argv, &r, &input, &tid);
+	if (st)
+		return st < 0 ? 0 : st;
 	/* uftrace replay takes the program's name after the options, and
 	 * ignores it: one that names the recorded program is accepted. */
 	const char *prog_arg = NULL;
@@ -801,6 +977,35 @@ int cmd_replay(int argc, char **argv)
 	int status;
 	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
 		return status;
+	if (r.t->view_opts_len) {
+		struct trace *t = r.t;
+		int all_argc;
+		pat_free(r.pats);
+		r = (struct replay){ 0 };
+		tid = 0;
+		if (!(all_argv = with_view_defaults(t, argc + (prog_arg != NULL), argv, &all_argc))) {
+			cli_error("out of memory");
+			view_close(t);
+			return 1;
+		}
+		if (prog_arg)
+			all_argc--;
+		st = replay_parse(all_argc, all_argv, &r, &input, &tid);
+		r.t = t;
+		if (st) {
+			view_close(t);
+			free(all_argv);
+			pat_free(r.pats);
+			return st < 0 ? 0 : st;
+		}
+		if (tid && !trace_thread_find(t, tid)) {
+			cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
+			view_close(t);
+			free(all_argv);
+			pat_free(r.pats);
+			return 1;
+		}
+	}
 	if (prog_arg) {
 		const char *rec = r.t->argv && r.t->argv[0] ? r.t->argv[0] : "";
 		const char *a = strrchr(prog_arg, '/'), *b = strrchr(rec, '/');
@@ -820,7 +1025,7 @@ int cmd_replay(int argc, char **argv)
 	view_buffer_output(stdout);
 	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1)) ||
 	    !(r.tt = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.tt))) ||
-	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, 1)) ||
+	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_class))) ||
 	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth)))) {
 		cli_error("out of memory");
 		trace_close(r.t);
@@ -869,9 +1074,8 @@ int cmd_replay(int argc, char **argv)
 	free(r.tt);
 	free(r.site_class);
 	free(r.site_depth);
-	pat_free(r.sel);
-	pat_free(r.drop);
-	pat_free(r.callers);
+	pat_free(r.pats);
+	free(all_argv);
 	free(r.line.p);
 	for (size_t i = 0; i < r.slot_cnt; i++)
 		free(r.slots[i].p);

@@ -1,0 +1,120 @@
+/* live.c - `needle live`: uftrace's live command, record and replay in
+ * one: the program is recorded into a trace of its own (a temporary one,
+ * removed after, unless -o names it), then the trace is replayed with the
+ * options record keeps for the views (-t, -T, -H, --no-merge, ...).
+ *
+ * The recording runs in a child process, so that nothing needle record
+ * leaves behind (signal dispositions, its children) reaches the replay;
+ * the exit status is the program's, as needle record's is, unless the
+ * replay fails. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/live.h"
+#include "cli/record/record.h"
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+
+static const char live_usage[] =
+	"usage: needle live [record's options] [--] PROG [ARGS]\n"
+	"Records PROG as needle record does, then prints its function graph as needle replay does,\n"
+	"with the view options given (-t TIME, -T, -H, --no-merge, --no-comment, -F GLOB@depth=N).\n"
+	"The trace is removed after, unless -o FILE names it.  See needle record --help.\n";
+
+/* Does argv name an output file (-o FILE, -oFILE, --output[=]FILE)
+ * before the program?  A word after an option that takes one is not the
+ * program, but a wrong guess here only keeps a temporary file. */
+static int has_output(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (!strncmp(argv[i], "-o", 2) || !strncmp(argv[i], "--output", 8))
+			return 1;
+	}
+	return 0;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	char dir[] = "/tmp/needle-live-XXXXXX", path[sizeof(dir) + 16];
+	int own = !has_output(argc, argv);
+
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(live_usage, stdout);
+		return 0;
+	}
+	if (own) {
+		if (!mkdtemp(dir)) {
+			cli_error("live: cannot make a directory in /tmp for the trace: %s", strerror(errno));
+			return 1;
+		}
+		snprintf(path, sizeof(path), "%s/needle.data", dir);
+	}
+	char **rec = calloc((size_t)argc + 3, sizeof(*rec));
+	if (!rec) {
+		cli_error("out of memory");
+		return 1;
+	}
+	int n = 0;
+	rec[n++] = "record";
+	if (own) {
+		rec[n++] = "-o";
+		rec[n++] = path;
+	}
+	for (int i = 1; i < argc; i++)
+		rec[n++] = argv[i];
+
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		cli_error("live: fork: %s", strerror(errno));
+		free(rec);
+		return 1;
+	}
+	if (!pid)
+		_exit(cmd_record(n, rec));
+	int st, status;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	free(rec);
+
+	const char *trace = own ? path : NULL;
+	if (!trace) {
+		/* -o FILE: the file record wrote, found the way it read it. */
+		for (int i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--"))
+				break;
+			if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+				trace = i + 1 < argc ? argv[i + 1] : NULL;
+				break;
+			}
+			if (!strncmp(argv[i], "--output=", 9)) {
+				trace = argv[i] + 9;
+				break;
+			}
+			if (!strncmp(argv[i], "-o", 2)) {
+				trace = argv[i] + 2;
+				break;
+			}
+		}
+	}
+	if (!trace || access(trace, R_OK)) {
+		/* needle record said why. */
+		if (own)
+			rmdir(dir);
+		return status ? status : 1;
+	}
+	char *rep[] = { "replay", "-i", (char *)trace, NULL };
+	int rst = cmd_replay(3, rep);
+	if (own) {
+		unlink(path);
+		rmdir(dir);
+	}
+	return rst ? rst : status;
+}

@@ -1,0 +1,106 @@
+/* trigger_spec.c - parsing uftrace's -T FUNC@ACTION,... (trigger_spec.h).
+ * Pure: no state, no allocation. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/util/trigger_spec.h"
+
+/* "trace_on", "trace-on", "traceon", "trace_off"..., as uftrace spells
+ * them: TRIGGER_TRACE_ON or _OFF, or 0. */
+static unsigned trace_onoff(const char *item)
+{
+	if (strncasecmp(item, "trace", 5))
+		return 0;
+	item += 5;
+	if (*item == '_' || *item == '-')
+		item++;
+	if (!strcasecmp(item, "on"))
+		return TRIGGER_TRACE_ON;
+	if (!strcasecmp(item, "off"))
+		return TRIGGER_TRACE_OFF;
+	return 0;
+}
+
+int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, size_t errlen)
+{
+	const char *at = strchr(arg, '@');
+	char items[512];
+
+	memset(out, 0, sizeof(*out));
+	if (!at || at == arg || !at[1]) {
+		snprintf(err, errlen, "-T needs FUNC@ACTION (e.g. 'foo@depth=2', 'bar@trace_off'), not '%s'", arg);
+		return -1;
+	}
+	if ((size_t)(at - arg) >= sizeof(out->pattern) || strlen(at + 1) >= sizeof(items)) {
+		snprintf(err, errlen, "-T '%.64s...': too long", arg);
+		return -1;
+	}
+	memcpy(out->pattern, arg, (size_t)(at - arg));
+	strcpy(items, at + 1);
+	for (char *save = NULL, *it = strtok_r(items, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+		char *end;
+		unsigned onoff = trace_onoff(it);
+		if (onoff) {
+			out->actions |= onoff;
+		} else if (!strcasecmp(it, "filter")) {
+			out->actions |= TRIGGER_FILTER;
+		} else if (!strcasecmp(it, "notrace")) {
+			out->actions |= TRIGGER_NOTRACE;
+		} else if (!strcasecmp(it, "backtrace")) {
+			out->actions |= TRIGGER_BACKTRACE;
+		} else if (!strcasecmp(it, "trace")) {
+			out->actions |= TRIGGER_TRACE;
+		} else if (!strcasecmp(it, "hide")) {
+			out->actions |= TRIGGER_HIDE;
+		} else if (!strncasecmp(it, "depth=", 6)) {
+			unsigned long d = strtoul(it + 6, &end, 10);
+			if (*end || end == it + 6 || !d || d > 1000000) {
+				snprintf(err, errlen, "-T '%s': depth= needs a positive number", arg);
+				return -1;
+			}
+			out->actions |= TRIGGER_DEPTH;
+			out->depth = (uint32_t)d;
+		} else if (!strncasecmp(it, "time=", 5)) {
+			if (cli_parse_duration(it + 5, &out->time_ns)) {
+				snprintf(err, errlen, "-T '%s': time= needs a duration such as 10us or 2ms", arg);
+				return -1;
+			}
+			out->actions |= TRIGGER_TIME;
+		} else if (strchr(it, '=') || !strcasecmp(it, "finish") || !strcasecmp(it, "recover") ||
+			   !strncasecmp(it, "arg", 3) || !strncasecmp(it, "fparg", 5) || !strcasecmp(it, "retval") ||
+			   !strcasecmp(it, "auto-args")) {
+			snprintf(err, errlen,
+				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
+				 "backtrace, trace_on, trace_off, trace, time=TIME; values are recorded with -A and -R)",
+				 arg, it);
+			return -1;
+		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
+			strcpy(out->module, it);
+		} else {
+			snprintf(err, errlen, "-T '%s': '%s' is not a trigger action (filter, notrace, depth=N, hide, "
+				 "backtrace, trace_on, trace_off, trace, time=TIME)", arg, it);
+			return -1;
+		}
+	}
+	if (!out->actions) {
+		snprintf(err, errlen, "-T '%s': no action given (e.g. '%s,depth=1')", arg, arg);
+		return -1;
+	}
+	return 0;
+}
+
+int trigger_module_matches(const char *module, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(module);
+
+	base = base ? base + 1 : path;
+	if (!strcasecmp(module, "plt"))
+		return 0;
+	if (!strcmp(module, base))
+		return 1;
+	return !strncmp(module, base, n) && (base[n] == '.' || base[n] == '-' || base[n] == '_' || base[n] == 0);
+}

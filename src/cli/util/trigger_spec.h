@@ -1,0 +1,51 @@
+/* trigger_spec.h - uftrace's triggers, -T FUNC@ACTION[,ACTION...], as
+ * the views apply them (needle record keeps them for the views: the trace
+ * holds every call, and replay shows what the triggers select).
+ *
+ * ACTION is one of: filter, notrace (the function's calls are, or are
+ * not, shown with what they call: -F, -N), depth=N (N levels from the
+ * function), hide (the function is not shown, what it calls is, one
+ * level up: -H), backtrace (its callers are printed before it), trace_on
+ * and trace_off (also trace-on, traceon, ...: showing starts or stops at
+ * its entry, until the other; --disable starts with it stopped), trace
+ * (shown even when -t would hide it), time=TIME (-t inside its calls).
+ * An item that is not an action names the function's object, as in
+ * FUNC@libfoo (the file name without directory and suffix, or its
+ * beginning). */
+#ifndef NEEDLE_TRIGGER_SPEC_H
+#define NEEDLE_TRIGGER_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum trigger_action {
+	TRIGGER_FILTER = 1 << 0,
+	TRIGGER_NOTRACE = 1 << 1,
+	TRIGGER_DEPTH = 1 << 2,
+	TRIGGER_BACKTRACE = 1 << 3,
+	TRIGGER_TRACE_ON = 1 << 4,
+	TRIGGER_TRACE_OFF = 1 << 5,
+	TRIGGER_TRACE = 1 << 6,
+	TRIGGER_HIDE = 1 << 7,
+	TRIGGER_TIME = 1 << 8,
+};
+
+struct trigger_spec {
+	char pattern[256]; /* FUNC */
+	char module[256];  /* the object it is in, or "" for any */
+	unsigned actions;  /* enum trigger_action */
+	uint32_t depth;    /* TRIGGER_DEPTH */
+	uint64_t time_ns;  /* TRIGGER_TIME */
+};
+
+/* Parse "FUNC@ACTION,..." into *out.  0, or -1 with err set to what is
+ * wrong (one sentence, naming the spec). */
+int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, size_t errlen);
+
+/* Does the object at path match a FUNC@MODULE's module: its base name,
+ * or the base name's beginning up to a '.' or '-' ("libc" for
+ * /lib/x86_64-linux-gnu/libc.so.6, "t-abc" for ./t-abc)?  "PLT" or "plt"
+ * names the calls into other objects, and matches none here. */
+int trigger_module_matches(const char *module, const char *path);
+
+#endif
