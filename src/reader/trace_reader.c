@@ -322,8 +322,7 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		arg_names_parse(&t->arg_names, (const char *)p, sh->length);
 		break;
 	case SEC_VIEW_OPTS:
-		/* Words, the last one terminated; a malformed one is dropped
-		 * (the views then have no defaults). */
+		/* Words, the last one terminated (else malformed). */
 		bad = !sh->length || p[sh->length - 1];
 		if (!bad && !t->view_opts && (t->view_opts = malloc(sh->length))) {
 			memcpy(t->view_opts, p, sh->length);

@@ -213,6 +213,13 @@ int cmd_info(int argc, char **argv)
 	else
 		printf("status:        complete\n");
 	printf("tracer:        %s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph");
+	if (t->view_opts_len) {
+		/* The views' default options, as record took them. */
+		fputs("view options: ", stdout);
+		for (size_t i = 0; i < t->view_opts_len; i += strlen(t->view_opts + i) + 1)
+			printf(" %s", t->view_opts + i);
+		putchar('\n');
+	}
 	if (t->have_process) {
 		printf("command:      ");
 		for (size_t i = 0; t->argv && t->argv[i]; i++) {

@@ -221,22 +221,30 @@ struct tree_stacks {
 };
 
 static const char replay_usage[] =
-	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-D DEPTH] [-t TIME]\n"
-	"                     [--no-comment] [--ret-ne V | --ret-eq V]\n"
+	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
+	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
-	"                     GLOB@depth=N: N levels of them\n"
+	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object\n"
 	"  -N, --notrace GLOB not the calls of matching functions, nor what they call (repeatable)\n"
 	"  -C, --caller-filter GLOB  only the calls of matching functions, one line each, and their\n"
 	"                     callers (repeatable)\n"
+	"  -H, --hide GLOB    not the matching functions, but what they call, a level up\n"
+	"  -T, --trigger FUNC@ACTION[,ACTION...]  uftrace's triggers: filter, notrace, depth=N, hide,\n"
+	"                     backtrace (its callers first), trace_on, trace_off (showing stops at\n"
+	"                     its entry until a trace_on), trace (shown whatever -t says)\n"
+	"      --disable      start with showing stopped, until a trace_on trigger\n"
 	"  -D, --depth N      only N levels of nesting (from each -F call, with -F)\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
+	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
 	"      --ret-ne V     only calls whose return value (-R) is not V, one line each at its exit\n"
 	"      --ret-eq V     only calls whose return value is V (V: 0, -1, 0x7f; one of the two)\n"
-	"Patterns are globs; one with ^, $, .*, .+, .?, (, | or + is a regular expression (as uftrace's),\n"
-	"found anywhere in the name as replay shows it.\n";
+	"The options needle record kept for the views (its -t, -T, -H, --disable, --no-merge,\n"
+	"--no-comment, -F GLOB@depth=N; needle info lists them) come first; these add to them or\n"
+	"override them.  Patterns are globs; one with ^, $, '.', (, | or + is a regular expression\n"
+	"(as uftrace's), found anywhere in the name as replay shows it.\n";
 
 static void put(struct replay *r, const char *s)
 {

@@ -1,0 +1,119 @@
+# test_triggers.sh - uftrace's triggers and view options, at replay and
+# kept by record for the views: -T FUNC@depth=N, filter, notrace, hide,
+# backtrace, trace_on/trace_off (with --disable), -H, --no-merge, record
+# -t TIME, and needle live (record, then replay, one command).
+. "$(dirname "$0")/../lib.sh"
+unset NEEDLE_SITES
+P="$PROGS/subtrees"
+cd "$T" || exit 1
+
+graph() { "$NEEDLE" replay "$@" | sed -n 's/^[^|]*| //p'; }
+"$NEEDLE" record -o all.data -- "$P" >/dev/null 2>all.err
+
+check_eq "-T outer@depth=2: two levels from outer, the rest whole" "$(graph -i all.data -F main -T outer@depth=2)" "main() {
+  grab() {
+    malloc();
+  } /* grab */
+  free();
+  outer() {
+    inner();
+  } /* outer */
+  slow() {
+    leaf() {
+      getpid();
+    } /* leaf */
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "-T slow@filter and -T nap@notrace: slow without nap" "$(graph -i all.data -T slow@filter -T nap@notrace)" "slow() {
+  leaf() {
+    getpid();
+  } /* leaf */
+} /* slow */"
+check_eq "-H inner: inner's calls one level up" "$(graph -i all.data -F outer -H inner)" "outer() {
+  leaf() {
+    getpid();
+  } /* leaf */
+} /* outer */"
+check_eq "-T leaf@hide is -H leaf" "$(graph -i all.data -F outer -T leaf@hide)" "outer() {
+  inner() {
+    getpid();
+  } /* inner */
+} /* outer */"
+check_eq "-T getpid@backtrace: its callers before it" "$(graph -i all.data -F outer -T getpid@backtrace)" "outer() {
+  inner() {
+    leaf() {
+/* [ 0] main */
+/* [ 1] outer */
+/* [ 2] inner */
+/* [ 3] leaf */
+      getpid();
+    } /* leaf */
+  } /* inner */
+} /* outer */"
+check_eq "--disable -T slow@trace_on: nothing before slow, main closed without a duration" \
+	"$(graph -i all.data --disable -T slow@trace_on)" "  slow() {
+    leaf() {
+      getpid();
+    } /* leaf */
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "-T inner@trace_off -T nap@trace_on: off from inner to nap" \
+	"$(graph -i all.data -F main -T inner@trace_off -T nap@trace_on)" "main() {
+  grab() {
+    malloc();
+  } /* grab */
+  free();
+  outer() {
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "--no-merge: a leaf opens and closes" "$(graph -i all.data -F inner --no-merge)" "inner() {
+  leaf() {
+    getpid() {
+    } /* getpid */
+  } /* leaf */
+} /* inner */"
+check_eq "-T with an action needle lacks: refused, exit 2" \
+	"$("$NEEDLE" replay -i all.data -T 'leaf@finish' 2>&1 >/dev/null | grep -c "no trigger action 'finish'"; "$NEEDLE" replay -i all.data -T 'leaf@finish' >/dev/null 2>&1; echo $?)" "1
+2"
+check_eq "-T without an action: refused, exit 2" "$("$NEEDLE" replay -i all.data -T leaf >/dev/null 2>&1; echo $?)" 2
+
+# record keeps -t, -T, -H and --no-merge for the views, and replay's own
+# options come after them (uftrace's default.opts).
+"$NEEDLE" record -o kept.data -t 2ms -H nap -- "$P" >/dev/null 2>kept.err
+check_eq "record -t 2ms -H nap: replay shows the slow call and its callers, nap hidden" "$(graph -i kept.data)" "main() {
+  slow() {
+    usleep();
+  } /* slow */
+} /* main */"
+check_eq "info names the views' options" "$("$NEEDLE" info -i kept.data | grep '^view options:')" "view options:  -t 2ms -H nap"
+check_eq "replay -t 0 overrides record's -t" "$(graph -i kept.data -t 0 -F grab)" "grab() {
+  malloc();
+} /* grab */"
+check_eq "record -t TIME keeps every call in the file" "$("$NEEDLE" report -i kept.data -s name | awk '$NF == "leaf" {print $5}')" 2
+check_eq "record -t: a bad duration is refused, nothing written" \
+	"$("$NEEDLE" record -o bad.data -t 1zz -- "$P" >/dev/null 2>&1; echo $?; test -e bad.data && echo written)" 2
+check_eq "record -t function still names the tracer" \
+	"$("$NEEDLE" record -o fn.data -t function -- "$P" >/dev/null 2>&1; "$NEEDLE" info -i fn.data | grep -c 'tracer: *function$')" 1
+
+# needle live: the program's output, then its graph; the program's exit
+# status; no trace left behind.
+out=$("$NEEDLE" live -F outer -- "$P" 2>live.err; echo "status $?")
+check_eq "live: the graph of the calls, with record's options" "$(echo "$out" | sed -n 's/^[^|]*| //p')" "outer() {
+  inner() {
+    leaf() {
+      getpid();
+    } /* leaf */
+  } /* inner */
+} /* outer */"
+check_eq "live: exit status 0" "$(echo "$out" | tail -1)" "status 0"
+check_eq "live: no trace in the working directory" "$(ls "$T" | grep -c '^needle.data')" 0
+check_eq "live: the program's exit status" "$("$NEEDLE" live -- "$PROGS/exitwith" 7 >/dev/null 2>&1; echo $?)" 7
