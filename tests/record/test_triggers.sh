@@ -117,3 +117,13 @@ check_eq "live: the graph of the calls, with record's options" "$(echo "$out" | 
 check_eq "live: exit status 0" "$(echo "$out" | tail -1)" "status 0"
 check_eq "live: no trace in the working directory" "$(ls "$T" | grep -c '^needle.data')" 0
 check_eq "live: the program's exit status" "$("$NEEDLE" live -- "$PROGS/exitwith" 7 >/dev/null 2>&1; echo $?)" 7
+
+check_eq "-t 2ms -T grab@trace: grab shown though fast" "$(graph -i all.data -t 2ms -T grab@trace)" "main() {
+  grab();
+  slow() {
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "-T leaf@time=1us: an action needle lacks, refused" "$("$NEEDLE" replay -i all.data -T 'leaf@time=1us' >/dev/null 2>&1; echo $?)" 2

@@ -63,25 +63,19 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			}
 			out->actions |= TRIGGER_DEPTH;
 			out->depth = (uint32_t)d;
-		} else if (!strncasecmp(it, "time=", 5)) {
-			if (cli_parse_duration(it + 5, &out->time_ns)) {
-				snprintf(err, errlen, "-T '%s': time= needs a duration such as 10us or 2ms", arg);
-				return -1;
-			}
-			out->actions |= TRIGGER_TIME;
 		} else if (strchr(it, '=') || !strcasecmp(it, "finish") || !strcasecmp(it, "recover") ||
 			   !strncasecmp(it, "arg", 3) || !strncasecmp(it, "fparg", 5) || !strcasecmp(it, "retval") ||
 			   !strcasecmp(it, "auto-args")) {
 			snprintf(err, errlen,
 				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, time=TIME; values are recorded with -A and -R)",
+				 "backtrace, trace_on, trace_off, trace; values are recorded with -A and -R)",
 				 arg, it);
 			return -1;
 		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
 			strcpy(out->module, it);
 		} else {
 			snprintf(err, errlen, "-T '%s': '%s' is not a trigger action (filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, time=TIME)", arg, it);
+				 "backtrace, trace_on, trace_off, trace)", arg, it);
 			return -1;
 		}
 	}

@@ -8,7 +8,7 @@
  * level up: -H), backtrace (its callers are printed before it), trace_on
  * and trace_off (also trace-on, traceon, ...: showing starts or stops at
  * its entry, until the other; --disable starts with it stopped), trace
- * (shown even when -t would hide it), time=TIME (-t inside its calls).
+ * (shown even when -t would hide it).
  * An item that is not an action names the function's object, as in
  * FUNC@libfoo (the file name without directory and suffix, or its
  * beginning). */
@@ -27,7 +27,6 @@ enum trigger_action {
 	TRIGGER_TRACE_OFF = 1 << 5,
 	TRIGGER_TRACE = 1 << 6,
 	TRIGGER_HIDE = 1 << 7,
-	TRIGGER_TIME = 1 << 8,
 };
 
 struct trigger_spec {
@@ -35,7 +34,6 @@ struct trigger_spec {
 	char module[256];  /* the object it is in, or "" for any */
 	unsigned actions;  /* enum trigger_action */
 	uint32_t depth;    /* TRIGGER_DEPTH */
-	uint64_t time_ns;  /* TRIGGER_TIME */
 };
 
 /* Parse "FUNC@ACTION,..." into *out.  0, or -1 with err set to what is

@@ -188,6 +188,7 @@ enum {
 	FR_LIMIT = 32,  /* a -F or depth= call: the thread's depth limit is restored at its exit */
 	FR_ENTERED = 64, /* its entry was seen while showing (not in a trace_off) */
 	FR_HIDDEN = 128, /* -H, hide: not shown, its calls are, a level up */
+	FR_FORCE = 256,  /* trace: shown whatever -t says */
 };
 
 struct tree_frame {
@@ -641,7 +642,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			f->flags |= FR_HIDDEN;
 			return 0;
 		}
-		f->flags |= FR_SHOWN;
+		f->flags |= FR_SHOWN | (c & TRIGGER_TRACE ? FR_FORCE : 0);
 		if (c & CL_CALLER) {
 			/* Shown with its callers, without its own calls. */
 			f->flags |= FR_CALLER | FR_OUT;
@@ -711,7 +712,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!(fl & FR_PRINTED)) {
 			/* Nothing inside it was written: one line, if it is
 			 * shown at all. */
-			if (r->threshold && (!done || ns < r->threshold))
+			if (r->threshold && !(fl & FR_FORCE) && (!done || ns < r->threshold))
 				return 0;
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
