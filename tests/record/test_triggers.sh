@@ -127,3 +127,9 @@ check_eq "-t 2ms -T grab@trace: grab shown though fast" "$(graph -i all.data -t 
   } /* slow */
 } /* main */"
 check_eq "-T leaf@time=1us: an action needle lacks, refused" "$("$NEEDLE" replay -i all.data -T 'leaf@time=1us' >/dev/null 2>&1; echo $?)" 2
+
+# uftrace's -a (--auto-args) and -A spellings.
+"$NEEDLE" record -a -o auto_a.data -- "$PROGS/auto_prog" >/dev/null 2>&1
+"$NEEDLE" record --auto-args -o auto_l.data -- "$PROGS/auto_prog" >/dev/null 2>&1
+check_eq "-a is --auto-args: the same values" "$(graph -i auto_a.data | grep -c '=')" "$(graph -i auto_l.data | grep -c '=')"
+check "-a: values recorded" test "$(graph -i auto_a.data | grep -c 't_enum(m=')" -ge 1

@@ -141,7 +141,7 @@ static void refuse_format(const char *spec, const char *fmt)
 {
 	char want[600];
 
-	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32)",
+	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)",
 		 spec, fmt);
 	refuse_spec(spec, 0, spec, want);
 }
@@ -162,6 +162,7 @@ static void test_add_spec(void)
 	accept_spec("f@arg1/d,arg1/u,arg1/x,arg1/c,arg1/p,arg1/f,arg1/s", 0);
 	accept_spec("f@arg7,arg8/x,arg255/d32", 0);
 	accept_spec("f@fparg1,fparg8/f32,fparg2/f64,fparg3/f", 0);
+	accept_spec("f@arg1/i,arg2/i8,arg3/i64,arg4/64,fparg1/32,fparg2/64", 0); /* uftrace's spellings */
 	accept_spec("f@key,p.x,a[0],_n9/x", 0);
 	accept_spec("f@retval/f32", 1);
 	accept_spec("f@retval,retval/x", 1); /* the same value twice: kept */
@@ -253,6 +254,9 @@ static void test_add_spec(void)
 	refuse_format("f@arg1/du", "du");
 	refuse_format("f@arg1/s8", "s8");
 	refuse_format("f@arg1/s64", "s64");
+	refuse_format("f@arg1/80", "80");   /* long double: not read */
+	refuse_format("f@arg1/i7", "i7");
+	refuse_format("f@arg1/i64x", "i64x");
 	refuse_format("f@arg1/f8", "f8");
 	refuse_format("f@arg1/f16", "f16");
 	refuse_format("f@arg1/d/x", "d/x");
@@ -351,7 +355,7 @@ static void test_add_filter(void)
 		      "-F 'f@arg0>1': 'arg0' is not argN (1-6 a register, 7-255 the stack), fparg1..fparg8, retval or a "
 		      "parameter's name");
 	refuse_filter("f@arg1/q>1", "a format that is none",
-		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32)");
+		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)");
 	snprintf(spec, sizeof(spec), "f@%s==1", repeat(buf, 'k', VALUE_LABEL_MAX));
 	char want[2600];
 	snprintf(want, sizeof(want),
@@ -499,6 +503,8 @@ static void test_resolve_dwarf(void)
 		    "f_ints\tA\t0:1:d:32:0,0:3:u:16:0,0:4:c:8:0,0:5:b:8:0,0:6:d:8:0\tmain", NULL);
 	/* A format without a size takes the type's; with one, its own. */
 	resolves_to(x, w, "f_ints@arg1/x,arg2/u,arg3/x64", 0, "f_ints\tA\t0:1:x:32:0,0:2:u:64:0,0:3:x:64:0\tmain", NULL);
+	/* uftrace's spellings: i for d, the bits alone. */
+	resolves_to(x, w, "f_ints@arg1/i16,arg2/i,arg3/32", 0, "f_ints\tA\t0:1:d:16:0,0:2:d:64:0,0:3:d:32:0\tmain", NULL);
 	/* By name: the same item, and the name for the views. */
 	resolves_to(x, w, "f_ints@a,b", 0, "f_ints\tA\t0:1:d:32:0,0:2:d:64:0\tmain", "F\tf_ints\t0:1:0=a,0:2:0=b");
 	resolves_to(x, w, "f_ints@a,arg2", 0, "f_ints\tA\t0:1:d:32:0,0:2:d:64:0\tmain", "F\tf_ints\t0:1:0=a,0:2:0=");

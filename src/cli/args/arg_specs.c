@@ -65,17 +65,24 @@ static int append_line(char **list, size_t *len, const char *fmt, ...)
 	return 0;
 }
 
-/* "/FMT": d u x c p f s with bits 8/16/32/64; 0 or -1. */
+/* "/FMT": d u x c p f s with bits 8/16/32/64; 0 or -1.  uftrace's
+ * spellings are taken too: i for d (/i, /i32), and the bits alone (/32)
+ * for an fparg's float or an integer's d. */
 static int parse_format(const char *fmt, struct value_ref *v)
 {
 	char *end;
 
-	if (!*fmt || !strchr("duxcpfs", *fmt))
-		return -1;
-	v->fmt = *fmt;
+	if (*fmt >= '1' && *fmt <= '9') {
+		v->fmt = !strncmp(v->name, "fparg", 5) ? 'f' : 'd';
+	} else {
+		if (!*fmt || !strchr("duxcpfsi", *fmt))
+			return -1;
+		v->fmt = *fmt == 'i' ? 'd' : *fmt;
+		fmt++;
+	}
 	v->bits = v->fmt == 'c' ? 8 : 0; /* 0: the type's with debug info, else 64 */
-	if (fmt[1]) {
-		v->bits = (unsigned)strtoul(fmt + 1, &end, 10);
+	if (*fmt) {
+		v->bits = (unsigned)strtoul(fmt, &end, 10);
 		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's')
 			return -1;
 	}
@@ -251,7 +258,7 @@ static int parse_ref(const char *opt, const char *spec, char *tok, struct value_
 	}
 	snprintf(v->name, sizeof(v->name), "%s", tok);
 	if (slash && parse_format(slash + 1, v)) {
-		cli_error("%s '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32)", opt,
+		cli_error("%s '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)", opt,
 			  spec, slash + 1);
 		return -1;
 	}

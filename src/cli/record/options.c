@@ -102,12 +102,13 @@ static const char record_usage[] =
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
 	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
 	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
-	"                           with /FORMAT: d u x c p f and bits (d32, x16, f32); e.g.\n"
+	"                           with /FORMAT: d u x c p f and bits (d32, x16, f32; uftrace's\n"
+	"                           i32, i and 32 are d32, d and, for an fparg, f32); e.g.\n"
 	"                           -A 'kv_get@arg1/u,arg2/x'\n"
 	"                           /s: the string an argument points to (see --max-string)\n"
 	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
 	"                           with debug info, a value may be named by its parameter: 'kv_get@key/s'\n"
-	"      --auto-args          record every argument and return value the debug info (DWARF, or a\n"
+	"  -a, --auto-args          record every argument and return value the debug info (DWARF, or a\n"
 	"                           debug file under /usr/lib/debug) of the program and of the libraries\n"
 	"                           it loads describes, by name and type (libc's with libc6-dbg);\n"
 	"                           -A / -R for a function replace its side\n"
@@ -252,7 +253,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:T:H:F:N:P:U:D:p:A:R:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:T:H:F:N:P:U:D:p:A:R:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -421,6 +422,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case OPT_AUTO_ARGS:
+		case 'a':
 			o->values.auto_args = 1;
 			break;
 		case OPT_MAX_STRING: {
