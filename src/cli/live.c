@@ -25,29 +25,37 @@ static const char live_usage[] =
 	"with the view options given (-t TIME, -T, -H, --no-merge, --no-comment, -F GLOB@depth=N).\n"
 	"The trace is removed after, unless -o FILE names it.  See needle record --help.\n";
 
-/* Does argv name an output file (-o FILE, -oFILE, --output[=]FILE)
- * before the program?  A word after an option that takes one is not the
- * program, but a wrong guess here only keeps a temporary file. */
-static int has_output(int argc, char **argv)
+/* The trace file -o named in argv (a pointer into one of its words), or
+ * NULL when there is none: read by needle record's own parser, so that
+ * an "-o" among the program's arguments is the program's. */
+static const char *output_given(int argc, char **argv, int *status)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			return 0;
-		if (!strncmp(argv[i], "-o", 2) || !strncmp(argv[i], "--output", 8))
-			return 1;
+	struct record_opts o = { 0 };
+
+	*status = 0;
+	if (record_parse_opts(argc, argv, &o) < 0) {
+		*status = 2;
+		return NULL;
 	}
-	return 0;
+	for (int i = 1; i < argc; i++)
+		if (o.output >= argv[i] && o.output < argv[i] + strlen(argv[i]) + 1)
+			return o.output;
+	return NULL;
 }
 
 int cmd_live(int argc, char **argv)
 {
 	char dir[] = "/tmp/needle-live-XXXXXX", path[sizeof(dir) + 16];
-	int own = !has_output(argc, argv);
+	int status;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(live_usage, stdout);
 		return 0;
 	}
+	const char *trace = output_given(argc, argv, &status);
+	int own = !trace;
+	if (status)
+		return status;
 	if (own) {
 		if (!mkdtemp(dir)) {
 			cli_error("live: cannot make a directory in /tmp for the trace: %s", strerror(errno));
@@ -78,32 +86,14 @@ int cmd_live(int argc, char **argv)
 	}
 	if (!pid)
 		_exit(cmd_record(n, rec));
-	int st, status;
+	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	free(rec);
 
-	const char *trace = own ? path : NULL;
-	if (!trace) {
-		/* -o FILE: the file record wrote, found the way it read it. */
-		for (int i = 1; i < argc; i++) {
-			if (!strcmp(argv[i], "--"))
-				break;
-			if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-				trace = i + 1 < argc ? argv[i + 1] : NULL;
-				break;
-			}
-			if (!strncmp(argv[i], "--output=", 9)) {
-				trace = argv[i] + 9;
-				break;
-			}
-			if (!strncmp(argv[i], "-o", 2)) {
-				trace = argv[i] + 2;
-				break;
-			}
-		}
-	}
+	if (own)
+		trace = path;
 	if (!trace || access(trace, R_OK)) {
 		/* needle record said why. */
 		if (own)
