@@ -264,8 +264,10 @@ struct needle_attach_opts {
 	size_t sz; /* sizeof(struct needle_attach_opts) */
 	/* Functions to trace: symbol names or globs (fnmatch(3) syntax, as in
 	 * ftrace's set_ftrace_filter), which also match a C++ function's
-	 * demangled name, without or with its parameters (needle_site_match)
-	 * ... */
+	 * demangled name, without or with its parameters (needle_site_match);
+	 * a pattern with ^, $, '.', (, | or + is a POSIX extended regular
+	 * expression, found anywhere in the symbol or the demangled name
+	 * without its parameters (as uftrace's patterns are) ... */
 	const char *const *patterns;
 	size_t pattern_cnt;
 	/* ... and/or addresses (a function's symbol address or its site
@@ -380,8 +382,8 @@ NEEDLE_API int needle_site_count(void);
 NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info);
 /* Site id of the function with this exact name, or -ENOENT. */
 NEEDLE_API int needle_site_find(const char *name);
-/* 1 if pattern (a name or an fnmatch(3) glob, as in
- * needle_attach_opts.patterns) names site id, 0 if not, -ENOENT if there
+/* 1 if pattern (a name, an fnmatch(3) glob or a regular expression, as
+ * in needle_attach_opts.patterns) names site id, 0 if not, -ENOENT if there
  * is no such site.  A pattern names a function by its symbol or, for a
  * C++ function, by its demangled name without or with its parameter list
  * ("ns::Cls::get", "ns::Cls::get(int) const"). */

@@ -20,7 +20,7 @@ setarch -R "$NEEDLE" record -o "$T/a.data" \
 	-A 'a_str@arg1/s,arg2/d' -R 'a_str@retval/d' -- "$P" >"$T/out" 2>"$T/err"
 check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
-"$NEEDLE" replay -i "$T/a.data" >"$T/r"
+"$NEEDLE" replay --arg-names -i "$T/a.data" >"$T/r"
 check_eq "replay reads it" "$?" 0
 grep -E '\| +a_' "$T/r" | grep -v 'arg2=20)' | sed 's/.*| *//' | sort >"$T/got"
 grep -v '^rewritten' "$T/plain" | sort >"$T/want"
@@ -45,8 +45,28 @@ check_eq "events: 1029 calls entered and left, main, worker x2, writer ($n)" "$n
 "$NEEDLE" record -o "$T/b.data" -- "$P" >/dev/null 2>&1
 "$NEEDLE" record -o "$T/c.data" -A 'a_neg@arg1/d32' -- "$P" >/dev/null 2>&1
 check_eq "a_ints with no spec: no value in its lines" \
-	"$("$NEEDLE" replay -i "$T/c.data" | grep -c 'a_ints(arg')" 0
-check_eq "a_neg with -A: its argument" "$("$NEEDLE" replay -i "$T/c.data" | grep -c 'a_neg(arg1=')" 6
+	"$("$NEEDLE" replay --arg-names -i "$T/c.data" | grep -c 'a_ints(arg')" 0
+check_eq "a_neg with -A: its argument" "$("$NEEDLE" replay --arg-names -i "$T/c.data" | grep -c 'a_neg(arg1=')" 6
+
+# replay's default form is uftrace's: values alone, floats as %f, and a
+# call's end with its value a statement ("} = 0;", test_args_views).
+"$NEEDLE" replay -i "$T/a.data" >"$T/bare"
+check_eq "replay without --arg-names: each a_ints line as with names, less the names" \
+	"$(grep 'a_ints(' "$T/bare" | sed 's/.*| *//' | md5sum)" \
+	"$(grep 'a_ints(' "$T/r" | sed 's/.*| *//; s/arg[0-9]*=//g' | md5sum)"
+check_eq "... floats as printf's %f: a_fp(1.500000, 2.000000, -0.250000) = 2.750000" \
+	"$(grep -cF 'a_fp(1.500000, 2.000000, -0.250000) = 2.750000;' "$T/bare")" 1
+
+# Several -A for one function add up as uftrace's do: a value asked for
+# again stays where it was first asked for, with the later format when
+# that spec gives one, its own when not; a regular expression (^a_i)
+# names functions as a glob does.
+"$NEEDLE" record -o "$T/m.data" -A 'a_ints@arg2/x' -A '^a_i@arg1,arg2,arg3/d32' -A 'a_ints@arg1/d8' -- "$P" >/dev/null 2>&1
+check_eq "merged specs: a_ints(0xea60, -100, -2000000000), arg2 first in hex, arg1 as d8" \
+	"$("$NEEDLE" replay -i "$T/m.data" | grep -cF 'a_ints(0xea60, -100, -2000000000);')" 1
+check_eq "... every a_ints call with its three values, no value twice" \
+	"$("$NEEDLE" replay -i "$T/m.data" | grep -cE 'a_ints\(0x[0-9a-f]+, -[0-9]+, -[0-9]+\);')" \
+	"$(grep -c '^a_ints' "$T/plain")"
 
 # Bad specs: one line, non-zero, the program not run.
 bad() { # DESCRIPTION PATTERN ARGS...

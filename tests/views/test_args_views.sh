@@ -100,7 +100,7 @@ check_eq "function tracer --by-arg 1 --csv: counts by key" \
 
 # ---- replay --ret-ne / --ret-eq ----
 
-"$NEEDLE" replay -i "$T/a.data" >"$T/replay"
+"$NEEDLE" replay --arg-names -i "$T/a.data" >"$T/replay"
 # The lines expected: each call with a return value that compares as asked
 # (op: != or ==, against v), as FUNCTION(arg1=VALUE) = RETURN;
 expect() { # OP V
@@ -109,7 +109,7 @@ expect() { # OP V
 }
 body() { sed 1d | sed 's/^.*| *//' | sort; }
 body_all() { sed 's/^.*| *//' | sort; }
-"$NEEDLE" replay -i "$T/a.data" --ret-ne 0 >"$T/ne0"
+"$NEEDLE" replay --arg-names -i "$T/a.data" --ret-ne 0 >"$T/ne0"
 check_eq "--ret-ne 0: exit 0" "$?" 0
 check_eq "--ret-ne 0: the header, then one line per call that returned non-zero" \
 	"$(sed 1d "$T/ne0" | wc -l)" "$(expect '!=' 0 | wc -l)"
@@ -122,43 +122,43 @@ check_eq "--ret-ne 0: the lookups' lines are replay's own, in order" \
 	"$(grep 'lookup(' "$T/ne0" | md5sum)" "$(grep -F ') = -1;' "$T/replay" | grep 'lookup(' | md5sum)"
 check_eq "--ret-ne 0: co_step(arg1=100), returned after a coroutine switch, with its own argument and duration" \
 	"$(grep -F 'co_step(arg1=100) = 101;' "$T/ne0" | awk '{ print $1, $2 }')" \
-	"$(grep -F '} = 101 /* co_step */' "$T/replay" | awk '{ print $1, $2 }')"
+	"$(grep -F '} = 101; /* co_step */' "$T/replay" | awk '{ print $1, $2 }')"
 # -t TIME: the calls that took TIME or more, in the tree with their
 # callers and their values; every call takes 1ns or more, so every lookup
 # is there, a leaf line with its argument and return value, as in the
 # whole graph (a line is written once known to be shown: threads'
 # lines interleave otherwise, each thread's in its order).
-"$NEEDLE" replay -i "$T/a.data" -t 1ns >"$T/t1"
+"$NEEDLE" replay --arg-names -i "$T/a.data" -t 1ns >"$T/t1"
 by_thread() { grep 'lookup(' | awk -F'[][]' '{ print $2 "\t" $0 }' | sort -s -n -k1,1 | md5sum; }
 check_eq "replay -t 1ns: every lookup, with its argument and return value, as in the whole graph" \
 	"$(by_thread <"$T/t1")" "$(by_thread <"$T/replay")"
 check_eq "replay -t 1ns: co_step, with a coroutine switch and no call of its own inside, one line" \
 	"$(grep -c 'co_step(arg1=100) = 101;' "$T/t1")" 1
-"$NEEDLE" replay -i "$T/a.data" --ret-eq 0 >"$T/eq0"
+"$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq 0 >"$T/eq0"
 check_eq "--ret-eq 0: the lookups of even keys, exactly" "$(body <"$T/eq0" | md5sum)" "$(expect '==' 0 | md5sum)"
 check_eq "--ret-eq 0: 25 lines" "$(sed 1d "$T/eq0" | wc -l)" 25
-check_eq "--ret-eq -1: the failed lookups" "$("$NEEDLE" replay -i "$T/a.data" --ret-eq -1 | body | md5sum)" \
+check_eq "--ret-eq -1: the failed lookups" "$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq -1 | body | md5sum)" \
 	"$(expect '==' -1 | md5sum)"
-check_eq "--ret-eq 0x65: co_step(arg1=100) alone" "$("$NEEDLE" replay -i "$T/a.data" --ret-eq 0x65 | body)" \
+check_eq "--ret-eq 0x65: co_step(arg1=100) alone" "$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq 0x65 | body)" \
 	"co_step(arg1=100) = 101;"
 check_eq "--ret-eq 0xffffffff: none (retval/d32 is signed: -1)" \
-	"$("$NEEDLE" replay -i "$T/a.data" --ret-eq 0xffffffff | sed 1d | wc -l)" 0
+	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq 0xffffffff | sed 1d | wc -l)" 0
 check_eq "--ret-ne 0 -D 1: none (the calls are at depth 1)" \
-	"$("$NEEDLE" replay -i "$T/a.data" --ret-ne 0 -D 1 | sed 1d | wc -l)" 0
+	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-ne 0 -D 1 | sed 1d | wc -l)" 0
 check_eq "--ret-ne 0 -D 2 --tid PID: all 32" \
-	"$("$NEEDLE" replay -i "$T/a.data" --ret-ne 0 -D 2 --tid "$pid" | sed 1d | wc -l)" 32
+	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-ne 0 -D 2 --tid "$pid" | sed 1d | wc -l)" 32
 
 # An unsigned format: compared as unsigned.
 "$NEEDLE" record -o "$T/x.data" -A 'lookup@arg1/d32' -R 'lookup@retval/x32' -- "$P" >/dev/null 2>&1
 check_eq "retval/x32 --ret-eq 0xffffffff: the failed lookups" \
-	"$("$NEEDLE" replay -i "$T/x.data" --ret-eq 0xffffffff | body | md5sum)" \
+	"$("$NEEDLE" replay --arg-names -i "$T/x.data" --ret-eq 0xffffffff | body | md5sum)" \
 	"$(expect '==' -1 | grep lookup | sed 's/= -1;/= 0xffffffff;/' | md5sum)"
 check_eq "retval/x32 --ret-eq -1: none (a negative V equals no unsigned value)" \
-	"$("$NEEDLE" replay -i "$T/x.data" --ret-eq -1 | sed 1d | wc -l)" 0
+	"$("$NEEDLE" replay --arg-names -i "$T/x.data" --ret-eq -1 | sed 1d | wc -l)" 0
 
 # No return value recorded: nothing to show, and a warning says why.
 "$NEEDLE" record -o "$T/noret.data" -A 'lookup@arg1/d32' -- "$P" >/dev/null 2>&1
-"$NEEDLE" replay -i "$T/noret.data" --ret-ne 0 >"$T/noret" 2>"$T/noret.err"
+"$NEEDLE" replay --arg-names -i "$T/noret.data" --ret-ne 0 >"$T/noret" 2>"$T/noret.err"
 check_eq "no -R: exit 0, no call shown" "$? $(sed 1d "$T/noret" | wc -l)" "0 0"
 check_eq "no -R: one warning line" "$(grep -c 'no call .* has a return value' "$T/noret.err") $(wc -l <"$T/noret.err")" "1 1"
 
@@ -182,4 +182,4 @@ for v in abc '' 1x 0x - 12.5 0x10000000000000000 -0x8000000000000001; do
 done
 refused "--ret-eq on a function tracer trace (no exits)" "function tracer" replay -i "$T/fn.data" --ret-eq 0
 check_eq "--ret-eq -0x8000000000000000 (the smallest): accepted" \
-	"$("$NEEDLE" replay -i "$T/a.data" --ret-eq -0x8000000000000000 >/dev/null 2>&1; echo $?)" 0
+	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq -0x8000000000000000 >/dev/null 2>&1; echo $?)" 0

@@ -53,7 +53,7 @@ done
 "$NEEDLE" record -o "$T/v1000.data" -A 'descend@arg1/d32' -A 'leaf@arg1' -R 'descend@retval' -R 'leaf@retval' \
 	-- "$PROGS/views_deep" 1 50 1000 >/dev/null 2>&1
 check_eq "with values: replay shows them (descend(arg1=1000) once per round, 50)" \
-	"$("$NEEDLE" replay -i "$T/v1000.data" | grep -c 'descend(arg1=1000) {')" 50
+	"$("$NEEDLE" replay --arg-names -i "$T/v1000.data" | grep -c 'descend(arg1=1000) {')" 50
 for v in "replay" "replay --ret-ne 0" "report --by-arg 1" "export --format=perfetto -o -" "export --format=chrome -o -"; do
 	w100=$(work $v "$T/v100.data")
 	w1000=$(work $v "$T/v1000.data")

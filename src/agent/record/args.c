@@ -38,6 +38,7 @@
 #include "agent/base/log.h"
 #include "agent/base/safe_copy.h"
 #include "agent/record/args.h"
+#include "common/pattern.h"
 #include "common/shm_layout.h"
 #include "needle.h"
 
@@ -144,16 +145,23 @@ static int parse_item(const char **p, struct arg_item *it)
 	return item_finish(it);
 }
 
-/* The ITEMS of one -A or -R line, added to spec. */
-static int parse_items(const char *items, int at_exit, struct arg_spec *spec)
+/* The ITEMS of one -A or -R line, added to spec; *weak gets a bit per
+ * item whose format the user did not give ("~" after it): one that a
+ * function already has a value for keeps that value's format. */
+static int parse_items(const char *items, int at_exit, struct arg_spec *spec, uint32_t *weak)
 {
 	const char *p = items;
 
+	*weak = 0;
 	while (*p) {
 		uint8_t *cnt = at_exit ? &spec->exit_cnt : &spec->entry_cnt;
 		struct arg_item it;
 		if (parse_item(&p, &it) || *cnt >= ARG_ITEMS_MAX || (at_exit && it.stack))
 			return -EINVAL;
+		if (*p == '~') {
+			*weak |= 1u << *cnt;
+			p++;
+		}
 		(at_exit ? spec->exit : spec->entry)[(*cnt)++] = it;
 		if (*p == ',')
 			p++;
@@ -376,7 +384,7 @@ static int each_site(const char *glob, const char *scope, int (*fn)(uint32_t id,
 {
 	int matched = 0, err;
 
-	if (!strpbrk(glob, "*?[\\")) {
+	if (!strpbrk(glob, "*?[\\") && !pattern_is_regex(glob)) {
 		size_t lo = 0, hi = by_name_cnt;
 		while (lo < hi) { /* the first entry of that name */
 			size_t mid = (lo + hi) / 2;
@@ -433,9 +441,22 @@ static void fault_handler_once(void)
 struct add_items {
 	const struct arg_spec *proto;
 	int at_exit;
+	uint32_t weak; /* by item of proto: its format was not given */
 };
 
-/* -A and -R for one function add up. */
+/* The item of to[0..cnt) for the same value as it, or NULL. */
+static struct arg_item *same_value(struct arg_item *to, uint8_t cnt, const struct arg_item *it)
+{
+	for (uint8_t k = 0; k < cnt; k++)
+		if (to[k].kind == it->kind && to[k].index == it->index && to[k].shift == it->shift)
+			return &to[k];
+	return NULL;
+}
+
+/* -A and -R for one function add up, as uftrace's do: a value asked for
+ * again stays where it was first asked for, with the format the later
+ * spec gives, or its own when that spec gives none
+ * (-A 'f@arg2/x' -A 'f*@arg1,arg2' shows arg2 in hex, then arg1). */
 static int add_items(uint32_t id, void *arg)
 {
 	const struct add_items *a = arg;
@@ -447,8 +468,14 @@ static int add_items(uint32_t id, void *arg)
 	uint8_t *to_cnt = a->at_exit ? &s->exit_cnt : &s->entry_cnt;
 	struct arg_item *to = a->at_exit ? s->exit : s->entry;
 	uint16_t *words_max = a->at_exit ? &s->exit_words_max : &s->entry_words_max;
-	for (uint8_t k = 0; k < cnt && *to_cnt < ARG_ITEMS_MAX; k++) {
-		to[(*to_cnt)++] = from[k];
+	for (uint8_t k = 0; k < cnt; k++) {
+		struct arg_item *had = same_value(to, *to_cnt, &from[k]);
+		if (had && (a->weak >> k & 1))
+			continue;
+		if (!had && *to_cnt >= ARG_ITEMS_MAX)
+			break;
+		/* words_max only grows: a bound on the block, never short. */
+		*(had ? had : &to[(*to_cnt)++]) = from[k];
 		*words_max += from[k].fmt == 's' ? (uint16_t)(2 + max_string / 8) : 2;
 		if (from[k].fmt == 's' || from[k].stack) {
 			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
@@ -504,9 +531,10 @@ static int configure_lines(const char *lines, int filters)
 		} else {
 			struct arg_spec proto = { 0 };
 			int at_exit = n >= 3 && f[1][0] == 'R';
-			if (n < 3 || n > 4 || (err = parse_items(f[2], at_exit, &proto)))
+			uint32_t weak;
+			if (n < 3 || n > 4 || (err = parse_items(f[2], at_exit, &proto, &weak)))
 				return free(copy), -EINVAL;
-			struct add_items a = { &proto, at_exit };
+			struct add_items a = { &proto, at_exit, weak };
 			r = each_site(f[0], n == 4 ? f[3] : NULL, add_items, &a);
 		}
 		if (r < 0)

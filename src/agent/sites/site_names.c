@@ -22,15 +22,22 @@
  *    lock, and needle's dlopen hooks, must not be taken under the
  *    control mutex).  A program whose runtime is not loaded (C++ that
  *    uses nothing of it) gets its symbols matched as they are.
+ *  - A pattern that only a regular expression would write (^, $, '.',
+ *    (, | or +: common/pattern.h) is one, as the CLI reads it and as
+ *    uftrace's patterns are: POSIX extended, found anywhere in the
+ *    symbol or the demangled name the views show.  The last one is kept
+ *    compiled (one pattern is matched against every site in a row).
  *  - Not on a hot path: patterns are resolved when links attach or
  *    sessions start. */
 #include <fnmatch.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/sites/module.h"
 #include "agent/sites/site_names.h"
 #include "common/cxx_name.h"
+#include "common/pattern.h"
 
 typedef char *(*demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
 
@@ -79,8 +86,38 @@ static const char *cxx_names(struct site *s)
 	return both ? (s->cxx_name = both) : none;
 }
 
+/* pattern compiled, from a one-entry cache; NULL if it does not compile
+ * (or no memory): it then names nothing. */
+static const regex_t *regex_of(const char *pattern)
+{
+	static char *cached;
+	static regex_t re;
+	static int ok;
+
+	if (cached && !strcmp(cached, pattern))
+		return ok ? &re : NULL;
+	if (cached) {
+		if (ok)
+			regfree(&re);
+		free(cached);
+	}
+	if (!(cached = strdup(pattern)))
+		return NULL;
+	ok = !regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB);
+	return ok ? &re : NULL;
+}
+
 int site_name_match(struct site *s, const char *pattern)
 {
+	if (pattern_is_regex(pattern)) {
+		const regex_t *re = regex_of(pattern);
+		if (!re)
+			return 0;
+		if (!regexec(re, s->func.name, 0, NULL, 0))
+			return 1;
+		const char *base = cxx_names(s);
+		return *base && !regexec(re, base, 0, NULL, 0);
+	}
 	if (!fnmatch(pattern, s->func.name, 0))
 		return 1;
 	const char *base = cxx_names(s);

@@ -6,8 +6,9 @@
 #include "agent/sites/site_table.h"
 
 /* 1 if pattern (a name or an fnmatch(3) glob) names s: its symbol, or for
- * a C++ function its demangled name without or with its parameter list.
- * Under the control mutex. */
+ * a C++ function its demangled name without or with its parameter list;
+ * a regular expression (pattern_is_regex) found in the symbol or the
+ * demangled name without its parameters.  Under the control mutex. */
 int site_name_match(struct site *s, const char *pattern);
 
 /* Discovery found the C++ runtime's __cxa_demangle at addr (runtime

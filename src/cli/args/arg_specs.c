@@ -11,8 +11,9 @@
  * Only a spec naming one function exactly is checked against DWARF; a
  * glob may match functions of other signatures, and is taken as given.
  *
- * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift],...[\tSCOPE]"
- * (SCOPE "main": the program's own functions only, as DWARF describes
+ * Agent lines: "GLOB\tA|R\tkind:index:fmt:bits[:shift][~],...[\tSCOPE]"
+ * (~: the user gave no format, so a value another line names keeps that
+ * line's; SCOPE "main": the program's own functions only, as DWARF describes
  * them; "main@OFFSET", "=DEV:INO@OFFSET": the one function at that
  * offset of the program's file, or of the library file of that identity,
  * --auto-args) and
@@ -544,10 +545,12 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 	return 0;
 }
 
-static int append_item(char *buf, size_t len, size_t *off, const struct dw_item *it)
+/* weak: the user gave no format (the agent's "~": a value named before
+ * keeps its own). */
+static int append_item(char *buf, size_t len, size_t *off, const struct dw_item *it, int weak)
 {
-	int n = snprintf(buf + *off, len - *off, "%s%u:%u:%c:%u:%u", *off ? "," : "", it->kind, it->index, it->fmt,
-			 it->bits, it->shift);
+	int n = snprintf(buf + *off, len - *off, "%s%u:%u:%c:%u:%u%s", *off ? "," : "", it->kind, it->index, it->fmt,
+			 it->bits, it->shift, weak ? "~" : "");
 	if (n < 0 || (size_t)n >= len - *off) {
 		cli_error("record: too many values for one function");
 		return -1;
@@ -673,7 +676,7 @@ static int resolve_spec(struct arg_plan *o, size_t *args_len, size_t *labels_len
 			resolved[cnt].enum_id = -1; /* a library's enumerators are not carried: numbers */
 		if (register_of(v.name, &kind, &index))
 			snprintf(resolved[cnt].label, sizeof(resolved[cnt].label), "%s", v.name);
-		if (append_item(out, sizeof(out), &off, &resolved[cnt]))
+		if (append_item(out, sizeof(out), &off, &resolved[cnt], !v.fmt))
 			return -1;
 		cnt++;
 	}
@@ -711,7 +714,7 @@ static int resolve_filter(struct arg_plan *o, size_t *len, struct dw_set *set, c
 	char scope[128];
 	const struct dw_info *from;
 	const struct dw_func *f = set_function(set, glob, scope, sizeof(scope), &from);
-	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it))
+	if (resolve_ref("-F", spec, glob, f, &v, 0, &it) || append_item(buf, sizeof(buf), &off, &it, 0))
 		return -1;
 	if (it.fmt == 's') {
 		cli_error("-F '%s': a filter compares numbers; '%s' is a string", spec, v.name);
@@ -816,7 +819,7 @@ static long auto_args_object(struct arg_plan *o, size_t *args_len, size_t *label
 			int cnt = side ? f->exit_cnt : f->entry_cnt;
 			off = 0;
 			for (int k = 0; k < cnt; k++)
-				if (append_item(items, sizeof(items), &off, &its[k]))
+				if (append_item(items, sizeof(items), &off, &its[k], 1))
 					return -1;
 			if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
 			    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))

@@ -167,6 +167,7 @@ struct replay {
 	int no_comment;
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
+	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -223,7 +224,8 @@ struct tree_stacks {
 
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
-	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--ret-ne V | --ret-eq V]\n"
+	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
+	"                     [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
@@ -240,6 +242,8 @@ static const char replay_usage[] =
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
+	"                     by default values are shown as uftrace shows them: (3, 5), %f\n"
 	"      --ret-ne V     only calls whose return value (-R) is not V, one line each at its exit\n"
 	"      --ret-eq V     only calls whose return value is V (V: 0, -1, 0x7f; one of the two)\n"
 	"The options needle record kept for the views (its -t, -T, -H, --disable, --no-merge,\n"
@@ -301,6 +305,10 @@ static void put_closed(struct replay *r, const struct trace_event *ev, const cha
 	line(r, dur, ev->tid, depth);
 	put(r, "}");
 	put_ret(r, ev);
+	/* A call's end with its value is a statement, as a leaf's is
+	 * ("} = 0;", then the name's comment): uftrace's form. */
+	if (ev->data_len)
+		put(r, ";");
 	if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
 		put(r, " /* ");
 		put(r, name);
@@ -330,7 +338,7 @@ static void put_values(struct replay *r, uint32_t site, const uint8_t *data, siz
 	struct trace_event entry = { .kind = TEV_ENTRY, .site = site, .data = data, .data_len = (uint16_t)n };
 
 	put(r, "(");
-	if (n && view_format_values(v, sizeof(v), r->t, &entry))
+	if (n && view_format_values_style(v, sizeof(v), r->t, &entry, r->values_style))
 		put(r, v);
 	put(r, ")");
 }
@@ -345,7 +353,7 @@ static void put_ret(struct replay *r, const struct trace_event *ev)
 {
 	char v[512];
 
-	if (ev->data_len && view_format_values(v, sizeof(v), r->t, ev)) {
+	if (ev->data_len && view_format_values_style(v, sizeof(v), r->t, ev, r->values_style)) {
 		put(r, " = ");
 		put(r, v);
 	}
@@ -852,7 +860,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
  * refusal (or of --help, -1 for 0). */
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
-	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE };
+	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -862,6 +870,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
+		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -910,6 +919,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_NO_COMMENT:
 			r->no_comment = 1;
+			break;
+		case OPT_ARG_NAMES:
+			r->values_style = VIEW_VALUES_EXACT;
 			break;
 		case OPT_NO_MERGE:
 			r->no_merge = 1;

@@ -64,7 +64,7 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n)
 }
 
 /* One value as its format says (trace_format.h, TAG_DATA). */
-static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint64_t v)
+static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint64_t v, enum view_values_style style)
 {
 	switch (fmt) {
 	case 'd': {
@@ -78,6 +78,14 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 			return snprintf(buf, len, "'%c'", (int)v);
 		return snprintf(buf, len, "'\\x%02x'", (unsigned)(v & 0xff));
 	case 'f':
+		if (style == VIEW_VALUES_UFTRACE) {
+			float f;
+			double d;
+			uint32_t w = (uint32_t)v;
+			memcpy(&f, &w, sizeof(f));
+			memcpy(&d, &v, sizeof(d));
+			return snprintf(buf, len, "%f", bits == 32 ? (double)f : d);
+		}
 		/* The shortest text that reads back as the same value (as
 		 * printf's %g, with as many digits as it takes): two values
 		 * never show alike, so report --by-arg keeps them apart. */
@@ -177,8 +185,8 @@ static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct 
 	return 0;
 }
 
-int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
-		    char *val, size_t val_len)
+static int value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		      char *val, size_t val_len, enum view_values_style style)
 {
 	const struct arg_names_func *names = t ? trace_site_arg_names(t, ev->site) : NULL;
 	struct value_item it;
@@ -206,9 +214,15 @@ int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, c
 		snprintf(val, val_len, "%s", it.word ? "true" : "false");
 	} else {
 		format_value(val, val_len, it.fmt == 'e' || it.fmt == 'b' ? 'd' : (char)it.fmt,
-			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word);
+			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word, style);
 	}
 	return 1;
+}
+
+int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
+		    char *val, size_t val_len)
+{
+	return value_next(t, ev, at, name, name_len, val, val_len, VIEW_VALUES_EXACT);
 }
 
 int view_parse_int(const char *s, struct view_int *v)
@@ -287,7 +301,8 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 	}
 }
 
-size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)
+size_t view_format_values_style(char *buf, size_t len, struct trace *t, const struct trace_event *ev,
+				enum view_values_style style)
 {
 	char name[64], val[320];
 	size_t off = 0, at = 0;
@@ -305,9 +320,9 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
 	if (ret && names)
 		for (uint32_t i = 0; i < names->cnt; i++)
 			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
-	while (view_value_next(t, ev, &at, name, sizeof(name), val, sizeof(val))) {
+	while (value_next(t, ev, &at, name, sizeof(name), val, sizeof(val), style)) {
 		int w = off >= room ? -1
-			: ret && !fields ? snprintf(buf + off, room - off, "%s%s", off ? ", " : "", val)
+			: (ret && !fields) || (!ret && style == VIEW_VALUES_UFTRACE) ? snprintf(buf + off, room - off, "%s%s", off ? ", " : "", val)
 					 : snprintf(buf + off, room - off, "%s%s%s=%s", off ? ", " : "",
 						    ret && !off ? "{" : "", name, val);
 		if (w < 0 || (size_t)w >= room - off) {
@@ -325,4 +340,9 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
 		buf[off] = 0;
 	}
 	return off;
+}
+
+size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)
+{
+	return view_format_values_style(buf, len, t, ev, VIEW_VALUES_EXACT);
 }

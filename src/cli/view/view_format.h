@@ -29,6 +29,15 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n);
  * enumerators come from the trace's SEC_ARGS section when it has one
  * (t may be NULL: names by register).  Returns the length written. */
 size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev);
+/* How replay writes values.  VIEW_VALUES_EXACT (the form above, and what
+ * every export keeps): each argument named, each float as the shortest
+ * text that reads back as the same value.  VIEW_VALUES_UFTRACE (replay's
+ * default, so that uftrace's users read their graphs as before): values
+ * alone, in order ("-1, 2"), floats as printf's %f; a struct's fields keep
+ * their names, they are part of its value. */
+enum view_values_style { VIEW_VALUES_UFTRACE, VIEW_VALUES_EXACT };
+size_t view_format_values_style(char *buf, size_t len, struct trace *t, const struct trace_event *ev,
+				enum view_values_style style);
 /* One value at a time, from *at (0 to begin): its name ("key", "arg1",
  * "retval") and its text.  1 with a value, 0 when there is none left. */
 int view_value_next(struct trace *t, const struct trace_event *ev, size_t *at, char *name, size_t name_len,
