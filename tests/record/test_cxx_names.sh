@@ -39,7 +39,7 @@ check "... with one line that names the filters" grep -q 'match no function' "$T
 # parameter named in -A on a method found by its demangled name.
 record "$T/v.data" --auto-args -F 'kv::*' -F 'scale' -F take -F 'twice<*>'
 check_eq "--auto-args on C++: recorded" "$?" 0
-"$NEEDLE" replay -i "$T/v.data" | sed -n 's/.*| *//p' >"$T/got"
+"$NEEDLE" replay --arg-names -i "$T/v.data" | sed -n 's/.*| *//p' >"$T/got"
 check_eq "every call with the values the program printed ($(wc -l <"$T/out") lines: this, key, a string, both overloads, a class passed by reference, a template)" \
 	"$(diff "$T/out" "$T/got" >/dev/null && echo same || diff "$T/out" "$T/got" | head -6)" same
 # g++'s DWARF does not mark a class passed by invisible reference: its
@@ -49,19 +49,19 @@ for v in gxx_O0 gxx_O2; do
 	"$NEEDLE" record --sites=all -o "$T/$v.data" --auto-args -P 'kv::*' -P 'scale' -P take -P 'twice<*>' -- "$P"_$v \
 		>"$T/$v.out" 2>/dev/null
 	check_eq "g++ ${v#gxx_}: recorded" "$?" 0
-	"$NEEDLE" replay -i "$T/$v.data" | sed -n 's/.*| *//p' >"$T/$v.got"
+	"$NEEDLE" replay --arg-names -i "$T/$v.data" | sed -n 's/.*| *//p' >"$T/$v.got"
 	check_eq "g++ ${v#gxx_}: every call with the values printed, the class by its address, k after it" \
 		"$(wc -l <"$T/$v.out") $(diff "$T/$v.out" "$T/$v.got" >/dev/null && echo same || diff "$T/$v.out" "$T/$v.got" | head -6)" \
 		"9 same"
 done
 record "$T/n.data" -A 'kv::Store::get@key' -R 'kv::Store::get@retval'
 check_eq "-A 'kv::Store::get@key': the parameter found in DWARF by the demangled name" \
-	"$("$NEEDLE" replay -i "$T/n.data" | grep -c 'kv::Store::get(key=[0-2]) = 10[024];')" 3
+	"$("$NEEDLE" replay --arg-names -i "$T/n.data" | grep -c 'kv::Store::get(key=[0-2]) = 10[024];')" 3
 record "$T/m.data" -A 'kv::Store::get@nokey'
 check_eq "-A with a parameter the method does not have: refused" "$? $(grep -c "no parameter 'nokey'" "$T/err")" "1 1"
 record "$T/o.data" --auto-args -F 'kv::*' -A 'kv::Store::get@key'
 check_eq "-A by a demangled name replaces what --auto-args shows of that function (this left out)" \
-	"$("$NEEDLE" replay -i "$T/o.data" | grep -cE 'kv::Store::get\(key=[0-2]\) = 10[024];')" 3
+	"$("$NEEDLE" replay --arg-names -i "$T/o.data" | grep -cE 'kv::Store::get\(key=[0-2]\) = 10[024];')" 3
 
 # needle_attach's patterns (a trigger attaches by name): the demangled
 # name fires it.
@@ -78,7 +78,7 @@ check_eq "-A 'scale@x' on two overloads: refused, both named in one line" \
 	"$? $(grep -c "'scale' is overloaded ('scale(double)', 'scale(long)')" "$T/err") $(wc -l <"$T/err")" "1 1 1"
 record "$T/w.data" -A 'scale(double)@x'
 check_eq "-A 'scale(double)@x': that overload's parameter, by name" \
-	"$("$NEEDLE" replay -i "$T/w.data" | grep -oE 'scale\([^)]*\)' | sort | uniq -c | awk '{ print $1, $2 }' | tr '\n' ' ')" \
+	"$("$NEEDLE" replay --arg-names -i "$T/w.data" | grep -oE 'scale\([^)]*\)' | sort | uniq -c | awk '{ print $1, $2 }' | tr '\n' ' ')" \
 	"2 scale() 1 scale(x=5) "
 
 # Names with '>' and spaces: a template's instance as a trigger (its '>'
@@ -89,7 +89,7 @@ check_eq "--trigger 'twice<long>': recorded, one snapshot with the call" \
 	"$? $(ls "$T"/tw.data.* 2>/dev/null | wc -l) $(calls "$T/tw.data.1" 'twice<long>')" "0 1 1"
 record "$T/sp.data" -A 'kv::Store::get(int) const@key'
 check_eq "-A 'kv::Store::get(int) const@key': the overload named with a space" \
-	"$("$NEEDLE" replay -i "$T/sp.data" | grep -c 'kv::Store::get(key=[0-2])')" 3
+	"$("$NEEDLE" replay --arg-names -i "$T/sp.data" | grep -c 'kv::Store::get(key=[0-2])')" 3
 
 # A program whose process has no C++ runtime (g++ --as-needed drops
 # libstdc++, which it does not use): needle record names the program's

@@ -442,10 +442,10 @@ static void test_resolve_registers(void)
 	 * unless said (c: 8), d for an integer, f for fpargN, no scope. */
 	resolves_to(NO_DWARF, w, "kv_get@arg1/u,arg2/x", 0, "kv_get\tA\t0:1:u:64:0,0:2:x:64:0", NULL);
 	resolves_to(NO_DWARF, w, "kv_get@arg1,arg3/d16,arg4/c,arg5/s,arg6/p32", 0,
-		    "kv_get\tA\t0:1:d:64:0,0:3:d:16:0,0:4:c:8:0,0:5:s:64:0,0:6:p:32:0", NULL);
-	resolves_to(NO_DWARF, w, "f@fparg2,fparg8/f32", 0, "f\tA\t1:2:f:64:0,1:8:f:32:0", NULL);
-	resolves_to(NO_DWARF, w, "f@arg7,arg255/f", 0, "f\tA\t0:7:d:64:0,0:255:f:64:0", NULL);
-	resolves_to(NO_DWARF, w, "kv_*@retval", 1, "kv_*\tR\t2:0:d:64:0", NULL);
+		    "kv_get\tA\t0:1:d:64:0~,0:3:d:16:0,0:4:c:8:0,0:5:s:64:0,0:6:p:32:0", NULL);
+	resolves_to(NO_DWARF, w, "f@fparg2,fparg8/f32", 0, "f\tA\t1:2:f:64:0~,1:8:f:32:0", NULL);
+	resolves_to(NO_DWARF, w, "f@arg7,arg255/f", 0, "f\tA\t0:7:d:64:0~,0:255:f:64:0", NULL);
+	resolves_to(NO_DWARF, w, "kv_*@retval", 1, "kv_*\tR\t2:0:d:64:0~", NULL);
 	/* A float return value is in xmm0 (kind 3). */
 	resolves_to(NO_DWARF, w, "f@retval/f", 1, "f\tR\t3:0:f:64:0", NULL);
 	resolves_to(NO_DWARF, w, "f@retval/f32,retval/x", 1, "f\tR\t3:0:f:32:0,2:0:x:64:0", NULL);
@@ -481,7 +481,7 @@ static void test_resolve_registers(void)
 		{ "b@arg2", 0 }, { "a@retval", 1 }, { "b@arg2", 0 }, { "a@arg1<0", 2 }, { "a@arg1>=10", 2 },
 	};
 	CHECK_EQ(resolve(&p, NO_DWARF, NULL, 0, g, 5), 0, "three specs and two filters resolve");
-	CHECK_STR(p.args, "b\tA\t0:2:d:64:0\na\tR\t2:0:d:64:0\nb\tA\t0:2:d:64:0", "... the specs' lines, in order");
+	CHECK_STR(p.args, "b\tA\t0:2:d:64:0~\na\tR\t2:0:d:64:0~\nb\tA\t0:2:d:64:0~", "... the specs' lines, in order");
 	CHECK_STR(p.arg_filters, "a\t0:1:d:64:0\t<\t0\na\t0:1:d:64:0\t>=\t10", "... the filters', in order");
 	CHECK_STR(p.value_globs, "a\na", "... the filters' globs traced");
 	arg_plan_free(&p);
@@ -498,38 +498,38 @@ static void test_resolve_dwarf(void)
 
 	/* A function by its name: checked, typed from DWARF, for that
 	 * function only ("main": the program's). */
-	resolves_to(x, w, "f_ints@arg1", 0, "f_ints\tA\t0:1:d:32:0\tmain", NULL);
+	resolves_to(x, w, "f_ints@arg1", 0, "f_ints\tA\t0:1:d:32:0~\tmain", NULL);
 	resolves_to(x, w, "f_ints@arg1,arg3,arg4,arg5,arg6", 0,
-		    "f_ints\tA\t0:1:d:32:0,0:3:u:16:0,0:4:c:8:0,0:5:b:8:0,0:6:d:8:0\tmain", NULL);
+		    "f_ints\tA\t0:1:d:32:0~,0:3:u:16:0~,0:4:c:8:0~,0:5:b:8:0~,0:6:d:8:0~\tmain", NULL);
 	/* A format without a size takes the type's; with one, its own. */
 	resolves_to(x, w, "f_ints@arg1/x,arg2/u,arg3/x64", 0, "f_ints\tA\t0:1:x:32:0,0:2:u:64:0,0:3:x:64:0\tmain", NULL);
 	/* uftrace's spellings: i for d, the bits alone. */
 	resolves_to(x, w, "f_ints@arg1/i16,arg2/i,arg3/32", 0, "f_ints\tA\t0:1:d:16:0,0:2:d:64:0,0:3:d:32:0\tmain", NULL);
 	/* By name: the same item, and the name for the views. */
-	resolves_to(x, w, "f_ints@a,b", 0, "f_ints\tA\t0:1:d:32:0,0:2:d:64:0\tmain", "F\tf_ints\t0:1:0=a,0:2:0=b");
-	resolves_to(x, w, "f_ints@a,arg2", 0, "f_ints\tA\t0:1:d:32:0,0:2:d:64:0\tmain", "F\tf_ints\t0:1:0=a,0:2:0=");
+	resolves_to(x, w, "f_ints@a,b", 0, "f_ints\tA\t0:1:d:32:0~,0:2:d:64:0~\tmain", "F\tf_ints\t0:1:0=a,0:2:0=b");
+	resolves_to(x, w, "f_ints@a,arg2", 0, "f_ints\tA\t0:1:d:32:0~,0:2:d:64:0~\tmain", "F\tf_ints\t0:1:0=a,0:2:0=");
 	resolves_to(x, w, "f_ints@a/x", 0, "f_ints\tA\t0:1:x:32:0\tmain", "F\tf_ints\t0:1:0=a");
 	resolves_to(x, w, "f_ints@a/x16", 0, "f_ints\tA\t0:1:x:16:0\tmain", "F\tf_ints\t0:1:0=a");
 	/* A field: its register and offset; the register whole is 64 bits. */
-	resolves_to(x, w, "f_pt@p.y,k", 0, "f_pt\tA\t0:1:d:32:4,0:2:d:32:0\tmain", "F\tf_pt\t0:1:4=p.y,0:2:0=k");
-	resolves_to(x, w, "f_pt@arg1", 0, "f_pt\tA\t0:1:d:64:0\tmain", NULL);
-	resolves_to(x, w, "f_big@b.b,j", 0, "f_big\tA\t0:8:d:64:0,0:2:d:32:0\tmain", "F\tf_big\t0:8:0=b.b,0:2:0=j");
-	resolves_to(x, w, "f_fp@y,fparg3,arg1", 0, "f_fp\tA\t1:2:f:32:0,1:3:f:64:0,0:1:d:32:0\tmain",
+	resolves_to(x, w, "f_pt@p.y,k", 0, "f_pt\tA\t0:1:d:32:4~,0:2:d:32:0~\tmain", "F\tf_pt\t0:1:4=p.y,0:2:0=k");
+	resolves_to(x, w, "f_pt@arg1", 0, "f_pt\tA\t0:1:d:64:0~\tmain", NULL);
+	resolves_to(x, w, "f_big@b.b,j", 0, "f_big\tA\t0:8:d:64:0~,0:2:d:32:0~\tmain", "F\tf_big\t0:8:0=b.b,0:2:0=j");
+	resolves_to(x, w, "f_fp@y,fparg3,arg1", 0, "f_fp\tA\t1:2:f:32:0~,1:3:f:64:0~,0:1:d:32:0~\tmain",
 		    "F\tf_fp\t1:2:0=y,1:3:0=,0:1:0=");
 	/* A stack word holding a double may be read as one. */
 	resolves_to(x, w, "f_nine@arg7/f", 0, "f_nine\tA\t0:7:f:64:0\tmain", NULL);
-	resolves_to(x, w, "f_str@s,arg3/s", 0, "f_str\tA\t0:1:s:64:0,0:3:s:64:0\tmain", "F\tf_str\t0:1:0=s,0:3:0=");
+	resolves_to(x, w, "f_str@s,arg3/s", 0, "f_str\tA\t0:1:s:64:0~,0:3:s:64:0\tmain", "F\tf_str\t0:1:0=s,0:3:0=");
 	/* A variadic function's registers past its parameters. */
-	resolves_to(x, w, "f_var@arg5,fparg1", 0, "f_var\tA\t0:5:d:64:0,1:1:f:64:0\tmain", NULL);
+	resolves_to(x, w, "f_var@arg5,fparg1", 0, "f_var\tA\t0:5:d:64:0~,1:1:f:64:0~\tmain", NULL);
 	/* An enum by name: its enumerators go with the labels (none when
 	 * a format is given: a number then). */
-	resolves_to(x, w, "f_enum@m", 0, "f_enum\tA\t0:1:e:32:0\tmain", "F\tf_enum\t0:1:0=m#0\nE\t0\t1=M_READ,2=M_WRITE,3=M_BOTH");
+	resolves_to(x, w, "f_enum@m", 0, "f_enum\tA\t0:1:e:32:0~\tmain", "F\tf_enum\t0:1:0=m#0\nE\t0\t1=M_READ,2=M_WRITE,3=M_BOTH");
 	resolves_to(x, w, "f_enum@m/d", 0, "f_enum\tA\t0:1:d:32:0\tmain", "F\tf_enum\t0:1:0=m");
 	resolves_to(x, w, "f_str@retval/s", 1, "f_str\tR\t2:0:s:64:0\tmain", NULL);
-	resolves_to(x, w, "f_fp@retval", 1, "f_fp\tR\t3:0:f:64:0\tmain", NULL);
-	resolves_to(x, w, "f_bool@retval", 1, "f_bool\tR\t2:0:b:8:0\tmain", NULL);
+	resolves_to(x, w, "f_fp@retval", 1, "f_fp\tR\t3:0:f:64:0~\tmain", NULL);
+	resolves_to(x, w, "f_bool@retval", 1, "f_bool\tR\t2:0:b:8:0~\tmain", NULL);
 	/* A glob is taken as given, without checks. */
-	resolves_to(x, w, "f_*@arg1", 0, "f_*\tA\t0:1:d:64:0", NULL);
+	resolves_to(x, w, "f_*@arg1", 0, "f_*\tA\t0:1:d:64:0~", NULL);
 	/* Filters: the type from DWARF, no scope. */
 	resolves_to(x, w, "f_ints@b>5", 2, "f_ints\t0:2:d:64:0\t>\t5", NULL);
 	resolves_to(x, w, "f_ints@c==7", 2, "f_ints\t0:3:u:16:0\t==\t7", NULL);
@@ -597,7 +597,7 @@ static void test_resolve_library(void)
 	struct arg_plan p;
 	struct given g[] = { { "f_enum@m,on", 0 }, { "f_enum@on==1", 2 } };
 	CHECK_EQ(resolve(&p, FIXTURE_NODEBUG, &libs, 0, g, 2), 0, "a library's function resolves by its DWARF");
-	snprintf(want, sizeof(want), "f_enum\tA\t0:1:e:32:0,0:2:b:8:0\t=2049:77@%llu", off);
+	snprintf(want, sizeof(want), "f_enum\tA\t0:1:e:32:0~,0:2:b:8:0~\t=2049:77@%llu", off);
 	CHECK_STR(p.args, want, "... for that file's function at its offset");
 	/* A library's enumerators are not carried: the enum is a number. */
 	snprintf(line, sizeof(line), "F\tf_enum\t0:1:0=m,0:2:0=on");
@@ -640,15 +640,15 @@ static void test_auto_args(void)
 	unsigned long long off = f ? (unsigned long long)f->file_off : 0;
 	snprintf(want, sizeof(want), "f_ints\tA\t0:1:x:32:0\tmain\n");
 	CHECK(p.args && !strncmp(p.args, want, strlen(want)), "the -A line first");
-	snprintf(want, sizeof(want), "\nf_ints\tR\t2:0:d:32:0\tmain@%llu\n", off);
+	snprintf(want, sizeof(want), "\nf_ints\tR\t2:0:d:32:0~\tmain@%llu\n", off);
 	CHECK(p.args && strstr(p.args, want), "f_ints's return value by --auto-args, at its offset %llu", off);
 	CHECK(p.args && !strstr(p.args, "\nf_ints\tA\t"), "... not its arguments: the -A's");
 	f = dw_info_find(&dw, "f_pt");
-	snprintf(want, sizeof(want), "\nf_pt\tA\t0:1:d:32:0,0:1:d:32:4,0:2:d:32:0\tmain@%llu\n",
+	snprintf(want, sizeof(want), "\nf_pt\tA\t0:1:d:32:0~,0:1:d:32:4~,0:2:d:32:0~\tmain@%llu\n",
 		 f ? (unsigned long long)f->file_off : 0);
 	CHECK(p.args && strstr(p.args, want), "f_pt's arguments, fields and all");
 	f = dw_info_find(&dw, "f_enum");
-	snprintf(want, sizeof(want), "\nf_enum\tA\t0:1:e:32:0,0:2:b:8:0\tmain@%llu\n",
+	snprintf(want, sizeof(want), "\nf_enum\tA\t0:1:e:32:0~,0:2:b:8:0~\tmain@%llu\n",
 		 f ? (unsigned long long)f->file_off : 0);
 	CHECK(p.args && strstr(p.args, want), "f_enum's arguments");
 	CHECK(p.args && !strstr(p.args, "f_dup") && !strstr(p.args, "f_msabi") && !strstr(p.args, "f_void"),

@@ -109,14 +109,16 @@ static const regex_t *regex_of(const char *pattern)
 
 int site_name_match(struct site *s, const char *pattern)
 {
+	/* A pattern that reads as a regular expression may still be a name
+	 * as the views show it, a C++ signature ("scale(double)"): either
+	 * reading names the function. */
 	if (pattern_is_regex(pattern)) {
 		const regex_t *re = regex_of(pattern);
-		if (!re)
-			return 0;
-		if (!regexec(re, s->func.name, 0, NULL, 0))
+		if (re && !regexec(re, s->func.name, 0, NULL, 0))
 			return 1;
 		const char *base = cxx_names(s);
-		return *base && !regexec(re, base, 0, NULL, 0);
+		if (re && *base && !regexec(re, base, 0, NULL, 0))
+			return 1;
 	}
 	if (!fnmatch(pattern, s->func.name, 0))
 		return 1;

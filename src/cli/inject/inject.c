@@ -1005,12 +1005,21 @@ static int inject_here(pid_t pid, const struct inject_request *req, struct injec
 	while (!borrowed && now_ns() < give_up) {
 		struct candidate *c;
 		size_t n = list_candidates(pid, &c);
-		if (!n) {
+		/* Every thread inside a system call that may hold a lock (a
+		 * single-threaded server writing a reply) is a moment, not an
+		 * answer: look again until the deadline, unless it is gone. */
+		if (!n && kill(pid, 0)) {
 			free(c);
 			seq_restore(&t, &st);
-			snprintf(err, errlen, "process %d has no thread that can be borrowed", (int)pid);
+			snprintf(err, errlen, "process %d has no thread that can be borrowed: it has exited", (int)pid);
 			free(v);
-			return kill(pid, 0) ? -ESRCH : -EAGAIN;
+			return -ESRCH;
+		}
+		if (!n) {
+			free(c);
+			struct timespec ts = { 0, 1000 * 1000 };
+			nanosleep(&ts, NULL);
+			continue;
 		}
 		/* A thread in a wait that times out is left to wake by itself
 		 * for the first second. */
