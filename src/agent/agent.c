@@ -181,7 +181,7 @@ __attribute__((constructor)) static void agent_load(void)
  * thread is in here would deadlock: documented in docs/design.md. */
 static __thread int in_dlclose __attribute__((tls_model("initial-exec")));
 
-NEEDLE_INTERPOSER int dlclose(void *handle)
+NEEDLE_INTERPOSER_SITE int dlclose(void *handle)
 {
 	int (*real)(void *) = interpose_next(IP_DLCLOSE);
 

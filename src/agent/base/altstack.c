@@ -21,7 +21,7 @@
 static __thread uint64_t altstack_lo __attribute__((tls_model("initial-exec")));
 static __thread uint64_t altstack_hi __attribute__((tls_model("initial-exec")));
 
-NEEDLE_INTERPOSER int sigaltstack(const stack_t *ss, stack_t *old)
+NEEDLE_INTERPOSER_SITE int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
 	int r = real(ss, old);

@@ -87,6 +87,17 @@ enum interposed {
 /* What an interposer's definition is marked with: exported, like the
  * API, but never given a symbol version by libneedle.map. */
 #define NEEDLE_INTERPOSER __attribute__((visibility("default")))
+/* An interposer that is also a site: the program's call to it is a call
+ * like any other (a line of the graph, its arguments, its filters), where
+ * the C library's function behind it is not traceable.  Its entry is the
+ * compiler's 5-byte NOP, listed in libneedle's own
+ * __patchable_function_entries, which discovery reads as for any object
+ * (libneedle's other functions have none and are never relocated).  Only
+ * for interposers whose work is safe to trace around: an entry hook that
+ * runs before a stack switch (swapcontext, longjmp) or an unwind's first
+ * step (_Unwind_RaiseException) would push a frame the switch then has to
+ * account for, so those stay plain NEEDLE_INTERPOSER. */
+#define NEEDLE_INTERPOSER_SITE __attribute__((visibility("default"), patchable_function_entry(5, 0)))
 
 extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));
 

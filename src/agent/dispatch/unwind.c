@@ -112,7 +112,7 @@ NEEDLE_INTERPOSER void *__cxa_begin_catch(void *exc)
 	return ((void *(*)(void *))interpose_next(IP_CXA_BEGIN_CATCH))(exc);
 }
 
-NEEDLE_INTERPOSER void pthread_exit(void *retval)
+NEEDLE_INTERPOSER_SITE void pthread_exit(void *retval)
 {
 	struct thread_state *ts = traced_thread();
 
@@ -128,7 +128,7 @@ NEEDLE_INTERPOSER void pthread_exit(void *retval)
 	__builtin_unreachable();
 }
 
-NEEDLE_INTERPOSER int backtrace(void **buffer, int size)
+NEEDLE_INTERPOSER_SITE int backtrace(void **buffer, int size)
 {
 	struct thread_state *ts = traced_thread();
 	int n;

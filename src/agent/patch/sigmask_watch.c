@@ -115,7 +115,7 @@ static void set_blocking(int blocks)
 	}
 }
 
-NEEDLE_INTERPOSER int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t before, now;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
@@ -142,7 +142,7 @@ NEEDLE_INTERPOSER int pthread_sigmask(int how, const sigset_t *set, sigset_t *ol
 	return r;
 }
 
-NEEDLE_INTERPOSER int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+NEEDLE_INTERPOSER_SITE int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	/* In a threaded process sigprocmask acts on the calling thread.  It
 	 * returns -1 and sets errno; pthread_sigmask returns the error. */
@@ -167,7 +167,7 @@ static void *start_blocking(void *p)
 	return s.fn(s.arg);
 }
 
-NEEDLE_INTERPOSER int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+NEEDLE_INTERPOSER_SITE int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		interpose_next(IP_PTHREAD_CREATE);
@@ -236,7 +236,7 @@ static int install_adjusted(int sig, const struct sigaction *act, struct sigacti
 	return r;
 }
 
-NEEDLE_INTERPOSER int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+NEEDLE_INTERPOSER_SITE int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (sig <= 0 || sig >= NSIG || !act) {
 		int r = kernel_action(sig, act, old);
@@ -247,7 +247,7 @@ NEEDLE_INTERPOSER int sigaction(int sig, const struct sigaction *act, struct sig
 	return install_adjusted(sig, act, old);
 }
 
-NEEDLE_INTERPOSER sighandler_t signal(int sig, sighandler_t handler)
+NEEDLE_INTERPOSER_SITE sighandler_t signal(int sig, sighandler_t handler)
 {
 	sighandler_t (*fn)(int, sighandler_t) = interpose_next(IP_SIGNAL);
 	struct sigaction cur;

@@ -374,6 +374,12 @@ static int in_scope(uint32_t id, const char *scope)
 	if (fields != (main_scope ? 1 : 3) && !any_offset)
 		return 0;
 	const struct mapping *m = mapping_at(info.func_ip);
+	/* An interposer of libneedle's (NEEDLE_INTERPOSER_SITE) takes the
+	 * place of the C library's function of its name, which is what the
+	 * debug info the line was resolved by describes. */
+	const struct mapping *self = mapping_at((uint64_t)(uintptr_t)&in_scope);
+	if (m && self && !main_scope && m->dev == self->dev && m->ino == self->ino)
+		return 1;
 	return m && (main_scope || (m->dev == dev && m->ino == ino)) &&
 	       (any_offset || info.func_ip - m->lo + m->off == off);
 }

@@ -106,6 +106,7 @@ enum {
 	SF_DROP = 2,    /* -N: its calls and their subtrees are not recorded */
 	SF_LIB = 4,     /* a relocated function of a library: a library call */
 	SF_HIDE = 8,    /* never recorded (the C library's start-up) */
+	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
 };
 static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
 static int have_subtree; /* some -F: nothing outside a -F call is recorded */
@@ -173,10 +174,17 @@ static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
  * return address says who called it. */
 static struct obj_span *self_obj; /* libneedle's */
 
-static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_thread *rt)
+static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_thread *rt, unsigned fl)
 {
 	uint64_t ret = ctx->sp ? *(const uint64_t *)(uintptr_t)ctx->sp : 0;
 	struct obj_span *from = obj_of(ret);
+
+	/* An interposer called from libneedle: the agent's own call, or one
+	 * interposer calling another (sigprocmask's pthread_sigmask).  The
+	 * cost: a traced function's tail call to an interposer, whose return
+	 * address is the return hook, is not recorded. */
+	if ((fl & SF_AGENT) && from && from == self_obj)
+		return 0;
 
 	/* libneedle's code: its return hook (a recorded call jumped here, a
 	 * tail call, so the caller is that call, a library's or not) or an
@@ -211,7 +219,7 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
 	uint32_t limit = rt->limit ? rt->limit : max_depth;
 	if (__builtin_expect(fl != 0, 0)) {
-		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt)))
+		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt, fl)))
 			return NEEDLE_SKIP_EXIT;
 		if (fl & SF_DROP) {
 			if (ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT)
@@ -301,7 +309,7 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
 	/* No exits, so no subtrees: -F and -N select single functions. */
 	if ((fl & (SF_HIDE | SF_DROP)) || (have_subtree && !(fl & SF_SUBTREE)) ||
-	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data)))
+	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data, fl)))
 		return NEEDLE_SKIP_EXIT;
 	if (active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
 		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
@@ -530,19 +538,20 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		return NULL;
 	int first = 1;
 	dl_iterate_phdr(add_obj, &first);
+	/* libneedle's own code: a return address there is its return hook
+	 * or one of its interposers (libcall_recorded). */
+	self_obj = obj_of((uint64_t)(uintptr_t)&graph_entry);
 	/* Objects built with patchable entries: calls made from them are the
-	 * program's, as from the program itself. */
+	 * program's, as from the program itself.  Not libneedle, whose
+	 * interposers are entries of that kind. */
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable || info.form == NEEDLE_FORM_RELOCATED)
 			continue;
 		struct obj_span *o = obj_of(info.func_ip);
-		if (o)
+		if (o && o != self_obj)
 			atomic_store_explicit(&o->instrumented, 1, memory_order_relaxed);
 	}
-	/* libneedle's own code: a return address there is its return hook
-	 * or one of its interposers (libcall_recorded). */
-	self_obj = obj_of((uint64_t)(uintptr_t)&graph_entry);
 	unsigned prog_n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
@@ -557,7 +566,14 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		/* A library's function no compiler prepared: what the program
 		 * calls of it is a call, its own insides are not (uftrace's
 		 * library calls).  objs[0] is the program. */
-		struct obj_span *o = info.form == NEEDLE_FORM_RELOCATED ? obj_of(info.func_ip) : NULL;
+		struct obj_span *o = obj_of(info.func_ip);
+		/* An interposer (a function of libneedle's the program calls
+		 * in place of the C library's): a library call, as the C
+		 * library's would be, and never one libneedle makes. */
+		if (o && o == self_obj)
+			fl |= SF_AGENT;
+		else if (info.form != NEEDLE_FORM_RELOCATED)
+			o = NULL;
 		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed)) {
 			if (libcall_mode == LIBCALL_NONE)
 				continue;

@@ -91,6 +91,7 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 	char exe[PATH_MAX];
 	const char *name = info->dlpi_name;
 	uint64_t self = (uint64_t)(uintptr_t)module_discover_new;
+	int is_self = 0;
 	(void)size;
 
 	memset(&obj, 0, sizeof(obj));
@@ -110,12 +111,20 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		s->lo = (info->dlpi_addr + ph->p_vaddr) & ~(PAGE - 1);
 		s->hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + PAGE - 1) & ~(PAGE - 1);
 		s->prot = PROT_EXEC | (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0);
-		if (self >= s->lo && self < s->hi)
-			return 0; /* libneedle itself is never traced */
+		/* libneedle itself: only its interposers are sites
+		 * (NEEDLE_INTERPOSER_SITE), the one list of entries its
+		 * code has (site_discover.c never relocates it).  They stand
+		 * for C library functions, so they are sites when libraries'
+		 * functions are (relocated kinds), and not otherwise. */
+		if (self >= s->lo && self < s->hi) {
+			if (!(site_discover_get_kinds() & SITE_KINDS_RELOCATED))
+				return 0;
+			is_self = 1;
+		}
 	}
 	if (!obj.exec_cnt || strstr(name, "linux-vdso") || strstr(name, "linux-gate"))
 		return 0;
-	int take = taken_now(name, list->cnt);
+	int take = is_self || taken_now(name, list->cnt);
 	if (!*name) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 		if (n <= 0)

@@ -1,0 +1,76 @@
+# test_interposed.sh - the functions libneedle interposes (signal,
+# sigaction, sigprocmask, pthread_sigmask, pthread_create, backtrace) are
+# calls of the program like any library call: a line each, with their
+# arguments and filters, none of libneedle's own work under them, and
+# none of libneedle's own calls to them.
+. "$(dirname "$0")/../lib.sh"
+# Library calls are relocated C library functions and these interposers.
+unset NEEDLE_SITES
+P="$PROGS/interposed"
+cd "$T" || exit 1
+
+"$P" >"$T/plain"
+# graph FILE: the function column of main's thread (the first TID).
+graph() {
+	"$NEEDLE" replay -i "$1" | awk -F'|' '
+		NR == 1 { next }
+		{ match($1, /\[ *[0-9]+\]/); tid = substr($1, RSTART, RLENGTH) }
+		!first { first = tid }
+		tid == first { sub(/^ /, "", $2); print $2 }'
+}
+# others FILE: each other thread's graph on a line of its own (their
+# lines interleave in the replay), sorted.
+others() {
+	"$NEEDLE" replay -i "$1" | awk -F'|' '
+		NR == 1 { next }
+		{ match($1, /\[ *[0-9]+\]/); tid = substr($1, RSTART, RLENGTH); gsub(/ /, "", $2) }
+		!first { first = tid }
+		tid != first { g[tid] = g[tid] $2 }
+		END { for (t in g) print g[t] }' | sort
+}
+rec() { "$NEEDLE" record -o "$T/$1.data" "${@:2}" -- "$P" >"$T/$1.out" 2>"$T/$1.err"; }
+
+rec all
+check "output identical to a run left alone" cmp -s "$T/plain" "$T/all.out"
+check_eq "each interposed call is a line; the signal its unblocking let in runs under pthread_sigmask" \
+	"$(graph all.data)" "main() {
+  signal();
+  sigemptyset();
+  sigaction();
+  sigemptyset();
+  sigaddset();
+  sigprocmask();
+  raise();
+  pthread_sigmask() {
+    on_usr1();
+  } /* pthread_sigmask */
+  pthread_create();
+  pthread_create();
+  pthread_create();
+  pthread_join();
+  pthread_join();
+  pthread_join();
+  frames() {
+    backtrace();
+  } /* frames */
+  printf();
+} /* main */"
+check_eq "the threads it created: their own graphs" "$(others all.data)" \
+	"$(printf 'worker(){work(){getpid();}/*work*/}/*worker*/\n%.0s' 1 2 3)"
+
+# needle's own thread (--ctl's listener) is created through the same
+# interposer: not a call of the program's.
+rec ctl --ctl
+check_eq "--ctl: needle's own pthread_create is not recorded" "$(calls "$T/ctl.data" pthread_create)" 3
+
+rec args -A 'pthread_create@arg4/d' -A 'signal@arg1'
+check_eq "-A on interposed functions: their arguments" \
+	"$(graph args.data | grep -E '^  (pthread_create|signal)\(' | tr -d ' \n')" \
+	"signal(12);pthread_create(0);pthread_create(1);pthread_create(2);"
+rec N -N pthread_create -N 'sig*'
+check_eq "-N on interposed functions: dropped" "$(graph N.data | grep -cE 'pthread_create|signal|sigaction|sigprocmask')" 0
+rec F -F backtrace
+check_eq "-F on an interposed function: its call alone" "$(graph F.data)" "backtrace();"
+rec nolib --no-libcall
+check_eq "--no-libcall: none of them" "$(graph nolib.data | tr -d ' \n')" \
+	"main(){on_usr1();frames();}/*main*/"
