@@ -103,7 +103,7 @@ TESTS += $(TEST_BUILD)/unit/test_dwarf_params
 # The grammar of -A, -R and -F value specs and what arg_plan_resolve
 # makes of them (src/cli/args/arg_specs.c), against the DWARF fixture
 # above; cli_error is the test's, to compare what is said.
-UNIT_ARG_SPECS_SRC := tests/unit/test_arg_specs.c src/cli/args/arg_specs.c src/cli/args/dwarf_params.c
+UNIT_ARG_SPECS_SRC := tests/unit/test_arg_specs.c src/cli/args/arg_specs.c src/cli/args/libc_protos.c src/cli/args/dwarf_params.c
 $(TEST_BUILD)/unit/test_arg_specs: $(UNIT_ARG_SPECS_SRC) src/cli/args/args.h src/cli/args/dwarf_params.h \
 		src/cli/args/program_libs.h src/cli/util/cli_util.h src/common/value_spec.h src/common/cxx_name.h \
 		tests/harness.h $(TEST_BUILD)/unit/dwarf_fixture_gcc_O0 $(TEST_BUILD)/unit/dwarf_fixture_nodebug

@@ -594,6 +594,7 @@ void trace_close(struct trace *t)
 		free(t->placeholders[i]);
 	free(t->placeholders);
 	free(t->sites);
+	free(t->by_ip);
 	free(t->names);
 	free(t);
 }
@@ -690,6 +691,41 @@ const char *trace_site_name(struct trace *t, uint32_t site)
 	/* Not in the file's SITES sections (they are written when the
 	 * recording ends, so an incomplete file may have none). */
 	return placeholder(t, site);
+}
+
+static const struct trace *by_ip_trace; /* qsort has no argument for it */
+
+static int by_ip_cmp(const void *a, const void *b)
+{
+	uint64_t x = by_ip_trace->sites[*(const uint32_t *)a].func_ip;
+	uint64_t y = by_ip_trace->sites[*(const uint32_t *)b].func_ip;
+	return x < y ? -1 : x > y;
+}
+
+const struct trace_site *trace_site_at(struct trace *t, uint64_t ip)
+{
+	if (!t->by_ip_built) {
+		t->by_ip_built = 1;
+		size_t n = 0;
+		for (size_t i = 0; i < t->site_cap; i++)
+			n += t->sites[i].name && t->sites[i].func_ip;
+		if (n && (t->by_ip = malloc(n * sizeof(*t->by_ip)))) {
+			for (size_t i = 0; i < t->site_cap; i++)
+				if (t->sites[i].name && t->sites[i].func_ip)
+					t->by_ip[t->by_ip_cnt++] = (uint32_t)i;
+			by_ip_trace = t;
+			qsort(t->by_ip, t->by_ip_cnt, sizeof(*t->by_ip), by_ip_cmp);
+		}
+	}
+	size_t lo = 0, hi = t->by_ip_cnt;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->sites[t->by_ip[mid]].func_ip < ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->by_ip_cnt && t->sites[t->by_ip[lo]].func_ip == ip ? &t->sites[t->by_ip[lo]] : NULL;
 }
 
 uint64_t trace_ns(const struct trace *t, uint64_t raw)

@@ -97,6 +97,9 @@ struct trace {
 	uint64_t first_raw;       /* smallest chunk base */
 	double ns_per_raw;
 	uint64_t work;            /* inner-loop steps of the reader and views (NEEDLE_VIEW_WORK) */
+	uint32_t *by_ip;          /* site ids sorted by func_ip (trace_site_at), built at first use */
+	size_t by_ip_cnt;
+	int by_ip_built;
 };
 
 /* Open and index a trace.  On failure returns NULL and puts in err a
@@ -110,6 +113,9 @@ int trace_verify(struct trace *t, char *err, size_t errlen);
 /* The function's name; "site#N" for a site the file has no name for (its
  * metadata was never written). */
 const char *trace_site_name(struct trace *t, uint32_t site);
+/* The site whose function starts at ip (a function pointer's value), or
+ * NULL.  The first call sorts the sites (memory: one word per site). */
+const struct trace_site *trace_site_at(struct trace *t, uint64_t ip);
 /* The names of the values site's function records (SEC_ARGS), or NULL. */
 const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */

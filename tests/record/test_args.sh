@@ -78,7 +78,8 @@ bad() { # DESCRIPTION PATTERN ARGS...
 	check "$desc: says so in one line" sh -c "grep -q '$pat' '$T/berr' && test \$(wc -l <'$T/berr') -le 2"
 	check "$desc: the program did not run" test ! -s "$T/bout"
 }
-bad "no @" "GLOB@SPEC" -A 'a_ints'
+bad "no @ and no glob" "GLOB@SPEC" -A '@arg1'
+bad "a bare pattern that is not a regular expression" "is not a regular expression" -A '^(a_'
 bad "arg7 of a function whose parameters all take registers" "a_ints has no arg7" -A 'a_ints@arg7'
 bad "arg256" "7-255 the stack" -A 'a_ints@arg256'
 bad "unknown format" "is not a format" -A 'a_ints@arg1/z'

@@ -210,8 +210,14 @@ static void test_add_spec(void)
 	      "arg_plan_free empties the plan");
 
 	/* GLOB@SPEC itself. */
-	refuse_spec("kv_get", 0, "no @", NULL);
-	refuse_spec("kv_get", 1, "no @ (-R's example)", NULL);
+	/* Without '@': uftrace's -A PATTERN, what debug info gives of the
+	 * functions it names; a regular expression is checked. */
+	struct arg_plan bare = { 0 };
+	CHECK(!arg_plan_add_spec(&bare, "kv_get", 0) && !arg_plan_add_spec(&bare, "^kv_", 1) && !bare.specs &&
+		      bare.auto_patterns && !strcmp(bare.auto_patterns, "Akv_get\nR^kv_") && arg_plan_wanted(&bare),
+	      "-A PATTERN / -R PATTERN: kept as auto patterns, a line per side");
+	arg_plan_free(&bare);
+	refuse_spec("^(kv", 0, "a pattern that is not a regular expression", "-A '^(kv' is not a regular expression");
 	refuse_spec("@arg1", 0, "no glob", NULL);
 	refuse_spec("kv_get@", 0, "nothing after @", NULL);
 	refuse_spec("kv_get@arg1\targ2", 0, "a tab", NULL);

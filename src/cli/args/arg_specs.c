@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <fnmatch.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +29,10 @@
 
 #include "cli/args/args.h"
 #include "cli/args/dwarf_params.h"
+#include "cli/args/libc_protos.h"
 #include "cli/util/cli_util.h"
 #include "common/cxx_name.h"
+#include "common/pattern.h"
 #include "common/shm_layout.h"
 #include "common/value_spec.h"
 
@@ -266,10 +269,35 @@ static int parse_ref(const char *opt, const char *spec, char *tok, struct value_
 	return 0;
 }
 
+/* -A PATTERN / -R PATTERN: a glob, or a regular expression
+ * (common/pattern.h), checked here. */
+static int add_auto_pattern(struct arg_plan *o, const char *pattern, int ret)
+{
+	if (strpbrk(pattern, "\t\n") || strlen(pattern) > VALUE_GLOB_MAX) {
+		cli_error("%s '%s': not a function pattern", ret ? "-R" : "-A", pattern);
+		return -1;
+	}
+	if (pattern_is_regex(pattern)) {
+		regex_t re;
+		if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
+			cli_error("%s '%s' is not a regular expression", ret ? "-R" : "-A", pattern);
+			return -1;
+		}
+		regfree(&re);
+	}
+	size_t len = o->auto_patterns ? strlen(o->auto_patterns) : 0;
+	return append_line(&o->auto_patterns, &len, "%c%s", ret ? 'R' : 'A', pattern);
+}
+
 int arg_plan_add_spec(struct arg_plan *o, const char *spec, int ret)
 {
 	const char *at = strchr(spec, '@');
 	const char *opt = ret ? "-R" : "-A";
+
+	/* uftrace's -A PATTERN: the values debug info gives, of those
+	 * functions only. */
+	if (!at && *spec)
+		return add_auto_pattern(o, spec, ret);
 
 	/* The glob may hold spaces (a C++ name: "operator new", "f(long, long)"). */
 	if (!at || at == spec || !at[1] || (size_t)(at - spec) > VALUE_GLOB_MAX || strpbrk(spec, "\t\n") || strlen(spec) > VALUE_SPEC_MAX) {
@@ -621,6 +649,67 @@ static int glob_names(const char *glob, const struct dw_func *f)
 	return !fnmatch(glob, f->sym, 0) || (f->cxx && cxx_name_fnmatch(glob, f->cxx, f->cxx_base));
 }
 
+/* The -A / -R PATTERN lines, compiled once for every function of every
+ * object's DWARF. */
+struct auto_patterns {
+	size_t cnt;
+	struct auto_pattern {
+		char side;
+		int is_regex;
+		regex_t re;
+		char glob[VALUE_GLOB_MAX + 1];
+	} *v;
+};
+
+static int auto_patterns_compile(const char *lines, struct auto_patterns *ap)
+{
+	char line[VALUE_GLOB_MAX + 2];
+
+	memset(ap, 0, sizeof(*ap));
+	for (const char *p = lines; p && next_line(&p, line, sizeof(line));) {
+		struct auto_pattern *v = realloc(ap->v, (ap->cnt + 1) * sizeof(*v));
+		if (!v) {
+			cli_error("record: out of memory");
+			return -1;
+		}
+		ap->v = v;
+		struct auto_pattern *a = &v[ap->cnt];
+		a->side = line[0];
+		snprintf(a->glob, sizeof(a->glob), "%s", line + 1);
+		a->is_regex = pattern_is_regex(a->glob);
+		/* Checked when the option was read. */
+		if (a->is_regex && regcomp(&a->re, a->glob, REG_EXTENDED | REG_NOSUB))
+			return -1;
+		ap->cnt++;
+	}
+	return 0;
+}
+
+static void auto_patterns_free(struct auto_patterns *ap)
+{
+	for (size_t i = 0; i < ap->cnt; i++)
+		if (ap->v[i].is_regex)
+			regfree(&ap->v[i].re);
+	free(ap->v);
+	memset(ap, 0, sizeof(*ap));
+}
+
+/* Does a -A (side 'A') or -R PATTERN name f?  A regular expression is
+ * found anywhere in its symbol or its C++ name as the views show it. */
+static int auto_patterns_name(const struct auto_patterns *ap, char side, const struct dw_func *f)
+{
+	for (size_t i = 0; i < ap->cnt; i++) {
+		const struct auto_pattern *a = &ap->v[i];
+		if (a->side != side)
+			continue;
+		if (!a->is_regex ? glob_names(a->glob, f)
+				 : !regexec(&a->re, f->sym, 0, NULL, 0) ||
+					   (f->cxx && !regexec(&a->re, f->cxx, 0, NULL, 0)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Is f named by one of the -A (or -R) specs? */
 static int named_by_spec(const char *specs, char side, const struct dw_func *f)
 {
@@ -791,8 +880,55 @@ static void sym_set_free(struct sym_set *set)
  * static function or an IFUNC's target may bear another's name), with
  * its names (enumerator ids from enum_base on; those used marked in
  * enum_used).  Returns how many functions it described, or -1 (said). */
-static long auto_args_object(struct arg_plan *o, size_t *args_len, size_t *labels_len, const struct dw_info *dw,
-			     const char *object, size_t enum_base, uint8_t *enum_used, struct sym_set *done)
+/* One function's lines (see auto_args_object): 1 if it had some, 0 if
+ * not, -1 (said). */
+static int auto_args_func(struct arg_plan *o, const struct auto_patterns *ap, size_t *args_len, size_t *labels_len,
+			  const struct dw_func *f, const char *object, size_t enum_base, uint8_t *enum_used,
+			  struct sym_set *done)
+{
+	char scope[128];
+	if (f->ifunc) /* named by its object: see dw_func.ifunc */
+		snprintf(scope, sizeof(scope), "%s", object);
+	else
+		snprintf(scope, sizeof(scope), "%s@%llu", object, (unsigned long long)f->file_off);
+	/* What -A / -R name for a function replaces what DWARF would show
+	 * on that side. */
+	int entry = f->entry_cnt && (o->auto_args || auto_patterns_name(ap, 'A', f)) &&
+		    !named_by_spec(o->specs, 'A', f);
+	int exit = f->exit_cnt && (o->auto_args || auto_patterns_name(ap, 'R', f)) &&
+		   !named_by_spec(o->specs, 'R', f);
+	char items[4096];
+	size_t off = 0;
+	for (int side = 0; side < 2; side++) {
+		if (!(side ? exit : entry))
+			continue;
+		const struct dw_item *its = side ? f->exit : f->entry;
+		int cnt = side ? f->exit_cnt : f->entry_cnt;
+		off = 0;
+		for (int k = 0; k < cnt; k++)
+			if (append_item(items, sizeof(items), &off, &its[k], 1))
+				return -1;
+		if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
+		    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))
+			return -1;
+		for (int k = 0; k < cnt; k++)
+			if (its[k].enum_id >= 0)
+				enum_used[its[k].enum_id] = 1;
+	}
+	if ((entry || exit) && sym_set_add(done, f->sym))
+		return -1;
+	return entry || exit;
+}
+
+/* --auto-args for one object's DWARF: a line per function it describes,
+ * applied to that function only: in that object (scope "main", or
+ * "=DEV:INO", its file's identity) and at its offset in the file (a
+ * static function or an IFUNC's target may bear another's name), with
+ * its names (enumerator ids from enum_base on; those used marked in
+ * enum_used).  Returns how many functions it described, or -1 (said). */
+static long auto_args_object(struct arg_plan *o, const struct auto_patterns *ap, size_t *args_len,
+			     size_t *labels_len, const struct dw_info *dw, const char *object, size_t enum_base,
+			     uint8_t *enum_used, struct sym_set *done)
 {
 	long described = 0;
 
@@ -801,36 +937,32 @@ static long auto_args_object(struct arg_plan *o, size_t *args_len, size_t *label
 		if (f->ambiguous || (i && !strcmp(f->sym, dw->funcs[i - 1].sym)) || sym_set_has(done, f->sym) ||
 		    f->file_off == UINT64_MAX)
 			continue;
-		char scope[128];
-		if (f->ifunc) /* named by its object: see dw_func.ifunc */
-			snprintf(scope, sizeof(scope), "%s", object);
-		else
-			snprintf(scope, sizeof(scope), "%s@%llu", object, (unsigned long long)f->file_off);
-		/* What -A / -R name for a function replaces what DWARF
-		 * would show on that side. */
-		int entry = f->entry_cnt && !named_by_spec(o->specs, 'A', f);
-		int exit = f->exit_cnt && !named_by_spec(o->specs, 'R', f);
-		char items[4096];
-		size_t off = 0;
-		for (int side = 0; side < 2; side++) {
-			if (!(side ? exit : entry))
-				continue;
-			const struct dw_item *its = side ? f->exit : f->entry;
-			int cnt = side ? f->exit_cnt : f->entry_cnt;
-			off = 0;
-			for (int k = 0; k < cnt; k++)
-				if (append_item(items, sizeof(items), &off, &its[k], 1))
-					return -1;
-			if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
-			    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))
-				return -1;
-			for (int k = 0; k < cnt; k++)
-				if (its[k].enum_id >= 0)
-					enum_used[its[k].enum_id] = 1;
-		}
-		if ((entry || exit) && sym_set_add(done, f->sym))
+		int r = auto_args_func(o, ap, args_len, labels_len, f, object, enum_base, enum_used, done);
+		if (r < 0)
 			return -1;
-		described += entry || exit;
+		described += r;
+	}
+	sym_set_seal(done);
+	return described;
+}
+
+/* The C library's IFUNC'd string functions, which its debug info cannot
+ * describe (libc_protos.c), for the C library at object. */
+static long auto_args_libc_protos(struct arg_plan *o, const struct auto_patterns *ap, size_t *args_len,
+				  size_t *labels_len, const char *object, struct sym_set *done)
+{
+	long described = 0;
+	uint8_t unused = 0;
+
+	for (size_t i = 0; i < libc_protos_count(); i++) {
+		struct dw_func f;
+		libc_proto_func(i, &f);
+		if (sym_set_has(done, f.sym))
+			continue;
+		int r = auto_args_func(o, ap, args_len, labels_len, &f, object, 0, &unused, done);
+		if (r < 0)
+			return -1;
+		described += r;
 	}
 	sym_set_seal(done);
 	return described;
@@ -846,8 +978,13 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 	uint8_t *enum_used = NULL;
 	long described = 0;
 
-	if (!o->specs && !o->value_filters && !o->auto_args)
+	struct auto_patterns ap = { 0 };
+	int autos = o->auto_args || o->auto_patterns;
+
+	if (!arg_plan_wanted(o))
 		return 0;
+	if (auto_patterns_compile(o->auto_patterns, &ap))
+		goto out;
 	int e = dw_info_load(exe, &dw, err, sizeof(err));
 	have_dw = !e;
 	if (have_dw && !(enum_used = calloc(dw.enum_cnt + 1, 1))) {
@@ -864,8 +1001,8 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 	dw_set_free(&set);
 	if (spec_err)
 		goto out;
-	if (o->auto_args && have_dw &&
-	    (described = auto_args_object(o, &args_len, &labels_len, &dw, "main", 0, enum_used, &done)) < 0)
+	if (autos && have_dw &&
+	    (described = auto_args_object(o, &ap, &args_len, &labels_len, &dw, "main", 0, enum_used, &done)) < 0)
 		goto out;
 	if (have_dw && enum_lines(o, &labels_len, &dw, enum_used, 0))
 		goto out;
@@ -873,25 +1010,48 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 	 * it has one (libc with libc6-dbg): its functions only, known by
 	 * the file's identity, enumerator ids after the program's. */
 	size_t enum_base = have_dw ? dw.enum_cnt : 0;
-	for (size_t i = 0; o->auto_args && libs && i < libs->cnt; i++) {
+	for (size_t i = 0; autos && libs && i < libs->cnt; i++) {
 		const struct program_lib *pl = &libs->v[i];
 		struct dw_info lib;
 		char object[64];
-		if (dw_info_load(pl->file, &lib, err, sizeof(err)))
+		const char *base = strrchr(pl->path, '/');
+		/* The C library's string functions are described without its
+		 * debug info too (libc_protos.c). */
+		int is_libc = !strncmp(base ? base + 1 : pl->path, "libc.so", 7);
+		int have_lib = !dw_info_load(pl->file, &lib, err, sizeof(err));
+		if (!have_lib && !is_libc)
 			continue;
 		snprintf(object, sizeof(object), "=%llu:%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino);
-		uint8_t *used = calloc(lib.enum_cnt + 1, 1);
-		long n = used ? auto_args_object(o, &args_len, &labels_len, &lib, object, enum_base, used, &done) : -1;
-		int r = n < 0 || enum_lines(o, &labels_len, &lib, used, enum_base);
-		enum_base += lib.enum_cnt;
+		uint8_t *used = calloc(have_lib ? lib.enum_cnt + 1 : 1, 1);
+		long n = !used ? -1
+			 : have_lib ? auto_args_object(o, &ap, &args_len, &labels_len, &lib, object, enum_base, used, &done)
+				    : 0;
+		if (n >= 0 && is_libc) {
+			long k = auto_args_libc_protos(o, &ap, &args_len, &labels_len, object, &done);
+			n = k < 0 ? -1 : n + k;
+		}
+		int r = n < 0 || (have_lib && enum_lines(o, &labels_len, &lib, used, enum_base));
 		described += n > 0 ? n : 0;
 		free(used);
-		dw_info_free(&lib);
+		if (have_lib) {
+			enum_base += lib.enum_cnt;
+			dw_info_free(&lib);
+		}
 		if (r) {
 			if (!used)
 				cli_error("record: out of memory");
 			goto out;
 		}
+	}
+	if (!o->auto_args && o->auto_patterns && !described) {
+		char first[VALUE_GLOB_MAX + 2];
+		const char *p = o->auto_patterns;
+		next_line(&p, first, sizeof(first));
+		cli_error("%s '%s': no function it names has debug info with %s (in %s or the libraries it loads); "
+			  "build it with -g, install its -dbgsym package, or name values with GLOB@SPEC",
+			  first[0] == 'R' ? "-R" : "-A", first + 1, first[0] == 'R' ? "a return value" : "arguments",
+			  exe);
+		goto out;
 	}
 	if (o->auto_args && !described) {
 		if (!have_dw)
@@ -904,6 +1064,7 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 	}
 	ret = 0;
 out:
+	auto_patterns_free(&ap);
 	sym_set_free(&done);
 	free(enum_used);
 	if (have_dw)
@@ -914,6 +1075,7 @@ out:
 void arg_plan_free(struct arg_plan *p)
 {
 	free(p->specs);
+	free(p->auto_patterns);
 	free(p->value_filters);
 	free(p->value_globs);
 	free(p->args);

@@ -19,6 +19,10 @@ struct arg_plan {
 	char *value_filters; /* -F GLOB@..., a line each, or NULL */
 	char *value_globs;   /* their globs, a line each: only those functions are traced */
 	int auto_args;       /* --auto-args */
+	/* -A PATTERN / -R PATTERN without '@' (uftrace's): what --auto-args
+	 * would show of the functions PATTERN names, that side only; a line
+	 * each, 'A' or 'R' first, or NULL */
+	char *auto_patterns;
 	/* What arg_plan_resolve makes of them */
 	char *args;          /* as the agent reads them (agent/record/args.h), or NULL */
 	char *arg_filters;   /* the -F value filters, as the agent reads them, or NULL */
@@ -28,7 +32,7 @@ struct arg_plan {
 /* Whether the plan asks for anything that needs the program's DWARF. */
 static inline int arg_plan_wanted(const struct arg_plan *p)
 {
-	return p->specs || p->value_filters || p->auto_args;
+	return p->specs || p->value_filters || p->auto_args || p->auto_patterns;
 }
 /* -A (ret 0) or -R (ret 1) SPEC, and -F GLOB@NAME OP VALUE: checked for
  * their syntax as the options are read.  0, or -1 with the error said. */

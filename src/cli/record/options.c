@@ -73,7 +73,9 @@ static const char record_usage[] =
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
 	"  -t, --time-filter TIME   the views show only calls of TIME or more (e.g. 1ms) and the calls\n"
 	"                           they are in (uftrace's -t; the trace keeps every call)\n"
-	"  -T FUNC@ACTION,...       uftrace's triggers, for the views (see needle replay --help)\n"
+	"  -T FUNC@ACTION,...       uftrace's triggers, for the views (see needle replay --help); the\n"
+	"                           items argN, fpargN, retval (with /FORMAT) and auto-args record values\n"
+	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
@@ -106,6 +108,8 @@ static const char record_usage[] =
 	"                           i32, i and 32 are d32, d and, for an fparg, f32); e.g.\n"
 	"                           -A 'kv_get@arg1/u,arg2/x'\n"
 	"                           /s: the string an argument points to (see --max-string)\n"
+	"  -A PATTERN               (no @) what --auto-args would record of the arguments of the\n"
+	"                           functions PATTERN names, those only; -R PATTERN: their return values\n"
 	"  -R, --retval GLOB@SPEC   record return values: SPEC is retval[/FORMAT], e.g. -R 'kv_*@retval/d'\n"
 	"                           with debug info, a value may be named by its parameter: 'kv_get@key/s'\n"
 	"  -a, --auto-args          record every argument and return value the debug info (DWARF, or a\n"
@@ -290,7 +294,19 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				cli_error("%s", err);
 				return -1;
 			}
-			if (view_opt_add2(o, "-T", optarg))
+			/* Its values are -A and -R (a spec each, or the bare
+			 * FUNC of auto-args); its actions are the views'. */
+			char spec[VALUE_SPEC_MAX + 1];
+			if (ts.args[0] && (snprintf(spec, sizeof(spec), "%s@%s", ts.pattern, ts.args),
+					   arg_plan_add_spec(&o->values, spec, 0)))
+				return -1;
+			if (ts.rets[0] && (snprintf(spec, sizeof(spec), "%s@%s", ts.pattern, ts.rets),
+					   arg_plan_add_spec(&o->values, spec, 1)))
+				return -1;
+			if (ts.auto_args && (arg_plan_add_spec(&o->values, ts.pattern, 0) ||
+					     arg_plan_add_spec(&o->values, ts.pattern, 1)))
+				return -1;
+			if (ts.actions && view_opt_add2(o, "-T", optarg))
 				return -1;
 			break;
 		}

@@ -24,6 +24,20 @@ static unsigned trace_onoff(const char *item)
 	return 0;
 }
 
+/* argN, fpargN or retval, with an optional /FMT after it (checked as
+ * -A and -R check it, by needle record). */
+static int value_item(const char *it)
+{
+	const char *p = !strncmp(it, "fparg", 5) ? it + 5 : !strncmp(it, "arg", 3) ? it + 3 : NULL;
+	if (!strncmp(it, "retval", 6))
+		return it[6] == 0 || it[6] == '/';
+	if (!p || *p < '1' || *p > '9')
+		return 0;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return *p == 0 || *p == '/';
+}
+
 int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, size_t errlen)
 {
 	const char *at = strchr(arg, '@');
@@ -63,12 +77,20 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			}
 			out->actions |= TRIGGER_DEPTH;
 			out->depth = (uint32_t)d;
-		} else if (strchr(it, '=') || !strcasecmp(it, "finish") || !strcasecmp(it, "recover") ||
-			   !strncasecmp(it, "arg", 3) || !strncasecmp(it, "fparg", 5) || !strcasecmp(it, "retval") ||
-			   !strcasecmp(it, "auto-args")) {
+		} else if (value_item(it)) {
+			char *list = strncmp(it, "retval", 6) ? out->args : out->rets;
+			size_t len = strlen(list), cap = list == out->args ? sizeof(out->args) : sizeof(out->rets);
+			if (len + 1 + strlen(it) + 1 > cap) {
+				snprintf(err, errlen, "-T '%.64s...': too many values", arg);
+				return -1;
+			}
+			snprintf(list + len, cap - len, "%s%s", len ? "," : "", it);
+		} else if (!strcasecmp(it, "auto-args")) {
+			out->auto_args = 1;
+		} else if (strchr(it, '=') || !strcasecmp(it, "finish") || !strcasecmp(it, "recover")) {
 			snprintf(err, errlen,
 				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace; values are recorded with -A and -R)",
+				 "backtrace, trace_on, trace_off, trace, and argN, fpargN, retval, auto-args)",
 				 arg, it);
 			return -1;
 		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
@@ -79,7 +101,7 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			return -1;
 		}
 	}
-	if (!out->actions) {
+	if (!out->actions && !out->args[0] && !out->rets[0] && !out->auto_args) {
 		snprintf(err, errlen, "-T '%s': no action given (e.g. '%s,depth=1')", arg, arg);
 		return -1;
 	}

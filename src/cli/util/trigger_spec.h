@@ -9,6 +9,8 @@
  * and trace_off (also trace-on, traceon, ...: showing starts or stops at
  * its entry, until the other; --disable starts with it stopped), trace
  * (shown even when -t would hide it).
+ * Items argN, fpargN, retval (each with an optional /FMT) and auto-args
+ * record values, as -A and -R do (struct trigger_spec's args).
  * An item that is not an action names the function's object, as in
  * FUNC@libfoo (the file name without directory and suffix, or its
  * beginning). */
@@ -31,6 +33,13 @@ enum trigger_action {
 
 struct trigger_spec {
 	char pattern[256]; /* FUNC */
+	/* Values to record at its calls, as uftrace's -T FUNC@arg1,retval
+	 * takes them: "argN[/FMT]" and "fpargN[/FMT]" items, comma-separated
+	 * (for -A), "retval[/FMT]" (for -R), and auto-args: what debug info
+	 * gives of both sides (-A FUNC -R FUNC).  needle record turns them
+	 * into those options; they are not actions of the views. */
+	char args[256], rets[64];
+	int auto_args;
 	char module[256];  /* the object it is in, or "" for any */
 	unsigned actions;  /* enum trigger_action */
 	uint32_t depth;    /* TRIGGER_DEPTH */

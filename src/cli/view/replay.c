@@ -76,6 +76,14 @@ static int pat_add(struct pat_list **l, const char *arg, unsigned actions)
 			free(n);
 			return -1;
 		}
+		/* With actions, the trace's own -T (needle record took its
+		 * values as -A and -R). */
+		if (!ts.actions && (ts.args[0] || ts.rets[0] || ts.auto_args)) {
+			cli_error("'%s': values are chosen when recording (needle record -A, -R or -T FUNC@arg1), "
+				  "not at replay", arg);
+			free(n);
+			return -1;
+		}
 		n->glob = strdup(ts.pattern);
 		n->module = ts.module[0] ? strdup(ts.module) : NULL;
 		n->actions = ts.actions;

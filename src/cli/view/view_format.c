@@ -201,9 +201,11 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 	else
 		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
 	const char *enumerator;
+	const struct trace_site *pointee;
 	if (it.fmt == 's') {
+		/* uftrace quotes a NULL string as if it were one. */
 		if (it.bits == 1)
-			snprintf(val, val_len, "NULL");
+			snprintf(val, val_len, style == VIEW_VALUES_UFTRACE ? "\"NULL\"" : "NULL");
 		else if (it.bits == 2)
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
 		else if (format_string(val, val_len, it.v, it.len, it.bits == 3) < 0 && val_len)
@@ -212,6 +214,11 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 		snprintf(val, val_len, "%s", enumerator);
 	} else if (it.fmt == 'b' && it.word <= 1) {
 		snprintf(val, val_len, "%s", it.word ? "true" : "false");
+	} else if (it.fmt == 'p' && style == VIEW_VALUES_UFTRACE && t && it.word &&
+		   (pointee = trace_site_at(t, it.word))) {
+		/* A pointer to a traced function, by its name as uftrace
+		 * shows a pointer to a symbol. */
+		snprintf(val, val_len, "&%s", pointee->name);
 	} else {
 		format_value(val, val_len, it.fmt == 'e' || it.fmt == 'b' ? 'd' : (char)it.fmt,
 			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word, style);

@@ -1,0 +1,58 @@
+# test_uftrace_values.sh - values as uftrace's users ask for them and read
+# them: -A PATTERN / -R PATTERN (what debug info gives of those functions
+# only), -T FUNC@arg1 at record time, the C library's string functions
+# (IFUNCs without debug info of their own) by their standard prototypes,
+# a pointer to a traced function as &name, a NULL string as "NULL".
+. "$(dirname "$0")/../lib.sh"
+unset NEEDLE_SITES
+P="$PROGS/uvalues"
+cd "$T" || exit 1
+
+"$P" >"$T/plain"
+# graph FILE: replay's function column from apply on (snprintf's first
+# argument is a buffer not yet written: its bytes are whatever the stack
+# held).
+graph() { "$NEEDLE" replay "${@:2}" -i "$1" | sed -n 's/^[^|]*| //p' | sed -n '/apply(/,$p'; }
+rec() { "$NEEDLE" record -o "$T/$1.data" "${@:2}" -F main -- "$P" >"$T/$1.out" 2>"$T/$1.err"; }
+
+rec auto --auto-args
+check "output identical to a run left alone" cmp -s "$T/plain" "$T/auto.out"
+check_eq "--auto-args: a function pointer by name, NULL quoted, strlen and strcmp by their prototypes" \
+	"$(graph auto.data)" '  apply(&target, 2) {
+    target(2) = 3;
+  } = 3; /* apply */
+  maybe("NULL") = "NULL";
+  strlen("needle") = 6;
+  strcmp("needle", "needle") = 0;
+  printf("%d %s %zu %d\n", ...) = 8;
+} = 0; /* main */'
+check_eq "--arg-names: the prototypes' names" "$(graph auto.data --arg-names | grep -E '^  str')" \
+	'  strlen(s="needle") = 6;
+  strcmp(s1="needle", s2="needle") = 0;'
+
+rec pat -A apply -R '^ma' -A '^str' -R 'strl*en'
+check_eq "-A PATTERN / -R PATTERN: that side of the functions they name, nothing else" "$(graph pat.data)" \
+	'  apply(&target, 2) {
+    target();
+  } /* apply */
+  maybe() = "NULL";
+  strlen("needle") = 6;
+  strcmp("needle", "needle");
+  printf();
+} = 0; /* main */'
+
+rec trig -T 'target@arg1,retval' -T 'strcmp@auto-args'
+check_eq "-T FUNC@arg1,retval and FUNC@auto-args record those values" "$(graph trig.data | grep -E 'target|strcmp')" \
+	'    target(2) = 3;
+  strcmp("needle", "needle") = 0;'
+check_eq "-T with actions and values: both" \
+	"$("$NEEDLE" record -o "$T/td.data" -T 'apply@depth=1,arg2' -F main -- "$P" >/dev/null 2>&1; graph td.data | head -1)" \
+	'  apply(2);'
+check "replay -T FUNC@arg1 (values only): refused, they are chosen when recording" \
+	eval '! "$NEEDLE" replay -i auto.data -T "target@arg1" 2>"$T/rt.err" && grep -q "values are chosen when recording" "$T/rt.err"'
+check_eq "-A PATTERN naming no function with debug info: refused" \
+	"$("$NEEDLE" record -o "$T/x.data" -A 'no_such_*' -- "$P" >/dev/null 2>"$T/x.err"; echo $?) $(grep -c "no function it names has debug info" "$T/x.err")" \
+	"1 1"
+check "... and no trace passed off as one" test ! -e "$T/x.data"
+check_eq "-A with a pattern that is not a regular expression: refused" \
+	"$("$NEEDLE" record -o "$T/y.data" -A '^(a' -- "$P" >/dev/null 2>&1; echo $?)" 2
