@@ -448,17 +448,17 @@ static void test_resolve_registers(void)
 	 * unless said (c: 8), d for an integer, f for fpargN, no scope. */
 	resolves_to(NO_DWARF, w, "kv_get@arg1/u,arg2/x", 0, "kv_get\tA\t0:1:u:64:0,0:2:x:64:0", NULL);
 	resolves_to(NO_DWARF, w, "kv_get@arg1,arg3/d16,arg4/c,arg5/s,arg6/p32", 0,
-		    "kv_get\tA\t0:1:d:64:0~,0:3:d:16:0,0:4:c:8:0,0:5:s:64:0,0:6:p:32:0", NULL);
+		    "kv_get\tA\t0:1:a:64:0~,0:3:d:16:0,0:4:c:8:0,0:5:s:64:0,0:6:p:32:0", NULL);
 	resolves_to(NO_DWARF, w, "f@fparg2,fparg8/f32", 0, "f\tA\t1:2:f:64:0~,1:8:f:32:0", NULL);
-	resolves_to(NO_DWARF, w, "f@arg7,arg255/f", 0, "f\tA\t0:7:d:64:0~,0:255:f:64:0", NULL);
-	resolves_to(NO_DWARF, w, "kv_*@retval", 1, "kv_*\tR\t2:0:d:64:0~", NULL);
+	resolves_to(NO_DWARF, w, "f@arg7,arg255/f", 0, "f\tA\t0:7:a:64:0~,0:255:f:64:0", NULL);
+	resolves_to(NO_DWARF, w, "kv_*@retval", 1, "kv_*\tR\t2:0:a:64:0~", NULL);
 	/* A float return value is in xmm0 (kind 3). */
 	resolves_to(NO_DWARF, w, "f@retval/f", 1, "f\tR\t3:0:f:64:0", NULL);
 	resolves_to(NO_DWARF, w, "f@retval/f32,retval/x", 1, "f\tR\t3:0:f:32:0,2:0:x:64:0", NULL);
 	resolves_to(NO_DWARF, w, "f@retval/s", 1, "f\tR\t2:0:s:64:0", NULL);
-	resolves_to(NO_DWARF, w, "kv_get@arg2>1000", 2, "kv_get\t0:2:d:64:0\t>\t1000", NULL);
+	resolves_to(NO_DWARF, w, "kv_get@arg2>1000", 2, "kv_get\t0:2:a:64:0\t>\t1000", NULL);
 	resolves_to(NO_DWARF, w, "f@arg1/x32==0x10", 2, "f\t0:1:x:32:0\t==\t0x10", NULL);
-	resolves_to(NO_DWARF, w, "f@arg1!=-1", 2, "f\t0:1:d:64:0\t!=\t-1", NULL);
+	resolves_to(NO_DWARF, w, "f@arg1!=-1", 2, "f\t0:1:a:64:0\t!=\t-1", NULL);
 	resolves_to(NO_DWARF, w, "f@arg1/u<=18446744073709551615", 2, "f\t0:1:u:64:0\t<=\t18446744073709551615", NULL);
 	resolves_to(NO_DWARF, w, "f@fparg1>=2.5", 2, "f\t1:1:f:64:0\t>=\t2.5", NULL);
 	resolves_to(NO_DWARF, w, "f@fparg1/f32<-1e3", 2, "f\t1:1:f:32:0\t<\t-1e3", NULL);
@@ -487,8 +487,8 @@ static void test_resolve_registers(void)
 		{ "b@arg2", 0 }, { "a@retval", 1 }, { "b@arg2", 0 }, { "a@arg1<0", 2 }, { "a@arg1>=10", 2 },
 	};
 	CHECK_EQ(resolve(&p, NO_DWARF, NULL, 0, g, 5), 0, "three specs and two filters resolve");
-	CHECK_STR(p.args, "b\tA\t0:2:d:64:0~\na\tR\t2:0:d:64:0~\nb\tA\t0:2:d:64:0~", "... the specs' lines, in order");
-	CHECK_STR(p.arg_filters, "a\t0:1:d:64:0\t<\t0\na\t0:1:d:64:0\t>=\t10", "... the filters', in order");
+	CHECK_STR(p.args, "b\tA\t0:2:a:64:0~\na\tR\t2:0:a:64:0~\nb\tA\t0:2:a:64:0~", "... the specs' lines, in order");
+	CHECK_STR(p.arg_filters, "a\t0:1:a:64:0\t<\t0\na\t0:1:a:64:0\t>=\t10", "... the filters', in order");
 	CHECK_STR(p.value_globs, "a\na", "... the filters' globs traced");
 	arg_plan_free(&p);
 	/* The first refusal ends it. */
@@ -518,7 +518,7 @@ static void test_resolve_dwarf(void)
 	resolves_to(x, w, "f_ints@a/x16", 0, "f_ints\tA\t0:1:x:16:0\tmain", "F\tf_ints\t0:1:0=a");
 	/* A field: its register and offset; the register whole is 64 bits. */
 	resolves_to(x, w, "f_pt@p.y,k", 0, "f_pt\tA\t0:1:d:32:4~,0:2:d:32:0~\tmain", "F\tf_pt\t0:1:4=p.y,0:2:0=k");
-	resolves_to(x, w, "f_pt@arg1", 0, "f_pt\tA\t0:1:d:64:0~\tmain", NULL);
+	resolves_to(x, w, "f_pt@arg1", 0, "f_pt\tA\t0:1:a:64:0~\tmain", NULL);
 	resolves_to(x, w, "f_big@b.b,j", 0, "f_big\tA\t0:8:d:64:0~,0:2:d:32:0~\tmain", "F\tf_big\t0:8:0=b.b,0:2:0=j");
 	resolves_to(x, w, "f_fp@y,fparg3,arg1", 0, "f_fp\tA\t1:2:f:32:0~,1:3:f:64:0~,0:1:d:32:0~\tmain",
 		    "F\tf_fp\t1:2:0=y,1:3:0=,0:1:0=");
@@ -526,7 +526,7 @@ static void test_resolve_dwarf(void)
 	resolves_to(x, w, "f_nine@arg7/f", 0, "f_nine\tA\t0:7:f:64:0\tmain", NULL);
 	resolves_to(x, w, "f_str@s,arg3/s", 0, "f_str\tA\t0:1:s:64:0~,0:3:s:64:0\tmain", "F\tf_str\t0:1:0=s,0:3:0=");
 	/* A variadic function's registers past its parameters. */
-	resolves_to(x, w, "f_var@arg5,fparg1", 0, "f_var\tA\t0:5:d:64:0~,1:1:f:64:0~\tmain", NULL);
+	resolves_to(x, w, "f_var@arg5,fparg1", 0, "f_var\tA\t0:5:a:64:0~,1:1:f:64:0~\tmain", NULL);
 	/* An enum by name: its enumerators go with the labels (none when
 	 * a format is given: a number then). */
 	resolves_to(x, w, "f_enum@m", 0, "f_enum\tA\t0:1:e:32:0~\tmain", "F\tf_enum\t0:1:0=m#0\nE\t0\t1=M_READ,2=M_WRITE,3=M_BOTH");
@@ -535,7 +535,7 @@ static void test_resolve_dwarf(void)
 	resolves_to(x, w, "f_fp@retval", 1, "f_fp\tR\t3:0:f:64:0~\tmain", NULL);
 	resolves_to(x, w, "f_bool@retval", 1, "f_bool\tR\t2:0:b:8:0~\tmain", NULL);
 	/* A glob is taken as given, without checks. */
-	resolves_to(x, w, "f_*@arg1", 0, "f_*\tA\t0:1:d:64:0~", NULL);
+	resolves_to(x, w, "f_*@arg1", 0, "f_*\tA\t0:1:a:64:0~", NULL);
 	/* Filters: the type from DWARF, no scope. */
 	resolves_to(x, w, "f_ints@b>5", 2, "f_ints\t0:2:d:64:0\t>\t5", NULL);
 	resolves_to(x, w, "f_ints@c==7", 2, "f_ints\t0:3:u:16:0\t==\t7", NULL);

@@ -585,6 +585,46 @@ static int ret_eq(unsigned kind, unsigned fmt, unsigned bits, uint64_t v, const 
 	return view_ret_equals(bl.b, bl.n, &want);
 }
 
+/* One value alone in replay's default, uftrace's style, and in the
+ * exact style of --arg-names and the exports. */
+static void styled(unsigned fmt, unsigned bits, uint64_t v, const char *uftrace, const char *exact)
+{
+	struct block bl = { .n = 0 };
+	struct trace_event ev = { .kind = TEV_ENTRY, .data = bl.b };
+	char buf[128];
+
+	word(&bl, ARG_KIND_INT, 1, fmt, bits, 0, v);
+	ev.data_len = (uint16_t)bl.n;
+	view_format_values_style(buf, sizeof(buf), NULL, &ev, VIEW_VALUES_UFTRACE);
+	CHECK_STR(buf, uftrace, "'%c' %u bits, 0x%llx: '%s' as uftrace shows it", fmt, bits, (unsigned long long)v,
+		  uftrace);
+	view_format_values_style(buf, sizeof(buf), NULL, &ev, VIEW_VALUES_EXACT);
+	CHECK_STR(buf, exact, "... 'arg1=%s' exactly", exact + 5);
+}
+
+static void test_uftrace_style(void)
+{
+	/* 'a': no format given, no type known.  uftrace: decimal up to
+	 * 100000 in magnitude, hex past it, an int's negative value in the
+	 * low 32 bits as that int. */
+	styled('a', 64, 42, "42", "arg1=42");
+	styled('a', 64, 100000, "100000", "arg1=100000");
+	styled('a', 64, 100001, "0x186a1", "arg1=100001");
+	styled('a', 64, (uint64_t)-100000, "-100000", "arg1=-100000");
+	styled('a', 64, (uint64_t)-100001, "0xfffffffffffe795f", "arg1=-100001");
+	styled('a', 64, 0xffffffffull, "-1", "arg1=4294967295");
+	styled('a', 64, 0xffff0001ull, "-65535", "arg1=4294901761");
+	styled('a', 64, 0xffff0000ull, "0xffff0000", "arg1=4294901760");
+	styled('a', 64, 0x100000000ull, "0x100000000", "arg1=4294967296");
+	/* A char 0 as C writes it. */
+	styled('c', 8, 0, "'\\0'", "arg1='\\x00'");
+	styled('c', 8, 'B', "'B'", "arg1='B'");
+	/* Typed values are not guessed at. */
+	styled('d', 64, 0xffffffffull, "4294967295", "arg1=4294967295");
+	styled('d', 32, 0xffffffffull, "-1", "arg1=-1");
+	styled('x', 64, 5, "0x5", "arg1=0x5");
+}
+
 static void test_ret_equals(void)
 {
 	/* README: d signed at its width, c a signed char, u x p unsigned, f
@@ -633,6 +673,7 @@ int main(void)
 	test_format_u64();
 	test_prefix();
 	test_values();
+	test_uftrace_style();
 	test_names();
 	test_parse_int();
 	test_ret_equals();

@@ -114,7 +114,7 @@ static int item_finish(struct arg_item *it)
 	default:
 		return -EINVAL;
 	}
-	if (!strchr("duxcpfseb", it->fmt) || !it->fmt || it->bits < 8 || it->bits > 64 || it->bits % 8 ||
+	if (!strchr("duxcpfseba", it->fmt) || !it->fmt || it->bits < 8 || it->bits > 64 || it->bits % 8 ||
 	    it->shift * 8 + (it->fmt == 's' ? 64 : it->bits) > 64)
 		return -EINVAL;
 	it->reg = (uint16_t)reg;

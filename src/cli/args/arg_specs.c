@@ -493,7 +493,9 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 		out->enum_id = v->fmt ? -1 : it->enum_id;
 		return 0;
 	}
-	char fmt = v->fmt ? v->fmt : kind == ARG_KIND_FP ? 'f' : 'd';
+	/* No format and no type: 'a', a 64-bit integer that replay shows as
+	 * uftrace shows its untyped values (file-format.md). */
+	char fmt = v->fmt ? v->fmt : kind == ARG_KIND_FP ? 'f' : 'a';
 	unsigned bits = v->bits ? v->bits : 64;
 	int past_end = 0;
 	const struct dw_reg *slot = f && kind == ARG_KIND_INT ? int_slot(f, index, &past_end) : NULL;

@@ -67,6 +67,18 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n)
 static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint64_t v, enum view_values_style style)
 {
 	switch (fmt) {
+	case 'a':
+		/* No format was given and no type known.  uftrace's reading:
+		 * small values in decimal, others in hex, but a 32-bit
+		 * negative number (an int in a 64-bit register) as one. */
+		if (style == VIEW_VALUES_UFTRACE) {
+			int64_t sv = (int64_t)v;
+			if (v > 0xffff0000ull && v <= 0xffffffffull)
+				return snprintf(buf, len, "%d", (int)(int32_t)(uint32_t)v);
+			if (sv > 100000 || sv < -100000)
+				return snprintf(buf, len, "0x%llx", (unsigned long long)v);
+		}
+		return snprintf(buf, len, "%lld", (long long)(int64_t)v);
 	case 'd': {
 		int64_t sv = bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
 		return snprintf(buf, len, "%lld", (long long)sv);
@@ -74,6 +86,8 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 	case 'u':
 		return snprintf(buf, len, "%llu", (unsigned long long)v);
 	case 'c':
+		if (style == VIEW_VALUES_UFTRACE && (v & 0xff) == 0)
+			return snprintf(buf, len, "'\\0'");
 		if (v >= 0x20 && v < 0x7f && v != '\'' && v != '\\' && v != ',')
 			return snprintf(buf, len, "'%c'", (int)v);
 		return snprintf(buf, len, "'\\x%02x'", (unsigned)(v & 0xff));
@@ -279,6 +293,7 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 		return -1;
 	unsigned bits = it.bits == 0 || it.bits > 64 ? 64 : it.bits;
 	switch (it.fmt) {
+	case 'a':
 	case 'd':
 	case 'e':
 	case 'b':
