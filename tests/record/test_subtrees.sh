@@ -90,6 +90,9 @@ check_eq "replay -C: the calls of getpid and their callers" "$(graph -i all.data
 	"main(){outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/}/*slow*/}/*main*/"
 check_eq "replay -C with -t: only the slow calls among them" "$(graph -i all.data -C usleep -t 1ms | tr -d ' \n')" \
 	"main(){slow(){nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check_eq "replay -F FUNC@PLT: the program's calls into other objects (uftrace's @plt)" \
+	"$(graph -i all.data -F 'getpid|malloc|leaf@plt' | tr -d ' \n')" "malloc();getpid();getpid();"
+check_eq "replay -F FUNC@PLT: a function of the program is not one" "$(graph -i all.data -F 'leaf@PLT' | wc -l)" 0
 check_eq "replay --no-comment: closing braces without the name" "$(graph -i all.data -F outer --no-comment | tr -d ' \n')" \
 	"outer(){inner(){leaf(){getpid();}}}"
 check "replay takes the recorded program's name after the options, as uftrace replay does" \

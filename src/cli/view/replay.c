@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
@@ -126,12 +127,16 @@ static void pat_free(struct pat_list *l)
  * replay shows it, or its symbol, in module (NULL: not known); *depth
  * the depth= of one that has it. */
 static unsigned pat_match(const struct pat_list *l, const char *name, const char *sym, const char *module,
-			  uint32_t *depth)
+			  int in_program, uint32_t *depth)
 {
 	unsigned actions = 0;
 
 	for (; l; l = l->next) {
-		if (l->module && (!module || !trigger_module_matches(l->module, module)))
+		/* FUNC@PLT: uftrace's name for the program's calls into
+		 * other objects, which needle records as the called
+		 * object's functions: any object but the program. */
+		if (l->module && !strcasecmp(l->module, "plt") ? !module || in_program
+		    : l->module && (!module || !trigger_module_matches(l->module, module)))
 			continue;
 		if (l->is_regex ? !regexec(&l->re, name, 0, NULL, 0)
 				: !fnmatch(l->glob, name, 0) || (sym && !fnmatch(l->glob, sym, 0))) {
@@ -237,7 +242,8 @@ static const char replay_usage[] =
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
-	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object\n"
+	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object,\n"
+	"                     GLOB@PLT: the program's calls into other objects\n"
 	"  -N, --notrace GLOB not the calls of matching functions, nor what they call (repeatable)\n"
 	"  -C, --caller-filter GLOB  only the calls of matching functions, one line each, and their\n"
 	"                     callers (repeatable)\n"
@@ -460,7 +466,8 @@ static unsigned site_class(struct replay *r, uint32_t site)
 	const struct trace_site *ts = site < r->t->site_cap ? &r->t->sites[site] : NULL;
 	const char *module = ts && ts->module < r->t->module_cnt ? r->t->modules[ts->module] : NULL;
 	uint32_t depth = 0;
-	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, &depth);
+	/* Module 0 is the program: discovery takes it first. */
+	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, &depth);
 	if (site < r->t->site_cap) {
 		r->site_class[site] = c | CL_MATCHED;
 		r->site_depth[site] = depth;
