@@ -623,6 +623,10 @@ static void test_uftrace_style(void)
 	styled('d', 64, 0xffffffffull, "4294967295", "arg1=4294967295");
 	styled('d', 32, 0xffffffffull, "-1", "arg1=-1");
 	styled('x', 64, 5, "0x5", "arg1=0x5");
+	styled('x', 64, 0, "0x0", "arg1=0x0");
+	/* A null pointer as uftrace writes it. */
+	styled('p', 64, 0, "0", "arg1=0x0");
+	styled('p', 64, 0x1000, "0x1000", "arg1=0x1000");
 }
 
 static void test_ret_equals(void)

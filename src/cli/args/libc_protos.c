@@ -5,7 +5,8 @@
  * On x86-64 the C library picks these functions' implementations at load
  * time (IFUNCs: strlen is __strlen_avx2 or __strlen_evex...), and the
  * implementations are assembly: libc6-dbg's DWARF describes only the
- * resolver, which takes nothing.  Their prototypes are the C standard's
+ * resolver, which takes nothing.  So are the system call stubs listed
+ * at the end.  Their prototypes are the C standard's
  * and POSIX's, fixed for good, so a table is the reliable source; uftrace
  * keeps one for the same reason.  Used only for a function the loaded
  * debug info did not describe.
@@ -54,6 +55,14 @@ static const struct libc_proto {
 	{ "memchr", "p:s,c:c,u:n", 'p' },
 	{ "memrchr", "p:s,c:c,u:n", 'p' },
 	{ "rawmemchr", "p:s,c:c", 'p' },
+	/* System call stubs the C library writes in assembly
+	 * (syscalls.list): no debug info either. */
+	{ "kill", "d:pid,d:sig", 'd' },
+	{ "mprotect", "p:addr,u:len,d:prot", 'd' },
+	{ "munmap", "p:addr,u:length", 'd' },
+	{ "madvise", "p:addr,u:length,d:advice", 'd' },
+	{ "mlock", "p:addr,u:len", 'd' },
+	{ "munlock", "p:addr,u:len", 'd' },
 };
 
 static void item(struct dw_item *it, uint8_t kind, uint8_t index, char letter, const char *label, size_t label_len)

@@ -124,6 +124,9 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
 			return snprintf(buf, len, "%.17g", d);
 		}
 	default: /* x, p */
+		/* uftrace writes a null pointer as 0. */
+		if (fmt == 'p' && !v && style == VIEW_VALUES_UFTRACE)
+			return snprintf(buf, len, "0");
 		return snprintf(buf, len, "0x%llx", (unsigned long long)v);
 	}
 }
