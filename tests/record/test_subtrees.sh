@@ -88,6 +88,8 @@ check_eq "replay -t: the slow call with its callers, the tree pruned" "$(graph -
 } /* main */"
 check_eq "replay -C: the calls of getpid and their callers" "$(graph -i all.data -C getpid | tr -d ' \n')" \
 	"main(){outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/}/*slow*/}/*main*/"
+rec C -C getpid
+check_eq "record -C: kept for the views, as replay -C shows it" "$(graph -i C.data)" "$(graph -i all.data -C getpid)"
 check_eq "replay -C with -t: only the slow calls among them" "$(graph -i all.data -C usleep -t 1ms | tr -d ' \n')" \
 	"main(){slow(){nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
 check_eq "replay -F FUNC@PLT: the program's calls into other objects (uftrace's @plt)" \

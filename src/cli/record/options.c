@@ -77,6 +77,7 @@ static const char record_usage[] =
 	"                           items argN, fpargN, retval (with /FORMAT) and auto-args record values\n"
 	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
+	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
@@ -217,6 +218,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
+		{ "caller-filter", required_argument, NULL, 'C' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
@@ -257,7 +259,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:T:H:F:N:P:U:D:p:A:R:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:T:H:C:F:N:P:U:D:p:A:R:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -311,7 +313,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		}
 		case 'H':
-			if (view_opt_add2(o, "-H", optarg))
+		case 'C':
+			if (view_opt_add2(o, c == 'H' ? "-H" : "-C", optarg))
 				return -1;
 			break;
 		case OPT_DISABLE:
