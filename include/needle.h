@@ -373,6 +373,7 @@ struct needle_site_info {
 	int enabled;          /* 1 while the site calls the trampoline */
 	uint8_t off_bytes[5]; /* the bytes the site holds while disabled */
 	int traceable;        /* 0 when it cannot be attached (unprepared, unloaded) */
+	uint64_t func_size;   /* the function's size in bytes, from its symbol (0: not known) */
 };
 
 /* Discover sites in objects loaded since the last call (it also runs at

@@ -57,7 +57,8 @@
 	X(7, trigger_gap_ns, "--snapshot-interval: least time between two trigger requests")           \
 	X(8, trigger_after_ns, "--trigger-after: the rings freeze this long after a trigger")          \
 	X(9, buf_fd, "a started program's descriptor of the trace buffer (attach: sent with the hello)") \
-	X(10, meta_fd, "... and of the meta file")
+	X(10, meta_fd, "... and of the meta file")                                                      \
+	X(11, min_size, "-Z: functions of fewer bytes than this are not patched (0: any size)")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \

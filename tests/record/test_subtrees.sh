@@ -88,6 +88,22 @@ check_eq "replay -t: the slow call with its callers, the tree pruned" "$(graph -
 } /* main */"
 check_eq "replay -C: the calls of getpid and their callers" "$(graph -i all.data -C getpid | tr -d ' \n')" \
 	"main(){outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/}/*slow*/}/*main*/"
+# -Z SIZE: functions smaller than SIZE bytes are not patched.  grab and
+# nap are the program's smallest (they only call the C library).
+size_of() { printf '%d' "0x$(nm -S "$P" | awk -v f="$1" '$4 == f { print $2 }')"; }
+Z=$(( $(size_of grab) > $(size_of nap) ? $(size_of grab) + 1 : $(size_of nap) + 1 ))
+check "(-Z $Z is above grab's and nap's sizes and below the others')" \
+	test "$(size_of slow)" -ge "$Z" -a "$(size_of leaf)" -ge "$Z" -a "$(size_of inner)" -ge "$Z"
+# The C library's getpid is smaller still (8 bytes in Debian 12's): not
+# recorded either.
+libc=$(ldd "$P" | awk '/libc.so/ { print $3 }')
+getpid_size=$(printf '%d' "0x$(nm -D -S "$libc" | awk '$4 ~ /^getpid@@/ { print $2 }')")
+check "(the C library's getpid, $getpid_size bytes, is below -Z $Z)" test "$getpid_size" -lt "$Z"
+rec Z -Z "$Z"
+check_eq "record -Z: grab, nap and getpid not recorded, what grab and nap call one level up" \
+	"$(graph -i Z.data | tr -d ' \n')" \
+	"main(){malloc();free();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();usleep();}/*slow*/}/*main*/"
+check_eq "record -Z 0: refused" "$("$NEEDLE" record -o "$T/z0.data" -Z 0 -- "$P" >/dev/null 2>&1; echo $?)" 2
 rec C -C getpid
 check_eq "record -C: kept for the views, as replay -C shows it" "$(graph -i C.data)" "$(graph -i all.data -C getpid)"
 check_eq "replay -C with -t: only the slow calls among them" "$(graph -i all.data -C usleep -t 1ms | tr -d ' \n')" \

@@ -112,6 +112,7 @@ static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
 static int have_subtree; /* some -F: nothing outside a -F call is recorded */
 static int have_flags;   /* some flag is set: the handlers read them */
 static int libcall_mode; /* LIBCALL_* */
+static uint64_t min_size; /* -Z: functions smaller than this are not patched */
 enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE };
 static char *cur_subtree, *cur_drop;
 static size_t subtree_sites; /* sites -F names */
@@ -562,6 +563,10 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			continue;
 		if (notrace && *notrace && glob_list_match(notrace, (uint32_t)id))
 			continue;
+		/* -Z: a function smaller than that is not patched (its size
+		 * from its symbol; one of unknown size is). */
+		if (min_size && info.func_size && info.func_size < min_size)
+			continue;
 		unsigned fl = 0;
 		/* A library's function no compiler prepared: what the program
 		 * calls of it is a call, its own insides are not (uftrace's
@@ -939,6 +944,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	    (err = args_configure(rc->args, rc->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	libcall_mode = (int)rc->libcall;
+	min_size = rc->min_size > 0 ? (uint64_t)rc->min_size : 0;
 	have_subtree = rc->subtree && *rc->subtree;
 	have_flags = 0;
 	free(cur_subtree);

@@ -58,6 +58,7 @@ struct found {
 	int form;
 	uint8_t load_len;
 	uint64_t func;          /* relocated: the function's start */
+	uint64_t func_size;     /* relocated: its extent */
 	const char *name;       /* relocated: its name, or NULL (from the symbols) */
 	struct reloc_plan plan; /* relocated */
 };
@@ -294,6 +295,7 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	proto.func.site_addr = addr;
 	proto.func.ip = relocated ? fd->func : f ? f->addr : addr;
 	proto.func.name = relocated ? (fd->name ? fd->name : unnamed(m, fd->func)) : f ? f->name : unnamed(m, addr);
+	proto.func_size = relocated ? fd->func_size : f ? f->size : 0;
 	if (form == NEEDLE_FORM_RELOCATED) {
 		proto.covered = fd->plan.covered;
 		proto.insn_cnt = fd->plan.insn_cnt;
@@ -608,7 +610,8 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 			continue;
 		}
 		v[(*found_cnt)++] = (struct found){ .addr = site, .form = NEEDLE_FORM_RELOCATED, .load_len = 5,
-						    .func = f->lo, .name = f->name, .plan = plan };
+						    .func = f->lo, .func_size = f->hi - f->lo, .name = f->name,
+						    .plan = plan };
 	}
 	if (v)
 		*found = v;

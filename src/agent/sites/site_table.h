@@ -38,6 +38,7 @@ enum site_exit_form {
 struct site {
 	struct needle_func func; /* first: the trampoline hands &site->func to handlers */
 	struct module *module;
+	uint64_t func_size; /* bytes, from the symbol or the function's extent (0: unknown) */
 	uint64_t stub;      /* this site's stub: the CALL's target */
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
 	uint8_t form;       /* enum needle_site_form */

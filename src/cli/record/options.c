@@ -78,6 +78,8 @@ static const char record_usage[] =
 	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
+	"  -Z, --size-filter SIZE   functions whose code is smaller than SIZE bytes are not patched\n"
+	"                           (their calls are not recorded, what they call is)\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
@@ -219,6 +221,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
 		{ "caller-filter", required_argument, NULL, 'C' },
+		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
@@ -259,7 +262,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:T:H:C:F:N:P:U:D:p:A:R:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:ft:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -444,6 +447,15 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'a':
 			o->values.auto_args = 1;
 			break;
+		case 'Z': {
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 1 || n > 1 << 30) {
+				cli_error("-Z needs a size in bytes (1 or more), not '%s'", optarg);
+				return -1;
+			}
+			o->agent.min_size = n;
+			break;
+		}
 		case OPT_MAX_STRING: {
 			long n = strtol(optarg, &end, 10);
 			if (*end || end == optarg || n < VALUE_STRING_MIN || n > VALUE_STRING_MAX) {
