@@ -399,6 +399,31 @@ static void demangle_sites(struct trace *t)
 	}
 }
 
+void trace_set_demangle(struct trace *t, enum trace_demangle mode)
+{
+	for (size_t i = 0; i < t->site_cap; i++) {
+		const char *sym = t->sites[i].sym;
+		int status;
+		if (!sym || !cxx_name_is_mangled(sym))
+			continue;
+		if (mode == TRACE_DEMANGLE_NO) {
+			t->sites[i].name = sym;
+			continue;
+		}
+		char *d = __cxa_demangle(sym, NULL, NULL, &status);
+		if (!d)
+			continue;
+		if (add_name(t, d)) {
+			free(d);
+			continue;
+		}
+		if (mode == TRACE_DEMANGLE_SIMPLE)
+			d[cxx_name_shown(d)] = 0;
+		t->sites[i].name = d;
+	}
+	/* The names trace_site_at sorted by address are the same sites. */
+}
+
 static int name_cmp(const void *a, const void *b)
 {
 	const struct thread_name *x = a, *y = b;

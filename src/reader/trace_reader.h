@@ -113,6 +113,11 @@ int trace_verify(struct trace *t, char *err, size_t errlen);
 /* The function's name; "site#N" for a site the file has no name for (its
  * metadata was never written). */
 const char *trace_site_name(struct trace *t, uint32_t site);
+/* How C++ names are shown: simple (the default at open: "ns::Cls::get"),
+ * full ("ns::Cls::get(int) const"), or no (the symbol, "_ZNK2ns3Cls3getEi"),
+ * as uftrace's --demangle. */
+enum trace_demangle { TRACE_DEMANGLE_SIMPLE, TRACE_DEMANGLE_FULL, TRACE_DEMANGLE_NO };
+void trace_set_demangle(struct trace *t, enum trace_demangle mode);
 /* The site whose function starts at ip (a function pointer's value), or
  * NULL.  The first call sorts the sites (memory: one word per site). */
 const struct trace_site *trace_site_at(struct trace *t, uint64_t ip);

@@ -103,3 +103,18 @@ rm -f "$T/nrt.data" "$T/nrt.data".*
 "$NEEDLE" record --sites=all -o "$T/nrt.data" --snapshot --trigger 'kv::Store::hash' -- "$Q" >/dev/null 2>&1
 check_eq "no runtime: --trigger 'kv::Store::hash': one snapshot with the call" \
 	"$? $(ls "$T"/nrt.data.* 2>/dev/null | wc -l) $(calls "$T/nrt.data.1" kv::Store::hash)" "0 1 1"
+
+# --demangle (uftrace's): with the parameter list, or the symbol; record
+# keeps it for the views.
+record "$T/d.data" -F 'kv::Store::get' -F scale
+check_eq "replay --demangle=full: C++ names with their parameters, no second '()'" \
+	"$("$NEEDLE" replay --demangle=full -i "$T/d.data" | sed -n 's/.*| *//p' | sort | uniq -c | awk '{ $1 = $1; print }' | tr '\n' '|')" \
+	"3 kv::Store::get(int) const;|1 scale(double);|2 scale(long);|"
+check_eq "replay --demangle=no: the symbols" \
+	"$("$NEEDLE" replay --demangle=no -i "$T/d.data" | grep -c '_ZNK2kv5Store3getEi();')" 3
+check_eq "replay --demangle=no -F SYMBOL: a filter by the symbol" \
+	"$("$NEEDLE" replay --demangle=no -F '_Z5scaled' -i "$T/d.data" | sed -n 's/.*| *//p')" "_Z5scaled();"
+record "$T/dk.data" -F 'kv::Store::get' --demangle=full
+check_eq "record --demangle=full: kept for the views" \
+	"$("$NEEDLE" replay -i "$T/dk.data" | grep -c 'kv::Store::get(int) const;')" 3
+check_eq "--demangle=other: refused" "$("$NEEDLE" replay --demangle=other -i "$T/d.data" >/dev/null 2>&1; echo $?)" 2

@@ -78,6 +78,7 @@ static const char record_usage[] =
 	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
+	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
 	"  -Z, --size-filter SIZE   functions whose code is smaller than SIZE bytes are not patched\n"
 	"                           (their calls are not recorded, what they call is)\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
@@ -215,12 +216,14 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
-	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT };
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
+	       OPT_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
 		{ "caller-filter", required_argument, NULL, 'C' },
+		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
@@ -312,6 +315,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 					     arg_plan_add_spec(&o->values, ts.pattern, 1)))
 				return -1;
 			if (ts.actions && view_opt_add2(o, "-T", optarg))
+				return -1;
+			break;
+		}
+		case OPT_DEMANGLE: {
+			char opt[32];
+			if (strcmp(optarg, "simple") && strcmp(optarg, "full") && strcmp(optarg, "no")) {
+				cli_error("--demangle needs simple, full or no, not '%s'", optarg);
+				return -1;
+			}
+			snprintf(opt, sizeof(opt), "--demangle=%s", optarg);
+			if (view_opt_add(o, opt))
 				return -1;
 			break;
 		}

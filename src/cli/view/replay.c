@@ -181,6 +181,7 @@ struct replay {
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
 	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
+	int demangle;                        /* --demangle: enum trace_demangle + 1, 0 not given */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -238,6 +239,7 @@ struct tree_stacks {
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
+	"                     [--demangle=simple|full|no]\n"
 	"                     [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
@@ -258,6 +260,8 @@ static const char replay_usage[] =
 	"      --no-comment   no /* name */ after a closing brace\n"
 	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
 	"                     by default values are shown as uftrace shows them: (3, 5), %f\n"
+	"      --demangle=simple|full|no  C++ names without their parameters (the default), with\n"
+	"                     them (ns::f(int) const), or as the symbol (_ZNK2ns1fEi)\n"
 	"      --ret-ne V     only calls whose return value (-R) is not V, one line each at its exit\n"
 	"      --ret-eq V     only calls whose return value is V (V: 0, -1, 0x7f; one of the two)\n"
 	"The options needle record kept for the views (its -t, -T, -H, --disable, --no-merge,\n"
@@ -351,8 +355,15 @@ static void put_values(struct replay *r, uint32_t site, const uint8_t *data, siz
 	char v[512];
 	struct trace_event entry = { .kind = TEV_ENTRY, .site = site, .data = data, .data_len = (uint16_t)n };
 
+	size_t len = n ? view_format_values_style(v, sizeof(v), r->t, &entry, r->values_style) : 0;
+	/* --demangle=full: a C++ name has its parameter list already. */
+	if (!len && r->demangle == TRACE_DEMANGLE_FULL + 1) {
+		const char *name = trace_site_name(r->t, site);
+		if ((*name && name[strlen(name) - 1] == ')') || strstr(name, ") const"))
+			return;
+	}
 	put(r, "(");
-	if (n && view_format_values_style(v, sizeof(v), r->t, &entry, r->values_style))
+	if (len)
 		put(r, v);
 	put(r, ")");
 }
@@ -875,7 +886,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
  * refusal (or of --help, -1 for 0). */
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
-	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES };
+	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
+	       OPT_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -886,6 +898,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
 		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
+		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -937,6 +950,18 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_ARG_NAMES:
 			r->values_style = VIEW_VALUES_EXACT;
+			break;
+		case OPT_DEMANGLE:
+			if (!strcmp(optarg, "simple"))
+				r->demangle = TRACE_DEMANGLE_SIMPLE + 1;
+			else if (!strcmp(optarg, "full"))
+				r->demangle = TRACE_DEMANGLE_FULL + 1;
+			else if (!strcmp(optarg, "no"))
+				r->demangle = TRACE_DEMANGLE_NO + 1;
+			else {
+				cli_error("--demangle needs simple, full or no, not '%s'", optarg);
+				return 2;
+			}
 			break;
 		case OPT_NO_MERGE:
 			r->no_merge = 1;
@@ -1052,6 +1077,9 @@ int cmd_replay(int argc, char **argv)
 			return 2;
 		}
 	}
+	/* Before any name is matched or shown. */
+	if (r.demangle)
+		trace_set_demangle(r.t, (enum trace_demangle)(r.demangle - 1));
 	if (r.ret_filter && r.t->tracer == TRACER_FUNCTION) {
 		cli_error("--ret-%s needs return values: %s was recorded with the function tracer (entries only)",
 			  r.ret_filter == RET_EQ ? "eq" : "ne", r.t->path);
