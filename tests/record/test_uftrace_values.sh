@@ -56,3 +56,15 @@ check_eq "-A PATTERN naming no function with debug info: refused" \
 check "... and no trace passed off as one" test ! -e "$T/x.data"
 check_eq "-A with a pattern that is not a regular expression: refused" \
 	"$("$NEEDLE" record -o "$T/y.data" -A '^(a' -- "$P" >/dev/null 2>&1; echo $?)" 2
+
+# uftrace's spellings: -d for the trace (record, replay, report, info),
+# --no-args to hide what was recorded.
+"$NEEDLE" record -d "$T/dd.data" --auto-args -F main -- "$P" >/dev/null 2>&1
+check_eq "record -d FILE writes the trace there" "$?" 0
+check_eq "replay -d FILE --no-args: the calls without their values" "$(graph dd.data --no-args -d "$T/dd.data" | head -4)" \
+	'  apply() {
+    target();
+  } /* apply */
+  maybe();'
+check_eq "report -d, info -d read it" \
+	"$("$NEEDLE" report -d "$T/dd.data" >/dev/null 2>&1; echo $?) $("$NEEDLE" info -d "$T/dd.data" >/dev/null 2>&1; echo $?)" "0 0"

@@ -32,9 +32,10 @@ int cmd_export(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:f:o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
+		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
 			break;
 		case 'f':

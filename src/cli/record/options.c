@@ -68,7 +68,7 @@ static const char record_usage[] =
 	"                           prepared), or relocated (every function that can be, libraries\n"
 	"                           included: its first instructions move to a detour); NEEDLE_SITES\n"
 	"                           in the environment sets the default\n"
-	"  -o, --output FILE        trace file (default needle.data)\n"
+	"  -o, --output FILE        trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
 	"  -t, --time-filter TIME   the views show only calls of TIME or more (e.g. 1ms) and the calls\n"
@@ -219,7 +219,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE };
 	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },  { "tracer", required_argument, NULL, OPT_TRACER },
+		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
 		{ "caller-filter", required_argument, NULL, 'C' },
@@ -265,7 +265,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:ft:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:ft:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -273,6 +273,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			break;
 		case 'o':
+		case 'd': /* uftrace's -d DIR: here the trace file */
 			o->output = optarg;
 			break;
 		case 'f':

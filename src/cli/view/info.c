@@ -182,8 +182,8 @@ int cmd_info(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:h", longopts, NULL)) != -1) {
-		if (c == 'i') {
+	while ((c = getopt_long(argc, argv, "i:d:h", longopts, NULL)) != -1) {
+		if (c == 'i' || c == 'd') { /* -d DIR: uftrace's; here the trace file */
 			input = optarg;
 		} else {
 			fputs("usage: needle info [-i FILE]\n", c == 'h' ? stdout : stderr);

@@ -182,6 +182,7 @@ struct replay {
 	int disabled;  /* --disable: showing starts at a trace_on */
 	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
 	int demangle;                        /* --demangle: enum trace_demangle + 1, 0 not given */
+	int no_args;                         /* --no-args: values recorded, not shown */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -241,7 +242,7 @@ static const char replay_usage[] =
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
 	"                     [--demangle=simple|full|no]\n"
 	"                     [--ret-ne V | --ret-eq V]\n"
-	"  -i, --input FILE   trace file (default needle.data)\n"
+	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
 	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object,\n"
@@ -258,6 +259,7 @@ static const char replay_usage[] =
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
 	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
 	"                     by default values are shown as uftrace shows them: (3, 5), %f\n"
 	"      --demangle=simple|full|no  C++ names without their parameters (the default), with\n"
@@ -311,7 +313,7 @@ static int copy_values(uint8_t **buf, size_t *cap, const struct trace_event *ev)
 	return 0;
 }
 
-static void put_ret(struct replay *r, const struct trace_event *ev);
+static int put_ret(struct replay *r, const struct trace_event *ev);
 
 /* The closing line of a call that returned, ns after its entry, begun but
  * not ended. */
@@ -322,10 +324,9 @@ static void put_closed(struct replay *r, const struct trace_event *ev, const cha
 	cli_format_duration(dur, sizeof(dur), ns);
 	line(r, dur, ev->tid, depth);
 	put(r, "}");
-	put_ret(r, ev);
 	/* A call's end with its value is a statement, as a leaf's is
 	 * ("} = 0;", then the name's comment): uftrace's form. */
-	if (ev->data_len)
+	if (put_ret(r, ev))
 		put(r, ";");
 	if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
 		put(r, " /* ");
@@ -355,7 +356,7 @@ static void put_values(struct replay *r, uint32_t site, const uint8_t *data, siz
 	char v[512];
 	struct trace_event entry = { .kind = TEV_ENTRY, .site = site, .data = data, .data_len = (uint16_t)n };
 
-	size_t len = n ? view_format_values_style(v, sizeof(v), r->t, &entry, r->values_style) : 0;
+	size_t len = n && !r->no_args ? view_format_values_style(v, sizeof(v), r->t, &entry, r->values_style) : 0;
 	/* --demangle=full: a C++ name has its parameter list already. */
 	if (!len && r->demangle == TRACE_DEMANGLE_FULL + 1) {
 		const char *name = trace_site_name(r->t, site);
@@ -373,15 +374,17 @@ static void put_args(struct replay *r, const struct trace_event *ev)
 	put_values(r, ev->site, ev->data, ev->data_len);
 }
 
-/* " = 5" for an exit with a return value. */
-static void put_ret(struct replay *r, const struct trace_event *ev)
+/* " = 5" for an exit with a return value; 1 if there was one to show. */
+static int put_ret(struct replay *r, const struct trace_event *ev)
 {
 	char v[512];
 
-	if (ev->data_len && view_format_values_style(v, sizeof(v), r->t, ev, r->values_style)) {
+	if (ev->data_len && !r->no_args && view_format_values_style(v, sizeof(v), r->t, ev, r->values_style)) {
 		put(r, " = ");
 		put(r, v);
+		return 1;
 	}
+	return 0;
 }
 
 /* The reader's mark of a call (--ret-*): a slot with a copy of its
@@ -887,7 +890,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE };
+	       OPT_DEMANGLE, OPT_NO_ARGS };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -898,16 +901,18 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
 		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
-		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
+		{ "demangle", required_argument, NULL, OPT_DEMANGLE }, { "no-args", no_argument, NULL, OPT_NO_ARGS },
+		{ "data", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:D:t:F:N:C:T:H:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
+		case 'd': /* uftrace's -d DIR: here the trace file */
 			*input = optarg;
 			break;
 		case OPT_TID:
@@ -950,6 +955,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_ARG_NAMES:
 			r->values_style = VIEW_VALUES_EXACT;
+			break;
+		case OPT_NO_ARGS:
+			r->no_args = 1;
 			break;
 		case OPT_DEMANGLE:
 			if (!strcmp(optarg, "simple"))

@@ -366,9 +366,10 @@ int cmd_report(int argc, char **argv)
 	char by_arg[256];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
+		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
 			break;
 		case 's':
