@@ -376,29 +376,6 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 /* From libstdc++: the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-/* C++ names are shown demangled ("thrower", not "_Z7throweri"). */
-static void demangle_sites(struct trace *t)
-{
-	for (size_t i = 0; i < t->site_cap; i++) {
-		const char *name = t->sites[i].name;
-		int status;
-		t->sites[i].sym = name;
-		if (!cxx_name_is_mangled(name))
-			continue;
-		char *d = __cxa_demangle(name, NULL, NULL, &status);
-		if (!d)
-			continue;
-		if (add_name(t, d)) {
-			free(d);
-			continue;
-		}
-		/* "ns::Class::method(int) const" -> "ns::Class::method";
-		 * "long ns::twice<long>(long)" -> "ns::twice<long>". */
-		d[cxx_name_shown(d)] = 0;
-		t->sites[i].name = d;
-	}
-}
-
 void trace_set_demangle(struct trace *t, enum trace_demangle mode)
 {
 	for (size_t i = 0; i < t->site_cap; i++) {
@@ -421,7 +398,15 @@ void trace_set_demangle(struct trace *t, enum trace_demangle mode)
 			d[cxx_name_shown(d)] = 0;
 		t->sites[i].name = d;
 	}
-	/* The names trace_site_at sorted by address are the same sites. */
+}
+
+/* C++ names are shown demangled ("thrower", not "_Z7throweri"): "ns::Class::method(int) const"
+ * as "ns::Class::method", "long ns::twice<long>(long)" as "ns::twice<long>". */
+static void demangle_sites(struct trace *t)
+{
+	for (size_t i = 0; i < t->site_cap; i++)
+		t->sites[i].sym = t->sites[i].name;
+	trace_set_demangle(t, TRACE_DEMANGLE_SIMPLE);
 }
 
 static int name_cmp(const void *a, const void *b)
