@@ -703,12 +703,11 @@ const char *trace_site_name(struct trace *t, uint32_t site)
 	return placeholder(t, site);
 }
 
-static const struct trace *by_ip_trace; /* qsort has no argument for it */
-
-static int by_ip_cmp(const void *a, const void *b)
+static int by_ip_cmp(const void *a, const void *b, void *trace)
 {
-	uint64_t x = by_ip_trace->sites[*(const uint32_t *)a].func_ip;
-	uint64_t y = by_ip_trace->sites[*(const uint32_t *)b].func_ip;
+	const struct trace *t = trace;
+	uint64_t x = t->sites[*(const uint32_t *)a].func_ip;
+	uint64_t y = t->sites[*(const uint32_t *)b].func_ip;
 	return x < y ? -1 : x > y;
 }
 
@@ -723,8 +722,7 @@ const struct trace_site *trace_site_at(struct trace *t, uint64_t ip)
 			for (size_t i = 0; i < t->site_cap; i++)
 				if (t->sites[i].name && t->sites[i].func_ip)
 					t->by_ip[t->by_ip_cnt++] = (uint32_t)i;
-			by_ip_trace = t;
-			qsort(t->by_ip, t->by_ip_cnt, sizeof(*t->by_ip), by_ip_cmp);
+			qsort_r(t->by_ip, t->by_ip_cnt, sizeof(*t->by_ip), by_ip_cmp, t);
 		}
 	}
 	size_t lo = 0, hi = t->by_ip_cnt;

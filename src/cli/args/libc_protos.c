@@ -71,7 +71,7 @@ static void item(struct dw_item *it, uint8_t kind, uint8_t index, char letter, c
 	it->kind = kind;
 	it->index = index;
 	it->enum_id = -1;
-	it->fmt = letter == 's' ? 's' : letter == 'p' ? 'p' : letter == 'u' ? 'u' : letter == 'c' ? 'c' : 'd';
+	it->fmt = (uint8_t)letter; /* the table's letters are formats */
 	it->bits = letter == 'd' ? 32 : letter == 'c' ? 8 : 64;
 	if (label_len >= sizeof(it->label))
 		label_len = sizeof(it->label) - 1;
