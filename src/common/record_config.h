@@ -64,8 +64,8 @@
 #define RECORD_CONFIG_STRINGS(X)                                                                      \
 	X(32, filter, RECORD_CONFIG_GLOBS_MAX, "-P: globs of the functions patched (NULL: all)")       \
 	X(33, notrace, RECORD_CONFIG_GLOBS_MAX, "-U: globs of functions not patched")                  \
-	X(34, subtree, RECORD_CONFIG_GLOBS_MAX, "-F: calls recorded with their subtrees, nothing else") \
-	X(35, drop, RECORD_CONFIG_GLOBS_MAX, "-N: calls not recorded, nor their subtrees")             \
+	X(34, subtree, RECORD_CONFIG_GLOBS_MAX, "-F: calls recorded with their subtrees, nothing else (GLOB[\\tPOS])") \
+	X(35, drop, RECORD_CONFIG_GLOBS_MAX, "-N: calls not recorded, nor their subtrees (GLOB[\\tPOS])")  \
 	X(36, triggers, RECORD_CONFIG_GLOBS_MAX, "--trigger lines (agent/record/trigger.h)")           \
 	X(37, args, RECORD_CONFIG_ARGS_MAX, "-A / -R / --auto-args lines (agent/record/args.h)")       \
 	X(38, arg_filters, RECORD_CONFIG_GLOBS_MAX, "-F value filter lines (agent/record/args.h)")      \

@@ -16,7 +16,7 @@
 #define VALUE_ITEMS_MAX 16       /* values per function and side (entry, exit) */
 #define VALUE_STRING_MAX 256     /* --max-string's ceiling: bytes of a /s string kept */
 #define VALUE_STRING_MIN 8       /* ... and its floor */
-#define VALUE_STRING_DEFAULT 64  /* ... without --max-string */
+#define VALUE_STRING_DEFAULT 98  /* ... without --max-string (uftrace's: a string of 97 is whole) */
 #define VALUE_GLOB_MAX 256       /* bytes of the glob of a -A, -R, -F value spec or a trigger */
 #define VALUE_SPEC_MAX 1000      /* bytes of a whole -A, -R or -F value spec as given */
 #define VALUE_LABEL_MAX 48       /* bytes of a value's name ("key", "p.x") with its NUL */

@@ -82,8 +82,61 @@ check_eq "--no-merge: a leaf opens and closes" "$(graph -i all.data -F inner --n
   } /* leaf */
 } /* inner */"
 check_eq "-T with an action needle lacks: refused, exit 2" \
-	"$("$NEEDLE" replay -i all.data -T 'leaf@finish' 2>&1 >/dev/null | grep -c "no trigger action 'finish'"; "$NEEDLE" replay -i all.data -T 'leaf@finish' >/dev/null 2>&1; echo $?)" "1
+	"$("$NEEDLE" replay -i all.data -T 'leaf@recover' 2>&1 >/dev/null | grep -c "no trigger action 'recover'"; "$NEEDLE" replay -i all.data -T 'leaf@recover' >/dev/null 2>&1; echo $?)" "1
 2"
+# finish: showing ends at leaf's first entry, for every thread, and the
+# calls open then are listed after the graph, innermost first.
+"$NEEDLE" replay -i all.data -F main -T leaf@finish >finish.out 2>finish.err
+check_eq "-T leaf@finish: the graph ends at leaf's entry" "$(sed -n 's/^[^|]*| //p' finish.out)" "main() {
+  grab() {
+    malloc();
+  } /* grab */
+  free();
+  outer() {
+    inner() {
+      leaf() {"
+check_eq "-T leaf@finish: then the calls open, innermost first" "$(sed -n '/^task: /,$p' finish.out | sed 's/^task: [0-9]*$/task: N/')" "task: N
+[3] leaf
+[2] inner
+[1] outer
+[0] main"
+check_eq "-T leaf@finish: exit 0, nothing on stderr" "$("$NEEDLE" replay -i all.data -T leaf@finish >/dev/null 2>&1; echo $?; cat finish.err)" 0
+# The one given last of -F and -N decides for a function both name
+# (uftrace's rule), at replay and when record was given both.
+check_eq "replay -F outer -N leaf -F leaf: leaf shown, in outer and in slow" "$(graph -i all.data -F outer -N leaf -F leaf)" "outer() {
+  inner() {
+    leaf() {
+      getpid();
+    } /* leaf */
+  } /* inner */
+} /* outer */
+leaf() {
+  getpid();
+} /* leaf */"
+check_eq "replay -F outer -F leaf -N leaf: leaf not shown" "$(graph -i all.data -F outer -F leaf -N leaf)" "outer() {
+  inner();
+} /* outer */"
+"$NEEDLE" record -o fn_order.data -F outer -N leaf -F leaf -- "$P" >/dev/null 2>&1
+check_eq "record -F outer -N leaf -F leaf: leaf recorded and shown" "$(graph -i fn_order.data)" "outer() {
+  inner() {
+    leaf() {
+      getpid();
+    } /* leaf */
+  } /* inner */
+} /* outer */
+leaf() {
+  getpid();
+} /* leaf */"
+"$NEEDLE" record -o fn_depth.data -F main -F 'grab@depth=1' -- "$P" >/dev/null 2>&1
+check_eq "record -F main -F grab@depth=1: main's calls whole, grab one level" "$(graph -i fn_depth.data -D 2)" "main() {
+  grab();
+  free();
+  outer();
+  slow();
+} /* main */"
+check_eq "... and without -D, grab alone is cut" "$(graph -i fn_depth.data | head -3)" "main() {
+  grab();
+  free();"
 check_eq "-T without an action: refused, exit 2" "$("$NEEDLE" replay -i all.data -T leaf >/dev/null 2>&1; echo $?)" 2
 
 # record keeps -t, -T, -H and --no-merge for the views, and replay's own
@@ -126,7 +179,29 @@ check_eq "-t 2ms -T grab@trace: grab shown though fast" "$(graph -i all.data -t 
     } /* nap */
   } /* slow */
 } /* main */"
-check_eq "-T leaf@time=1us: an action needle lacks, refused" "$("$NEEDLE" replay -i all.data -T 'leaf@time=1us' >/dev/null 2>&1; echo $?)" 2
+check_eq "-t 2ms -T grab@time=0: grab's calls shown whatever their time" "$(graph -i all.data -t 2ms -T grab@time=0)" "main() {
+  grab() {
+    malloc();
+  } /* grab */
+  slow() {
+    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "-T slow@time=1s: slow's calls all hidden, slow too" "$(graph -i all.data -F main -D 2 -T slow@time=1s)" "main() {
+  grab();
+  free();
+  outer();
+} /* main */"
+check_eq "-T leaf@time=1zz: refused, exit 2" "$("$NEEDLE" replay -i all.data -T 'leaf@time=1zz' >/dev/null 2>&1; echo $?)" 2
+# -Z: a call into a library counts as its 16-byte PLT entry (uftrace's
+# -Z): none is recorded at -Z 17, the program's functions all are.
+"$NEEDLE" record -o z17.data -Z 17 -- "$P" >/dev/null 2>&1
+check_eq "record -Z 17: no library call, every call of the program's" \
+	"$("$NEEDLE" report -i z17.data -s name | awk '$NF ~ /^(getpid|malloc|usleep|free|leaf|outer|slow)$/ {print $NF, $5}' | sort)" "leaf 2
+outer 1
+slow 1"
 
 # uftrace's -a (--auto-args) and -A spellings.
 "$NEEDLE" record -a -o auto_a.data -- "$PROGS/auto_prog" >/dev/null 2>&1

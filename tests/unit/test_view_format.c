@@ -362,6 +362,19 @@ static void test_values(void)
 	bl.n = 0;
 	string(&bl, 1, 3, "abcdefgh", 8);
 	values(NULL, 0, 0, &bl, "arg1=\"abcdefgh\"...", "a string cut at --max-string");
+	{
+		/* uftrace's form: as many characters as were kept, the last
+		 * three of them "...", inside the quotes. */
+		char ubuf[64];
+		struct trace_event uev = { .kind = TEV_ENTRY, .data = bl.b, .data_len = (uint16_t)bl.n };
+		view_format_values_style(ubuf, sizeof(ubuf), NULL, &uev, VIEW_VALUES_UFTRACE);
+		CHECK(!strcmp(ubuf, "\"abcde...\""), "a cut string as uftrace shows it: \"abcde...\" (got %s)", ubuf);
+		bl.n = 0;
+		string(&bl, 1, 0, "abcdefgh", 8);
+		uev.data_len = (uint16_t)bl.n;
+		view_format_values_style(ubuf, sizeof(ubuf), NULL, &uev, VIEW_VALUES_UFTRACE);
+		CHECK(!strcmp(ubuf, "\"abcdefgh\""), "a whole string as uftrace shows it (got %s)", ubuf);
+	}
 	bl.n = 0;
 	word(&bl, ARG_KIND_INT, 1, 's', 1, 0, 0);
 	word(&bl, ARG_KIND_INT, 2, 's', 2, 0, 0x1234);

@@ -41,6 +41,7 @@
  * needle_link_set_handlers.  It includes nothing of the layers below but
  * the agent's logging (docs/design.md, "Layers"). */
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -113,7 +114,10 @@ static int have_subtree; /* some -F: nothing outside a -F call is recorded */
 static int have_flags;   /* some flag is set: the handlers read them */
 static int libcall_mode; /* LIBCALL_* */
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
+#define PLT_ENTRY_BYTES 16 /* x86-64's PLT entry, what -Z takes for a library call's size */
 enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE };
+/* Lines "GLOB" or "GLOB<tab>POS": POS is where the -F or -N was given
+ * among both (needle record adds it when both are given). */
 static char *cur_subtree, *cur_drop;
 static size_t subtree_sites; /* sites -F names */
 
@@ -504,10 +508,13 @@ static int meta_dump(int fd)
 
 /* 1 if a pattern of the newline-separated list names site id (its
  * symbol, or a C++ function's demangled name: needle_site_match). */
-static int glob_list_match(const char *list, uint32_t id)
+/* Does a glob of list match the site?  *pos: the largest POS of those
+ * that do (0 for lines without one). */
+static int glob_list_find(const char *list, uint32_t id, unsigned long *pos)
 {
 	const char *p = list;
 	char pat[512];
+	int found = 0;
 
 	while (p && *p) {
 		const char *nl = strchr(p, '\n');
@@ -515,12 +522,37 @@ static int glob_list_match(const char *list, uint32_t id)
 		if (n && n < sizeof(pat)) {
 			memcpy(pat, p, n);
 			pat[n] = 0;
-			if (needle_site_match(id, pat) == 1)
-				return 1;
+			char *tab = strchr(pat, '\t');
+			if (tab)
+				*tab++ = 0;
+			if (needle_site_match(id, pat) == 1) {
+				unsigned long at = tab ? strtoul(tab, NULL, 10) : 0;
+				if (!pos)
+					return 1;
+				if (!found || at > *pos)
+					*pos = at;
+				found = 1;
+			}
 		}
 		p = nl ? nl + 1 : NULL;
 	}
-	return 0;
+	return found;
+}
+
+static int glob_list_match(const char *list, uint32_t id)
+{
+	return glob_list_find(list, id, NULL);
+}
+
+/* A site both -F and -N name: is it dropped?  The one given last
+ * decides, as uftrace's filters do (-F 'ns1::*' -N 'bar2' -F 'bar2'
+ * records bar2); with no positions, -N. */
+static int drop_wins(uint32_t id)
+{
+	unsigned long f = 0, d = 0;
+	glob_list_find(cur_subtree, id, &f);
+	glob_list_find(cur_drop, id, &d);
+	return d >= f;
 }
 
 /* The site addresses the filters select among the traceable sites: a
@@ -582,6 +614,11 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed)) {
 			if (libcall_mode == LIBCALL_NONE)
 				continue;
+			/* -Z: a library call's size is its PLT entry's, 16
+			 * bytes, the size uftrace's -Z sees of a call the
+			 * program makes to a library. */
+			if (min_size > PLT_ENTRY_BYTES)
+				continue;
 			fl |= SF_LIB;
 			/* The C library's start-up, which runs main and never
 			 * returns, and its tear-down of the program's objects
@@ -590,12 +627,15 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			if (!strcmp(info.name, "__libc_start_main") || !strcmp(info.name, "__cxa_finalize"))
 				fl |= SF_HIDE;
 		}
-		if (cur_subtree && glob_list_match(cur_subtree, (uint32_t)id)) {
+		if (cur_subtree && glob_list_match(cur_subtree, (uint32_t)id))
 			fl |= SF_SUBTREE;
-			subtree_sites++;
-		}
-		if (cur_drop && glob_list_match(cur_drop, (uint32_t)id))
+		if (cur_drop && glob_list_match(cur_drop, (uint32_t)id) &&
+		    (!(fl & SF_SUBTREE) || drop_wins((uint32_t)id))) {
+			fl &= ~SF_SUBTREE;
 			fl |= SF_DROP;
+		}
+		if (fl & SF_SUBTREE)
+			subtree_sites++;
 		if (id < (int)SITE_FLAG_IDS) {
 			atomic_store_explicit(&site_flags[id], (uint8_t)fl, memory_order_relaxed);
 			if (fl)

@@ -80,7 +80,8 @@ static const char record_usage[] =
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
 	"  -Z, --size-filter SIZE   functions whose code is smaller than SIZE bytes are not patched\n"
-	"                           (their calls are not recorded, what they call is)\n"
+	"                           (their calls are not recorded, what they call is); a call into a\n"
+	"                           library counts as its 16-byte PLT entry, as uftrace counts it\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
@@ -120,7 +121,7 @@ static const char record_usage[] =
 	"                           debug file under /usr/lib/debug) of the program and of the libraries\n"
 	"                           it loads describes, by name and type (libc's with libc6-dbg);\n"
 	"                           -A / -R for a function replace its side\n"
-	"      --max-string=N       bytes of a /s string kept (default 64, at most 256)\n"
+	"      --max-string=N       bytes of a /s string kept (default 98, at most 256)\n"
 	"      --wait               the program wakes the reader when half the buffer is queued;\n"
 	"                           the reader also looks every 50 ms (default)\n"
 	"      --poll=MS            the reader polls every MS ms; the program never wakes it\n"
@@ -257,6 +258,15 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	o->max_snapshots = 10;
 	o->agent.trigger_gap_ns = 1000000000ull;
 	int snapshot_opts_given = 0, wake_given = 0;
+	/* -F and -N in the order given ("-F" or "-N", then the glob): of a
+	 * function both name, the one given last decides (uftrace's rule),
+	 * in the agent and in the views, which get them all when both are
+	 * given or some -F is cut there (GLOB@depth=N), for their list to
+	 * be whole. */
+	int filter_cnt = 0, view_filters = 0, have_F = 0, have_N = 0;
+	const char **filters = calloc(2 * (size_t)argc + 2, sizeof(*filters));
+	if (!filters)
+		return -1;
 	/* NEEDLE_SITES in needle record's environment sets the default. */
 	const char *env_sites = getenv("NEEDLE_SITES");
 	o->agent.sites = RECORD_SITES_ALL;
@@ -345,6 +355,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			if (is_value_filter(optarg)) {
 				if (arg_plan_add_filter(&o->values, optarg))
 					return -1;
+				break; /* the agent tests the values: not the views' */
 			} else if (strchr(optarg, '@')) {
 				/* FUNC@depth=N, FUNC@MODULE: its calls are recorded
 				 * whole, and the views cut them as asked. */
@@ -358,15 +369,23 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 					return -1;
 				}
 				snprintf(glob, sizeof(glob), "%.*s", (int)n, optarg);
-				if (append_glob(&o->agent.subtree, glob) || view_opt_add2(o, "-F", optarg))
+				if (append_glob(&o->agent.subtree, glob))
 					return -1;
+				view_filters = have_F = 1;
 			} else if (append_glob(&o->agent.subtree, optarg)) {
 				return -1;
+			} else {
+				have_F = 1;
 			}
+			filters[filter_cnt++] = "-F";
+			filters[filter_cnt++] = optarg;
 			break;
 		case 'N':
 			if (append_glob(&o->agent.drop, optarg))
 				return -1;
+			have_N = 1;
+			filters[filter_cnt++] = "-N";
+			filters[filter_cnt++] = optarg;
 			break;
 		case 'P':
 			if (append_glob(&o->agent.filter, optarg))
@@ -535,6 +554,28 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			return -1;
 		}
 	}
+	for (int i = 0; (view_filters || (have_F && have_N)) && i < filter_cnt; i += 2)
+		if (view_opt_add2(o, filters[i], filters[i + 1]))
+			return -1;
+	/* The agent decides a function both name by the order: each line
+	 * of the two lists says where it was given ("GLOB<tab>POS", which
+	 * the expansion of C++ names keeps on the lines it adds). */
+	if (have_F && have_N && !o->attach_pid) {
+		free(o->agent.subtree);
+		free(o->agent.drop);
+		o->agent.subtree = o->agent.drop = NULL;
+		for (int i = 0; i < filter_cnt; i += 2) {
+			char *line;
+			const char *g = filters[i + 1], *at = filters[i][1] == 'F' ? strchr(g, '@') : NULL;
+			if (asprintf(&line, "%.*s\t%d", at ? (int)(at - g) : (int)strlen(g), g, i / 2 + 1) < 0)
+				return -1;
+			int err = append_glob(filters[i][1] == 'F' ? &o->agent.subtree : &o->agent.drop, line);
+			free(line);
+			if (err)
+				return -1;
+		}
+	}
+	free(filters);
 	/* A value filter's function is a -F function too: only its calls
 	 * (and what they call) are recorded, and of those the agent keeps
 	 * the calls whose values pass. */

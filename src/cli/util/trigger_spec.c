@@ -77,6 +77,14 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			}
 			out->actions |= TRIGGER_DEPTH;
 			out->depth = (uint32_t)d;
+		} else if (!strncasecmp(it, "time=", 5)) {
+			if (cli_parse_duration(it + 5, &out->time_ns)) {
+				snprintf(err, errlen, "-T '%s': time= needs a duration (e.g. 10us, 1.5ms, 0)", arg);
+				return -1;
+			}
+			out->actions |= TRIGGER_TIME;
+		} else if (!strcasecmp(it, "finish")) {
+			out->actions |= TRIGGER_FINISH;
 		} else if (value_item(it)) {
 			char *list = strncmp(it, "retval", 6) ? out->args : out->rets;
 			size_t len = strlen(list), cap = list == out->args ? sizeof(out->args) : sizeof(out->rets);
@@ -87,17 +95,18 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			snprintf(list + len, cap - len, "%s%s", len ? "," : "", it);
 		} else if (!strcasecmp(it, "auto-args")) {
 			out->auto_args = 1;
-		} else if (strchr(it, '=') || !strcasecmp(it, "finish") || !strcasecmp(it, "recover")) {
+		} else if (strchr(it, '=') || !strcasecmp(it, "recover")) {
 			snprintf(err, errlen,
 				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, and argN, fpargN, retval, auto-args)",
+				 "backtrace, trace_on, trace_off, trace, time=TIME, finish, and argN, fpargN, retval, "
+				 "auto-args)",
 				 arg, it);
 			return -1;
 		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
 			strcpy(out->module, it);
 		} else {
 			snprintf(err, errlen, "-T '%s': '%s' is not a trigger action (filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace)", arg, it);
+				 "backtrace, trace_on, trace_off, trace, time=TIME, finish)", arg, it);
 			return -1;
 		}
 	}

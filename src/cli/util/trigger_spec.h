@@ -8,7 +8,10 @@
  * level up: -H), backtrace (its callers are printed before it), trace_on
  * and trace_off (also trace-on, traceon, ...: showing starts or stops at
  * its entry, until the other; --disable starts with it stopped), trace
- * (shown even when -t would hide it).
+ * (shown even when -t would hide it), time=TIME (the function and what
+ * it calls are shown when they took TIME or more: -t for its subtree),
+ * finish (showing ends for every thread at its entry, and the calls
+ * open then are listed after the graph).
  * Items argN, fpargN, retval (each with an optional /FMT) and auto-args
  * record values, as -A and -R do (struct trigger_spec's args).
  * An item that is not an action names the function's object, as in
@@ -29,6 +32,8 @@ enum trigger_action {
 	TRIGGER_TRACE_OFF = 1 << 5,
 	TRIGGER_TRACE = 1 << 6,
 	TRIGGER_HIDE = 1 << 7,
+	TRIGGER_TIME = 1 << 8,
+	TRIGGER_FINISH = 1 << 9,
 };
 
 struct trigger_spec {
@@ -43,6 +48,7 @@ struct trigger_spec {
 	char module[256];  /* the object it is in, or "" for any */
 	unsigned actions;  /* enum trigger_action */
 	uint32_t depth;    /* TRIGGER_DEPTH */
+	uint64_t time_ns;  /* TRIGGER_TIME */
 };
 
 /* Parse "FUNC@ACTION,..." into *out.  0, or -1 with err set to what is

@@ -51,6 +51,7 @@ struct pat_list {
 	char *module;     /* FUNC@MODULE: only in this object; NULL: any */
 	unsigned actions; /* TRIGGER_*, or CL_CALLER for -C */
 	uint32_t depth;   /* TRIGGER_DEPTH: levels from the call (-F GLOB@depth=N) */
+	uint64_t time_ns; /* TRIGGER_TIME: the -t of its subtree */
 };
 
 #define CL_CALLER (1u << 16) /* -C: shown with its callers, one line */
@@ -89,6 +90,7 @@ static int pat_add(struct pat_list **l, const char *arg, unsigned actions)
 		n->module = ts.module[0] ? strdup(ts.module) : NULL;
 		n->actions = ts.actions;
 		n->depth = ts.depth;
+		n->time_ns = ts.time_ns;
 	} else {
 		n->glob = strdup(arg);
 		n->actions = actions;
@@ -125,12 +127,17 @@ static void pat_free(struct pat_list *l)
 
 /* The actions of the patterns of l that name the function: its name as
  * replay shows it, or its symbol, in module (NULL: not known); *depth
- * the depth= of one that has it. */
+ * and *time_ns the depth= and time= of the last given that has one. */
 static unsigned pat_match(const struct pat_list *l, const char *name, const char *sym, const char *module,
-			  int in_program, uint32_t *depth)
+			  int in_program, uint32_t *depth, uint64_t *time_ns)
 {
-	unsigned actions = 0;
+	unsigned actions = 0, mode = TRIGGER_FILTER | TRIGGER_NOTRACE;
+	int have_depth = 0, have_time = 0;
 
+	/* l is newest first: of the patterns that name the function, the
+	 * one given last chooses between filter and notrace, and its depth=
+	 * counts (uftrace's rule: -F 'ns1::.*' -N 'bar2$' -F 'bar2$' shows
+	 * bar2); other actions add up. */
 	for (; l; l = l->next) {
 		/* FUNC@PLT: uftrace's name for the program's calls into
 		 * other objects, which needle records as the called
@@ -140,9 +147,17 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 			continue;
 		if (l->is_regex ? !regexec(&l->re, name, 0, NULL, 0)
 				: !fnmatch(l->glob, name, 0) || (sym && !fnmatch(l->glob, sym, 0))) {
-			if (l->actions & TRIGGER_DEPTH)
+			if ((l->actions & TRIGGER_DEPTH) && !have_depth) {
 				*depth = l->depth;
-			actions |= l->actions;
+				have_depth = 1;
+			}
+			if ((l->actions & TRIGGER_TIME) && !have_time) {
+				*time_ns = l->time_ns;
+				have_time = 1;
+			}
+			actions |= l->actions & (~(TRIGGER_FILTER | TRIGGER_NOTRACE) | mode);
+			if (l->actions & mode)
+				mode = 0;
 		}
 	}
 	return actions;
@@ -176,6 +191,8 @@ struct replay {
 	int have_sel, have_callers;
 	uint32_t *site_class; /* by site: CL_MATCHED | actions, 0 not yet matched */
 	uint32_t *site_depth; /* by site: the depth= of a pattern that matched it (0: -D) */
+	uint64_t *site_time;  /* by site: the time= of a pattern that matched it */
+	int finished;         /* a finish trigger fired: nothing more is shown */
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
@@ -205,9 +222,11 @@ enum {
 	FR_ENTERED = 64, /* its entry was seen while showing (not in a trace_off) */
 	FR_HIDDEN = 128, /* -H, hide: not shown, its calls are, a level up */
 	FR_FORCE = 256,  /* trace: shown whatever -t says */
+	FR_TIME = 512,   /* time=: the thread's threshold is restored at its exit */
 };
 
 struct tree_frame {
+	uint64_t saved_threshold;
 	uint32_t site, sdepth, saved_limit;
 	uint16_t flags;
 	uint16_t data_len;
@@ -222,6 +241,7 @@ struct tree_thread {
 	size_t cap;
 	uint32_t in, out, limit, sdepth;
 	uint32_t ctx_id; /* CTX_UNNAMED: not known yet (the thread's own stack) */
+	uint64_t threshold; /* -t, or the time= of the innermost open call that has one */
 	/* trace_off: nothing is shown, and no frame changes, until a
 	 * trace_on; then the depth shown is the depth less bias, as it was
 	 * when showing stopped (uftrace's way: a call that returns after
@@ -253,7 +273,9 @@ static const char replay_usage[] =
 	"  -H, --hide GLOB    not the matching functions, but what they call, a level up\n"
 	"  -T, --trigger FUNC@ACTION[,ACTION...]  uftrace's triggers: filter, notrace, depth=N, hide,\n"
 	"                     backtrace (its callers first), trace_on, trace_off (showing stops at\n"
-	"                     its entry until a trace_on), trace (shown whatever -t says)\n"
+	"                     its entry until a trace_on), trace (shown whatever -t says),\n"
+	"                     time=TIME (-t TIME for it and what it calls), finish (showing ends\n"
+	"                     at its entry, and the calls open then are listed)\n"
 	"      --disable      start with showing stopped, until a trace_on trigger\n"
 	"  -D, --depth N      only N levels of nesting (from each -F call, with -F)\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
@@ -480,11 +502,13 @@ static unsigned site_class(struct replay *r, uint32_t site)
 	const struct trace_site *ts = site < r->t->site_cap ? &r->t->sites[site] : NULL;
 	const char *module = ts && ts->module < r->t->module_cnt ? r->t->modules[ts->module] : NULL;
 	uint32_t depth = 0;
+	uint64_t time_ns = 0;
 	/* Module 0 is the program: discovery takes it first. */
-	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, &depth);
+	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, &depth, &time_ns);
 	if (site < r->t->site_cap) {
 		r->site_class[site] = c | CL_MATCHED;
 		r->site_depth[site] = depth;
+		r->site_time[site] = time_ns;
 	}
 	return c;
 }
@@ -556,7 +580,8 @@ static struct tree_thread *tree_switch(struct replay *r, struct tree_stacks *ts,
 		return NULL;
 	}
 	ts->v = v;
-	v[ts->cnt] = (struct tree_thread){ .ctx_id = id, .off = r->disabled, .was_off = r->disabled };
+	v[ts->cnt] = (struct tree_thread){ .ctx_id = id, .off = r->disabled, .was_off = r->disabled,
+					   .threshold = r->threshold };
 	ts->cur = ts->cnt++;
 	return &v[ts->cur];
 }
@@ -605,6 +630,37 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 	end_line(r);
 }
 
+/* A finish trigger: the call's line is written, showing ends for every
+ * thread, and the calls open now are listed, innermost first, as
+ * uftrace lists the functions left when its recording stopped. */
+static void tree_finish(struct replay *r, struct tree_thread *cur, const struct trace_event *ev)
+{
+	char idx[32];
+
+	tree_open_callers(r, cur, ev->depth + 1, ev->tid);
+	r->finished = 1;
+	fputs("\nneedle stopped showing at a finish trigger, with these calls open\n"
+	      "===================================================================\n", stdout);
+	for (size_t i = 0; i < r->t->thread_cnt; i++) {
+		struct tree_stacks *ts = &r->tt[i];
+		for (size_t k = 0; k < ts->cnt; k++) {
+			struct tree_thread *th = &ts->v[k];
+			uint32_t open = 0;
+			while (open < th->cap && (th->f[open].flags & FR_ENTERED))
+				open++;
+			if (!open)
+				continue;
+			printf("task: %u\n", r->t->threads[i].tid);
+			for (uint32_t d = open; d-- > 0;) {
+				snprintf(idx, sizeof(idx), "[%u] ", d);
+				fputs(idx, stdout);
+				fputs(trace_site_name(r->t, th->f[d].site), stdout);
+				fputc('\n', stdout);
+			}
+		}
+	}
+}
+
 static int tree_event(const struct trace_event *ev, struct replay *r)
 {
 	struct tree_stacks *ts = &r->tt[ev->thread];
@@ -622,10 +678,12 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 				return 0;
 			th->off = 0;
 			th->sdepth = ev->depth > th->bias ? ev->depth - th->bias : 0;
-		} else if (c & TRIGGER_TRACE_OFF) {
+		} else if ((c & TRIGGER_TRACE_OFF) && !th->out) {
+			/* (Inside a -N call it is not shown, so it does not
+			 * fire: uftrace's order of the checks.) */
 			/* The calls it is in were entered while showing: their
 			 * lines are written now, their ends may never be. */
-			if (!r->threshold && !r->have_callers && !th->out && (!r->have_sel || th->in))
+			if (!th->threshold && !r->have_callers && !th->out && (!r->have_sel || th->in))
 				tree_open_callers(r, th, ev->depth, ev->tid);
 			th->off = th->was_off = 1;
 			th->bias = ev->depth > th->sdepth ? ev->depth - th->sdepth : 0;
@@ -634,7 +692,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (ev->flags & TEV_FLAT) {
 			/* The function tracer's entries: no exits, no subtrees. */
 			if (th->out || (c & (TRIGGER_NOTRACE | TRIGGER_HIDE)) ||
-			    (r->have_sel && !(c & TRIGGER_FILTER) && !th->in) || r->have_callers || r->threshold)
+			    (r->have_sel && !(c & TRIGGER_FILTER) && !th->in) || r->have_callers || th->threshold)
 				return 0;
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
 			tree_open_callers(r, th, ev->depth, ev->tid);
@@ -654,6 +712,11 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		f->sdepth = th->sdepth;
 		if (th->out)
 			return 0;
+		if ((c & TRIGGER_TIME) && ev->site < r->t->site_cap) {
+			f->flags |= FR_TIME;
+			f->saved_threshold = th->threshold;
+			th->threshold = r->site_time[ev->site];
+		}
 		if (c & TRIGGER_NOTRACE) {
 			f->flags |= FR_OUT;
 			th->out++;
@@ -693,18 +756,20 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		/* Without a time or caller filter every shown call is written:
 		 * its callers now, itself when a call inside it is, or at its
 		 * exit. */
-		if (!r->threshold && !r->have_callers)
+		if (!th->threshold && !r->have_callers)
 			tree_open_callers(r, th, ev->depth, ev->tid);
 		if (c & TRIGGER_BACKTRACE)
 			tree_backtrace(r, th, ev->depth, ev->tid);
 		th->sdepth++;
+		if (c & TRIGGER_FINISH)
+			tree_finish(r, th, ev);
 		return 0;
 	}
 	case TEV_EXIT: {
 		if (th->off)
 			return 0;
 		if (ev->flags & TEV_ORPHAN) {
-			if (r->have_sel || r->have_callers || r->threshold || th->out)
+			if (r->have_sel || r->have_callers || th->threshold || th->out)
 				return 0;
 			line(r, "", ev->tid, th->sdepth);
 			put(r, "/* return from ");
@@ -716,7 +781,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (ev->depth >= th->cap || !(th->f[ev->depth].flags & FR_ENTERED)) {
 			/* Entered while showing was stopped (trace_off): closed
 			 * as uftrace closes it, with no duration. */
-			if (!th->was_off || th->out || (r->have_sel && !th->in) || r->threshold || r->have_callers)
+			if (!th->was_off || th->out || (r->have_sel && !th->in) || th->threshold || r->have_callers)
 				return 0;
 			uint32_t sd = ev->depth > th->bias ? ev->depth - th->bias : 0;
 			tree_open_callers(r, th, ev->depth < th->cap ? ev->depth : (uint32_t)th->cap, ev->tid);
@@ -733,6 +798,10 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		}
 		struct tree_frame *f = &th->f[ev->depth];
 		uint16_t fl = f->flags;
+		/* The threshold of the call: its own time= or its caller's. */
+		uint64_t threshold = th->threshold;
+		if (fl & FR_TIME)
+			th->threshold = f->saved_threshold;
 		if ((fl & FR_OUT) && th->out)
 			th->out--;
 		if ((fl & FR_IN) && th->in)
@@ -749,7 +818,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!(fl & FR_PRINTED)) {
 			/* Nothing inside it was written: one line, if it is
 			 * shown at all. */
-			if (r->threshold && !(fl & FR_FORCE) && (!done || ns < r->threshold))
+			if (threshold && !(fl & FR_FORCE) && (!done || ns < threshold))
 				return 0;
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
@@ -774,7 +843,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	}
 	case TEV_SWITCH:
 	case TEV_LOST:
-		if (th->off || th->out || (r->have_sel && !th->in) || r->threshold || r->have_callers)
+		if (th->off || th->out || (r->have_sel && !th->in) || th->threshold || r->have_callers)
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
 		line(r, "", ev->tid, th->sdepth);
@@ -810,6 +879,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
+	if (r->finished)
+		return 0;
 	if (r->tree) {
 		tree_event(ev, r);
 		tree_after(ev, r);
@@ -1098,7 +1169,8 @@ int cmd_replay(int argc, char **argv)
 	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1)) ||
 	    !(r.tt = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.tt))) ||
 	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_class))) ||
-	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth)))) {
+	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth))) ||
+	    !(r.site_time = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_time)))) {
 		cli_error("out of memory");
 		trace_close(r.t);
 		return 1;
@@ -1146,6 +1218,7 @@ int cmd_replay(int argc, char **argv)
 	free(r.tt);
 	free(r.site_class);
 	free(r.site_depth);
+	free(r.site_time);
 	pat_free(r.pats);
 	free(all_argv);
 	free(r.line.p);

@@ -135,12 +135,18 @@ static int format_value(char *buf, size_t len, unsigned fmt, unsigned bits, uint
  * when it is cut: by the agent (cut), or here, when its escapes take
  * more than len (room for the "..." is kept, or the string would look
  * whole). */
-static int format_string(char *buf, size_t len, const uint8_t *s, size_t n, int cut)
+static int format_string(char *buf, size_t len, const uint8_t *s, size_t n, int cut, enum view_values_style style)
 {
 	size_t off = 0, i;
 
 	if (len < 8)
 		return -1;
+	/* uftrace shows a cut string in as many characters as were kept,
+	 * its last three "...", inside the quotes. */
+	n = strnlen((const char *)s, n); /* the value is NUL-padded to its words */
+	int dots_inside = cut && style == VIEW_VALUES_UFTRACE && n > 3;
+	if (dots_inside)
+		n -= 3;
 	buf[off++] = '"';
 	/* Room for an escape, the closing quote, "..." and the NUL. */
 	for (i = 0; i < n && s[i] && off + 9 <= len; i++) {
@@ -156,6 +162,11 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n, int 
 		} else {
 			buf[off++] = (char)c;
 		}
+	}
+	if (dots_inside && i == n) {
+		memcpy(buf + off, "...", 3);
+		off += 3;
+		cut = 0;
 	}
 	buf[off++] = '"';
 	if (cut || (i < n && s[i])) {
@@ -225,7 +236,7 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 			snprintf(val, val_len, style == VIEW_VALUES_UFTRACE ? "\"NULL\"" : "NULL");
 		else if (it.bits == 2)
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
-		else if (format_string(val, val_len, it.v, it.len, it.bits == 3) < 0 && val_len)
+		else if (format_string(val, val_len, it.v, it.len, it.bits == 3, style) < 0 && val_len)
 			val[0] = 0; /* bits 3: no NUL within --max-string */
 	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
 		snprintf(val, val_len, "%s", enumerator);
