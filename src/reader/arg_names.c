@@ -187,6 +187,63 @@ const struct arg_name *arg_names_item(const struct arg_names_func *f, unsigned k
 	return NULL;
 }
 
+/* Are e's nonzero enumerators single bits, two at least, none twice:
+ * flags, whose values are ORs of them? */
+static int enum_is_flags(const struct arg_names_enum *e)
+{
+	uint64_t seen = 0;
+	size_t bits = 0;
+
+	for (size_t i = 0; i < e->cnt; i++) {
+		uint64_t v = (uint64_t)e->values[i];
+		if (!v)
+			continue;
+		if ((v & (v - 1)) || (seen & v))
+			return 0;
+		seen |= v;
+		bits++;
+	}
+	return bits >= 2;
+}
+
+int arg_names_enum_format(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits, char *buf, size_t len)
+{
+	const char *name = arg_names_enumerator(an, id, v, bits);
+	if (name)
+		return snprintf(buf, len, "%s", name) < (int)len;
+	if (id < 0 || (size_t)id >= an->enum_cnt || !enum_is_flags(&an->enums[id]) || !len)
+		return 0;
+	const struct arg_names_enum *e = &an->enums[id];
+	uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1, rest = v & mask;
+	size_t off = 0;
+	int named = 0;
+	/* Highest bit first, as uftrace writes them (MAP_ANON|MAP_PRIVATE). */
+	for (int b = 63; b >= 0; b--) {
+		uint64_t bit = 1ull << b;
+		if (!(rest & bit))
+			continue;
+		for (size_t i = 0; i < e->cnt; i++) {
+			if ((uint64_t)e->values[i] != bit)
+				continue;
+			int n = snprintf(buf + off, len - off, "%s%s", off ? "|" : "", e->names[i]);
+			if (n < 0 || (size_t)n >= len - off)
+				return 0;
+			off += (size_t)n;
+			rest &= ~bit;
+			named = 1;
+			break;
+		}
+	}
+	if (!named)
+		return 0;
+	if (rest) {
+		int n = snprintf(buf + off, len - off, "|%#llx", (unsigned long long)rest);
+		if (n < 0 || (size_t)n >= len - off)
+			return 0;
+	}
+	return 1;
+}
+
 const char *arg_names_enumerator(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits)
 {
 	if (id < 0 || (size_t)id >= an->enum_cnt)

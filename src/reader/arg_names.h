@@ -43,5 +43,11 @@ const struct arg_names_func *arg_names_find(const struct arg_names *an, const ch
 const struct arg_name *arg_names_item(const struct arg_names_func *f, unsigned kind, unsigned index, unsigned shift);
 /* The enumerator of enum id whose value has these low bits, or NULL. */
 const char *arg_names_enumerator(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits);
+/* The value as enum id's names into buf: its enumerator or, for an enum
+ * of flags (its nonzero enumerators single bits), the OR of those its
+ * bits are, highest first ("MAP_ANON|MAP_PRIVATE", "O_CREAT|0x40000000"
+ * for a bit it has no name for).  1, or 0 when the value has no name
+ * (or buf no room). */
+int arg_names_enum_format(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits, char *buf, size_t len);
 
 #endif

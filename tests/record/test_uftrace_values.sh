@@ -68,3 +68,18 @@ check_eq "replay -d FILE --no-args: the calls without their values" "$(graph dd.
   maybe();'
 check_eq "report -d, info -d read it" \
 	"$("$NEEDLE" report -d "$T/dd.data" >/dev/null 2>&1; echo $?) $("$NEEDLE" info -d "$T/dd.data" >/dev/null 2>&1; echo $?)" "0 0"
+
+# The C library's flags and signals by name (uftrace's auto-args form),
+# the OR of a flags enum's bits highest first; what has no name, a number.
+"$NEEDLE" record -o "$T/flags.data" --auto-args -F main -- "$PROGS/sysflags" >/dev/null 2>"$T/flags.err"
+check_eq "--auto-args: open, mmap, mprotect, madvise, kill with their flags by name" \
+	"$("$NEEDLE" replay -i "$T/flags.data" | sed -n 's/^[^|]*| //p' | grep -E '^  (open|mmap|mprotect|madvise|kill)\(' | sed 's/0x[0-9a-f]\{6,\}/ADDR/g; s/) = [0-9]*;$/) = N;/')" \
+	'  open("/dev/zero", O_CLOEXEC|O_RDWR) = N;
+  mmap(0, 4096, PROT_WRITE|PROT_READ, MAP_POPULATE|MAP_ANON|MAP_PRIVATE, -1, 0) = ADDR;
+  mprotect(ADDR, 4096, PROT_READ) = N;
+  mprotect(ADDR, 4096, 16) = -1;
+  madvise(ADDR, 4096, MADV_DONTNEED) = N;
+  kill(0, SIGNULL) = N;'
+check_eq "--arg-names: the same names, with the parameters'" \
+	"$("$NEEDLE" replay --arg-names -i "$T/flags.data" | grep -oE '(open|kill)\([^)]*\)')" 'open(file="/dev/zero", oflag=O_CLOEXEC|O_RDWR)
+kill(pid=0, sig=SIGNULL)'

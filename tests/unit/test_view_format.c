@@ -683,8 +683,32 @@ static void test_ret_equals(void)
 	CHECK_EQ(view_ret_equals(bl.b, bl.n, &zero), -1, "a struct's two fields: -1, never a number");
 }
 
+/* A flags enum (its nonzero enumerators single bits) as the OR of its
+ * bits, highest first, an unnamed bit in hex; a plain enum by exact
+ * value only. */
+static void test_enum_flags(void)
+{
+	static const char section[] = "E\t0\t0=P_NONE,1=P_READ,2=P_WRITE,4=P_EXEC\n"
+				      "E\t1\t1=ONE,2=TWO,3=THREE\n";
+	struct arg_names an = { 0 };
+	char buf[64];
+
+	CHECK_EQ(arg_names_parse(&an, section, strlen(section)), 0, "(two enums parse)");
+	CHECK(arg_names_enum_format(&an, 0, 0, 32, buf, sizeof(buf)) && !strcmp(buf, "P_NONE"), "0: P_NONE (%s)", buf);
+	CHECK(arg_names_enum_format(&an, 0, 5, 32, buf, sizeof(buf)) && !strcmp(buf, "P_EXEC|P_READ"),
+	      "5: P_EXEC|P_READ (%s)", buf);
+	CHECK(arg_names_enum_format(&an, 0, 0x13, 32, buf, sizeof(buf)) && !strcmp(buf, "P_WRITE|P_READ|0x10"),
+	      "0x13: P_WRITE|P_READ|0x10 (%s)", buf);
+	CHECK(!arg_names_enum_format(&an, 0, 0x10, 32, buf, sizeof(buf)), "0x10: no name at all, a number");
+	CHECK(!arg_names_enum_format(&an, 0, 7, 32, buf, 8), "P_EXEC|P_WRITE|P_READ in 8 bytes: no room, a number");
+	CHECK(arg_names_enum_format(&an, 1, 3, 32, buf, sizeof(buf)) && !strcmp(buf, "THREE"), "a plain enum: THREE");
+	CHECK(!arg_names_enum_format(&an, 1, 4, 32, buf, sizeof(buf)), "a plain enum's 4: no OR of ONE and THREE");
+	arg_names_free(&an);
+}
+
 int main(void)
 {
+	test_enum_flags();
 	test_durations();
 	test_parse_duration();
 	test_format_u64();

@@ -914,7 +914,7 @@ static int auto_args_func(struct arg_plan *o, const struct auto_patterns *ap, si
 		    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))
 			return -1;
 		for (int k = 0; k < cnt; k++)
-			if (its[k].enum_id >= 0)
+			if (its[k].enum_id >= 0 && enum_used)
 				enum_used[its[k].enum_id] = 1;
 	}
 	if ((entry || exit) && sym_set_add(done, f->sym))
@@ -948,20 +948,25 @@ static long auto_args_object(struct arg_plan *o, const struct auto_patterns *ap,
 	return described;
 }
 
-/* The C library's IFUNC'd string functions, which its debug info cannot
- * describe (libc_protos.c), for the C library at object. */
+/* The C library's IFUNC'd string functions and system call stubs, which
+ * its debug info cannot describe, or (with_enums) the functions whose
+ * flags it names, which take the place of what it says (libc_protos.c),
+ * for the C library at object; their enums' ids from enum_base on, those
+ * used marked in enum_used. */
 static long auto_args_libc_protos(struct arg_plan *o, const struct auto_patterns *ap, size_t *args_len,
-				  size_t *labels_len, const char *object, struct sym_set *done)
+				  size_t *labels_len, const char *object, struct sym_set *done, int with_enums,
+				  size_t enum_base, uint8_t *enum_used)
 {
 	long described = 0;
-	uint8_t unused = 0;
 
 	for (size_t i = 0; i < libc_protos_count(); i++) {
 		struct dw_func f;
+		if (libc_proto_has_enum(i) != with_enums)
+			continue;
 		libc_proto_func(i, &f);
 		if (sym_set_has(done, f.sym))
 			continue;
-		int r = auto_args_func(o, ap, args_len, labels_len, &f, object, 0, &unused, done);
+		int r = auto_args_func(o, ap, args_len, labels_len, &f, object, enum_base, enum_used, done);
 		if (r < 0)
 			return -1;
 		described += r;
@@ -1025,20 +1030,36 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 			continue;
 		snprintf(object, sizeof(object), "=%llu:%llu", (unsigned long long)pl->dev, (unsigned long long)pl->ino);
 		uint8_t *used = calloc(have_lib ? lib.enum_cnt + 1 : 1, 1);
-		long n = !used ? -1
-			 : have_lib ? auto_args_object(o, &ap, &args_len, &labels_len, &lib, object, enum_base, used, &done)
-				    : 0;
-		if (n >= 0 && is_libc) {
-			long k = auto_args_libc_protos(o, &ap, &args_len, &labels_len, object, &done);
+		/* The C library's flags by name first: its debug info's
+		 * version of those functions is then not used.  Their enums'
+		 * ids follow the library's own. */
+		struct dw_info flags;
+		libc_protos_enums(&flags);
+		size_t flags_base = enum_base + (have_lib ? lib.enum_cnt : 0);
+		uint8_t flags_used[16] = { 0 };
+		_Static_assert(sizeof(flags_used) >= 8, "room for libc_protos' enums");
+		long n = !used || flags.enum_cnt > sizeof(flags_used) ? -1
+			 : is_libc ? auto_args_libc_protos(o, &ap, &args_len, &labels_len, object, &done, 1, flags_base,
+							   flags_used)
+				   : 0;
+		if (n >= 0 && have_lib) {
+			long k = auto_args_object(o, &ap, &args_len, &labels_len, &lib, object, enum_base, used, &done);
 			n = k < 0 ? -1 : n + k;
 		}
-		int r = n < 0 || (have_lib && enum_lines(o, &labels_len, &lib, used, enum_base));
+		if (n >= 0 && is_libc) {
+			long k = auto_args_libc_protos(o, &ap, &args_len, &labels_len, object, &done, 0, 0, NULL);
+			n = k < 0 ? -1 : n + k;
+		}
+		int r = n < 0 || (have_lib && enum_lines(o, &labels_len, &lib, used, enum_base)) ||
+			(is_libc && enum_lines(o, &labels_len, &flags, flags_used, flags_base));
 		described += n > 0 ? n : 0;
 		free(used);
 		if (have_lib) {
 			enum_base += lib.enum_cnt;
 			dw_info_free(&lib);
 		}
+		if (is_libc)
+			enum_base += flags.enum_cnt;
 		if (r) {
 			if (!used)
 				cli_error("record: out of memory");

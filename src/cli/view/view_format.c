@@ -228,7 +228,6 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 		snprintf(name, name_len, "retval");
 	else
 		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
-	const char *enumerator;
 	const struct trace_site *pointee;
 	if (it.fmt == 's') {
 		/* uftrace quotes a NULL string as if it were one. */
@@ -238,8 +237,8 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
 		else if (format_string(val, val_len, it.v, it.len, it.bits == 3, style) < 0 && val_len)
 			val[0] = 0; /* bits 3: no NUL within --max-string */
-	} else if (it.fmt == 'e' && an && (enumerator = arg_names_enumerator(&t->arg_names, an->enum_id, it.word, it.bits))) {
-		snprintf(val, val_len, "%s", enumerator);
+	} else if (it.fmt == 'e' && an && arg_names_enum_format(&t->arg_names, an->enum_id, it.word, it.bits, val, val_len)) {
+		/* said */
 	} else if (it.fmt == 'b' && it.word <= 1) {
 		snprintf(val, val_len, "%s", it.word ? "true" : "false");
 	} else if (it.fmt == 'p' && style == VIEW_VALUES_UFTRACE && t && it.word &&
