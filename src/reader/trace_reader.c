@@ -376,6 +376,43 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 /* From libstdc++: the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
+/* Drop a shown name's template arguments, in place, as uftrace's simple
+ * demangling does ("std::vector<int>::push_back" is "std::vector::
+ * push_back"): every <...> but an operator's own < or >. */
+static void drop_template_args(char *d)
+{
+	/* An operator's symbols, longest first. */
+	static const char *const ops[] = { "<=>", "<<=", ">>=", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&",
+					   "||", "++", "--", "->", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
+					   "^=", "()", "[]", "<", ">", "=", "-", "!", "+", "*", "/", "%", "^",
+					   "&", "|", "~", "," };
+	char *out = d;
+	int depth = 0;
+
+	for (const char *p = d; *p;) {
+		if (!depth && !strncmp(p, "operator", 8) && (p == d || p[-1] == ':' || p[-1] == ' ')) {
+			size_t n = 8;
+			for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+				if (!strncmp(p + 8, ops[i], strlen(ops[i]))) {
+					n += strlen(ops[i]);
+					break;
+				}
+			memmove(out, p, n);
+			out += n;
+			p += n;
+			continue;
+		}
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (!depth)
+			*out++ = *p;
+		p++;
+	}
+	*out = 0;
+}
+
 void trace_set_demangle(struct trace *t, enum trace_demangle mode)
 {
 	for (size_t i = 0; i < t->site_cap; i++) {
@@ -394,14 +431,16 @@ void trace_set_demangle(struct trace *t, enum trace_demangle mode)
 			free(d);
 			continue;
 		}
-		if (mode == TRACE_DEMANGLE_SIMPLE)
+		if (mode == TRACE_DEMANGLE_SIMPLE) {
 			d[cxx_name_shown(d)] = 0;
+			drop_template_args(d);
+		}
 		t->sites[i].name = d;
 	}
 }
 
 /* C++ names are shown demangled ("thrower", not "_Z7throweri"): "ns::Class::method(int) const"
- * as "ns::Class::method", "long ns::twice<long>(long)" as "ns::twice<long>". */
+ * as "ns::Class::method", "long ns::twice<long>(long)" as "ns::twice" (uftrace's simple form). */
 static void demangle_sites(struct trace *t)
 {
 	for (size_t i = 0; i < t->site_cap; i++)

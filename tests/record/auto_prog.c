@@ -372,7 +372,8 @@ int main(int argc, char **argv)
 		printf("t_enum(m=%s, on=%s) = %d;\n", mode_name(m), bool_name(i != 1), r);
 	}
 	int r = t_enum((enum mode)3, true);
-	printf("t_enum(m=3, on=true) = %d;\n", r);
+	/* M_READ | M_WRITE: single bits of mode, shown as their OR. */
+	printf("t_enum(m=M_WRITE|M_READ, on=true) = %d;\n", r);
 	size_t n = t_str("user:42", NULL);
 	printf("t_str(key=\"user:42\", other=NULL) = %zu;\n", n);
 	n = t_str("", (const char *)0x10);

@@ -62,7 +62,8 @@ KEEP double scale(double x)
 }
 
 // A function template's instance: demangled with its return type
-// ("long twice<long>(long)"), shown and matched without it.
+// ("long twice<long>(long)"), matched without it and shown without its
+// template arguments too ("twice", uftrace's simple form).
 template <typename T> KEEP T twice(T v)
 {
 	__asm__ volatile("");
@@ -87,6 +88,6 @@ int main()
 	printf("scale(x=%g) = %g;\n", 5.0, d);
 	take(Tracked(-5), 7);
 	long t = twice<long>(4);
-	printf("twice<long>(v=%ld) = %ld;\n", 4L, t);
+	printf("twice(v=%ld) = %ld;\n", 4L, t);
 	return 0;
 }

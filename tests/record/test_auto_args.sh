@@ -17,7 +17,7 @@ check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 "$NEEDLE" replay --arg-names -i "$T/a.data" >"$T/r"
 check_eq "replay reads it" "$?" 0
-grep -E '\| +t_' "$T/r" | grep -vE 't_count|t_clone' | sed 's/.*| *//' >"$T/got"
+grep -E '\| +t_' "$T/r" | grep -vE 't_count|t_clone' | sed 's/^[^|]*| *//' >"$T/got"
 check_eq "every call with the names, types and values the program printed ($(wc -l <"$T/plain") lines)" \
 	"$(diff "$T/plain" "$T/got" >/dev/null && echo same || diff "$T/plain" "$T/got" | head -6)" same
 check_eq "t_count: 100 calls, each with its argument and twice it returned" \
@@ -30,11 +30,11 @@ check_eq "the clone: 5 calls, no values (its DWARF lists the original's paramete
 	"$(grep -cE '\| +t_clone\.[a-z]+\.[0-9]+\(\);' "$T/r")" 5
 "$NEEDLE" report -i "$T/a.data" --by-arg m >"$T/rep"
 check_eq "report --by-arg m: a row per enumerator of t_enum's m, one call each" \
-	"$(grep -E 't_enum\(m=(M_READ|M_WRITE|M_APPEND|3)\)$' "$T/rep" | awk '{ s += $5 } END { print NR, s }')" "4 4"
+	"$(grep -E 't_enum\(m=(M_READ|M_WRITE|M_APPEND|M_WRITE\|M_READ)\)$' "$T/rep" | awk '{ s += $5 } END { print NR, s }')" "4 4"
 check_eq "report --by-arg 1: by register, t_count's 100 values of arg1" \
 	"$("$NEEDLE" report -i "$T/a.data" --by-arg 1 | grep -cE 't_count\(arg1=[0-9]+\)$')" 100
 check_eq "replay --ret-eq -1: the one failed t_enum, by name" \
-	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq -1 | grep -v "^#" | sed 's/.*| *//')" "t_enum(m=M_WRITE, on=false) = -1;"
+	"$("$NEEDLE" replay --arg-names -i "$T/a.data" --ret-eq -1 | grep -v "^#" | sed 's/^[^|]*| *//')" "t_enum(m=M_WRITE, on=false) = -1;"
 "$NEEDLE" export --format=chrome -i "$T/a.data" -o "$T/a.json"
 check "Chrome export: the names as args" grep -q '"args":{"m":"M_WRITE","on":"false"}' "$T/a.json"
 check "Chrome export: a struct returned by field" grep -q '"args":{"x":"-1","y":"2"}' "$T/a.json"
@@ -49,7 +49,7 @@ for v in clang_O0 clang_O2; do
 	"$P"_$v >"$T/$v.plain"
 	"$NEEDLE" record -o "$T/$v.data" --auto-args -F 't_*' -- "$P"_$v >"$T/$v.out" 2>/dev/null
 	check_eq "$v: recorded, output identical" "$? $(cmp -s "$T/$v.plain" "$T/$v.out" && echo same)" "0 same"
-	"$NEEDLE" replay --arg-names -i "$T/$v.data" | grep -E '\| +t_' | grep -vE 't_count|t_clone' | sed 's/.*| *//' >"$T/$v.got"
+	"$NEEDLE" replay --arg-names -i "$T/$v.data" | grep -E '\| +t_' | grep -vE 't_count|t_clone' | sed 's/^[^|]*| *//' >"$T/$v.got"
 	check_eq "$v: every call with the values the program printed" \
 		"$(diff "$T/$v.plain" "$T/$v.got" >/dev/null && echo same || diff "$T/$v.plain" "$T/$v.got" | head -6)" same
 done
@@ -133,7 +133,7 @@ check_eq "-F twice on a function: the last test holds (arg1==3): 1 call" \
 	"$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_count" { print $5 }')" 1
 "$NEEDLE" record -o "$T/f.data" -F 't_enum@m!=2' -A 't_enum@m' -- "$P" >/dev/null 2>&1
 check_eq "-F 't_enum@m!=2': the enum by value, 3 calls of 4" "$("$NEEDLE" replay --arg-names -i "$T/f.data" | grep -c 't_enum(m=')" 3
-check_eq "... and M_WRITE not among them" "$("$NEEDLE" replay --arg-names -i "$T/f.data" | grep -c 'M_WRITE')" 0
+check_eq "... and M_WRITE not among them" "$("$NEEDLE" replay --arg-names -i "$T/f.data" | grep -c 'm=M_WRITE,')" 0
 "$NEEDLE" record -o "$T/f.data" -F 't_fp@fparg1>2.4' -F 't_fp@fparg1<2.6' -- "$P" >/dev/null 2>&1
 check_eq "-F on a double" "$("$NEEDLE" report -i "$T/f.data" | awk '$NF == "t_fp" { print $5 }')" 1
 

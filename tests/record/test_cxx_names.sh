@@ -86,7 +86,9 @@ check_eq "-A 'scale(double)@x': that overload's parameter, by name" \
 rm -f "$T/tw.data" "$T/tw.data".*
 record "$T/tw.data" --snapshot --trigger 'twice<long>'
 check_eq "--trigger 'twice<long>': recorded, one snapshot with the call" \
-	"$? $(ls "$T"/tw.data.* 2>/dev/null | wc -l) $(calls "$T/tw.data.1" 'twice<long>')" "0 1 1"
+	"$? $(ls "$T"/tw.data.* 2>/dev/null | wc -l) $(calls "$T/tw.data.1" 'twice')" "0 1 1"
+check_eq "--demangle=full: the instance with its template arguments" \
+	"$("$NEEDLE" replay --demangle=full -i "$T/tw.data.1" | grep -o 'twice<long>(long)' | head -1)" "twice<long>(long)"
 record "$T/sp.data" -A 'kv::Store::get(int) const@key'
 check_eq "-A 'kv::Store::get(int) const@key': the overload named with a space" \
 	"$("$NEEDLE" replay --arg-names -i "$T/sp.data" | grep -c 'kv::Store::get(key=[0-2])')" 3
