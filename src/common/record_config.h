@@ -72,7 +72,7 @@
 	X(39, orig_ld_preload, 65536, "a started program's LD_PRELOAD before libneedle was added")
 
 /* libcall's values */
-enum { RECORD_LIBCALL_PROGRAM, RECORD_LIBCALL_NEST, RECORD_LIBCALL_NONE };
+enum { RECORD_LIBCALL_PROGRAM, RECORD_LIBCALL_NEST, RECORD_LIBCALL_NONE, RECORD_LIBCALL_ALL };
 /* sites' values (the agent's SITE_KINDS_*) */
 enum { RECORD_SITES_DEFAULT, RECORD_SITES_COMPILED, RECORD_SITES_RELOCATED, RECORD_SITES_ALL };
 

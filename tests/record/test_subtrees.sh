@@ -40,10 +40,16 @@ rec nolib --no-libcall
 check_eq "--no-libcall: the program's own functions only" "$(graph -i nolib.data | tr -d ' \n')" \
 	"main(){grab();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();nap();}/*slow*/}/*main*/"
 
+rec every --libcall=all
+check "--libcall=all: every call, the C library's of its own functions too (usleep calls nanosleep)" \
+	grep -q '^nanosleep() {$' <(graph -i every.data | sed 's/^ *//')
+check "--libcall=all: usleep is a call with its callees" grep -q '^usleep() {$' <(graph -i every.data | sed 's/^ *//')
 rec nest --nest-libcall
-check "--nest-libcall: every call, the C library's of its own functions too (usleep calls nanosleep)" \
-	grep -q '^nanosleep() {$' <(graph -i nest.data | sed 's/^ *//')
-check "--nest-libcall: usleep is a call with its callees" grep -q '^usleep() {$' <(graph -i nest.data | sed 's/^ *//')
+check_eq "--nest-libcall: calls between objects only, none of the C library's of its own (uftrace's)" \
+	"$(graph -i nest.data | grep -c 'nanosleep')" 0
+check_eq "--libcall=nest is --nest-libcall" "$(rec nest2 --libcall=nest; graph -i nest2.data | grep -c 'nanosleep')" 0
+check_eq "--libcall=bogus: refused, exit 2" "$(rec bad --libcall=bogus; echo $?)" 2
+check_eq "--nest-libcall with --no-libcall: refused" "$(rec bad --nest-libcall --no-libcall; echo $?)" 2
 
 rec F -F inner
 check_eq "record -F: the calls of inner and all they call, nothing else" "$(graph -i F.data)" "inner() {

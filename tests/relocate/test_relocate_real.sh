@@ -28,10 +28,10 @@ check "info: the C library's relocation, per object" grep -q "libc.so.6: 0 compi
 
 # A library loaded after the start (dlopen), unloaded and loaded again:
 # its functions are relocated when it appears, by default (no --sites);
-# --nest-libcall records its calls of its own functions too.
+# --libcall=all records its calls of its own functions too.
 D="$BUILD/tests/relocate/dl_later"
 "$D" "$BUILD/tests/relocate/liblater.so" >"$T/d.plain"
-"$NEEDLE" record --nest-libcall -o "$T/d.data" -- "$D" "$BUILD/tests/relocate/liblater.so" >"$T/d.out" 2>"$T/d.err"
+"$NEEDLE" record --libcall=all -o "$T/d.data" -- "$D" "$BUILD/tests/relocate/liblater.so" >"$T/d.out" 2>"$T/d.err"
 rc=$?
 check_eq "dlopen later: traced, exit 0 ($(tail -1 "$T/d.err"))" "$rc" 0
 check "dlopen later: output identical to a run left alone" cmp -s "$T/d.plain" "$T/d.out"

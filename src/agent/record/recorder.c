@@ -115,17 +115,19 @@ static int have_flags;   /* some flag is set: the handlers read them */
 static int libcall_mode; /* LIBCALL_* */
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
 #define PLT_ENTRY_BYTES 16 /* x86-64's PLT entry, what -Z takes for a library call's size */
-enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE };
+/* RECORD_LIBCALL_*: the calls the program makes, those between objects,
+ * none, every call. */
+enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE, LIBCALL_ALL };
 /* Lines "GLOB" or "GLOB<tab>POS": POS is where the -F or -N was given
  * among both (needle record adds it when both are given). */
 static char *cur_subtree, *cur_drop;
 static size_t subtree_sites; /* sites -F names */
 
 /* The loaded objects' address spans, appended as objects appear and never
- * changed but for the instrumented flag: the library-call view asks
- * whether a return address lies in the program or an object built with
- * patchable entries (a call made from code the user traces), or in the
- * called function's own object. */
+ * changed but for the instrumented flag (an object built with patchable
+ * entries: its functions are not library calls); objs[0] is the
+ * program.  The library-call view asks whether a return address lies in
+ * the program, or in another object than the called function's. */
 #define OBJ_MAX 1024
 static struct obj_span {
 	uint64_t lo, hi;
@@ -201,9 +203,14 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	 * JIT's code: the call is recorded, its caller unknown. */
 	if (!from)
 		return 1;
-	if (libcall_mode == LIBCALL_NEST)
+	if (libcall_mode == LIBCALL_ALL)
 		return 1; /* every call, a library's of its own functions too */
-	return atomic_load_explicit(&from->instrumented, memory_order_relaxed);
+	/* uftrace's view: what the program calls (its PLT calls), or with
+	 * --nest-libcall every call from one object into another (every
+	 * object's PLT calls), never a library's of its own functions. */
+	if (libcall_mode == LIBCALL_NEST)
+		return from != obj_of(ctx->func->ip);
+	return from == &objs[0];
 }
 
 /* Cookie of a call the filters changed the thread's state for: its exit

@@ -98,11 +98,11 @@ static const char record_usage[] =
 	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
 	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
-	"      --nest-libcall       also record the calls libraries make (to other objects and to their\n"
-	"                           own functions: every call); by default\n"
-	"                           a library function no compiler prepared is recorded when the\n"
-	"                           program (or an object built with patchable entries) calls it\n"
-	"      --no-libcall         record no library function no compiler prepared\n"
+	"      --libcall=program|nest|all|none  which calls of library functions no compiler\n"
+	"                           prepared are recorded: those the program makes (the default, as\n"
+	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
+	"                           every call, a library's of its own functions too (all), or none\n"
+	"                           (--no-libcall)\n"
 	"      --match=glob|regex   how -F, -N, -P, -U and --trigger patterns match: a pattern with ^, $,\n"
 	"                           .*, .+, .?, (, | or + is a regular expression (as uftrace's), found\n"
 	"                           anywhere in the program's function names, others globs; regex: all\n"
@@ -217,7 +217,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 {
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
-	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
+	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
@@ -241,6 +241,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "patch", required_argument, NULL, 'P' }, { "unpatch", required_argument, NULL, 'U' },
 		{ "match", required_argument, NULL, OPT_MATCH },
 		{ "nest-libcall", no_argument, NULL, OPT_NEST_LIBCALL }, { "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "libcall", required_argument, NULL, OPT_LIBCALL },
 		{ "snapshot", optional_argument, NULL, OPT_SNAPSHOT }, { "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
@@ -257,7 +258,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	o->wake_mode = WAKE_WAIT;
 	o->max_snapshots = 10;
 	o->agent.trigger_gap_ns = 1000000000ull;
-	int snapshot_opts_given = 0, wake_given = 0;
+	int snapshot_opts_given = 0, wake_given = 0, libcall_given = 0;
 	/* -F and -N in the order given ("-F" or "-N", then the glob): of a
 	 * function both name, the one given last decides (uftrace's rule),
 	 * in the agent and in the views, which get them all when both are
@@ -404,12 +405,28 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NEST_LIBCALL:
 		case OPT_NO_LIBCALL:
-			if (o->agent.libcall && o->agent.libcall != (c == OPT_NEST_LIBCALL ? RECORD_LIBCALL_NEST : RECORD_LIBCALL_NONE)) {
-				cli_error("record: --nest-libcall and --no-libcall ask for opposite things; give one");
+		case OPT_LIBCALL: {
+			static const char *const modes[] = { [RECORD_LIBCALL_PROGRAM] = "program",
+							     [RECORD_LIBCALL_NEST] = "nest",
+							     [RECORD_LIBCALL_NONE] = "none",
+							     [RECORD_LIBCALL_ALL] = "all" };
+			int mode = c == OPT_NEST_LIBCALL ? RECORD_LIBCALL_NEST : c == OPT_NO_LIBCALL ? RECORD_LIBCALL_NONE : -1;
+			for (int m = 0; mode < 0 && m < (int)(sizeof(modes) / sizeof(modes[0])); m++)
+				if (!strcmp(optarg, modes[m]))
+					mode = m;
+			if (mode < 0) {
+				cli_error("--libcall needs program, nest, all or none, not '%s'", optarg);
 				return -1;
 			}
-			o->agent.libcall = c == OPT_NEST_LIBCALL ? RECORD_LIBCALL_NEST : RECORD_LIBCALL_NONE;
+			if (libcall_given && o->agent.libcall != mode) {
+				cli_error("record: --libcall=%s and --libcall=%s (--nest-libcall, --no-libcall) ask for "
+					  "different things; give one", modes[o->agent.libcall], modes[mode]);
+				return -1;
+			}
+			libcall_given = 1;
+			o->agent.libcall = mode;
 			break;
+		}
 		case 'D':
 			o->agent.depth = (int)strtol(optarg, &end, 10);
 			if (*end || o->agent.depth < 1) {
