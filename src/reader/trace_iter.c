@@ -46,6 +46,7 @@ struct trace_cursor {
 	 * allocated at the thread's first block (most threads have none). */
 	uint8_t (*data)[TRACE_DATA_MAX];
 	unsigned data_next;
+	uint32_t inherit_left;    /* entries still to come that a fork's child re-entered */
 };
 
 /* The data block right after the event just decoded into e, if any: its
@@ -142,6 +143,10 @@ static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 			(unsigned long long)ref->offset, (size_t)(c->end - c->p));
 		return -1;
 	}
+	/* A thread's first chunk that begins inside open calls, with no loss
+	 * before it: a forked child's, its first open_depth entries those
+	 * its parent had open. */
+	c->inherit_left = t->version >= 2 && !hdr.seq && !hdr.lost_before ? hdr.open_depth : 0;
 	if (hdr.lost_before) {
 		/* Calls above the depth the thread had when it took this chunk
 		 * returned during the loss (version 2; a version 1 writer did
@@ -227,8 +232,11 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 				return -1;
 			}
 		}
+		uint8_t inherited = !flat && c->inherit_left ? TEV_INHERITED : 0;
+		if (inherited)
+			c->inherit_left--;
 		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~TAG_SITE_FLAT,
-					   .kind = TEV_ENTRY, .flags = flat ? TEV_FLAT : 0,
+					   .kind = TEV_ENTRY, .flags = (uint8_t)(flat ? TEV_FLAT : inherited),
 					   .depth = (uint32_t)c->stack.depth, .node = node };
 		if (take_data(it, c, e))
 			return -1;

@@ -145,6 +145,11 @@ enum trace_event_kind {
  * (.ns is the thread's last event before it, so .ns - .entry_ns is only
  * a lower bound of the duration). */
 #define TEV_EXIT_LOST 0x20
+/* An entry a forked child's thread begins inside: its process's parent
+ * had the call open when it forked (file-format.md), and the child's
+ * recording enters it again at its first event.  Views show no line for
+ * it; its exit closes it as any other. */
+#define TEV_INHERITED 0x40
 
 struct trace_event {
 	uint64_t ns;

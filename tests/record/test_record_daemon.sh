@@ -25,6 +25,15 @@ check "daemon: the line names the daemon's PID" \
 check_eq "daemon: parent_work() calls" "$(calls "$T/d.data" parent_work)" 10
 check_eq "daemon: every child_work() call of the daemon" "$(calls "$T/d.data" child_work)" 3000
 check_eq "daemon: nothing left running in the trace" "$("$NEEDLE" replay -i "$T/d.data" | grep -c 'still running')" 0
+# The forked child's thread begins inside main, its parent's open call
+# at the fork (uftrace's graph of a fork): its calls one level in, and
+# main's closing brace, no line of main's entry and no orphan return.
+child=$(sed -n 's/^child done pid=\([0-9]*\).*/\1/p' "$T/d.out")
+check_eq "daemon: the child's graph continues its parent's main" \
+	"$("$NEEDLE" replay -i "$T/d.data" | grep "\[ *$child\]" | sed 's/^[^|]*| //' | sort | uniq -c | sed 's/^ *//')" \
+	"3000   child_work();
+1 } /* main */"
+check_eq "daemon: main counted for both processes" "$(calls "$T/d.data" main)" 2
 
 # A daemon that stays: SIGINT to needle record stops the recording.
 mkfifo "$T/in"

@@ -112,6 +112,23 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 	rt->base = now;
 	rt->pos = shm_chunk_events(c);
 	rt->end = rt->pos + shm_chunk_capacity(shm) / sizeof(uint64_t);
+	/* A forked child's first chunk: the calls open at the fork entered
+	 * again, at the child's first event, so that its graph continues its
+	 * parent's (as uftrace's does: fork's closing brace, then the child's
+	 * calls under main) instead of starting with exits of unseen entries.
+	 * At most REC_OPEN_SITES words, in a fresh chunk of thousands. */
+	if (first && rt->inherit) {
+		uint32_t n = rt->inherit;
+		rt->inherit = 0;
+		if (n <= REC_OPEN_SITES && rt->pos + n < rt->end) {
+			/* The chunk's open depth says how many (seq 0, no loss
+			 * before it: readers know them by that). */
+			for (uint32_t d = 0; d < n; d++)
+				*rt->pos++ = ev_make(EV_ENTRY, rt->open_site[d], 0);
+			c->open_depth = n;
+			events_publish(rt);
+		}
+	}
 	return 1;
 }
 

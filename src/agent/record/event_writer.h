@@ -39,6 +39,8 @@ extern struct shm_ring_slot *ring;
 extern int use_tsc;
 
 /* A thread's recording state: the link's per-thread storage. */
+#define REC_OPEN_SITES 64 /* open calls a forked child re-enters (deeper: their exits are orphans) */
+
 struct rec_thread {
 	struct shm_chunk *chunk;
 	uint64_t *pos, *end;
@@ -56,6 +58,12 @@ struct rec_thread {
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
 	char comm[16];         /* thread name, read when a chunk is taken */
 	struct overwrite_list full; /* snapshot mode: its full chunks, oldest first */
+	/* A forked child's thread begins inside the calls its parent's had
+	 * open: the sites of the open calls by depth (those below
+	 * REC_OPEN_SITES), and how many of them the first chunk enters again
+	 * (the depth at the fork: an exit may have run since). */
+	uint32_t inherit;
+	uint32_t open_site[REC_OPEN_SITES];
 };
 
 /* Publish the thread's chunk: to the ring for needle record's drain, or,

@@ -277,6 +277,10 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 		}
 		return NEEDLE_SKIP_EXIT;
 	}
+	/* One store, to a line the thread's state has warm: what a fork's
+	 * child needs to re-enter the calls open (event_writer.c). */
+	if (rt->depth < REC_OPEN_SITES)
+		rt->open_site[rt->depth] = id;
 	rt->depth++;
 	if (rt->lib_top)
 		*cookie |= COOKIE_LIB_TOP;
@@ -410,6 +414,7 @@ static void after_fork_child(void *thread_data, void *user_data)
 		rt->seq = 0;
 		rt->lost = 0;
 		rt->full = (struct overwrite_list){ 0 }; /* the parent's */
+		rt->inherit = rt->depth;
 	}
 }
 

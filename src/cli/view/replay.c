@@ -754,6 +754,13 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			return 0;
 		}
 		f->data_len = ev->data_len;
+		/* A call a forked child's thread began inside: its line is its
+		 * parent's, not the child's (its exit closes it). */
+		if (ev->flags & TEV_INHERITED) {
+			f->flags |= FR_PRINTED;
+			th->sdepth++;
+			return 0;
+		}
 		/* Without a time or caller filter every shown call is written:
 		 * its callers now, itself when a call inside it is, or at its
 		 * exit. */
@@ -921,6 +928,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			break;
 		}
 		struct trace_event next;
+		if (ev->flags & TEV_INHERITED)
+			return 0; /* its line is its parent's: the exit closes it */
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
 		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
