@@ -10,11 +10,29 @@
 #define NEEDLE_PATTERN_H
 
 #include <string.h>
+#include <strings.h>
 
 static inline int pattern_is_regex(const char *p)
 {
 	size_t n = strlen(p);
 	return p[0] == '^' || (n && p[n - 1] == '$') || strpbrk(p, ".(|+\\");
+}
+
+/* Does the object at path match a FUNC@MODULE's module: its base name,
+ * or the base name's beginning up to a '.', '-' or '_' ("libc" for
+ * /lib/x86_64-linux-gnu/libc.so.6, "t-abc" for ./t-abc)?  "PLT" or "plt"
+ * names the calls into other objects, and matches none here. */
+static inline int module_name_matches(const char *module, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(module);
+
+	base = base ? base + 1 : path;
+	if (!strcasecmp(module, "plt"))
+		return 0;
+	if (!strcmp(module, base))
+		return 1;
+	return !strncmp(module, base, n) && (base[n] == '.' || base[n] == '-' || base[n] == '_' || base[n] == 0);
 }
 
 #endif

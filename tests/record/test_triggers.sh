@@ -215,3 +215,14 @@ main();
 thread_main();"
 check_eq "live: -o FILE keeps the trace" "$("$NEEDLE" live -o kept_live.data -D 1 -- "$P" >/dev/null 2>&1; echo $?; "$NEEDLE" info -i kept_live.data | grep -c '^status: *complete')" "0
 1"
+
+# uftrace's FUNC@MODULE,argN: values of that object's functions only.
+"$NEEDLE" record -o "$T/plt.data" -A 'usleep@plt,arg1' -- "$P" >/dev/null 2>&1
+check_eq "-A usleep@plt,arg1: the program's call into the C library, with its value" \
+	"$(graph -i "$T/plt.data" | grep -o 'usleep([^)]*)')" "usleep(3000)"
+"$NEEDLE" record -o "$T/libc.data" -A 'usleep@libc,arg1' -- "$P" >/dev/null 2>&1
+check_eq "-A usleep@libc,arg1: by the library's name" "$(graph -i "$T/libc.data" | grep -o 'usleep([^)]*)')" "usleep(3000)"
+"$NEEDLE" record -o "$T/own.data" -A 'usleep@subtrees,arg1' -- "$P" >/dev/null 2>"$T/own.err"
+check_eq "-A usleep@subtrees,arg1: the program has no usleep: refused" "$?" 1
+check_eq "-A usleep@no-such-lib,arg1: refused in one line" \
+	"$("$NEEDLE" record -o "$T/nolib.data" -A 'usleep@no-such-lib,arg1' -- "$P" 2>&1 >/dev/null | grep -c "'no-such-lib' names no object")" 1

@@ -351,7 +351,7 @@ static const struct mapping *mapping_at(uint64_t addr)
 }
 
 /* Whether site id is the function a line's scope names: NULL, anywhere;
- * "main", in the program; "main@OFFSET", the program's function at that
+ * "main", in the program; "!main", in any other object; "main@OFFSET", the program's function at that
  * offset of its file; "=DEV:INO@OFFSET", the one at that offset of the
  * file of that identity (a library's); "=DEV:INO", any of that file's (an
  * IFUNC's name: the implementation its resolver picked, wherever it is). */
@@ -364,6 +364,9 @@ static int in_scope(uint32_t id, const char *scope)
 		return 1;
 	if (needle_site_info(id, &info))
 		return 0;
+	/* "!main": any object but the program (uftrace's FUNC@plt). */
+	if (!strcmp(scope, "!main"))
+		return strcmp(info.module, main_path) != 0;
 	int main_scope = !strncmp(scope, "main", 4);
 	if (main_scope && strcmp(info.module, main_path))
 		return 0;

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/args/args.h"
 #include "cli/args/dwarf_params.h"
@@ -168,6 +169,7 @@ static const struct dw_func *spec_function(const struct dw_info *dw, const char 
  * it does not describe, each library's, read when first needed (libc's
  * takes a few tenths of a second). */
 struct dw_set {
+	const char *exe;            /* the program's file */
 	const struct dw_info *main; /* NULL: the program has none */
 	const struct program_libs *libs;
 	struct dw_info *lib;        /* by library */
@@ -246,6 +248,53 @@ static int valid_name(const char *s)
 	return 1;
 }
 
+/* uftrace's FUNC@MODULE,argN: the first item names the object the
+ * function is in, when it is "plt" (any but the program: its calls into
+ * libraries) or cannot be a parameter's name ("t-allocfree"); at
+ * resolve time also when it names the program or one of its libraries
+ * (module_scope).  A name of neither is a parameter's. */
+static int module_item(const char *tok)
+{
+	if (!strcasecmp(tok, "plt"))
+		return 1;
+	/* A file's name that no parameter's could be: with '-' or '+'. */
+	if (!strpbrk(tok, "-+") || strlen(tok) >= 256)
+		return 0;
+	for (const char *p = tok; *p; p++)
+		if (!strchr("._+-", *p) && !(*p >= '0' && *p <= '9') && !(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z'))
+			return 0;
+	return 1;
+}
+
+/* Is a scope DWARF gave (a function of one object) within a module's? */
+static int scope_within(const char *scope, const char *module)
+{
+	if (!strcmp(module, "\t!main"))
+		return !strncmp(scope, "\t=", 2);
+	return !strncmp(scope, module, strlen(module));
+}
+
+/* The scope of a FUNC@MODULE item: "\t!main", "\tmain" or
+ * "\t=DEV:INO" into scope; 0 when tok names no object. */
+static int module_scope(const struct dw_set *set, const char *tok, char *scope, size_t len)
+{
+	if (!strcasecmp(tok, "plt")) {
+		snprintf(scope, len, "\t!main");
+		return 1;
+	}
+	if (set->exe && module_name_matches(tok, set->exe)) {
+		snprintf(scope, len, "\tmain");
+		return 1;
+	}
+	for (size_t i = 0; set->libs && i < set->libs->cnt; i++)
+		if (module_name_matches(tok, set->libs->v[i].path)) {
+			snprintf(scope, len, "\t=%llu:%llu", (unsigned long long)set->libs->v[i].dev,
+				 (unsigned long long)set->libs->v[i].ino);
+			return 1;
+		}
+	return 0;
+}
+
 /* "NAME[/FMT]" */
 static int parse_ref(const char *opt, const char *spec, char *tok, struct value_ref *v)
 {
@@ -316,6 +365,8 @@ int arg_plan_add_spec(struct arg_plan *o, const char *spec, int ret)
 	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct value_ref v;
 		unsigned kind, index;
+		if (tok == items && module_item(tok))
+			continue; /* FUNC@MODULE,... (resolve_spec) */
 		if (parse_ref(opt, spec, tok, &v))
 			return -1;
 		int reg = register_of(v.name, &kind, &index);
@@ -744,13 +795,26 @@ static int resolve_spec(struct arg_plan *o, size_t *args_len, size_t *labels_len
 
 	snprintf(glob, sizeof(glob), "%.*s", (int)(at - spec), spec);
 	snprintf(items, sizeof(items), "%s", at + 1);
-	char scope[128] = "";
+	char scope[128] = "", module[128] = "";
 	const struct dw_info *from;
 	const struct dw_func *f = set_function(set, glob, scope, sizeof(scope), &from);
 	char *save = NULL;
 	for (char *tok = strtok_r(items, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct value_ref v;
 		unsigned kind, index;
+		/* FUNC@MODULE,...: only that object's functions (a scope
+		 * DWARF gave stays: it names one function there). */
+		if (tok == items && (module_item(tok) || (register_of(tok, &kind, &index) && !strchr(tok, '/') &&
+							   module_scope(set, tok, module, sizeof(module))))) {
+			if (!module[0] && !module_scope(set, tok, module, sizeof(module))) {
+				cli_error("%s '%s': '%s' names no object of the program's (its file's name, a library's, "
+					  "or plt)", opt, spec, tok);
+				return -1;
+			}
+			if (!scope[0] || !scope_within(scope, module))
+				snprintf(scope, sizeof(scope), "%s", module);
+			continue;
+		}
 		if (parse_ref(opt, spec, tok, &v))
 			return -1;
 		if (register_of(v.name, &kind, &index))
@@ -999,7 +1063,7 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 		goto out;
 	}
 	char line[1100];
-	struct dw_set set = { .main = have_dw ? &dw : NULL, .libs = libs };
+	struct dw_set set = { .exe = exe, .main = have_dw ? &dw : NULL, .libs = libs };
 	int spec_err = 0;
 	for (const char *p = o->specs; !spec_err && next_line(&p, line, sizeof(line));)
 		spec_err = resolve_spec(o, &args_len, &labels_len, &set, enum_used, line);

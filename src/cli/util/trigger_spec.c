@@ -116,16 +116,3 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 	}
 	return 0;
 }
-
-int trigger_module_matches(const char *module, const char *path)
-{
-	const char *base = strrchr(path, '/');
-	size_t n = strlen(module);
-
-	base = base ? base + 1 : path;
-	if (!strcasecmp(module, "plt"))
-		return 0;
-	if (!strcmp(module, base))
-		return 1;
-	return !strncmp(module, base, n) && (base[n] == '.' || base[n] == '-' || base[n] == '_' || base[n] == 0);
-}

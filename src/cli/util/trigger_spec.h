@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/pattern.h"
+
 enum trigger_action {
 	TRIGGER_FILTER = 1 << 0,
 	TRIGGER_NOTRACE = 1 << 1,
@@ -55,10 +57,6 @@ struct trigger_spec {
  * wrong (one sentence, naming the spec). */
 int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, size_t errlen);
 
-/* Does the object at path match a FUNC@MODULE's module: its base name,
- * or the base name's beginning up to a '.' or '-' ("libc" for
- * /lib/x86_64-linux-gnu/libc.so.6, "t-abc" for ./t-abc)?  "PLT" or "plt"
- * names the calls into other objects, and matches none here. */
-int trigger_module_matches(const char *module, const char *path);
+/* FUNC@MODULE's module is matched by module_name_matches (pattern.h). */
 
 #endif

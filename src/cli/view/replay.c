@@ -143,7 +143,7 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 		 * other objects, which needle records as the called
 		 * object's functions: any object but the program. */
 		if (l->module && !strcasecmp(l->module, "plt") ? !module || in_program
-		    : l->module && (!module || !trigger_module_matches(l->module, module)))
+		    : l->module && (!module || !module_name_matches(l->module, module)))
 			continue;
 		if (l->is_regex ? !regexec(&l->re, name, 0, NULL, 0)
 				: !fnmatch(l->glob, name, 0) || (sym && !fnmatch(l->glob, sym, 0))) {
