@@ -29,7 +29,7 @@ if gcc -static -O2 "$HERE/../progs/exitwith.c" -o "$T/static" 2>"$T/gcc.err"; th
 	check_eq "static program: one line" "$(grep -c . "$T/err2s")" 1
 	check "static program: no trace file" test ! -e "$T/st.data"
 	echo old >"$T/keep.data"
-	"$NEEDLE" record -f -o "$T/keep.data" -- "$T/static" 0 2>/dev/null
+	"$NEEDLE" record --force -o "$T/keep.data" -- "$T/static" 0 2>/dev/null
 	check_eq "static program: a file given with -f is left as it was" "$(cat "$T/keep.data")" old
 else
 	fail "cannot build a static program: $(head -1 "$T/gcc.err")"
@@ -66,7 +66,7 @@ check "the traced program sees its environment unchanged" cmp -s "$T/env.plain" 
 "$NEEDLE" record --help >"$T/h1"
 check_eq "record --help: exit 0" "$?" 0
 check "record --help: 'N% of the buffer'" grep -q "N% of the buffer" "$T/h1"
-check "record --help: documents -f" grep -q -- "-f, --force" "$T/h1"
+check "record --help: documents --force and -f" sh -c "grep -q -- \"  --force\" \"$T/h1\" && grep -q -- \"-f, --output-fields\" \"$T/h1\""
 check_eq "no '%%' in any help text" "$( { "$NEEDLE" --help; "$NEEDLE" record --help; "$NEEDLE" ctl --help; } | grep -c '%%')" 0
 
 # Signals the caller ignored (nohup, a shell's background job) stay ignored

@@ -111,7 +111,7 @@ check_eq "not a trace: exit 1" "$?" 1
 check "not a trace: says so and names -f" grep -q "$T/p.data.*not a needle trace.*-f" "$T/e4"
 check_eq "not a trace: left as it was" "$(cat "$T/p.data")" precious
 check "not a trace: the program never started" test ! -e "$T/ran4"
-"$NEEDLE" record -f -o "$T/p.data" -- "$PROGS/marker" "$T/ran4" 2>/dev/null
+"$NEEDLE" record --force -o "$T/p.data" -- "$PROGS/marker" "$T/ran4" 2>/dev/null
 check_eq "not a trace, with -f: exit 0" "$?" 0
 check "not a trace, with -f: now a trace" reads "$T/p.data"
 "$NEEDLE" record -o "$T/p.data" -- "$PROGS/exitwith" 0 2>/dev/null

@@ -226,3 +226,29 @@ check_eq "-A usleep@libc,arg1: by the library's name" "$(graph -i "$T/libc.data"
 check_eq "-A usleep@subtrees,arg1: the program has no usleep: refused" "$?" 1
 check_eq "-A usleep@no-such-lib,arg1: refused in one line" \
 	"$("$NEEDLE" record -o "$T/nolib.data" -A 'usleep@no-such-lib,arg1' -- "$P" 2>&1 >/dev/null | grep -c "'no-such-lib' names no object")" 1
+
+# replay -f: uftrace's output fields.
+check_eq "-f none: the function alone, no header" "$("$NEEDLE" replay -i all.data -F inner -f none)" "inner() {
+  leaf() {
+    getpid();
+  } /* leaf */
+} /* inner */"
+check_eq "-f time,duration,tid: its header" "$("$NEEDLE" replay -i all.data -F inner -f time,duration,tid | head -1)" \
+	"#        TIMESTAMP   DURATION      TID   FUNCTION"
+check_eq "-f time: each line's time, in order, and the leaf's duration" \
+	"$("$NEEDLE" replay -i all.data -F inner -f time,duration | awk -F'|' 'NR > 1 { split($1, f, " "); if (f[1] + 0 < last) bad++; last = f[1] + 0; n++ } END { print n, bad + 0 }')" "5 0"
+check_eq "-f +task: the thread's name after duration and tid" \
+	"$("$NEEDLE" replay -i all.data -F inner -f +task | awk -F'|' 'NR > 1 { print $1 }' | grep -cE '\[ *[0-9]+\] +subtrees +$')" 5
+check_eq "-f elapsed: 0 at the first line" "$("$NEEDLE" replay -i all.data -F inner -f elapsed | awk -F'|' 'NR == 2 { print $1 }' | tr -s ' ')" " 0.000 us "
+check_eq "-f bogus: refused in one line, exit 2" \
+	"$("$NEEDLE" replay -i all.data -f bogus 2>&1 >/dev/null | wc -l; "$NEEDLE" replay -i all.data -f bogus >/dev/null 2>&1; echo $?)" "1
+2"
+check_eq "live -f none: record keeps it for the view" "$("$NEEDLE" live -F inner -f none -- "$P" 2>/dev/null)" "inner() {
+  leaf() {
+    getpid();
+  } /* leaf */
+} /* inner */"
+# replay --no-libcall: library calls hidden, what they call back shown.
+check_eq "replay --no-libcall: the program's functions only, as record --no-libcall" \
+	"$(graph -i all.data --no-libcall | tr -d ' \n')" \
+	"main(){grab();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();nap();}/*slow*/}/*main*/"

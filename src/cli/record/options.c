@@ -69,7 +69,8 @@ static const char record_usage[] =
 	"                           included: its first instructions move to a detour); NEEDLE_SITES\n"
 	"                           in the environment sets the default\n"
 	"  -o, --output FILE        trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
-	"  -f, --force              overwrite FILE even if it is not a needle trace\n"
+	"      --force              overwrite FILE even if it is not a needle trace\n"
+	"  -f, --output-fields LIST the views' columns (uftrace's -f: see needle replay --help)\n"
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
 	"  -t, --time-filter TIME   the views show only calls of TIME or more (e.g. 1ms) and the calls\n"
 	"                           they are in (uftrace's -t; the trace keeps every call)\n"
@@ -219,7 +220,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
-	       OPT_DEMANGLE };
+	       OPT_DEMANGLE, OPT_FORCE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -233,7 +234,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "poll", required_argument, NULL, OPT_POLL }, { "buffer-percent", required_argument, NULL, OPT_PERCENT },
 		{ "buffer-size", required_argument, NULL, OPT_BUFSIZE },
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
-		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, 'f' },
+		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
+		{ "output-fields", required_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
 		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
@@ -277,7 +279,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:ft:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -288,8 +290,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			o->output = optarg;
 			break;
-		case 'f':
+		case OPT_FORCE:
 			o->force = 1;
+			break;
+		case 'f':
+			if (view_opt_add2(o, "-f", optarg))
+				return -1;
 			break;
 		case OPT_TRACER:
 		case 't':

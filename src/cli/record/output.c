@@ -102,14 +102,14 @@ int record_out_open(struct record_out *out, const char *path, int force)
 	}
 	out->regular = S_ISREG(st.st_mode);
 	if (!force && !out->regular) {
-		cli_error("%s is not a regular file: not writing a trace into it (use -f to write it anyway)", path);
+		cli_error("%s is not a regular file: not writing a trace into it (use --force to write it anyway)", path);
 		goto fail;
 	}
 	if (!force && out->regular && st.st_size > 0) {
 		char magic[8];
 		if (pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
 		    memcmp(magic, TRACE_MAGIC, sizeof(magic))) {
-			cli_error("%s exists and is not a needle trace: not overwriting it (use -f to overwrite it, or -o "
+			cli_error("%s exists and is not a needle trace: not overwriting it (use --force to overwrite it, or -o "
 				  "to choose another file)", path);
 			goto fail;
 		}

@@ -188,7 +188,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 		return -1;
 	}
 	/* FILE was checked before the program started (record_snapshot_check);
-	 * -f applies to it, not to the numbered ones. */
+	 * --force applies to it, not to the numbered ones. */
 	if (record_out_open(&s.out, path, final && r->o->force)) {
 		free(path);
 		return -1; /* said why */

@@ -56,6 +56,19 @@ struct pat_list {
 
 #define CL_CALLER (1u << 16) /* -C: shown with its callers, one line */
 
+/* -f FIELD,...: the columns before the function, uftrace's. */
+enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK };
+static const struct {
+	const char *name, *title;
+	int width;
+} fields_info[] = {
+	[F_DURATION] = { "duration", "DURATION", 10 }, [F_TID] = { "tid", "TID", 8 },
+	[F_TIME] = { "time", "TIMESTAMP", 18 },        [F_DELTA] = { "delta", "TIMEDELTA", 10 },
+	[F_ELAPSED] = { "elapsed", "ELAPSED", 10 },    [F_ADDR] = { "addr", "ADDRESS", 14 },
+	[F_TASK] = { "task", "TASK NAME", 15 },
+};
+#define FIELDS_MAX 8
+
 /* Add arg to l: a -T spec when actions is 0, else a pattern whose matches
  * get actions (and an @depth=N or @MODULE after it, as uftrace's -F
  * takes). */
@@ -200,6 +213,17 @@ struct replay {
 	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
 	int demangle;                        /* --demangle: enum trace_demangle + 1, 0 not given */
 	int no_args;                         /* --no-args: values recorded, not shown */
+	/* -f: the columns (custom set: 0 for the default duration,tid,
+	 * or field_cnt 0 with -f none: the function alone). */
+	int custom_fields, field_cnt;
+	enum field fields[FIELDS_MAX];
+	/* What the line being started is about (its event's time, site and
+	 * thread index), for -f's columns; the last line's time for delta. */
+	uint64_t at_ns, last_ns, first_ns;
+	uint32_t at_site, at_thread;
+	int have_first;
+	int no_libcall;         /* --no-libcall: library calls (and their calls) not shown */
+	int8_t *module_compiled; /* by module: 1 built with patchable entries, 0 not, -1 not known yet */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -227,6 +251,7 @@ enum {
 
 struct tree_frame {
 	uint64_t saved_threshold;
+	uint64_t ns; /* its entry's time (-f's columns of lines written later) */
 	uint32_t site, sdepth, saved_limit;
 	uint16_t flags;
 	uint16_t data_len;
@@ -260,7 +285,7 @@ struct tree_stacks {
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
-	"                     [--demangle=simple|full|no]\n"
+	"                     [--demangle=simple|full|no] [-f FIELDS] [--no-libcall]\n"
 	"                     [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
@@ -282,6 +307,12 @@ static const char replay_usage[] =
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
+	"      --no-libcall   no library calls (functions of objects built without patchable\n"
+	"                     entries); what they call back (a signal handler) shows a level up\n"
+	"  -f, --output-fields LIST  the columns before the function, uftrace's: duration, tid\n"
+	"                     (the default), time (when, in seconds), delta (since the line before),\n"
+	"                     elapsed (since the first line), addr, task (the thread's name); +LIST\n"
+	"                     adds to the default; none: the function alone, no header\n"
 	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
 	"                     by default values are shown as uftrace shows them: (3, 5), %f\n"
 	"      --demangle=simple|full|no  C++ names without their parameters and template\n"
@@ -302,10 +333,57 @@ static void put(struct replay *r, const char *s)
 /* Start a line: "%10s [%6u] | " and two spaces per level.  The output
  * grows with the depth (that is the format); the work to make it is a
  * memset. */
+/* -f's columns, then " | " (nothing with -f none): their length. */
+static int custom_prefix(struct replay *r, char *pre, size_t len, const char *dur, uint32_t tid)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < r->field_cnt && n + 48 < len; i++) {
+		char v[40];
+		int w = fields_info[r->fields[i]].width;
+		switch (r->fields[i]) {
+		case F_DURATION:
+			snprintf(v, sizeof(v), "%s", dur);
+			break;
+		case F_TID:
+			snprintf(v, sizeof(v), "[%6u]", tid);
+			break;
+		case F_TIME:
+			snprintf(v, sizeof(v), "%.9f", (double)r->at_ns / 1e9);
+			break;
+		case F_DELTA:
+			cli_format_duration(v, sizeof(v), r->at_ns >= r->last_ns ? r->at_ns - r->last_ns : 0);
+			break;
+		case F_ELAPSED:
+			cli_format_duration(v, sizeof(v), r->at_ns >= r->first_ns ? r->at_ns - r->first_ns : 0);
+			break;
+		case F_ADDR: {
+			const struct trace_site *ts = r->at_site < r->t->site_cap ? &r->t->sites[r->at_site] : NULL;
+			snprintf(v, sizeof(v), "%llx", (unsigned long long)(ts ? ts->func_ip : 0));
+			break;
+		}
+		case F_TASK:
+			snprintf(v, sizeof(v), "%.15s",
+				 r->at_thread < r->t->thread_cnt ? r->t->threads[r->at_thread].name : "");
+			break;
+		}
+		n += (size_t)snprintf(pre + n, len - n, "%s%*s", i ? " " : "", w, v);
+	}
+	if (r->field_cnt)
+		n += (size_t)snprintf(pre + n, len - n, " | ");
+	return (int)n;
+}
+
 static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth)
 {
-	char pre[48];
-	int n = view_format_prefix(pre, dur, tid);
+	char pre[320];
+
+	if (!r->have_first) {
+		r->first_ns = r->last_ns = r->at_ns;
+		r->have_first = 1;
+	}
+	int n = r->custom_fields ? custom_prefix(r, pre, sizeof(pre), dur, tid) : view_format_prefix(pre, dur, tid);
+	r->last_ns = r->at_ns;
 
 	r->line.len = 0;
 	if (view_buf_reserve(&r->line, (size_t)n + 2 * (size_t)depth + 64))
@@ -494,6 +572,35 @@ static int print_at_exit(struct replay *r, const struct trace_event *ev)
 	return 0;
 }
 
+/* Did discovery find compiled sites in module (its line "O COMPILED ...
+ * PATH" of the trace's objects table)?  A library's functions without
+ * are library calls (--no-libcall). */
+static int module_compiled(struct replay *r, uint32_t module)
+{
+	if (module >= r->t->module_cnt)
+		return 0;
+	/* libneedle's interposers stand for the C library's functions. */
+	const char *base = strrchr(r->t->modules[module], '/');
+	if (!strncmp(base ? base + 1 : r->t->modules[module], "libneedle", 9))
+		return 0;
+	if (!r->module_compiled && !(r->module_compiled = calloc(r->t->module_cnt, 1)))
+		return 0;
+	if (r->module_compiled[module])
+		return r->module_compiled[module] > 0;
+	r->module_compiled[module] = -1;
+	const char *path = r->t->modules[module];
+	for (const char *p = r->t->objects; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p), pl = strlen(path);
+		unsigned long compiled;
+		if (n > pl + 2 && p[0] == 'O' && sscanf(p, "O %lu", &compiled) == 1 && !strncmp(p + n - pl, path, pl) &&
+		    p[n - pl - 1] == ' ' && compiled)
+			r->module_compiled[module] = 1;
+		p = nl ? nl + 1 : p + n;
+	}
+	return r->module_compiled[module] > 0;
+}
+
 /* The actions (TRIGGER_*, CL_CALLER) of a site, matched once. */
 static unsigned site_class(struct replay *r, uint32_t site)
 {
@@ -506,6 +613,10 @@ static unsigned site_class(struct replay *r, uint32_t site)
 	uint64_t time_ns = 0;
 	/* Module 0 is the program: discovery takes it first. */
 	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, &depth, &time_ns);
+	/* Hidden, not dropped: what a library calls back (a signal handler
+	 * run by raise, a qsort comparator) shows a level up. */
+	if (r->no_libcall && ts && ts->module != 0 && !module_compiled(r, ts->module))
+		c |= TRIGGER_HIDE;
 	if (site < r->t->site_cap) {
 		r->site_class[site] = c | CL_MATCHED;
 		r->site_depth[site] = depth;
@@ -538,7 +649,8 @@ static struct tree_frame *tree_frame(struct replay *r, struct tree_thread *th, u
  * first written one. */
 static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t depth, uint32_t tid)
 {
-	uint32_t d = depth;
+	uint64_t at_ns = r->at_ns;
+	uint32_t at_site = r->at_site, d = depth;
 	while (d > 0) {
 		struct tree_frame *f = &th->f[d - 1];
 		if ((f->flags & FR_SHOWN) && (f->flags & FR_PRINTED))
@@ -549,6 +661,8 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		struct tree_frame *f = &th->f[d];
 		if (!(f->flags & FR_SHOWN) || (f->flags & FR_PRINTED))
 			continue;
+		r->at_ns = f->ns;
+		r->at_site = f->site;
 		line(r, "", tid, f->sdepth);
 		put(r, trace_site_name(r->t, f->site));
 		put_values(r, f->site, f->data, f->data_len);
@@ -556,6 +670,8 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		end_line(r);
 		f->flags |= FR_PRINTED;
 	}
+	r->at_ns = at_ns;
+	r->at_site = at_site;
 }
 
 /* The stack of context id in thread's stacks, made the running one. */
@@ -612,12 +728,14 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 {
 	char dur[32];
 
+	r->at_ns = f->ns;
 	if (r->no_merge) {
 		line(r, "", ev->tid, f->sdepth);
 		put(r, name);
 		put_values(r, f->site, f->data, f->data_len);
 		put(r, " {");
 		end_line(r);
+		r->at_ns = ev->ns;
 		put_closed(r, ev, name, f->sdepth, ns);
 		end_line(r);
 		return;
@@ -708,6 +826,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!f)
 			return 0;
 		f->site = ev->site;
+		f->ns = ev->ns;
 		f->flags = FR_ENTERED;
 		f->saved_limit = th->limit;
 		f->sdepth = th->sdepth;
@@ -835,12 +954,15 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
 			}
+			r->at_ns = f->ns;
 			line(r, "", ev->tid, f->sdepth);
 			put(r, name);
 			put_values(r, f->site, f->data, f->data_len);
 			put(r, " {");
 			end_line(r);
 		}
+		r->at_ns = ev->ns;
+		r->at_site = ev->site;
 		if (put_unfinished(r, ev, name, f->sdepth)) {
 			/* said */
 		} else {
@@ -885,6 +1007,9 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	char dur[32];
 	const char *name = trace_site_name(r->t, ev->site);
 
+	r->at_ns = ev->ns;
+	r->at_site = ev->site;
+	r->at_thread = ev->thread;
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
 	if (r->finished)
@@ -968,10 +1093,53 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 
 /* replay's options into *r, *input and *tid: 0, or the exit status of a
  * refusal (or of --help, -1 for 0). */
+/* -f FIELD,...: uftrace's output fields; "+FIELD,..." adds to the
+ * default duration,tid; "none", the function alone. */
+static int parse_fields(struct replay *r, const char *arg)
+{
+	char list[256];
+	int add = arg[0] == '+';
+
+	r->custom_fields = 1;
+	r->field_cnt = 0;
+	if (add) {
+		r->fields[r->field_cnt++] = F_DURATION;
+		r->fields[r->field_cnt++] = F_TID;
+		arg++;
+	}
+	if (!strcmp(arg, "none"))
+		return 0;
+	snprintf(list, sizeof(list), "%s", arg);
+	for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		size_t k;
+		for (k = 0; k < sizeof(fields_info) / sizeof(fields_info[0]); k++)
+			if (!strcmp(f, fields_info[k].name))
+				break;
+		if (k == sizeof(fields_info) / sizeof(fields_info[0]) || r->field_cnt == FIELDS_MAX) {
+			cli_error("-f '%s': '%s' is not a field (duration, tid, time, delta, elapsed, addr, task, "
+				  "or none; +FIELD adds to duration,tid)", arg, f);
+			return -1;
+		}
+		r->fields[r->field_cnt++] = (enum field)k;
+	}
+	return 0;
+}
+
+/* The header line of -f's columns (none with -f none). */
+static void fields_header(const struct replay *r)
+{
+	if (!r->field_cnt)
+		return;
+	fputc('#', stdout);
+	for (int i = 0; i < r->field_cnt; i++)
+		printf("%s%*s", i ? " " : "", fields_info[r->fields[i]].width - (i ? 0 : 1), fields_info[r->fields[i]].title);
+	fputs("   FUNCTION\n", stdout);
+}
+
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS };
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -983,15 +1151,24 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
 		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE }, { "no-args", no_argument, NULL, OPT_NO_ARGS },
-		{ "data", required_argument, NULL, 'd' },
+		{ "data", required_argument, NULL, 'd' },    { "output-fields", required_argument, NULL, 'f' },
+		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:f:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f':
+			if (parse_fields(r, optarg))
+				return 2;
+			break;
+		case OPT_NO_LIBCALL:
+			r->no_libcall = 1;
+			r->tree = 1;
+			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			*input = optarg;
@@ -1197,7 +1374,10 @@ int cmd_replay(int argc, char **argv)
 			printf("# %llu events were lost (the buffer was full: record with a larger --buffer-size);"
 			       " calls around the losses may be missing\n",
 			       (unsigned long long)r.t->end.lost_events);
-		printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
+		if (r.custom_fields)
+			fields_header(&r);
+		else
+			printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
 		while ((n = trace_iter_next(&it, &ev)) > 0) {
 			r.t->work++;
 			print_event(&ev, &r, &it);
@@ -1229,6 +1409,7 @@ int cmd_replay(int argc, char **argv)
 	free(r.site_class);
 	free(r.site_depth);
 	free(r.site_time);
+	free(r.module_compiled);
 	pat_free(r.pats);
 	free(all_argv);
 	free(r.line.p);
