@@ -252,3 +252,19 @@ check_eq "live -f none: record keeps it for the view" "$("$NEEDLE" live -F inner
 check_eq "replay --no-libcall: the program's functions only, as record --no-libcall" \
 	"$(graph -i all.data --no-libcall | tr -d ' \n')" \
 	"main(){grab();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();nap();}/*slow*/}/*main*/"
+
+# --column-view: each thread's lines a column to the right of the one
+# before it (in the order threads first show a line).
+"$NEEDLE" record -o "$T/th.data" -- "$PROGS/threads" 2 2 >/dev/null 2>&1
+check_eq "--column-view --column-offset 2: columns 0, 4 and 8 spaces in" \
+	"$("$NEEDLE" replay -i "$T/th.data" --column-view --column-offset 2 | awk -F'|' 'NR > 1 { match($1, /\[ *[0-9]+\]/); t = substr($1, RSTART, RLENGTH); s = $2; sub(/^ /, "", s); match(s, /^ */); if (!(t in min) || RLENGTH < min[t]) min[t] = RLENGTH; if (!(t in seen)) { seen[t] = 1; order[++n] = t } } END { for (i = 1; i <= n; i++) printf "%d ", min[order[i]]; print "" }')" "0 4 8 "
+check_eq "--column-view: 8 levels by default" \
+	"$("$NEEDLE" replay -i "$T/th.data" --column-view | grep -c '^[^|]*|                 thread_main() {')" 1
+check_eq "--column-offset bogus: refused, exit 2" "$("$NEEDLE" replay -i "$T/th.data" --column-offset x >/dev/null 2>&1; echo $?)" 2
+# --no-pltbind: the program runs with LD_BIND_NOW=1; --max-stack N is -D N.
+check_eq "--no-pltbind: LD_BIND_NOW=1 in the program's environment" \
+	"$("$NEEDLE" record -o "$T/bn.data" --no-pltbind -- "$PROGS/printenv" 2>/dev/null | grep '^LD_BIND_NOW=')" "LD_BIND_NOW=1"
+check_eq "... and not without it" "$(env -u LD_BIND_NOW "$NEEDLE" record -o "$T/bn2.data" -- "$PROGS/printenv" 2>/dev/null | grep -c '^LD_BIND_NOW=')" 0
+check_eq "--no-pltbind with -p: refused" "$("$NEEDLE" record --no-pltbind -p $$ >/dev/null 2>&1; echo $?)" 2
+"$NEEDLE" record -o "$T/ms.data" --max-stack 2 -- "$P" >/dev/null 2>&1
+check_eq "--max-stack 2: two levels" "$(graph -i "$T/ms.data" | tr -d ' \n')" "main(){grab();free();outer();slow();}/*main*/"

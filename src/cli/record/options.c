@@ -99,6 +99,9 @@ static const char record_usage[] =
 	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
 	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
+	"      --max-stack N        uftrace's name for -D N\n"
+	"      --no-pltbind         run the program with LD_BIND_NOW=1 (every symbol bound at start)\n"
+	"      --column-view, --column-offset N  kept for the views (see needle replay --help)\n"
 	"      --libcall=program|nest|all|none  which calls of library functions no compiler\n"
 	"                           prepared are recorded: those the program makes (the default, as\n"
 	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
@@ -220,7 +223,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
-	       OPT_DEMANGLE, OPT_FORCE };
+	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -236,6 +239,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
+		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
+		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
 		{ "argument", required_argument, NULL, 'A' }, { "retval", required_argument, NULL, 'R' },
@@ -292,6 +298,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_FORCE:
 			o->force = 1;
+			break;
+		case OPT_NO_PLTBIND:
+			o->bind_now = 1;
+			break;
+		case OPT_COLUMN_VIEW:
+			if (view_opt_add(o, "--column-view"))
+				return -1;
+			break;
+		case OPT_COLUMN_OFFSET:
+			if (view_opt_add2(o, "--column-offset", optarg))
+				return -1;
 			break;
 		case 'f':
 			if (view_opt_add2(o, "-f", optarg))
@@ -434,6 +451,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			o->agent.libcall = mode;
 			break;
 		}
+		case OPT_MAX_STACK: /* uftrace's: calls deeper than N are not recorded, as -D N */
 		case 'D':
 			o->agent.depth = (int)strtol(optarg, &end, 10);
 			if (*end || o->agent.depth < 1) {
@@ -613,6 +631,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.subtree);
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
+	}
+	if (o->attach_pid && o->bind_now) {
+		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");
+		return -1;
 	}
 	if (o->attach_pid && optind < argc) {
 		cli_error("record: -p records a running process; give either -p PID or a program, not both");

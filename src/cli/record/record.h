@@ -45,7 +45,8 @@ struct record_opts {
 	int wake_arg;   /* poll ms or percent */
 	uint64_t buffer_bytes;
 	uint32_t chunk_bytes;
-	int force;      /* -f: overwrite a file that is not a needle trace */
+	int force;      /* --force: overwrite a file that is not a needle trace */
+	int bind_now;   /* --no-pltbind: the program runs with LD_BIND_NOW=1 */
 	pid_t attach_pid;      /* -p: record this running process */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */

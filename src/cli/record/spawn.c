@@ -143,6 +143,10 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		}
 		sprintf(preload, "%s%s%s", agent, pre && *pre ? ":" : "", pre && *pre ? pre : "");
 		setenv("LD_PRELOAD", preload, 1);
+		/* --no-pltbind, uftrace's: every symbol bound at start, as the
+		 * user asked (the program sees the variable). */
+		if (o->bind_now)
+			setenv("LD_BIND_NOW", "1", 1);
 		/* Everything the agent is to do, in one memfd (the environment
 		 * carries its descriptor only): read and closed by the agent
 		 * before main, so the program never sees it. */

@@ -223,6 +223,11 @@ struct replay {
 	uint32_t at_site, at_thread;
 	int have_first;
 	int no_libcall;         /* --no-libcall: library calls (and their calls) not shown */
+	/* --column-view: each thread's lines indented by its column (the
+	 * order threads first show a line in) times column_offset levels. */
+	int column_view;
+	uint32_t column_offset, columns;
+	uint32_t *column; /* by thread index: column + 1, 0 none yet */
 	int8_t *module_compiled; /* by module: 1 built with patchable entries, 0 not, -1 not known yet */
 };
 
@@ -307,6 +312,8 @@ static const char replay_usage[] =
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
+	"      --column-view  each thread's lines in a column of its own, --column-offset N levels\n"
+	"                     (default 8) right of the thread before it\n"
 	"      --no-libcall   no library calls (functions of objects built without patchable\n"
 	"                     entries); what they call back (a signal handler) shows a level up\n"
 	"  -f, --output-fields LIST  the columns before the function, uftrace's: duration, tid\n"
@@ -377,6 +384,12 @@ static int custom_prefix(struct replay *r, char *pre, size_t len, const char *du
 static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth)
 {
 	char pre[320];
+
+	if (r->column && r->at_thread < r->t->thread_cnt) {
+		if (!r->column[r->at_thread])
+			r->column[r->at_thread] = ++r->columns;
+		depth += (r->column[r->at_thread] - 1) * r->column_offset;
+	}
 
 	if (!r->have_first) {
 		r->first_ns = r->last_ns = r->at_ns;
@@ -1139,7 +1152,7 @@ static void fields_header(const struct replay *r)
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL };
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET };
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -1153,6 +1166,8 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE }, { "no-args", no_argument, NULL, OPT_NO_ARGS },
 		{ "data", required_argument, NULL, 'd' },    { "output-fields", required_argument, NULL, 'f' },
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
+		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1169,6 +1184,18 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			r->no_libcall = 1;
 			r->tree = 1;
 			break;
+		case OPT_COLUMN_VIEW:
+			r->column_view = 1;
+			break;
+		case OPT_COLUMN_OFFSET: {
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || n > 100) {
+				cli_error("--column-offset needs a number of levels from 0 to 100, not '%s'", optarg);
+				return 2;
+			}
+			r->column_offset = (uint32_t)n;
+			break;
+		}
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			*input = optarg;
@@ -1289,7 +1316,7 @@ static char **with_view_defaults(const struct trace *t, int argc, char **argv, i
 int cmd_replay(int argc, char **argv)
 {
 	const char *input = NULL;
-	struct replay r = { 0 };
+	struct replay r = { .column_offset = 8 };
 	uint32_t tid = 0;
 	char **all_argv = NULL;
 
@@ -1308,7 +1335,7 @@ int cmd_replay(int argc, char **argv)
 		struct trace *t = r.t;
 		int all_argc;
 		pat_free(r.pats);
-		r = (struct replay){ 0 };
+		r = (struct replay){ .column_offset = 8 };
 		tid = 0;
 		if (!(all_argv = with_view_defaults(t, argc + (prog_arg != NULL), argv, &all_argc))) {
 			cli_error("out of memory");
@@ -1363,6 +1390,11 @@ int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 
+	if (r.column_view && !(r.column = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.column)))) {
+		cli_error("out of memory");
+		trace_close(r.t);
+		return 1;
+	}
 	struct trace_iter it;
 	struct trace_event ev;
 	int ret = 0, n;
@@ -1410,6 +1442,7 @@ int cmd_replay(int argc, char **argv)
 	free(r.site_depth);
 	free(r.site_time);
 	free(r.module_compiled);
+	free(r.column);
 	pat_free(r.pats);
 	free(all_argv);
 	free(r.line.p);
