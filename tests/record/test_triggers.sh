@@ -239,7 +239,8 @@ check_eq "-f time: each line's time, in order, and the leaf's duration" \
 	"$("$NEEDLE" replay -i all.data -F inner -f time,duration | awk -F'|' 'NR > 1 { split($1, f, " "); if (f[1] + 0 < last) bad++; last = f[1] + 0; n++ } END { print n, bad + 0 }')" "5 0"
 check_eq "-f +task: the thread's name after duration and tid" \
 	"$("$NEEDLE" replay -i all.data -F inner -f +task | awk -F'|' 'NR > 1 { print $1 }' | grep -cE '\[ *[0-9]+\] +subtrees +$')" 5
-check_eq "-f elapsed: 0 at the first line" "$("$NEEDLE" replay -i all.data -F inner -f elapsed | awk -F'|' 'NR == 2 { print $1 }' | tr -s ' ')" " 0.000 us "
+check_eq "-f elapsed: the time since the trace's first event, as -f time's" \
+	"$("$NEEDLE" replay -i all.data -F inner -f time,elapsed | awk -F'|' 'NR == 2 { split($1, f, " "); m = f[3] == "ns" ? 1 : f[3] == "us" ? 1e3 : f[3] == "ms" ? 1e6 : 1e9; d = f[2] * m - f[1] * 1e9; print (d < 0 ? -d : d) <= m ? "same" : $1 }')" "same"
 check_eq "-f bogus: refused in one line, exit 2" \
 	"$("$NEEDLE" replay -i all.data -f bogus 2>&1 >/dev/null | wc -l; "$NEEDLE" replay -i all.data -f bogus >/dev/null 2>&1; echo $?)" "1
 2"
@@ -268,3 +269,20 @@ check_eq "... and not without it" "$(env -u LD_BIND_NOW "$NEEDLE" record -o "$T/
 check_eq "--no-pltbind with -p: refused" "$("$NEEDLE" record --no-pltbind -p $$ >/dev/null 2>&1; echo $?)" 2
 "$NEEDLE" record -o "$T/ms.data" --max-stack 2 -- "$P" >/dev/null 2>&1
 check_eq "--max-stack 2: two levels" "$(graph -i "$T/ms.data" | tr -d ' \n')" "main(){grab();free();outer();slow();}/*main*/"
+
+# -r START~END: what happened in that time only, in -f time's seconds or
+# with a unit; calls open at START close without a duration.
+start=$("$NEEDLE" replay -i all.data -f time | awk -F'|' '$2 ~ /^ +nap\(\) \{$/ { split($1, f, " "); print f[1]; exit }')
+check_eq "-r START~ (nap's entry): from nap on, its callers closed at their depth" \
+	"$("$NEEDLE" replay -i all.data -r "$start~" | sed -n 's/^[^|]*| //p')" "    nap() {
+      usleep();
+    } /* nap */
+  } /* slow */
+} /* main */"
+check_eq "-r START~: the callers open at START have no duration" \
+	"$("$NEEDLE" replay -i all.data -r "$start~" | awk -F'|' '/\/\* (slow|main) \*\// { gsub(/[][0-9 ]/, "", $1); printf "[%s]", $1 }')" "[][]"
+end_ns=$(awk -v s="$start" 'BEGIN { printf "%.0f", s * 1e9 - 1 }')
+check_eq "-r ~END (in ns, just before nap): nothing of nap" \
+	"$("$NEEDLE" replay -i all.data -r "~${end_ns}ns" | grep -c 'nap\|usleep')" 0
+check_eq "-r with no ~: refused, exit 2" "$("$NEEDLE" replay -i all.data -r 5 >/dev/null 2>&1; echo $?)" 2
+check_eq "-r 2~1: refused" "$("$NEEDLE" replay -i all.data -r 2~1 >/dev/null 2>&1; echo $?)" 2

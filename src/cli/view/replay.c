@@ -222,6 +222,9 @@ struct replay {
 	uint64_t at_ns, last_ns, first_ns;
 	uint32_t at_site, at_thread;
 	int have_first;
+	/* -r START~END: only what happened in that time (ns since the
+	 * trace's first event; 0, UINT64_MAX: open). */
+	uint64_t range_start, range_end;
 	int no_libcall;         /* --no-libcall: library calls (and their calls) not shown */
 	/* --column-view: each thread's lines indented by its column (the
 	 * order threads first show a line in) times column_offset levels. */
@@ -278,6 +281,7 @@ struct tree_thread {
 	 * the trace_on closes what is open at its depth). */
 	int off, was_off;
 	uint32_t bias;
+	int before_range; /* -r START~: off until the thread's first event at START or later */
 };
 
 #define CTX_UNNAMED UINT32_MAX
@@ -312,13 +316,16 @@ static const char replay_usage[] =
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
+	"  -r, --time-range START~END  only what happened between START and END (either may be left\n"
+	"                     out): seconds as -f time shows them, or with a unit (1.5ms)\n"
 	"      --column-view  each thread's lines in a column of its own, --column-offset N levels\n"
 	"                     (default 8) right of the thread before it\n"
 	"      --no-libcall   no library calls (functions of objects built without patchable\n"
 	"                     entries); what they call back (a signal handler) shows a level up\n"
 	"  -f, --output-fields LIST  the columns before the function, uftrace's: duration, tid\n"
-	"                     (the default), time (when, in seconds), delta (since the line before),\n"
-	"                     elapsed (since the first line), addr, task (the thread's name); +LIST\n"
+	"                     (the default), time (seconds since the trace's first event), delta\n"
+	"                     (since the line before), elapsed (time as a duration), addr, task\n"
+	"                     (the thread's name); +LIST\n"
 	"                     adds to the default; none: the function alone, no header\n"
 	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
 	"                     by default values are shown as uftrace shows them: (3, 5), %f\n"
@@ -361,8 +368,8 @@ static int custom_prefix(struct replay *r, char *pre, size_t len, const char *du
 		case F_DELTA:
 			cli_format_duration(v, sizeof(v), r->at_ns >= r->last_ns ? r->at_ns - r->last_ns : 0);
 			break;
-		case F_ELAPSED:
-			cli_format_duration(v, sizeof(v), r->at_ns >= r->first_ns ? r->at_ns - r->first_ns : 0);
+		case F_ELAPSED: /* since the trace's first event, as -r counts */
+			cli_format_duration(v, sizeof(v), r->at_ns);
 			break;
 		case F_ADDR: {
 			const struct trace_site *ts = r->at_site < r->t->site_cap ? &r->t->sites[r->at_site] : NULL;
@@ -710,8 +717,9 @@ static struct tree_thread *tree_switch(struct replay *r, struct tree_stacks *ts,
 		return NULL;
 	}
 	ts->v = v;
-	v[ts->cnt] = (struct tree_thread){ .ctx_id = id, .off = r->disabled, .was_off = r->disabled,
-					   .threshold = r->threshold };
+	v[ts->cnt] = (struct tree_thread){ .ctx_id = id, .off = r->disabled || r->range_start,
+					   .was_off = r->disabled || r->range_start, .threshold = r->threshold,
+					   .before_range = !r->disabled && r->range_start };
 	ts->cur = ts->cnt++;
 	return &v[ts->cur];
 }
@@ -801,6 +809,18 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 
 	if (!th)
 		return 0;
+	if (ev->ns > r->range_end)
+		return 0;
+	if (th->before_range) {
+		if (ev->ns < r->range_start)
+			return 0;
+		/* The range begins: shown from here, at the depth the calls
+		 * have (those open close without a duration, as after a
+		 * trace_on). */
+		th->before_range = th->off = 0;
+		th->bias = 0;
+		th->sdepth = ev->depth;
+	}
 
 	switch (ev->kind) {
 	case TEV_ENTRY: {
@@ -1138,6 +1158,45 @@ static int parse_fields(struct replay *r, const char *arg)
 	return 0;
 }
 
+/* One end of -r: seconds as -f time prints them (0.000009168), or a
+ * duration with its unit (9.168us), since the trace's first event. */
+static int range_end_ns(const char *s, size_t n, uint64_t *ns)
+{
+	char buf[64];
+	char *end;
+
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	double v = strtod(buf, &end);
+	if (end == buf || v < 0)
+		return -1;
+	if (!*end) {
+		if (!(v * 1e9 < 1.8e19))
+			return -1;
+		*ns = (uint64_t)(v * 1e9 + 0.5);
+		return 0;
+	}
+	return cli_parse_duration(buf, ns);
+}
+
+/* -r START~END, START~ or ~END. */
+static int parse_range(const char *arg, uint64_t *start, uint64_t *end)
+{
+	const char *tilde = strchr(arg, '~');
+
+	*start = 0;
+	*end = UINT64_MAX;
+	if (!tilde || (tilde == arg && !tilde[1]) || (tilde > arg && range_end_ns(arg, (size_t)(tilde - arg), start)) ||
+	    (tilde[1] && range_end_ns(tilde + 1, strlen(tilde + 1), end)) || *start > *end) {
+		cli_error("-r '%s': give START~END, START~ or ~END, each in seconds as -f time shows them "
+			  "(0.0012) or with a unit (1.2ms), since the trace's first event", arg);
+		return -1;
+	}
+	return 0;
+}
+
 /* The header line of -f's columns (none with -f none). */
 static void fields_header(const struct replay *r)
 {
@@ -1153,6 +1212,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
 	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET };
+	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
 		{ "depth", required_argument, NULL, 'D' },   { "time", required_argument, NULL, 't' },
@@ -1165,7 +1225,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE }, { "no-args", no_argument, NULL, OPT_NO_ARGS },
 		{ "data", required_argument, NULL, 'd' },    { "output-fields", required_argument, NULL, 'f' },
-		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL },
+		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL }, { "time-range", required_argument, NULL, 'r' },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
@@ -1174,7 +1234,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:f:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (parse_fields(r, optarg))
@@ -1186,6 +1246,11 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_COLUMN_VIEW:
 			r->column_view = 1;
+			break;
+		case 'r':
+			if (parse_range(optarg, &r->range_start, &r->range_end))
+				return 2;
+			r->tree = 1;
 			break;
 		case OPT_COLUMN_OFFSET: {
 			unsigned long n = strtoul(optarg, &end, 10);
