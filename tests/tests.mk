@@ -381,6 +381,10 @@ $(TEST_BUILD)/progs/cxx_prog_noruntime: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); g++ -O2 -g -fno-exceptions -Wall -Wextra -Werror -Wl,--as-needed $< -o $@
 TESTS += $(TEST_BUILD)/progs/cxx_prog $(TEST_BUILD)/progs/cxx_prog_gxx_O0 $(TEST_BUILD)/progs/cxx_prog_gxx_O2 \
 	$(TEST_BUILD)/progs/cxx_prog_noruntime
+# std::string values (uftrace's /S): g++ -O0, its entries relocated.
+$(TEST_BUILD)/progs/stdstring_prog: tests/record/stdstring_prog.cpp
+	@mkdir -p $(dir $@); g++ -O0 -g -Wall -Wextra -Werror $< -o $@
+TESTS += $(TEST_BUILD)/progs/stdstring_prog
 
 # Runtimes that walk, copy or switch their own stacks and code: HotSpot
 # and node (V8), recorded from the start and attached to under load.  The

@@ -378,7 +378,8 @@ extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *st
 
 /* Drop a shown name's template arguments, in place, as uftrace's simple
  * demangling does ("std::vector<int>::push_back" is "std::vector::
- * push_back"): every <...> but an operator's own < or >. */
+ * push_back"): every <...> but an operator's own < or >; an ABI tag
+ * ("[abi:cxx11]", 5 bytes longer than its "::cxx11") becomes a scope. */
 static void drop_template_args(char *d)
 {
 	/* An operator's symbols, longest first. */
@@ -400,6 +401,16 @@ static void drop_template_args(char *d)
 			memmove(out, p, n);
 			out += n;
 			p += n;
+			continue;
+		}
+		/* An ABI tag, "f[abi:cxx11]", as uftrace shows it: f::cxx11. */
+		if (!depth && !strncmp(p, "[abi:", 5) && strchr(p, ']')) {
+			const char *q = strchr(p, ']');
+			*out++ = ':';
+			*out++ = ':';
+			memmove(out, p + 5, (size_t)(q - p - 5));
+			out += q - p - 5;
+			p = q + 1;
 			continue;
 		}
 		if (*p == '<')

@@ -83,3 +83,14 @@ check_eq "--auto-args: open, mmap, mprotect, madvise, kill with their flags by n
 check_eq "--arg-names: the same names, with the parameters'" \
 	"$("$NEEDLE" replay --arg-names -i "$T/flags.data" | grep -oE '(open|kill)\([^)]*\)')" 'open(file="/dev/zero", oflag=O_CLOEXEC|O_RDWR)
 kill(pid=0, sig=SIGNULL)'
+
+# uftrace's /S: a std::string by its characters, shown "..."s, as an
+# argument (by reference) and as a return value (the object's address).
+S="$PROGS/stdstring_prog"
+"$S" >"$T/s.plain"
+NEEDLE_SITES=all "$NEEDLE" record -o "$T/s.data" -A 'take@arg1/S' -R 'give*@retval/S' -F main -- "$S" >"$T/s.out" 2>"$T/s.err"
+check "/S: output identical to a run left alone" cmp -s "$T/s.plain" "$T/s.out"
+check_eq "/S: every std::string as the program printed it" \
+	"$("$NEEDLE" replay -D 2 -i "$T/s.data" | sed -n 's/^[^|]*|   //p' | grep -E '^(take|give)')" \
+	"$(cat "$T/s.plain")"
+check_eq "-A 'take@arg1/S32': a size with S, refused" "$(NEEDLE_SITES=all "$NEEDLE" record -o "$T/s2.data" -A 'take@arg1/S32' -- "$S" >/dev/null 2>&1; echo $?)" 2

@@ -45,6 +45,13 @@
 struct args_table args_table;
 static uint32_t max_string = 64;
 
+/* s: a char * (the string it points to is kept); S: a std::string's
+ * address (the string its first word points to). */
+static inline int is_string_fmt(unsigned fmt)
+{
+	return fmt == 's' || fmt == 'S';
+}
+
 void args_set_max_string(uint32_t bytes)
 {
 	max_string = bytes > ARG_STRING_MAX ? ARG_STRING_MAX : bytes < VALUE_STRING_MIN ? VALUE_STRING_MIN : bytes;
@@ -66,7 +73,7 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 	size_t got = ptr ? safe_copy_str(dst, (const void *)(uintptr_t)ptr, max_string, &faulted) : 0;
 
 	if (!ptr || (faulted && !got)) {
-		out[0] = arg_item_word(it->kind, it->index, 's', ptr ? 2 : 1, 8, 0);
+		out[0] = arg_item_word(it->kind, it->index, it->fmt, ptr ? 2 : 1, 8, 0);
 		out[1] = ptr;
 		return 2;
 	}
@@ -78,7 +85,7 @@ static size_t string_item(const struct arg_item *it, uint64_t ptr, uint64_t *out
 		dst[b] = 0;
 	/* bits 3: no NUL within --max-string bytes, or before an unreadable
 	 * byte: the views mark it cut ("..."...). */
-	out[0] = arg_item_word(it->kind, it->index, 's', whole ? 0 : 3, (uint32_t)(words * 8), 0);
+	out[0] = arg_item_word(it->kind, it->index, it->fmt, whole ? 0 : 3, (uint32_t)(words * 8), 0);
 	return 1 + words;
 }
 
@@ -114,11 +121,11 @@ static int item_finish(struct arg_item *it)
 	default:
 		return -EINVAL;
 	}
-	if (!strchr("duxcpfseba", it->fmt) || !it->fmt || it->bits < 8 || it->bits > 64 || it->bits % 8 ||
-	    it->shift * 8 + (it->fmt == 's' ? 64 : it->bits) > 64)
+	if (!strchr("duxcpfsebaS", it->fmt) || !it->fmt || it->bits < 8 || it->bits > 64 || it->bits % 8 ||
+	    it->shift * 8 + (is_string_fmt(it->fmt) ? 64 : it->bits) > 64)
 		return -EINVAL;
 	it->reg = (uint16_t)reg;
-	it->mask = it->bits >= 64 || it->fmt == 's' ? ~0ull : (1ull << it->bits) - 1;
+	it->mask = it->bits >= 64 || is_string_fmt(it->fmt) ? ~0ull : (1ull << it->bits) - 1;
 	it->word = arg_item_word(it->kind, it->index, it->fmt, it->bits, 8, it->shift);
 	return 0;
 }
@@ -485,8 +492,8 @@ static int add_items(uint32_t id, void *arg)
 			break;
 		/* words_max only grows: a bound on the block, never short. */
 		*(had ? had : &to[(*to_cnt)++]) = from[k];
-		*words_max += from[k].fmt == 's' ? (uint16_t)(2 + max_string / 8) : 2;
-		if (from[k].fmt == 's' || from[k].stack) {
+		*words_max += is_string_fmt(from[k].fmt) ? (uint16_t)(2 + max_string / 8) : 2;
+		if (is_string_fmt(from[k].fmt) || from[k].stack) {
 			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
 			fault_handler_once();
 		}
@@ -529,7 +536,7 @@ static int configure_lines(const char *lines, int filters)
 		if (filters) {
 			struct arg_cond c = { 0 };
 			const char *p = f[1];
-			if (n != 4 || parse_item(&p, &c.item) || *p || c.item.fmt == 's' ||
+			if (n != 4 || parse_item(&p, &c.item) || *p || is_string_fmt(c.item.fmt) ||
 			    arg_kind_is_ret(c.item.kind) || parse_cond(f[2], f[3], &c)) {
 				err = -EINVAL;
 				break;
@@ -603,7 +610,19 @@ size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_c
 		uint64_t v;
 		if (item_value(it, ctx, &v))
 			continue;
-		if (it->fmt == 's') {
+		if (it->fmt == 'S') {
+			/* A std::string by its address (libstdc++'s layout: the
+			 * pointer to its characters first), read without ever
+			 * faulting; an unreadable object is a bad pointer. */
+			uint64_t chars = 0;
+			if (v && safe_copy_word(&chars, (const void *)(uintptr_t)v)) {
+				out[n++] = arg_item_word(it->kind, it->index, 'S', 2, 8, 0);
+				out[n++] = v;
+				continue;
+			}
+			v = chars;
+		}
+		if (is_string_fmt(it->fmt)) {
 			n += string_item(it, v, out + n);
 			continue;
 		}

@@ -80,7 +80,7 @@ static int parse_format(const char *fmt, struct value_ref *v)
 	if (*fmt >= '1' && *fmt <= '9') {
 		v->fmt = !strncmp(v->name, "fparg", 5) ? 'f' : 'd';
 	} else {
-		if (!*fmt || !strchr("duxcpfsi", *fmt))
+		if (!*fmt || !strchr("duxcpfsiS", *fmt))
 			return -1;
 		v->fmt = *fmt == 'i' ? 'd' : *fmt;
 		fmt++;
@@ -88,7 +88,8 @@ static int parse_format(const char *fmt, struct value_ref *v)
 	v->bits = v->fmt == 'c' ? 8 : 0; /* 0: the type's with debug info, else 64 */
 	if (*fmt) {
 		v->bits = (unsigned)strtoul(fmt, &end, 10);
-		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's')
+		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's' ||
+		    v->fmt == 'S')
 			return -1;
 	}
 	if (v->fmt == 'f' && v->bits && v->bits != 32 && v->bits != 64)
@@ -311,7 +312,7 @@ static int parse_ref(const char *opt, const char *spec, char *tok, struct value_
 	}
 	snprintf(v->name, sizeof(v->name), "%s", tok);
 	if (slash && parse_format(slash + 1, v)) {
-		cli_error("%s '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)", opt,
+		cli_error("%s '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)", opt,
 			  spec, slash + 1);
 		return -1;
 	}
@@ -448,7 +449,7 @@ int arg_plan_add_filter(struct arg_plan *o, const char *spec)
 		cli_error("-F '%s': fparg%u is a floating-point register: format f (f32 or f64)", spec, index);
 		return -1;
 	}
-	if (v.fmt == 's') {
+	if (v.fmt == 's' || v.fmt == 'S') {
 		cli_error("-F '%s': a filter compares numbers; a string format cannot be compared", spec);
 		return -1;
 	}
@@ -526,17 +527,17 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 			return -1;
 		}
 		*out = *it;
-		if (v->fmt == 's' && it->fmt != 's' && it->fmt != 'p') {
+		if ((v->fmt == 's' || v->fmt == 'S') && it->fmt != 's' && it->fmt != 'p') {
 			cli_error("%s '%s': '%s' of %s is not a pointer: it cannot be read as a string", opt, spec,
 				  v->name, func);
 			return -1;
 		}
 		if (v->fmt) {
 			out->fmt = (uint8_t)v->fmt;
-			if (v->bits || v->fmt == 's')
+			if (v->bits || v->fmt == 's' || v->fmt == 'S')
 				out->bits = (uint8_t)(v->bits ? v->bits : 64);
 		}
-		if (out->shift * 8u + (out->fmt == 's' ? 64u : out->bits) > 64u) {
+		if (out->shift * 8u + (out->fmt == 's' || out->fmt == 'S' ? 64u : out->bits) > 64u) {
 			cli_error("%s '%s': '%s' of %s is %u bytes into its register: at most %u bits fit", opt, spec,
 				  v->name, func, out->shift, 64u - out->shift * 8u);
 			return -1;
@@ -612,7 +613,7 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 		}
 	}
 	/* A format without a size: the type's size when DWARF has one. */
-	if (v->fmt && !v->bits && v->fmt != 's' && f) {
+	if (v->fmt && !v->bits && v->fmt != 's' && v->fmt != 'S' && f) {
 		const struct dw_item *items = ret ? f->exit : f->entry;
 		uint8_t cnt = ret ? f->exit_cnt : f->entry_cnt;
 		for (uint8_t i = 0; i < cnt; i++)

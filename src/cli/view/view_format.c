@@ -229,7 +229,7 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 	else
 		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
 	const struct trace_site *pointee;
-	if (it.fmt == 's') {
+	if (it.fmt == 's' || it.fmt == 'S') {
 		/* uftrace quotes a NULL string as if it were one. */
 		if (it.bits == 1)
 			snprintf(val, val_len, style == VIEW_VALUES_UFTRACE ? "\"NULL\"" : "NULL");
@@ -237,6 +237,12 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
 		else if (format_string(val, val_len, it.v, it.len, it.bits == 3, style) < 0 && val_len)
 			val[0] = 0; /* bits 3: no NUL within --max-string */
+		/* A std::string, as uftrace writes one: "Hello"s. */
+		size_t vl = strlen(val);
+		if (it.fmt == 'S' && it.bits != 2 && vl + 1 < val_len) {
+			val[vl] = 's';
+			val[vl + 1] = 0;
+		}
 	} else if (it.fmt == 'e' && an && arg_names_enum_format(&t->arg_names, an->enum_id, it.word, it.bits, val, val_len)) {
 		/* said */
 	} else if (it.fmt == 'b' && it.word <= 1) {
@@ -328,6 +334,7 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 		return d == want;
 	}
 	case 's':
+	case 'S':
 		if (it.bits == 1)
 			return !v->mag;
 		return it.bits == 2 && !v->neg && it.word == v->mag;
