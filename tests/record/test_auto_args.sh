@@ -64,6 +64,14 @@ check_eq "stack words: the 7th-9th integer arguments, the 9th double, a float, a
 	"$(cat "$T/stg")" 't_stack(arg7=-7, arg8=0x8, arg9="on the stack")
 t_fpstack(arg7=4.5, arg8=5, arg11=0.125)
 t_align(arg11=9)'
+# uftrace's places: %stack+N is the N-th stack word (argN+6), %rdi arg1.
+"$NEEDLE" record -o "$T/pl.data" -A 't_stack@arg1%stack+1,arg2/x%stack2,arg3/s%stack+3,arg4%rsi' -- "$P" >/dev/null 2>&1
+check_eq "%stack+N and %REG: the same values as arg7-9 and arg2" \
+	"$("$NEEDLE" replay --arg-names -i "$T/pl.data" | sed -n 's/.*| *\(t_stack(arg[^)]*)\).*/\1/p')" \
+	't_stack(arg7=-7, arg8=0x8, arg9="on the stack", arg2=2)'
+check_eq "%r10: not a place, refused in one line" \
+	"$("$NEEDLE" record -o "$T/pl2.data" -A 't_stack@arg1%r10' -- "$P" 2>&1 >/dev/null | grep -c "'%r10' is not a place")" 1
+check_eq "fparg1%rdi: refused" "$("$NEEDLE" record -o "$T/pl3.data" -A 't_fp@fparg1%rdi' -- "$P" >/dev/null 2>&1; echo $?)" 2
 "$NEEDLE" record -o "$T/sf.data" -F 't_stack@arg7<0' -F 't_fpstack@m.n==-9' -F 't_align@i>9' -- "$P" >/dev/null 2>&1
 check_eq "-F on stack words: t_stack (g=-7 < 0), t_fpstack (m.n == -9), not t_align (i=9)" \
 	"$("$NEEDLE" report -i "$T/sf.data" | awk '$NF ~ /^t_/ { print $NF, $5 }' | sort | tr '\n' ' ')" "t_fpstack 1 t_stack 1 "

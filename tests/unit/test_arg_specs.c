@@ -141,7 +141,7 @@ static void refuse_format(const char *spec, const char *fmt)
 {
 	char want[600];
 
-	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)",
+	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)",
 		 spec, fmt);
 	refuse_spec(spec, 0, spec, want);
 }
@@ -361,7 +361,7 @@ static void test_add_filter(void)
 		      "-F 'f@arg0>1': 'arg0' is not argN (1-6 a register, 7-255 the stack), fparg1..fparg8, retval or a "
 		      "parameter's name");
 	refuse_filter("f@arg1/q>1", "a format that is none",
-		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s, with 8/16/32/64 bits: d32, x16, f32; i for d)");
+		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)");
 	snprintf(spec, sizeof(spec), "f@%s==1", repeat(buf, 'k', VALUE_LABEL_MAX));
 	char want[2600];
 	snprintf(want, sizeof(want),

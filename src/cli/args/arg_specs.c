@@ -296,13 +296,60 @@ static int module_scope(const struct dw_set *set, const char *tok, char *scope, 
 	return 0;
 }
 
-/* "NAME[/FMT]" */
+/* uftrace's "%LOCATION" after a value: where it is, as needle's names
+ * say it ("%rdi" is arg1, "%xmm0" fparg1, "%stack+1" or "%stack1" the
+ * first stack word, arg7), into name; 0, or -1 when it is no place. */
+static int location_name(const char *loc, char *name, size_t len)
+{
+	static const char *const regs[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+	char *end;
+
+	for (unsigned i = 0; i < 6; i++)
+		if (!strcmp(loc, regs[i]))
+			return snprintf(name, len, "arg%u", i + 1) < 0 ? -1 : 0;
+	if (!strncmp(loc, "xmm", 3) && loc[3] >= '0' && loc[3] <= '7' && !loc[4])
+		return snprintf(name, len, "fparg%d", loc[3] - '0' + 1) < 0 ? -1 : 0;
+	if (!strncmp(loc, "stack", 5)) {
+		const char *n = loc[5] == '+' ? loc + 6 : loc + 5;
+		unsigned long w = strtoul(n, &end, 10);
+		if (*n >= '0' && *n <= '9' && !*end && w >= 1 && w <= ARG_INDEX_MAX - 6)
+			return snprintf(name, len, "arg%lu", w + 6) < 0 ? -1 : 0;
+	}
+	return -1;
+}
+
+/* "NAME[/FMT][%LOCATION]" */
 static int parse_ref(const char *opt, const char *spec, char *tok, struct value_ref *v)
 {
-	char *slash = strchr(tok, '/');
+	char *slash = strchr(tok, '/'), *pct = strchr(tok, '%');
 	unsigned kind, index;
+	char where[32];
 
 	memset(v, 0, sizeof(*v));
+	if (pct) {
+		/* uftrace's explicit place: it names the value. */
+		*pct = 0;
+		if (location_name(pct + 1, where, sizeof(where))) {
+			cli_error("%s '%s': '%%%s' is not a place (%%rdi %%rsi %%rdx %%rcx %%r8 %%r9, %%xmm0-7, "
+				  "%%stack+N)", opt, spec, pct + 1);
+			return -1;
+		}
+		int fp = !strncmp(where, "fparg", 5), was_fp = !strncmp(tok, "fparg", 5);
+		if (strncmp(tok, "arg", 3) && !was_fp) {
+			cli_error("%s '%s': a place (%%%s) goes with argN or fpargN", opt, spec, pct + 1);
+			return -1;
+		}
+		if (fp != was_fp && !(was_fp && !strncmp(pct + 1, "stack", 5))) {
+			cli_error("%s '%s': %s cannot be in %%%s", opt, spec, tok, pct + 1);
+			return -1;
+		}
+		/* Keep the format: "arg1/i32" becomes "arg7/i32". */
+		char fmt[32] = "";
+		if (slash)
+			snprintf(fmt, sizeof(fmt), "%s", slash);
+		snprintf(tok, strlen(tok) + strlen(pct + 1) + 2, "%s%s", where, fmt);
+		slash = strchr(tok, '/');
+	}
 	if (slash)
 		*slash = 0;
 	if (strlen(tok) >= sizeof(v->name) || !valid_name(tok) || register_of(tok, &kind, &index) == -2) {
