@@ -103,7 +103,7 @@ check_eq "-T leaf@finish: then the calls open, innermost first" "$(sed -n '/^tas
 check_eq "-T leaf@finish: exit 0, nothing on stderr" "$("$NEEDLE" replay -i all.data -T leaf@finish >/dev/null 2>&1; echo $?; cat finish.err)" 0
 # The one given last of -F and -N decides for a function both name
 # (uftrace's rule), at replay and when record was given both.
-check_eq "replay -F outer -N leaf -F leaf: leaf shown, in outer and in slow" "$(graph -i all.data -F outer -N leaf -F leaf)" "outer() {
+leaf_in_both="outer() {
   inner() {
     leaf() {
       getpid();
@@ -113,20 +113,12 @@ check_eq "replay -F outer -N leaf -F leaf: leaf shown, in outer and in slow" "$(
 leaf() {
   getpid();
 } /* leaf */"
+check_eq "replay -F outer -N leaf -F leaf: leaf shown, in outer and in slow" "$(graph -i all.data -F outer -N leaf -F leaf)" "$leaf_in_both"
 check_eq "replay -F outer -F leaf -N leaf: leaf not shown" "$(graph -i all.data -F outer -F leaf -N leaf)" "outer() {
   inner();
 } /* outer */"
 "$NEEDLE" record -o fn_order.data -F outer -N leaf -F leaf -- "$P" >/dev/null 2>&1
-check_eq "record -F outer -N leaf -F leaf: leaf recorded and shown" "$(graph -i fn_order.data)" "outer() {
-  inner() {
-    leaf() {
-      getpid();
-    } /* leaf */
-  } /* inner */
-} /* outer */
-leaf() {
-  getpid();
-} /* leaf */"
+check_eq "record -F outer -N leaf -F leaf: leaf recorded and shown" "$(graph -i fn_order.data)" "$leaf_in_both"
 "$NEEDLE" record -o fn_depth.data -F main -F 'grab@depth=1' -- "$P" >/dev/null 2>&1
 check_eq "record -F main -F grab@depth=1: main's calls whole, grab one level" "$(graph -i fn_depth.data -D 2)" "main() {
   grab();
