@@ -79,7 +79,19 @@ static inline int cxx_name_fnmatch(const char *glob, const char *shown, size_t b
 	char name[1024];
 
 	snprintf(name, sizeof(name), "%.*s", (int)base, shown);
-	return !fnmatch(glob, name, 0) || !fnmatch(glob, shown, 0);
+	if (!fnmatch(glob, name, 0) || !fnmatch(glob, shown, 0))
+		return 1;
+	/* An ABI tag is no part of the name a user writes: "give" names
+	 * give[abi:cxx11](int). */
+	char *tag = strstr(name, "[abi:");
+	if (!tag)
+		return 0;
+	for (char *end; tag; tag = strstr(tag, "[abi:")) {
+		if (!(end = strchr(tag, ']')))
+			return 0;
+		memmove(tag, end + 1, strlen(end + 1) + 1);
+	}
+	return !fnmatch(glob, name, 0);
 }
 
 #endif

@@ -1,6 +1,6 @@
 // stdstring_prog.cpp - std::string arguments and return values, for
 // uftrace's /S format (test_uftrace_values.sh): prints each call as
-// replay -D 2 shows it with -A 'take@arg1/S' -R 'give*@retval/S' (give's
+// replay -D 2 shows it with -A 'take@arg1/S' -R 'give@retval/S' (give's
 // ABI tag as uftrace shows it).  A string
 // longer than the small-string buffer is on the heap, the others inline.
 #include <cstdio>

@@ -88,7 +88,7 @@ kill(pid=0, sig=SIGNULL)'
 # argument (by reference) and as a return value (the object's address).
 S="$PROGS/stdstring_prog"
 "$S" >"$T/s.plain"
-NEEDLE_SITES=all "$NEEDLE" record -o "$T/s.data" -A 'take@arg1/S' -R 'give*@retval/S' -F main -- "$S" >"$T/s.out" 2>"$T/s.err"
+NEEDLE_SITES=all "$NEEDLE" record -o "$T/s.data" -A 'take@arg1/S' -R 'give@retval/S' -F main -- "$S" >"$T/s.out" 2>"$T/s.err"
 check "/S: output identical to a run left alone" cmp -s "$T/s.plain" "$T/s.out"
 check_eq "/S: every std::string as the program printed it" \
 	"$("$NEEDLE" replay -D 2 -i "$T/s.data" | sed -n 's/^[^|]*|   //p' | grep -E '^(take|give)')" \

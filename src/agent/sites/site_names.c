@@ -57,7 +57,8 @@ void site_names_module_gone(const struct module *m)
 		demangler = NULL; /* a runtime discovered later may take over */
 }
 
-/* The cached demangled names of s: "" when it has none. */
+/* The cached demangled names of s, "BASE\0FULL\0PLAIN" (PLAIN: BASE
+ * without ABI tags): "" when it has none. */
 static const char *cxx_names(struct site *s)
 {
 	static char none[] = "";
@@ -76,11 +77,23 @@ static const char *cxx_names(struct site *s)
 	 * ns::twice<long>(long)" is matched as "ns::twice<long>" and
 	 * "ns::twice<long>(long)". */
 	size_t base = cxx_name_shown(full), len = strlen(full);
-	char *both = malloc(base + 1 + len + 1);
+	char *both = malloc(2 * (base + 1) + len + 1);
 	if (both) {
 		memcpy(both, full, base);
 		both[base] = 0;
 		memcpy(both + base + 1, full, len + 1);
+		/* Third, the base without ABI tags, the name a user writes:
+		 * "give" for give[abi:cxx11](int). */
+		char *plain = both + base + 1 + len + 1, *out = plain;
+		for (const char *p = both; *p;) {
+			const char *end;
+			if (!strncmp(p, "[abi:", 5) && (end = strchr(p, ']'))) {
+				p = end + 1;
+				continue;
+			}
+			*out++ = *p++;
+		}
+		*out = 0;
 	}
 	free(full);
 	return both ? (s->cxx_name = both) : none;
@@ -125,5 +138,7 @@ int site_name_match(struct site *s, const char *pattern)
 	const char *base = cxx_names(s);
 	if (!*base)
 		return 0;
-	return !fnmatch(pattern, base, 0) || !fnmatch(pattern, base + strlen(base) + 1, 0);
+	const char *full = base + strlen(base) + 1;
+	return !fnmatch(pattern, base, 0) || !fnmatch(pattern, full, 0) ||
+	       !fnmatch(pattern, full + strlen(full) + 1, 0);
 }
