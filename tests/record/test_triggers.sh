@@ -278,3 +278,12 @@ check_eq "-r ~END (in ns, just before nap): nothing of nap" \
 	"$("$NEEDLE" replay -i all.data -r "~${end_ns}ns" | grep -c 'nap\|usleep')" 0
 check_eq "-r with no ~: refused, exit 2" "$("$NEEDLE" replay -i all.data -r 5 >/dev/null 2>&1; echo $?)" 2
 check_eq "-r 2~1: refused" "$("$NEEDLE" replay -i all.data -r 2~1 >/dev/null 2>&1; echo $?)" 2
+
+# uftrace's -P / -U GLOB@MODULE: that object's functions only, traced as
+# functions of their own (not library calls).
+"$NEEDLE" record -o "$T/pm.data" -P 'getpid@libc' -- "$P" >/dev/null 2>&1
+check_eq "-P getpid@libc: only getpid, each call" "$(graph -i "$T/pm.data" | sort | uniq -c | sed 's/^ *//')" "2 getpid();"
+check_eq "-P getpid@libm: no such function there, refused" "$("$NEEDLE" record -o "$T/pm2.data" -P 'getpid@libm' -- "$P" >/dev/null 2>&1; echo $?)" 1
+"$NEEDLE" record -o "$T/um.data" -U 'getpid@libc' -- "$P" >/dev/null 2>&1
+check_eq "-U getpid@libc: every call but getpid's" "$(graph -i "$T/um.data" | grep -c 'getpid'):$(graph -i "$T/um.data" | grep -c 'usleep')" "0:1"
+check_eq "-P 'x@': refused in one line" "$("$NEEDLE" record -o "$T/pm3.data" -P 'x@' -- "$P" 2>&1 >/dev/null | wc -l)" 1

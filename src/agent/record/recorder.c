@@ -60,6 +60,7 @@
 #include "agent/record/recorder.h"
 #include "agent/record/trigger.h"
 #include "common/meta_protocol.h"
+#include "common/pattern.h"
 #include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "common/tsc.h"
@@ -520,8 +521,17 @@ static int meta_dump(int fd)
 
 /* 1 if a pattern of the newline-separated list names site id (its
  * symbol, or a C++ function's demangled name: needle_site_match). */
+/* Is site id in the object a "GLOB<tab>m=MODULE" line names (its file's
+ * name, or that name's beginning: common/pattern.h)? */
+static int in_module(uint32_t id, const char *module)
+{
+	struct needle_site_info info = { .sz = sizeof(info) };
+	return !needle_site_info(id, &info) && info.module && module_name_matches(module, info.module);
+}
+
 /* Does a glob of list match the site?  *pos: the largest POS of those
- * that do (0 for lines without one). */
+ * that do (0 for lines without one).  A line "GLOB<tab>m=MODULE" names
+ * that object's functions only. */
 static int glob_list_find(const char *list, uint32_t id, unsigned long *pos)
 {
 	const char *p = list;
@@ -537,7 +547,10 @@ static int glob_list_find(const char *list, uint32_t id, unsigned long *pos)
 			char *tab = strchr(pat, '\t');
 			if (tab)
 				*tab++ = 0;
-			if (needle_site_match(id, pat) == 1) {
+			int module_ok = !tab || strncmp(tab, "m=", 2) || in_module(id, tab + 2);
+			if (tab && !strncmp(tab, "m=", 2))
+				tab = NULL; /* no position */
+			if (module_ok && needle_site_match(id, pat) == 1) {
 				unsigned long at = tab ? strtoul(tab, NULL, 10) : 0;
 				if (!pos)
 					return 1;
@@ -554,6 +567,28 @@ static int glob_list_find(const char *list, uint32_t id, unsigned long *pos)
 static int glob_list_match(const char *list, uint32_t id)
 {
 	return glob_list_find(list, id, NULL);
+}
+
+/* Does a GLOB@MODULE line of list (-P) name the site?  Such a function is
+ * traced as the program's own, not as a library call (uftrace's -P
+ * GLOB@MODULE patches a library's functions). */
+static int module_glob_match(const char *list, uint32_t id)
+{
+	for (const char *p = list; p && *p;) {
+		const char *nl = strchr(p, '\n'), *tab = strchr(p, '\t');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (tab && tab < p + n && !strncmp(tab + 1, "m=", 2)) {
+			char line[512];
+			if (n < sizeof(line)) {
+				memcpy(line, p, n);
+				line[n] = 0;
+				if (glob_list_find(line, id, NULL))
+					return 1;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return 0;
 }
 
 /* A site both -F and -N name: is it dropped?  The one given last
@@ -623,7 +658,8 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			fl |= SF_AGENT;
 		else if (info.form != NEEDLE_FORM_RELOCATED)
 			o = NULL;
-		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed)) {
+		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed) &&
+		    !(filter && module_glob_match(filter, (uint32_t)id))) {
 			if (libcall_mode == LIBCALL_NONE)
 				continue;
 			/* -Z: a library call's size is its PLT entry's, 16

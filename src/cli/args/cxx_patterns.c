@@ -139,6 +139,13 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 		const char *rest = tab ? tab + 1 : NULL;
 		if (tab)
 			*tab = 0;
+		/* GLOB@MODULE (-P, -U): another object's functions, which the
+		 * program's symbols do not name; the agent matches it. */
+		if (rest && !strncmp(rest, "m=", 2)) {
+			fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+			p += l + (p[l] == '\n');
+			continue;
+		}
 		regex_t re;
 		if (is_regex(pattern) && !regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
 			/* Replaced by what it names; kept (as a glob, naming

@@ -96,7 +96,8 @@ static const char record_usage[] =
 	"                           (uftrace's -N; repeatable); of a function both -F and -N name,\n"
 	"                           the one given last decides, as in uftrace\n"
 	"  -P, --patch GLOB         patch only matching functions: each is recorded on its own, with\n"
-	"                           no other call (ftrace's set_ftrace_filter; repeatable)\n"
+	"                           no other call (ftrace's set_ftrace_filter; repeatable); GLOB@MODULE:\n"
+	"                           that object's functions (uftrace's -P 'lib_*@libfoo.so', also -U)\n"
 	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
 	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
@@ -161,6 +162,26 @@ static int append_glob(char **list, const char *glob)
 	strcpy(n + old, glob);
 	*list = n;
 	return 0;
+}
+
+/* -P / -U GLOB, or uftrace's GLOB@MODULE: the functions of that object
+ * only, as a line "GLOB<tab>m=MODULE" (the agent's). */
+static int append_patch_glob(char **list, int opt, const char *arg)
+{
+	const char *at = strrchr(arg, '@');
+	char *line;
+
+	if (!at)
+		return append_glob(list, arg);
+	if (at == arg || !at[1] || strpbrk(at + 1, "/\t\n")) {
+		cli_error("-%c '%s': give GLOB or GLOB@MODULE (an object's file name: libfoo.so, libfoo)", opt, arg);
+		return -1;
+	}
+	if (asprintf(&line, "%.*s\tm=%s", (int)(at - arg), arg, at + 1) < 0)
+		return -1;
+	int err = append_glob(list, line);
+	free(line);
+	return err;
 }
 
 /* Half of the machine's memory: the most a trace buffer may take (it is
@@ -415,11 +436,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			filters[filter_cnt++] = optarg;
 			break;
 		case 'P':
-			if (append_glob(&o->agent.filter, optarg))
-				return -1;
-			break;
 		case 'U':
-			if (append_glob(&o->agent.notrace, optarg))
+			if (append_patch_glob(c == 'P' ? &o->agent.filter : &o->agent.notrace, c, optarg))
 				return -1;
 			break;
 		case OPT_MATCH:
