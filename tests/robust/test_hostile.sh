@@ -32,8 +32,11 @@ child_tids=$(tids_of "$T/fork.data" in_child | sort -u)
 parent_tids=$(tids_of "$T/fork.data" in_parent | sort -u)
 check_eq "raw fork: the child's calls under one thread id" "$(echo "$child_tids" | wc -l)" 1
 check "raw fork: which is not the parent's" test -n "$child_tids" -a "$child_tids" != "$parent_tids"
-check_eq "raw fork: the child's calls nest at depth 0" \
-	"$("$NEEDLE" replay -i "$T/fork.data" --tid "$child_tids" | grep -c '^ *[0-9.]* [um]s \[ *[0-9]*\] | in_child')" 300
+# Its graph continues its parent's: inside main.
+check_eq "raw fork: the child's calls nest in main, one level in" \
+	"$("$NEEDLE" replay -i "$T/fork.data" --tid "$child_tids" | grep -c '^ *[0-9.]* [um]s \[ *[0-9]*\] |   in_child')" 300
+check_eq "raw fork: no return whose entry is unknown" \
+	"$("$NEEDLE" replay -i "$T/fork.data" --tid "$child_tids" | grep -c 'return from')" 0
 
 # --- D: a tracer switch while a call is in flight ------------------------
 P="$PROGS/switch_tracer"
