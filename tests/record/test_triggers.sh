@@ -287,3 +287,15 @@ check_eq "-P getpid@libm: no such function there, refused" "$("$NEEDLE" record -
 "$NEEDLE" record -o "$T/um.data" -U 'getpid@libc' -- "$P" >/dev/null 2>&1
 check_eq "-U getpid@libc: every call but getpid's" "$(graph -i "$T/um.data" | grep -c 'getpid'):$(graph -i "$T/um.data" | grep -c 'usleep')" "0:1"
 check_eq "-P 'x@': refused in one line" "$("$NEEDLE" record -o "$T/pm3.data" -P 'x@' -- "$P" 2>&1 >/dev/null | wc -l)" 1
+
+# A program's own getpid wrapping the C library's (dlsym RTLD_NEXT): the
+# inner call is the same call, one line each, as uftrace shows it.
+check_eq "a wrapper of a library function: one line per call" \
+	"$("$NEEDLE" live -- "$PROGS/wrapper" 2>/dev/null | sed -n 's/^[^|]*| //p')" "main() {
+  getpid();
+  twice() {
+    getpid();
+    getpid();
+  } /* twice */
+  printf();
+} /* main */"

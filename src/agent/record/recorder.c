@@ -109,7 +109,43 @@ enum {
 	SF_LIB = 4,     /* a relocated function of a library: a library call */
 	SF_HIDE = 8,    /* never recorded (the C library's start-up) */
 	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
+	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
 };
+
+/* A program's function of a library function's name (a malloc wrapper)
+ * that calls the library's (through dlsym(RTLD_NEXT) or a pointer): the
+ * inner call is the same call, not one of its own, as uftrace, which
+ * sees only PLT calls, shows it.  Pairs (library site, program site) in
+ * increasing library site order; a reader loads the count with acquire
+ * (pairs with the store release in twin_add). */
+#define TWIN_MAX 256
+static struct twin {
+	uint32_t lib, prog;
+} twins[TWIN_MAX];
+static _Atomic uint32_t twin_cnt;
+
+static void twin_add(uint32_t lib, uint32_t prog)
+{
+	uint32_t n = atomic_load_explicit(&twin_cnt, memory_order_relaxed);
+	if (n == TWIN_MAX || (n && twins[n - 1].lib >= lib))
+		return;
+	twins[n] = (struct twin){ lib, prog };
+	atomic_store_explicit(&twin_cnt, n + 1, memory_order_release);
+}
+
+static uint32_t twin_of(uint32_t lib)
+{
+	uint32_t lo = 0, hi = atomic_load_explicit(&twin_cnt, memory_order_acquire);
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (twins[mid].lib < lib)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < atomic_load_explicit(&twin_cnt, memory_order_relaxed) && twins[lo].lib == lib ? twins[lo].prog
+												     : UINT32_MAX;
+}
 static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
 static int have_subtree; /* some -F: nothing outside a -F call is recorded */
 static int have_flags;   /* some flag is set: the handlers read them */
@@ -233,6 +269,10 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	uint32_t limit = rt->limit ? rt->limit : max_depth;
 	if (__builtin_expect(fl != 0, 0)) {
 		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt, fl)))
+			return NEEDLE_SKIP_EXIT;
+		/* The program's wrapper of this function calling it. */
+		if ((fl & SF_TWIN) && rt->depth && rt->depth <= REC_OPEN_SITES &&
+		    rt->open_site[rt->depth - 1] == twin_of(id))
 			return NEEDLE_SKIP_EXIT;
 		if (fl & SF_DROP) {
 			if (ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT)
@@ -602,6 +642,35 @@ static int drop_wins(uint32_t id)
 	return d >= f;
 }
 
+struct prog_name {
+	const char *name;
+	uint32_t id;
+};
+
+static int prog_name_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct prog_name *)a)->name, ((const struct prog_name *)b)->name);
+}
+
+/* The program's (objs[0]'s) sites by name: a malloc'ed sorted array, or
+ * NULL.  Names stay valid: sites are never freed while recording. */
+static struct prog_name *program_names(int total, size_t *cnt)
+{
+	struct prog_name *v = malloc((total > 0 ? (size_t)total : 1) * sizeof(*v));
+
+	*cnt = 0;
+	for (int id = 0; v && id < total; id++) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable || !info.name)
+			continue;
+		if (obj_of(info.func_ip) == &objs[0])
+			v[(*cnt)++] = (struct prog_name){ info.name, (uint32_t)id };
+	}
+	if (v)
+		qsort(v, *cnt, sizeof(*v), prog_name_cmp);
+	return v;
+}
+
 /* The site addresses the filters select among the traceable sites: a
  * malloc'ed array, *n of them (*usable: how many were traceable). */
 /* Only among the sites the meta file names: a site found later and not
@@ -633,6 +702,10 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			atomic_store_explicit(&o->instrumented, 1, memory_order_relaxed);
 	}
 	unsigned prog_n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
+	/* The program's functions by name, for the library functions it
+	 * has wrappers of (SF_TWIN). */
+	size_t prog_cnt = 0;
+	struct prog_name *prog = prog_n ? program_names(total, &prog_cnt) : NULL;
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
@@ -674,6 +747,11 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			 * the program's code makes. */
 			if (!strcmp(info.name, "__libc_start_main") || !strcmp(info.name, "__cxa_finalize"))
 				fl |= SF_HIDE;
+			struct prog_name key = { .name = info.name }, *twin;
+			if (prog && (twin = bsearch(&key, prog, prog_cnt, sizeof(*prog), prog_name_cmp))) {
+				fl |= SF_TWIN;
+				twin_add((uint32_t)id, twin->id);
+			}
 		}
 		if (cur_subtree && glob_list_match(cur_subtree, (uint32_t)id))
 			fl |= SF_SUBTREE;
@@ -691,6 +769,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		}
 		addrs[(*n)++] = info.addr;
 	}
+	free(prog);
 	return addrs;
 }
 
