@@ -637,6 +637,7 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->module_cnt; i++)
 		free(t->modules[i]);
 	free(t->modules);
+	trace_data_free(t);
 	free(t->objects);
 	free(t->view_opts);
 	arg_names_free(&t->arg_names);

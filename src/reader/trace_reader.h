@@ -43,6 +43,7 @@ struct trace_chunk_ref {
 };
 
 struct placeholder;
+struct data_sym;
 
 struct trace_thread {
 	uint32_t tid;
@@ -100,6 +101,9 @@ struct trace {
 	uint32_t *by_ip;          /* site ids sorted by func_ip (trace_site_at), built at first use */
 	size_t by_ip_cnt;
 	int by_ip_built;
+	struct data_sym *data_syms; /* the objects' data symbols by address (data_syms.c), at first use */
+	size_t data_sym_cnt, data_sym_cap;
+	int data_syms_loaded;
 };
 
 /* Open and index a trace.  On failure returns NULL and puts in err a
@@ -121,6 +125,10 @@ void trace_set_demangle(struct trace *t, enum trace_demangle mode);
 /* The site whose function starts at ip (a function pointer's value), or
  * NULL.  The first call sorts the sites (memory: one word per site). */
 const struct trace_site *trace_site_at(struct trace *t, uint64_t ip);
+/* The data symbol (a global, a static variable) at addr in the recorded
+ * process, by the objects' files (data_syms.c), or NULL. */
+const char *trace_data_at(struct trace *t, uint64_t addr);
+void trace_data_free(struct trace *t);
 /* The names of the values site's function records (SEC_ARGS), or NULL. */
 const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */

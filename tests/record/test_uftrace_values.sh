@@ -94,3 +94,16 @@ check_eq "/S: every std::string as the program printed it" \
 	"$("$NEEDLE" replay -D 2 -i "$T/s.data" | sed -n 's/^[^|]*|   //p' | grep -E '^(take|give)')" \
 	"$(cat "$T/s.plain")"
 check_eq "-A 'take@arg1/S32': a size with S, refused" "$(NEEDLE_SITES=all "$NEEDLE" record -o "$T/s2.data" -A 'take@arg1/S32' -- "$S" >/dev/null 2>&1; echo $?)" 2
+
+# A pointer to a global or static variable as &name (uftrace's form),
+# from the objects' symbol tables; into an array's middle, a number.
+NEEDLE_SITES=all "$NEEDLE" record -o "$T/ds.data" -A 'touch@arg1/p,arg2' -A 'stream@arg1/p' -F main \
+	-- "$PROGS/datasym" >/dev/null 2>&1
+check_eq "&name: the program's static and global, the C library's stdout" \
+	"$("$NEEDLE" replay -i "$T/ds.data" | sed -n 's/^[^|]*|   //p' | grep -E '^(touch|stream)\(' | sed 's/0x[0-9a-f]*/ADDR/')" \
+	"touch(&counter, 1);
+touch(&table, 2);
+touch(ADDR, 3);
+stream(&_IO_2_1_stdout_);"
+check_eq "--arg-names: the address itself" \
+	"$("$NEEDLE" replay --arg-names -i "$T/ds.data" | grep -c 'touch(arg1=0x')" 3

@@ -229,6 +229,7 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 	else
 		snprintf(name, name_len, "%s%u", it.kind == ARG_KIND_FP ? "fparg" : "arg", it.index);
 	const struct trace_site *pointee;
+	const char *data;
 	if (it.fmt == 's' || it.fmt == 'S') {
 		/* uftrace quotes a NULL string as if it were one. */
 		if (it.bits == 1)
@@ -252,6 +253,9 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 		/* A pointer to a traced function, by its name as uftrace
 		 * shows a pointer to a symbol. */
 		snprintf(val, val_len, "&%s", pointee->name);
+	} else if (it.fmt == 'p' && style == VIEW_VALUES_UFTRACE && t && it.word && (data = trace_data_at(t, it.word))) {
+		/* ... and one to a global or static variable (&static_var). */
+		snprintf(val, val_len, "&%s", data);
 	} else {
 		format_value(val, val_len, it.fmt == 'e' || it.fmt == 'b' ? 'd' : (char)it.fmt,
 			     it.bits == 0 || it.bits > 64 ? 64 : it.bits, it.word, style);
