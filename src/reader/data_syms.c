@@ -34,8 +34,9 @@ static int data_sym_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One object's data symbols into t->data_syms, at bias. */
-static void add_object(struct trace *t, Elf *e, uint64_t bias)
+/* Calls fn for each named, defined symbol of type in e's symbol tables;
+ * stops when fn returns nonzero. */
+static void each_symbol(Elf *e, int type, int (*fn)(void *arg, const GElf_Sym *sym, const char *name), void *arg)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
@@ -45,26 +46,39 @@ static void add_object(struct trace *t, Elf *e, uint64_t bias)
 		size_t n = d ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; i < n; i++) {
 			GElf_Sym sym;
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_OBJECT || !sym.st_value ||
-			    sym.st_shndx == SHN_UNDEF)
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != type || !sym.st_value ||
+			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)) || !*name)
 				continue;
-			const char *name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			if (t->data_sym_cnt == t->data_sym_cap) {
-				size_t cap = t->data_sym_cap ? 2 * t->data_sym_cap : 256;
-				struct data_sym *v = realloc(t->data_syms, cap * sizeof(*v));
-				if (!v)
-					return;
-				t->data_syms = v;
-				t->data_sym_cap = cap;
-			}
-			char *copy = strdup(name);
-			if (!copy)
+			if (fn(arg, &sym, name))
 				return;
-			t->data_syms[t->data_sym_cnt++] = (struct data_sym){ sym.st_value + bias, sym.st_size, copy };
 		}
 	}
+}
+
+struct data_add {
+	struct trace *t;
+	uint64_t bias;
+};
+
+static int add_data_sym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct data_add *a = arg;
+	struct trace *t = a->t;
+
+	if (t->data_sym_cnt == t->data_sym_cap) {
+		size_t cap = t->data_sym_cap ? 2 * t->data_sym_cap : 256;
+		struct data_sym *v = realloc(t->data_syms, cap * sizeof(*v));
+		if (!v)
+			return 1;
+		t->data_syms = v;
+		t->data_sym_cap = cap;
+	}
+	char *copy = strdup(name);
+	if (!copy)
+		return 1;
+	t->data_syms[t->data_sym_cnt++] = (struct data_sym){ sym->st_value + a->bias, sym->st_size, copy };
+	return 0;
 }
 
 struct func_sym {
@@ -77,37 +91,37 @@ static int func_sym_cmp(const void *a, const void *b)
 	return strcmp(((const struct func_sym *)a)->name, ((const struct func_sym *)b)->name);
 }
 
+struct func_list {
+	struct func_sym *v;
+	size_t n, cap;
+};
+
+static int add_func_sym(void *arg, const GElf_Sym *sym, const char *name)
+{
+	struct func_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct func_sym *w = realloc(l->v, cap * sizeof(*w));
+		if (!w)
+			return 1;
+		l->v = w;
+		l->cap = cap;
+	}
+	l->v[l->n++] = (struct func_sym){ name, sym->st_value };
+	return 0;
+}
+
 /* e's function symbols by name: a malloc'ed sorted array, *n of them. */
 static struct func_sym *func_syms(Elf *e, size_t *n)
 {
-	struct func_sym *v = NULL;
-	size_t cap = 0;
+	struct func_list l = { 0 };
 
-	*n = 0;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t cnt = d ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; i < cnt; i++) {
-			GElf_Sym sym;
-			const char *name;
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value ||
-			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)) || !*name)
-				continue;
-			if (*n == cap) {
-				struct func_sym *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
-				if (!w)
-					return v;
-				v = w;
-			}
-			v[(*n)++] = (struct func_sym){ name, sym.st_value };
-		}
-	}
-	if (v)
-		qsort(v, *n, sizeof(*v), func_sym_cmp);
-	return v;
+	each_symbol(e, STT_FUNC, add_func_sym, &l);
+	if (l.v)
+		qsort(l.v, l.n, sizeof(*l.v), func_sym_cmp);
+	*n = l.n;
+	return l.v;
 }
 
 /* Module m's load bias: from its first site whose symbol the file has,
@@ -145,8 +159,10 @@ static void load(struct trace *t)
 			continue;
 		Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		uint64_t bias = 0;
-		if (e && module_bias(t, m, e, &bias))
-			add_object(t, e, bias);
+		if (e && module_bias(t, m, e, &bias)) {
+			struct data_add add = { t, bias };
+			each_symbol(e, STT_OBJECT, add_data_sym, &add);
+		}
 		if (e)
 			elf_end(e);
 		close(fd);
