@@ -135,7 +135,7 @@ static void twin_add(uint32_t lib, uint32_t prog)
 
 static uint32_t twin_of(uint32_t lib)
 {
-	uint32_t lo = 0, hi = atomic_load_explicit(&twin_cnt, memory_order_acquire);
+	uint32_t n = atomic_load_explicit(&twin_cnt, memory_order_acquire), lo = 0, hi = n;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		if (twins[mid].lib < lib)
@@ -143,8 +143,7 @@ static uint32_t twin_of(uint32_t lib)
 		else
 			hi = mid;
 	}
-	return lo < atomic_load_explicit(&twin_cnt, memory_order_relaxed) && twins[lo].lib == lib ? twins[lo].prog
-												     : UINT32_MAX;
+	return lo < n && twins[lo].lib == lib ? twins[lo].prog : UINT32_MAX;
 }
 static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
 static int have_subtree; /* some -F: nothing outside a -F call is recorded */

@@ -852,9 +852,9 @@ static int resolve_spec(struct arg_plan *o, size_t *args_len, size_t *labels_len
 		unsigned kind, index;
 		/* FUNC@MODULE,...: only that object's functions (a scope
 		 * DWARF gave stays: it names one function there). */
-		if (tok == items && (module_item(tok) || (register_of(tok, &kind, &index) && !strchr(tok, '/') &&
-							   module_scope(set, tok, module, sizeof(module))))) {
-			if (!module[0] && !module_scope(set, tok, module, sizeof(module))) {
+		int named_object = tok == items && (module_item(tok) || (register_of(tok, &kind, &index) && !strchr(tok, '/')));
+		if (named_object && (module_scope(set, tok, module, sizeof(module)) || module_item(tok))) {
+			if (!module[0]) {
 				cli_error("%s '%s': '%s' names no object of the program's (its file's name, a library's, "
 					  "or plt)", opt, spec, tok);
 				return -1;

@@ -219,7 +219,7 @@ struct replay {
 	enum field fields[FIELDS_MAX];
 	/* What the line being started is about (its event's time, site and
 	 * thread index), for -f's columns; the last line's time for delta. */
-	uint64_t at_ns, last_ns, first_ns;
+	uint64_t at_ns, last_ns;
 	uint32_t at_site, at_thread;
 	int have_first;
 	/* -r START~END: only what happened in that time (ns since the
@@ -399,7 +399,7 @@ static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth
 	}
 
 	if (!r->have_first) {
-		r->first_ns = r->last_ns = r->at_ns;
+		r->last_ns = r->at_ns; /* the first line's delta is 0 */
 		r->have_first = 1;
 	}
 	int n = r->custom_fields ? custom_prefix(r, pre, sizeof(pre), dur, tid) : view_format_prefix(pre, dur, tid);
