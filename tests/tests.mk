@@ -114,6 +114,7 @@ CLI_PROGS := $(patsubst tests/progs/%.c,$(TEST_BUILD)/progs/%,$(wildcard tests/p
 $(TEST_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+$(TEST_BUILD)/progs/srclines: tests/progs/srclines_part.h
 
 TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 

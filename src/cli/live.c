@@ -28,7 +28,7 @@ static const char live_usage[] =
 /* The trace file -o named in argv (a pointer into one of its words), or
  * NULL when there is none: read by needle record's own parser, so that
  * an "-o" among the program's arguments is the program's. */
-static const char *output_given(int argc, char **argv, int *status)
+static const char *output_given(int argc, char **argv, int *status, int *srcline)
 {
 	struct record_opts o = { 0 };
 
@@ -37,6 +37,7 @@ static const char *output_given(int argc, char **argv, int *status)
 		*status = 2;
 		return NULL;
 	}
+	*srcline = o.srcline;
 	for (int i = 1; i < argc; i++)
 		if (o.output >= argv[i] && o.output < argv[i] + strlen(argv[i]) + 1)
 			return o.output;
@@ -46,13 +47,13 @@ static const char *output_given(int argc, char **argv, int *status)
 int cmd_live(int argc, char **argv)
 {
 	char dir[] = "/tmp/needle-live-XXXXXX", path[sizeof(dir) + 16];
-	int status;
+	int status, srcline = 0;
 
 	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(live_usage, stdout);
 		return 0;
 	}
-	const char *trace = output_given(argc, argv, &status);
+	const char *trace = output_given(argc, argv, &status, &srcline);
 	int own = !trace;
 	if (status)
 		return status;
@@ -100,8 +101,9 @@ int cmd_live(int argc, char **argv)
 			rmdir(dir);
 		return status ? status : 1;
 	}
-	char *rep[] = { "replay", "-i", (char *)trace, NULL };
-	int rst = cmd_replay(3, rep);
+	/* --srcline, uftrace's live: the replay shows the lines. */
+	char *rep[] = { "replay", "-i", (char *)trace, srcline ? "--srcline" : NULL, NULL };
+	int rst = cmd_replay(srcline ? 4 : 3, rep);
 	if (own) {
 		unlink(path);
 		rmdir(dir);

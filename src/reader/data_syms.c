@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "reader/reader_internal.h"
 #include "reader/trace_reader.h"
 
 struct data_sym {
@@ -125,8 +126,9 @@ static struct func_sym *func_syms(Elf *e, size_t *n)
 }
 
 /* Module m's load bias: from its first site whose symbol the file has,
- * checked against a second at another address; 0 when not known. */
-static int module_bias(struct trace *t, size_t m, Elf *e, uint64_t *bias)
+ * checked against a second at another address; 0 when not known.  Also
+ * src_lines.c's, which places the object's DWARF the same way. */
+int reader_module_bias(struct trace *t, size_t m, Elf *e, uint64_t *bias)
 {
 	size_t n;
 	struct func_sym *v = func_syms(e, &n);
@@ -159,7 +161,7 @@ static void load(struct trace *t)
 			continue;
 		Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		uint64_t bias = 0;
-		if (e && module_bias(t, m, e, &bias)) {
+		if (e && reader_module_bias(t, m, e, &bias)) {
 			struct data_add add = { t, bias };
 			each_symbol(e, STT_OBJECT, add_data_sym, &add);
 		}

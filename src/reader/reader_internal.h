@@ -19,4 +19,11 @@ int reader_read_at(FILE *f, uint64_t off, void *buf, size_t len);
 size_t reader_chunk_header_size(const struct trace *t);
 void reader_chunk_header(const struct trace *t, const uint8_t *p, struct sec_chunk *c);
 
+/* Module m's load bias in the recorded process from its file e (its
+ * sites' addresses less their symbols' values, two that agree): 1, or 0
+ * when the file has not the trace's functions where the trace saw them
+ * (gone, rebuilt). */
+struct Elf;
+int reader_module_bias(struct trace *t, size_t m, struct Elf *e, uint64_t *bias);
+
 #endif

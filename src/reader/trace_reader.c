@@ -638,6 +638,7 @@ void trace_close(struct trace *t)
 		free(t->modules[i]);
 	free(t->modules);
 	trace_data_free(t);
+	trace_src_lines_free(t);
 	free(t->objects);
 	free(t->view_opts);
 	arg_names_free(&t->arg_names);

@@ -44,6 +44,7 @@ struct trace_chunk_ref {
 
 struct placeholder;
 struct data_sym;
+struct src_lines;
 
 struct trace_thread {
 	uint32_t tid;
@@ -104,6 +105,7 @@ struct trace {
 	struct data_sym *data_syms; /* the objects' data symbols by address (data_syms.c), at first use */
 	size_t data_sym_cnt, data_sym_cap;
 	int data_syms_loaded;
+	struct src_lines *src_lines; /* each site's source file and line (src_lines.c), at first use */
 };
 
 /* Open and index a trace.  On failure returns NULL and puts in err a
@@ -129,6 +131,13 @@ const struct trace_site *trace_site_at(struct trace *t, uint64_t ip);
  * process, by the objects' files (data_syms.c), or NULL. */
 const char *trace_data_at(struct trace *t, uint64_t addr);
 void trace_data_free(struct trace *t);
+/* Where site's function is defined in its source (DWARF's declaration
+ * file and line, from the object's file or its separate debug file, as
+ * the trace placed it): 1 with *file and *line set, 0 when not known (no
+ * line information, the file gone or rebuilt).  The first call reads
+ * the objects; each site is looked up once.  *file lives as long as t. */
+int trace_site_srcline(struct trace *t, uint32_t site, const char **file, unsigned *line);
+void trace_src_lines_free(struct trace *t);
 /* The names of the values site's function records (SEC_ARGS), or NULL. */
 const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */

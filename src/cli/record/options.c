@@ -104,6 +104,8 @@ static const char record_usage[] =
 	"      --max-stack N        uftrace's name for -D N\n"
 	"      --no-pltbind         run the program with LD_BIND_NOW=1 (every symbol bound at start)\n"
 	"      --column-view, --column-offset N  kept for the views (see needle replay --help)\n"
+	"      --srcline            uftrace's: accepted; the views read source lines from the objects'\n"
+	"                           DWARF when asked (replay --srcline, -L), and live shows them\n"
 	"      --libcall=program|nest|all|none  which calls of library functions no compiler\n"
 	"                           prepared are recorded: those the program makes (the default, as\n"
 	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
@@ -246,7 +248,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
-	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET };
+	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
+	       OPT_SRCLINE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -263,7 +266,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
-		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
+		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
@@ -324,6 +327,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_PLTBIND:
 			o->bind_now = 1;
+			break;
+		case OPT_SRCLINE:
+			o->srcline = 1;
 			break;
 		case OPT_COLUMN_VIEW:
 			if (view_opt_add(o, "--column-view"))

@@ -47,6 +47,7 @@ struct record_opts {
 	uint32_t chunk_bytes;
 	int force;      /* --force: overwrite a file that is not a needle trace */
 	int bind_now;   /* --no-pltbind: the program runs with LD_BIND_NOW=1 */
+	int srcline;    /* --srcline: nothing to record (the views read DWARF); live shows the lines */
 	pid_t attach_pid;      /* -p: record this running process */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */

@@ -56,6 +56,14 @@ struct pat_list {
 
 #define CL_CALLER (1u << 16) /* -C: shown with its callers, one line */
 
+/* -L LOCATION[@hide]: source files (a regular expression found anywhere
+ * in the file's name as DWARF gives it), uftrace's location filter. */
+struct loc_list {
+	struct loc_list *next;
+	regex_t re;
+	int hide; /* @hide: the functions of matching files are hidden */
+};
+
 /* -f FIELD,...: the columns before the function, uftrace's. */
 enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK };
 static const struct {
@@ -176,6 +184,57 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 	return actions;
 }
 
+/* Add -L arg (LOCATION or LOCATION@hide) to l. */
+static int loc_add(struct loc_list **l, const char *arg)
+{
+	struct loc_list *n = calloc(1, sizeof(*n));
+	size_t len = strlen(arg);
+	char *re = strdup(arg);
+
+	if (!n || !re) {
+		free(n);
+		free(re);
+		cli_error("out of memory");
+		return -1;
+	}
+	if (len > 5 && !strcmp(arg + len - 5, "@hide")) {
+		n->hide = 1;
+		re[len - 5] = 0;
+	}
+	if (!*re || regcomp(&n->re, re, REG_EXTENDED | REG_NOSUB)) {
+		cli_error("-L '%s': give a source file's name or a regular expression for it "
+			  "(s-lib.c, dir/, \\.cc$), with @hide to hide its functions", arg);
+		free(n);
+		free(re);
+		return -1;
+	}
+	free(re);
+	n->next = *l;
+	*l = n;
+	return 0;
+}
+
+static void loc_free(struct loc_list *l)
+{
+	while (l) {
+		struct loc_list *n = l->next;
+		regfree(&l->re);
+		free(l);
+		l = n;
+	}
+}
+
+/* -L's verdict on a function defined in file (NULL: not known): hidden
+ * when a LOCATION@hide matches, or when there are LOCATIONs to show and
+ * none matches.  The last given that matches decides. */
+static int loc_hidden(const struct loc_list *l, int locs_show, const char *file)
+{
+	for (; file && l; l = l->next)
+		if (!regexec(&l->re, file, 0, NULL, 0))
+			return l->hide;
+	return locs_show;
+}
+
 struct replay {
 	struct trace *t;
 	uint32_t max_depth;  /* 0: all */
@@ -232,6 +291,9 @@ struct replay {
 	uint32_t column_offset, columns;
 	uint32_t *column; /* by thread index: column + 1, 0 none yet */
 	int8_t *module_compiled; /* by module: 1 built with patchable entries, 0 not, -1 not known yet */
+	int srcline;             /* --srcline: a call's source file and line after its opening */
+	struct loc_list *locs;   /* -L */
+	int locs_show;           /* some -L without @hide: the functions of other files are hidden */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -294,8 +356,8 @@ struct tree_stacks {
 static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
-	"                     [--demangle=simple|full|no] [-f FIELDS] [--no-libcall]\n"
-	"                     [--ret-ne V | --ret-eq V]\n"
+	"                     [--demangle=simple|full|no] [-f FIELDS] [--no-libcall] [--srcline]\n"
+	"                     [-L LOCATION] [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
@@ -305,6 +367,11 @@ static const char replay_usage[] =
 	"  -C, --caller-filter GLOB  only the calls of matching functions, one line each, and their\n"
 	"                     callers (repeatable)\n"
 	"  -H, --hide GLOB    not the matching functions, but what they call, a level up\n"
+	"  -L, --loc-filter LOCATION  only the functions defined in matching source files (a regular\n"
+	"                     expression, found in the file's name); the others are hidden, their\n"
+	"                     calls shown a level up (repeatable); LOCATION@hide: those hidden\n"
+	"      --srcline      each call's source file and line (from the objects' DWARF, read\n"
+	"                     from their files: an object rebuilt since the recording has none)\n"
 	"  -T, --trigger FUNC@ACTION[,ACTION...]  uftrace's triggers: filter, notrace, depth=N, hide,\n"
 	"                     backtrace (its callers first), trace_on, trace_off (showing stops at\n"
 	"                     its entry until a trace_on), trace (shown whatever -t says),\n"
@@ -471,6 +538,24 @@ static int put_unfinished(struct replay *r, const struct trace_event *ev, const 
 	return 1;
 }
 
+static int site_srcline(struct replay *r, uint32_t site, const char **file, unsigned *line);
+
+/* --srcline: the call's source file and line in a comment after its opening,
+ * where known. */
+static void put_srcline(struct replay *r, uint32_t site)
+{
+	const char *file;
+	unsigned ln;
+	char num[16];
+
+	if (!r->srcline || !site_srcline(r, site, &file, &ln))
+		return;
+	snprintf(num, sizeof(num), ":%u */", ln);
+	put(r, " /* ");
+	put(r, file);
+	put(r, num);
+}
+
 /* "(arg1=5, ...)" for an entry of site with values, "()" without. */
 static void put_values(struct replay *r, uint32_t site, const uint8_t *data, size_t n)
 {
@@ -621,6 +706,18 @@ static int module_compiled(struct replay *r, uint32_t module)
 	return r->module_compiled[module] > 0;
 }
 
+/* Where site's function is defined, for --srcline and -L: not for a
+ * library call (a function of a library built without patchable
+ * entries, --no-libcall's), whose line in the C library's sources
+ * (where its debug files are installed) is not the program's. */
+static int site_srcline(struct replay *r, uint32_t site, const char **file, unsigned *line)
+{
+	const struct trace_site *ts = site < r->t->site_cap ? &r->t->sites[site] : NULL;
+	if (!ts || (ts->module != 0 && !module_compiled(r, ts->module)))
+		return 0;
+	return trace_site_srcline(r->t, site, file, line);
+}
+
 /* The actions (TRIGGER_*, CL_CALLER) of a site, matched once. */
 static unsigned site_class(struct replay *r, uint32_t site)
 {
@@ -637,6 +734,14 @@ static unsigned site_class(struct replay *r, uint32_t site)
 	 * run by raise, a qsort comparator) shows a level up. */
 	if (r->no_libcall && ts && ts->module != 0 && !module_compiled(r, ts->module))
 		c |= TRIGGER_HIDE;
+	if (r->locs) {
+		const char *file = NULL;
+		unsigned line;
+		if (!site_srcline(r, site, &file, &line))
+			file = NULL;
+		if (loc_hidden(r->locs, r->locs_show, file))
+			c |= TRIGGER_HIDE;
+	}
 	if (site < r->t->site_cap) {
 		r->site_class[site] = c | CL_MATCHED;
 		r->site_depth[site] = depth;
@@ -687,6 +792,7 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		put(r, trace_site_name(r->t, f->site));
 		put_values(r, f->site, f->data, f->data_len);
 		put(r, " {");
+		put_srcline(r, f->site);
 		end_line(r);
 		f->flags |= FR_PRINTED;
 	}
@@ -755,6 +861,7 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 		put(r, name);
 		put_values(r, f->site, f->data, f->data_len);
 		put(r, " {");
+		put_srcline(r, f->site);
 		end_line(r);
 		r->at_ns = ev->ns;
 		put_closed(r, ev, name, f->sdepth, ns);
@@ -767,6 +874,7 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 	put_values(r, f->site, f->data, f->data_len);
 	put_ret(r, ev);
 	put(r, ";");
+	put_srcline(r, f->site);
 	end_line(r);
 }
 
@@ -992,6 +1100,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			put(r, name);
 			put_values(r, f->site, f->data, f->data_len);
 			put(r, " {");
+			put_srcline(r, f->site);
 			end_line(r);
 		}
 		r->at_ns = ev->ns;
@@ -1096,12 +1205,14 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			put_args(r, ev);
 			put_ret(r, &next);
 			put(r, ";");
+			put_srcline(r, ev->site);
 			r->skip[ev->thread] = 1;
 		} else {
 			line(r, "", ev->tid, ev->depth);
 			put(r, name);
 			put_args(r, ev);
 			put(r, " {");
+			put_srcline(r, ev->site);
 		}
 		break;
 	case TEV_EXIT:
@@ -1205,13 +1316,13 @@ static void fields_header(const struct replay *r)
 	fputc('#', stdout);
 	for (int i = 0; i < r->field_cnt; i++)
 		printf("%s%*s", i ? " " : "", fields_info[r->fields[i]].width - (i ? 0 : 1), fields_info[r->fields[i]].title);
-	fputs("   FUNCTION\n", stdout);
+	fputs(r->srcline ? "   FUNCTION [SOURCE]\n" : "   FUNCTION\n", stdout);
 }
 
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET };
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE };
 	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
@@ -1228,13 +1339,14 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL }, { "time-range", required_argument, NULL, 'r' },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "loc-filter", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:f:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (parse_fields(r, optarg))
@@ -1246,6 +1358,16 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_COLUMN_VIEW:
 			r->column_view = 1;
+			break;
+		case OPT_SRCLINE:
+			r->srcline = 1;
+			break;
+		case 'L':
+			if (loc_add(&r->locs, optarg))
+				return 2;
+			if (!r->locs->hide)
+				r->locs_show = 1;
+			r->tree = 1;
 			break;
 		case 'r':
 			if (parse_range(optarg, &r->range_start, &r->range_end))
@@ -1400,6 +1522,7 @@ int cmd_replay(int argc, char **argv)
 		struct trace *t = r.t;
 		int all_argc;
 		pat_free(r.pats);
+		loc_free(r.locs);
 		r = (struct replay){ .column_offset = 8 };
 		tid = 0;
 		if (!(all_argv = with_view_defaults(t, argc + (prog_arg != NULL), argv, &all_argc))) {
@@ -1415,6 +1538,7 @@ int cmd_replay(int argc, char **argv)
 			view_close(t);
 			free(all_argv);
 			pat_free(r.pats);
+			loc_free(r.locs);
 			return st < 0 ? 0 : st;
 		}
 		if (tid && !trace_thread_find(t, tid)) {
@@ -1422,6 +1546,7 @@ int cmd_replay(int argc, char **argv)
 			view_close(t);
 			free(all_argv);
 			pat_free(r.pats);
+			loc_free(r.locs);
 			return 1;
 		}
 	}
@@ -1474,7 +1599,8 @@ int cmd_replay(int argc, char **argv)
 		if (r.custom_fields)
 			fields_header(&r);
 		else
-			printf("# %8s %8s   FUNCTION\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID");
+			printf("# %8s %8s   FUNCTION%s\n", r.t->tracer == TRACER_FUNCTION ? "TIME(s)" : "DURATION", "TID",
+			       r.srcline ? " [SOURCE]" : "");
 		while ((n = trace_iter_next(&it, &ev)) > 0) {
 			r.t->work++;
 			print_event(&ev, &r, &it);
@@ -1509,6 +1635,7 @@ int cmd_replay(int argc, char **argv)
 	free(r.module_compiled);
 	free(r.column);
 	pat_free(r.pats);
+	loc_free(r.locs);
 	free(all_argv);
 	free(r.line.p);
 	for (size_t i = 0; i < r.slot_cnt; i++)
