@@ -389,6 +389,13 @@ NEEDLE_API int needle_site_find(const char *name);
  * C++ function, by its demangled name without or with its parameter list
  * ("ns::Cls::get", "ns::Cls::get(int) const"). */
 NEEDLE_API int needle_site_match(uint32_t id, const char *pattern);
+/* 1 if addr is where needle makes a traced call return to (its return
+ * hook, which takes the call's exit and then returns to the caller), 0
+ * if not.  An entry handler that finds it as its call's return address
+ * (*(uint64_t *)ctx->sp) sees a tail call: the function that jumped here
+ * was itself traced, and this call returns for it.  Any context, no
+ * lock (version NEEDLE_1.2). */
+NEEDLE_API int needle_is_return_hook(uint64_t addr);
 
 /* Objects (the program and its shared libraries) as discovery saw them:
  * how many entries compilers prepared, how many other functions were

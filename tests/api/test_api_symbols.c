@@ -29,6 +29,9 @@ static const char *const interposed[] = { NEEDLE_INTERPOSED(INTERPOSED_NAME) };
 static const char *const since_1_1[] = { "needle_remote_attach", "needle_object_count", "needle_object_info",
 					 "needle_refusal_name", "needle_site_match" };
 #define N_SINCE_1_1 (sizeof(since_1_1) / sizeof(since_1_1[0]))
+/* ... and under NEEDLE_1.2. */
+static const char *const since_1_2[] = { "needle_is_return_hook" };
+#define N_SINCE_1_2 (sizeof(since_1_2) / sizeof(since_1_2[0]))
 
 static int in_list(const char *name, char *const *list, size_t n)
 {
@@ -153,8 +156,9 @@ int main(void)
 			continue; /* the symbol ld gives the version definition itself */
 		if (in_list(e->name, api, api_cnt)) {
 			api_seen++;
-			const char *want = in_list(e->name, (char *const *)since_1_1, N_SINCE_1_1) ? "NEEDLE_1.1"
-												   : "NEEDLE_1.0";
+			const char *want = in_list(e->name, (char *const *)since_1_2, N_SINCE_1_2)   ? "NEEDLE_1.2"
+					   : in_list(e->name, (char *const *)since_1_1, N_SINCE_1_1) ? "NEEDLE_1.1"
+												     : "NEEDLE_1.0";
 			if (strcmp(e->version, want) || e->hidden) {
 				CHECK(0, "%s is exported as %s@@%s (%s%s%s)", e->name, e->name, want,
 				      e->hidden ? "@" : "@@", e->version, e->hidden ? ", hidden" : "");

@@ -74,3 +74,14 @@ check_eq "-F on an interposed function: its call alone" "$(graph F.data)" "backt
 rec nolib --no-libcall
 check_eq "--no-libcall: none of them" "$(graph nolib.data | tr -d ' \n')" \
 	"main(){on_usr1();frames();}/*main*/"
+
+# longjmp and dlopen are interposed and not traced; ppoll is interposed
+# and traced.  What their interposers do on their own account (errno, the
+# system call that unblocks needle's stop signal) is not the program's.
+J="$PROGS/jumps"
+"$J" >"$T/jplain"
+"$NEEDLE" record -o "$T/j.data" -- "$J" >"$T/j.out" 2>"$T/j.err"
+check "jumps: output identical to a run left alone" cmp -s "$T/jplain" "$T/j.out"
+check_eq "the interposers' own calls are not lines; ppoll, called for the program, is" \
+	"$(graph j.data | grep -v __sigjmp_save | tr -d ' \n')" \
+	"main(){jump_back(){}/*jump_back(unwound)*/after(){getpid();}/*after*/sigemptyset();ppoll();printf();}/*main*/"

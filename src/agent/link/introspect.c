@@ -5,6 +5,7 @@
 
 #include "needle.h"
 #include "agent/base/control_lock.h"
+#include "agent/dispatch/shadow_frame.h"
 #include "agent/patch/core_sync.h"
 #include "agent/link/refresh.h"
 #include "agent/sites/module.h"
@@ -79,6 +80,11 @@ NEEDLE_API int needle_site_match(uint32_t id, const char *pattern)
 	int r = s ? site_name_match(s, pattern) : -ENOENT;
 	control_unlock();
 	return r;
+}
+
+NEEDLE_API int needle_is_return_hook(uint64_t addr)
+{
+	return is_return_trampoline(addr);
 }
 
 NEEDLE_API int needle_site_find(const char *name)

@@ -40,6 +40,7 @@
  * functions and handlers with needle_link_update and
  * needle_link_set_handlers.  It includes nothing of the layers below but
  * the agent's logging (docs/design.md, "Layers"). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
@@ -110,6 +111,7 @@ enum {
 	SF_HIDE = 8,    /* never recorded (the C library's start-up) */
 	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
 	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
+	SF_REAL = 64,   /* a library function libneedle interposes and calls for the program (is_real_of_interposer) */
 };
 
 /* A program's function of a library function's name (a malloc wrapper)
@@ -229,11 +231,14 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	if ((fl & SF_AGENT) && from && from == self_obj)
 		return 0;
 
-	/* libneedle's code: its return hook (a recorded call jumped here, a
-	 * tail call, so the caller is that call, a library's or not) or an
-	 * interposer calling the real function for the program. */
+	/* libneedle's code: an interposer calling the real function for the
+	 * program (the program's call, unless a library made it), or its
+	 * return hook (a recorded call jumped here, a tail call, so the
+	 * caller is that call).  Any other call libneedle makes (errno, a
+	 * system call an interposer makes on its own account) is needle's,
+	 * not the program's. */
 	if (from && from == self_obj)
-		return !rt->lib_top;
+		return ((fl & SF_REAL) || needle_is_return_hook(ret)) && !rt->lib_top;
 	/* A return address in no object is needle's own return hook (the
 	 * caller's call was hooked and it jumped here: a tail call) or a
 	 * JIT's code: the call is recorded, its caller unknown. */
@@ -651,6 +656,24 @@ static int prog_name_cmp(const void *a, const void *b)
 	return strcmp(((const struct prog_name *)a)->name, ((const struct prog_name *)b)->name);
 }
 
+/* Does libneedle define a function of this name in the library's place
+ * (an interposer, such as ppoll's, that calls the library's for the
+ * program)?  Looked up in libneedle's own scope, which holds its
+ * interposers first whether it was preloaded or loaded into a running
+ * process. */
+static void *self_handle;
+static int is_real_of_interposer(const char *name)
+{
+	if (!self_handle) {
+		Dl_info di;
+		if (!dladdr((void *)&graph_entry, &di) || !di.dli_fname ||
+		    !(self_handle = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
+			return 0;
+	}
+	void *fn = dlsym(self_handle, name);
+	return fn && obj_of((uint64_t)(uintptr_t)fn) == self_obj;
+}
+
 /* The program's (objs[0]'s) sites by name: a malloc'ed sorted array, or
  * NULL.  Names stay valid: sites are never freed while recording. */
 static struct prog_name *program_names(int total, size_t *cnt)
@@ -746,6 +769,8 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			 * the program's code makes. */
 			if (!strcmp(info.name, "__libc_start_main") || !strcmp(info.name, "__cxa_finalize"))
 				fl |= SF_HIDE;
+			if (self_obj && is_real_of_interposer(info.name))
+				fl |= SF_REAL;
 			struct prog_name key = { .name = info.name }, *twin;
 			if (prog && (twin = bsearch(&key, prog, prog_cnt, sizeof(*prog), prog_name_cmp))) {
 				fl |= SF_TWIN;
