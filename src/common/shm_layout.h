@@ -63,7 +63,10 @@ static inline uint32_t shm_count_events(const uint64_t *ev, uint32_t n)
  * register (index 1-6 / 1-8), a word of the stack at the entry (kind
  * INT, index 7 to ARG_INDEX_MAX: the (index-6)-th word above the return
  * address), or at the exit rax, rdx, xmm0, xmm1 (a return value, or the
- * second half of a small struct returned in two). */
+ * second half of a small struct returned in two) or the x87 st0 (a long
+ * double returned).  A long double is format f with 80 bits, its ten
+ * bytes in two value words (len 16): from two stack words at the entry,
+ * from st0 at the exit. */
 enum arg_kind {
 	ARG_KIND_INT = 0,
 	ARG_KIND_FP = 1,
@@ -71,8 +74,10 @@ enum arg_kind {
 	ARG_KIND_RET_FP = 3,
 	ARG_KIND_RET_RDX = 4,
 	ARG_KIND_RET_XMM1 = 5,
+	ARG_KIND_RET_ST0 = 6,
 };
-#define ARG_KIND_LAST ARG_KIND_RET_XMM1
+#define ARG_KIND_LAST ARG_KIND_RET_ST0
+#define ARG_BITS_LONG_DOUBLE 80
 #define ARG_INDEX_MAX 255
 static inline int arg_kind_is_ret(unsigned kind) { return kind >= ARG_KIND_RET; }
 /* An item word: the value's register (kind, index), its format letter,

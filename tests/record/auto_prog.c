@@ -115,7 +115,8 @@ KEEP long t_union(union num v, int k)
 	return v.l + k;
 }
 
-/* long double comes back in st0: no hidden argument, x in rdi. */
+/* long double comes back in st0: no hidden argument, x in rdi; its 80
+ * bits are shown. */
 KEEP long double t_ld(int x)
 {
 	__asm__ volatile("");
@@ -397,7 +398,7 @@ int main(int argc, char **argv)
 	l = t_union((union num){ .l = 40 }, 2);
 	printf("t_union(v.l=40, k=2) = %ld;\n", l);
 	long double ld = t_ld(3);
-	printf("t_ld(x=3);\n");
+	printf("t_ld(x=3) = %.6Lg;\n", ld);
 	d = t_wide(1.0Q, (v4sf){ 2, 0, 0, 0 }, 2.5, 7);
 	printf("t_wide(d=2.5, n=7) = %g;\n", d);
 	sink += (int)(b.c + ld);
@@ -409,7 +410,7 @@ int main(int argc, char **argv)
 	printf("t_fpstack(a=0.5, b=1, c=1.5, d=2, e=2.5, f=3, g=3.5, h=4, i=4.5, j=5, m.tag='x', m.w=2.5, m.n=-9, "
 	       "m.d=0.125) = %g;\n", d);
 	l = t_align(1, 2, 3, 4, 5, 6, 7, 8.0L, 9);
-	printf("t_align(a=1, b=2, c=3, d=4, e=5, f=6, g=7, i=9) = %ld;\n", l);
+	printf("t_align(a=1, b=2, c=3, d=4, e=5, f=6, g=7, h=8, i=9) = %ld;\n", l);
 	l = t_m16(1, 2, 3, 4, 5, 6, 7, (struct m16){ -1, -2, -3 }, -11);
 	printf("t_m16(a=1, b=2, c=3, d=4, e=5, f=6, g=7, s.a=-1, s.b=-2, s.c=-3, h=-11) = %ld;\n", l);
 	l = t_m32(-12, (struct m32){ -4, -5 }, -13);

@@ -64,6 +64,20 @@ check_eq "stack words: the 7th-9th integer arguments, the 9th double, a float, a
 	"$(cat "$T/stg")" 't_stack(arg7=-7, arg8=0x8, arg9="on the stack")
 t_fpstack(arg7=4.5, arg8=5, arg11=0.125)
 t_align(arg11=9)'
+# A long double: two stack words at the entry (/80, uftrace's), st0 at
+# the exit (f80), read without changing the x87 state.
+"$NEEDLE" record -o "$T/ld.data" -A 't_align@arg9/80' -R 't_ld@retval' -R 't_align@retval' -- "$P" >"$T/ld.out" 2>&1
+check_eq "long double: a stack argument (/80) and a return value from st0 (-R, its type from DWARF)" \
+	"$("$NEEDLE" replay --arg-names -i "$T/ld.data" | sed -n 's/.*| *\(t_\(ld\|align\)(.*\);$/\1/p')" \
+	't_ld() = 4.5
+t_align(arg9=8) = 45'
+check_eq "long double: the program's own output unchanged (its x87 state)" \
+	"$(grep -c '^t_ld(x=3) = 4.5;$' "$T/ld.out")" 1
+"$NEEDLE" record -o "$T/ld2.data" -R 't_ld@retval/f80' -- "$P" >/dev/null 2>&1
+check_eq "-R FUNC@retval/f80: the same, by format" \
+	"$("$NEEDLE" replay -i "$T/ld2.data" | grep -c 't_ld() = 4.500000;')" 1
+check_eq "/80 in a register: refused in one line (a long double is on the stack)" \
+	"$("$NEEDLE" record -o "$T/ld3.data" -A 't_ld@arg1/80' -- "$P" 2>&1 >/dev/null | grep -c 'is passed on the stack')" 1
 # uftrace's places: %stack+N is the N-th stack word (argN+6), %rdi arg1.
 "$NEEDLE" record -o "$T/pl.data" -A 't_stack@arg1%stack+1,arg2/x%stack2,arg3/s%stack+3,arg4%rsi' -- "$P" >/dev/null 2>&1
 check_eq "%stack+N and %REG: the same values as arg7-9 and arg2" \
@@ -175,7 +189,6 @@ badp "a filter on a name it does not have" "no parameter 'j'" -F 't_count@j>1'
 badp "a name with a glob" "needs one function" -A 't_*@key'
 badp "a filter value that is not an integer, on an integer" "not an integer" -F 't_count@i>1.5'
 badp "-R on a struct returned in registers" "t_mkpt returns a struct" -R 't_mkpt@retval'
-badp "-R on a long double (st0)" "t_ld returns a struct, a long double" -R 't_ld@retval'
 badp "-R /s on a function that returns no pointer" "t_count does not return a pointer" -R 't_count@retval/s'
 badp "/f on an integer register" "arg1 is an integer register" -A 't_count@arg1/f'
 badp "a stack word no parameter takes" "t_stack has no arg10" -A 't_stack@arg10'

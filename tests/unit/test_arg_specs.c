@@ -141,7 +141,8 @@ static void refuse_format(const char *spec, const char *fmt)
 {
 	char want[600];
 
-	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)",
+	snprintf(want, sizeof(want), "-A '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d; "
+		 "f80 or 80 a long double)",
 		 spec, fmt);
 	refuse_spec(spec, 0, spec, want);
 }
@@ -260,7 +261,10 @@ static void test_add_spec(void)
 	refuse_format("f@arg1/du", "du");
 	refuse_format("f@arg1/s8", "s8");
 	refuse_format("f@arg1/s64", "s64");
-	refuse_format("f@arg1/80", "80");   /* long double: not read */
+	refuse_format("f@arg1/d80", "d80"); /* 80 bits: a long double only */
+	refuse_spec("f@arg1/80", 0, "f@arg1/80",
+		    "-A 'f@arg1/80': a long double (/80) is passed on the stack: give its place, fpargN/80%stack+N "
+		    "(N its first stack word)");
 	refuse_format("f@arg1/i7", "i7");
 	refuse_format("f@arg1/i64x", "i64x");
 	refuse_format("f@arg1/f8", "f8");
@@ -361,7 +365,8 @@ static void test_add_filter(void)
 		      "-F 'f@arg0>1': 'arg0' is not argN (1-6 a register, 7-255 the stack), fparg1..fparg8, retval or a "
 		      "parameter's name");
 	refuse_filter("f@arg1/q>1", "a format that is none",
-		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)");
+		      "-F 'f@arg1/q>1': '/q' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d; "
+		      "f80 or 80 a long double)");
 	snprintf(spec, sizeof(spec), "f@%s==1", repeat(buf, 'k', VALUE_LABEL_MAX));
 	char want[2600];
 	snprintf(want, sizeof(want),
@@ -568,9 +573,9 @@ static void test_resolve_dwarf(void)
 	resolve_refuses(x, w, "f_ret_big@retval/p", 1,
 			"-R 'f_ret_big@retval/p': f_ret_big returns a struct, a long double or a value in memory, not "
 			"one register: --auto-args shows the fields of one returned in registers");
-	resolve_refuses(x, w, "f_ldbl@retval/f", 1,
-			"-R 'f_ldbl@retval/f': f_ldbl returns a struct, a long double or a value in memory, not one "
-			"register: --auto-args shows the fields of one returned in registers");
+	/* A long double comes back in the x87 st0 (kind 6), its 80 bits. */
+	resolves_to(x, w, "f_ldbl@retval/f", 1, "f_ldbl\tR\t6:0:f:80:0\tmain", NULL);
+	resolves_to(x, w, "f_ldbl@retval", 1, "f_ldbl\tR\t6:0:f:80:0~\tmain", NULL);
 	resolve_refuses(x, w, "f_ints@retval/s", 1,
 			"-R 'f_ints@retval/s': f_ints does not return a pointer: it cannot be read as a string");
 	resolve_refuses(x, w, "f_msabi@a", 0,
@@ -628,7 +633,8 @@ static void test_auto_args(void)
 		lines++;
 	/* The -A line, then a line per side of each function with values:
 	 * main (R), f_void (none), f_msabi and f_dup (none: a mismatch,
-	 * ambiguous), f_same (once), f_ldbl and f_ret_big (A only), f_ints
+	 * ambiguous), f_same (once), f_ret_big (A only), f_ldbl (A and R:
+	 * its long double from st0), f_ints
 	 * (R: its A is the -A's). */
 	size_t fns = 0, sides = 0;
 	for (size_t i = 0; i < dw.cnt; i++) {
@@ -639,8 +645,8 @@ static void test_auto_args(void)
 		sides += (f->entry_cnt > 0) + (f->exit_cnt > 0);
 	}
 	CHECK_EQ(fns, 31, "(31 functions of distinct names, not ambiguous)");
-	CHECK_EQ(sides, 55, "(55 sides with values among them)");
-	CHECK_EQ(lines, 1 + 55 - 1, "one line per side with values, the -A's replacing f_ints's");
+	CHECK_EQ(sides, 56, "(56 sides with values among them)");
+	CHECK_EQ(lines, 1 + 56 - 1, "one line per side with values, the -A's replacing f_ints's");
 
 	const struct dw_func *f = dw_info_find(&dw, "f_ints");
 	unsigned long long off = f ? (unsigned long long)f->file_off : 0;

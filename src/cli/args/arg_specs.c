@@ -78,7 +78,8 @@ static int parse_format(const char *fmt, struct value_ref *v)
 	char *end;
 
 	if (*fmt >= '1' && *fmt <= '9') {
-		v->fmt = !strncmp(v->name, "fparg", 5) ? 'f' : 'd';
+		/* /80: uftrace's long double, wherever it is. */
+		v->fmt = !strncmp(v->name, "fparg", 5) || !strcmp(fmt, "80") ? 'f' : 'd';
 	} else {
 		if (!*fmt || !strchr("duxcpfsiS", *fmt))
 			return -1;
@@ -88,11 +89,13 @@ static int parse_format(const char *fmt, struct value_ref *v)
 	v->bits = v->fmt == 'c' ? 8 : 0; /* 0: the type's with debug info, else 64 */
 	if (*fmt) {
 		v->bits = (unsigned)strtoul(fmt, &end, 10);
-		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64) || v->fmt == 's' ||
-		    v->fmt == 'S')
+		if (*end || (v->bits != 8 && v->bits != 16 && v->bits != 32 && v->bits != 64 && v->bits != 80) ||
+		    v->fmt == 's' || v->fmt == 'S')
 			return -1;
 	}
-	if (v->fmt == 'f' && v->bits && v->bits != 32 && v->bits != 64)
+	if (v->fmt == 'f' && v->bits && v->bits != 32 && v->bits != 64 && v->bits != ARG_BITS_LONG_DOUBLE)
+		return -1;
+	if (v->bits == ARG_BITS_LONG_DOUBLE && v->fmt != 'f')
 		return -1;
 	return 0;
 }
@@ -359,9 +362,19 @@ static int parse_ref(const char *opt, const char *spec, char *tok, struct value_
 	}
 	snprintf(v->name, sizeof(v->name), "%s", tok);
 	if (slash && parse_format(slash + 1, v)) {
-		cli_error("%s '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d)", opt,
-			  spec, slash + 1);
+		cli_error("%s '%s': '/%s' is not a format (d u x c p f s S, with 8/16/32/64 bits: d32, x16, f32; i for d; "
+			  "f80 or 80 a long double)", opt, spec, slash + 1);
 		return -1;
+	}
+	/* A long double goes in memory (two stack words) and comes back in
+	 * the x87 st0: never an xmm or integer register. */
+	if (v->bits == ARG_BITS_LONG_DOUBLE && strcmp(v->name, "retval")) {
+		unsigned k, i;
+		if (register_of(v->name, &k, &i) || k != ARG_KIND_INT || i <= 6) {
+			cli_error("%s '%s': a long double (/80) is passed on the stack: give its place, "
+				  "fpargN/80%%stack+N (N its first stack word)", opt, spec);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -608,7 +621,7 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 				  slot->param, what_name(slot->what));
 		return -1;
 	}
-	if (ret && f && !f->mismatch) {
+	if (ret && f && !f->mismatch && bits != ARG_BITS_LONG_DOUBLE) {
 		/* -R on what the ABI does not return whole in rax or xmm0. */
 		int scalar = f->exit_cnt == 1 && !*f->exit[0].label;
 		if (f->returns && !scalar) {
@@ -668,7 +681,8 @@ static int resolve_ref(const char *opt, const char *spec, const char *func, cons
 				bits = items[i].bits;
 	}
 	if (kind == ARG_KIND_RET && fmt == 'f')
-		kind = ARG_KIND_RET_FP; /* a float return value is in xmm0 */
+		/* a float return value is in xmm0, a long double in st0 */
+		kind = bits == ARG_BITS_LONG_DOUBLE ? ARG_KIND_RET_ST0 : ARG_KIND_RET_FP;
 	*out = (struct dw_item){ .kind = (uint8_t)kind, .index = (uint8_t)index, .fmt = (uint8_t)fmt,
 				 .bits = (uint8_t)bits, .enum_id = -1 };
 	return 0;

@@ -178,11 +178,15 @@ static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 			out->fmt = 'u';
 			break;
 		case DW_ATE_float:
-			/* long double is x87 (memory); __float128, _Float16
-			 * and the like are SSE, one register, not shown. */
+			/* long double is x87 (memory: two stack words at the
+			 * entry, st0 at the exit), shown as its 80 bits;
+			 * __float128, _Float16 and the like are SSE, one
+			 * register, not shown. */
 			out->fmt = 'f';
 			out->cls = name && strstr(name, "long double") ? 'M' : 'S';
-			out->shown = size == 4 || size == 8;
+			out->shown = size == 4 || size == 8 || (out->cls == 'M' && size == 16);
+			if (out->cls == 'M')
+				out->bits = ARG_BITS_LONG_DOUBLE;
 			break;
 		case DW_ATE_complex_float:
 			out->fmt = 'x';
@@ -197,7 +201,7 @@ static int scalar_of(struct loader *l, Dwarf_Die *t, struct leaf *out)
 		default: /* fixed point, or what this reader does not know */
 			return -1;
 		}
-		if (size > 8) /* __int128, complex double: two registers, not shown */
+		if (size > 8 && out->bits != ARG_BITS_LONG_DOUBLE) /* __int128, complex double: not shown */
 			out->shown = 0;
 		/* _BitInt(N): its bits past N are unspecified (clang 14 does
 		 * not extend them), and N need not be a byte size. */
@@ -700,6 +704,12 @@ static int place_on_stack(struct dw_func *f, const char *name, const struct leaf
 	}
 	for (size_t i = 0; i < n; i++) {
 		uint32_t at = pos + leaves[i].off;
+		if (leaves[i].bits == ARG_BITS_LONG_DOUBLE && leaves[i].fmt == 'f' && at % 16 == 0 &&
+		    7 + at / 8 + 1 <= ARG_INDEX_MAX) {
+			/* A long double: its two words, as one value. */
+			add_item(f, 0, &leaves[i], ARG_KIND_INT, 7 + at / 8, leaves[i].label);
+			continue;
+		}
 		if (leaves[i].size > 8 || at % 8 + leaves[i].size > 8) {
 			/* long double, __int128 (not shown anyway); a packed
 			 * field across two words: left out, and "..." says so. */
@@ -905,9 +915,14 @@ static int describe_return(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 		return -1;
 	if (ebs == TYPE_MEMORY) {
 		/* long double comes back in st0 (x87), without an address
-		 * in rdi; other values in memory do take one.  Neither is
-		 * shown. */
-		return !(dwarf_peel_type(&type, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_base_type);
+		 * in rdi, and is shown; other values in memory do take one,
+		 * and are not. */
+		if (dwarf_peel_type(&type, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_base_type) {
+			if (n == 1 && leaves[0].bits == ARG_BITS_LONG_DOUBLE && leaves[0].fmt == 'f')
+				add_item(f, 1, &leaves[0], ARG_KIND_RET_ST0, 0, leaves[0].label);
+			return 0;
+		}
+		return 1;
 	}
 	unsigned kind_of[2] = { 0, 0 };
 	int ints = 0, sses = 0;

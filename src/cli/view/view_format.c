@@ -177,6 +177,23 @@ static int format_string(char *buf, size_t len, const uint8_t *s, size_t n, int 
 	return (int)off;
 }
 
+/* A long double (format f, 80 bits): its ten bytes, as uftrace shows
+ * one (%Lf), or the shortest text that reads back the same. */
+static int format_long_double(char *buf, size_t len, const uint8_t *v, enum view_values_style style)
+{
+	long double ld = 0;
+
+	memcpy(&ld, v, 10);
+	if (style == VIEW_VALUES_UFTRACE)
+		return snprintf(buf, len, "%Lf", ld);
+	for (int digits = 6; digits < 21; digits++) {
+		int n = snprintf(buf, len, "%.*Lg", digits, ld);
+		if (strtold(buf, NULL) == ld)
+			return n;
+	}
+	return snprintf(buf, len, "%.21Lg", ld);
+}
+
 /* One item of a data block (file-format.md, TAG_DATA). */
 struct value_item {
 	unsigned kind, index, fmt, bits; /* bits as stored: 0-64, or 1/2 for a string's NULL/bad pointer */
@@ -246,6 +263,8 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 		}
 	} else if (it.fmt == 'e' && an && arg_names_enum_format(&t->arg_names, an->enum_id, it.word, it.bits, val, val_len)) {
 		/* said */
+	} else if (it.fmt == 'f' && it.bits == ARG_BITS_LONG_DOUBLE && it.len >= 10) {
+		format_long_double(val, val_len, it.v, style);
 	} else if (it.fmt == 'b' && it.word <= 1) {
 		snprintf(val, val_len, "%s", it.word ? "true" : "false");
 	} else if (it.fmt == 'p' && style == VIEW_VALUES_UFTRACE && t && it.word &&
@@ -327,6 +346,11 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 	}
 	case 'f': {
 		double d, want = v->neg ? -(double)v->mag : (double)v->mag;
+		if (it.bits == ARG_BITS_LONG_DOUBLE && it.len >= 10) {
+			long double ld = 0;
+			memcpy(&ld, it.v, 10);
+			return ld == (v->neg ? -(long double)v->mag : (long double)v->mag);
+		}
 		if (bits == 32) {
 			float f;
 			uint32_t w = (uint32_t)it.word;
