@@ -2,8 +2,10 @@
  * found them in the program's DWARF (the SEC_ARGS section).
  *
  * The section is text, a line per function and per enum type:
- *   F \t SYM \t KIND:INDEX:SHIFT=LABEL[#ENUM],... [\t ...]
+ *   F \t SYM \t KIND:INDEX:SHIFT=LABEL[#ENUM],... [\t ...] [\t {PARAM=TYPE,...}]
  *   E \t ENUM \t VALUE=NAME,...
+ * (the braces: the parameters of struct types, whose values' labels are
+ * PARAM.field; PARAM empty for a returned struct).
  * A value in a data block is named by its function's symbol and its
  * register (kind, index) and byte offset in it (shift), never by its
  * position: -A / -R and --auto-args items of one function may come in
@@ -50,6 +52,27 @@ static int parse_items(struct arg_names_func *f, char *s)
 	return 0;
 }
 
+/* "{PARAM=TYPE,...}" into f's groups (appended). */
+static int parse_groups(struct arg_names_func *f, char *s)
+{
+	size_t n = strlen(s);
+	if (n < 2 || s[0] != '{' || s[n - 1] != '}')
+		return -1;
+	s[n - 1] = 0;
+	for (char *save = NULL, *tok = strtok_r(s + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq)
+			return -1;
+		*eq = 0;
+		struct arg_group *g = realloc(f->groups, (f->group_cnt + 1) * sizeof(*g));
+		if (!g)
+			return -1;
+		f->groups = g;
+		g[f->group_cnt++] = (struct arg_group){ tok, eq + 1 };
+	}
+	return 0;
+}
+
 static int parse_enum(struct arg_names *an, char *id_text, char *s)
 {
 	char *end;
@@ -92,9 +115,9 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 	memcpy(an->text, text, len);
 	an->text[len] = 0;
 	for (char *save = NULL, *line = strtok_r(an->text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *f[4] = { line, NULL, NULL, NULL };
+		char *f[5] = { line, NULL, NULL, NULL, NULL };
 		int n = 1;
-		for (char *t = strchr(line, '\t'); t && n < 4; t = strchr(t + 1, '\t')) {
+		for (char *t = strchr(line, '\t'); t && n < 5; t = strchr(t + 1, '\t')) {
 			*t = 0;
 			f[n++] = t + 1;
 		}
@@ -110,9 +133,12 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 			goto bad;
 		an->funcs = v;
 		struct arg_names_func *fn = &v[an->func_cnt++];
-		*fn = (struct arg_names_func){ .sym = f[1], .varargs = n == 4 && !strcmp(f[3], "...") };
+		*fn = (struct arg_names_func){ .sym = f[1], .varargs = n >= 4 && !strcmp(f[3], "...") };
 		if (parse_items(fn, f[2]))
 			goto bad;
+		for (int k = 3; k < n; k++)
+			if (f[k][0] == '{' ? parse_groups(fn, f[k]) : strcmp(f[k], "...") ? -1 : 0)
+				goto bad;
 	}
 	if (an->func_cnt)
 		qsort(an->funcs, an->func_cnt, sizeof(*an->funcs), func_cmp);
@@ -131,15 +157,26 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 				into->cnt += f->cnt;
 			}
 			into->varargs |= f->varargs;
+			if (f->group_cnt) {
+				struct arg_group *g = realloc(into->groups, (into->group_cnt + f->group_cnt) * sizeof(*g));
+				if (!g)
+					goto bad;
+				memcpy(g + into->group_cnt, f->groups, f->group_cnt * sizeof(*g));
+				into->groups = g;
+				into->group_cnt += f->group_cnt;
+			}
 			free(f->v);
+			free(f->groups);
 			f->v = NULL; /* moved: arg_names_free must not see it twice */
-			f->cnt = 0;
+			f->groups = NULL;
+			f->cnt = f->group_cnt = 0;
 			continue;
 		}
 		an->funcs[out++] = *f;
 		if (&an->funcs[out - 1] != f) {
 			f->v = NULL;
-			f->cnt = 0;
+			f->groups = NULL;
+			f->cnt = f->group_cnt = 0;
 		}
 	}
 	an->func_cnt = out;
@@ -151,8 +188,10 @@ bad:
 
 void arg_names_free(struct arg_names *an)
 {
-	for (size_t i = 0; i < an->func_cnt; i++)
+	for (size_t i = 0; i < an->func_cnt; i++) {
 		free(an->funcs[i].v);
+		free(an->funcs[i].groups);
+	}
 	for (size_t i = 0; i < an->enum_cnt; i++) {
 		free(an->enums[i].values);
 		free(an->enums[i].names);
@@ -184,6 +223,32 @@ const struct arg_name *arg_names_item(const struct arg_names_func *f, unsigned k
 	for (uint32_t i = 0; f && i < f->cnt; i++)
 		if (f->v[i].kind == kind && f->v[i].index == index && f->v[i].shift == shift)
 			return &f->v[i];
+	return NULL;
+}
+
+const char *arg_names_group(const struct arg_names_func *f, const char *label, int at_exit, size_t *param_len)
+{
+	/* A returned struct's fields are labelled by the field alone ("x"),
+	 * its address (returned in memory) "". */
+	size_t n = at_exit ? 0 : strcspn(label, ".[");
+	for (uint32_t i = 0; at_exit && f && i < f->group_cnt; i++) {
+		const struct arg_group *g = &f->groups[i];
+		int by_ref = g->type[0] == '&';
+		if (!*g->param && (*label == 0) == by_ref) {
+			*param_len = 0;
+			return g->type + by_ref;
+		}
+	}
+	for (uint32_t i = 0; !at_exit && f && i < f->group_cnt; i++) {
+		const struct arg_group *g = &f->groups[i];
+		/* "&TYPE": the value is the object's address, the whole
+		 * value (label PARAM); else its fields are (PARAM.x). */
+		int by_ref = g->type[0] == '&';
+		if (strlen(g->param) == n && !strncmp(g->param, label, n) && (label[n] == 0) == by_ref) {
+			*param_len = n;
+			return g->type + by_ref;
+		}
+	}
 	return NULL;
 }
 

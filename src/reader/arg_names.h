@@ -12,11 +12,19 @@ struct arg_name {
 	const char *label; /* "" for a plain return value */
 };
 
+/* A parameter of a struct, union or class type (param "": the return
+ * value): its values are labelled "PARAM.field", "PARAM[i]". */
+struct arg_group {
+	const char *param, *type; /* type "": anonymous (a lambda's closure) */
+};
+
 struct arg_names_func {
 	const char *sym;
 	struct arg_name *v;
 	uint32_t cnt;
 	uint8_t varargs;   /* the entry ends with "..." */
+	struct arg_group *groups;
+	uint32_t group_cnt;
 };
 
 struct arg_names_enum {
@@ -41,6 +49,12 @@ void arg_names_free(struct arg_names *an);
 const struct arg_names_func *arg_names_find(const struct arg_names *an, const char *sym);
 /* The value's name in f at (kind, index, shift), or NULL. */
 const struct arg_name *arg_names_item(const struct arg_names_func *f, unsigned kind, unsigned index, unsigned shift);
+/* The type of the struct parameter a value labelled label is part of
+ * ("p.x", "p[1]"; at_exit, "x" for a returned struct's field; or "p",
+ * "" for one passed or returned by its address), or NULL when it is no
+ * part of one; *param_len is the parameter's length in label (0 for a
+ * return value). */
+const char *arg_names_group(const struct arg_names_func *f, const char *label, int at_exit, size_t *param_len);
 /* The enumerator of enum id whose value has these low bits, or NULL. */
 const char *arg_names_enumerator(const struct arg_names *an, int32_t id, uint64_t v, unsigned bits);
 /* The value as enum id's names into buf: its enumerator or, for an enum

@@ -570,9 +570,8 @@ static void test_resolve_dwarf(void)
 	resolve_refuses(x, w, "f_mkpt@retval", 1,
 			"-R 'f_mkpt@retval': f_mkpt returns a struct, a long double or a value in memory, not one "
 			"register: --auto-args shows the fields of one returned in registers");
-	resolve_refuses(x, w, "f_ret_big@retval/p", 1,
-			"-R 'f_ret_big@retval/p': f_ret_big returns a struct, a long double or a value in memory, not "
-			"one register: --auto-args shows the fields of one returned in registers");
+	/* A struct returned in memory: rax holds its address at the return. */
+	resolves_to(x, w, "f_ret_big@retval/p", 1, "f_ret_big\tR\t2:0:p:64:0\tmain", NULL);
 	/* A long double comes back in the x87 st0 (kind 6), its 80 bits. */
 	resolves_to(x, w, "f_ldbl@retval/f", 1, "f_ldbl\tR\t6:0:f:80:0\tmain", NULL);
 	resolves_to(x, w, "f_ldbl@retval", 1, "f_ldbl\tR\t6:0:f:80:0~\tmain", NULL);
@@ -633,8 +632,9 @@ static void test_auto_args(void)
 		lines++;
 	/* The -A line, then a line per side of each function with values:
 	 * main (R), f_void (none), f_msabi and f_dup (none: a mismatch,
-	 * ambiguous), f_same (once), f_ret_big (A only), f_ldbl (A and R:
-	 * its long double from st0), f_ints
+	 * ambiguous), f_same (once), f_ret_big and f_ldbl (A and R: the
+	 * address of the struct returned in memory, the long double from
+	 * st0), f_ints
 	 * (R: its A is the -A's). */
 	size_t fns = 0, sides = 0;
 	for (size_t i = 0; i < dw.cnt; i++) {
@@ -645,8 +645,8 @@ static void test_auto_args(void)
 		sides += (f->entry_cnt > 0) + (f->exit_cnt > 0);
 	}
 	CHECK_EQ(fns, 31, "(31 functions of distinct names, not ambiguous)");
-	CHECK_EQ(sides, 56, "(56 sides with values among them)");
-	CHECK_EQ(lines, 1 + 56 - 1, "one line per side with values, the -A's replacing f_ints's");
+	CHECK_EQ(sides, 57, "(57 sides with values among them)");
+	CHECK_EQ(lines, 1 + 57 - 1, "one line per side with values, the -A's replacing f_ints's");
 
 	const struct dw_func *f = dw_info_find(&dw, "f_ints");
 	unsigned long long off = f ? (unsigned long long)f->file_off : 0;
@@ -670,8 +670,8 @@ static void test_auto_args(void)
 
 	/* The labels: names by register, "..." after a variadic or cut
 	 * list, the enum's enumerators. */
-	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\n"), "f_pt's labels");
-	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_mkpt\t2:0:0=x,2:0:4=y\n"), "f_mkpt's return value's fields");
+	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\t{p=pt}\n"), "f_pt's labels");
+	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_mkpt\t2:0:0=x,2:0:4=y\t{=pt}\n"), "f_mkpt's return value's fields");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_var\t0:1:0=n\t...\n"), "f_var's labels end with ...");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "0:16:0=a16\t...\n"), "f_many's 16 labels end with ...");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_enum\t0:1:0=m#0,0:2:0=on\n"), "f_enum's labels, m an enum");

@@ -122,7 +122,7 @@ static const struct expect expects[] = {
 	{ "f_big", "0:1:d:32:0=i 0:7:d:64:0=b.a 0:8:d:64:0=b.b 0:9:d:64:0=b.c 0:2:d:32:0=j", "2:0:d:64:0=",
 	  "rdi=i:i rsi=i:j sw0=a:b sw1=a:b sw2=a:b", "returns words=3" },
 	/* Returned in memory: rdi is the caller's address for it. */
-	{ "f_ret_big", "0:2:d:32:0=i", "", "rsi=i:i", "returns words=0" },
+	{ "f_ret_big", "0:2:d:32:0=i", "2:0:p:64:0=", "rsi=i:i", "returns words=0" },
 	/* The struct needs two registers, one is left: it goes to the stack
 	 * and g, after it, takes r9. */
 	{ "f_nofit",
@@ -139,7 +139,7 @@ static const struct expect expects[] = {
 	  "rdi=a:c rsi=a:b", "returns words=0" },
 	/* long double: two stack words, not shown; returned in st0, not
 	 * shown, and without a hidden address (i is in rdi). */
-	{ "f_ldbl", "0:1:d:32:0=i", "", "rdi=i:i sw0=a:x sw1=a:x", "returns words=2" },
+	{ "f_ldbl", "0:7:f:80:0=x 0:1:d:32:0=i", "6:0:f:80:0=", "rdi=i:i sw0=a:x sw1=a:x", "returns words=2" },
 	/* __int128 takes rsi and rdx, not shown; b is in rcx. */
 	{ "f_i128", "0:1:d:32:0=a 0:4:d:32:0=b", "2:0:d:32:0=", "rdi=i:a rsi=a:v rdx=a:v rcx=i:b",
 	  "returns words=0" },

@@ -247,7 +247,7 @@ static uint64_t f32(float f)
 }
 
 static struct trace names; /* a trace with sites and an ARGS section, no file */
-static struct trace_site sites[5];
+static struct trace_site sites[6];
 
 /* The values of a block, as replay shows them after the function's name
  * (entry) or after " = " (exit). */
@@ -260,6 +260,19 @@ static void values(struct trace *t, uint32_t site, int exit, const struct block 
 	memset(buf, 'Z', sizeof(buf));
 	size_t n = view_format_values(buf, sizeof(buf), t, &ev);
 	CHECK(n == strlen(buf) && !strcmp(buf, want), "%s: %s", why, want);
+	if (n != strlen(buf) || strcmp(buf, want))
+		printf("      got      '%s' (%zu)\n      expected '%s'\n", buf, n, want);
+}
+
+/* The same in uftrace's form (replay's default). */
+static void uvalues(struct trace *t, uint32_t site, int exit, const struct block *bl, const char *want, const char *why)
+{
+	char buf[512];
+	struct trace_event ev = { .kind = exit ? TEV_EXIT : TEV_ENTRY, .site = site, .data = bl->b,
+				  .data_len = (uint16_t)bl->n };
+
+	size_t n = view_format_values_style(buf, sizeof(buf), t, &ev, VIEW_VALUES_UFTRACE);
+	CHECK(n == strlen(buf) && !strcmp(buf, want), "%s (uftrace's form): %s", why, want);
 	if (n != strlen(buf) || strcmp(buf, want))
 		printf("      got      '%s' (%zu)\n      expected '%s'\n", buf, n, want);
 }
@@ -474,9 +487,11 @@ static const char args_section[] =
 	"F\tkv_put\t0:1:0=s,0:2:0=key,0:3:0=value\n"
 	"F\tt_enum\t0:1:0=m#0,0:2:0=on\n"
 	"F\tt_enum\t2:0:0=\n"
-	"F\tt_mkpt\t2:0:0=x,2:0:4=y\n"
+	"F\tt_mkpt\t2:0:0=x,2:0:4=y\t{=pt}\n"
 	"F\tt_var\t0:1:0=n\t...\n"
-	"F\tt_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\n"
+	"F\tt_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\t{p=pt}\n"
+	"F\tt_cls\t0:1:0=this,0:2:0=c,0:3:0=n\t...\t{c=&vector}\n"
+	"F\tt_cls\t2:0:0=\t{=&vector}\n"
 	"E\t0\t-1=M_NONE,1=M_READ,2=M_WRITE";
 
 static void test_names(void)
@@ -484,12 +499,13 @@ static void test_names(void)
 	struct block bl = { .n = 0 };
 
 	names.sites = sites;
-	names.site_cap = 5;
+	names.site_cap = 6;
 	sites[0].sym = "kv_put";
 	sites[1].sym = "t_enum";
 	sites[2].sym = "t_mkpt";
 	sites[3].sym = "t_var";
 	sites[4].sym = "t_pt";
+	sites[5].sym = "t_cls";
 	CHECK_EQ(arg_names_parse(&names.arg_names, args_section, strlen(args_section)), 0, "(the ARGS section parses)");
 
 	/* README: kv_put(s=0x55eecb85a140, key=460, value="w0-k460-op2"). */
@@ -520,6 +536,7 @@ static void test_names(void)
 	word(&bl, ARG_KIND_RET, 0, 'd', 32, 0, 0xffffffff);
 	word(&bl, ARG_KIND_RET, 0, 'd', 32, 4, 2);
 	values(&names, 2, 1, &bl, "{x=-1, y=2}", "README's t_mkpt's return value");
+	uvalues(&names, 2, 1, &bl, "pt{...}", "a struct returned in registers, by its type's name");
 	/* README: t_var(n=3, ...). */
 	bl.n = 0;
 	word(&bl, ARG_KIND_INT, 1, 'd', 32, 0, 3);
@@ -532,6 +549,27 @@ static void test_names(void)
 	word(&bl, ARG_KIND_INT, 1, 'd', 32, 4, 0xfffffffc);
 	word(&bl, ARG_KIND_INT, 2, 'd', 32, 0, 7);
 	values(&names, 4, 0, &bl, "p.x=3, p.y=-4, k=7", "README's t_pt");
+	uvalues(&names, 4, 0, &bl, "pt{...}, 7", "a struct passed by value: its type's name, once for its fields");
+	/* Its fields in another order than the structs' (by hand, -A):
+	 * still once. */
+	bl.n = 0;
+	word(&bl, ARG_KIND_INT, 1, 'd', 32, 4, 0xfffffffc);
+	word(&bl, ARG_KIND_INT, 2, 'd', 32, 0, 7);
+	word(&bl, ARG_KIND_INT, 1, 'd', 32, 0, 3);
+	uvalues(&names, 4, 0, &bl, "pt{...}, 7", "a struct's fields apart: one pt{...}, where the first is");
+	/* A C++ class passed and returned by its address (&TYPE): the
+	 * address in --arg-names, the class in uftrace's form; a group
+	 * field after "..." parses too. */
+	bl.n = 0;
+	word(&bl, ARG_KIND_INT, 1, 'p', 64, 0, 0x1000);
+	word(&bl, ARG_KIND_INT, 2, 'p', 64, 0, 0x2000);
+	word(&bl, ARG_KIND_INT, 3, 'd', 32, 0, 5);
+	values(&names, 5, 0, &bl, "this=0x1000, c=0x2000, n=5, ...", "a class by reference, by name");
+	uvalues(&names, 5, 0, &bl, "0x1000, vector{...}, 5, ...", "a class by reference, uftrace's form");
+	bl.n = 0;
+	word(&bl, ARG_KIND_RET, 0, 'p', 64, 0, 0x3000);
+	values(&names, 5, 1, &bl, "0x3000", "a class returned in memory: its address, by name");
+	uvalues(&names, 5, 1, &bl, "vector{...}", "a class returned in memory, uftrace's form");
 	/* A site the section does not name, a site past the table. */
 	bl.n = 0;
 	word(&bl, ARG_KIND_INT, 1, 'd', 32, 0, 3);

@@ -702,9 +702,11 @@ static int append_item(char *buf, size_t len, size_t *off, const struct dw_item 
 	return 0;
 }
 
-/* The label line of f for the views: "F\tSYM\tkind:index:shift=LABEL[#ENUM],...[\t...]". */
+/* The label line of f for the views: "F\tSYM\tkind:index:shift=LABEL[#ENUM],...[\t...][\t{P=TYPE,...}]",
+ * the last field the parameters of struct types (f's, on this side),
+ * when f is given. */
 static int label_line(struct arg_plan *o, size_t *len, const char *sym, const struct dw_item *items, int cnt,
-		      int varargs, size_t enum_base)
+		      int varargs, size_t enum_base, const struct dw_func *f, int at_exit)
 {
 	char buf[4096];
 	size_t off = 0;
@@ -721,7 +723,23 @@ static int label_line(struct arg_plan *o, size_t *len, const char *sym, const st
 		}
 		off += (size_t)n;
 	}
-	return append_line(&o->arg_labels, len, "F\t%s\t%s%s", sym, buf, varargs ? "\t..." : "");
+	char groups[1024];
+	size_t goff = 0;
+	for (int g = 0; f && g < f->group_cnt; g++) {
+		const struct dw_group *gr = &f->group[g];
+		if (gr->at_exit != at_exit || strpbrk(gr->type, ",}\t") || strpbrk(gr->param, ",=}\t"))
+			continue;
+		int n = snprintf(groups + goff, sizeof(groups) - goff, "%s%s=%s%s", goff ? "," : "{", gr->param,
+				 gr->by_ref ? "&" : "", gr->type);
+		if (n < 0 || (size_t)n >= sizeof(groups) - goff - 1)
+			break;
+		goff += (size_t)n;
+	}
+	if (goff)
+		groups[goff++] = '}';
+	groups[goff] = 0;
+	return append_line(&o->arg_labels, len, "F\t%s\t%s%s%s%s", sym, buf, varargs ? "\t..." : "", goff ? "\t" : "",
+			   groups);
 }
 
 static int enum_lines(struct arg_plan *o, size_t *len, const struct dw_info *info, const uint8_t *used,
@@ -903,7 +921,7 @@ static int resolve_spec(struct arg_plan *o, size_t *args_len, size_t *labels_len
 	if (append_line(&o->args, args_len, "%s\t%c\t%s%s", f ? f->sym : glob, ret ? 'R' : 'A', out, scope))
 		return -1;
 	/* Values named by their parameter show under that name. */
-	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0, 0))
+	if (named && f && label_line(o, labels_len, f->sym, resolved, cnt, 0, 0, NULL, 0))
 		return -1;
 	for (int k = 0; named && f && k < cnt; k++)
 		if (resolved[k].enum_id >= 0 && enum_used)
@@ -1037,7 +1055,8 @@ static int auto_args_func(struct arg_plan *o, const struct auto_patterns *ap, si
 			if (append_item(items, sizeof(items), &off, &its[k], 1))
 				return -1;
 		if (append_line(&o->args, args_len, "%s\t%c\t%s\t%s", f->sym, side ? 'R' : 'A', items, scope) ||
-		    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base))
+		    label_line(o, labels_len, f->sym, its, cnt, !side && (f->varargs || f->truncated), enum_base, f,
+			       side))
 			return -1;
 		for (int k = 0; k < cnt; k++)
 			if (its[k].enum_id >= 0 && enum_used)

@@ -426,6 +426,32 @@ static void add_item(struct dw_func *f, int at_exit, const struct leaf *lf, unsi
 	snprintf(it->label, sizeof(it->label), "%s", label);
 }
 
+/* A value of type t (peeled) named param: a group when t is a struct,
+ * union or class (file-format.md, ARGS: the views show its values as
+ * one).  Its name is cut at its template arguments ("less<int>" is
+ * "less", as uftrace shows it). */
+static void add_group(struct dw_func *f, int at_exit, const char *param, Dwarf_Die *t, int by_ref)
+{
+	int tag = dwarf_tag(t);
+	if ((tag != DW_TAG_structure_type && tag != DW_TAG_union_type && tag != DW_TAG_class_type) ||
+	    (!at_exit && !*param) || f->group_cnt == DW_GROUPS_MAX)
+		return;
+	struct dw_group *g = &f->group[f->group_cnt++];
+	const char *name = dwarf_diename(t);
+	snprintf(g->param, sizeof(g->param), "%s", param);
+	snprintf(g->type, sizeof(g->type), "%.*s", name ? (int)strcspn(name, "<") : 0, name ? name : "");
+	g->at_exit = (uint8_t)at_exit;
+	g->by_ref = (uint8_t)by_ref;
+}
+
+/* libstdc++'s std::string (std::__cxx11::basic_string<char, ...>): a
+ * value of it is shown by its characters (format S). */
+static int is_std_string(Dwarf_Die *t)
+{
+	const char *name = dwarf_diename(t);
+	return name && !strncmp(name, "basic_string<char,", 18);
+}
+
 /* DWARF register numbers of the integer and SSE argument registers. */
 static const uint8_t dwarf_int_reg[6] = { 5, 4, 1, 2, 8, 9 }; /* rdi rsi rdx rcx r8 r9 */
 #define DWARF_XMM0 17
@@ -797,6 +823,9 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 			leaves[i].shown = 0;
 		int by_ref = ebs == TYPE_MEMORY && class_by_reference(&type, 0);
 		int to_memory = ebs == TYPE_MEMORY && !by_ref;
+		int string = by_ref && is_std_string(&peeled);
+		if (!string)
+			add_group(f, 0, name, &peeled, by_ref);
 		unsigned need_int = by_ref, need_fp = 0;
 		for (int eb = 0; eb < ebs; eb++) {
 			need_int += cls[eb] == 'I';
@@ -809,7 +838,8 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		int loc = entry_location(&p, entry, &fb, to_memory && !by_ref, &loc_reg, &stack_off);
 		if (by_ref) {
 			/* Its address, in the next integer register or word. */
-			struct leaf ptr = { .size = 8, .cls = 'I', .fmt = 'p', .bits = 64, .shown = located, .enum_id = -1 };
+			struct leaf ptr = { .size = 8, .cls = 'I', .fmt = string ? 'S' : 'p', .bits = 64, .shown = located,
+					    .enum_id = -1 };
 			snprintf(ptr.label, sizeof(ptr.label), "%s", name);
 			/* DWARF says through a pointer (in the register the ABI
 			 * gives it, or spilled: -O0), or nothing; never the
@@ -913,17 +943,27 @@ static int describe_return(struct loader *l, Dwarf_Die *sp, struct dw_func *f)
 	int ebs = classify(l, &type, "", leaves, &n, cls);
 	if (ebs == TYPE_UNKNOWN)
 		return -1;
+	if (dwarf_peel_type(&type, &peeled))
+		return -1;
 	if (ebs == TYPE_MEMORY) {
 		/* long double comes back in st0 (x87), without an address
-		 * in rdi, and is shown; other values in memory do take one,
-		 * and are not. */
-		if (dwarf_peel_type(&type, &peeled) == 0 && dwarf_tag(&peeled) == DW_TAG_base_type) {
+		 * in rdi, and is shown; other values in memory do take one
+		 * (rdi), and rax holds it at the return: a struct's is shown
+		 * as the struct (TYPE{...}), a std::string's by its
+		 * characters. */
+		if (dwarf_tag(&peeled) == DW_TAG_base_type) {
 			if (n == 1 && leaves[0].bits == ARG_BITS_LONG_DOUBLE && leaves[0].fmt == 'f')
 				add_item(f, 1, &leaves[0], ARG_KIND_RET_ST0, 0, leaves[0].label);
 			return 0;
 		}
+		struct leaf ptr = { .size = 8, .cls = 'I', .fmt = is_std_string(&peeled) ? 'S' : 'p', .bits = 64,
+				    .shown = 1, .enum_id = -1 };
+		if (ptr.fmt == 'p')
+			add_group(f, 1, "", &peeled, 1);
+		add_item(f, 1, &ptr, ARG_KIND_RET, 0, "");
 		return 1;
 	}
+	add_group(f, 1, "", &peeled, 0);
 	unsigned kind_of[2] = { 0, 0 };
 	int ints = 0, sses = 0;
 	for (int eb = 0; eb < ebs; eb++)

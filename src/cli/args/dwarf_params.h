@@ -31,6 +31,17 @@ struct dw_reg {
 	uint8_t what;             /* 0 nothing, 'p' a pointer, 's' a char pointer, 'i' another integer, 'f', 'a' part of a struct */
 };
 
+/* A parameter (or the return value, param "") of a struct, union or
+ * class type: the views show its values as one, TYPE{...} as uftrace. */
+struct dw_group {
+	char param[DW_LABEL_MAX];
+	char type[DW_LABEL_MAX]; /* the type's name without template arguments; "" anonymous */
+	uint8_t at_exit;
+	uint8_t by_ref;          /* the value is the object's address (a C++ class passed by
+				  * reference, a value returned in memory) */
+};
+#define DW_GROUPS_MAX 8
+
 struct dw_func {
 	char *sym;      /* the symbol its code starts at (or an alias of it): what its site is named */
 	uint64_t addr;  /* that address, as dwfl places the file */
@@ -58,6 +69,8 @@ struct dw_func {
 	struct dw_reg stack_word[DW_STACK_WORDS];
 	uint16_t stack_words;
 	uint8_t stack_unknown; /* words past stack_words are not placed (an over-aligned value, an __int128) */
+	struct dw_group group[DW_GROUPS_MAX];
+	uint8_t group_cnt;
 };
 
 struct dw_enum {

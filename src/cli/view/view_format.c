@@ -8,6 +8,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/view/view_format.h"
 #include "common/shm_layout.h"
+#include "common/value_spec.h"
 
 int view_format_prefix(char *buf, const char *dur, uint32_t tid)
 {
@@ -386,11 +387,32 @@ size_t view_format_values_style(char *buf, size_t len, struct trace *t, const st
 	if (!len)
 		return 0;
 	buf[0] = 0;
-	/* A return value with named parts is a struct: "{x=1, y=2}". */
-	if (ret && names)
+	/* A return value with named parts is a struct: "{x=1, y=2}"; as
+	 * uftrace shows one, its type's name: "pt{...}". */
+	size_t plen;
+	int ret_group = ret && style == VIEW_VALUES_UFTRACE &&
+			(arg_names_group(names, ".", 1, &plen) || arg_names_group(names, "", 1, &plen));
+	if (ret && names && !ret_group)
 		for (uint32_t i = 0; i < names->cnt; i++)
 			fields |= arg_kind_is_ret(names->v[i].kind) && *names->v[i].label;
+	/* uftrace's form shows a struct passed by value as its type's name,
+	 * "int3{...}", once for all its fields: the parameters shown so. */
+	char shown[VALUE_ITEMS_MAX][VALUE_LABEL_MAX];
+	size_t shown_cnt = 0;
 	while (value_next(t, ev, &at, name, sizeof(name), val, sizeof(val), style)) {
+		/* A whole return value is named "retval" here, "" in ARGS. */
+		const char *glabel = ret && !strcmp(name, "retval") ? "" : name;
+		const char *gtype = style == VIEW_VALUES_UFTRACE ? arg_names_group(names, glabel, ret, &plen) : NULL;
+		if (gtype) {
+			size_t k = 0;
+			while (k < shown_cnt && !(strlen(shown[k]) == plen && !strncmp(shown[k], glabel, plen)))
+				k++;
+			if (k < shown_cnt)
+				continue;
+			if (shown_cnt < VALUE_ITEMS_MAX)
+				snprintf(shown[shown_cnt++], VALUE_LABEL_MAX, "%.*s", (int)plen, glabel);
+			snprintf(val, sizeof(val), "%s{...}", gtype);
+		}
 		int w = off >= room ? -1
 			: (ret && !fields) || (!ret && style == VIEW_VALUES_UFTRACE) ? snprintf(buf + off, room - off, "%s%s", off ? ", " : "", val)
 					 : snprintf(buf + off, room - off, "%s%s%s=%s", off ? ", " : "",
