@@ -5,7 +5,9 @@
  *   F \t SYM \t KIND:INDEX:SHIFT=LABEL[#ENUM],... [\t ...] [\t {PARAM=TYPE,...}]
  *   E \t ENUM \t VALUE=NAME,...
  * (the braces: the parameters of struct types, whose values' labels are
- * PARAM.field; PARAM empty for a returned struct).
+ * PARAM.field; PARAM empty for a returned struct; TYPE~ for one whose
+ * field was left out; PARAM=TEXT>NEXT for one without values, shown as
+ * TEXT before NEXT's values).
  * A value in a data block is named by its function's symbol and its
  * register (kind, index) and byte offset in it (shift), never by its
  * position: -A / -R and --auto-args items of one function may come in
@@ -64,11 +66,19 @@ static int parse_groups(struct arg_names_func *f, char *s)
 		if (!eq)
 			return -1;
 		*eq = 0;
+		char *next = strchr(eq + 1, '>');
+		if (next)
+			*next++ = 0;
 		struct arg_group *g = realloc(f->groups, (f->group_cnt + 1) * sizeof(*g));
 		if (!g)
 			return -1;
 		f->groups = g;
-		g[f->group_cnt++] = (struct arg_group){ tok, eq + 1 };
+		size_t tl = strlen(eq + 1);
+		uint8_t partial = !next && tl && eq[tl] == '~';
+		if (partial)
+			eq[tl] = 0;
+		f->partial |= partial;
+		g[f->group_cnt++] = (struct arg_group){ tok, eq + 1, next, partial };
 	}
 	return 0;
 }
@@ -157,6 +167,7 @@ int arg_names_parse(struct arg_names *an, const char *text, size_t len)
 				into->cnt += f->cnt;
 			}
 			into->varargs |= f->varargs;
+			into->partial |= f->partial;
 			if (f->group_cnt) {
 				struct arg_group *g = realloc(into->groups, (into->group_cnt + f->group_cnt) * sizeof(*g));
 				if (!g)
@@ -241,6 +252,8 @@ const char *arg_names_group(const struct arg_names_func *f, const char *label, i
 	}
 	for (uint32_t i = 0; !at_exit && f && i < f->group_cnt; i++) {
 		const struct arg_group *g = &f->groups[i];
+		if (g->next)
+			continue; /* no values of its own */
 		/* "&TYPE": the value is the object's address, the whole
 		 * value (label PARAM); else its fields are (PARAM.x). */
 		int by_ref = g->type[0] == '&';

@@ -16,6 +16,10 @@ struct arg_name {
  * value): its values are labelled "PARAM.field", "PARAM[i]". */
 struct arg_group {
 	const char *param, *type; /* type "": anonymous (a lambda's closure) */
+	const char *next;         /* NULL, or (a group without values: type is then the
+				   * text shown, "TYPE{}") the parameter before whose
+				   * values it is shown ("": after the last) */
+	uint8_t partial;          /* a field of it was left out */
 };
 
 struct arg_names_func {
@@ -23,6 +27,7 @@ struct arg_names_func {
 	struct arg_name *v;
 	uint32_t cnt;
 	uint8_t varargs;   /* the entry ends with "..." */
+	uint8_t partial;   /* a group of it is partial: its values end with "..." by name */
 	struct arg_group *groups;
 	uint32_t group_cnt;
 };

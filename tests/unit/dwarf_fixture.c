@@ -228,6 +228,22 @@ KEEP int f_knr(x, n)
 	return n;
 }
 
+/* An empty struct (a GNU C extension: no register, no value) and a
+ * packed one, whose long sits across two stack words. */
+struct empty {};
+struct __attribute__((packed)) pk { char m; long n; short k; };
+KEEP int f_empty(int a, struct empty e, int b)
+{
+	sink = a + b + (long)sizeof(e);
+	return a;
+}
+
+KEEP int f_packed(struct pk p, int k)
+{
+	sink = p.m + p.n + p.k + k;
+	return k;
+}
+
 typedef int (*fn_t)(int);
 KEEP long f_fnptr(fn_t fn, struct pt *pp)
 {
@@ -238,7 +254,7 @@ KEEP long f_fnptr(fn_t fn, struct pt *pp)
 void *volatile keep_them[] = {
 	f_ints, f_stack, f_fp, f_nine, f_str, f_pt, f_mkpt, f_fpt, f_ret_ll, f_ret_ld, f_ret_dd, f_big,
 	f_ret_big, f_nofit, f_void, f_var, f_enum, f_bool, f_agg, f_ldbl, f_i128, f_many, f_fnptr,
-	f_msabi, f_vec, f_wide, f_same, f_dup, f_target, f_knr,
+	f_msabi, f_vec, f_wide, f_same, f_dup, f_target, f_knr, f_empty, f_packed,
 };
 
 int main(void)

@@ -644,9 +644,9 @@ static void test_auto_args(void)
 		fns++;
 		sides += (f->entry_cnt > 0) + (f->exit_cnt > 0);
 	}
-	CHECK_EQ(fns, 31, "(31 functions of distinct names, not ambiguous)");
-	CHECK_EQ(sides, 57, "(57 sides with values among them)");
-	CHECK_EQ(lines, 1 + 57 - 1, "one line per side with values, the -A's replacing f_ints's");
+	CHECK_EQ(fns, 33, "(33 functions of distinct names, not ambiguous)");
+	CHECK_EQ(sides, 61, "(61 sides with values among them)");
+	CHECK_EQ(lines, 1 + 61 - 1, "one line per side with values, the -A's replacing f_ints's");
 
 	const struct dw_func *f = dw_info_find(&dw, "f_ints");
 	unsigned long long off = f ? (unsigned long long)f->file_off : 0;
@@ -672,6 +672,10 @@ static void test_auto_args(void)
 	 * list, the enum's enumerators. */
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\t{p=pt}\n"), "f_pt's labels");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_mkpt\t2:0:0=x,2:0:4=y\t{=pt}\n"), "f_mkpt's return value's fields");
+	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_empty\t0:1:0=a,0:2:0=b\t{e=empty{}>b}\n"),
+	      "f_empty's labels: the empty struct shown before b");
+	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_packed\t0:7:0=p.m,0:8:1=p.k,0:1:0=k\t{p=pk~}\n"),
+	      "f_packed's labels: the packed struct partial, no \"...\"");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_var\t0:1:0=n\t...\n"), "f_var's labels end with ...");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "0:16:0=a16\t...\n"), "f_many's 16 labels end with ...");
 	CHECK(p.arg_labels && strstr(p.arg_labels, "F\tf_enum\t0:1:0=m#0,0:2:0=on\n"), "f_enum's labels, m an enum");

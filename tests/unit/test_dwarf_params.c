@@ -153,6 +153,12 @@ static const struct expect expects[] = {
 	  "sw5=i:a12 sw6=i:a13 sw7=i:a14 sw8=i:a15 sw9=i:a16 sw10=i:a17",
 	  "returns truncated words=11" },
 	{ "f_fnptr", "0:1:p:64:0=fn 0:2:p:64:0=pp", "2:0:d:64:0=", "rdi=p:fn rsi=p:pp", "returns words=0" },
+	/* An empty struct takes no register: b is in rsi. */
+	{ "f_empty", "0:1:d:32:0=a 0:2:d:32:0=b", "2:0:d:32:0=", "rdi=i:a rsi=i:b", "returns words=0" },
+	/* A packed struct goes to the stack: its long across two words is
+	 * left out (its group says so), not the function's values. */
+	{ "f_packed", "0:7:c:8:0=p.m 0:8:d:16:1=p.k 0:1:d:32:0=k", "2:0:d:32:0=", "rdi=i:k sw0=a:p sw1=a:p",
+	  "returns words=2" },
 	/* A 32-byte vector: a stops the description, b is not known. */
 	{ "f_vec", "0:1:d:32:0=a", "2:0:d:32:0=", "rdi=i:a", "returns on_stack words=0" },
 	/* Aligned to 32: neither it nor the struct after it is placed on
@@ -244,6 +250,33 @@ static void check_fixture(const char *name, const char *path, int clang)
 		      (unsigned long long)f->file_off, (unsigned long long)off);
 		CHECK(!f->cxx && !f->ambiguous && !f->mismatch, "%s: %s is C, one definition, the ABI's", name,
 		      x->sym);
+	}
+
+	/* The groups the views show as TYPE{...}: each struct parameter and
+	 * returned struct, the empty one in its place before b, the packed
+	 * one partial. */
+	static const struct {
+		const char *sym, *groups;
+	} gx[] = {
+		{ "f_pt", "p=pt" },
+		{ "f_mkpt", "<ret>=pt" },
+		{ "f_ret_big", "<ret>=&big" },
+		{ "f_empty", "e=empty{}>b" },
+		{ "f_packed", "p=pk~" },
+		{ "f_ints", "" },
+	};
+	for (size_t k = 0; k < sizeof(gx) / sizeof(gx[0]); k++) {
+		const struct dw_func *f = dw_info_find(&dw, gx[k].sym);
+		size_t off = 0;
+		got[0] = 0;
+		for (int g = 0; f && g < f->group_cnt && off < sizeof(got); g++) {
+			const struct dw_group *gr = &f->group[g];
+			off += (size_t)snprintf(got + off, sizeof(got) - off, "%s%s=%s%s%s%s%s%s", g ? " " : "",
+						gr->at_exit ? "<ret>" : gr->param, gr->by_ref ? "&" : "", gr->type,
+						gr->empty ? "{}" : "", gr->partial ? "~" : "", gr->valueless ? ">" : "",
+						gr->next);
+		}
+		CHECK_STR(got, gx[k].groups, "%s: %s's struct values", name, gx[k].sym);
 	}
 
 	/* Every function is listed once, sorted by symbol; f_same and f_dup

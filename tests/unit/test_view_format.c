@@ -247,7 +247,7 @@ static uint64_t f32(float f)
 }
 
 static struct trace names; /* a trace with sites and an ARGS section, no file */
-static struct trace_site sites[6];
+static struct trace_site sites[8];
 
 /* The values of a block, as replay shows them after the function's name
  * (entry) or after " = " (exit). */
@@ -392,6 +392,7 @@ static void test_values(void)
 	word(&bl, ARG_KIND_INT, 1, 's', 1, 0, 0);
 	word(&bl, ARG_KIND_INT, 2, 's', 2, 0, 0x1234);
 	values(NULL, 0, 0, &bl, "arg1=NULL, arg2=(bad ptr 0x1234)", "NULL and an unreadable pointer");
+	uvalues(NULL, 0, 0, &bl, "\"NULL\", \"<0x1234>\"", "NULL and an unreadable pointer, as uftrace shows them");
 	/* A string of --max-string's ceiling escaped four bytes a byte: more
 	 * than a value's room, cut, and said so. */
 	char bin[VALUE_STRING_MAX];
@@ -492,6 +493,8 @@ static const char args_section[] =
 	"F\tt_pt\t0:1:0=p.x,0:1:4=p.y,0:2:0=k\t{p=pt}\n"
 	"F\tt_cls\t0:1:0=this,0:2:0=c,0:3:0=n\t...\t{c=&vector}\n"
 	"F\tt_cls\t2:0:0=\t{=&vector}\n"
+	"F\tt_empty\t0:1:0=this,0:2:0=x\t{e=empty{}>x,f=less{...}>}\n"
+	"F\tt_pk\t0:7:0=p.m,0:8:1=p.k,0:1:0=k\t{p=pk~}\n"
 	"E\t0\t-1=M_NONE,1=M_READ,2=M_WRITE";
 
 static void test_names(void)
@@ -499,13 +502,15 @@ static void test_names(void)
 	struct block bl = { .n = 0 };
 
 	names.sites = sites;
-	names.site_cap = 6;
+	names.site_cap = 8;
 	sites[0].sym = "kv_put";
 	sites[1].sym = "t_enum";
 	sites[2].sym = "t_mkpt";
 	sites[3].sym = "t_var";
 	sites[4].sym = "t_pt";
 	sites[5].sym = "t_cls";
+	sites[6].sym = "t_empty";
+	sites[7].sym = "t_pk";
 	CHECK_EQ(arg_names_parse(&names.arg_names, args_section, strlen(args_section)), 0, "(the ARGS section parses)");
 
 	/* README: kv_put(s=0x55eecb85a140, key=460, value="w0-k460-op2"). */
@@ -570,6 +575,20 @@ static void test_names(void)
 	word(&bl, ARG_KIND_RET, 0, 'p', 64, 0, 0x3000);
 	values(&names, 5, 1, &bl, "0x3000", "a class returned in memory: its address, by name");
 	uvalues(&names, 5, 1, &bl, "vector{...}", "a class returned in memory, uftrace's form");
+	/* Parameters without values (empty classes) in their places: e
+	 * before x, f after the last; only in uftrace's form. */
+	bl.n = 0;
+	word(&bl, ARG_KIND_INT, 1, 'p', 64, 0, 0x1000);
+	word(&bl, ARG_KIND_INT, 2, 'd', 32, 0, 3);
+	uvalues(&names, 6, 0, &bl, "0x1000, empty{}, 3, less{...}", "empty classes in their places");
+	values(&names, 6, 0, &bl, "this=0x1000, x=3", "empty classes by name: no values, nothing shown");
+	/* A packed struct whose long was left out: "..." by name only. */
+	bl.n = 0;
+	word(&bl, ARG_KIND_INT, 7, 'c', 8, 0, 'a');
+	word(&bl, ARG_KIND_INT, 8, 'd', 16, 1, 33);
+	word(&bl, ARG_KIND_INT, 1, 'd', 32, 0, 5);
+	uvalues(&names, 7, 0, &bl, "pk{...}, 5", "a packed struct, uftrace's form");
+	values(&names, 7, 0, &bl, "p.m='a', p.k=33, k=5, ...", "a packed struct's missing field: ...");
 	/* A site the section does not name, a site past the table. */
 	bl.n = 0;
 	word(&bl, ARG_KIND_INT, 1, 'd', 32, 0, 3);

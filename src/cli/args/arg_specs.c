@@ -704,7 +704,8 @@ static int append_item(char *buf, size_t len, size_t *off, const struct dw_item 
 
 /* The label line of f for the views: "F\tSYM\tkind:index:shift=LABEL[#ENUM],...[\t...][\t{P=TYPE,...}]",
  * the last field the parameters of struct types (f's, on this side),
- * when f is given. */
+ * when f is given: P=[&]TYPE[~] (~: a field left out), or P=TYPE{}>NEXT
+ * (or {...}) for one without values, shown before NEXT's (file-format.md). */
 static int label_line(struct arg_plan *o, size_t *len, const char *sym, const struct dw_item *items, int cnt,
 		      int varargs, size_t enum_base, const struct dw_func *f, int at_exit)
 {
@@ -727,10 +728,13 @@ static int label_line(struct arg_plan *o, size_t *len, const char *sym, const st
 	size_t goff = 0;
 	for (int g = 0; f && g < f->group_cnt; g++) {
 		const struct dw_group *gr = &f->group[g];
-		if (gr->at_exit != at_exit || strpbrk(gr->type, ",}\t") || strpbrk(gr->param, ",=}\t"))
+		if (gr->at_exit != at_exit || strpbrk(gr->type, ",}>~\t") || strpbrk(gr->param, ",=}>\t") ||
+		    strpbrk(gr->next, ",=}>\t"))
 			continue;
-		int n = snprintf(groups + goff, sizeof(groups) - goff, "%s%s=%s%s", goff ? "," : "{", gr->param,
-				 gr->by_ref ? "&" : "", gr->type);
+		int n = gr->valueless ? snprintf(groups + goff, sizeof(groups) - goff, "%s%s=%s%s>%s", goff ? "," : "{",
+						 gr->param, gr->type, gr->empty ? "{}" : "{...}", gr->next)
+				      : snprintf(groups + goff, sizeof(groups) - goff, "%s%s=%s%s%s", goff ? "," : "{",
+						 gr->param, gr->by_ref ? "&" : "", gr->type, gr->partial ? "~" : "");
 		if (n < 0 || (size_t)n >= sizeof(groups) - goff - 1)
 			break;
 		goff += (size_t)n;

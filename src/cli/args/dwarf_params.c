@@ -442,6 +442,29 @@ static void add_group(struct dw_func *f, int at_exit, const char *param, Dwarf_D
 	snprintf(g->type, sizeof(g->type), "%.*s", name ? (int)strcspn(name, "<") : 0, name ? name : "");
 	g->at_exit = (uint8_t)at_exit;
 	g->by_ref = (uint8_t)by_ref;
+	Dwarf_Die child;
+	g->empty = dwarf_child(t, &child) != 0;
+}
+
+/* After a parameter whose values (if any) are f's entry items from mark
+ * on, and which added group (or -1): a group without values waits for
+ * the next parameter that has some, to be shown before them (uftrace
+ * shows every parameter, "empty{}" too, in its place). */
+static void settle_param(struct dw_func *f, int group, uint8_t mark)
+{
+	if (f->entry_cnt == mark) {
+		if (group >= 0 && !f->truncated)
+			f->group[group].valueless = 1;
+		return;
+	}
+	const char *label = f->entry[mark].label;
+	for (int g = 0; g < f->group_cnt; g++) {
+		struct dw_group *gr = &f->group[g];
+		if (gr->valueless && !gr->placed) {
+			snprintf(gr->next, sizeof(gr->next), "%.*s", (int)strcspn(label, ".["), label);
+			gr->placed = 1;
+		}
+	}
 }
 
 /* libstdc++'s std::string (std::__cxx11::basic_string<char, ...>): a
@@ -664,7 +687,10 @@ static int class_by_reference(Dwarf_Die *type, int depth)
 				continue;
 			if (name[0] == '~')
 				return 1;
-			if (!cls || strcmp(name, cls))
+			/* A class template's constructors are named without
+			 * its arguments ("C" in "C<int>"). */
+			size_t cls_len = cls ? strcspn(cls, "<") : 0;
+			if (!cls || strlen(name) != cls_len || strncmp(name, cls, cls_len))
 				continue;
 			/* A constructor of one parameter (after this) that is a
 			 * reference to the class: a copy or move constructor. */
@@ -712,6 +738,15 @@ static uint8_t what_of(const struct leaf *leaves, size_t n)
  * return address, *next_stack bytes in.  Its shown scalars that fit in
  * one word become items argN (N = 7 + word).  -1 (f->mismatch) when its
  * DWARF location at the entry is another word. */
+/* The group of f's entry parameter param, or NULL. */
+static struct dw_group *entry_group(struct dw_func *f, const char *param)
+{
+	for (int g = 0; g < f->group_cnt; g++)
+		if (!f->group[g].at_exit && !strcmp(f->group[g].param, param))
+			return &f->group[g];
+	return NULL;
+}
+
 static int place_on_stack(struct dw_func *f, const char *name, const struct leaf *leaves, size_t n, uint32_t size,
 			  unsigned align, int loc, int64_t stack_off, uint32_t *next_stack)
 {
@@ -738,8 +773,13 @@ static int place_on_stack(struct dw_func *f, const char *name, const struct leaf
 		}
 		if (leaves[i].size > 8 || at % 8 + leaves[i].size > 8) {
 			/* long double, __int128 (not shown anyway); a packed
-			 * field across two words: left out, and "..." says so. */
-			f->truncated |= leaves[i].shown;
+			 * field across two words: left out, and "..." says so
+			 * (a struct's: its group says it is partial). */
+			struct dw_group *g = leaves[i].shown ? entry_group(f, name) : NULL;
+			if (g)
+				g->partial = 1;
+			else
+				f->truncated |= leaves[i].shown;
 			continue;
 		}
 		if (7 + at / 8 > ARG_INDEX_MAX) {
@@ -782,8 +822,16 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 
 	if (dwarf_child(sp, &p))
 		return;
+	int group = -1;
+	uint8_t mark = 0;
 	do {
 		int tag = dwarf_tag(&p);
+		if (tag == DW_TAG_formal_parameter || tag == DW_TAG_unspecified_parameters) {
+			if (mark != f->entry_cnt || group >= 0)
+				settle_param(f, group, mark);
+			group = -1;
+			mark = f->entry_cnt;
+		}
 		if (tag == DW_TAG_unspecified_parameters) {
 			f->varargs = 1;
 			continue;
@@ -824,8 +872,12 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 		int by_ref = ebs == TYPE_MEMORY && class_by_reference(&type, 0);
 		int to_memory = ebs == TYPE_MEMORY && !by_ref;
 		int string = by_ref && is_std_string(&peeled);
-		if (!string)
+		if (!string && f->group_cnt < DW_GROUPS_MAX) {
+			int before = f->group_cnt;
 			add_group(f, 0, name, &peeled, by_ref);
+			if (f->group_cnt > before)
+				group = before;
+		}
 		unsigned need_int = by_ref, need_fp = 0;
 		for (int eb = 0; eb < ebs; eb++) {
 			need_int += cls[eb] == 'I';
@@ -884,6 +936,10 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 				return;
 			continue;
 		}
+		/* An empty class takes no register (NO_CLASS): its DWARF
+		 * location, a slot of the body's, says nothing of the ABI. */
+		if (n == 0)
+			continue;
 		/* The ABI's answer checked against the compiler's: a
 		 * parameter whose DWARF puts it elsewhere at the entry (a
 		 * constant the caller does not pass, an argument another
@@ -924,6 +980,7 @@ static void describe_params(struct loader *l, Dwarf_Die *sp, struct dw_func *f, 
 				 leaves[i].label);
 		}
 	} while (dwarf_siblingof(&p, &p) == 0);
+	settle_param(f, group, mark);
 }
 
 /* The return value of subprogram sp, into f: rax/rdx, xmm0/xmm1 per

@@ -39,6 +39,13 @@ struct dw_group {
 	uint8_t at_exit;
 	uint8_t by_ref;          /* the value is the object's address (a C++ class passed by
 				  * reference, a value returned in memory) */
+	uint8_t empty;           /* its type has no members or functions in DWARF: "TYPE{}" */
+	uint8_t valueless;       /* an entry group none of whose values is recorded (an empty
+				  * class: no register; optimized out): shown before the
+				  * values of the parameter next, whose name it keeps */
+	uint8_t partial;         /* a field of it is left out (packed across two words) */
+	uint8_t placed;          /* next is known ("" and placed: the last parameters have no value) */
+	char next[DW_LABEL_MAX];
 };
 #define DW_GROUPS_MAX 8
 

@@ -253,7 +253,8 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 		if (it.bits == 1)
 			snprintf(val, val_len, style == VIEW_VALUES_UFTRACE ? "\"NULL\"" : "NULL");
 		else if (it.bits == 2)
-			snprintf(val, val_len, "(bad ptr 0x%llx)", (unsigned long long)it.word);
+			snprintf(val, val_len, style == VIEW_VALUES_UFTRACE ? "\"<0x%llx>\"" : "(bad ptr 0x%llx)",
+				 (unsigned long long)it.word);
 		else if (format_string(val, val_len, it.v, it.len, it.bits == 3, style) < 0 && val_len)
 			val[0] = 0; /* bits 3: no NUL within --max-string */
 		/* A std::string, as uftrace writes one: "Hello"s. */
@@ -372,6 +373,29 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v)
 	}
 }
 
+/* Appends the groups of f without values that are shown before the
+ * parameter value label is part of (label NULL: every one not yet shown)
+ * to buf, at *off, within room; placed has a bit per group shown.
+ * Returns -1 when one does not fit. */
+static int place_valueless(char *buf, size_t room, size_t *off, const struct arg_names_func *f, const char *label,
+			   uint64_t *placed)
+{
+	size_t n = label ? strcspn(label, ".[") : 0;
+	for (uint32_t i = 0; i < f->group_cnt && i < 64; i++) {
+		const struct arg_group *g = &f->groups[i];
+		if (!g->next || (*placed >> i & 1) || (label && (strlen(g->next) != n || strncmp(g->next, label, n))))
+			continue;
+		int w = *off >= room ? -1 : snprintf(buf + *off, room - *off, "%s%s", *off ? ", " : "", g->type);
+		if (w < 0 || (size_t)w >= room - *off) {
+			buf[*off] = 0;
+			return -1;
+		}
+		*off += (size_t)w;
+		*placed |= 1ull << i;
+	}
+	return 0;
+}
+
 size_t view_format_values_style(char *buf, size_t len, struct trace *t, const struct trace_event *ev,
 				enum view_values_style style)
 {
@@ -399,7 +423,15 @@ size_t view_format_values_style(char *buf, size_t len, struct trace *t, const st
 	 * "int3{...}", once for all its fields: the parameters shown so. */
 	char shown[VALUE_ITEMS_MAX][VALUE_LABEL_MAX];
 	size_t shown_cnt = 0;
+	/* A parameter without values (an empty class) is shown by its
+	 * type in its place, before the next parameter's values. */
+	uint64_t placed = 0;
+	int placing = !ret && style == VIEW_VALUES_UFTRACE && names && names->group_cnt;
 	while (value_next(t, ev, &at, name, sizeof(name), val, sizeof(val), style)) {
+		if (placing && place_valueless(buf, room, &off, names, name, &placed)) {
+			more = 1;
+			break;
+		}
 		/* A whole return value is named "retval" here, "" in ARGS. */
 		const char *glabel = ret && !strcmp(name, "retval") ? "" : name;
 		const char *gtype = style == VIEW_VALUES_UFTRACE ? arg_names_group(names, glabel, ret, &plen) : NULL;
@@ -425,7 +457,12 @@ size_t view_format_values_style(char *buf, size_t len, struct trace *t, const st
 		off += (size_t)w;
 		cnt++;
 	}
-	if ((more || (!ret && names && names->varargs)) && off + 5 + (fields && cnt) < len)
+	if (placing && !more && place_valueless(buf, room, &off, names, NULL, &placed))
+		more = 1;
+	/* A struct's field left out: by name, "..." says so; uftrace's
+	 * TYPE{...} already does. */
+	int partial = !ret && names && names->partial && style != VIEW_VALUES_UFTRACE;
+	if ((more || partial || (!ret && names && names->varargs)) && off + 5 + (fields && cnt) < len)
 		off += (size_t)snprintf(buf + off, len - off, "%s%s...", off ? ", " : "", fields && !cnt ? "{" : "");
 	if (fields && (cnt || more) && off + 2 <= len) {
 		buf[off++] = '}';
