@@ -35,8 +35,8 @@
 #define META_MODULE_READ "M %u %n"   /* then the path from %n */
 
 #define META_SITE 'S'
-#define META_SITE_WRITE "S %u %llx %u %s\n"
-#define META_SITE_READ "S %u %llx %u %n" /* then the name from %n */
+#define META_SITE_WRITE "S %u %llx %u %llx %s\n" /* id, function address, module, function bytes (0: unknown), name */
+#define META_SITE_READ "S %u %llx %u %llx %n" /* then the name from %n */
 
 #define META_REASON 'Y'
 #define META_REASON_WRITE "Y %d %s\n"

@@ -30,6 +30,10 @@
 #ifndef NEEDLE_RECORD_CONFIG_H
 #define NEEDLE_RECORD_CONFIG_H
 
+/* x86-64's PLT entry: what -Z (record and views) takes for the size of a
+ * library call, as uftrace sees a call the program makes to a library. */
+#define PLT_ENTRY_BYTES 16
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -48,6 +48,7 @@ enum trace_section {
 	SEC_SNAPSHOT = 10, /* struct sec_snapshot: the file is a snapshot of overwrite rings (--snapshot) */
 	SEC_ARGS = 11,   /* text: the names of recorded values, from DWARF (see file-format.md) */
 	SEC_VIEW_OPTS = 12, /* the views' default options (record's -t, -T, ...): NUL-terminated words */
+	SEC_SITE_SIZES = 13, /* records: u32 site id, u32 function bytes, of sites of the SITES sections before */
 };
 
 /* How an attached recording ended. */

@@ -304,6 +304,18 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 	case SEC_SITES:
 		bad = parse_sites(t, p, sh->length);
 		break;
+	case SEC_SITE_SIZES:
+		/* Of sites already read (the writer puts it after their
+		 * SITES): an id not known is left out. */
+		bad = sh->length % 8 != 0;
+		for (uint64_t k = 0; !bad && k < sh->length; k += 8) {
+			uint32_t id, size;
+			memcpy(&id, p + k, 4);
+			memcpy(&size, p + k + 4, 4);
+			if (id < t->site_cap && t->sites[id].name)
+				t->sites[id].func_size = size;
+		}
+		break;
 	case SEC_THREAD: {
 		bad = sh->length < 4;
 		if (bad)

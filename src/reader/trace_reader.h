@@ -31,6 +31,7 @@ struct trace_site {
 	uint64_t func_ip;
 	const char *name;
 	const char *sym;   /* the symbol as recorded (name may be demangled) */
+	uint32_t func_size; /* the function's bytes (SITE_SIZES), 0 unknown */
 };
 
 struct trace_chunk_ref {

@@ -109,6 +109,21 @@ rec Z -Z "$Z"
 check_eq "record -Z: grab, nap and getpid not recorded, what grab and nap call one level up" \
 	"$(graph -i Z.data | tr -d ' \n')" \
 	"main(){malloc();free();outer(){inner(){leaf();}/*inner*/}/*outer*/slow(){leaf();usleep();}/*slow*/}/*main*/"
+# replay -Z and -T FUNC@size=: the same functions hidden at view time,
+# from the sizes the trace keeps (SITE_SIZES).
+check_eq "replay -Z: the graph record -Z gives" "$(graph -i all.data -Z "$Z" | tr -d ' \n')" \
+	"$(graph -i Z.data | tr -d ' \n')"
+check_eq "replay -T 'slow|grab@size=N': of those two, the one under N hidden, a level up" \
+	"$(graph -i all.data -F main -T "slow|grab@size=$(( $(size_of grab) + 1 ))" | tr -d ' \n')" \
+	"main(){malloc();free();outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check_eq "replay -T grab@size=N at grab's own size: shown" \
+	"$(graph -i all.data -F grab -T "grab@size=$(size_of grab)" | tr -d ' \n')" "grab(){malloc();}/*grab*/"
+check_eq "record -T grab@size=N: kept for the views" \
+	"$("$NEEDLE" record -o "$T/zt.data" -T "grab@size=$(( $(size_of grab) + 1 ))" -- "$P" >/dev/null 2>&1;
+	   graph -i "$T/zt.data" -F main -D 2 | tr -d ' \n')" "main(){malloc();free();outer();slow();}/*main*/"
+check_eq "replay -Z 0 and -T f@size=x: refused, exit 2" \
+	"$("$NEEDLE" replay -i all.data -Z 0 >/dev/null 2>&1; echo $?; "$NEEDLE" replay -i all.data -T 'grab@size=x' >/dev/null 2>&1; echo $?)" "2
+2"
 check_eq "record -Z 0: refused" "$("$NEEDLE" record -o "$T/z0.data" -Z 0 -- "$P" >/dev/null 2>&1; echo $?)" 2
 rec C -C getpid
 check_eq "record -C: kept for the views, as replay -C shows it" "$(graph -i C.data)" "$(graph -i all.data -C getpid)"

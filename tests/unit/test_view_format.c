@@ -573,7 +573,7 @@ static void test_names(void)
 	uvalues(&names, 5, 0, &bl, "0x1000, vector{...}, 5, ...", "a class by reference, uftrace's form");
 	bl.n = 0;
 	word(&bl, ARG_KIND_RET, 0, 'p', 64, 0, 0x3000);
-	values(&names, 5, 1, &bl, "0x3000", "a class returned in memory: its address, by name");
+	values(&names, 5, 1, &bl, "", "a class returned in memory: by name, nothing (rax is only its address)");
 	uvalues(&names, 5, 1, &bl, "vector{...}", "a class returned in memory, uftrace's form");
 	/* Parameters without values (empty classes) in their places: e
 	 * before x, f after the last; only in uftrace's form. */

@@ -152,7 +152,6 @@ static int have_subtree; /* some -F: nothing outside a -F call is recorded */
 static int have_flags;   /* some flag is set: the handlers read them */
 static int libcall_mode; /* LIBCALL_* */
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
-#define PLT_ENTRY_BYTES 16 /* x86-64's PLT entry, what -Z takes for a library call's size */
 /* RECORD_LIBCALL_*: the calls the program makes, those between objects,
  * none, every call. */
 enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE, LIBCALL_ALL };
@@ -523,7 +522,7 @@ static int meta_dump(int fd)
 			fprintf(out, META_MODULE_WRITE, meta_modules + (unsigned)m, info.module);
 		}
 		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, meta_modules + (unsigned)m,
-			info.name);
+			(unsigned long long)info.func_size, info.name);
 	}
 	free(mods);
 	/* Per object, what discovery made of its functions (needle info). */

@@ -92,6 +92,15 @@ static FILE *meta_open(int meta_fd)
 	return f;
 }
 
+/* A SITES section and, after it, the sizes of its sites' functions. */
+static void write_sites(struct recording *r, const uint8_t *sites, size_t sites_len, const uint32_t *sizes,
+			size_t sizes_cnt)
+{
+	trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+	if (sizes_cnt)
+		trace_writer_section(&r->w, SEC_SITE_SIZES, sizes, sizes_cnt * sizeof(*sizes));
+}
+
 void record_write_symbols(struct recording *r)
 {
 	FILE *f = meta_open(r->meta_fd);
@@ -99,6 +108,10 @@ void record_write_symbols(struct recording *r)
 	size_t cap = 0;
 	uint8_t *sites = NULL;
 	size_t sites_len = 0, sites_cap = 0;
+	/* The sites' function sizes (-Z and size= in the views), after
+	 * their SITES section. */
+	uint32_t *sizes = NULL;
+	size_t sizes_cnt = 0, sizes_cap = 0;
 	char *objects = NULL;
 	size_t objects_len = 0;
 	FILE *obj = open_memstream(&objects, &objects_len);
@@ -138,10 +151,21 @@ void record_write_symbols(struct recording *r)
 			new_objects = 1;
 		} else if (line[0] == META_SITE) {
 			unsigned id, mod;
-			unsigned long long ip;
+			unsigned long long ip, size;
 			int off = 0;
-			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &off) < 3 || !off)
+			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &size, &off) < 4 || !off)
 				continue;
+			if (size && sizes_cnt + 2 > sizes_cap) {
+				sizes_cap = sizes_cap ? sizes_cap * 2 : 4096;
+				uint32_t *z = realloc(sizes, sizes_cap * sizeof(*z));
+				if (!z)
+					break;
+				sizes = z;
+			}
+			if (size) {
+				sizes[sizes_cnt++] = id;
+				sizes[sizes_cnt++] = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+			}
 			const char *name = line + off;
 			uint16_t nlen = (uint16_t)(strlen(name) > 65535 ? 65535 : strlen(name));
 			if (sites_len + 18 + nlen > sites_cap) {
@@ -160,14 +184,15 @@ void record_write_symbols(struct recording *r)
 			sites_len += 18 + nlen;
 			/* Keep sections well under the reader's limit. */
 			if (sites_len > (8u << 20)) {
-				trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
-				sites_len = 0;
+				write_sites(r, sites, sites_len, sizes, sizes_cnt);
+				sites_len = sizes_cnt = 0;
 			}
 		}
 	}
 	if (sites_len)
-		trace_writer_section(&r->w, SEC_SITES, sites, sites_len);
+		write_sites(r, sites, sites_len, sizes, sizes_cnt);
 	free(sites);
+	free(sizes);
 	/* The objects' discovery table, as the agent wrote it (needle info):
 	 * whole each time, since a reader keeps the last one. */
 	if (obj && !fclose(obj) && new_objects && objects_len) {

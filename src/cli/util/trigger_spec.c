@@ -83,6 +83,14 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 				return -1;
 			}
 			out->actions |= TRIGGER_TIME;
+		} else if (!strncasecmp(it, "size=", 5)) {
+			unsigned long long z = strtoull(it + 5, &end, 10);
+			if (*end || end == it + 5 || !z || it[5] == '-') {
+				snprintf(err, errlen, "-T '%s': size= needs a positive number of bytes", arg);
+				return -1;
+			}
+			out->actions |= TRIGGER_SIZE;
+			out->size = z;
 		} else if (!strcasecmp(it, "finish")) {
 			out->actions |= TRIGGER_FINISH;
 		} else if (value_item(it)) {
@@ -98,15 +106,15 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 		} else if (strchr(it, '=') || !strcasecmp(it, "recover")) {
 			snprintf(err, errlen,
 				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, time=TIME, finish, and argN, fpargN, retval, "
-				 "auto-args)",
+				 "backtrace, trace_on, trace_off, trace, time=TIME, size=BYTES, finish, and argN, fpargN, "
+				 "retval, auto-args)",
 				 arg, it);
 			return -1;
 		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
 			strcpy(out->module, it);
 		} else {
 			snprintf(err, errlen, "-T '%s': '%s' is not a trigger action (filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, time=TIME, finish)", arg, it);
+				 "backtrace, trace_on, trace_off, trace, time=TIME, size=BYTES, finish)", arg, it);
 			return -1;
 		}
 	}

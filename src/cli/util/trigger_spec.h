@@ -11,7 +11,8 @@
  * (shown even when -t would hide it), time=TIME (the function and what
  * it calls are shown when they took TIME or more: -t for its subtree),
  * finish (showing ends for every thread at its entry, and the calls
- * open then are listed after the graph).
+ * open then are listed after the graph), size=BYTES (hidden when the
+ * function is smaller: -Z for the functions it names).
  * Items argN, fpargN, retval (each with an optional /FMT) and auto-args
  * record values, as -A and -R do (struct trigger_spec's args).
  * An item that is not an action names the function's object, as in
@@ -36,6 +37,7 @@ enum trigger_action {
 	TRIGGER_HIDE = 1 << 7,
 	TRIGGER_TIME = 1 << 8,
 	TRIGGER_FINISH = 1 << 9,
+	TRIGGER_SIZE = 1 << 10,
 };
 
 struct trigger_spec {
@@ -51,6 +53,7 @@ struct trigger_spec {
 	unsigned actions;  /* enum trigger_action */
 	uint32_t depth;    /* TRIGGER_DEPTH */
 	uint64_t time_ns;  /* TRIGGER_TIME */
+	uint64_t size;     /* TRIGGER_SIZE: a function of fewer bytes is hidden */
 };
 
 /* Parse "FUNC@ACTION,..." into *out.  0, or -1 with err set to what is

@@ -39,6 +39,7 @@
 #include "cli/view/view_format.h"
 #include "cli/util/trigger_spec.h"
 #include "common/pattern.h"
+#include "common/record_config.h"
 
 /* Patterns of -F, -N, -C, -H and -T: globs, or regular expressions
  * (pattern.h), with what a match does (trigger_spec.h's actions; -F is
@@ -52,6 +53,7 @@ struct pat_list {
 	unsigned actions; /* TRIGGER_*, or CL_CALLER for -C */
 	uint32_t depth;   /* TRIGGER_DEPTH: levels from the call (-F GLOB@depth=N) */
 	uint64_t time_ns; /* TRIGGER_TIME: the -t of its subtree */
+	uint64_t size;    /* TRIGGER_SIZE: hidden when its function has fewer bytes */
 };
 
 #define CL_CALLER (1u << 16) /* -C: shown with its callers, one line */
@@ -112,6 +114,7 @@ static int pat_add(struct pat_list **l, const char *arg, unsigned actions)
 		n->actions = ts.actions;
 		n->depth = ts.depth;
 		n->time_ns = ts.time_ns;
+		n->size = ts.size;
 	} else {
 		n->glob = strdup(arg);
 		n->actions = actions;
@@ -150,7 +153,7 @@ static void pat_free(struct pat_list *l)
  * replay shows it, or its symbol, in module (NULL: not known); *depth
  * and *time_ns the depth= and time= of the last given that has one. */
 static unsigned pat_match(const struct pat_list *l, const char *name, const char *sym, const char *module,
-			  int in_program, uint32_t *depth, uint64_t *time_ns)
+			  int in_program, uint64_t func_size, uint32_t *depth, uint64_t *time_ns)
 {
 	unsigned actions = 0, mode = TRIGGER_FILTER | TRIGGER_NOTRACE;
 	int have_depth = 0, have_time = 0;
@@ -176,7 +179,11 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 				*time_ns = l->time_ns;
 				have_time = 1;
 			}
-			actions |= l->actions & (~(TRIGGER_FILTER | TRIGGER_NOTRACE) | mode);
+			/* size=: a function of known size under it is hidden,
+			 * as if -Z had kept it from being recorded. */
+			if ((l->actions & TRIGGER_SIZE) && func_size && func_size < l->size)
+				actions |= TRIGGER_HIDE;
+			actions |= l->actions & (~(TRIGGER_FILTER | TRIGGER_NOTRACE | TRIGGER_SIZE) | mode);
 			if (l->actions & mode)
 				mode = 0;
 		}
@@ -294,6 +301,7 @@ struct replay {
 	int srcline;             /* --srcline: a call's source file and line after its opening */
 	struct loc_list *locs;   /* -L */
 	int locs_show;           /* some -L without @hide: the functions of other files are hidden */
+	uint64_t min_size;       /* -Z: functions of fewer bytes are hidden */
 };
 
 #define CL_MATCHED (1u << 31)
@@ -357,7 +365,7 @@ static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
 	"                     [--demangle=simple|full|no] [-f FIELDS] [--no-libcall] [--srcline]\n"
-	"                     [-L LOCATION] [--ret-ne V | --ret-eq V]\n"
+	"                     [-L LOCATION] [-Z BYTES] [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
@@ -375,8 +383,11 @@ static const char replay_usage[] =
 	"  -T, --trigger FUNC@ACTION[,ACTION...]  uftrace's triggers: filter, notrace, depth=N, hide,\n"
 	"                     backtrace (its callers first), trace_on, trace_off (showing stops at\n"
 	"                     its entry until a trace_on), trace (shown whatever -t says),\n"
-	"                     time=TIME (-t TIME for it and what it calls), finish (showing ends\n"
-	"                     at its entry, and the calls open then are listed)\n"
+	"                     time=TIME (-t TIME for it and what it calls), size=BYTES (hidden\n"
+	"                     when smaller, as -Z), finish (showing ends at its entry, and the\n"
+	"                     calls open then are listed)\n"
+	"  -Z, --size-filter BYTES  not the functions smaller than BYTES (a library call counts as\n"
+	"                     its 16-byte PLT entry), but what they call, a level up\n"
 	"      --disable      start with showing stopped, until a trace_on trigger\n"
 	"  -D, --depth N      only N levels of nesting (from each -F call, with -F)\n"
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
@@ -729,10 +740,22 @@ static unsigned site_class(struct replay *r, uint32_t site)
 	uint32_t depth = 0;
 	uint64_t time_ns = 0;
 	/* Module 0 is the program: discovery takes it first. */
-	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, &depth, &time_ns);
+	/* A library call's size is its PLT entry's (uftrace's view of a
+	 * call the program makes to a library), or its function's when
+	 * smaller, as record -Z counts it. */
+	int libcall = ts && ts->module != 0 && !module_compiled(r, ts->module);
+	uint64_t size = ts ? ts->func_size : 0;
+	if (libcall && (!size || size > PLT_ENTRY_BYTES))
+		size = PLT_ENTRY_BYTES;
+	unsigned c = pat_match(r->pats, name, ts ? ts->sym : NULL, module, ts && ts->module == 0, size, &depth,
+			       &time_ns);
 	/* Hidden, not dropped: what a library calls back (a signal handler
 	 * run by raise, a qsort comparator) shows a level up. */
-	if (r->no_libcall && ts && ts->module != 0 && !module_compiled(r, ts->module))
+	if (r->no_libcall && libcall)
+		c |= TRIGGER_HIDE;
+	/* -Z: a function smaller than that, hidden as if not recorded;
+	 * one of unknown size (a trace without sizes) is shown. */
+	if (r->min_size && size && size < r->min_size)
 		c |= TRIGGER_HIDE;
 	if (r->locs) {
 		const char *file = NULL;
@@ -1340,14 +1363,25 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "loc-filter", required_argument, NULL, 'L' },
+		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:Z:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'Z': {
+			unsigned long long n = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || !n || optarg[0] == '-') {
+				cli_error("-Z needs a positive number of bytes, not '%s'", optarg);
+				return 2;
+			}
+			r->min_size = n;
+			r->tree = 1;
+			break;
+		}
 		case 'f':
 			if (parse_fields(r, optarg))
 				return 2;

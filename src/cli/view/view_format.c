@@ -240,6 +240,12 @@ static int value_next(struct trace *t, const struct trace_event *ev, size_t *at,
 	if (!item_next(ev->data, ev->data_len, at, ev->kind == TEV_EXIT, &it))
 		return 0;
 	const struct arg_name *an = arg_names_item(names, it.kind, it.index, it.shift);
+	/* A struct returned in memory: rax is its address, which only
+	 * uftrace's form shows (as TYPE{...}); by name it says nothing. */
+	size_t plen;
+	if (style != VIEW_VALUES_UFTRACE && ev->kind == TEV_EXIT && an && !*an->label &&
+	    arg_names_group(names, "", 1, &plen))
+		return value_next(t, ev, at, name, name_len, val, val_len, style);
 	if (an && *an->label)
 		snprintf(name, name_len, "%s", an->label);
 	else if (ev->kind == TEV_EXIT)
