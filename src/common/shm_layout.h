@@ -75,11 +75,25 @@ enum arg_kind {
 	ARG_KIND_RET_RDX = 4,
 	ARG_KIND_RET_XMM1 = 5,
 	ARG_KIND_RET_ST0 = 6,
+	/* Not a register: a reading of the process's state that uftrace's
+	 * trigger -T FUNC@read=... asks for at the entry and the exit (the
+	 * views show them as comments, and the exit's as a difference). */
+	ARG_KIND_READ = 7,
 };
-#define ARG_KIND_LAST ARG_KIND_RET_ST0
+#define ARG_KIND_LAST ARG_KIND_READ
+/* ARG_KIND_READ's indexes: /proc/self/statm's size, resident and shared
+ * (KB), getrusage's major and minor page faults (RUSAGE_SELF). */
+enum arg_read {
+	ARG_READ_STATM_SIZE = 1,
+	ARG_READ_STATM_RSS = 2,
+	ARG_READ_STATM_SHARED = 3,
+	ARG_READ_FAULT_MAJOR = 4,
+	ARG_READ_FAULT_MINOR = 5,
+};
+#define ARG_READ_LAST ARG_READ_FAULT_MINOR
 #define ARG_BITS_LONG_DOUBLE 80
 #define ARG_INDEX_MAX 255
-static inline int arg_kind_is_ret(unsigned kind) { return kind >= ARG_KIND_RET; }
+static inline int arg_kind_is_ret(unsigned kind) { return kind >= ARG_KIND_RET && kind <= ARG_KIND_RET_ST0; }
 /* An item word: the value's register (kind, index), its format letter,
  * its size in bits (for a string: 0 read, 1 NULL, 2 unreadable), the
  * bytes of value words that follow (len) and, for a field of a struct

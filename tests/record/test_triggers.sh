@@ -195,6 +195,41 @@ check_eq "record -Z 17: no library call, every call of the program's" \
 outer 1
 slow 1"
 
+# uftrace's read= triggers: the process's memory and page faults at the
+# entry and the exit, as comments inside the call.  touch maps 1000 fresh
+# pages and writes each: 1000 minor faults and 4000 KB more resident
+# (the recorder's own first touches of its buffer may add a few faults).
+TP="$PROGS/touch_pages"
+"$NEEDLE" record -o rd.data -T 'touch@read=proc/statm' -T 'touch|idle@read=page-fault' -- "$TP" 1000 >rd.out 2>rd.err
+check_eq "read=: recorded, the program's output as without" "$?:$(cat rd.out)" "0:42"
+norm() { sed -E 's/=\+?-?[0-9]+/=N/g'; }
+check_eq "read=: each reading a comment inside its call, the differences before its end" \
+	"$(graph -i rd.data | norm)" "main() {
+  strtol();
+  touch() {
+    /* read:proc/statm (size=NKB, rss=NKB, shared=NKB) */
+    /* read:page-fault (major=N, minor=N) */
+    sysconf();
+    mmap();
+    /* diff:proc/statm (size=NKB, rss=NKB, shared=NKB) */
+    /* diff:page-fault (major=N, minor=N) */
+  } /* touch */
+  idle() {
+    /* read:page-fault (major=N, minor=N) */
+    /* diff:page-fault (major=N, minor=N) */
+  } /* idle */
+  printf();
+} /* main */"
+minor=$(graph -i rd.data | sed -n 's|.*diff:page-fault (major=+0, minor=+\([0-9]*\)).*|\1|p' | head -1)
+check "read=page-fault: touch took 1000 minor faults, and its own ($minor)" test "${minor:-0}" -ge 1000 -a "${minor:-0}" -lt 1100
+rss=$(graph -i rd.data | sed -n 's|.*diff:proc/statm (size=+\([0-9]*\)KB, rss=+\([0-9]*\)KB.*|\1 \2|p')
+check_eq "read=proc/statm: 4000 KB more mapped, and resident (${rss:-none})" \
+	"$(echo "$rss" | awk '{ print ($1 >= 4000 && $1 < 4400) ? "size" : "no", ($2 >= 4000 && $2 < 4400) ? "rss" : "no" }')" "size rss"
+check_eq "read=: kept for the views, and by name too" "$(graph -i rd.data --arg-names | grep -c 'read:')" 3
+check_eq "read=pmu-cycle and read=x: refused, exit 2" \
+	"$("$NEEDLE" record -o x.data -T 'touch@read=pmu-cycle' -- "$TP" >/dev/null 2>&1; echo $?; "$NEEDLE" record -o x.data -T 'touch@read=x' -- "$TP" >/dev/null 2>&1; echo $?)" "2
+2"
+
 # uftrace's -a (--auto-args) and -A spellings.
 "$NEEDLE" record -a -o auto_a.data -- "$PROGS/auto_prog" >/dev/null 2>&1
 "$NEEDLE" record --auto-args -o auto_l.data -- "$PROGS/auto_prog" >/dev/null 2>&1

@@ -28,6 +28,9 @@
  * no such parameter may name a word past the top of a thread's stack;
  * one that cannot be read is left out of the block. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <stddef.h>
@@ -36,6 +39,7 @@
 #include <string.h>
 
 #include "agent/base/log.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/base/safe_copy.h"
 #include "agent/record/args.h"
 #include "common/pattern.h"
@@ -44,6 +48,7 @@
 
 struct args_table args_table;
 static uint32_t max_string = 64;
+static uint64_t page_kb = 4; /* read= statm's page size, set by args_configure (away from the hot path) */
 
 /* s: a char * (the string it points to is kept); S: a std::string's
  * address (the string its first word points to). */
@@ -120,6 +125,11 @@ static int item_finish(struct arg_item *it)
 		break;
 	case ARG_KIND_RET_ST0:
 		reg = 0; /* not in needle_regs: long_double_st0 reads it */
+		break;
+	case ARG_KIND_READ:
+		if (it->index < 1 || it->index > ARG_READ_LAST || it->fmt != 'u' || it->bits != 64 || it->shift)
+			return -EINVAL;
+		reg = 0; /* read_process reads it */
 		break;
 	default:
 		return -EINVAL;
@@ -503,6 +513,10 @@ static int add_items(uint32_t id, void *arg)
 		*(had ? had : &to[(*to_cnt)++]) = from[k];
 		*words_max += is_string_fmt(from[k].fmt) ? (uint16_t)(2 + max_string / 8)
 			      : from[k].bits == ARG_BITS_LONG_DOUBLE ? 3 : 2;
+		if (from[k].kind == ARG_KIND_READ) {
+			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
+			continue;
+		}
 		if (is_string_fmt(from[k].fmt) || from[k].stack || from[k].bits == ARG_BITS_LONG_DOUBLE) {
 			*(a->at_exit ? &s->exit_fixed : &s->entry_fixed) = 0;
 			fault_handler_once();
@@ -547,7 +561,7 @@ static int configure_lines(const char *lines, int filters)
 			struct arg_cond c = { 0 };
 			const char *p = f[1];
 			if (n != 4 || parse_item(&p, &c.item) || *p || is_string_fmt(c.item.fmt) ||
-			    c.item.bits == ARG_BITS_LONG_DOUBLE ||
+			    c.item.bits == ARG_BITS_LONG_DOUBLE || c.item.kind == ARG_KIND_READ ||
 			    arg_kind_is_ret(c.item.kind) || parse_cond(f[2], f[3], &c)) {
 				err = -EINVAL;
 				break;
@@ -597,6 +611,8 @@ int args_configure(const char *lines, const char *filters)
 	if (!(args_table.specs = calloc((size_t)total, sizeof(*args_table.specs))))
 		return -ENOMEM;
 	args_table.cnt = (uint32_t)total;
+	long page = sysconf(_SC_PAGESIZE);
+	page_kb = page >= 1024 ? (uint64_t)page / 1024 : 4;
 	ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);
 	main_path[n > 0 ? n : 0] = 0;
 	if ((err = by_name_build((uint32_t)total)) || (err = mappings_read()))
@@ -655,15 +671,71 @@ static size_t long_double_item(const struct arg_item *it, const struct needle_ct
 	return 3;
 }
 
+/* uftrace's read= triggers: the process's memory (/proc/self/statm, in
+ * KB) or page faults (getrusage), into v[ARG_READ_*], for the items that
+ * ask.  System calls on the hot path of the functions a -T read= names
+ * only, made with the syscall instruction: the program's errno is not
+ * touched, and no wrapper of the C library (a traced function) runs.
+ * The descriptor lives between open and close only: /proc/self is
+ * resolved anew in a forked child.  0, or -1 when it cannot be read. */
+static int read_process(unsigned index, uint64_t v[ARG_READ_LAST + 1])
+{
+	if (index >= ARG_READ_FAULT_MAJOR) {
+		struct rusage ru;
+		if (raw_syscall4(SYS_getrusage, RUSAGE_SELF, (long)&ru, 0, 0))
+			return -1;
+		v[ARG_READ_FAULT_MAJOR] = (uint64_t)ru.ru_majflt;
+		v[ARG_READ_FAULT_MINOR] = (uint64_t)ru.ru_minflt;
+		return 0;
+	}
+	char buf[128];
+	long fd = raw_syscall4(SYS_openat, AT_FDCWD, (long)"/proc/self/statm", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	long got = raw_syscall4(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0);
+	raw_syscall4(SYS_close, fd, 0, 0, 0);
+	if (got <= 0)
+		return -1;
+	buf[got] = 0;
+	/* "size resident shared text lib data dt", in pages. */
+	uint64_t pages[3] = { 0, 0, 0 };
+	const char *p = buf;
+	for (int i = 0; i < 3; i++) {
+		while (*p == ' ')
+			p++;
+		if (*p < '0' || *p > '9')
+			return -1;
+		while (*p >= '0' && *p <= '9')
+			pages[i] = pages[i] * 10 + (uint64_t)(*p++ - '0');
+	}
+	v[ARG_READ_STATM_SIZE] = pages[0] * page_kb;
+	v[ARG_READ_STATM_RSS] = pages[1] * page_kb;
+	v[ARG_READ_STATM_SHARED] = pages[2] * page_kb;
+	return 0;
+}
+
 size_t args_payload(const struct arg_spec *s, int at_exit, const struct needle_ctx *ctx, uint64_t *out)
 {
 	const struct arg_item *items = at_exit ? s->exit : s->entry;
 	uint8_t cnt = at_exit ? s->exit_cnt : s->entry_cnt;
 	size_t n = 0;
+	uint64_t readings[ARG_READ_LAST + 1];
+	unsigned read_done = 0; /* 1 statm, 2 page faults: read once per call */
 
 	for (uint8_t k = 0; k < cnt; k++) {
 		const struct arg_item *it = &items[k];
 		uint64_t v;
+		if (it->kind == ARG_KIND_READ) {
+			unsigned which = it->index >= ARG_READ_FAULT_MAJOR ? 2 : 1;
+			if (!(read_done & which)) {
+				if (read_process(it->index, readings))
+					continue;
+				read_done |= which;
+			}
+			out[n++] = it->word;
+			out[n++] = readings[it->index];
+			continue;
+		}
 		if (it->bits == ARG_BITS_LONG_DOUBLE) {
 			n += long_double_item(it, ctx, out + n);
 			continue;

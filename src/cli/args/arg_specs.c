@@ -32,6 +32,7 @@
 #include "cli/args/dwarf_params.h"
 #include "cli/args/libc_protos.h"
 #include "cli/util/cli_util.h"
+#include "cli/util/trigger_spec.h"
 #include "common/cxx_name.h"
 #include "common/pattern.h"
 #include "common/shm_layout.h"
@@ -455,6 +456,40 @@ int arg_plan_add_spec(struct arg_plan *o, const char *spec, int ret)
 	}
 	size_t len = o->specs ? strlen(o->specs) : 0;
 	return append_line(&o->specs, &len, "%c%s", ret ? 'R' : 'A', spec);
+}
+
+int arg_plan_add_reads(struct arg_plan *o, const char *glob, unsigned mask)
+{
+	size_t len = o->reads ? strlen(o->reads) : 0;
+	if (!*glob || strpbrk(glob, "\t\n") || strlen(glob) > VALUE_GLOB_MAX) {
+		cli_error("-T '%s@read=...': give a function's name or pattern", glob);
+		return -1;
+	}
+	return append_line(&o->reads, &len, "%s\t%u", glob, mask);
+}
+
+/* The agent's lines of -T GLOB@read=: the same readings at the entry
+ * and at the exit, as items of ARG_KIND_READ (the views show the
+ * exit's as the difference). */
+static int resolve_reads(struct arg_plan *o, size_t *args_len, const char *line)
+{
+	const char *tab = strrchr(line, '\t');
+	unsigned mask = tab ? (unsigned)strtoul(tab + 1, NULL, 10) : 0;
+	char items[160];
+	size_t off = 0;
+	for (unsigned i = ARG_READ_STATM_SIZE; tab && i <= ARG_READ_LAST; i++) {
+		unsigned want = i >= ARG_READ_FAULT_MAJOR ? TRIGGER_READ_FAULTS : TRIGGER_READ_STATM;
+		if (mask & want)
+			off += (size_t)snprintf(items + off, sizeof(items) - off, "%s%u:%u:u:64:0", off ? "," : "",
+						ARG_KIND_READ, i);
+	}
+	if (!off)
+		return 0;
+	int glen = (int)(tab - line);
+	return append_line(&o->args, args_len, "%.*s\tA\t%s", glen, line, items) ||
+			       append_line(&o->args, args_len, "%.*s\tR\t%s", glen, line, items)
+		       ? -1
+		       : 0;
 }
 
 /* "GLOB@NAME[/FMT] OP VALUE": the glob joins the filters (only those
@@ -1154,6 +1189,8 @@ int arg_plan_resolve(struct arg_plan *o, const char *exe, const struct program_l
 		spec_err = resolve_spec(o, &args_len, &labels_len, &set, enum_used, line);
 	for (const char *p = o->value_filters; !spec_err && next_line(&p, line, sizeof(line));)
 		spec_err = resolve_filter(o, &filters_len, &set, line);
+	for (const char *p = o->reads; !spec_err && next_line(&p, line, sizeof(line));)
+		spec_err = resolve_reads(o, &args_len, line);
 	dw_set_free(&set);
 	if (spec_err)
 		goto out;
@@ -1248,6 +1285,7 @@ void arg_plan_free(struct arg_plan *p)
 {
 	free(p->specs);
 	free(p->auto_patterns);
+	free(p->reads);
 	free(p->value_filters);
 	free(p->value_globs);
 	free(p->args);

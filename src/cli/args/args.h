@@ -23,6 +23,7 @@ struct arg_plan {
 	 * would show of the functions PATTERN names, that side only; a line
 	 * each, 'A' or 'R' first, or NULL */
 	char *auto_patterns;
+	char *reads;         /* -T GLOB@read=...: "GLOB\tMASK" lines (TRIGGER_READ_*), or NULL */
 	/* What arg_plan_resolve makes of them */
 	char *args;          /* as the agent reads them (agent/record/args.h), or NULL */
 	char *arg_filters;   /* the -F value filters, as the agent reads them, or NULL */
@@ -32,12 +33,15 @@ struct arg_plan {
 /* Whether the plan asks for anything that needs the program's DWARF. */
 static inline int arg_plan_wanted(const struct arg_plan *p)
 {
-	return p->specs || p->value_filters || p->auto_args || p->auto_patterns;
+	return p->specs || p->value_filters || p->auto_args || p->auto_patterns || p->reads;
 }
 /* -A (ret 0) or -R (ret 1) SPEC, and -F GLOB@NAME OP VALUE: checked for
  * their syntax as the options are read.  0, or -1 with the error said. */
 int arg_plan_add_spec(struct arg_plan *p, const char *spec, int ret);
 int arg_plan_add_filter(struct arg_plan *p, const char *spec);
+/* -T GLOB@read=...: what the process reads (TRIGGER_READ_* in mask) at
+ * the entry and exit of the functions GLOB names. */
+int arg_plan_add_reads(struct arg_plan *p, const char *glob, unsigned mask);
 /* Against the DWARF of exe and of libs (may be NULL) before the program
  * starts: fills args, arg_filters and arg_labels.  0, or -1 with the
  * error said. */

@@ -76,7 +76,10 @@ static const char record_usage[] =
 	"                           they are in (uftrace's -t; the trace keeps every call)\n"
 	"  -T FUNC@ACTION,...       uftrace's triggers, for the views (see needle replay --help); the\n"
 	"                           items argN, fpargN, retval (with /FORMAT) and auto-args record values\n"
-	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do\n"
+	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do; read=proc/statm\n"
+	"                           and read=page-fault record the process's memory (KB) and page\n"
+	"                           faults at FUNC's entry and exit (two system calls a call of FUNC),\n"
+	"                           shown inside the call, then their differences\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
@@ -380,7 +383,11 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			if (ts.auto_args && (arg_plan_add_spec(&o->values, ts.pattern, 0) ||
 					     arg_plan_add_spec(&o->values, ts.pattern, 1)))
 				return -1;
-			if (ts.actions && view_opt_add2(o, "-T", optarg))
+			if (ts.reads && arg_plan_add_reads(&o->values, ts.pattern, ts.reads))
+				return -1;
+			/* read= readings are shown by the views' tree, which a
+			 * kept -T turns on. */
+			if ((ts.actions || ts.reads) && view_opt_add2(o, "-T", optarg))
 				return -1;
 			break;
 		}

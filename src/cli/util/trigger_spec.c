@@ -83,6 +83,19 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 				return -1;
 			}
 			out->actions |= TRIGGER_TIME;
+		} else if (!strncasecmp(it, "read=", 5)) {
+			if (!strcmp(it + 5, "proc/statm")) {
+				out->reads |= TRIGGER_READ_STATM;
+			} else if (!strcmp(it + 5, "page-fault")) {
+				out->reads |= TRIGGER_READ_FAULTS;
+			} else if (!strncmp(it + 5, "pmu-", 4)) {
+				snprintf(err, errlen, "-T '%s': %s reads hardware counters, which needle does not (read= "
+					 "takes proc/statm or page-fault)", arg, it + 5);
+				return -1;
+			} else {
+				snprintf(err, errlen, "-T '%s': read= takes proc/statm or page-fault, not '%s'", arg, it + 5);
+				return -1;
+			}
 		} else if (!strncasecmp(it, "size=", 5)) {
 			unsigned long long z = strtoull(it + 5, &end, 10);
 			if (*end || end == it + 5 || !z || it[5] == '-') {
@@ -106,8 +119,8 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 		} else if (strchr(it, '=') || !strcasecmp(it, "recover")) {
 			snprintf(err, errlen,
 				 "-T '%s': needle has no trigger action '%s' (it has filter, notrace, depth=N, hide, "
-				 "backtrace, trace_on, trace_off, trace, time=TIME, size=BYTES, finish, and argN, fpargN, "
-				 "retval, auto-args)",
+				 "backtrace, trace_on, trace_off, trace, time=TIME, size=BYTES, finish, read=proc/statm, "
+				 "read=page-fault, and argN, fpargN, retval, auto-args)",
 				 arg, it);
 			return -1;
 		} else if (it == items && !out->module[0] && strlen(it) < sizeof(out->module)) {
@@ -118,7 +131,7 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 			return -1;
 		}
 	}
-	if (!out->actions && !out->args[0] && !out->rets[0] && !out->auto_args) {
+	if (!out->actions && !out->args[0] && !out->rets[0] && !out->auto_args && !out->reads) {
 		snprintf(err, errlen, "-T '%s': no action given (e.g. '%s,depth=1')", arg, arg);
 		return -1;
 	}

@@ -14,7 +14,9 @@
  * open then are listed after the graph), size=BYTES (hidden when the
  * function is smaller: -Z for the functions it names).
  * Items argN, fpargN, retval (each with an optional /FMT) and auto-args
- * record values, as -A and -R do (struct trigger_spec's args).
+ * record values, as -A and -R do (struct trigger_spec's args), and
+ * read=proc/statm and read=page-fault the process's memory and page
+ * faults at its entry and exit.
  * An item that is not an action names the function's object, as in
  * FUNC@libfoo (the file name without directory and suffix, or its
  * beginning). */
@@ -54,6 +56,15 @@ struct trigger_spec {
 	uint32_t depth;    /* TRIGGER_DEPTH */
 	uint64_t time_ns;  /* TRIGGER_TIME */
 	uint64_t size;     /* TRIGGER_SIZE: a function of fewer bytes is hidden */
+	unsigned reads;    /* read=: TRIGGER_READ_*, recorded at its entry and exit */
+};
+
+/* uftrace's read=WHAT: what the process reads at the function's entry
+ * and exit, which the views show as comments (needle record turns them
+ * into values of ARG_KIND_READ). */
+enum trigger_read {
+	TRIGGER_READ_STATM = 1 << 0,  /* read=proc/statm: memory size, resident, shared */
+	TRIGGER_READ_FAULTS = 1 << 1, /* read=page-fault: major and minor faults */
 };
 
 /* Parse "FUNC@ACTION,..." into *out.  0, or -1 with err set to what is

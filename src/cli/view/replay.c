@@ -385,7 +385,8 @@ static const char replay_usage[] =
 	"                     its entry until a trace_on), trace (shown whatever -t says),\n"
 	"                     time=TIME (-t TIME for it and what it calls), size=BYTES (hidden\n"
 	"                     when smaller, as -Z), finish (showing ends at its entry, and the\n"
-	"                     calls open then are listed)\n"
+	"                     calls open then are listed); the readings of needle record -T\n"
+	"                     FUNC@read=proc/statm|page-fault are shown inside each call\n"
 	"  -Z, --size-filter BYTES  not the functions smaller than BYTES (a library call counts as\n"
 	"                     its 16-byte PLT entry), but what they call, a level up\n"
 	"      --disable      start with showing stopped, until a trace_on trigger\n"
@@ -795,6 +796,25 @@ static struct tree_frame *tree_frame(struct replay *r, struct tree_thread *th, u
  * not written yet, outermost first: a line inside them is about to be.
  * A written frame's shown callers are written, so the walk stops at the
  * first written one. */
+/* -T FUNC@read=: a call's readings as comments a level inside it, at
+ * its entry (data: the entry's block) or, given the entry's block, their
+ * differences at its exit. */
+static void put_reads(struct replay *r, uint32_t tid, uint32_t depth, const uint8_t *data, size_t n,
+		      const uint8_t *entry, size_t entry_n)
+{
+	char text[256];
+
+	for (int faults = 0; faults < 2; faults++) {
+		if (!view_format_reads(text, sizeof(text), data, n, entry, entry_n, faults))
+			continue;
+		line(r, "", tid, depth);
+		put(r, "/* ");
+		put(r, text);
+		put(r, " */");
+		end_line(r);
+	}
+}
+
 static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t depth, uint32_t tid)
 {
 	uint64_t at_ns = r->at_ns;
@@ -817,6 +837,7 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		put(r, " {");
 		put_srcline(r, f->site);
 		end_line(r);
+		put_reads(r, tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
 		f->flags |= FR_PRINTED;
 	}
 	r->at_ns = at_ns;
@@ -886,7 +907,9 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 		put(r, " {");
 		put_srcline(r, f->site);
 		end_line(r);
+		put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
 		r->at_ns = ev->ns;
+		put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
 		put_closed(r, ev, name, f->sdepth, ns);
 		end_line(r);
 		return;
@@ -1114,7 +1137,9 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
 			tree_open_callers(r, th, ev->depth, ev->tid);
-			if (done && !(ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
+			/* A call with readings (-T read=) has them inside. */
+			int reads = view_has_reads(f->data, f->data_len);
+			if (done && !(ev->flags & (TEV_UNWOUND | TEV_UNMATCHED)) && !reads) {
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
 			}
@@ -1125,12 +1150,14 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			put(r, " {");
 			put_srcline(r, f->site);
 			end_line(r);
+			put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
 		}
 		r->at_ns = ev->ns;
 		r->at_site = ev->site;
 		if (put_unfinished(r, ev, name, f->sdepth)) {
 			/* said */
 		} else {
+			put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
 			put_closed(r, ev, name, f->sdepth, ns);
 		}
 		end_line(r);

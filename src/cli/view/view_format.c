@@ -222,7 +222,8 @@ static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct 
 		it->bits = (item >> 24) & 0xff;
 		it->shift = arg_item_shift(item);
 		it->len = len;
-		if (arg_kind_is_ret(it->kind) != ret)
+		/* A reading (-T read=) is no value: view_format_reads. */
+		if (arg_kind_is_ret(it->kind) != ret || it->kind == ARG_KIND_READ)
 			continue;
 		it->word = 0;
 		memcpy(&it->word, it->v, len < 8 ? len : 8);
@@ -475,6 +476,59 @@ size_t view_format_values_style(char *buf, size_t len, struct trace *t, const st
 		buf[off] = 0;
 	}
 	return off;
+}
+
+/* The readings of a data block (ARG_KIND_READ items) into v; a bit per
+ * index found. */
+static unsigned readings_of(const uint8_t *data, size_t n, uint64_t v[ARG_READ_LAST + 1])
+{
+	unsigned found = 0;
+	for (size_t at = 0; at + 16 <= n;) {
+		uint64_t item;
+		memcpy(&item, data + at, 8);
+		size_t len = arg_item_len(item);
+		if (len > n - at - 8)
+			break;
+		unsigned index = (item >> 8) & 0xff;
+		if ((item & 0xff) == ARG_KIND_READ && len == 8 && index >= 1 && index <= ARG_READ_LAST) {
+			memcpy(&v[index], data + at + 8, 8);
+			found |= 1u << index;
+		}
+		at += 8 + len;
+	}
+	return found;
+}
+
+int view_has_reads(const uint8_t *data, size_t n)
+{
+	uint64_t v[ARG_READ_LAST + 1];
+	return data && readings_of(data, n, v) != 0;
+}
+
+int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,
+		      int faults)
+{
+	uint64_t v[ARG_READ_LAST + 1], e[ARG_READ_LAST + 1];
+	unsigned first = faults ? ARG_READ_FAULT_MAJOR : ARG_READ_STATM_SIZE;
+	unsigned last = faults ? ARG_READ_FAULT_MINOR : ARG_READ_STATM_SHARED;
+	unsigned want = ((1u << (last + 1)) - 1) & ~((1u << first) - 1);
+	static const char *const names[ARG_READ_LAST + 1] = { "", "size", "rss", "shared", "major", "minor" };
+
+	if (!data || (readings_of(data, n, v) & want) != want || (entry && (readings_of(entry, entry_n, e) & want) != want))
+		return 0;
+	int off = snprintf(buf, len, "%s:%s (", entry ? "diff" : "read", faults ? "page-fault" : "proc/statm");
+	for (unsigned i = first; i <= last && off >= 0 && (size_t)off < len; i++) {
+		const char *unit = faults ? "" : "KB";
+		const char *sep = i == first ? "" : ", ";
+		off += entry ? snprintf(buf + off, len - (size_t)off, "%s%s=%+lld%s", sep, names[i],
+					(long long)(v[i] - e[i]), unit)
+			     : snprintf(buf + off, len - (size_t)off, "%s%s=%llu%s", sep, names[i],
+					(unsigned long long)v[i], unit);
+	}
+	if (off < 0 || (size_t)off + 2 > len)
+		return 0;
+	snprintf(buf + off, len - (size_t)off, ")");
+	return 1;
 }
 
 size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)

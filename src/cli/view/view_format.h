@@ -29,6 +29,15 @@ void view_buf_put(struct view_buf *b, const void *s, size_t n);
  * enumerators come from the trace's SEC_ARGS section when it has one
  * (t may be NULL: names by register).  Returns the length written. */
 size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev);
+/* uftrace's -T FUNC@read= readings of a data block: whether it has some,
+ * and one comment's text: "read:proc/statm (size=6812KB, rss=780KB,
+ * shared=716KB)", "read:page-fault (major=0, minor=188)" (faults), or
+ * with entry (the entry's block, data the exit's) their differences,
+ * "diff:proc/statm (size=+0KB, ...)".  1 when written, 0 when the block
+ * has not those readings. */
+int view_has_reads(const uint8_t *data, size_t n);
+int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,
+		      int faults);
 /* How replay writes values.  VIEW_VALUES_EXACT (the form above, and what
  * every export keeps): each argument named, each float as the shortest
  * text that reads back as the same value.  VIEW_VALUES_UFTRACE (replay's
