@@ -86,7 +86,8 @@ $(TEST_BUILD)/agent/test_no_sites: tests/agent/test_no_sites.c $(LIBNEEDLE)
 	gcc $(TEST_CFLAGS) $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/agent/test_hostile $(TEST_BUILD)/agent/test_consumer_api
-TESTS += $(TEST_BUILD)/agent/test_trap $(TEST_BUILD)/agent/test_sigtrap_blocked $(TEST_BUILD)/agent/test_bad_input \
+TESTS += $(TEST_BUILD)/agent/test_trap $(TEST_BUILD)/agent/test_sigtrap_blocked $(TEST_BUILD)/agent/test_stop_lost \
+	$(TEST_BUILD)/agent/test_bad_input \
 	$(TEST_BUILD)/agent/test_no_sites
 
 # Under AddressSanitizer: the stress test and the argument test.

@@ -3,7 +3,17 @@
  * The stop signal is SIGRTMAX - 2 unless NEEDLE_STOP_SIGNAL names another.
  * Each stopped thread records itself, then sleeps on a futex until the
  * generation changes.  Threads created while stopping are found by reading
- * /proc/self/task again until it shows nobody new. */
+ * /proc/self/task again until it shows nobody new.
+ *
+ * A stop signal can be lost on its way: a tracer (another needle record
+ * -p borrowing the thread at that moment, a debugger) that takes it at
+ * its delivery stop and lets the thread go without it.  So each is sent
+ * with sigqueue's value naming this process's cookie and the stop round
+ * (rt_tgsigqueueinfo), a thread stops once per round (stop_handled, its
+ * own), and a thread that has neither stopped nor gone after a while is
+ * signalled again: the copy that arrives after it stopped, or after the
+ * round ended, is dropped.  A signal without the cookie is the
+ * program's, passed to its handler. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -31,6 +41,42 @@ static struct sigaction program_action;
 static _Atomic int stop_active;
 static _Atomic uint32_t release_generation;
 static _Atomic uint32_t stopped_cnt, left_cnt;
+static _Atomic uint32_t stop_round;  /* this stop's number, in its signals' value */
+static uint32_t stop_cookie;         /* the high half of that value: ours, not the program's */
+static __thread uint32_t stop_handled __attribute__((tls_model("initial-exec"))); /* the round this thread stopped in */
+/* The threads stopped this round, by tid (open addressing, 2 slots per
+ * thread signalled, at most STOPPED_SET_MAX): for the resend, which
+ * signals those not in it.  Never freed, so that no late handler writes
+ * freed memory; cleared before a round's first signal.  Full, a thread
+ * not found is signalled again, and drops the copy. */
+#define STOPPED_SET_MAX (1u << 18)
+static _Atomic pid_t stopped_set[STOPPED_SET_MAX];
+static size_t stopped_set_cap;
+
+static void stopped_set_add(pid_t tid)
+{
+	if (!stopped_set_cap)
+		return;
+	for (size_t i = 0, h = (size_t)tid % stopped_set_cap; i < stopped_set_cap; i++, h = (h + 1) % stopped_set_cap) {
+		pid_t none = 0;
+		if (atomic_compare_exchange_strong(&stopped_set[h], &none, tid) || none == tid)
+			return;
+	}
+}
+
+static int stopped_set_has(pid_t tid)
+{
+	if (!stopped_set_cap)
+		return 0;
+	for (size_t i = 0, h = (size_t)tid % stopped_set_cap; i < stopped_set_cap; i++, h = (h + 1) % stopped_set_cap) {
+		pid_t t = atomic_load(&stopped_set[h]);
+		if (!t)
+			return 0;
+		if (t == tid)
+			return 1;
+	}
+	return 0;
+}
 static struct site *const *fix_sites;
 static size_t fix_cnt;
 
@@ -154,8 +200,10 @@ static void move_pc_out_of_site(ucontext_t *uc)
 static void stop_handler(int sig, siginfo_t *info, void *ucv)
 {
 	int saved_errno = errno;
+	uint64_t value = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
 
-	if (!atomic_load(&stop_active) || info->si_pid != (pid_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0)) {
+	if (info->si_code != SI_QUEUE || info->si_pid != (pid_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0) ||
+	    (uint32_t)(value >> 32) != stop_cookie) {
 		if (program_action.sa_flags & SA_SIGINFO)
 			program_action.sa_sigaction(sig, info, ucv);
 		else if (program_action.sa_handler != SIG_IGN && program_action.sa_handler != SIG_DFL)
@@ -163,9 +211,18 @@ static void stop_handler(int sig, siginfo_t *info, void *ucv)
 		errno = saved_errno;
 		return;
 	}
+	/* Ours: of a round that ended, or a second copy of this one (sent
+	 * again while this thread was on its way): dropped. */
+	uint32_t round = (uint32_t)value;
+	if (!atomic_load(&stop_active) || round != atomic_load(&stop_round) || stop_handled == round) {
+		errno = saved_errno;
+		return;
+	}
+	stop_handled = round;
 	uint32_t gen = atomic_load(&release_generation);
 	restart_interrupted_call(ucv);
 	move_pc_out_of_site(ucv);
+	stopped_set_add((pid_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0));
 	atomic_fetch_add(&stopped_cnt, 1);
 	/* Pairs with wait_stopped's futex wait: the stopper wakes at the
 	 * last stop rather than at its next poll. */
@@ -193,8 +250,26 @@ static int install(void)
 	sigfillset(&act.sa_mask);
 	if (sigaction_real(sig, &act, &program_action))
 		return -errno;
+	/* Any value but 0 tells ours from a program's sigqueue. */
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	stop_cookie = (uint32_t)(now.tv_nsec ^ (now.tv_sec << 20) ^ getpid()) | 1u;
 	stop_signal = sig;
 	return 0;
+}
+
+/* The stop signal to tid, with this round in its value. */
+static int stop_signal_send(pid_t tid)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	info.si_signo = stop_signal;
+	info.si_code = SI_QUEUE;
+	info.si_pid = getpid();
+	info.si_uid = getuid();
+	info.si_value.sival_ptr = (void *)(uintptr_t)((uint64_t)stop_cookie << 32 | atomic_load(&stop_round));
+	return (int)syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, stop_signal, &info);
 }
 
 static int contains(const pid_t *tids, size_t n, pid_t tid)
@@ -208,7 +283,9 @@ static int contains(const pid_t *tids, size_t n, pid_t tid)
 /* Wait until every signalled thread is stopped or gone: woken by each
  * stop handler as it counts itself (a poll would add its timer slack,
  * 50 us and more, to every stop window), and every 1 ms to see whether a
- * thread exited with our signal pending. */
+ * thread exited with our signal pending.  Every 64 ms one that is there,
+ * not blocking the signal and not stopped is signalled again (its signal
+ * may have been taken by a tracer). */
 static void wait_stopped(const pid_t *sent, size_t n)
 {
 	for (unsigned round = 0;; round++) {
@@ -217,9 +294,13 @@ static void wait_stopped(const pid_t *sent, size_t n)
 			return;
 		if (round % 64 == 63) {
 			size_t alive = 0;
-			for (size_t i = 0; i < n; i++)
-				alive += task_blocks_signal(sent[i], stop_signal) >= 0;
-			if (stopped >= alive)
+			for (size_t i = 0; i < n; i++) {
+				int blocks = task_blocks_signal(sent[i], stop_signal);
+				alive += blocks >= 0;
+				if (blocks == 0 && !stopped_set_has(sent[i]))
+					stop_signal_send(sent[i]);
+			}
+			if (atomic_load(&stopped_cnt) >= alive)
 				return;
 		}
 		struct timespec t = { 0, 1000 * 1000 };
@@ -446,7 +527,7 @@ static int stop_send(pid_t tid, int *err)
 		return 0;
 	}
 	window_begins();
-	if (syscall(SYS_tgkill, getpid(), tid, stop_signal) == 0) {
+	if (stop_signal_send(tid) == 0) {
 		sent_tids[sent_total++] = tid;
 		return 1;
 	}
@@ -487,6 +568,8 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 		sent_tids = round_tids = NULL;
 		return -ENOMEM;
 	}
+	stopped_set_cap = sent_cap * 2 < STOPPED_SET_MAX ? sent_cap * 2 : STOPPED_SET_MAX;
+	memset((void *)stopped_set, 0, stopped_set_cap * sizeof(*stopped_set));
 	fix_sites = sites;
 	fix_cnt = cnt;
 	sent_total = 0;
@@ -496,6 +579,9 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	holder = thread_hold_offered();
 	atomic_store(&stopped_cnt, 0);
 	atomic_store(&left_cnt, 0);
+	/* Before stop_active: a handler that sees it active reads this
+	 * round (seq_cst, as stop_active's store and load). */
+	atomic_fetch_add(&stop_round, 1);
 	atomic_store(&stop_active, 1);
 	return 0;
 }

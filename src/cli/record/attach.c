@@ -572,6 +572,13 @@ int record_attach(struct recording *r, const char *agent)
 				  why == END_EXITED ? "exited" : "ended the session (exec?)");
 			goto abandon;
 		}
+		/* Ctrl-C while libneedle starts: the session closes, which
+		 * tells it to let go of the process once it can. */
+		if (why == END_ASKED) {
+			cli_error("stopped before recording began; process %d (%s) runs on, and libneedle lets go of "
+				  "it when its start-up ends", (int)pid, comm);
+			goto abandon;
+		}
 		struct timespec t = { 0, 2 * 1000 * 1000 };
 		nanosleep(&t, NULL);
 	}

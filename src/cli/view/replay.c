@@ -8,8 +8,10 @@
  *
  * A call with no traced children takes one line with its duration; others
  * open with "{" and close with their duration.  Calls still running when
- * the trace ended close with "(still running)"; calls that returned while
- * events were being lost close with "exit lost", where the loss begins.
+ * the trace ended have no closing line: they are listed after the graph,
+ * per thread, innermost first (uftrace's "remaining functions"); calls
+ * that returned while events were being lost close with "exit lost",
+ * where the loss begins.
  *
  * --ret-ne V / --ret-eq V show only the calls whose return value differs
  * from (equals) V, one line each at its exit, as a leaf is shown:
@@ -272,6 +274,12 @@ struct replay {
 	uint32_t *site_depth; /* by site: the depth= of a pattern that matched it (0: -D) */
 	uint64_t *site_time;  /* by site: the time= of a pattern that matched it */
 	int finished;         /* a finish trigger fired: nothing more is shown */
+	/* The calls still open when the recording ended, innermost first
+	 * per thread: listed after the graph, as uftrace lists them. */
+	struct open_call {
+		uint32_t thread, depth, site;
+	} *open_calls;
+	size_t open_cnt, open_cap;
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
@@ -537,17 +545,58 @@ static void put_closed(struct replay *r, const struct trace_event *ev, const cha
 	}
 }
 
-/* The closing line of a call that has no duration (still running when the
- * recording ended, or its exit lost), begun but not ended; 0 for any other. */
+/* A call that has no duration: still running when the recording ended
+ * (no closing line, as uftrace shows it: the call is listed after the
+ * graph, 2), or its exit lost (its closing line, begun but not ended, 1);
+ * 0 for any other. */
 static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
 {
-	if (!(ev->flags & (TEV_OPEN | TEV_EXIT_LOST)))
+	if (ev->flags & TEV_OPEN) {
+		if (r->open_cnt == r->open_cap) {
+			size_t cap = r->open_cap ? r->open_cap * 2 : 16;
+			struct open_call *v = realloc(r->open_calls, cap * sizeof(*v));
+			if (!v) {
+				r->line.oom = 1;
+				return 2;
+			}
+			r->open_calls = v;
+			r->open_cap = cap;
+		}
+		r->open_calls[r->open_cnt++] = (struct open_call){ ev->thread, depth, ev->site };
+		return 2;
+	}
+	if (!(ev->flags & TEV_EXIT_LOST))
 		return 0;
 	line(r, "", ev->tid, depth);
 	put(r, "} /* ");
 	put(r, name);
-	put(r, ev->flags & TEV_OPEN ? " (still running) */" : ": exit lost */");
+	put(r, ": exit lost */");
 	return 1;
+}
+
+/* After the graph: the calls the recording ended in, per thread,
+ * innermost first, as uftrace lists its "remaining functions".  Memory:
+ * the calls open at the end, never the events. */
+static void put_open_calls(struct replay *r)
+{
+	char idx[48];
+
+	if (!r->open_cnt)
+		return;
+	fputs("\nneedle stopped recording with these calls open\n"
+	      "==============================================\n", stdout);
+	for (size_t i = 0; i < r->open_cnt; i++) {
+		const struct open_call *c = &r->open_calls[i];
+		if (!i || c->thread != r->open_calls[i - 1].thread) {
+			snprintf(idx, sizeof(idx), "task: %u\n",
+				 c->thread < r->t->thread_cnt ? r->t->threads[c->thread].tid : 0);
+			fputs(idx, stdout);
+		}
+		snprintf(idx, sizeof(idx), "[%u] ", c->depth);
+		fputs(idx, stdout);
+		fputs(trace_site_name(r->t, c->site), stdout);
+		fputc('\n', stdout);
+	}
 }
 
 static int site_srcline(struct replay *r, uint32_t site, const char **file, unsigned *line);
@@ -1154,13 +1203,13 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		}
 		r->at_ns = ev->ns;
 		r->at_site = ev->site;
-		if (put_unfinished(r, ev, name, f->sdepth)) {
-			/* said */
-		} else {
+		int unfinished = put_unfinished(r, ev, name, f->sdepth);
+		if (!unfinished) {
 			put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
 			put_closed(r, ev, name, f->sdepth, ns);
 		}
-		end_line(r);
+		if (unfinished != 2)
+			end_line(r);
 		return 0;
 	}
 	case TEV_SWITCH:
@@ -1265,8 +1314,11 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			put_srcline(r, ev->site);
 		}
 		break;
-	case TEV_EXIT:
-		if (put_unfinished(r, ev, name, ev->depth)) {
+	case TEV_EXIT: {
+		int unfinished = put_unfinished(r, ev, name, ev->depth);
+		if (unfinished == 2)
+			return 0; /* listed after the graph */
+		if (unfinished) {
 			/* said */
 		} else if (ev->flags & TEV_ORPHAN) {
 			line(r, "", ev->tid, ev->depth);
@@ -1278,6 +1330,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			put_closed(r, ev, name, ev->depth, ev->ns - ev->entry_ns);
 		}
 		break;
+	}
 	default:
 		return 0;
 	}
@@ -1672,7 +1725,10 @@ int cmd_replay(int argc, char **argv)
 			fflush(stdout);
 			cli_error("%s: %s", r.t->path, it.err);
 			ret = 1;
-		} else if (r.ret_filter && !r.seen_ret && !view_output_failed(stdout)) {
+		} else if (!r.finished) {
+			put_open_calls(&r);
+		}
+		if (n >= 0 && r.ret_filter && !r.seen_ret && !view_output_failed(stdout)) {
 			fflush(stdout);
 			cli_error("warning: no call in %s has a return value (recorded with -R 'GLOB@retval')", r.t->path);
 		}
@@ -1703,6 +1759,7 @@ int cmd_replay(int argc, char **argv)
 		free(r.slots[i].p);
 	free(r.slots);
 	free(r.free_slots);
+	free(r.open_calls);
 	if (r.line.oom) {
 		cli_error("out of memory");
 		ret = 1;
