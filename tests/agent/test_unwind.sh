@@ -33,7 +33,7 @@ for o in O0 O2; do
 	check_eq "longjmp-$o: every level1..3 closed as unwound" "$(count '(unwound) \*/$' "$T/longjmp-$o.replay")" 300
 	check_eq "longjmp-$o: after() never nested under a skipped call" "$(count ';level[123];after' "$T/longjmp-$o.folded")" 0
 	check "longjmp-$o: after() is nested directly under run_jumps" grep -q ';main;run_jumps;after;leaf ' "$T/longjmp-$o.folded"
-	check_eq "longjmp-$o: no call left running" "$(count 'still running' "$T/longjmp-$o.replay")" 0
+	check_eq "longjmp-$o: no call left running" "$(count 'with these calls open' "$T/longjmp-$o.replay")" 0
 
 	same_run "siglongjmp-$o" "$P" siglongjmp
 	check_eq "siglongjmp-$o: the handler is nested in the interrupted call" \
@@ -52,7 +52,7 @@ for o in O0 O2; do
 		same_run "$m-$o" "$P" $m
 		check "$m-$o: t_level2 closed as unwound" grep -q '} /\* t_level2 (unwound) \*/' "$T/$m-$o.replay"
 		check "$m-$o: t_level1 closed as unwound" grep -q '} /\* t_level1 (unwound) \*/' "$T/$m-$o.replay"
-		check_eq "$m-$o: no call left running" "$(count 'still running' "$T/$m-$o.replay")" 0
+		check_eq "$m-$o: no call left running" "$(count 'with these calls open' "$T/$m-$o.replay")" 0
 		check_eq "$m-$o: the main thread goes on: after() recorded" "$(calls "$T/$m-$o.data" after)" 1
 	done
 
@@ -74,7 +74,7 @@ for o in O0 O2; do
 	check_eq "coroutine-$o: every co_resume closes normally" "$(count '} /\* co_resume \*/' "$T/coroutine-$o.replay")" 6
 	check_eq "coroutine-$o: every co_yield closes normally" "$(count '} /\* co_yield \*/' "$T/coroutine-$o.replay")" 5
 	check_eq "coroutine-$o: co_body closes normally" "$(count '} /\* co_body \*/' "$T/coroutine-$o.replay")" 1
-	check_eq "coroutine-$o: no call mismatched" "$(grep -cE 'not recorded|still running|its entry' "$T/coroutine-$o.replay")" 0
+	check_eq "coroutine-$o: no call mismatched" "$(grep -cE 'not recorded|with these calls open|its entry' "$T/coroutine-$o.replay")" 0
 done
 
 P="$PROGS/unwind_cpp"
@@ -82,7 +82,7 @@ same_run cpp-traced "$P" traced
 check_eq "cpp-traced: thrower called 100 times" "$(calls "$T/cpp-traced.data" thrower)" 100
 check_eq "cpp-traced: names are demangled" "$(calls "$T/cpp-traced.data" catcher)" 100
 check_eq "cpp-traced: 50 throws unwind thrower and middle" "$(count '(unwound) \*/$' "$T/cpp-traced.replay")" 100
-check_eq "cpp-traced: no call left running" "$(count 'still running' "$T/cpp-traced.replay")" 0
+check_eq "cpp-traced: no call left running" "$(count 'with these calls open' "$T/cpp-traced.replay")" 0
 same_run cpp-untraced "$P" untraced
 check_eq "cpp-untraced: caught in an untraced frame, thrower and middle unwound" \
 	"$(count '(unwound) \*/$' "$T/cpp-untraced.replay")" 100
@@ -93,7 +93,7 @@ check_eq "cpp-rethrow: thrower, middle and rethrower unwound 50 times each" \
 check_eq "cpp-rethrow: outer_catcher always returns" "$(count '} /\* outer_catcher \*/' "$T/cpp-rethrow.replay")" 100
 same_run cpp-nested "$P" nested
 check_eq "cpp-nested: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested.replay")" 100
-check_eq "cpp-nested: no call left running" "$(count 'still running' "$T/cpp-nested.replay")" 0
+check_eq "cpp-nested: no call left running" "$(count 'with these calls open' "$T/cpp-nested.replay")" 0
 same_run cpp-cancel "$P" cancel
 check "cpp-cancel: all three destructors ran under tracing" grep -q 'destructors 3' <(cat "$T/cpp-cancel.err" /dev/null; "$NEEDLE" record -o "$T/cc.data" -- "$P" cancel 2>/dev/null)
 check "cpp-cancel: c_inner closed as unwound" grep -q '} /\* c_inner (unwound) \*/' "$T/cpp-cancel.replay"

@@ -42,7 +42,7 @@ check "info: the target's pid" grep -q "^pid:           $TPID\$" "$T/a.info"
 check "info: the target's command line" grep -q "attach_target --marks" "$T/a.info"
 check "report reads the attached trace" sh -c "'$NEEDLE' report -i '$T/a.data' >/dev/null"
 check "export (chrome) reads it" "$NEEDLE" export -f chrome -i "$T/a.data" -o "$T/a.json"
-check "the blocked traced read shows as still running when recording began" \
+check "the blocked traced read, entered before recording began, shows" \
 	sh -c "'$NEEDLE' replay -i '$T/a.data' | grep -q blocked_in_traced"
 
 # --- --ctl after attaching.

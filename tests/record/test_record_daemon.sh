@@ -24,7 +24,7 @@ check "daemon: the line names the daemon's PID" \
 	grep -q "(PID $(sed -n 's/^child done pid=\([0-9]*\).*/\1/p' "$T/d.out"))" "$T/d.err"
 check_eq "daemon: parent_work() calls" "$(calls "$T/d.data" parent_work)" 10
 check_eq "daemon: every child_work() call of the daemon" "$(calls "$T/d.data" child_work)" 3000
-check_eq "daemon: nothing left running in the trace" "$("$NEEDLE" replay -i "$T/d.data" | grep -c 'still running')" 0
+check_eq "daemon: nothing left running in the trace" "$("$NEEDLE" replay -i "$T/d.data" | grep -c 'with these calls open')" 0
 # The forked child's thread begins inside main, its parent's open call
 # at the fork (uftrace's graph of a fork): its calls one level in, and
 # main's closing brace, no line of main's entry and no orphan return.

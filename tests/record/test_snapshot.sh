@@ -68,9 +68,10 @@ check "crash: the snapshot is written" test -f "$T/c.data"
 check "crash: info says the program crashed" grep -q "the program crashed" <("$NEEDLE" info -i "$T/c.data")
 "$NEEDLE" replay -i "$T/c.data" >"$T/cr"
 check_eq "crash: replay reads it" "$?" 0
-check "crash: the last call, crash_here, open inside worker" \
-	grep -A2 -E '\| +crash_here\(\) \{' "$T/cr" | grep -q '} /\* worker (still running) \*/'
 ctid=$(grep -E '\| +crash_here\(\) \{' "$T/cr" | sed 's/.*\[ *\([0-9]*\)\].*/\1/')
+check_eq "crash: the last call, crash_here, open inside worker: listed after the graph, innermost first" \
+	"$(sed -n '/with these calls open/,$p' "$T/cr" | sed -n "/^task: $ctid\$/,/^task/p" | grep -v '^task' | head -2 | sed 's/^\[[0-9]*\] //')" "crash_here
+worker"
 check "crash: the crashing thread's handler calls before it" \
 	test "$("$NEEDLE" replay --tid "$ctid" -i "$T/c.data" | grep -c 'handler() {')" -ge 1000
 
