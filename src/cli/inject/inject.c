@@ -94,6 +94,11 @@ struct target {
 	uint64_t libc_base;     /* of the C library, mapped at offset 0 */
 	struct range unsafe[64]; /* executable mappings of the C library and the loader (merged) */
 	int unsafe_cnt;
+	/* ... and of a libneedle already loaded (another recording's, or
+	 * one that is starting): a thread there may be parked in its stop
+	 * handler while its patch batch rewrites code, or hold its locks. */
+	struct range agent[16];
+	int agent_cnt;
 	uint64_t syscall_ret;   /* address of the bytes 0f 05 c3: syscall; ret */
 	uint64_t dlopen, dlsym, dlerror, errno_location;
 	/* errno's offset from a thread's fs base (initial-exec TLS, read from
@@ -151,8 +156,13 @@ static int is_loader_or_libc(const char *name)
 	       !strncmp(base, "ld-", 3);
 }
 
-/* Base of path mapped at offset 0 in pid, and the executable ranges of
- * the C library and the loader. */
+/* Where path is loaded in pid (the address of its file offset 0), and
+ * the executable ranges of the C library and the loader.  Taken from its
+ * executable mapping (the loader maps the text segment at the same
+ * distance from the base as its file offset, as ld lays out every
+ * library): another mapping of the file at offset 0, read-only (a
+ * libneedle already in the process maps the file to read its symbols),
+ * is not the loaded library. */
 static uint64_t scan_maps(pid_t pid, const char *libc_path, struct target *t)
 {
 	struct maps_reader m;
@@ -164,9 +174,13 @@ static uint64_t scan_maps(pid_t pid, const char *libc_path, struct target *t)
 	while (maps_next(&m, &l)) {
 		if (l.path[0] != '/')
 			continue;
-		if (l.offset == 0 && !base && !strcmp(l.path, libc_path))
-			base = l.lo;
+		if (l.perms[2] == 'x' && !base && !strcmp(l.path, libc_path) && l.lo >= l.offset)
+			base = l.lo - l.offset;
 		/* Patched pages split a mapping in several: adjacent ones merge. */
+		const char *base_name = strrchr(l.path, '/');
+		if (t && l.perms[2] == 'x' && !strncmp(base_name ? base_name + 1 : l.path, "libneedle", 9) &&
+		    t->agent_cnt < 16)
+			t->agent[t->agent_cnt++] = (struct range){ l.lo, l.hi };
 		if (t && l.perms[2] == 'x' && is_loader_or_libc(l.path)) {
 			if (t->unsafe_cnt && t->unsafe[t->unsafe_cnt - 1].hi == l.lo)
 				t->unsafe[t->unsafe_cnt - 1].hi = l.hi;
@@ -439,6 +453,14 @@ static int in_unsafe(const struct target *t, uint64_t pc)
 	return 0;
 }
 
+static int in_agent(const struct target *t, uint64_t pc)
+{
+	for (int i = 0; i < t->agent_cnt; i++)
+		if (pc >= t->agent[i].lo && pc < t->agent[i].hi)
+			return 1;
+	return 0;
+}
+
 /* Scheduling.  Every remote call is a hand-off: the tracer resumes the
  * thread and sleeps, the thread runs and faults, the tracer wakes.  On a
  * machine whose CPUs are busy (the program's own threads spinning, a
@@ -530,9 +552,12 @@ static int borrow(const struct target *t, pid_t tid, struct visit *v, struct inj
 	v->xstate_len = iov.iov_len;
 	/* In a system call: one of the safe ones (it may have moved on
 	 * since /proc was read).  In user code: not the C library's or the
-	 * loader's, which may hold their locks. */
+	 * loader's, which may hold their locks.  Nowhere in a libneedle
+	 * already there (a thread its patch batch stopped waits in its
+	 * handler, and must not run while the batch rewrites code). */
 	int in_syscall = (long long)v->saved.orig_rax >= 0;
-	if (in_syscall ? !safe_syscall((long)v->saved.orig_rax) : in_unsafe(t, v->saved.rip)) {
+	if (in_agent(t, v->saved.rip) ||
+	    (in_syscall ? !safe_syscall((long)v->saved.orig_rax) : in_unsafe(t, v->saved.rip))) {
 		release(t, v, res);
 		res->passed_over++;
 		return 1;
