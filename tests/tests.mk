@@ -411,3 +411,11 @@ $(patsubst tests/servers/test_%.sh,$(TEST_BUILD)/servers/test_%,$(SERVER_TESTS))
 .PHONY: test-servers
 test-servers: $(filter $(TEST_BUILD)/servers/%,$(TESTS))
 	tests/run.sh $(TEST_BUILD) servers
+
+# Signals that come while a thread is held: delivered as sent.
+$(TEST_BUILD)/attach/sigq_target: tests/attach/sigq_target.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@
+$(TEST_BUILD)/attach/test_attach_signals: tests/attach/test_attach_signals.sh $(TEST_BUILD)/attach/sigq_target \
+		$(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/attach/test_attach_signals

@@ -74,7 +74,11 @@
 
 #define VISIT_STACK ATTACH_VISIT_STACK
 #define XSTATE_MAX 16384
-#define HELD_SIGNALS 8
+/* Signals held while a thread is borrowed, with their siginfo: a stream
+ * of queued ones (a signal every 100 us) brings dozens in a visit.  One
+ * more is let through at once (its handler runs then, as it would in
+ * the program's own dlopen), never dropped. */
+#define HELD_SIGNALS 256
 
 static uint64_t now_ns(void)
 {
@@ -113,7 +117,7 @@ struct visit {
 	struct user_regs_struct saved;
 	uint8_t xstate[XSTATE_MAX];
 	size_t xstate_len;
-	int held[HELD_SIGNALS];
+	siginfo_t held[HELD_SIGNALS]; /* signals that came while it was stopped, delivered at release */
 	int held_cnt;
 	uint64_t stack;          /* the visit's stack in the target, or 0 */
 	uint64_t handed_over;    /* the stack the entry took over, released after give_back */
@@ -500,15 +504,105 @@ static void boost_self(void)
 static void release(const struct target *t, struct visit *v, struct inject_result *res)
 {
 	uint64_t held = now_ns() - v->stopped_at;
-	int first = v->held_cnt ? v->held[0] : 0;
 
 	unboost(v);
-	ptrace(PTRACE_DETACH, v->tid, NULL, (void *)(uintptr_t)first);
-	/* Further held signals: sent again (their sender shows as needle). */
-	for (int i = 1; i < v->held_cnt; i++)
-		syscall(SYS_tgkill, (int)t->pid, (int)v->tid, v->held[i]);
+	inject_detach_delivering(t->pid, v->tid, v->held, v->held_cnt);
 	if (v->stopped_at && held > res->held_ns)
 		res->held_ns = held;
+}
+
+/* A signal's delivery stop of tid: its siginfo kept in held, and 0 (the
+ * thread goes on without it for now), or the signal to let through when
+ * held is full. */
+static int hold_signal(pid_t tid, siginfo_t *held, int *cnt, int sig)
+{
+	/* A signal that does not queue is pending once at most. */
+	for (int i = 0; sig < SIGRTMIN && i < *cnt; i++)
+		if (held[i].si_signo == sig)
+			return 0;
+	if (*cnt >= HELD_SIGNALS)
+		return sig;
+	siginfo_t *si = &held[(*cnt)++];
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, si)) {
+		memset(si, 0, sizeof(*si));
+		si->si_signo = sig;
+		si->si_code = SI_TKILL;
+	}
+	return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* tid's next stop within ns, by polling (no timer signal: this may run in
+ * a thread of needle record's).  0, or -ETIMEDOUT, -ESRCH. */
+static int poll_stop(pid_t tid, int *status, uint64_t ns)
+{
+	uint64_t end = mono_ns() + ns;
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+		if (r == tid)
+			return WIFEXITED(*status) || WIFSIGNALED(*status) ? -ESRCH : 0;
+		if (r < 0 && errno != EINTR)
+			return -ESRCH;
+		if (mono_ns() >= end)
+			return -ETIMEDOUT;
+		struct timespec t = { 0, 20 * 1000 };
+		nanosleep(&t, NULL);
+	}
+}
+
+void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt)
+{
+	uint8_t given[HELD_SIGNALS] = { 0 };
+	int status, left = cnt < HELD_SIGNALS ? cnt : HELD_SIGNALS;
+
+	if (!left) {
+		ptrace(PTRACE_DETACH, tid, NULL, NULL);
+		return;
+	}
+	/* Sent again now, each comes to a delivery stop as the thread goes
+	 * on (before it runs an instruction: a pending signal it does not
+	 * block is taken on the way back to user space), where its own
+	 * siginfo replaces this process's. */
+	for (int i = 0; i < left; i++)
+		syscall(SYS_tgkill, (int)pid, (int)tid, held[i].si_signo);
+	ptrace(PTRACE_CONT, tid, NULL, NULL);
+	for (;;) {
+		/* After a delivery the thread runs its handler: the next one
+		 * comes at once, or not before the handler is done. */
+		int e = poll_stop(tid, &status, 20 * 1000 * 1000ull);
+		if (e == -ESRCH)
+			return;
+		if (e)
+			break;
+		if ((status >> 16) != 0 || !WIFSTOPPED(status)) {
+			ptrace(PTRACE_CONT, tid, NULL, NULL); /* a group stop, an event: on */
+			continue;
+		}
+		int sig = WSTOPSIG(status), k = 0;
+		while (k < cnt && k < HELD_SIGNALS && (given[k] || held[k].si_signo != sig))
+			k++;
+		if (k < cnt && k < HELD_SIGNALS) {
+			given[k] = 1;
+			ptrace(PTRACE_SETSIGINFO, tid, NULL, (void *)&held[k]);
+			left--;
+		}
+		if (!left) {
+			ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
+			return;
+		}
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+	}
+	/* The rest are pending (blocked meanwhile): delivered later. */
+	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
+	while (!poll_stop(tid, &status, 100 * 1000 * 1000ull) && (status >> 16) != PTRACE_EVENT_STOP)
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
+	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 }
 
 /* Seize and stop tid; 0 with its state saved, 1 if it is not at a safe
@@ -537,9 +631,8 @@ static int borrow(const struct target *t, pid_t tid, struct visit *v, struct inj
 		 * on its way stops the thread first: hold it. */
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			break;
-		if (v->held_cnt < HELD_SIGNALS)
-			v->held[v->held_cnt++] = WSTOPSIG(status);
-		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		int pass = hold_signal(tid, v->held, &v->held_cnt, WSTOPSIG(status));
+		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)pass);
 	}
 	v->stopped_at = now_ns();
 	boost(v);
@@ -600,6 +693,7 @@ static int remote_call(struct visit *v, uint64_t fn, const uint64_t a[6], long s
 	if (ptrace(PTRACE_SETREGS, v->tid, NULL, &call) || ptrace(PTRACE_CONT, v->tid, NULL, NULL))
 		return -errno;
 	for (;;) {
+		int pass = 0;
 		if ((e = wait_stop(v->tid, &status, deadline_ns)))
 			return e;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -613,11 +707,10 @@ static int remote_call(struct visit *v, uint64_t fn, const uint64_t a[6], long s
 			int sig = WSTOPSIG(status);
 			if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE)
 				return -EFAULT; /* the call itself faulted */
-			if (v->held_cnt < HELD_SIGNALS)
-				v->held[v->held_cnt++] = sig;
+			pass = hold_signal(v->tid, v->held, &v->held_cnt, sig);
 		}
 		/* A held signal, or a group stop: the call goes on. */
-		ptrace(PTRACE_CONT, v->tid, NULL, NULL);
+		ptrace(PTRACE_CONT, v->tid, NULL, (void *)(uintptr_t)pass);
 	}
 }
 

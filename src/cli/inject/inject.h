@@ -3,6 +3,7 @@
 #ifndef NEEDLE_INJECT_H
 #define NEEDLE_INJECT_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,15 @@ struct inject_result {
  * nothing, so that the thread can be put back on its syscall instruction
  * and make it again (inject.c, "System calls a thread may be borrowed in")? */
 int inject_syscall_redoable(long nr);
+
+/* Let tid of process pid go from a ptrace stop other than a signal's
+ * delivery (PTRACE_EVENT_STOP), with the signals held while it was
+ * stopped (held[0..cnt), taken with PTRACE_GETSIGINFO at their delivery
+ * stops) delivered to it as they came: each is sent again and, at its
+ * delivery stop, given back its own siginfo (sender, code, value) before
+ * the thread goes on.  One that cannot be (the thread blocks it now) is
+ * delivered later as sent again, from this process. */
+void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt);
 
 int inject_library(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err, size_t errlen);
 

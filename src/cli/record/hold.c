@@ -39,7 +39,7 @@
 
 struct held {
 	pid_t tid;
-	int sig[4];     /* signals that came while held, delivered at release */
+	siginfo_t sig[8]; /* signals that came while held, delivered at release with their siginfo */
 	int sig_cnt;
 	int stopped;    /* hold_wait saw it stop: it may be let go */
 	struct user_regs_struct regs;
@@ -114,9 +114,19 @@ static int hold_wait(struct held *h)
 		}
 		if ((status >> 16) == PTRACE_EVENT_STOP)
 			break;
-		/* A signal on its way stops the thread first: held. */
-		if (h->sig_cnt < 4)
-			h->sig[h->sig_cnt++] = WSTOPSIG(status);
+		/* A signal on its way stops the thread first: held, with its
+		 * siginfo (one that does not queue, once). */
+		int sig = WSTOPSIG(status), dup = 0;
+		for (int i = 0; sig < SIGRTMIN && i < h->sig_cnt; i++)
+			dup |= h->sig[i].si_signo == sig;
+		if (!dup && h->sig_cnt < 8) {
+			siginfo_t *si = &h->sig[h->sig_cnt++];
+			if (ptrace(PTRACE_GETSIGINFO, h->tid, NULL, si)) {
+				memset(si, 0, sizeof(*si));
+				si->si_signo = sig;
+				si->si_code = SI_TKILL;
+			}
+		}
 		ptrace(PTRACE_CONT, h->tid, NULL, NULL);
 	}
 	if (ptrace(PTRACE_GETREGS, h->tid, NULL, &h->regs)) {
@@ -147,9 +157,7 @@ static void release_one(pid_t pid, struct held *h, uint64_t pc)
 	}
 	if (memcmp(&back, &h->regs, sizeof(back)))
 		ptrace(PTRACE_SETREGS, h->tid, NULL, &back);
-	ptrace(PTRACE_DETACH, h->tid, NULL, (void *)(uintptr_t)(h->sig_cnt ? h->sig[0] : 0));
-	for (int i = 1; i < h->sig_cnt; i++)
-		syscall(SYS_tgkill, (int)pid, (int)h->tid, h->sig[i]);
+	inject_detach_delivering(pid, h->tid, h->sig, h->sig_cnt);
 	h->tid = 0;
 }
 
