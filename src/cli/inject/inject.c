@@ -538,22 +538,29 @@ static uint64_t mono_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-/* tid's next stop within ns, by polling (no timer signal: this may run in
- * a thread of needle record's).  0, or -ETIMEDOUT, -ESRCH. */
-static int poll_stop(pid_t tid, int *status, uint64_t ns)
+int inject_poll_stop(pid_t tid, int *status, uint64_t ns)
 {
 	uint64_t end = mono_ns() + ns;
 	for (;;) {
 		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
 		if (r == tid)
-			return WIFEXITED(*status) || WIFSIGNALED(*status) ? -ESRCH : 0;
+			return 0;
 		if (r < 0 && errno != EINTR)
-			return -ESRCH;
+			return -errno;
 		if (mono_ns() >= end)
 			return -ETIMEDOUT;
 		struct timespec t = { 0, 20 * 1000 };
 		nanosleep(&t, NULL);
 	}
+}
+
+/* ... stopped, not gone: 0, -ESRCH or -ETIMEDOUT. */
+static int poll_stop(pid_t tid, int *status, uint64_t ns)
+{
+	int e = inject_poll_stop(tid, status, ns);
+	if (e == -ETIMEDOUT)
+		return e;
+	return e || WIFEXITED(*status) || WIFSIGNALED(*status) ? -ESRCH : 0;
 }
 
 void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt)

@@ -47,6 +47,11 @@ int inject_syscall_redoable(long nr);
  * delivered later as sent again, from this process. */
 void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt);
 
+/* tid's next wait status within ns (a stop, or its end), by polling: no
+ * timer signal, so that a thread of needle record may wait.  0 with
+ * *status, -ETIMEDOUT, or negative errno. */
+int inject_poll_stop(pid_t tid, int *status, uint64_t ns);
+
 int inject_library(pid_t pid, const struct inject_request *req, struct inject_result *res, char *err, size_t errlen);
 
 #endif

@@ -45,13 +45,6 @@ struct held {
 	struct user_regs_struct regs;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Whether tid is a thread of the process pid: a signal 0 goes to a
  * thread only within its own thread group (ESRCH otherwise, or if it is
  * gone), and costs one system call, not a read of /proc inside the
@@ -61,22 +54,11 @@ static int thread_of(pid_t pid, pid_t tid)
 	return syscall(SYS_tgkill, (int)pid, (int)tid, 0) == 0 || errno == EPERM;
 }
 
-/* Wait for tid's next stop, up to 1 s; a polling wait, since this thread
- * cannot take a timer signal of its own. */
+/* Wait for tid's next stop, up to 1 s (polled: this thread cannot take
+ * a timer signal of its own). */
 static int wait_stop(pid_t tid, int *status)
 {
-	uint64_t end = mono_ns() + 1000000000ull;
-	for (;;) {
-		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-		if (r == tid)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-		if (mono_ns() >= end)
-			return -ETIMEDOUT;
-		struct timespec t = { 0, 20 * 1000 };
-		nanosleep(&t, NULL);
-	}
+	return inject_poll_stop(tid, status, 1000000000ull);
 }
 
 /* Seize tid and ask it to stop (hold_wait waits for it): every thread of
