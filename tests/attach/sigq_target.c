@@ -3,8 +3,10 @@
  * every 100 us), for tests/attach/test_attach_signals.sh: needle record -p
  * borrows that thread to load libneedle while signals keep coming, and
  * every one must reach the handler once, as sent (SI_QUEUE, the child's
- * pid, its value).  Prints "ready PID", then, when the child is done
- * (SIGUSR1), "received R of N, wrong W, twice T" and exits. */
+ * pid, its value); beside them as many SIGRTMIN+3 sent with kill (SI_USER,
+ * the child's pid: a siginfo no other process may queue).  Prints "ready
+ * PID", then, when the child is done (SIGUSR1), "received R of N, wrong
+ * W, twice T, killed K" and exits. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t done;
-static volatile long received, wrong, twice;
+static volatile long received, wrong, twice, killed;
 static volatile pid_t sender;
 static unsigned char *seen;
 static long total;
@@ -34,6 +36,16 @@ static void on_value(int sig, siginfo_t *si, void *uc)
 	received++;
 }
 
+static void on_kill(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	if (si->si_code != SI_USER || si->si_pid != sender)
+		wrong++;
+	else
+		killed++;
+}
+
 static void on_done(int sig)
 {
 	(void)sig;
@@ -49,6 +61,8 @@ int main(int argc, char **argv)
 	sa.sa_sigaction = on_value;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGRTMIN + 2, &sa, NULL);
+	sa.sa_sigaction = on_kill;
+	sigaction(SIGRTMIN + 3, &sa, NULL);
 	signal(SIGUSR1, on_done);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -64,6 +78,8 @@ int main(int argc, char **argv)
 			union sigval v = { .sival_int = (int)i };
 			while (sigqueue(parent, SIGRTMIN + 2, v))
 				usleep(50); /* the queue is full: the receiver catches up */
+			while (kill(parent, SIGRTMIN + 3))
+				usleep(50);
 			struct timespec t = { 0, 100 * 1000 };
 			nanosleep(&t, NULL);
 		}
@@ -76,6 +92,7 @@ int main(int argc, char **argv)
 		nanosleep(&t, NULL);
 	}
 	waitpid(child, NULL, 0);
-	printf("received %ld of %ld, wrong %ld, twice %ld\n", (long)received, total, (long)wrong, (long)twice);
+	printf("received %ld of %ld, wrong %ld, twice %ld, killed %ld\n", (long)received, total, (long)wrong, (long)twice,
+	       (long)killed);
 	return 0;
 }

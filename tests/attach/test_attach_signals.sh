@@ -2,9 +2,10 @@
 # test_attach_signals - signals that come while needle record -p holds a
 # thread (borrowed to load libneedle, or stopped for a patch batch) reach
 # the program once each, as they were sent: a process whose one thread
-# takes 20,000 queued signals with values is attached to three times
-# while they come; it must count every value once, each with SI_QUEUE and
-# its sender's pid, none lost, none from needle.
+# takes 20,000 queued signals with values (sigqueue) and 20,000 sent with
+# kill is attached to three times while they come; it must count every
+# value once, each with SI_QUEUE and its sender's pid, and every kill with
+# SI_USER and its sender's pid: none lost, none from needle.
 . "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 S="$BUILD/tests/attach/sigq_target"
@@ -24,4 +25,4 @@ exec 9>&-
 wait "$pid"
 check_eq "the program exits 0" "$?" 0
 check_eq "every signal reached the handler once, as sent" "$(grep '^received' "$T/out")" \
-	"received 20000 of 20000, wrong 0, twice 0"
+	"received 20000 of 20000, wrong 0, twice 0, killed 20000"

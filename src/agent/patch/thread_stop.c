@@ -248,12 +248,13 @@ static int install(void)
 	act.sa_sigaction = stop_handler;
 	act.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigfillset(&act.sa_mask);
-	if (sigaction_real(sig, &act, &program_action))
-		return -errno;
-	/* Any value but 0 tells ours from a program's sigqueue. */
+	/* Before the handler is in place: it tells ours from a program's
+	 * sigqueue by it (never 0). */
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	stop_cookie = (uint32_t)(now.tv_nsec ^ (now.tv_sec << 20) ^ getpid()) | 1u;
+	if (sigaction_real(sig, &act, &program_action))
+		return -errno;
 	stop_signal = sig;
 	return 0;
 }
@@ -286,13 +287,19 @@ static int contains(const pid_t *tids, size_t n, pid_t tid)
  * thread exited with our signal pending.  Every 64 ms one that is there,
  * not blocking the signal and not stopped is signalled again (its signal
  * may have been taken by a tracer). */
+static uint64_t stop_clock_ns(void);
+
 static void wait_stopped(const pid_t *sent, size_t n)
 {
-	for (unsigned round = 0;; round++) {
+	uint64_t look_at = stop_clock_ns() + 64 * 1000 * 1000ull;
+
+	for (;;) {
 		uint32_t stopped = atomic_load(&stopped_cnt);
 		if (stopped >= n)
 			return;
-		if (round % 64 == 63) {
+		/* By the clock, not by wake-ups: each stop wakes this loop. */
+		if (stop_clock_ns() >= look_at) {
+			look_at = stop_clock_ns() + 64 * 1000 * 1000ull;
 			size_t alive = 0;
 			for (size_t i = 0; i < n; i++) {
 				int blocks = task_blocks_signal(sent[i], stop_signal);

@@ -119,6 +119,7 @@ struct visit {
 	size_t xstate_len;
 	siginfo_t held[HELD_SIGNALS]; /* signals that came while it was stopped, delivered at release */
 	int held_cnt;
+	int group_stop;          /* its stop was a group stop's (the process was stopped), not the interrupt's */
 	uint64_t stack;          /* the visit's stack in the target, or 0 */
 	uint64_t handed_over;    /* the stack the entry took over, released after give_back */
 	uint64_t stopped_at;
@@ -506,7 +507,7 @@ static void release(const struct target *t, struct visit *v, struct inject_resul
 	uint64_t held = now_ns() - v->stopped_at;
 
 	unboost(v);
-	inject_detach_delivering(t->pid, v->tid, v->held, v->held_cnt);
+	inject_detach_delivering(t->pid, v->tid, v->held, v->held_cnt, v->group_stop);
 	if (v->stopped_at && held > res->held_ns)
 		res->held_ns = held;
 }
@@ -563,52 +564,95 @@ static int poll_stop(pid_t tid, int *status, uint64_t ns)
 	return e || WIFEXITED(*status) || WIFSIGNALED(*status) ? -ESRCH : 0;
 }
 
-void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt)
-{
-	uint8_t given[HELD_SIGNALS] = { 0 };
-	int status, left = cnt < HELD_SIGNALS ? cnt : HELD_SIGNALS;
+/* The value of a signal sent again whose siginfo the kernel lets no
+ * other process give (kill's, tgkill's, the kernel's own): this marker
+ * and its index in held, replaced at its delivery stop. */
+#define RESENT_MARK 0x6e65656400000000ull /* "need" */
 
-	if (!left) {
+/* Whether the kernel lets this process queue si for another one as it
+ * is (rt_tgsigqueueinfo: a negative code other than tgkill's: sigqueue,
+ * a POSIX timer, a message queue, asynchronous I/O). */
+static int requeueable(const siginfo_t *si)
+{
+	return si->si_code < 0 && si->si_code != SI_TKILL;
+}
+
+void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt, int group_stop)
+{
+	int status, marked = 0;
+
+	if (cnt > HELD_SIGNALS)
+		cnt = HELD_SIGNALS;
+	/* Each is queued again, in the order it came: as it was where the
+	 * kernel allows it; else marked, to be given back its own siginfo
+	 * at its delivery stop.  A signal that does not queue and is
+	 * pending already is not queued twice (the kernel drops it). */
+	for (int i = 0; i < cnt; i++) {
+		siginfo_t si = held[i];
+		if (!requeueable(&si)) {
+			memset(&si, 0, sizeof(si));
+			si.si_signo = held[i].si_signo;
+			si.si_code = SI_QUEUE;
+			si.si_pid = getpid();
+			si.si_uid = getuid();
+			si.si_value.sival_ptr = (void *)(uintptr_t)(RESENT_MARK | (uint64_t)i);
+		}
+		if (syscall(SYS_rt_tgsigqueueinfo, (int)pid, (int)tid, si.si_signo, &si) == 0)
+			marked += !requeueable(&held[i]);
+	}
+	/* In a group stop (the process stopped by SIGSTOP meanwhile), a
+	 * resume would take the thread out of it: let go, the signals
+	 * pending; so too when none needs its siginfo given back. */
+	if (!marked || group_stop) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return;
 	}
-	/* Sent again now, each comes to a delivery stop as the thread goes
-	 * on (before it runs an instruction: a pending signal it does not
-	 * block is taken on the way back to user space), where its own
-	 * siginfo replaces this process's. */
-	for (int i = 0; i < left; i++)
-		syscall(SYS_tgkill, (int)pid, (int)tid, held[i].si_signo);
+	/* Each comes to a delivery stop as the thread goes on (before it
+	 * runs an instruction: a pending signal it does not block is taken
+	 * on the way back to user space); 100 ms for them all, after which
+	 * those still pending (blocked meanwhile) keep the marked siginfo. */
+	uint64_t end = mono_ns() + 100 * 1000 * 1000ull;
 	ptrace(PTRACE_CONT, tid, NULL, NULL);
-	for (;;) {
-		/* After a delivery the thread runs its handler: the next one
-		 * comes at once, or not before the handler is done. */
-		int e = poll_stop(tid, &status, 20 * 1000 * 1000ull);
+	while (marked) {
+		uint64_t now = mono_ns();
+		int e = now < end ? poll_stop(tid, &status, end - now) : -ETIMEDOUT;
 		if (e == -ESRCH)
 			return;
 		if (e)
 			break;
-		if ((status >> 16) != 0 || !WIFSTOPPED(status)) {
-			ptrace(PTRACE_CONT, tid, NULL, NULL); /* a group stop, an event: on */
+		if ((status >> 16) != 0) {
+			ptrace(PTRACE_CONT, tid, NULL, NULL); /* an event, a group stop's report: on */
 			continue;
 		}
-		int sig = WSTOPSIG(status), k = 0;
-		while (k < cnt && k < HELD_SIGNALS && (given[k] || held[k].si_signo != sig))
-			k++;
-		if (k < cnt && k < HELD_SIGNALS) {
-			given[k] = 1;
-			ptrace(PTRACE_SETSIGINFO, tid, NULL, (void *)&held[k]);
-			left--;
+		int sig = WSTOPSIG(status);
+		siginfo_t si;
+		if (!ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_code == SI_QUEUE && si.si_pid == getpid() &&
+		    ((uint64_t)(uintptr_t)si.si_value.sival_ptr & ~0xffffffffull) == RESENT_MARK) {
+			uint64_t k = (uint64_t)(uintptr_t)si.si_value.sival_ptr & 0xffffffffull;
+			if (k < (uint64_t)cnt)
+				ptrace(PTRACE_SETSIGINFO, tid, NULL, (void *)&held[k]);
+			marked--;
 		}
-		if (!left) {
+		if (!marked) {
 			ptrace(PTRACE_DETACH, tid, NULL, (void *)(uintptr_t)sig);
 			return;
 		}
 		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
 	}
-	/* The rest are pending (blocked meanwhile): delivered later. */
+	/* Stopped again before the detach: a detach of a running thread
+	 * fails and leaves it traced.  The interrupt's stop comes unless
+	 * the thread ends. */
 	ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
-	while (!poll_stop(tid, &status, 100 * 1000 * 1000ull) && (status >> 16) != PTRACE_EVENT_STOP)
+	for (;;) {
+		int e = poll_stop(tid, &status, 1000 * 1000 * 1000ull);
+		if (e == -ESRCH)
+			return;
+		if (e == -ETIMEDOUT)
+			continue;
+		if ((status >> 16) == PTRACE_EVENT_STOP)
+			break;
 		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
+	}
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 }
 
@@ -636,8 +680,10 @@ static int borrow(const struct target *t, pid_t tid, struct visit *v, struct inj
 			return -ESRCH;
 		/* The interrupt's stop is PTRACE_EVENT_STOP; a signal that was
 		 * on its way stops the thread first: hold it. */
-		if ((status >> 16) == PTRACE_EVENT_STOP)
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			v->group_stop = WSTOPSIG(status) != SIGTRAP;
 			break;
+		}
 		int pass = hold_signal(tid, v->held, &v->held_cnt, WSTOPSIG(status));
 		ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)pass);
 	}

@@ -41,11 +41,12 @@ int inject_syscall_redoable(long nr);
 /* Let tid of process pid go from a ptrace stop other than a signal's
  * delivery (PTRACE_EVENT_STOP), with the signals held while it was
  * stopped (held[0..cnt), taken with PTRACE_GETSIGINFO at their delivery
- * stops) delivered to it as they came: each is sent again and, at its
- * delivery stop, given back its own siginfo (sender, code, value) before
- * the thread goes on.  One that cannot be (the thread blocks it now) is
- * delivered later as sent again, from this process. */
-void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt);
+ * stops) delivered to it once each, as they came: queued again with
+ * their own siginfo where the kernel lets another process give it
+ * (sigqueue's, a timer's), else sent marked and given back their own
+ * (sender, code) at their delivery stop.  In a group stop (group_stop)
+ * they are only queued again. */
+void inject_detach_delivering(pid_t pid, pid_t tid, const siginfo_t *held, int cnt, int group_stop);
 
 /* tid's next wait status within ns (a stop, or its end), by polling: no
  * timer signal, so that a thread of needle record may wait.  0 with

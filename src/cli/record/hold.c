@@ -39,8 +39,9 @@
 
 struct held {
 	pid_t tid;
-	siginfo_t sig[8]; /* signals that came while held, delivered at release with their siginfo */
+	siginfo_t sig[32]; /* signals that came while held, delivered at release with their siginfo */
 	int sig_cnt;
+	int group_stop;   /* its stop was a group stop's, not the interrupt's */
 	int stopped;    /* hold_wait saw it stop: it may be let go */
 	struct user_regs_struct regs;
 };
@@ -94,14 +95,20 @@ static int hold_wait(struct held *h)
 			h->tid = 0;
 			return -ESRCH;
 		}
-		if ((status >> 16) == PTRACE_EVENT_STOP)
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			h->group_stop = WSTOPSIG(status) != SIGTRAP;
 			break;
+		}
 		/* A signal on its way stops the thread first: held, with its
 		 * siginfo (one that does not queue, once). */
 		int sig = WSTOPSIG(status), dup = 0;
 		for (int i = 0; sig < SIGRTMIN && i < h->sig_cnt; i++)
 			dup |= h->sig[i].si_signo == sig;
-		if (!dup && h->sig_cnt < 8) {
+		if (!dup && h->sig_cnt == 32) {
+			ptrace(PTRACE_CONT, h->tid, NULL, (void *)(uintptr_t)sig); /* full: let through, never dropped */
+			continue;
+		}
+		if (!dup) {
 			siginfo_t *si = &h->sig[h->sig_cnt++];
 			if (ptrace(PTRACE_GETSIGINFO, h->tid, NULL, si)) {
 				memset(si, 0, sizeof(*si));
@@ -139,7 +146,7 @@ static void release_one(pid_t pid, struct held *h, uint64_t pc)
 	}
 	if (memcmp(&back, &h->regs, sizeof(back)))
 		ptrace(PTRACE_SETREGS, h->tid, NULL, &back);
-	inject_detach_delivering(pid, h->tid, h->sig, h->sig_cnt);
+	inject_detach_delivering(pid, h->tid, h->sig, h->sig_cnt, h->group_stop);
 	h->tid = 0;
 }
 
