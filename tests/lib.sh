@@ -48,6 +48,20 @@ calls() {
 		END { print found ? n : "missing" }'
 }
 
+# replay_threads FILE [REPLAY OPTIONS...]: each thread's graph on its own
+# (replay --tid), one thread after the other in tid order.  In the graph
+# of all threads, a call that another thread's event interleaves with is
+# an opening and an end, as uftrace shows it, where alone it is one line:
+# tests that count one-line calls of concurrent threads read this.
+replay_threads() {
+	local data=$1 tid
+	shift
+	for tid in $("$NEEDLE" info -i "$data" | awk '$1 == "TID" && $2 == "SERIAL" { t = 1; next }
+			t && $1 ~ /^[0-9]+$/ { print $1 }' | sort -un); do
+		"$NEEDLE" replay "$@" --tid "$tid" -i "$data" || return
+	done
+}
+
 wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
 	for _ in $(seq 1 600); do
 		"$@" && return 0

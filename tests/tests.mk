@@ -163,6 +163,11 @@ $(TEST_BUILD)/progs/exit_prog_xray: tests/agent/exit_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/progs/exit_prog_gcc $(TEST_BUILD)/progs/exit_prog_xray
 
+# Programs exec'ed, followed into the recording (tests/record/test_exec_follow.sh).
+$(TEST_BUILD)/progs/exec_prog: tests/record/exec_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O0 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/progs/exec_prog
+
 # The flight recorder (tests/record/test_snapshot.sh).
 $(TEST_BUILD)/progs/snap_prog: tests/record/snap_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread

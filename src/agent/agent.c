@@ -423,3 +423,55 @@ __asm__("	.text\n"
 	"	jmp	*dlopen_real(%rip)\n"
 	"	.cfi_endproc\n"
 	"	.size	dlopen, .-dlopen\n");
+
+/* A vfork child runs on its parent's stack and in its parent's thread
+ * (the same TLS, the same shadow stack, the same chunk) until it exec's
+ * or exits: whatever it traced would be written as its parent's calls,
+ * and the frames it pushed would be its parent's to unwind.  So it runs
+ * untraced: the interposer is the C library's vfork (the return address
+ * popped into a register, as the child may overwrite the stack slot)
+ * with needle_agent_busy raised in the child, which every site's dispatch
+ * reads first, and lowered again in the parent, which resumes only once
+ * the child has exec'ed or exited (the two share the variable: the
+ * child's raise is always there to lower).  The program it exec's is
+ * followed (record/exec_follow.c), as a thread of its own. */
+__attribute__((visibility("hidden"))) long vfork_failed(long neg_errno);
+long vfork_failed(long neg_errno)
+{
+	errno = (int)-neg_errno;
+	return -1;
+}
+
+__asm__("	.text\n"
+	"	.globl	vfork\n"
+	"	.type	vfork, @function\n"
+	"	.p2align 4\n"
+	"vfork:\n"
+	"	.cfi_startproc\n"
+	"	endbr64\n"
+	"	popq	%rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_register %rip, %rdi\n"
+	"	movl	$58, %eax\n" /* SYS_vfork */
+	"	syscall\n"
+	"	pushq	%rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_rel_offset %rip, 0\n"
+	"	cmpq	$-4095, %rax\n"
+	"	jae	2f\n"
+	"	movq	needle_agent_busy@gottpoff(%rip), %rdx\n"
+	"	testl	%eax, %eax\n"
+	"	jnz	1f\n"
+	"	addl	$1, %fs:(%rdx)\n" /* the child */
+	"	ret\n"
+	"1:	subl	$1, %fs:(%rdx)\n" /* the parent, the child gone */
+	"	ret\n"
+	"2:	movq	%rax, %rdi\n"
+	"	subq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call	vfork_failed\n"
+	"	addq	$8, %rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.size	vfork, .-vfork\n");

@@ -14,9 +14,25 @@
  *   T <number of functions traced>               the recorder is attached
  *   E <errno> <message>                          the recorder failed
  *
+ *   N <errno> <message>                          a program exec'ed and not traced
+ *   I <image>                                    the records up to the next I are
+ *                                                that program image's (shm_chunk.image)
+ *
  * After T, objects the program dlopens are appended as M, S and O lines
  * (module indexes and site ids continue), before their functions are
  * patched.
+ *
+ * Programs a traced process exec's into (agent/record/exec_follow.c) are
+ * images 1, 2, ...: each has site ids and module indexes of its own,
+ * counted from 0, and writes its records (never a T; an E when it could
+ * not trace the program, which then runs untraced) in blocks that begin
+ * with its I record.  Once an image other than the first exists, every
+ * block appended, the first image's too, begins with one.  Records before
+ * the first I are image 0's.  Appended blocks reserve their bytes with a
+ * fetch-add on shm_header.meta_tail, so two images append side by side;
+ * a reader that meets a NUL byte stops there and looks again later (a
+ * block reserved and not yet copied; a writer that died inside its copy
+ * leaves the records after it unread).
  *
  * The file is a memfd that needle record sizes to META_FILE_BYTES (sparse,
  * zeros).  The agent writes its first records with write(2), then maps the
@@ -46,6 +62,14 @@
 #define META_TRACED 'T'
 #define META_TRACED_WRITE "T %d\n"
 #define META_TRACED_READ "T %llu"
+
+#define META_NOTE 'N'
+#define META_NOTE_WRITE "N %d %s\n"
+#define META_NOTE_READ "N %d %n"     /* then the message from %n */
+
+#define META_IMAGE 'I'
+#define META_IMAGE_WRITE "I %u\n"
+#define META_IMAGE_READ "I %u"
 
 #define META_ERROR 'E'
 #define META_ERROR_WRITE "E %d %s\n"

@@ -89,6 +89,22 @@ int record_config_encode(const struct record_config *c, uint8_t **out, size_t *l
 	return 0;
 }
 
+size_t record_config_int_offset(const uint8_t *p, size_t len, unsigned tag)
+{
+	size_t off = RECORD_CONFIG_HEADER;
+
+	while (off + FIELD_HEADER <= len) {
+		uint16_t t;
+		uint32_t n;
+		memcpy(&t, p + off, 2);
+		memcpy(&n, p + off + 4, 4);
+		if (t == tag)
+			return n == 8 && off + FIELD_HEADER + 8 <= len ? off + FIELD_HEADER : 0;
+		off += FIELD_HEADER + (size_t)n;
+	}
+	return 0;
+}
+
 size_t record_config_length(const uint8_t *p)
 {
 	uint32_t magic, body;

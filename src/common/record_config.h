@@ -62,7 +62,11 @@
 	X(8, trigger_after_ns, "--trigger-after: the rings freeze this long after a trigger")          \
 	X(9, buf_fd, "a started program's descriptor of the trace buffer (attach: sent with the hello)") \
 	X(10, meta_fd, "... and of the meta file")                                                      \
-	X(11, min_size, "-Z: functions of fewer bytes than this are not patched (0: any size)")
+	X(11, min_size, "-Z: functions of fewer bytes than this are not patched (0: any size)")      \
+	X(12, image, "0: the program needle record started; N: the Nth program a traced process exec'ed into") \
+	X(13, rec_pid, "needle record's pid, where an exec'ing process opens the buffer and meta file again") \
+	X(14, rec_buf_fd, "needle record's descriptor of the trace buffer (/proc/rec_pid/fd/N)")       \
+	X(15, rec_meta_fd, "... and of the meta file (0 with rec_pid: exec'ed programs are not followed)")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \
@@ -115,5 +119,10 @@ size_t record_config_length(const uint8_t *p);
  * -EPROTO (not a config this decoder reads, whole), or -ENOMEM. */
 int record_config_decode(const uint8_t *p, size_t len, struct record_config *c);
 void record_config_free(struct record_config *c);
+/* Where the 8 bytes of integer field tag are in the len bytes p (a
+ * config this codec wrote): their offset, or 0 when the field is absent.
+ * For a copy of the bytes with a few integers changed, written without
+ * encoding again (an exec's config, agent/record/exec_follow.c). */
+size_t record_config_int_offset(const uint8_t *p, size_t len, unsigned tag);
 
 #endif

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
-#define SHM_VERSION 4
+#define SHM_VERSION 5
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
@@ -147,7 +147,12 @@ struct shm_chunk {
 	 * snapshot keeps a copy only if gen was even and the same before and
 	 * after it. */
 	_Atomic uint32_t gen;
-	uint32_t pad;
+	/* The program image the thread ran when it took this chunk: 0 for the
+	 * program needle record started (and its forked children), N for the
+	 * Nth program a traced process exec'ed into (shm_header.images).  Its
+	 * site ids are that image's own; needle record turns them into the
+	 * trace's (meta_protocol.h's I records). */
+	uint32_t image;
 	/* events follow, up to the chunk size */
 };
 
@@ -288,6 +293,16 @@ struct shm_header {
 	 * needle record says it is recording at that point. */
 	_Atomic uint32_t agent_in_steps;
 	_Atomic uint32_t agent_all_live;
+	/* Programs a traced process exec'ed into (agent/record/exec_follow.c):
+	 * the last image number handed out (fetch-add by the exec'ing
+	 * process, before its exec; a failed exec wastes one). */
+	_Atomic uint32_t images;
+	uint32_t pad3;
+	/* The meta file's end once the first image's agent has written its
+	 * start-up records (0 before): every later record block, of any
+	 * image, reserves its bytes here with a fetch-add and copies them in
+	 * through its own mapping (meta_protocol.h). */
+	_Atomic uint64_t meta_tail;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct shm_header) <= 4096, "the header fits SHM_HEADER_SIZE");
 

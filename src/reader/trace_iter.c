@@ -434,6 +434,11 @@ int trace_iter_peek_same_thread(struct trace_iter *it, struct trace_event *ev)
 	return 1;
 }
 
+int trace_iter_next_is_same_thread(const struct trace_iter *it)
+{
+	return it->heap_cnt && it->last == &it->cursors[it->heap[0]];
+}
+
 void trace_iter_free(struct trace_iter *it)
 {
 	for (size_t i = 0; i < it->cursor_cnt; i++) {

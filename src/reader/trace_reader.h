@@ -229,6 +229,9 @@ int trace_iter_next(struct trace_iter *it, struct trace_event *ev);
 /* The next event of the same thread as the last one returned, without
  * consuming it: 1, 0 (none) or -1. */
 int trace_iter_peek_same_thread(struct trace_iter *it, struct trace_event *ev);
+/* Is the event trace_iter_next gives next the same thread's as the one it
+ * gave last (no other thread's event comes between them in time)? */
+int trace_iter_next_is_same_thread(const struct trace_iter *it);
 void trace_iter_free(struct trace_iter *it);
 
 #endif

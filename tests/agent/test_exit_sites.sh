@@ -36,7 +36,7 @@ for build in gcc xray; do
 	n=$(grep -o 'exit_prog_[a-z]*: [0-9]* exit sites' "$T/err" | awk '{print $2}')
 	check "$build: exit sites found (${n:-none})" test "${n:-0}" -ge 14
 	check_counts "$build" "$T/$build.data" "$T/plain"
-	"$NEEDLE" replay -i "$T/$build.data" >"$T/replay"
+	replay_threads "$T/$build.data" >"$T/replay"
 	check_eq "$build: replay reads the trace" "$?" 0
 	# Line by line order within a thread: each worker's calls alone.
 	: >"$T/seq"
@@ -62,7 +62,7 @@ for build in gcc xray; do
 	# rather than what rax held.
 	"$NEEDLE" record -o "$T/rv.data" -R 'e_leaf@retval/d' -R 'e_sib@retval/d' -R 'e_sib_ptr@retval/d' \
 		-- "$P" >/dev/null 2>&1
-	"$NEEDLE" replay -i "$T/rv.data" >"$T/rv"
+	replay_threads "$T/rv.data" >"$T/rv"
 	check_eq "$build: -R at exit sites: e_leaf's return values, none for the sibling callers" \
 		"$(grep -cE 'e_leaf\(\) = -?[0-9]+;' "$T/rv") $(grep -cE 'e_sib(_ptr)?\(\) = ' "$T/rv") $(grep -cE 'e_sib(_ptr)?\(\);' "$T/rv")" \
 		"5000 0 2000"
@@ -71,7 +71,7 @@ for build in gcc xray; do
 	NEEDLE_EXIT_SITES=0 "$NEEDLE" record -o "$T/h.data" -- "$P" >"$T/hout" 2>/dev/null
 	check "$build, return hook: output identical" cmp -s "$T/plain" "$T/hout"
 	check_counts "$build, return hook" "$T/h.data" "$T/plain"
-	check_eq "$build, return hook: e_leaf nested in e_sib" "$(grep -c 'e_sib() {' <("$NEEDLE" replay -i "$T/h.data"))" 1000
+	check_eq "$build, return hook: e_leaf nested in e_sib" "$(grep -c 'e_sib() {' <(replay_threads "$T/h.data"))" 1000
 
 	# CET shadow stacks forbid hijacked returns: with exit sites on every
 	# function, exit handlers work all the same.

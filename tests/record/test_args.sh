@@ -20,7 +20,7 @@ setarch -R "$NEEDLE" record -o "$T/a.data" \
 	-A 'a_str@arg1/s,arg2/d' -R 'a_str@retval/d' -- "$P" >"$T/out" 2>"$T/err"
 check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
-"$NEEDLE" replay --arg-names -i "$T/a.data" >"$T/r"
+replay_threads "$T/a.data" --arg-names >"$T/r"
 check_eq "replay reads it" "$?" 0
 grep -E '\| +a_' "$T/r" | grep -v 'arg2=20)' | sed 's/.*| *//' | sort >"$T/got"
 grep -v '^rewritten' "$T/plain" | sort >"$T/want"

@@ -10,10 +10,10 @@ P="$PROGS/interposed"
 cd "$T" || exit 1
 
 "$P" >"$T/plain"
-# graph FILE: the function column of main's thread (the first TID).
+# graph FILE: the function column of main's thread (the first TID), on
+# its own (replay_threads: no other thread's lines split its calls).
 graph() {
-	"$NEEDLE" replay -i "$1" | awk -F'|' '
-		NR == 1 { next }
+	replay_threads "$1" | grep -v '^#' | awk -F'|' '
 		{ match($1, /\[ *[0-9]+\]/); tid = substr($1, RSTART, RLENGTH) }
 		!first { first = tid }
 		tid == first { sub(/^ /, "", $2); print $2 }'
@@ -21,8 +21,7 @@ graph() {
 # others FILE: each other thread's graph on a line of its own (their
 # lines interleave in the replay), sorted.
 others() {
-	"$NEEDLE" replay -i "$1" | awk -F'|' '
-		NR == 1 { next }
+	replay_threads "$1" | grep -v '^#' | awk -F'|' '
 		{ match($1, /\[ *[0-9]+\]/); tid = substr($1, RSTART, RLENGTH); gsub(/ /, "", $2) }
 		!first { first = tid }
 		tid != first { g[tid] = g[tid] $2 }

@@ -30,7 +30,7 @@ check_eq "daemon: nothing left running in the trace" "$("$NEEDLE" replay -i "$T/
 # main's closing brace, no line of main's entry and no orphan return.
 child=$(sed -n 's/^child done pid=\([0-9]*\).*/\1/p' "$T/d.out")
 check_eq "daemon: the child's graph continues its parent's main" \
-	"$("$NEEDLE" replay -i "$T/d.data" | grep "\[ *$child\]" | sed 's/^[^|]*| //' | sort | uniq -c | sed 's/^ *//')" \
+	"$(replay_threads "$T/d.data" | grep "\[ *$child\]" | sed 's/^[^|]*| //' | sort | uniq -c | sed 's/^ *//')" \
 	"3000   child_work();
 1 } /* main */"
 check_eq "daemon: main counted for both processes" "$(calls "$T/d.data" main)" 2

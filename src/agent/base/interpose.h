@@ -75,7 +75,21 @@
 	X(IP_PPOLL_CHK, __ppoll_chk, 1, 1)                                              \
 	X(IP_PSELECT, pselect, 1, 1)                                                    \
 	X(IP_EPOLL_PWAIT, epoll_pwait, 1, 1)                                            \
-	X(IP_EPOLL_PWAIT2, epoll_pwait2, 1, 1)
+	X(IP_EPOLL_PWAIT2, epoll_pwait2, 1, 1)                                          \
+	/* agent.c: a vfork child runs untraced */                                     \
+	X(IP_VFORK, vfork, 0, 0)                                                        \
+	/* record/exec_follow.c: the programs exec'ed, traced into the recording */    \
+	X(IP_EXECVE, execve, 0, 1)                                                      \
+	X(IP_EXECV, execv, 0, 0)                                                        \
+	X(IP_EXECVPE, execvpe, 0, 1)                                                    \
+	X(IP_EXECVP, execvp, 0, 0)                                                      \
+	X(IP_EXECL, execl, 0, 0)                                                        \
+	X(IP_EXECLP, execlp, 0, 0)                                                      \
+	X(IP_EXECLE, execle, 0, 0)                                                      \
+	X(IP_FEXECVE, fexecve, 0, 1)                                                    \
+	X(IP_EXECVEAT, execveat, 0, 1)                                                  \
+	X(IP_POSIX_SPAWN, posix_spawn, 0, 1)                                            \
+	X(IP_POSIX_SPAWNP, posix_spawnp, 0, 1)
 
 #define INTERPOSE_ENUM(tag, name, traceable, real) tag,
 enum interposed {

@@ -15,6 +15,10 @@
 struct shm_header *shm;
 struct shm_ring_slot *ring;
 int use_tsc;
+uint32_t rec_image;
+/* The calling thread's state, for chunk_publish_current: set when the
+ * thread takes a chunk (the slow path), valid for the thread's life. */
+static __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 
 static void wake_reader(void)
 {
@@ -64,6 +68,14 @@ void chunk_publish(struct rec_thread *rt)
 	}
 }
 
+void chunk_publish_current(void)
+{
+	struct rec_thread *rt = rec_self;
+
+	if (shm && rt && rt->chunk)
+		chunk_publish(rt);
+}
+
 /* The slow path: publish the full chunk, take a fresh one. */
 __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 {
@@ -95,6 +107,8 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 		prctl(PR_GET_NAME, rt->comm);
 	c->tid = rt->tid;
 	c->serial = rt->serial;
+	c->image = rec_image;
+	rec_self = rt;
 	c->open_depth = rt->depth;
 	memcpy(c->comm, rt->comm, sizeof(c->comm));
 	c->seq = rt->seq++;

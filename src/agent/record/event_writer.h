@@ -37,6 +37,9 @@
 extern struct shm_header *shm;
 extern struct shm_ring_slot *ring;
 extern int use_tsc;
+/* The program image this process runs (shm_chunk.image): 0, or the
+ * number an exec'ing process handed the program it became. */
+extern uint32_t rec_image;
 
 /* A thread's recording state: the link's per-thread storage. */
 #define REC_OPEN_SITES 64 /* open calls a forked child re-enters (deeper: their exits are orphans) */
@@ -69,6 +72,10 @@ struct rec_thread {
 /* Publish the thread's chunk: to the ring for needle record's drain, or,
  * in snapshot mode, to the thread's own list of full chunks. */
 void chunk_publish(struct rec_thread *rt);
+/* The calling thread's chunk published now, if it has one: before an
+ * exec, which ends the thread without a thread exit (a failed exec takes
+ * a fresh chunk at its next event). */
+void chunk_publish_current(void);
 /* The slow path: publish the full chunk, take a fresh one (timestamps
  * from now).  1, or 0 when no chunk is free. */
 int chunk_next(struct rec_thread *rt, uint64_t now);

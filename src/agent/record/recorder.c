@@ -42,6 +42,7 @@
  * the agent's logging (docs/design.md, "Layers"). */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -66,11 +67,20 @@
 #include "common/shm_layout.h"
 #include "common/tsc.h"
 #include "common/value_spec.h"
+#include "common/fd_high.h"
 #include "needle.h"
 
 static size_t shm_mapped; /* bytes of the buffer mapped at shm */
 static int attach_tried;  /* recorder_start got as far as needle_attach */
 static int env_mode;   /* configured from the environment (restore it) */
+/* An exec'ed program joining its parent image's recording (config image
+ * > 0): it shares the buffer and the meta file, writes its records in
+ * blocks of its own and never the recording's state: if it cannot be
+ * traced it runs untraced and the recording goes on. */
+static int join_mode;
+/* An exec'ed program with nothing to trace that still passes the
+ * recording on to the programs it exec's (fail()). */
+static int exec_forward;
 static uint32_t max_depth = UINT32_MAX;
 static int active;
 static struct needle_link *rec_link;
@@ -478,11 +488,31 @@ static int meta_write(int fd, const char *line)
 	return 0;
 }
 
+/* A block of records appended through the mapping: its bytes reserved
+ * at shm->meta_tail, since another program image (an exec'ed one) may
+ * append at the same time, and its image said first (meta_protocol.h).
+ * The bytes land where no reader has looked yet: it stops at the first
+ * NUL, and a line without its newline is read again later. */
+static char *meta_map;
+static size_t meta_len;
+static int meta_append(const char *buf, size_t len)
+{
+	char head[32];
+	size_t hn = (size_t)snprintf(head, sizeof(head), META_IMAGE_WRITE, rec_image);
+
+	if (!meta_map || !shm)
+		return -ENOSPC;
+	uint64_t at = atomic_fetch_add_explicit(&shm->meta_tail, hn + len, memory_order_relaxed);
+	if (at > meta_len || hn + len > meta_len - at)
+		return -ENOSPC;
+	memcpy(meta_map + at, head, hn);
+	memcpy(meta_map + at + hn, buf, len);
+	return 0;
+}
+
 /* What the meta file already names: the sites below meta_sites and the
  * objects below meta_objects, in meta_modules module lines.  Objects
  * dlopen'ed later are appended (recorder_object_loaded). */
-static char *meta_map;             /* the meta file, mapped for those (no descriptor kept) */
-static size_t meta_len, meta_pos;  /* its size, and where the next record goes */
 static pid_t meta_pid;             /* the process that writes it (not a forked child) */
 static int meta_sites, meta_objects;
 static unsigned meta_modules;
@@ -526,7 +556,7 @@ static int meta_dump(int fd)
 	}
 	free(mods);
 	/* Per object, what discovery made of its functions (needle info). */
-	if (!meta_objects)
+	if (!meta_objects && !join_mode)
 		for (int r = 1; needle_refusal_name(r); r++)
 			fprintf(out, META_REASON_WRITE, r, needle_refusal_name(r));
 	for (int i = meta_objects; i < objects; i++) {
@@ -543,15 +573,7 @@ static int meta_dump(int fd)
 	if (!err && fd >= 0) {
 		err = meta_write(fd, buf);
 	} else if (!err) {
-		/* Appended into the mapping (fd -1): the bytes land before
-		 * anything reads them, at the end (the reader stops at the
-		 * first NUL, so a record cut short by a crash is dropped). */
-		if (!meta_map || len >= meta_len - meta_pos)
-			err = -ENOSPC;
-		else {
-			memcpy(meta_map + meta_pos, buf, len);
-			meta_pos += len;
-		}
+		err = meta_append(buf, len);
 	}
 	free(buf);
 	if (!err) {
@@ -937,7 +959,9 @@ static int env_config_err;  /* 1 there, 0 no such variable, negative errno */
 static void restore_environment(int config_read)
 {
 	const char *orig = env_config.orig_ld_preload;
-	if (!config_read) {
+	/* An exec'ed program's config carries no orig_ld_preload: the
+	 * exec'ing process put libneedle first in the program's own value. */
+	if (!config_read || !orig) {
 		const char *cur = getenv("LD_PRELOAD");
 		const char *colon = cur ? strchr(cur, ':') : NULL;
 		const char *first_end = colon ? colon : cur ? cur + strlen(cur) : NULL;
@@ -999,6 +1023,7 @@ static int user_error(int err)
 /* Says why in the meta file and the buffer header, and closes meta_fd:
  * a process left running keeps no descriptor of a recording that did not
  * start. */
+static void exec_template_build(void);
 static int fail(int meta_fd, int err, const char *msg)
 {
 	char line[512];
@@ -1006,6 +1031,36 @@ static int fail(int meta_fd, int err, const char *msg)
 	if (env_mode)
 		restore_environment(1); /* the program runs on, and its children too */
 	snprintf(line, sizeof(line), META_ERROR_WRITE, -err, msg);
+	if (join_mode) {
+		snprintf(line, sizeof(line), META_ERROR_WRITE, -err, "");
+		size_t n = strlen(line) - 1;
+		snprintf(line + n, sizeof(line) - n, "%s: %s\n", program_invocation_name, msg);
+		/* An exec'ed program: said in its own block, for needle record
+		 * to report; the recording's state is its first program's. */
+		meta_append(line, strlen(line));
+		if (meta_fd >= 0)
+			close(meta_fd);
+		/* Nothing of it to trace (--sites=compiled and a shell in
+		 * between, filters that name none of its functions): the
+		 * programs it exec's in turn are followed all the same. */
+		if (user_error(err) && !attach_tried && shm && meta_map) {
+			exec_forward = 1;
+			exec_template_build();
+			return err;
+		}
+		if (attach_tried)
+			needle_sync();
+		if (meta_map)
+			munmap(meta_map, meta_len);
+		meta_map = NULL;
+		meta_len = 0;
+		if (shm)
+			munmap(shm, shm_mapped);
+		shm = NULL;
+		ring = NULL;
+		shm_mapped = 0;
+		return err;
+	}
 	if (meta_fd >= 0) {
 		meta_write(meta_fd, line);
 		close(meta_fd);
@@ -1051,6 +1106,14 @@ void recorder_report_failure(int err)
 
 	if (recorder_env_config(&config) != 1)
 		return;
+	if (config->image > 0) {
+		/* An exec'ed program: it runs untraced, and the recording's
+		 * state stays its first program's. */
+		close((int)config->buf_fd);
+		close((int)config->meta_fd);
+		restore_environment(1);
+		return;
+	}
 	recorder_report_failure_fds((int)config->buf_fd, (int)config->meta_fd, err);
 }
 
@@ -1066,7 +1129,142 @@ int recorder_start_from_env(void)
 		.meta_fd = (int)config->meta_fd,
 		.config = config,
 	};
-	return recorder_start(&cfg);
+	err = recorder_start(&cfg);
+	/* An exec'ed program that cannot be traced (filters that match none
+	 * of its functions) runs untraced: the recording is its parent's. */
+	return join_mode && err < 0 ? 0 : err;
+}
+
+/* The config of a program this process exec's into (exec_follow.c):
+ * this one's, with image, buf_fd and meta_fd to be filled in and no
+ * orig_ld_preload (the exec'ing process puts libneedle first in the
+ * program's own LD_PRELOAD).  Encoded once, at the start, so that an exec
+ * allocates nothing: it may run in a vfork child or a signal handler. */
+static uint8_t *exec_tmpl;
+static size_t exec_tmpl_len, exec_off_image, exec_off_buf, exec_off_meta;
+
+static void exec_template_build(void)
+{
+	struct record_config c = env_config;
+
+	free(exec_tmpl);
+	exec_tmpl = NULL;
+	exec_follow_init();
+	if (!c.rec_pid || !c.rec_buf_fd || !c.rec_meta_fd || !meta_map)
+		return; /* an older needle record: exec'ed programs run untraced */
+	c.orig_ld_preload = NULL;
+	c.image = 1;
+	c.buf_fd = c.meta_fd = 1; /* present, filled in at each exec */
+	if (record_config_encode(&c, &exec_tmpl, &exec_tmpl_len))
+		return;
+	exec_off_image = record_config_int_offset(exec_tmpl, exec_tmpl_len, RECORD_CONFIG_TAG_image);
+	exec_off_buf = record_config_int_offset(exec_tmpl, exec_tmpl_len, RECORD_CONFIG_TAG_buf_fd);
+	exec_off_meta = record_config_int_offset(exec_tmpl, exec_tmpl_len, RECORD_CONFIG_TAG_meta_fd);
+	if (!exec_off_image || !exec_off_buf || !exec_off_meta) {
+		free(exec_tmpl);
+		exec_tmpl = NULL;
+	}
+}
+
+/* A descriptor of needle record's fd (its buffer or meta file), opened
+ * again through /proc (the program keeps none of its own), at a number
+ * out of the program's way and without close-on-exec. */
+static int reopen_recorder_fd(int64_t fd, int *out)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%lld/fd/%lld", (long long)env_config.rec_pid, (long long)fd);
+	int f = open(path, O_RDWR | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	*out = fd_dup_high(f, F_DUPFD);
+	int e = errno;
+	close(f);
+	return *out < 0 ? -e : 0;
+}
+
+static int write_all_at(int fd, const void *p, size_t n, off_t off)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p = (const char *)p + w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+int recorder_exec_prepare(struct exec_follow *f)
+{
+	f->config_fd = f->buf_fd = f->meta_fd = -1;
+	if (!exec_tmpl || !shm || !(__atomic_load_n(&active, __ATOMIC_RELAXED) || exec_forward))
+		return -ENOENT;
+	int err = reopen_recorder_fd(env_config.rec_buf_fd, &f->buf_fd);
+	if (!err)
+		err = reopen_recorder_fd(env_config.rec_meta_fd, &f->meta_fd);
+	int c = err ? -1 : memfd_create("needle-config", MFD_CLOEXEC);
+	if (!err && c < 0)
+		err = -errno;
+	if (!err) {
+		int64_t image = (int64_t)atomic_fetch_add_explicit(&shm->images, 1, memory_order_relaxed) + 1;
+		int64_t b = f->buf_fd, m = f->meta_fd;
+		err = write_all_at(c, exec_tmpl, exec_tmpl_len, 0);
+		if (!err)
+			err = write_all_at(c, &image, 8, (off_t)exec_off_image);
+		if (!err)
+			err = write_all_at(c, &b, 8, (off_t)exec_off_buf);
+		if (!err)
+			err = write_all_at(c, &m, 8, (off_t)exec_off_meta);
+		if (!err && (f->config_fd = fd_dup_high(c, F_DUPFD)) < 0)
+			err = -errno;
+	}
+	if (c >= 0)
+		close(c);
+	if (err) {
+		recorder_exec_abandon(f);
+		return err;
+	}
+	return 0;
+}
+
+void recorder_exec_abandon(struct exec_follow *f)
+{
+	int e = errno;
+	if (f->config_fd >= 0)
+		close(f->config_fd);
+	if (f->buf_fd >= 0)
+		close(f->buf_fd);
+	if (f->meta_fd >= 0)
+		close(f->meta_fd);
+	f->config_fd = f->buf_fd = f->meta_fd = -1;
+	errno = e;
+}
+
+void recorder_exec_note(const char *line)
+{
+	/* From a forked child too: blocks are reserved, not placed. */
+	if (shm && meta_map)
+		meta_append(line, strlen(line));
+}
+
+/* The meta file mapped for the records appended later (meta_append); the
+ * descriptor goes: the program sees none of needle's.  0, or -errno. */
+static int meta_map_fd(int meta_fd)
+{
+	struct stat st;
+
+	if (fstat(meta_fd, &st) || st.st_size <= 0)
+		return -EINVAL;
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, meta_fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	meta_map = m;
+	meta_len = (size_t)st.st_size;
+	meta_pid = getpid();
+	return 0;
 }
 
 int recorder_start(const struct recorder_start_cfg *cfg)
@@ -1109,8 +1307,20 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	shm_mapped = probe.total_size;
 	ring = shm_ring(shm);
 	hold_client_attach(shm);
-	use_tsc = tsc_usable();
-	shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
+	join_mode = env_mode && rc->image > 0;
+	rec_image = join_mode ? (uint32_t)rc->image : 0;
+	if (join_mode) {
+		/* The clock its first program chose, whatever this one would. */
+		use_tsc = shm->clock_source == CLOCK_SOURCE_TSC;
+		int e = meta_map_fd(meta_fd);
+		close(meta_fd);
+		meta_fd = -1;
+		if (e)
+			return fail(meta_fd, e, "cannot map the meta file");
+	} else {
+		use_tsc = tsc_usable();
+		shm->clock_source = use_tsc ? CLOCK_SOURCE_TSC : CLOCK_SOURCE_MONOTONIC;
+	}
 	if (overwrite_init(shm))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
@@ -1196,23 +1406,30 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 			return fail(meta_fd, err, why);
 		}
 	}
+	if (join_mode) {
+		exec_template_build(); /* it may exec in turn */
+		return 1; /* no T: the recording's state is its first program's */
+	}
 	char line[64];
 	snprintf(line, sizeof(line), META_TRACED_WRITE, traced);
 	meta_write(meta_fd, line);
-	/* Mapped for the objects dlopen'ed later (recorder_object_loaded);
-	 * the descriptor goes, as before: the program sees none of needle's. */
-	struct stat st;
+	/* Mapped for the objects dlopen'ed later (recorder_object_loaded)
+	 * and the records of exec'ed programs, which append from the end of
+	 * what was written so far (the release pairs with nothing: an exec
+	 * that reads meta_tail runs in a thread of this process, later). */
 	off_t pos = lseek(meta_fd, 0, SEEK_CUR);
-	if (pos > 0 && !fstat(meta_fd, &st) && st.st_size > pos) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, meta_fd, 0);
-		if (m != MAP_FAILED) {
-			meta_map = m;
-			meta_len = (size_t)st.st_size;
-			meta_pos = (size_t)pos;
-			meta_pid = getpid();
+	if (pos > 0 && !meta_map_fd(meta_fd)) {
+		if ((size_t)pos < meta_len)
+			atomic_store_explicit(&shm->meta_tail, (uint64_t)pos, memory_order_relaxed);
+		else {
+			munmap(meta_map, meta_len);
+			meta_map = NULL;
+			meta_len = 0;
 		}
 	}
 	close(meta_fd);
+	if (env_mode)
+		exec_template_build();
 	if (rc->ctl && (err = control_start(!cfg->ctl_polled, ctl_request)))
 		pr_warn("cannot open the control socket (%d): needle ctl will not reach this process\n", err);
 	atomic_store(&shm->agent_state, AGENT_RECORDING);
@@ -1258,7 +1475,7 @@ int recorder_stop(void)
 	if (meta_map)
 		munmap(meta_map, meta_len);
 	meta_map = NULL;
-	meta_len = meta_pos = 0;
+	meta_len = 0;
 	meta_sites = meta_objects = 0;
 	meta_modules = 0;
 	pthread_mutex_unlock(&config_lock);
@@ -1299,10 +1516,8 @@ void recorder_object_loaded(void)
 			char line[64];
 			/* The newest count is the one read (record_meta.c). */
 			snprintf(line, sizeof(line), META_TRACED_WRITE, traced);
-			if (traced >= 0 && meta_map && strlen(line) < meta_len - meta_pos) {
-				memcpy(meta_map + meta_pos, line, strlen(line));
-				meta_pos += strlen(line);
-			}
+			if (traced >= 0 && !join_mode)
+				meta_append(line, strlen(line));
 		}
 		free(addrs);
 	}

@@ -57,4 +57,25 @@ void recorder_report_failure(int err);
 /* The same, through the descriptors of an attached session (closed). */
 void recorder_report_failure_fds(int buf_fd, int meta_fd, int err);
 
+/* An exec followed (exec_follow.c): the descriptors the program it
+ * becomes inherits, all at numbers out of its way and without
+ * close-on-exec.  The agent of that program reads the config, maps the
+ * buffer and the meta file, and closes all three before main. */
+struct exec_follow {
+	int config_fd; /* its RECORD_CONFIG_ENV: this config with the next image number */
+	int buf_fd, meta_fd;
+};
+/* Ready an exec to be followed: 0, or -errno and nothing left open
+ * (-ENOENT: this process is not a program needle record started and
+ * records, or its needle record is older; -EACCES: needle record's
+ * descriptors cannot be opened from here, such as after a change of
+ * user).  Allocates nothing: safe in a vfork child. */
+int recorder_exec_prepare(struct exec_follow *f);
+/* The exec failed, or was not made: closes them (errno kept). */
+void recorder_exec_abandon(struct exec_follow *f);
+/* libneedle's path found, for the programs exec'ed (exec_follow.c). */
+void exec_follow_init(void);
+/* A record line for needle record about an exec not followed (META_NOTE). */
+void recorder_exec_note(const char *line);
+
 #endif

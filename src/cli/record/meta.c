@@ -30,6 +30,7 @@
 
 #include "cli/record/record.h"
 #include "common/meta_protocol.h"
+#include "common/shm_layout.h"
 
 int record_meta_create(void)
 {
@@ -92,6 +93,134 @@ static FILE *meta_open(int meta_fd)
 	return f;
 }
 
+/* The trace's ids have 21 bits (EV_ENTRY_FLAT is the 22nd); the last
+ * is never given, and names no site: what an image's site that could
+ * not be named is written as. */
+#define TRACE_SITE_NONE (EV_ENTRY_FLAT - 1)
+
+static struct image_map *image_get(struct recording *r, uint32_t img)
+{
+	if (img >= r->image_cnt) {
+		if (img > 1u << 20)
+			return NULL;
+		struct image_map *v = realloc(r->images, (img + 1) * sizeof(*v));
+		if (!v)
+			return NULL;
+		memset(v + r->image_cnt, 0, (img + 1 - r->image_cnt) * sizeof(*v));
+		for (size_t i = r->image_cnt; i <= img; i++)
+			v[i].identity = 1;
+		r->images = v;
+		r->image_cnt = img + 1;
+	}
+	return &r->images[img];
+}
+
+/* Local number l of an image in the trace's numbering: kept while that
+ * keeps the image's numbers the trace's (the first image's, mostly),
+ * else the next free one.  *next is the trace's first free number. */
+static uint32_t number_map(uint32_t **v, uint32_t *cap, int *identity, uint32_t l, uint32_t *next, uint32_t limit)
+{
+	if (l >= *cap) {
+		uint32_t ncap = *cap ? *cap : 256;
+		while (ncap <= l)
+			ncap *= 2;
+		uint32_t *p = realloc(*v, ncap * sizeof(*p));
+		if (!p)
+			return UINT32_MAX;
+		memset(p + *cap, 0, (ncap - *cap) * sizeof(*p));
+		*v = p;
+		*cap = ncap;
+	}
+	if ((*v)[l])
+		return (*v)[l] - 1;
+	uint32_t g;
+	if (*identity && l >= *next)
+		g = l;
+	else
+		g = *next;
+	if (g >= limit)
+		return UINT32_MAX;
+	if (g != l)
+		*identity = 0;
+	*next = g + 1;
+	(*v)[l] = g + 1;
+	return g;
+}
+
+void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, uint32_t n)
+{
+	struct image_map *m = img < r->image_cnt ? &r->images[img] : NULL;
+	if (m && m->identity)
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		int missing = 0;
+		m = img < r->image_cnt ? &r->images[img] : NULL;
+		for (uint32_t i = 0; m && i < n; i++) {
+			unsigned type = ev_type(ev[i]);
+			uint32_t site = ev_site(ev[i]);
+			if (type == EV_SWITCH) {
+				if (site == EV_DATA_SITE)
+					i += (uint32_t)ev_delta(ev[i]);
+				continue;
+			}
+			uint32_t flat = type == EV_ENTRY ? site & EV_ENTRY_FLAT : 0, l = site & ~flat;
+			if (l < m->site_cap && m->site[l])
+				continue;
+			missing = 1;
+			break;
+		}
+		/* Its names are in the meta file before its events (the agent
+		 * writes them first): read what came since. */
+		if ((missing || !m) && !pass) {
+			record_write_symbols(r);
+			continue;
+		}
+		break;
+	}
+	m = img < r->image_cnt ? &r->images[img] : NULL;
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned type = ev_type(ev[i]);
+		uint32_t site = ev_site(ev[i]);
+		if (type == EV_SWITCH) {
+			if (site == EV_DATA_SITE)
+				i += (uint32_t)ev_delta(ev[i]);
+			continue;
+		}
+		uint32_t flat = type == EV_ENTRY ? site & EV_ENTRY_FLAT : 0, l = site & ~flat;
+		uint32_t g = m && l < m->site_cap && m->site[l] ? m->site[l] - 1 : TRACE_SITE_NONE;
+		ev[i] = ev_make(type, g | flat, ev_delta(ev[i]));
+	}
+}
+
+void record_images_free(struct recording *r)
+{
+	for (size_t i = 0; i < r->image_cnt; i++) {
+		free(r->images[i].site);
+		free(r->images[i].mod);
+	}
+	free(r->images);
+	r->images = NULL;
+	r->image_cnt = 0;
+	r->meta_image = 0;
+	r->next_site = r->next_module = 0;
+	free(r->notes);
+	r->notes = NULL;
+	r->notes_len = 0;
+}
+
+static void add_note(struct recording *r, const char *msg)
+{
+	size_t n = strlen(msg);
+	char *p = realloc(r->notes, r->notes_len + n + 2);
+	if (!p)
+		return;
+	memcpy(p + r->notes_len, msg, n);
+	p[r->notes_len + n] = '\n';
+	p[r->notes_len + n + 1] = 0;
+	r->notes = p;
+	r->notes_len += n + 1;
+}
+
 /* A SITES section and, after it, the sizes of its sites' functions. */
 static void write_sites(struct recording *r, const uint8_t *sites, size_t sites_len, const uint32_t *sizes,
 			size_t sizes_cnt)
@@ -133,10 +262,22 @@ void record_write_symbols(struct recording *r)
 		 * left for a later pass: meta_line stops before it. */
 		r->meta_off += n;
 		line[n - 1] = 0;
-		if (line[0] == META_MODULE) {
+		struct image_map *im = image_get(r, r->meta_image);
+		if (line[0] == META_IMAGE) {
+			unsigned img;
+			if (sscanf(line, META_IMAGE_READ, &img) == 1 && image_get(r, img))
+				r->meta_image = img;
+		} else if (line[0] == META_NOTE || (line[0] == META_ERROR && r->meta_image)) {
+			int code, off = 0;
+			if (sscanf(line, line[0] == META_NOTE ? META_NOTE_READ : META_ERROR_READ, &code, &off) >= 1 && off)
+				add_note(r, line + off);
+		} else if (line[0] == META_MODULE) {
 			unsigned idx;
 			int off = 0;
-			if (sscanf(line, META_MODULE_READ, &idx, &off) < 1 || !off)
+			if (sscanf(line, META_MODULE_READ, &idx, &off) < 1 || !off || !im)
+				continue;
+			idx = number_map(&im->mod, &im->mod_cap, &im->identity, idx, &r->next_module, UINT32_MAX - 1);
+			if (idx == UINT32_MAX)
 				continue;
 			size_t plen = strlen(line + off);
 			uint8_t *p = malloc(4 + plen);
@@ -153,7 +294,11 @@ void record_write_symbols(struct recording *r)
 			unsigned id, mod;
 			unsigned long long ip, size;
 			int off = 0;
-			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &size, &off) < 4 || !off)
+			if (sscanf(line, META_SITE_READ, &id, &ip, &mod, &size, &off) < 4 || !off || !im)
+				continue;
+			mod = mod < im->mod_cap && im->mod[mod] ? im->mod[mod] - 1 : mod;
+			id = number_map(&im->site, &im->site_cap, &im->identity, id, &r->next_site, TRACE_SITE_NONE);
+			if (id == UINT32_MAX)
 				continue;
 			if (size && sizes_cnt + 2 > sizes_cap) {
 				sizes_cap = sizes_cap ? sizes_cap * 2 : 4096;
@@ -213,6 +358,8 @@ void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent
 	char *line = NULL;
 	size_t cap = 0;
 
+	unsigned image = 0;
+
 	*sites_traced = 0;
 	agent_err[0] = 0;
 	if (!f)
@@ -221,7 +368,14 @@ void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent
 		line[strcspn(line, "\n")] = 0;
 		unsigned long long traced;
 		int code, off = 0;
-		if (line[0] == META_TRACED && sscanf(line, META_TRACED_READ, &traced) == 1)
+		unsigned img;
+		/* The first program's records only: an exec'ed program's
+		 * failure is a note (record_write_symbols). */
+		if (line[0] == META_IMAGE && sscanf(line, META_IMAGE_READ, &img) == 1)
+			image = img;
+		else if (image)
+			continue;
+		else if (line[0] == META_TRACED && sscanf(line, META_TRACED_READ, &traced) == 1)
 			*sites_traced = traced;
 		else if (line[0] == META_ERROR && sscanf(line, META_ERROR_READ, &code, &off) >= 1 && off)
 			snprintf(agent_err, errlen, "%s", line + off);

@@ -95,11 +95,29 @@ struct record_out {
 	unsigned mark_next, mark_cnt;
 };
 
+/* A program image's numbering as the trace's (meta.c): the exec'ed
+ * programs of a recording each count their site ids and module indexes
+ * from 0, the trace has one numbering.  site[L] is local site L's id in
+ * the trace plus one (0: not named yet), mod[L] likewise. */
+struct image_map {
+	uint32_t *site, *mod;
+	uint32_t site_cap, mod_cap;
+	/* Every site named so far kept its own id: its chunks are written
+	 * as they are (the first image's, as long as no other came between). */
+	int identity;
+};
+
 struct recording {
 	struct record_opts *o;
 	struct shm_header *shm;
 	int buf_fd, meta_fd;
 	long meta_off;             /* meta file read up to here (whole lines) */
+	struct image_map *images;  /* by image number (meta_protocol.h's I records) */
+	size_t image_cnt;
+	uint32_t meta_image;       /* the image whose records are being read */
+	uint32_t next_site, next_module; /* the trace's first ids no image has */
+	char *notes;               /* exec'ed programs not traced: one line each, said at the end */
+	size_t notes_len;
 	char *objects;             /* its object lines so far (SEC_OBJECTS) */
 	size_t objects_len;
 	pid_t pid;
@@ -148,6 +166,13 @@ int record_finish(struct recording *r);
 void record_begin_file(struct recording *r);
 /* The closing sections (record_out_finish's tail). */
 int record_write_tail(struct recording *r, const struct out_mark *m, int minimal);
+
+/* meta.c: a chunk of image img's events in the trace's site ids, in
+ * place (nothing to do for an image whose ids are the trace's).  Data
+ * blocks and context switches are left as they are. */
+void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, uint32_t n);
+/* The image maps let go (a snapshot's copy of the recording). */
+void record_images_free(struct recording *r);
 
 /* attach.c */
 /* needle record -p: exit status of needle record. */

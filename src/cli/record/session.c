@@ -164,6 +164,17 @@ int record_finish(struct recording *r)
 			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
 		fputc('\n', stderr);
 	}
+	/* Programs exec'ed and not traced, each once. */
+	for (char *p = r->notes, *nl; p && *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		*nl = 0;
+		int seen = 0;
+		for (char *q = r->notes; q < p && !seen; q += strlen(q) + 1)
+			seen = !strcmp(q, p);
+		if (!seen)
+			fprintf(stderr, "needle: exec'ed and not traced: %s\n", p);
+	}
+	record_images_free(r);
 	record_out_close(&r->out);
 	return werr ? 1 : 0;
 }

@@ -43,6 +43,7 @@ struct chunk_copy {
 	struct sec_chunk hdr;
 	uint64_t *events;
 	uint32_t serial;
+	uint32_t image; /* shm_chunk.image: whose site ids */
 };
 
 static int copy_cmp(const void *a, const void *b)
@@ -81,6 +82,7 @@ static int copy_chunk(struct shm_header *h, uint32_t idx, struct chunk_copy *cc,
 	};
 	memcpy(cc->hdr.comm, c->comm, sizeof(cc->hdr.comm));
 	cc->serial = c->serial;
+	cc->image = c->image;
 	memcpy(room, shm_chunk_events(c), used);
 	cc->events = room;
 	/* Every load of the copy before the second look at gen: a reclaim
@@ -200,6 +202,11 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	s.threads = NULL;
 	s.thread_cnt = s.thread_cap = 0;
 	s.meta_off = 0; /* every module and site, from the start of the meta file */
+	s.images = NULL; /* numbered again as it is read again: the same numbers */
+	s.image_cnt = 0;
+	s.meta_image = s.next_site = s.next_module = 0;
+	s.notes = NULL;
+	s.notes_len = 0;
 	s.objects = NULL;
 	s.objects_len = 0;
 	s.drained = 0;
@@ -211,6 +218,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	for (size_t i = 0; i < image.cnt; i++) {
 		struct chunk_copy *cc = &image.v[i];
 		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
+		record_translate_events(&s, cc->image, cc->events, cc->hdr.event_count);
 		s.drained += shm_count_events(cc->events, cc->hdr.event_count);
 		s.snapshot_lost += cc->hdr.lost_before;
 		if (s.out.err || !(cc->hdr.event_count || cc->hdr.lost_before))
@@ -234,6 +242,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	}
 	record_out_close(&s.out);
 	free(s.threads);
+	record_images_free(&s);
 	free(s.objects);
 	free(path);
 	return werr || fin < 0 ? -1 : 0;

@@ -119,6 +119,8 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 	int pipefd[2];
 	pid_t pid;
 
+	pid_t self = getpid();
+
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -1;
 	pid = fork();
@@ -154,6 +156,13 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		cfg.buf_fd = hbuf;
 		cfg.meta_fd = hmeta;
 		cfg.orig_ld_preload = pre ? pre : (char *)"";
+		/* A traced process that exec's opens the buffer and the meta
+		 * file again through these (agent/record/exec_follow.c): the
+		 * program itself keeps no descriptor of needle's. */
+		cfg.rec_pid = self;
+		cfg.rec_buf_fd = buf_fd;
+		cfg.rec_meta_fd = meta_fd;
+		cfg.image = 0;
 		uint8_t *bytes = NULL;
 		size_t len = 0, left;
 		int cfd = -1, hcfg = -1, e = record_config_encode(&cfg, &bytes, &len);

@@ -577,10 +577,35 @@ static int put_unfinished(struct replay *r, const struct trace_event *ev, const 
 /* After the graph: the calls the recording ended in, per thread,
  * innermost first, as uftrace lists its "remaining functions".  Memory:
  * the calls open at the end, never the events. */
+/* Is the call an exec (the execve family)?  A thread whose innermost
+ * open call is one ended there: the exec replaced its program (which,
+ * when followed, goes on as a thread of its own under the same tid), so
+ * its calls did not stay open; uftrace lists none of them either. */
+static int ended_by_exec(struct replay *r, uint32_t site)
+{
+	static const char *const execs[] = { "execve", "execv", "execvp", "execvpe", "execl", "execle",
+					     "execlp", "fexecve", "execveat" };
+	const char *name = trace_site_name(r->t, site);
+	for (size_t i = 0; i < sizeof(execs) / sizeof(execs[0]); i++)
+		if (!strcmp(name, execs[i]))
+			return 1;
+	return 0;
+}
+
 static void put_open_calls(struct replay *r)
 {
 	char idx[48];
+	size_t shown = 0;
 
+	/* Innermost first: a thread's group begins with its innermost call. */
+	for (size_t i = 0, skip = 0; i < r->open_cnt; i++) {
+		const struct open_call *c = &r->open_calls[i];
+		if (!i || c->thread != r->open_calls[i - 1].thread)
+			skip = ended_by_exec(r, c->site);
+		if (!skip)
+			r->open_calls[shown++] = *c;
+	}
+	r->open_cnt = shown;
 	if (!r->open_cnt)
 		return;
 	fputs("\nneedle stopped recording with these calls open\n"
@@ -1296,8 +1321,12 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		struct trace_event next;
 		if (ev->flags & TEV_INHERITED)
 			return 0; /* its line is its parent's: the exit closes it */
+		/* A leaf when its exit is the next line: another thread's
+		 * event between them splits it into an opening and an end, as
+		 * uftrace shows a call that other threads ran during. */
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST))) {
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST)) &&
+		    trace_iter_next_is_same_thread(it)) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
 			put(r, name);
