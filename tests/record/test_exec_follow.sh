@@ -106,3 +106,7 @@ check_eq "a set-user-ID program: its calls not recorded" "$(calls "$T/setid.data
 "$NEEDLE" record -o "$T/f.data" -F a -- "$P" fork >/dev/null 2>&1
 check_eq "-F a: the exec'ed program's a, b, c and nothing else" \
 	"$("$NEEDLE" report --csv -s name -i "$T/f.data" | cut -d, -f1,2 | tail -n +2 | tr '\n' ' ')" "a,1 b,1 c,1 getpid,1 "
+
+"$NEEDLE" record -o "$T/nf.data" --no-follow-exec -- "$P" fork >"$T/nf.out" 2>&1
+check_eq "--no-follow-exec: the exec'ed program untraced, and sees no trace of needle" \
+	"$(calls "$T/nf.data" a) $(grep -c 'LD_PRELOAD=(unset) NEEDLE_CONFIG=(unset)' "$T/nf.out")" "missing 1"

@@ -1150,8 +1150,8 @@ static void exec_template_build(void)
 	free(exec_tmpl);
 	exec_tmpl = NULL;
 	exec_follow_init();
-	if (!c.rec_pid || !c.rec_buf_fd || !c.rec_meta_fd || !meta_map)
-		return; /* an older needle record: exec'ed programs run untraced */
+	if (!c.rec_pid || !c.rec_buf_fd || !c.rec_meta_fd || !meta_map || c.no_follow_exec)
+		return; /* --no-follow-exec, or an older needle record: exec'ed programs run untraced */
 	c.orig_ld_preload = NULL;
 	c.image = 1;
 	c.buf_fd = c.meta_fd = 1; /* present, filled in at each exec */
