@@ -236,10 +236,13 @@ check_eq "read=pmu-cycle and read=x: refused, exit 2" \
 check_eq "-a is --auto-args: the same values" "$(graph -i auto_a.data | grep -c '=')" "$(graph -i auto_l.data | grep -c '=')"
 check "-a: values recorded" test "$(graph -i auto_a.data | grep -c 't_enum(m=')" -ge 1
 "$NEEDLE" live -D 1 -- "$PROGS/views_deep" 1 10 3 -o x >live_o.out 2>/dev/null
+# main runs while its thread does (it creates and joins it): an opening
+# and an end around the thread's one line.
 check_eq "live: an -o among the program's arguments is the program's" \
 	"$(echo "status $?"; sed -n 's/^[^|]*| //p' live_o.out; test -e x && echo "x written")" "status 0
-main();
-thread_main();"
+main() {
+thread_main();
+} /* main */"
 check_eq "live: -o FILE keeps the trace" "$("$NEEDLE" live -o kept_live.data -D 1 -- "$P" >/dev/null 2>&1; echo $?; "$NEEDLE" info -i kept_live.data | grep -c '^status: *complete')" "0
 1"
 

@@ -2,7 +2,7 @@
 """run.py - uftrace's own test suite, run through needle.
 
 usage: run.py [--suite DIR] [--needle PATH] [--jobs N] [--update] [--list]
-              [-v] [TEST...]
+              [--pg FLAGS] [--opt LEVEL] [-v] [TEST...]
 
 Runs the replay-graph tests of uftrace 0.13's suite (the t*.py cases that
 compare a function graph: 'task' or 'simple' sort, or a sort of their own,
@@ -22,6 +22,14 @@ list with the tests that pass.  Exits 1 on any regression.
 The suite is DIR (default: ../shared/uftrace-0.13/tests beside the
 checkout, or $NEEDLE_UFTRACE_TESTS); when it is absent, says so and counts
 nothing, passed or failed.  Nothing of the suite is copied here.
+
+Other builds of the cases (uftrace's suite runs them at several levels and
+with -pg or -finstrument-functions): --pg FLAGS compiles needle's form as
+FLAGS instead of -fpatchable-function-entry=5 (-pg -mfentry: gcc's fentry
+calls, which needle patches to NOPs), --opt LEVEL at -O1, -O2, -Os... in
+place of -O0 (cases see the level, and fix up their expected graphs for
+it, as under uftrace).  Such a run only counts: expected_pass.txt is the
+default build's list.
 """
 import glob
 import json
@@ -39,7 +47,7 @@ TIMEOUT = 20
 NOMINAL_CFLAGS = '-pg -O0'   # what a case sees; the shim compiles needle's form
 
 
-def one(suite, name, verbose):
+def one(suite, name, verbose, cflags):
     """Run one case in this process; return a dict: graph (is it a
     replay-graph test), ok, reason."""
     sys.path[:0] = [SHIM, suite]
@@ -74,7 +82,7 @@ def one(suite, name, verbose):
         os.chdir(tc.test_dir)
         if not res['graph']:
             return res
-        ret = tc.build(tc.name, NOMINAL_CFLAGS)
+        ret = tc.build(tc.name, cflags)
         if ret == runtest.TestBase.TEST_SKIP:
             res['reason'] = 'the case skips itself in this configuration'
             return res
@@ -117,7 +125,7 @@ def one(suite, name, verbose):
             res['reason'] = 'exit status %d' % rc
         elif want.strip() == '':
             res['reason'] = 'the case expects no output'
-        elif want != got and cut(tc.sort(tc.fixup(NOMINAL_CFLAGS, tc.result))) != got:
+        elif want != got and cut(tc.sort(tc.fixup(cflags, tc.result))) != got:
             res['reason'] = 'different graph'
             res['diff'] = (want, got)
         else:
@@ -148,14 +156,20 @@ def main(argv):
     ap.add_argument('--list', action='store_true', help='only list the replay-graph tests')
     ap.add_argument('-v', '--verbose', action='store_true')
     ap.add_argument('--diff', action='store_true', help='show expected and actual graphs of failures')
+    ap.add_argument('--pg', help='needle\'s form of -pg (default -fpatchable-function-entry=5)')
+    ap.add_argument('--opt', help='optimization level instead of -O0 (O1, O2, Os...)')
     ap.add_argument('--one', help=argparse.SUPPRESS)
     ap.add_argument('tests', nargs='*')
     a = ap.parse_args(argv)
 
     suite = os.path.abspath(a.suite)
+    cflags = NOMINAL_CFLAGS if not a.opt else '-pg -' + a.opt.lstrip('-')
+    variant = bool(a.pg or a.opt)
+    if a.pg:
+        os.environ['NEEDLE_COMPAT_PG'] = a.pg
     if a.one:
         os.environ['NEEDLE'] = os.path.abspath(a.needle)
-        r = one(suite, a.one, a.verbose)
+        r = one(suite, a.one, a.verbose, cflags)
         sys.stdout.flush()
         print('\n@@RESULT@@' + json.dumps(r))
         return 0
@@ -172,14 +186,18 @@ def main(argv):
     if a.tests:
         names = [n for n in names if any(t in n for t in a.tests)]
     expected = set()
-    if os.path.exists(EXPECTED):
+    if variant and a.update:
+        print('uftrace-compat: --update keeps the default build\'s list; not with --pg or --opt')
+        return 2
+    if os.path.exists(EXPECTED) and not variant:
         with open(EXPECTED) as f:
             expected = {ln.split()[0] for ln in f if ln.strip() and not ln.startswith('#')}
 
     def launch(name):
         env = dict(os.environ, NEEDLE=os.path.abspath(a.needle))
         cmd = ['nice', '-n', '10', sys.executable, os.path.abspath(__file__), '--suite', suite,
-               '--needle', a.needle, '--one', name] + (['-v'] if a.verbose else [])
+               '--needle', a.needle, '--one', name] + (['-v'] if a.verbose else []) + \
+              (['--pg', a.pg] if a.pg else []) + (['--opt', a.opt] if a.opt else [])
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 
     def collect(name, p):
@@ -230,8 +248,9 @@ def main(argv):
     if a.list:
         print('%d replay-graph tests of %d' % (len(graph), len(results)))
         return 0
-    print('uftrace-compat: %d of %d replay-graph tests pass (%d in expected_pass.txt, %d regressions) in %.0fs'
-          % (len(passed), len(graph), len(expected), len(regressions), time.time() - t0))
+    print('uftrace-compat%s: %d of %d replay-graph tests pass (%d in expected_pass.txt, %d regressions) in %.0fs'
+          % (' (%s %s)' % (a.pg or '-fpatchable-function-entry=5', cflags) if variant else '',
+             len(passed), len(graph), len(expected), len(regressions), time.time() - t0))
     if a.update:
         if a.tests:
             keep = expected - {r['name'] for r in graph}

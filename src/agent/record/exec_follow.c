@@ -306,53 +306,48 @@ static void fill_args(const char **argv, size_t n, const char *first, va_list *a
 	(void)va_arg(*ap, const char *); /* the NULL: execle's envp follows it */
 }
 
-NEEDLE_INTERPOSER_SITE int execl(const char *path, const char *arg, ...)
+enum execl_kind { EXECL, EXECLP, EXECLE };
+
+/* execl, execlp and execle after their va_start: the arguments gathered
+ * into an array, then the exec itself. */
+static int execl_common(enum execl_kind kind, const char *file, const char *arg, va_list *ap)
 {
-	va_list ap;
-	va_start(ap, arg);
-	size_t n = count_args(ap);
+	size_t n = count_args(*ap);
 	if (n >= EXECL_ARGS_MAX) {
-		va_end(ap);
 		errno = E2BIG;
 		return -1;
 	}
 	const char *argv[n + 1];
-	fill_args(argv, n, arg, &ap);
+	fill_args(argv, n, arg, ap);
+	char *const *envp = kind == EXECLE ? va_arg(*ap, char *const *) : environ;
+	return kind == EXECLP ? do_execvpe(file, (char *const *)argv, envp) : do_execve(file, (char *const *)argv, envp);
+}
+
+NEEDLE_INTERPOSER_SITE int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	int r = execl_common(EXECL, path, arg, &ap);
 	va_end(ap);
-	return do_execve(path, (char *const *)argv, environ);
+	return r;
 }
 
 NEEDLE_INTERPOSER_SITE int execlp(const char *file, const char *arg, ...)
 {
 	va_list ap;
 	va_start(ap, arg);
-	size_t n = count_args(ap);
-	if (n >= EXECL_ARGS_MAX) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	const char *argv[n + 1];
-	fill_args(argv, n, arg, &ap);
+	int r = execl_common(EXECLP, file, arg, &ap);
 	va_end(ap);
-	return do_execvpe(file, (char *const *)argv, environ);
+	return r;
 }
 
 NEEDLE_INTERPOSER_SITE int execle(const char *path, const char *arg, ...)
 {
 	va_list ap;
 	va_start(ap, arg);
-	size_t n = count_args(ap);
-	if (n >= EXECL_ARGS_MAX) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	const char *argv[n + 1];
-	fill_args(argv, n, arg, &ap);
-	char *const *envp = va_arg(ap, char *const *);
+	int r = execl_common(EXECLE, path, arg, &ap);
 	va_end(ap);
-	return do_execve(path, (char *const *)argv, envp);
+	return r;
 }
 
 NEEDLE_INTERPOSER_SITE int fexecve(int fd, char *const argv[], char *const envp[])

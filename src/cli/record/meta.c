@@ -147,37 +147,12 @@ static uint32_t number_map(uint32_t **v, uint32_t *cap, int *identity, uint32_t 
 	return g;
 }
 
-void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, uint32_t n)
+/* Each call event's site through m (write: rewritten, else only
+ * looked up): how many name a site m does not have yet. */
+static uint32_t translate_pass(const struct image_map *m, uint64_t *ev, uint32_t n, int write)
 {
-	struct image_map *m = img < r->image_cnt ? &r->images[img] : NULL;
-	if (m && m->identity)
-		return;
-	for (int pass = 0; pass < 2; pass++) {
-		int missing = 0;
-		m = img < r->image_cnt ? &r->images[img] : NULL;
-		for (uint32_t i = 0; m && i < n; i++) {
-			unsigned type = ev_type(ev[i]);
-			uint32_t site = ev_site(ev[i]);
-			if (type == EV_SWITCH) {
-				if (site == EV_DATA_SITE)
-					i += (uint32_t)ev_delta(ev[i]);
-				continue;
-			}
-			uint32_t flat = type == EV_ENTRY ? site & EV_ENTRY_FLAT : 0, l = site & ~flat;
-			if (l < m->site_cap && m->site[l])
-				continue;
-			missing = 1;
-			break;
-		}
-		/* Its names are in the meta file before its events (the agent
-		 * writes them first): read what came since. */
-		if ((missing || !m) && !pass) {
-			record_write_symbols(r);
-			continue;
-		}
-		break;
-	}
-	m = img < r->image_cnt ? &r->images[img] : NULL;
+	uint32_t missing = 0;
+
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned type = ev_type(ev[i]);
 		uint32_t site = ev_site(ev[i]);
@@ -187,9 +162,28 @@ void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, ui
 			continue;
 		}
 		uint32_t flat = type == EV_ENTRY ? site & EV_ENTRY_FLAT : 0, l = site & ~flat;
-		uint32_t g = m && l < m->site_cap && m->site[l] ? m->site[l] - 1 : TRACE_SITE_NONE;
-		ev[i] = ev_make(type, g | flat, ev_delta(ev[i]));
+		int known = m && l < m->site_cap && m->site[l];
+		missing += !known;
+		if (write)
+			ev[i] = ev_make(type, (known ? m->site[l] - 1 : TRACE_SITE_NONE) | flat, ev_delta(ev[i]));
 	}
+	return missing;
+}
+
+void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, uint32_t n)
+{
+	const struct image_map *m = img < r->image_cnt ? &r->images[img] : NULL;
+	if (m && m->identity)
+		return;
+	/* Its names are in the meta file before its events (the agent writes
+	 * them first): a site not named yet is in what came since. */
+	if (!m || translate_pass(m, ev, n, 0)) {
+		record_write_symbols(r);
+		m = img < r->image_cnt ? &r->images[img] : NULL;
+		if (m && m->identity)
+			return;
+	}
+	translate_pass(m, ev, n, 1);
 }
 
 void record_images_free(struct recording *r)
