@@ -202,17 +202,19 @@ void record_images_free(struct recording *r)
 	r->notes_len = 0;
 }
 
-static void add_note(struct recording *r, const char *msg)
+/* A line for needle record to say at the end: prefix then msg. */
+static void add_note(struct recording *r, const char *prefix, const char *msg)
 {
-	size_t n = strlen(msg);
-	char *p = realloc(r->notes, r->notes_len + n + 2);
+	size_t k = strlen(prefix), n = strlen(msg);
+	char *p = realloc(r->notes, r->notes_len + k + n + 2);
 	if (!p)
 		return;
-	memcpy(p + r->notes_len, msg, n);
-	p[r->notes_len + n] = '\n';
-	p[r->notes_len + n + 1] = 0;
+	memcpy(p + r->notes_len, prefix, k);
+	memcpy(p + r->notes_len + k, msg, n);
+	p[r->notes_len + k + n] = '\n';
+	p[r->notes_len + k + n + 1] = 0;
 	r->notes = p;
-	r->notes_len += n + 1;
+	r->notes_len += k + n + 1;
 }
 
 /* A SITES section and, after it, the sizes of its sites' functions. */
@@ -264,7 +266,7 @@ void record_write_symbols(struct recording *r)
 		} else if (line[0] == META_NOTE || (line[0] == META_ERROR && r->meta_image)) {
 			int code, off = 0;
 			if (sscanf(line, line[0] == META_NOTE ? META_NOTE_READ : META_ERROR_READ, &code, &off) >= 1 && off)
-				add_note(r, line + off);
+				add_note(r, "exec'ed and not traced: ", line + off);
 		} else if (line[0] == META_MODULE) {
 			unsigned idx;
 			int off = 0;
@@ -292,8 +294,11 @@ void record_write_symbols(struct recording *r)
 				continue;
 			mod = mod < im->mod_cap && im->mod[mod] ? im->mod[mod] - 1 : mod;
 			id = number_map(&im->site, &im->site_cap, &im->identity, id, &r->next_site, TRACE_SITE_NONE);
-			if (id == UINT32_MAX)
+			if (id == UINT32_MAX) {
+				add_note(r, "", "the trace holds at most 2,097,151 functions: programs exec'ed after that "
+					    "have their calls recorded without names (?); fewer with --no-follow-exec or -P");
 				continue;
+			}
 			if (size && sizes_cnt + 2 > sizes_cap) {
 				sizes_cap = sizes_cap ? sizes_cap * 2 : 4096;
 				uint32_t *z = realloc(sizes, sizes_cap * sizeof(*z));

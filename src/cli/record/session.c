@@ -164,7 +164,8 @@ int record_finish(struct recording *r)
 			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
 		fputc('\n', stderr);
 	}
-	/* Programs exec'ed and not traced, each once. */
+	/* What became of the programs exec'ed (not traced, not named), each
+	 * said once. */
 	for (char *p = r->notes, *nl; p && *p; p = nl + 1) {
 		nl = strchr(p, '\n');
 		*nl = 0;
@@ -172,7 +173,7 @@ int record_finish(struct recording *r)
 		for (char *q = r->notes; q < p && !seen; q += strlen(q) + 1)
 			seen = !strcmp(q, p);
 		if (!seen)
-			fprintf(stderr, "needle: exec'ed and not traced: %s\n", p);
+			fprintf(stderr, "needle: %s\n", p);
 	}
 	record_images_free(r);
 	record_out_close(&r->out);
