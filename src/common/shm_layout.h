@@ -297,7 +297,7 @@ struct shm_header {
 	 * the last image number handed out (fetch-add by the exec'ing
 	 * process, before its exec; a failed exec wastes one). */
 	_Atomic uint32_t images;
-	uint32_t pad3;
+	uint32_t trigger_image;     /* the image whose site trigger_site is (written with it) */
 	/* The meta file's end once the first image's agent has written its
 	 * start-up records (0 before): every later record block, of any
 	 * image, reserves its bytes here with a fetch-add and copies them in

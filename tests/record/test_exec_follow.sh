@@ -110,3 +110,9 @@ check_eq "-F a: the exec'ed program's a, b, c and nothing else" \
 "$NEEDLE" record -o "$T/nf.data" --no-follow-exec -- "$P" fork >"$T/nf.out" 2>&1
 check_eq "--no-follow-exec: the exec'ed program untraced, and sees no trace of needle" \
 	"$(calls "$T/nf.data" a) $(grep -c 'LD_PRELOAD=(unset) NEEDLE_CONFIG=(unset)' "$T/nf.out")" "missing 1"
+
+# The flight recorder's trigger in an exec'ed program names that
+# program's function.
+(cd "$T" && "$NEEDLE" record --snapshot=4 --trigger c -o "$T/tg.data" -- "$P" fork >/dev/null 2>&1)
+check_eq "--trigger c fired in the exec'ed program: the snapshot names c" \
+	"$("$NEEDLE" info -i "$T/tg.data.1" | sed -n 's/^ *trigger: *//p' | cut -d' ' -f1-3)" "c: c in"

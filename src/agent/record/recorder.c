@@ -1396,7 +1396,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, err, why);
 	}
 	int traced = err;
-	trigger_init(shm);
+	trigger_init(shm, rec_image);
 	if (rc->triggers && *rc->triggers) {
 		char why[512];
 		if ((err = trigger_start(shm, rc->triggers, (uint64_t)rc->trigger_gap_ns, (uint64_t)rc->trigger_after_ns, why, sizeof(why)))) {

@@ -41,6 +41,7 @@ struct trigger {
 static struct trigger triggers[TRIGGER_MAX];
 static int trigger_cnt;
 static struct shm_header *tshm;
+static uint32_t image_no; /* this program's image (shm_chunk.image) */
 static int clock_is_tsc;
 static uint64_t min_gap;                  /* clock units between two requests */
 static uint64_t after;                    /* --trigger-after, clock units */
@@ -68,6 +69,7 @@ static void announce(uint32_t kind, uint32_t site, uint64_t now, uint64_t durati
 {
 	tshm->trigger_kind = kind;
 	tshm->trigger_site = site;
+	tshm->trigger_image = image_no;
 	tshm->trigger_tid = (uint32_t)gettid();
 	tshm->trigger_raw = now;
 	tshm->trigger_duration = duration;
@@ -94,9 +96,10 @@ static void request(uint32_t kind, const struct needle_ctx *ctx, uint64_t now, u
 	announce(kind, ctx->func->site_id, now, duration);
 }
 
-void trigger_init(struct shm_header *shm)
+void trigger_init(struct shm_header *shm, uint32_t image)
 {
 	tshm = shm;
+	image_no = image;
 	clock_is_tsc = shm->clock_source == CLOCK_SOURCE_TSC;
 }
 
@@ -199,7 +202,8 @@ int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns,
 
 	if (!copy)
 		return -ENOMEM;
-	trigger_init(shm);
+	tshm = shm;
+	clock_is_tsc = shm->clock_source == CLOCK_SOURCE_TSC;
 	per_ns = clock_per_ns();
 	min_gap = (uint64_t)((double)min_gap_ns * per_ns);
 	after = (uint64_t)((double)after_ns * per_ns);

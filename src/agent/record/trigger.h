@@ -17,9 +17,9 @@ int trigger_start(struct shm_header *shm, const char *spec, uint64_t min_gap_ns,
 /* Detach them all. */
 void trigger_stop(void);
 
-/* The recording's buffer, for trigger_snapshot_now (trigger_start sets it
- * too). */
-void trigger_init(struct shm_header *shm);
+/* The recording's buffer, for trigger_snapshot_now, and this program's
+ * image number, said with each trigger's site (before trigger_start). */
+void trigger_init(struct shm_header *shm, uint32_t image);
 /* needle ctl PID snapshot: ask for one now.  -EOPNOTSUPP when the
  * recording is not in snapshot mode. */
 int trigger_snapshot_now(void);

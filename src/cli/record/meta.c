@@ -186,6 +186,13 @@ void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, ui
 	translate_pass(m, ev, n, 1);
 }
 
+uint32_t record_translate_site(struct recording *r, uint32_t img, uint32_t site)
+{
+	uint64_t ev = ev_make(EV_ENTRY, site, 0);
+	record_translate_events(r, img, &ev, 1);
+	return ev_site(ev);
+}
+
 void record_images_free(struct recording *r)
 {
 	for (size_t i = 0; i < r->image_cnt; i++) {

@@ -171,6 +171,8 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
  * place (nothing to do for an image whose ids are the trace's).  Data
  * blocks and context switches are left as they are. */
 void record_translate_events(struct recording *r, uint32_t img, uint64_t *ev, uint32_t n);
+/* One site id of image img in the trace's. */
+uint32_t record_translate_site(struct recording *r, uint32_t img, uint32_t site);
 /* The image maps let go (a snapshot's copy of the recording). */
 void record_images_free(struct recording *r);
 

@@ -215,6 +215,10 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	sec.chunks_dropped = image.dropped;
 	s.snapshot = &sec;
 	record_begin_file(&s);
+	/* A trigger in an exec'ed program names its site in that program's
+	 * numbering: the trace's, now that the meta file is read. */
+	if (sec.trigger_site)
+		sec.trigger_site = record_translate_site(&s, r->shm->trigger_image, sec.trigger_site);
 	for (size_t i = 0; i < image.cnt; i++) {
 		struct chunk_copy *cc = &image.v[i];
 		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
