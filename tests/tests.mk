@@ -373,6 +373,14 @@ $(TEST_BUILD)/progs/lib_prog: tests/record/lib_prog.c $(TEST_BUILD)/progs/libaut
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ \
 		-L$(TEST_BUILD)/progs -lauto_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/progs)
 TESTS += $(TEST_BUILD)/progs/libauto_lib.so $(TEST_BUILD)/progs/lib_prog
+# A library calling its own exported function through its PLT, built
+# without patchable entries, and its caller (tests/record/test_libname.sh).
+$(TEST_BUILD)/progs/libnest_lib.so: tests/record/nest_lib.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
+$(TEST_BUILD)/progs/nest_prog: tests/record/nest_prog.c $(TEST_BUILD)/progs/libnest_lib.so
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O0 -g -Wall -Wextra -Werror $(PFE) $< -o $@ \
+		-L$(TEST_BUILD)/progs -lnest_lib -Wl,-rpath,$(abspath $(TEST_BUILD)/progs)
+TESTS += $(TEST_BUILD)/progs/libnest_lib.so $(TEST_BUILD)/progs/nest_prog
 # C++ names: clang++ (gcc 12 cannot link C++ with patchable entries in COMDAT groups).
 $(TEST_BUILD)/progs/cxx_prog: tests/record/cxx_prog.cpp
 	@mkdir -p $(dir $@); clang++ -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "agent/base/log.h"
+#include "agent/base/safe_copy.h"
 #include "agent/record/control.h"
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
@@ -224,6 +225,48 @@ static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* Sixteen bytes from the 8-byte aligned address at or below addr (which
+ * is at that offset in them): 0, or -1 when they cannot be read. */
+static int read16(uint64_t addr, uint8_t out[16])
+{
+	uint64_t w[2], base = addr & ~7ull;
+	if (safe_copy_word(&w[0], (const void *)(uintptr_t)base) ||
+	    safe_copy_word(&w[1], (const void *)(uintptr_t)(base + 8)))
+		return -1;
+	memcpy(out, w, 16);
+	return 0;
+}
+
+/* Did the call that returns to ret go through a PLT entry (a `call rel32`
+ * to a stub that jumps through the GOT: .plt.sec's endbr64 and bnd jmp,
+ * or .plt's jmp) rather than straight to f?  A library calling its own
+ * exported function does so, and uftrace's --nest-libcall shows that as
+ * a library call.  Read with safe_copy_word: bytes before a call through
+ * a register that only look like a call are read safely, and a target
+ * that is no stub says no.  With --nest-libcall only, for calls within
+ * one object.  A call among the first instructions of a relocated
+ * function runs from its detour, where the bytes before the return
+ * address are the patch's: it is not seen as one. */
+static int called_through_plt(uint64_t ret, const struct needle_func *f)
+{
+	uint8_t b[16];
+	int32_t rel;
+
+	if (read16(ret - 5, b) || b[(ret - 5) & 7] != 0xe8)
+		return 0;
+	memcpy(&rel, b + ((ret - 5) & 7) + 1, 4);
+	uint64_t target = ret + (uint64_t)(int64_t)rel;
+	if (target == f->ip || target == f->site_addr || read16(target, b))
+		return 0;
+	const uint8_t *s = b + (target & 7);
+	size_t k = 0;
+	if (s[0] == 0xf3 && s[1] == 0x0f && s[2] == 0x1e && s[3] == 0xfa)
+		k = 4; /* endbr64 */
+	if (s[k] == 0xf2)
+		k++; /* bnd */
+	return s[k] == 0xff && s[k + 1] == 0x25;
+}
+
 /* Is this call of a library's function one the view records?  Its
  * return address says who called it. */
 static struct obj_span *self_obj; /* libneedle's */
@@ -259,7 +302,7 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	 * --nest-libcall every call from one object into another (every
 	 * object's PLT calls), never a library's of its own functions. */
 	if (libcall_mode == LIBCALL_NEST)
-		return from != obj_of(ctx->func->ip);
+		return from != obj_of(ctx->func->ip) || called_through_plt(ret, ctx->func);
 	return from == &objs[0];
 }
 

@@ -110,7 +110,7 @@ static const char record_usage[] =
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
 	"                           threads keep their ids, a thread of their own each; not a static,\n"
 	"                           set-user-ID or non-x86-64 program, nor any with -p)\n"
-	"      --column-view, --column-offset N  kept for the views (see needle replay --help)\n"
+	"      --column-view, --column-offset N, --libname  kept for the views (see needle replay --help)\n"
 	"      --srcline            uftrace's: accepted; the views read source lines from the objects'\n"
 	"                           DWARF when asked (replay --srcline, -L), and live shows them\n"
 	"      --libcall=program|nest|all|none  which calls of library functions no compiler\n"
@@ -257,7 +257,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC };
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -274,7 +274,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
-		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "srcline", no_argument, NULL, OPT_SRCLINE },
+		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
 		{ "sites", required_argument, NULL, OPT_SITES },
@@ -344,6 +344,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_COLUMN_VIEW:
 			if (view_opt_add(o, "--column-view"))
+				return -1;
+			break;
+		case OPT_LIBNAME:
+			if (view_opt_add(o, "--libname"))
 				return -1;
 			break;
 		case OPT_COLUMN_OFFSET:

@@ -69,7 +69,7 @@ struct loc_list {
 };
 
 /* -f FIELD,...: the columns before the function, uftrace's. */
-enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK };
+enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK, F_MODULE };
 static const struct {
 	const char *name, *title;
 	int width;
@@ -77,7 +77,7 @@ static const struct {
 	[F_DURATION] = { "duration", "DURATION", 10 }, [F_TID] = { "tid", "TID", 8 },
 	[F_TIME] = { "time", "TIMESTAMP", 18 },        [F_DELTA] = { "delta", "TIMEDELTA", 10 },
 	[F_ELAPSED] = { "elapsed", "ELAPSED", 10 },    [F_ADDR] = { "addr", "ADDRESS", 14 },
-	[F_TASK] = { "task", "TASK NAME", 15 },
+	[F_TASK] = { "task", "TASK NAME", 15 },        [F_MODULE] = { "module", "MODULE NAME", 16 },
 };
 #define FIELDS_MAX 8
 
@@ -310,6 +310,19 @@ struct replay {
 	struct loc_list *locs;   /* -L */
 	int locs_show;           /* some -L without @hide: the functions of other files are hidden */
 	uint64_t min_size;       /* -Z: functions of fewer bytes are hidden */
+	/* --libname: a library's function shown as NAME@LIBRARY (by site,
+	 * made at its first line). */
+	int libname;
+	char **lib_names;
+	/* -f module: by thread index, the site of the last line at each
+	 * depth, so that a line's module is its caller's (the object that
+	 * made the call, as uftrace records a library call at the caller's
+	 * PLT).  Grows with the deepest line. */
+	struct line_sites {
+		uint32_t *site;
+		uint32_t cap;
+	} *line_sites;
+	uint32_t at_depth;
 };
 
 #define CL_MATCHED (1u << 31)
@@ -402,6 +415,7 @@ static const char replay_usage[] =
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --libname      a library's function as NAME@LIBRARY (uftrace's)\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
 	"  -r, --time-range START~END  only what happened between START and END (either may be left\n"
 	"                     out): seconds as -f time shows them, or with a unit (1.5ms)\n"
@@ -411,7 +425,8 @@ static const char replay_usage[] =
 	"                     entries); what they call back (a signal handler) shows a level up\n"
 	"  -f, --output-fields LIST  the columns before the function, uftrace's: duration, tid\n"
 	"                     (the default), time (seconds since the trace's first event), delta\n"
-	"                     (since the line before), elapsed (time as a duration), addr, task\n"
+	"                     (since the line before), elapsed (time as a duration), addr, task,\n"
+	"                     module (the object that made the call: the caller's)\n"
 	"                     (the thread's name); +LIST\n"
 	"                     adds to the default; none: the function alone, no header\n"
 	"      --arg-names    each value with its name (fd=3, arg2=5) and floats to their last digit;\n"
@@ -429,6 +444,64 @@ static const char replay_usage[] =
 static void put(struct replay *r, const char *s)
 {
 	view_buf_put(&r->line, s, strlen(s));
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+/* The function's name as lines show it: with --libname, a function of
+ * another object than the program's (module 0) as NAME@LIBRARY. */
+static const char *shown_name(struct replay *r, uint32_t site)
+{
+	const char *name = trace_site_name(r->t, site);
+	if (!r->libname || site >= r->t->site_cap || !r->t->sites[site].name)
+		return name;
+	uint32_t m = r->t->sites[site].module;
+	if (!m || m >= r->t->module_cnt || !r->t->modules[m])
+		return name;
+	if (!r->lib_names && !(r->lib_names = calloc(r->t->site_cap, sizeof(*r->lib_names))))
+		return name;
+	if (!r->lib_names[site] && asprintf(&r->lib_names[site], "%s@%s", name, base_name(r->t->modules[m])) < 0)
+		r->lib_names[site] = NULL;
+	return r->lib_names[site] ? r->lib_names[site] : name;
+}
+
+/* -f module: the object of the line's caller (the last line one level
+ * up in its thread), or of its own function at depth 0. */
+static const char *line_module(struct replay *r)
+{
+	uint32_t site = r->at_site;
+	struct line_sites *ls = r->line_sites && r->at_thread < r->t->thread_cnt ? &r->line_sites[r->at_thread] : NULL;
+
+	if (ls && r->at_depth && r->at_depth - 1 < ls->cap && ls->site[r->at_depth - 1] != UINT32_MAX)
+		site = ls->site[r->at_depth - 1];
+	if (site >= r->t->site_cap)
+		return "";
+	uint32_t m = r->t->sites[site].module;
+	return m < r->t->module_cnt && r->t->modules[m] ? base_name(r->t->modules[m]) : "";
+}
+
+/* The line's site is the one at its depth from now on (-f module). */
+static void note_line_site(struct replay *r)
+{
+	if (!r->line_sites || r->at_thread >= r->t->thread_cnt)
+		return;
+	struct line_sites *ls = &r->line_sites[r->at_thread];
+	if (r->at_depth >= ls->cap) {
+		uint32_t cap = ls->cap ? ls->cap * 2 : 64;
+		while (cap <= r->at_depth)
+			cap *= 2;
+		uint32_t *v = realloc(ls->site, cap * sizeof(*v));
+		if (!v)
+			return;
+		memset(v + ls->cap, 0xff, (cap - ls->cap) * sizeof(*v));
+		ls->site = v;
+		ls->cap = cap;
+	}
+	ls->site[r->at_depth] = r->at_site;
 }
 
 /* Start a line: "%10s [%6u] | " and two spaces per level.  The output
@@ -467,6 +540,9 @@ static int custom_prefix(struct replay *r, char *pre, size_t len, const char *du
 			snprintf(v, sizeof(v), "%.15s",
 				 r->at_thread < r->t->thread_cnt ? r->t->threads[r->at_thread].name : "");
 			break;
+		case F_MODULE:
+			snprintf(v, sizeof(v), "%.16s", line_module(r));
+			break;
 		}
 		n += (size_t)snprintf(pre + n, len - n, "%s%*s", i ? " " : "", w, v);
 	}
@@ -479,6 +555,8 @@ static void line(struct replay *r, const char *dur, uint32_t tid, uint32_t depth
 {
 	char pre[320];
 
+	r->at_depth = depth;
+	note_line_site(r);
 	if (r->column && r->at_thread < r->t->thread_cnt) {
 		if (!r->column[r->at_thread])
 			r->column[r->at_thread] = ++r->columns;
@@ -619,7 +697,7 @@ static void put_open_calls(struct replay *r)
 		}
 		snprintf(idx, sizeof(idx), "[%u] ", c->depth);
 		fputs(idx, stdout);
-		fputs(trace_site_name(r->t, c->site), stdout);
+		fputs(shown_name(r, c->site), stdout);
 		fputc('\n', stdout);
 	}
 }
@@ -755,7 +833,7 @@ static int print_at_exit(struct replay *r, const struct trace_event *ev)
 		return 0;
 	cli_format_duration(dur, sizeof(dur), ns);
 	line(r, dur, ev->tid, ev->depth);
-	put(r, trace_site_name(r->t, ev->site));
+	put(r, shown_name(r, ev->site));
 	put_values(r, ev->site, args, args_len);
 	put_ret(r, ev);
 	put(r, ";");
@@ -906,7 +984,7 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		r->at_ns = f->ns;
 		r->at_site = f->site;
 		line(r, "", tid, f->sdepth);
-		put(r, trace_site_name(r->t, f->site));
+		put(r, shown_name(r, f->site));
 		put_values(r, f->site, f->data, f->data_len);
 		put(r, " {");
 		put_srcline(r, f->site);
@@ -960,7 +1038,7 @@ static void tree_backtrace(struct replay *r, struct tree_thread *th, uint32_t de
 		line(r, "backtrace", tid, 0);
 		snprintf(idx, sizeof(idx), "/* [%2u] ", d);
 		put(r, idx);
-		put(r, trace_site_name(r->t, th->f[d].site));
+		put(r, shown_name(r, th->f[d].site));
 		put(r, " */");
 		end_line(r);
 	}
@@ -1022,7 +1100,7 @@ static void tree_finish(struct replay *r, struct tree_thread *cur, const struct 
 			for (uint32_t d = open; d-- > 0;) {
 				snprintf(idx, sizeof(idx), "[%u] ", d);
 				fputs(idx, stdout);
-				fputs(trace_site_name(r->t, th->f[d].site), stdout);
+				fputs(shown_name(r, th->f[d].site), stdout);
 				fputc('\n', stdout);
 			}
 		}
@@ -1077,7 +1155,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
 			tree_open_callers(r, th, ev->depth, ev->tid);
 			line(r, dur, ev->tid, th->sdepth);
-			put(r, trace_site_name(r->t, ev->site));
+			put(r, shown_name(r, ev->site));
 			put_args(r, ev);
 			put(r, ";");
 			end_line(r);
@@ -1161,7 +1239,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 				return 0;
 			line(r, "", ev->tid, th->sdepth);
 			put(r, "/* return from ");
-			put(r, trace_site_name(r->t, ev->site));
+			put(r, shown_name(r, ev->site));
 			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
 			end_line(r);
 			return 0;
@@ -1177,7 +1255,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			put(r, "}");
 			if (!r->no_comment) {
 				put(r, " /* ");
-				put(r, trace_site_name(r->t, ev->site));
+				put(r, shown_name(r, ev->site));
 				put(r, " */");
 			}
 			end_line(r);
@@ -1200,7 +1278,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!(fl & FR_SHOWN))
 			return 0;
 		th->sdepth = f->sdepth;
-		const char *name = trace_site_name(r->t, ev->site);
+		const char *name = shown_name(r, ev->site);
 		int done = !(ev->flags & (TEV_OPEN | TEV_EXIT_LOST));
 		uint64_t ns = ev->ns - ev->entry_ns;
 		if (!(fl & FR_PRINTED)) {
@@ -1271,7 +1349,7 @@ static void tree_after(const struct trace_event *ev, struct replay *r)
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
 	char dur[32];
-	const char *name = trace_site_name(r->t, ev->site);
+	const char *name = shown_name(r, ev->site);
 
 	r->at_ns = ev->ns;
 	r->at_site = ev->site;
@@ -1393,11 +1471,20 @@ static int parse_fields(struct replay *r, const char *arg)
 				break;
 		if (k == sizeof(fields_info) / sizeof(fields_info[0]) || r->field_cnt == FIELDS_MAX) {
 			cli_error("-f '%s': '%s' is not a field (duration, tid, time, delta, elapsed, addr, task, "
-				  "or none; +FIELD adds to duration,tid)", arg, f);
+				  "module, or none; +FIELD adds to duration,tid)", arg, f);
 			return -1;
 		}
 		r->fields[r->field_cnt++] = (enum field)k;
 	}
+	return 0;
+}
+
+/* -f module: the callers' sites by thread. */
+static int want_line_sites(struct replay *r)
+{
+	for (int i = 0; i < r->field_cnt; i++)
+		if (r->fields[i] == F_MODULE)
+			return !(r->line_sites = calloc(r->t->thread_cnt ? r->t->thread_cnt : 1, sizeof(*r->line_sites)));
 	return 0;
 }
 
@@ -1454,7 +1541,7 @@ static void fields_header(const struct replay *r)
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE };
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_LIBNAME };
 	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
@@ -1472,6 +1559,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "loc-filter", required_argument, NULL, 'L' },
+		{ "libname", no_argument, NULL, OPT_LIBNAME },
 		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
@@ -1504,6 +1592,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_SRCLINE:
 			r->srcline = 1;
+			break;
+		case OPT_LIBNAME:
+			r->libname = 1;
 			break;
 		case 'L':
 			if (loc_add(&r->locs, optarg))
@@ -1723,7 +1814,8 @@ int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 
-	if (r.column_view && !(r.column = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.column)))) {
+	if ((r.column_view && !(r.column = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.column)))) ||
+	    want_line_sites(&r)) {
 		cli_error("out of memory");
 		trace_close(r.t);
 		return 1;
