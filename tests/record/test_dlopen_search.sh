@@ -28,3 +28,14 @@ for c in "rpath libplug_search.so" "runpath libplug_search.so" 'origin $ORIGIN/.
 	check_eq "$prog: the same output under needle" "$out" "$expect"
 	check_eq "$prog: plug_fn traced from its first call" "$(calls "$T/$prog.data" plug_fn)" $N
 done
+
+# -F FUNC@MODULE naming an object the program has not loaded yet waits
+# for its dlopen (its calls, nothing else); a -F that names nothing that
+# is or could be loaded is still refused, before main.
+out=$("$NEEDLE" record -F 'plug_fn@libplug_search' -o "$T/later.data" -- "$T/app/bin/rpath" libplug_search.so $N 2>"$T/later.err")
+check_eq "-F plug_fn@libplug_search before its dlopen: recorded, the same output" "$?/$out" "0/$expect"
+check_eq "-F plug_fn@libplug_search: its calls and nothing else" \
+	"$("$NEEDLE" report --csv -s name -i "$T/later.data" | cut -d, -f1,2 | tail -n +2 | tr '\n' ' ')" "plug_fn,$N "
+"$NEEDLE" record -F 'no_such_fn@rpath' -o "$T/none.data" -- "$T/app/bin/rpath" libplug_search.so $N >/dev/null 2>"$T/none.err"
+check_eq "-F naming a function the loaded program does not have: refused, exit 1, no trace" \
+	"$?/$(grep -c 'match no function' "$T/none.err")/$(test -e "$T/none.data" && echo file || echo none)" "1/1/none"

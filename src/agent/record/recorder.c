@@ -738,6 +738,54 @@ static int is_real_of_interposer(const char *name)
 	return fn && obj_of((uint64_t)(uintptr_t)fn) == self_obj;
 }
 
+struct object_probe {
+	const char *module;
+	int found;
+};
+
+static int probe_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct object_probe *p = arg;
+	const char *name = info->dlpi_name;
+	char exe[PATH_MAX];
+	(void)size;
+	/* The program itself has no name here: its file's. */
+	if (name && !*name) {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = 0;
+		name = exe;
+	}
+	if (name && *name && module_name_matches(p->module, name))
+		p->found = 1;
+	return p->found;
+}
+
+/* Does a -F line name the functions of an object not loaded yet
+ * ("GLOB<tab>m=MODULE")?  Then -F matching nothing now is no mistake:
+ * the program may dlopen it, and its calls are recorded from then on
+ * (recorder_object_loaded). */
+static int subtree_awaits_object(const char *list)
+{
+	for (const char *p = list; p && *p;) {
+		const char *nl = strchr(p, '\n'), *tab = strchr(p, '\t');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (tab && tab < p + n && !strncmp(tab + 1, "m=", 2)) {
+			char module[512];
+			size_t k = (size_t)(p + n - (tab + 3));
+			if (k && k < sizeof(module)) {
+				memcpy(module, tab + 3, k);
+				module[k] = 0;
+				struct object_probe probe = { module, 0 };
+				dl_iterate_phdr(probe_object, &probe);
+				if (!probe.found)
+					return 1;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
 /* The program's (objs[0]'s) sites by name: a malloc'ed sorted array, or
  * NULL.  Names stay valid: sites are never freed while recording. */
 static struct prog_name *program_names(int total, size_t *cnt)
@@ -1396,8 +1444,10 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	cur_drop = dup_or_null(rc->drop);
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
-	if (have_subtree && !subtree_sites)
+	if (have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) {
+		free(addrs);
 		return fail(meta_fd, -ENOENT, "the filters match no function");
+	}
 	cur_filter = dup_or_null(filter);
 	cur_notrace = dup_or_null(notrace);
 	graph_tracer = graph;

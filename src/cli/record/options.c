@@ -442,7 +442,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 					return -1;
 				}
 				snprintf(glob, sizeof(glob), "%.*s", (int)n, optarg);
-				if (append_glob(&o->agent.subtree, glob))
+				/* FUNC@MODULE: that object's functions only, which
+				 * the agent also waits for when the program has not
+				 * loaded the object yet (a dlopen later); @plt (the
+				 * program's library calls) is the views' to cut. */
+				char *line = NULL;
+				int object = ts.module[0] && strcmp(ts.module, "plt") && strcmp(ts.module, "kernel");
+				if (object && asprintf(&line, "%s\tm=%s", glob, ts.module) < 0)
+					return -1;
+				int e = append_glob(&o->agent.subtree, line ? line : glob);
+				free(line);
+				if (e)
 					return -1;
 				view_filters = have_F = 1;
 			} else if (append_glob(&o->agent.subtree, optarg)) {
