@@ -48,6 +48,13 @@ calls() {
 		END { print found ? n : "missing" }'
 }
 
+# trace_tids FILE: the thread ids of a trace (needle info's table), in
+# increasing order, each once.
+trace_tids() {
+	"$NEEDLE" info -i "$1" | awk '$1 == "TID" && $2 == "SERIAL" { t = 1; next } t && $1 ~ /^[0-9]+$/ { print $1 }' |
+		sort -un
+}
+
 # replay_threads FILE [REPLAY OPTIONS...]: each thread's graph on its own
 # (replay --tid), one thread after the other in tid order.  In the graph
 # of all threads, a call that another thread's event interleaves with is
@@ -56,8 +63,7 @@ calls() {
 replay_threads() {
 	local data=$1 tid
 	shift
-	for tid in $("$NEEDLE" info -i "$data" | awk '$1 == "TID" && $2 == "SERIAL" { t = 1; next }
-			t && $1 ~ /^[0-9]+$/ { print $1 }' | sort -un); do
+	for tid in $(trace_tids "$data"); do
 		"$NEEDLE" replay "$@" --tid "$tid" -i "$data" || return
 	done
 }

@@ -22,12 +22,7 @@ run() {
 	check_eq "$name: exit status as untraced ($(tail -1 "$T/$name.err"))" "$got" "$want"
 	check "$name: output identical (its environment, its descriptors)" cmp -s "$T/$name.plain" "$T/$name.out"
 }
-# tids FILE: the trace's thread ids, in increasing order (the first
-# program's main thread first).
-tids() {
-	"$NEEDLE" info -i "$1" | awk '$1 == "TID" && $2 == "SERIAL" { t = 1; next } t && $1 ~ /^[0-9]+$/ { print $1 }' |
-		sort -un
-}
+tids() { trace_tids "$1"; } # the first program's main thread first
 # graph FILE TID: that thread's function column.
 graph() { "$NEEDLE" replay --tid "$2" -i "$1" | sed -n 's/^[^|]*| //p'; }
 
