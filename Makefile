@@ -59,9 +59,15 @@ $(NEEDLE): $(CLI_OBJ)
 	@echo "  LD $@"; $(CC) $^ -o $@ $(CLI_LIBS)
 
 
+# The direct path (src/agent/*/*_direct.c) runs with only the
+# general-purpose registers saved: it must touch no vector register, and
+# call no sanitizer runtime (which would).  Every agent build adds
+# FILE_CFLAGS last.
+%_direct.o: FILE_CFLAGS := -mgeneral-regs-only -fno-sanitize=all
+
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
@@ -85,7 +91,7 @@ LIBNEEDLE_ASAN := $(BUILD)/asan/libneedle.so
 
 $(BUILD)/asan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(ASAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) $(ASAN) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/asan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)

@@ -83,7 +83,7 @@ BENCH_PROGS += $(BENCH_BUILD)/bench_threads
 ABLATION_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/ablation/obj/%,$(AGENT_OBJ))
 $(BUILD)/ablation/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -DNEEDLE_RCU_ABLATION_RWLOCK -fPIC -fvisibility=hidden $(AGENT_INC) -c $< -o $@
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -DNEEDLE_RCU_ABLATION_RWLOCK -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -c $< -o $@
 $(BUILD)/ablation/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	$(CC) -fPIC $(AGENT_INC) -c $< -o $@

@@ -233,6 +233,35 @@ NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ct
 typedef int (*needle_entry_fn)(const struct needle_ctx *ctx, uint64_t *cookie, void *user_data);
 typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, void *user_data);
 
+/* Direct handlers (needle_attach_opts.direct_entry, .direct_exit): the
+ * fast path of a link that is alone on a function, as the kernel's
+ * ftrace_ops with a trampoline of its own.  The site's trampoline saves
+ * only the general-purpose registers and calls them with no needle_ctx
+ * built, no register readable and no indirect dispatch through the
+ * consumer list.  Contract, which needle cannot check:
+ *   - built with -mgeneral-regs-only (gcc, clang), and calling nothing
+ *     that is not: an SSE or x87 register they touched would reach the
+ *     traced function as a changed argument or return value;
+ *   - no effect at all when they return NEEDLE_DIRECT_DECLINE: the call
+ *     then takes the full path, and the ordinary handler (entry, or exit
+ *     for the same call) runs instead, with its needle_ctx.
+ * They run in the same contexts as the ordinary handlers (any traced
+ * thread, signal handlers included, never nested in another handler of
+ * the thread).  The entry one gets the return address (ret_addr) and
+ * returns 0, NEEDLE_SKIP_EXIT or NEEDLE_DIRECT_DECLINE; the exit one
+ * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hijacked return of any
+ * call of the link, whichever entry handler took it (the cookie can tell
+ * them apart), never for an unwound call or at an exit site (the
+ * ordinary exit handler sees those).  needle declines for them too: a thread's first
+ * traced call, a longjmp just noticed, call data, a return it cannot
+ * hook, a link that shares the function.  needle_link_set_handlers drops
+ * them unless it is given back the entry and exit they came with. */
+#define NEEDLE_DIRECT_DECLINE 2
+typedef int (*needle_direct_entry_fn)(const struct needle_func *func, uint64_t ret_addr, void *thread_data,
+				      uint64_t *cookie, void *user_data);
+typedef int (*needle_direct_exit_fn)(const struct needle_func *func, uint64_t cookie, void *thread_data,
+				     void *user_data);
+
 /* Argument n (0-based) of the integer class: rdi, rsi, rdx, rcx, r8, r9. */
 static inline uint64_t needle_arg(const struct needle_ctx *ctx, unsigned n)
 {
@@ -293,6 +322,10 @@ struct needle_attach_opts {
 	 * context ending through uc_link): from (NULL if unknown) and to are
 	 * the ucontext_t pointers.  Runs before the switch. */
 	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
+	/* The fast path of entry and exit (see needle_direct_entry_fn):
+	 * both or neither, and only with entry and exit set. */
+	needle_direct_entry_fn direct_entry;
+	needle_direct_exit_fn direct_exit;
 };
 
 /* Fail with -EBUSY instead of sharing a function with another link. */

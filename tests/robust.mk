@@ -19,7 +19,7 @@ LIBNEEDLE_UBSAN := $(BUILD)/ubsan/libneedle.so
 
 $(BUILD)/ubsan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/ubsan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
@@ -71,7 +71,7 @@ $(BUILD)/tsan/obj/agent/base/safe_copy.o: TSAN_FILE :=
 
 $(BUILD)/tsan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(TSAN_FILE) -fPIC -fvisibility=hidden $(AGENT_INC) -MMD -MP -c $< -o $@
+	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(TSAN_FILE) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/tsan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
 	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@

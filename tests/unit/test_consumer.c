@@ -209,12 +209,12 @@ static uint32_t ops_distinct; /* distinct pairs requested so far */
 static void test_ops(void)
 {
 	size_t live0 = live_cnt;
-	const struct consumer_ops *a = consumer_ops_get(e1, x1, 0);
-	const struct consumer_ops *b = consumer_ops_get(e1, x2, 0);
-	const struct consumer_ops *c = consumer_ops_get(e2, x1, 0);
-	const struct consumer_ops *d = consumer_ops_get(e1, NULL, 0);
-	const struct consumer_ops *e = consumer_ops_get(NULL, x1, 0);
-	const struct consumer_ops *f = consumer_ops_get(NULL, NULL, 0);
+	const struct consumer_ops *a = consumer_ops_get(e1, x1, 0, NULL, NULL);
+	const struct consumer_ops *b = consumer_ops_get(e1, x2, 0, NULL, NULL);
+	const struct consumer_ops *c = consumer_ops_get(e2, x1, 0, NULL, NULL);
+	const struct consumer_ops *d = consumer_ops_get(e1, NULL, 0, NULL, NULL);
+	const struct consumer_ops *e = consumer_ops_get(NULL, x1, 0, NULL, NULL);
+	const struct consumer_ops *f = consumer_ops_get(NULL, NULL, 0, NULL, NULL);
 	const struct consumer_ops *all[] = { a, b, c, d, e, f };
 	ops_distinct = 6;
 
@@ -232,12 +232,12 @@ static void test_ops(void)
 
 	int same = 1;
 	for (int round = 0; round < 100; round++) {
-		same &= consumer_ops_get(e1, x1, 0) == a && consumer_ops_get(e1, x2, 0) == b && consumer_ops_get(e2, x1, 0) == c &&
-			consumer_ops_get(e1, NULL, 0) == d && consumer_ops_get(NULL, x1, 0) == e &&
-			consumer_ops_get(NULL, NULL, 0) == f;
+		same &= consumer_ops_get(e1, x1, 0, NULL, NULL) == a && consumer_ops_get(e1, x2, 0, NULL, NULL) == b && consumer_ops_get(e2, x1, 0, NULL, NULL) == c &&
+			consumer_ops_get(e1, NULL, 0, NULL, NULL) == d && consumer_ops_get(NULL, x1, 0, NULL, NULL) == e &&
+			consumer_ops_get(NULL, NULL, 0, NULL, NULL) == f;
 	}
 	CHECK(same, "asking again for a pair returns its ops (600 requests)");
-	const struct consumer_ops *g = consumer_ops_get(e2, x2, 0);
+	const struct consumer_ops *g = consumer_ops_get(e2, x2, 0, NULL, NULL);
 	ops_distinct++;
 	CHECK_EQ(consumer_ops_index(g), 6, "the next new pair takes index 6: repeats did not grow the table");
 	CHECK_EQ(live_cnt, live0, "ops take no heap allocation");
@@ -255,7 +255,7 @@ static void test_create(void)
 	CHECK_EQ(slot_of(c), 0, "the first consumer takes slot 0");
 	CHECK_EQ(c->slot, slot_of(c), "c->slot is its index in consumer_table");
 	CHECK_EQ(gen(c), 1, "a fresh slot's first generation is 1 (odd: live)");
-	CHECK(ops_of(c) == consumer_ops_get(e1, x1, 0), "its ops are the shared ops of its pair");
+	CHECK(ops_of(c) == consumer_ops_get(e1, x1, 0, NULL, NULL), "its ops are the shared ops of its pair");
 	CHECK(c->user_data == &tag, "user_data is kept");
 	CHECK(c->solo && c->solo->cnt == 1 && c->solo->shared == 1 && c->solo->items[0] == c,
 	      "its solo list holds it alone and is marked shared");
@@ -267,12 +267,12 @@ static void test_create(void)
 
 	uint32_t before = ops_distinct;
 	CHECK_EQ(consumer_set_ops(d, e2, x2), 0, "consumer_set_ops succeeds");
-	CHECK(ops_of(d) == consumer_ops_get(e2, x2, 0) && ops_of(d)->entry == e2 && ops_of(d)->exit == x2,
+	CHECK(ops_of(d) == consumer_ops_get(e2, x2, 0, NULL, NULL) && ops_of(d)->entry == e2 && ops_of(d)->exit == x2,
 	      "set_ops installs the shared ops of the new pair");
-	CHECK(ops_of(c) == consumer_ops_get(e1, x1, 0), "another consumer's ops are untouched");
+	CHECK(ops_of(c) == consumer_ops_get(e1, x1, 0, NULL, NULL), "another consumer's ops are untouched");
 	CHECK_EQ(consumer_set_ops(d, e1, x1), 0, "set_ops back to the first pair");
 	CHECK(ops_of(d) == ops_of(c), "back to the very same ops pointer");
-	CHECK_EQ(consumer_ops_index(consumer_ops_get(e2, NULL, 0)), before,
+	CHECK_EQ(consumer_ops_index(consumer_ops_get(e2, NULL, 0, NULL, NULL)), before,
 		 "switching between known pairs added no ops (the next new pair takes index %u)", before);
 	ops_distinct++;
 	CHECK_EQ(gen(d), 1, "set_ops does not touch the generation");
@@ -500,7 +500,7 @@ static void test_slots(void)
 	struct consumer *c = create_(e2, x2, NULL);
 	CHECK(c == a, "after destroy the slot is reused (slot %u)", slot_of(c));
 	CHECK_EQ(gen(c), 3, "the reused slot's generation is odd again and newer (3)");
-	CHECK(ops_of(c) == consumer_ops_get(e2, x2, 0) && c->solo && c->solo->items[0] == c && is_live(c->solo),
+	CHECK(ops_of(c) == consumer_ops_get(e2, x2, 0, NULL, NULL) && c->solo && c->solo->items[0] == c && is_live(c->solo),
 	      "the reused slot has its new handlers and a new solo list");
 
 	/* Slots come back last destroyed, first reused. */
@@ -660,11 +660,11 @@ static void test_full(void)
 	size_t got = 0;
 	for (uintptr_t i = 0; i < CONSUMER_OPS_MAX + 10; i++) {
 		needle_entry_fn fe = (needle_entry_fn)(0x100000 + i * 16);
-		if (consumer_ops_get(fe, x2, 0))
+		if (consumer_ops_get(fe, x2, 0, NULL, NULL))
 			got++;
 	}
 	CHECK_EQ(got, CONSUMER_OPS_MAX - ops_distinct, "the ops table takes exactly CONSUMER_OPS_MAX pairs in all");
-	CHECK(consumer_ops_get(e1, x1, 0) == before, "a known pair is still found when the table is full");
+	CHECK(consumer_ops_get(e1, x1, 0, NULL, NULL) == before, "a known pair is still found when the table is full");
 	needle_entry_fn unknown = (needle_entry_fn)(uintptr_t)0x7000000;
 	CHECK_EQ(consumer_set_ops(c, unknown, x1), -ENOSPC, "set_ops to a new pair fails with -ENOSPC");
 	CHECK(ops_of(c) == before, "and leaves the consumer's ops as they were");

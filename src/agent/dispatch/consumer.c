@@ -9,6 +9,10 @@
 struct consumer consumer_table[CONSUMER_MAX];
 struct consumer_ops consumer_ops_table[CONSUMER_OPS_MAX];
 static uint32_t ops_cnt;
+/* Read by the trampolines before they try the direct path (relaxed: a
+ * stale value costs one wasted try or one call on the full path, which
+ * decides the same way). */
+uint32_t consumer_direct_users;
 static uint32_t free_slots[CONSUMER_MAX];
 static uint32_t free_cnt;
 static uint32_t used_cnt; /* slots ever handed out */
@@ -16,15 +20,17 @@ static uint32_t used_cnt; /* slots ever handed out */
 static struct consumer_list **retired;
 static size_t retired_cnt, retired_cap;
 
-const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size)
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size,
+					    needle_direct_entry_fn direct_entry, needle_direct_exit_fn direct_exit)
 {
 	for (uint32_t i = 0; i < ops_cnt; i++)
 		if (consumer_ops_table[i].entry == entry && consumer_ops_table[i].exit == exit &&
-		    consumer_ops_table[i].call_data_size == call_data_size)
+		    consumer_ops_table[i].call_data_size == call_data_size &&
+		    consumer_ops_table[i].direct_entry == direct_entry && consumer_ops_table[i].direct_exit == direct_exit)
 			return &consumer_ops_table[i];
 	if (ops_cnt == CONSUMER_OPS_MAX)
 		return NULL;
-	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit, call_data_size };
+	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit, call_data_size, direct_entry, direct_exit };
 	return &consumer_ops_table[ops_cnt++];
 }
 
@@ -82,7 +88,9 @@ uint32_t consumer_slots_used(void)
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit)
 {
 	const struct consumer_ops *cur = atomic_load_explicit(&c->ops, memory_order_relaxed);
-	const struct consumer_ops *ops = consumer_ops_get(entry, exit, cur->call_data_size);
+	int direct = entry == c->direct_with_entry && exit == c->direct_with_exit;
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit, cur->call_data_size, direct ? c->direct_entry : NULL,
+							  direct ? c->direct_exit : NULL);
 
 	if (!ops)
 		return -ENOSPC;
@@ -97,7 +105,8 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 {
 	static const struct consumer_extras none;
 	const struct consumer_extras *x = extras ? extras : &none;
-	const struct consumer_ops *ops = consumer_ops_get(entry, exit, (x->call_data_size + 15) & ~15u);
+	const struct consumer_ops *ops = consumer_ops_get(entry, exit, (x->call_data_size + 15) & ~15u,
+							  x->direct_entry, x->direct_exit);
 	uint32_t slot;
 
 	*err = -ENOSPC;
@@ -130,6 +139,12 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	c->thread_exit = x->thread_exit;
 	c->thread_fork = x->thread_fork;
 	c->context_switch = x->context_switch;
+	c->direct_entry = x->direct_entry;
+	c->direct_exit = x->direct_exit;
+	c->direct_with_entry = entry;
+	c->direct_with_exit = exit;
+	if (c->direct_entry)
+		__atomic_add_fetch(&consumer_direct_users, 1, __ATOMIC_RELAXED);
 	c->has_extras = c->tdata_size || ops->call_data_size || x->thread_exit || x->thread_fork || x->context_switch;
 	solo->cnt = 1;
 	solo->shared = 1;
@@ -157,6 +172,10 @@ void consumer_destroy(struct consumer *c)
 		tdata_owner[c->tdata_idx] = NULL;
 	free(c->solo);
 	c->solo = NULL;
+	if (c->direct_entry)
+		__atomic_sub_fetch(&consumer_direct_users, 1, __ATOMIC_RELAXED);
+	c->direct_entry = NULL;
+	c->direct_exit = NULL;
 	free_slots[free_cnt++] = c->slot;
 }
 

@@ -34,6 +34,10 @@ struct consumer_ops {
 	needle_entry_fn entry;
 	needle_exit_fn exit;
 	uint32_t call_data_size; /* per-call storage, a multiple of 16 */
+	/* The link's direct handlers (dispatch_direct.c), or NULL: they go
+	 * with this entry and exit only. */
+	needle_direct_entry_fn direct_entry;
+	needle_direct_exit_fn direct_exit;
 };
 
 #define CONSUMER_OPS_MAX 65536
@@ -47,6 +51,8 @@ struct consumer_extras {
 	void (*thread_exit)(void *thread_data, void *user_data);
 	void (*thread_fork)(void *thread_data, void *user_data);
 	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
+	needle_direct_entry_fn direct_entry;
+	needle_direct_exit_fn direct_exit;
 };
 
 struct consumer {
@@ -64,6 +70,12 @@ struct consumer {
 	void (*thread_exit)(void *thread_data, void *user_data);
 	void (*thread_fork)(void *thread_data, void *user_data);
 	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
+	/* The direct handlers, and the entry and exit they go with
+	 * (consumer_set_ops keeps them only for that pair). */
+	needle_direct_entry_fn direct_entry;
+	needle_direct_exit_fn direct_exit;
+	needle_entry_fn direct_with_entry;
+	needle_exit_fn direct_with_exit;
 };
 
 struct consumer_list {
@@ -74,11 +86,16 @@ struct consumer_list {
 
 #define CONSUMER_MAX 65536
 
+/* Consumers alive with direct handlers: 0 keeps every trampoline on the
+ * full path without a call (trampoline.S reads it). */
+extern uint32_t consumer_direct_users __attribute__((visibility("hidden")));
+
 extern struct consumer consumer_table[CONSUMER_MAX] __attribute__((visibility("hidden")));
 
-/* The shared ops for (entry, exit, call data size), or NULL when the table
- * is full. */
-const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size);
+/* The shared ops for (entry, exit, call data size, direct handlers), or
+ * NULL when the table is full. */
+const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_fn exit, uint32_t call_data_size,
+					    needle_direct_entry_fn direct_entry, needle_direct_exit_fn direct_exit);
 static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
 {
 	return (uint16_t)(ops - consumer_ops_table);
@@ -124,7 +141,8 @@ static inline void *consumer_thread_data_if_used(const struct consumer *c, struc
 		return NULL;
 	return ts->data + c->tdata_off;
 }
-/* Give c new handlers, as one store; -ENOSPC when the ops table is full. */
+/* Give c new handlers, as one store (its direct handlers too if entry and
+ * exit are the pair they came with); -ENOSPC when the ops table is full. */
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit);
 /* Stop the consumer's pending exits: frames hijacked for it now skip it. */
 void consumer_retire(struct consumer *c);

@@ -25,8 +25,9 @@
 #include "agent/thread/thread_state.h"
 #include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
+#include "agent/dispatch/dispatch_direct.h"
 
-static int shadow_stack_enabled;
+int dispatch_shadow_stack_enabled;
 
 /* Push the header over the entries (bytes of them, n) already written at
  * the top, and hijack the return, unless the function's exit sites are
@@ -44,7 +45,7 @@ static inline void frame_push(struct thread_state *ts, struct site *site, uint32
 	/* Under CET shadow stacks only exit sites can end a call (link.c
 	 * attaches exit handlers only to functions that have them); a call
 	 * entered before they went live keeps no frame. */
-	if (__builtin_expect(!at_exit_site && shadow_stack_enabled, 0))
+	if (__builtin_expect(!at_exit_site && dispatch_shadow_stack_enabled, 0))
 		return;
 	h->return_addr = *ret_slot;
 	h->site = site;
@@ -493,20 +494,22 @@ static void thread_fork(struct thread_state *ts)
 #define ARCH_SHSTK_SHSTK (1ull << 0)
 int dispatch_returns_hookable(void)
 {
-	return !shadow_stack_enabled;
+	return !dispatch_shadow_stack_enabled;
 }
 
 void dispatch_init(void)
 {
 	stub_area_set_dispatch((uint64_t)(uintptr_t)needle_dispatch_entry,
-			       (uint64_t)(uintptr_t)needle_dispatch_exit_site);
+			       (uint64_t)(uintptr_t)needle_dispatch_exit_site,
+			       (uint64_t)(uintptr_t)needle_direct_dispatch_entry,
+			       (uint64_t)(uintptr_t)&consumer_direct_users);
 	unsigned long long features = 0;
 	const char *assume = getenv("NEEDLE_ASSUME_SHSTK");
 
 	if (!syscall(SYS_arch_prctl, ARCH_SHSTK_STATUS, &features) && (features & ARCH_SHSTK_SHSTK))
-		shadow_stack_enabled = 1;
+		dispatch_shadow_stack_enabled = 1;
 	if (assume && *assume == '1')
-		shadow_stack_enabled = 1;
+		dispatch_shadow_stack_enabled = 1;
 	static const struct thread_callbacks cb = { .on_exit = thread_exit, .on_fork = thread_fork };
 	thread_state_register(&cb);
 }

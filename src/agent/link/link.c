@@ -186,6 +186,8 @@ static void extras_of(const struct needle_attach_opts *opts, struct consumer_ext
 	x->thread_exit = OPTS_GET(opts, thread_exit);
 	x->thread_fork = OPTS_GET(opts, thread_fork);
 	x->context_switch = OPTS_GET(opts, context_switch);
+	x->direct_entry = OPTS_GET(opts, direct_entry);
+	x->direct_exit = OPTS_GET(opts, direct_exit);
 }
 
 /* The part of opts that names functions (needle_attach, needle_link_update). */
@@ -213,6 +215,11 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 				return -EOPNOTSUPP;
 	}
 	if (!opts->entry && !opts->exit)
+		return -EINVAL;
+	/* Direct handlers: both, and only beside both ordinary ones, which
+	 * run whenever they decline. */
+	if ((!OPTS_GET(opts, direct_entry) != !OPTS_GET(opts, direct_exit)) ||
+	    (OPTS_GET(opts, direct_entry) && (!opts->entry || !opts->exit)))
 		return -EINVAL;
 	if (opts->flags & ~NEEDLE_ATTACH_EXCLUSIVE)
 		return -EINVAL;

@@ -14,7 +14,7 @@
  * the cold side: it allocates, locks config_lock and writes files, and
  * changes what the handlers see through the link (needle_link_update,
  * needle_link_set_handlers), through site flags written before their site
- * is patched, or with single word stores (active, max_depth).
+ * is patched, or with single word stores (rec_active, rec_max_depth).
  *
  * Configuration (struct record_config, common/record_config.h: one type,
  * one codec) comes from one of two places: a memfd that `needle record`
@@ -58,6 +58,7 @@
 #include "agent/record/control.h"
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
+#include "agent/record/recorder_direct.h"
 #include "agent/record/overwrite.h"
 #include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
@@ -82,8 +83,8 @@ static int join_mode;
 /* An exec'ed program with nothing to trace that still passes the
  * recording on to the programs it exec's (fail()). */
 static int exec_forward;
-static uint32_t max_depth = UINT32_MAX;
-static int active;
+uint32_t rec_max_depth = UINT32_MAX;
+int rec_active;
 static struct needle_link *rec_link;
 static int graph_tracer;
 static char *cur_filter, *cur_notrace; /* newline-separated globs, or NULL */
@@ -110,11 +111,7 @@ static __attribute__((noinline)) void entry_only_note(uint32_t site_id)
 	atomic_store_explicit(&entry_only_used, 1, memory_order_relaxed);
 }
 
-/* What a site is to the filters and to the library-call view, by site id
- * (21 bits, as above; a site past them has no flags): written by
- * select_sites before the site is patched, read by the handlers.  Untouched
- * pages are never committed. */
-#define SITE_FLAG_IDS (1u << 21)
+/* The site flags (rec_site_flags, recorder_direct.h). */
 enum {
 	SF_SUBTREE = 1, /* -F: its calls open a recorded subtree */
 	SF_DROP = 2,    /* -N: its calls and their subtrees are not recorded */
@@ -158,9 +155,9 @@ static uint32_t twin_of(uint32_t lib)
 	}
 	return lo < n && twins[lo].lib == lib ? twins[lo].prog : UINT32_MAX;
 }
-static _Atomic uint8_t site_flags[SITE_FLAG_IDS];
-static int have_subtree; /* some -F: nothing outside a -F call is recorded */
-static int have_flags;   /* some flag is set: the handlers read them */
+_Atomic uint8_t rec_site_flags[SITE_FLAG_IDS];
+int rec_have_subtree;
+int rec_have_flags;
 static int libcall_mode; /* LIBCALL_* */
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
 /* RECORD_LIBCALL_*: the calls the program makes, those between objects,
@@ -306,23 +303,17 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	return from == &objs[0];
 }
 
-/* Cookie of a call the filters changed the thread's state for: its exit
- * puts the state back. */
-#define COOKIE_IN (1ull << 62)  /* a -F call: the old limit in the low 32 bits */
-#define COOKIE_OUT (1ull << 63) /* a -N call, not recorded */
-#define COOKIE_LIB_TOP (1ull << 61) /* the thread's lib_top before this call */
-
 static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
 	(void)data;
 
-	if (!active)
+	if (!rec_active)
 		return NEEDLE_SKIP_EXIT;
 	const struct arg_spec *as = args_for(ctx->func->site_id);
 	uint32_t id = ctx->func->site_id;
-	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
-	uint32_t limit = rt->limit ? rt->limit : max_depth;
+	unsigned fl = rec_site_flag(id);
+	uint32_t limit = rt->limit ? rt->limit : rec_max_depth;
 	if (__builtin_expect(fl != 0, 0)) {
 		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt, fl)))
 			return NEEDLE_SKIP_EXIT;
@@ -343,18 +334,18 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 		    (!as || !as->has_cond || args_cond_holds(as, ctx))) {
 			*cookie = COOKIE_IN | rt->limit;
 			rt->in_count++;
-			limit = max_depth == UINT32_MAX || rt->depth > UINT32_MAX - max_depth ? UINT32_MAX
-											  : rt->depth + max_depth;
+			limit = rec_max_depth == UINT32_MAX || rt->depth > UINT32_MAX - rec_max_depth ? UINT32_MAX
+											  : rt->depth + rec_max_depth;
 			rt->limit = limit;
 		}
 	} else if (rt->out_count) {
 		return NEEDLE_SKIP_EXIT;
 	}
-	if ((have_subtree && !rt->in_count) || rt->depth >= limit)
+	if ((rec_have_subtree && !rt->in_count) || rt->depth >= limit)
 		return NEEDLE_SKIP_EXIT;
 	/* -F 'f@arg2>1000' without subtrees (-P): a call that fails the test
 	 * is not recorded. */
-	if (__builtin_expect(as && as->has_cond, 0) && !(*cookie & COOKIE_IN) && !have_subtree &&
+	if (__builtin_expect(as && as->has_cond, 0) && !(*cookie & COOKIE_IN) && !rec_have_subtree &&
 	    !args_cond_holds(as, ctx))
 		return NEEDLE_SKIP_EXIT;
 	/* Its exit will not be seen: an entry of its own, as the function
@@ -404,9 +395,9 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	/* A call entered while the tracer was "function" has no depth. */
 	if (rt->depth)
 		rt->depth--;
-	if (active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
+	if (rec_active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
 		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
-	else if (active)
+	else if (rec_active)
 		/* Left through a sibling call: the return value is not in
 		 * the registers yet; the exit has none. */
 		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx,
@@ -419,12 +410,12 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	(void)data;
 	const struct arg_spec *as = args_for(ctx->func->site_id);
 	uint32_t id = ctx->func->site_id;
-	unsigned fl = have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&site_flags[id], memory_order_relaxed) : 0;
+	unsigned fl = rec_site_flag(id);
 	/* No exits, so no subtrees: -F and -N select single functions. */
-	if ((fl & (SF_HIDE | SF_DROP)) || (have_subtree && !(fl & SF_SUBTREE)) ||
+	if ((fl & (SF_HIDE | SF_DROP)) || (rec_have_subtree && !(fl & SF_SUBTREE)) ||
 	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data, fl)))
 		return NEEDLE_SKIP_EXIT;
-	if (active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
+	if (rec_active && (!as || !as->has_cond || args_cond_holds(as, ctx)))
 		event_write_args(ctx->thread_data, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 	return NEEDLE_SKIP_EXIT;
 }
@@ -462,7 +453,7 @@ static void context_switch(const void *from, const void *to, void *thread_data, 
 {
 	struct rec_thread *rt = thread_data;
 	(void)user_data;
-	if (!active || !graph_tracer)
+	if (!rec_active || !graph_tracer)
 		return;
 	uint32_t to_id = context_id(to);
 	if (!to_id)
@@ -481,12 +472,12 @@ static void thread_exit(void *thread_data, void *user_data)
 	(void)user_data;
 	/* The reader would salvage the chunk anyway; publishing it now lets
 	 * it be written out, and reused, before the process ends. */
-	if (active && rt->chunk)
+	if (rec_active && rt->chunk)
 		chunk_publish(rt);
 	/* Events dropped since the thread's last chunk would be counted only
 	 * in the total: an empty chunk carries them to the thread's own count,
 	 * if the buffer has room for one by now. */
-	if (active && rt->lost && chunk_next(rt, clock_now()))
+	if (rec_active && rt->lost && chunk_next(rt, clock_now()))
 		chunk_publish(rt);
 	rt->lost = 0;
 	rt->depth = 0;
@@ -899,9 +890,9 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (fl & SF_SUBTREE)
 			subtree_sites++;
 		if (id < (int)SITE_FLAG_IDS) {
-			atomic_store_explicit(&site_flags[id], (uint8_t)fl, memory_order_relaxed);
+			atomic_store_explicit(&rec_site_flags[id], (uint8_t)fl, memory_order_relaxed);
 			if (fl)
-				have_flags = 1;
+				rec_have_flags = 1;
 		}
 		addrs[(*n)++] = info.addr;
 	}
@@ -961,7 +952,7 @@ static int reconfigure(const struct record_config *change, char *msg, size_t msg
 		cur_notrace = nt;
 	}
 	if (RECORD_CONFIG_HAS(change, depth))
-		max_depth = change->depth ? (uint32_t)change->depth : UINT32_MAX;
+		rec_max_depth = change->depth ? (uint32_t)change->depth : UINT32_MAX;
 	int graph = change->graph != 0;
 	if (RECORD_CONFIG_HAS(change, graph) && graph != graph_tracer) {
 		err = needle_link_set_handlers(rec_link, graph ? graph_entry : function_entry, graph ? graph_exit : NULL);
@@ -1291,7 +1282,7 @@ static int write_all_at(int fd, const void *p, size_t n, off_t off)
 int recorder_exec_prepare(struct exec_follow *f)
 {
 	f->config_fd = f->buf_fd = f->meta_fd = -1;
-	if (!exec_tmpl || !shm || !(__atomic_load_n(&active, __ATOMIC_RELAXED) || exec_forward))
+	if (!exec_tmpl || !shm || !(__atomic_load_n(&rec_active, __ATOMIC_RELAXED) || exec_forward))
 		return -ENOENT;
 	int err = reopen_recorder_fd(env_config.rec_buf_fd, &f->buf_fd);
 	if (!err)
@@ -1414,7 +1405,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	}
 	if (overwrite_init(shm))
 		return fail(meta_fd, -ENOMEM, "out of memory");
-	max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
+	rec_max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
 	/* A later session (needle record -p again) counts its own. */
 	if (atomic_exchange(&entry_only_used, 0))
 		memset(entry_only_seen, 0, sizeof(entry_only_seen));
@@ -1436,15 +1427,15 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	libcall_mode = (int)rc->libcall;
 	min_size = rc->min_size > 0 ? (uint64_t)rc->min_size : 0;
-	have_subtree = rc->subtree && *rc->subtree;
-	have_flags = 0;
+	rec_have_subtree = rc->subtree && *rc->subtree;
+	rec_have_flags = 0;
 	free(cur_subtree);
 	free(cur_drop);
 	cur_subtree = dup_or_null(rc->subtree);
 	cur_drop = dup_or_null(rc->drop);
 	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
 		return fail(meta_fd, -ENOMEM, "out of memory");
-	if (have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) {
+	if (rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) {
 		free(addrs);
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
@@ -1471,19 +1462,26 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		.thread_fork = after_fork_child,
 		.context_switch = context_switch,
 	};
-	active = 1;
+	/* The direct path (recorder_direct.c) for function_graph; NEEDLE_DIRECT=0
+	 * leaves every call to the full one (benchmarks measure both). */
+	const char *direct = getenv("NEEDLE_DIRECT");
+	if (graph && !(direct && *direct == '0')) {
+		o.direct_entry = rec_graph_direct_entry;
+		o.direct_exit = rec_graph_direct_exit;
+	}
+	rec_active = 1;
 	attach_tried = 1;
 	err = needle_attach(&o, &rec_link);
 	free(addrs);
 	if (err == -EOPNOTSUPP) {
-		active = 0;
+		rec_active = 0;
 		return fail(meta_fd, err, "CET shadow stacks are enabled in this process, so function_graph "
 			    "cannot hook returns: record with -t function, or run with "
 			    "GLIBC_TUNABLES=glibc.cpu.x86_shstk=off");
 	}
 	if (err < 0) {
 		char why[160];
-		active = 0;
+		rec_active = 0;
 		rec_link = NULL;
 		snprintf(why, sizeof(why), "cannot patch the program's functions: %s", strerror(-err));
 		return fail(meta_fd, err, why);
@@ -1493,7 +1491,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if (rc->triggers && *rc->triggers) {
 		char why[512];
 		if ((err = trigger_start(shm, rc->triggers, (uint64_t)rc->trigger_gap_ns, (uint64_t)rc->trigger_after_ns, why, sizeof(why)))) {
-			active = 0;
+			rec_active = 0;
 			needle_link_destroy(rec_link);
 			rec_link = NULL;
 			return fail(meta_fd, err, why);
@@ -1541,7 +1539,7 @@ int recorder_stop(void)
 		pthread_mutex_unlock(&config_lock);
 		return 0;
 	}
-	active = 0;
+	rec_active = 0;
 	trigger_stop();
 	/* Every site back to its NOP in one batch, then a grace period: no
 	 * handler of the link runs after this, and frames entered under it
@@ -1564,7 +1562,7 @@ int recorder_stop(void)
 	free(cur_filter);
 	free(cur_notrace);
 	cur_filter = cur_notrace = NULL;
-	max_depth = UINT32_MAX;
+	rec_max_depth = UINT32_MAX;
 	if (meta_map)
 		munmap(meta_map, meta_len);
 	meta_map = NULL;
@@ -1577,7 +1575,7 @@ int recorder_stop(void)
 
 int recorder_wants_new_objects(void)
 {
-	return __atomic_load_n(&active, __ATOMIC_RELAXED) && meta_map && getpid() == meta_pid;
+	return __atomic_load_n(&rec_active, __ATOMIC_RELAXED) && meta_map && getpid() == meta_pid;
 }
 
 void recorder_object_loaded(void)

@@ -45,12 +45,14 @@ struct arena {
 };
 
 static struct arena *arenas;
-static uint64_t dispatch_entry, dispatch_exit_site;
+static uint64_t dispatch_entry, dispatch_exit_site, direct_entry, direct_users;
 
-void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site)
+void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site, uint64_t direct, uint64_t users)
 {
 	dispatch_entry = entry;
 	dispatch_exit_site = exit_site;
+	direct_entry = direct;
+	direct_users = users;
 }
 
 static int in_reach(uint64_t at, size_t size, uint64_t lo, uint64_t hi)
@@ -115,6 +117,10 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 	       sizeof(dispatch_entry));
 	memcpy(a->base + (needle_exit_dispatch_slot - (const char *)needle_entry_trampoline), &dispatch_exit_site,
 	       sizeof(dispatch_exit_site));
+	memcpy(a->base + (needle_direct_entry_slot - (const char *)needle_entry_trampoline), &direct_entry,
+	       sizeof(direct_entry));
+	memcpy(a->base + (needle_direct_users_slot - (const char *)needle_entry_trampoline), &direct_users,
+	       sizeof(direct_users));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;

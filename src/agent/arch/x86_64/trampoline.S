@@ -83,6 +83,15 @@
 	movaps	CTX_SIZE + 112(%rsp), %xmm15
 .endm
 
+.macro CFI_PUSH reg
+	pushq	\reg
+	.cfi_adjust_cfa_offset 8
+.endm
+.macro CFI_POP reg
+	popq	\reg
+	.cfi_adjust_cfa_offset -8
+.endm
+
 /* A trampoline's frame: rbp-based (the unwinder follows it), the ctx
  * (and `extra` bytes above it) 16-byte aligned below, the site from r11
  * as ctx->func, is_exit as given.  `above`: bytes the caller's side put
@@ -111,6 +120,44 @@ needle_entry_trampoline:
 	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
 	 * r11 = struct site * (loaded by the site's stub). */
 	.cfi_startproc
+	endbr64
+	/* The direct path first (dispatch_direct.c), while some consumer has
+	 * direct handlers: only the general-purpose registers that may be
+	 * live here are saved (the C it calls is built to leave the vector
+	 * registers alone), no ctx is built, and a declined call goes on to
+	 * the full path below with every register as it came. */
+	CFI_PUSH	%rax
+	movq	needle_direct_users_slot(%rip), %rax
+	cmpl	$0, (%rax)
+	je	1f
+	CFI_PUSH	%rdi
+	CFI_PUSH	%rsi
+	CFI_PUSH	%rdx
+	CFI_PUSH	%rcx
+	CFI_PUSH	%r8
+	CFI_PUSH	%r9
+	CFI_PUSH	%r10
+	CFI_PUSH	%r11
+	subq	$8, %rsp                /* 9 pushes + 8: 16-byte aligned */
+	.cfi_adjust_cfa_offset 8
+	movq	%r11, %rdi
+	leaq	88(%rsp), %rsi          /* the traced function's return address slot */
+	call	*needle_direct_entry_slot(%rip)
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	CFI_POP	%r11
+	CFI_POP	%r10
+	CFI_POP	%r9
+	CFI_POP	%r8
+	CFI_POP	%rcx
+	CFI_POP	%rdx
+	CFI_POP	%rsi
+	CFI_POP	%rdi
+	testl	%eax, %eax
+	jz	1f
+	CFI_POP	%rax
+	ret
+1:	CFI_POP	%rax
 	CTX_FRAME 0, 0
 	SAVE_ARGS
 	movq	%rsp, %rdi
@@ -234,6 +281,16 @@ needle_entry_dispatch_slot:
 	.hidden	needle_exit_dispatch_slot
 needle_exit_dispatch_slot:
 	.quad	0
+	/* needle_direct_dispatch_entry, and the address of
+	 * consumer_direct_users. */
+	.globl	needle_direct_entry_slot
+	.hidden	needle_direct_entry_slot
+needle_direct_entry_slot:
+	.quad	0
+	.globl	needle_direct_users_slot
+	.hidden	needle_direct_users_slot
+needle_direct_users_slot:
+	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end
 needle_entry_trampoline_end:
@@ -256,9 +313,24 @@ needle_entry_trampoline_end:
 needle_return_trampoline:
 	/* A hijacked return arrives here: rsp is the caller's stack pointer
 	 * after the return, rax:rdx and xmm0:xmm1 hold the return value.  The
-	 * real return address comes back from C. */
-	subq	$8, %rsp
+	 * real return address comes back from C.  The direct path first, as
+	 * at the entry: rax and rdx saved, the vector registers left alone. */
 	.cfi_undefined rip
+	pushq	%rax
+	pushq	%rdx
+	cmpl	$0, consumer_direct_users(%rip)
+	je	1f
+	leaq	16(%rsp), %rdi
+	call	needle_direct_dispatch_exit
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, %r11
+	popq	%rdx
+	popq	%rax
+	jmp	*%r11                   /* not a ret: see below */
+1:	popq	%rdx
+	popq	%rax
+	subq	$8, %rsp
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$CTX_SIZE, %rsp

@@ -1,0 +1,179 @@
+/* dispatch_direct.c - the direct path: a call of a function whose only
+ * consumer has direct handlers (needle_attach_opts.direct_entry and
+ * direct_exit) goes from the trampoline to them with no needle_ctx, no
+ * vector register saved and no walk of the consumer list; the kernel's
+ * answer for an ftrace_ops alone on a function.
+ *
+ * Invariants:
+ *   - Built with -mgeneral-regs-only (the Makefile's *_direct.c rule):
+ *     the trampolines save only the general-purpose registers before
+ *     calling here, so nothing here touches an SSE or x87 register, and
+ *     nothing here calls out of this file but the direct handlers, whose
+ *     contract (needle.h) is the same.  No allocation, lock or system call.
+ *   - Every test that fails declines (returns 0) before any effect; the
+ *     trampoline then runs the full path (dispatch.c), which decides
+ *     again and handles what this one will not: a thread's first traced
+ *     call, a raw fork's child, a longjmp or coroutine switch just seen,
+ *     a return outside the callee's object, call data, a shared site.
+ *   - The frames pushed here are dispatch.c's frames (shadow_frame.h),
+ *     with the link's slot, ops and generation, so that every slow path
+ *     (an unwind, an exit site, a detach, thread exit) closes them with
+ *     the ordinary exit handler, as it would a frame of the full path.
+ *   - The read section is taken before the consumer list, the consumer
+ *     and its generation are read, as on the full path: a detach retires
+ *     the consumer (generation), then waits a grace period, so a handler
+ *     that runs saw it live and finishes before the link's data goes.
+ *
+ * NEEDLE_RCU_ABLATION_RWLOCK (a benchmark build whose read side takes a
+ * pthread lock) has no direct path: it declines every call. */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "agent/base/control_lock.h"
+#include "agent/dispatch/consumer.h"
+#include "agent/dispatch/dispatch_direct.h"
+#include "agent/dispatch/shadow_frame.h"
+#include "agent/rcu/rcu.h"
+#include "agent/sites/module.h"
+#include "agent/sites/site_table.h"
+#include "agent/thread/thread_state.h"
+
+/* The thread, when it may take the direct path at sp at all: not inside
+ * the agent or a handler, with a state it owns, in the process the state
+ * was made in (a raw fork's child fixes its pool on the full path). */
+static inline struct thread_state *direct_thread(uint64_t sp)
+{
+	struct thread_state *ts = needle_thread;
+
+	if (__builtin_expect(needle_agent_busy != 0 || !thread_state_valid(ts) || thread_state_forked(), 0))
+		return NULL;
+	if (__builtin_expect((sp >> STACK_BLOCK_SHIFT) - ts->stack_window >= STACK_WINDOW_BLOCKS, 0))
+		return NULL;
+	if (__builtin_expect(rcu_read_nested(ts), 0))
+		return NULL;
+	return ts;
+}
+
+/* c's storage in the thread, if it has it already (claiming it zeroes it,
+ * a memset: the full path does that).  1 with *td set, 0 to decline. */
+static inline int direct_thread_data(const struct consumer *c, struct thread_state *ts, void **td)
+{
+	*td = NULL;
+	if (!c->tdata_size)
+		return 1;
+	if (((const uint32_t *)ts->data)[c->tdata_idx] != c->tdata_tag)
+		return 0;
+	*td = ts->data + c->tdata_off;
+	return 1;
+}
+
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
+{
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+	(void)site;
+	(void)ret_slot;
+	return 0;
+#else
+	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
+	struct thread_state *ts = direct_thread(sp);
+
+	if (!ts)
+		return 0;
+	/* A frame at or below sp was skipped by a longjmp (or this runs on
+	 * an alternate signal stack), and a thread with no frame may be
+	 * back from a coroutine switch: the full path sorts both out. */
+	if (ts->shadow_top ? frame_top(ts)->sp <= sp : ts->context != NULL)
+		return 0;
+	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
+	uint64_t ra = *ret_slot;
+	const struct module *m = site->module;
+	/* The return is hooked only where the full path's first test says it
+	 * may be (a return into the callee's own object, outside a runtime's
+	 * code); the binary search over every object is the full path's. */
+	if (!at_exit_site && (dispatch_shadow_stack_enabled || !m || ra < m->exec[0].lo || ra >= m->exec[0].hi ||
+			      (ra >= m->foreign_lo && ra < m->foreign_hi)))
+		return 0;
+	if (ts->shadow_cap - ts->shadow_top < sizeof(struct frame_entry) + sizeof(struct frame_header))
+		return 0;
+
+	rcu_read_lock_outer(ts);
+	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
+	if (!list || list->cnt != 1)
+		goto decline;
+	struct consumer *c = list->items[0];
+	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
+	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	void *td;
+	if (!ops->direct_entry || ops->call_data_size || !(generation & 1) || !direct_thread_data(c, ts, &td))
+		goto decline;
+	uint64_t cookie = 0;
+	int ret = ops->direct_entry(&site->func, ra, td, &cookie, c->user_data);
+	if (ret == NEEDLE_DIRECT_DECLINE)
+		goto decline;
+	if (!(ret & NEEDLE_SKIP_EXIT)) {
+		/* dispatch.c's frame_push for one entry with no call data. */
+		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
+		struct frame_header *h = (struct frame_header *)(e + 1);
+		e->slot = (uint16_t)c->slot;
+		e->ops = consumer_ops_index(ops);
+		e->generation = generation;
+		e->cookie = cookie;
+		h->return_addr = ra;
+		h->site = site;
+		h->sp = sp;
+		h->entry_cnt = 1;
+		h->frame_bytes = sizeof(*e);
+		h->at_exit_site = (uint32_t)at_exit_site;
+		ts->shadow_top += sizeof(*e) + sizeof(*h);
+		if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
+			ts->shadow_high = ts->shadow_top;
+		if (!at_exit_site)
+			*ret_slot = return_trampoline_for(site);
+	}
+	rcu_read_unlock(ts, 0);
+	return 1;
+decline:
+	rcu_read_unlock(ts, 0);
+	return 0;
+#endif
+}
+
+uint64_t needle_direct_dispatch_exit(uint64_t sp)
+{
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+	(void)sp;
+	return 0;
+#else
+	struct thread_state *ts = needle_thread;
+
+	/* A hijacked return runs its exit even inside the agent (the full
+	 * path does too): only a handler's own calls have no frame here. */
+	if (__builtin_expect(!thread_state_valid(ts) || thread_state_forked() || rcu_read_nested(ts), 0))
+		return 0;
+	if (!ts->shadow_top)
+		return 0;
+	struct frame_header *h = frame_top(ts);
+	if (h->sp != sp || h->entry_cnt != 1 || h->frame_bytes != sizeof(struct frame_entry) || h->at_exit_site)
+		return 0;
+	const struct frame_entry *e = (const struct frame_entry *)h - 1;
+	const struct consumer_ops *ops = &consumer_ops_table[e->ops];
+	struct consumer *c = &consumer_table[e->slot];
+	void *td;
+
+	if (!ops->direct_exit)
+		return 0;
+	rcu_read_lock_outer(ts);
+	/* Retired since the entry: the full path skips its exit. */
+	if (atomic_load_explicit(&c->generation, memory_order_relaxed) != e->generation ||
+	    !direct_thread_data(c, ts, &td) || ops->direct_exit(&h->site->func, e->cookie, td, c->user_data) ==
+										 NEEDLE_DIRECT_DECLINE) {
+		rcu_read_unlock(ts, 0);
+		return 0;
+	}
+	uint64_t return_addr = h->return_addr;
+	frame_pop(ts, h);
+	rcu_read_unlock(ts, 0);
+	return return_addr;
+#endif
+}

@@ -1,0 +1,23 @@
+/* dispatch_direct.h - the direct path's two entry points, called by the
+ * trampolines before their full path (dispatch_direct.c). */
+#ifndef NEEDLE_DISPATCH_DIRECT_H
+#define NEEDLE_DISPATCH_DIRECT_H
+
+#include <stdint.h>
+
+struct site;
+
+/* A compiled entry site's call: 1 when the site's only consumer's direct
+ * entry handler took it (the frame is pushed and the return hijacked as
+ * the full path would), 0 to go the full path.  ret_slot points at the
+ * traced function's return address. */
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot);
+/* A hijacked return at sp: where the function really returns, once the
+ * direct exit handler took it and the frame is popped; 0 to go the full
+ * path. */
+uint64_t needle_direct_dispatch_exit(uint64_t sp);
+
+/* CET shadow stacks are on: no return is hijacked (dispatch.c). */
+extern int dispatch_shadow_stack_enabled __attribute__((visibility("hidden")));
+
+#endif

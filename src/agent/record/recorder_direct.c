@@ -1,0 +1,70 @@
+/* recorder_direct.c - the function_graph tracer's direct handlers
+ * (needle.h, needle_direct_entry_fn): the common call recorded with no
+ * needle_ctx and no vector register saved.  They do what graph_entry and
+ * graph_exit do for a call with no site flag, no -A/-R spec, under the
+ * depth limit, timed by the TSC, in a chunk with room for the event, and
+ * decline everything else before any store, so that graph_entry and
+ * graph_exit (recorder.c) handle it whole.  Built with
+ * -mgeneral-regs-only (the Makefile's *_direct.c rule), and inline code
+ * only: no call leaves this file (the slow paths of event_writer.h,
+ * chunk_next and event_lost, are the full handlers').
+ *
+ * The events, depth, open sites and cookie are graph_entry's and
+ * graph_exit's, bit for bit, both ways: a call entered here may end in
+ * graph_exit (an unwind, an exit site, a declined exit), and a call
+ * graph_entry took ends here when its return is hijacked, unless its
+ * cookie says the filters changed the thread's state (graph_exit puts it
+ * back). */
+#include <stdint.h>
+
+#include "agent/record/args.h"
+#include "agent/record/event_writer.h"
+#include "agent/record/recorder_direct.h"
+
+int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
+			   void *user_data)
+{
+	struct rec_thread *rt = thread_data;
+	uint32_t id = func->site_id;
+	(void)ret_addr;
+	(void)user_data;
+
+	if (!rec_active || !use_tsc || !rt || !rt->chunk)
+		return NEEDLE_DIRECT_DECLINE;
+	if (rec_site_flag(id) || rt->out_count || rec_have_subtree || args_for(id))
+		return NEEDLE_DIRECT_DECLINE;
+	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
+		return NEEDLE_DIRECT_DECLINE;
+	uint64_t delta = tsc_read() - rt->base;
+	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)
+		return NEEDLE_DIRECT_DECLINE;
+	*rt->pos++ = ev_make(EV_ENTRY, id, delta);
+	events_publish(rt);
+	if (rt->depth < REC_OPEN_SITES)
+		rt->open_site[rt->depth] = id;
+	rt->depth++;
+	if (rt->lib_top)
+		*cookie |= COOKIE_LIB_TOP;
+	rt->lib_top = 0; /* a call with no flag is no library call */
+	return 0;
+}
+
+int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data)
+{
+	struct rec_thread *rt = thread_data;
+	uint32_t id = func->site_id;
+	(void)user_data;
+
+	/* A -F or -N call (graph_entry's) and a -R spec are graph_exit's. */
+	if ((cookie & (COOKIE_IN | COOKIE_OUT)) || !rec_active || !use_tsc || !rt || !rt->chunk || args_for(id))
+		return NEEDLE_DIRECT_DECLINE;
+	uint64_t delta = tsc_read() - rt->base;
+	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)
+		return NEEDLE_DIRECT_DECLINE;
+	*rt->pos++ = ev_make(EV_EXIT, id, delta);
+	events_publish(rt);
+	rt->lib_top = (cookie & COOKIE_LIB_TOP) != 0;
+	if (rt->depth)
+		rt->depth--;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* recorder_direct.h - what the recorder's function_graph handlers and
+ * their direct twins (recorder_direct.c) share: the recording's switches
+ * and per-site flags (written by recorder.c on the cold side, read on the
+ * hot one with plain or relaxed loads), the cookie bits, and the direct
+ * handlers themselves.  Only recorder.c and recorder_direct.c include it. */
+#ifndef NEEDLE_RECORDER_DIRECT_H
+#define NEEDLE_RECORDER_DIRECT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "needle.h"
+
+/* Recording (0 while a recording starts and once it stops: the handlers
+ * then write nothing). */
+extern int rec_active;
+/* -D: the depth of calls recorded; UINT32_MAX for no limit. */
+extern uint32_t rec_max_depth;
+/* Some -F: nothing outside a -F call is recorded. */
+extern int rec_have_subtree;
+/* Some site flag is set: the handlers read them. */
+extern int rec_have_flags;
+
+/* What a site is to the filters and to the library-call view, by site id
+ * (21 bits; a site past them has no flags): written by select_sites
+ * before the site is patched, read by the handlers.  Untouched pages are
+ * never committed. */
+#define SITE_FLAG_IDS (1u << 21)
+extern _Atomic uint8_t rec_site_flags[SITE_FLAG_IDS];
+
+static inline unsigned rec_site_flag(uint32_t id)
+{
+	return rec_have_flags && id < SITE_FLAG_IDS ? atomic_load_explicit(&rec_site_flags[id], memory_order_relaxed)
+						    : 0;
+}
+
+/* Cookie of a call the filters changed the thread's state for: its exit
+ * puts the state back. */
+#define COOKIE_IN (1ull << 62)  /* a -F call: the old limit in the low 32 bits */
+#define COOKIE_OUT (1ull << 63) /* a -N call, not recorded */
+#define COOKIE_LIB_TOP (1ull << 61) /* the thread's lib_top before this call */
+
+/* The function_graph tracer's direct handlers (needle.h's contract):
+ * a call of a function with no flag, no -A/-R, within the depth limit, in
+ * a chunk with room, timed by the TSC; everything else declines to
+ * graph_entry and graph_exit. */
+int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
+			   void *user_data);
+int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
+
+#endif
