@@ -139,6 +139,35 @@ decline:
 #endif
 }
 
+#ifndef NEEDLE_RCU_ABLATION_RWLOCK
+/* Run the direct exit of h, the top frame of ts, and pop it: 1, or 0
+ * with nothing done when h is not a one-entry frame of a live consumer
+ * with a direct exit, or the handler declined. */
+static inline int direct_exit_frame(struct thread_state *ts, struct frame_header *h)
+{
+	if (h->entry_cnt != 1 || h->frame_bytes != sizeof(struct frame_entry))
+		return 0;
+	const struct frame_entry *e = (const struct frame_entry *)h - 1;
+	const struct consumer_ops *ops = &consumer_ops_table[e->ops];
+	struct consumer *c = &consumer_table[e->slot];
+	void *td;
+
+	if (!ops->direct_exit)
+		return 0;
+	rcu_read_lock_outer(ts);
+	/* Retired since the entry: the full path skips its exit. */
+	if (atomic_load_explicit(&c->generation, memory_order_relaxed) != e->generation ||
+	    !direct_thread_data(c, ts, &td) ||
+	    ops->direct_exit(&h->site->func, e->cookie, td, c->user_data) == NEEDLE_DIRECT_DECLINE) {
+		rcu_read_unlock(ts, 0);
+		return 0;
+	}
+	frame_pop(ts, h);
+	rcu_read_unlock(ts, 0);
+	return 1;
+}
+#endif
+
 uint64_t needle_direct_dispatch_exit(uint64_t sp)
 {
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK
@@ -154,26 +183,29 @@ uint64_t needle_direct_dispatch_exit(uint64_t sp)
 	if (!ts->shadow_top)
 		return 0;
 	struct frame_header *h = frame_top(ts);
-	if (h->sp != sp || h->entry_cnt != 1 || h->frame_bytes != sizeof(struct frame_entry) || h->at_exit_site)
+	if (h->sp != sp || h->at_exit_site)
 		return 0;
-	const struct frame_entry *e = (const struct frame_entry *)h - 1;
-	const struct consumer_ops *ops = &consumer_ops_table[e->ops];
-	struct consumer *c = &consumer_table[e->slot];
-	void *td;
-
-	if (!ops->direct_exit)
-		return 0;
-	rcu_read_lock_outer(ts);
-	/* Retired since the entry: the full path skips its exit. */
-	if (atomic_load_explicit(&c->generation, memory_order_relaxed) != e->generation ||
-	    !direct_thread_data(c, ts, &td) || ops->direct_exit(&h->site->func, e->cookie, td, c->user_data) ==
-										 NEEDLE_DIRECT_DECLINE) {
-		rcu_read_unlock(ts, 0);
-		return 0;
-	}
 	uint64_t return_addr = h->return_addr;
-	frame_pop(ts, h);
-	rcu_read_unlock(ts, 0);
-	return return_addr;
+	return direct_exit_frame(ts, h) ? return_addr : 0;
+#endif
+}
+
+int needle_direct_dispatch_exit_site(const struct site *x, uint64_t sp)
+{
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+	(void)x;
+	(void)sp;
+	return 0;
+#else
+	/* The full path's tests (dispatch.c, needle_dispatch_exit_site), for
+	 * the frame on top only. */
+	struct thread_state *ts = direct_thread(sp);
+
+	if (!ts || !ts->shadow_top)
+		return 0;
+	struct frame_header *h = frame_top(ts);
+	if (h->sp != sp || !h->at_exit_site || h->site != x->owner)
+		return 0;
+	return direct_exit_frame(ts, h);
 #endif
 }

@@ -16,6 +16,10 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot);
  * direct exit handler took it and the frame is popped; 0 to go the full
  * path. */
 uint64_t needle_direct_dispatch_exit(uint64_t sp);
+/* An exit site right before a ret (x, the exit site), sp the stack
+ * pointer the return leaves: 1 when the direct exit handler took it and
+ * the frame is popped, 0 to go the full path. */
+int needle_direct_dispatch_exit_site(const struct site *x, uint64_t sp);
 
 /* CET shadow stacks are on: no return is hijacked (dispatch.c). */
 extern int dispatch_shadow_stack_enabled __attribute__((visibility("hidden")));

@@ -10,9 +10,9 @@
  *     thread's own chunk, then a release store of its fill level.
  *   - The out-of-line part runs once per chunk (about 2,000 events) or
  *     when data is lost: one CAS on the free list, one fetch_add on the
- *     ring, prctl(PR_GET_NAME) (not in snapshot mode, but for a thread's
- *     first chunk), and a futex wake only when the reader sleeps and the
- *     wake policy asks for one.  Lost events are counted with an atomic
+ *     ring, prctl(PR_GET_NAME) (a thread's first chunk, then at most every
+ *     few milliseconds, never in snapshot mode), and a futex wake only
+ *     when the reader sleeps and the wake policy asks for one.  Lost events are counted with an atomic
  *     add: exact totals matter more than speed once data is lost.
  *   - shm, ring and use_tsc are set by recorder.c before the link is
  *     attached and cleared only after it is destroyed (a grace period
@@ -59,7 +59,8 @@ struct rec_thread {
 	uint32_t tid;          /* 0 until the first chunk */
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
-	char comm[16];         /* thread name, read when a chunk is taken */
+	char comm[16];         /* thread name, read when a chunk is taken (event_writer.c) */
+	uint64_t comm_at;      /* the clock when it was read */
 	struct overwrite_list full; /* snapshot mode: its full chunks, oldest first */
 	/* A forked child's thread begins inside the calls its parent's had
 	 * open: the sites of the open calls by depth (those below

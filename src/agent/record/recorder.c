@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -472,8 +473,15 @@ static void thread_exit(void *thread_data, void *user_data)
 	(void)user_data;
 	/* The reader would salvage the chunk anyway; publishing it now lets
 	 * it be written out, and reused, before the process ends. */
-	if (rec_active && rt->chunk)
+	if (rec_active && rt->chunk) {
+		/* Its name as it ends, which chunk_next reads only now and then
+		 * (snapshot mode makes no system call for the recording). */
+		if (!shm->snapshot_mode) {
+			prctl(PR_GET_NAME, rt->comm);
+			memcpy(rt->chunk->comm, rt->comm, sizeof(rt->chunk->comm));
+		}
 		chunk_publish(rt);
+	}
 	/* Events dropped since the thread's last chunk would be counted only
 	 * in the total: an empty chunk carries them to the thread's own count,
 	 * if the buffer has room for one by now. */

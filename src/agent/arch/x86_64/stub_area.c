@@ -45,14 +45,16 @@ struct arena {
 };
 
 static struct arena *arenas;
-static uint64_t dispatch_entry, dispatch_exit_site, direct_entry, direct_users;
+static uint64_t dispatch_entry, dispatch_exit_site, direct_entry, direct_users, direct_exit_site;
 
-void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site, uint64_t direct, uint64_t users)
+void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site, uint64_t direct, uint64_t users,
+			    uint64_t direct_exit)
 {
 	dispatch_entry = entry;
 	dispatch_exit_site = exit_site;
 	direct_entry = direct;
 	direct_users = users;
+	direct_exit_site = direct_exit;
 }
 
 static int in_reach(uint64_t at, size_t size, uint64_t lo, uint64_t hi)
@@ -121,6 +123,8 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 	       sizeof(direct_entry));
 	memcpy(a->base + (needle_direct_users_slot - (const char *)needle_entry_trampoline), &direct_users,
 	       sizeof(direct_users));
+	memcpy(a->base + (needle_direct_exit_site_slot - (const char *)needle_entry_trampoline), &direct_exit_site,
+	       sizeof(direct_exit_site));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;

@@ -16,11 +16,11 @@ struct stub_span {
 };
 
 /* The C functions the trampoline copies call (dispatch's entry and exit
- * site points, the direct path's entry point) and the address of the word
- * that says whether to try the direct path: set once, before the first
- * stub_area_create. */
+ * site points, the direct path's entry and exit site points) and the
+ * address of the word that says whether to try the direct path: set once,
+ * before the first stub_area_create. */
 void stub_area_set_dispatch(uint64_t dispatch_entry, uint64_t dispatch_exit_site, uint64_t direct_entry,
-			    uint64_t direct_users);
+			    uint64_t direct_users, uint64_t direct_exit_site);
 
 /* What a stub leads to. */
 enum stub_kind {

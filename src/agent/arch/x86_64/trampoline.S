@@ -247,6 +247,30 @@ needle_exit_trampoline:
 	.p2align 4
 needle_exit_trampoline_ret:
 	.cfi_startproc
+	endbr64
+	/* The direct path first, as at the entry: the return value's rax
+	 * and rdx saved, and r11 (the exit site) for the full path. */
+	CFI_PUSH %rax
+	CFI_PUSH %rdx
+	movq	needle_direct_users_slot(%rip), %rax
+	cmpl	$0, (%rax)
+	je	1f
+	CFI_PUSH %r11
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	movq	%r11, %rdi
+	leaq	48(%rsp), %rsi          /* the stack pointer after the function's return */
+	call	*needle_direct_exit_site_slot(%rip)
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	CFI_POP	%r11
+	testl	%eax, %eax
+	jz	1f
+	CFI_POP	%rdx
+	CFI_POP	%rax
+	ret
+1:	CFI_POP	%rdx
+	CFI_POP	%rax
 	CTX_FRAME 0, 1
 	movl	$0, CTX_EXIT_FLAGS(%rsp)
 	movq	%rax, 48(%rsp)
@@ -281,8 +305,8 @@ needle_entry_dispatch_slot:
 	.hidden	needle_exit_dispatch_slot
 needle_exit_dispatch_slot:
 	.quad	0
-	/* needle_direct_dispatch_entry, and the address of
-	 * consumer_direct_users. */
+	/* needle_direct_dispatch_entry, the address of
+	 * consumer_direct_users, needle_direct_dispatch_exit_site. */
 	.globl	needle_direct_entry_slot
 	.hidden	needle_direct_entry_slot
 needle_direct_entry_slot:
@@ -290,6 +314,10 @@ needle_direct_entry_slot:
 	.globl	needle_direct_users_slot
 	.hidden	needle_direct_users_slot
 needle_direct_users_slot:
+	.quad	0
+	.globl	needle_direct_exit_site_slot
+	.hidden	needle_direct_exit_site_slot
+needle_direct_exit_site_slot:
 	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end

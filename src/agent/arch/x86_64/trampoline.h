@@ -22,10 +22,12 @@ void needle_exit_trampoline(void);
  * r11 alone: only the return value's registers are put back. */
 void needle_exit_trampoline_ret(void);
 extern const char needle_exit_dispatch_slot[];
-/* The direct path's C entry point, and the address of the count of
- * consumers that have one (dispatch_direct.c); in the copied blob. */
+/* The direct path's C entry points (entry, exit site before a ret) and
+ * the address of the count of consumers that have one
+ * (dispatch_direct.c); in the copied blob. */
 extern const char needle_direct_entry_slot[];
 extern const char needle_direct_users_slot[];
+extern const char needle_direct_exit_site_slot[];
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 /* The same for a relocated site's function: every register comes back. */

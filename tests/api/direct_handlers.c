@@ -1,0 +1,58 @@
+/* direct_handlers.c - test_api_direct's direct handlers, built as
+ * needle.h asks (-mgeneral-regs-only, api.mk).  Each one writes a junk
+ * value into every general-purpose register the ABI lets a function
+ * clobber, so that a trampoline that failed to put one back hands the
+ * traced function or its caller a changed argument or return value; and
+ * declines when told to (the full handlers then run). */
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "needle.h"
+
+_Atomic uint64_t direct_entries, direct_exits, direct_exit_cookie_bad;
+/* Decline every Nth entry and exit (0: never). */
+_Atomic uint32_t decline_entry_every, decline_exit_every;
+
+static void clobber(void)
+{
+	__asm__ volatile("movq $-1, %%rax\n\tmovq $-1, %%rcx\n\tmovq $-1, %%rdx\n\tmovq $-1, %%rsi\n\t"
+			 "movq $-1, %%rdi\n\tmovq $-1, %%r8\n\tmovq $-1, %%r9\n\tmovq $-1, %%r10\n\t"
+			 "movq $-1, %%r11"
+			 :
+			 :
+			 : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
+}
+
+int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
+		      void *user_data)
+{
+	(void)func;
+	(void)ret_addr;
+	(void)user_data;
+	uint64_t *seen = thread_data; /* this thread's calls, for the per-thread count */
+	uint32_t every = atomic_load(&decline_entry_every);
+	clobber();
+	if (!seen)
+		return NEEDLE_DIRECT_DECLINE; /* claimed by the full path first */
+	if (every && ++seen[1] % every == 0)
+		return NEEDLE_DIRECT_DECLINE;
+	seen[0]++;
+	atomic_fetch_add(&direct_entries, 1);
+	*cookie = 0xd1ec7;
+	return 0;
+}
+
+int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data)
+{
+	(void)func;
+	(void)user_data;
+	uint64_t *seen = thread_data;
+	uint32_t every = atomic_load(&decline_exit_every);
+	clobber();
+	if (every && ++seen[2] % every == 0)
+		return NEEDLE_DIRECT_DECLINE;
+	if (cookie != 0xd1ec7 && cookie != 0xf011)
+		atomic_fetch_add(&direct_exit_cookie_bad, 1);
+	atomic_fetch_add(&direct_exits, 1);
+	return 0;
+}
