@@ -6,8 +6,13 @@ BENCH_CFLAGS := -std=gnu11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror -Iinclude
 $(BENCH_BUILD)/gen/bench_funcs.c: tests/gen_funcs.sh
 	@mkdir -p $(dir $@); tests/gen_funcs.sh bench 10000 > $@
 
-$(BENCH_BUILD)/bench_patch: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c $(LIBNEEDLE)
-	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $(filter %.c,$^) -o $@ \
+# The direct handlers are built as needle.h asks: -mgeneral-regs-only.
+$(BENCH_BUILD)/bench_direct_handlers.o: bench/bench_direct_handlers.c include/needle.h
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -mgeneral-regs-only -c $< -o $@
+$(BENCH_BUILD)/bench_patch: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c $(BENCH_BUILD)/bench_direct_handlers.o \
+		$(LIBNEEDLE)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $(filter %.c %.o,$^) -o $@ \
 		-L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
 
 BENCH_PROGS := $(BENCH_BUILD)/bench_patch
@@ -35,10 +40,12 @@ $(BENCH_BUILD)/bench_loop_exit: bench/bench_loop.c
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c $< -o $@.o
 	gcc -no-pie $@.o -o $@
-$(BENCH_BUILD)/bench_patch_exit: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c $(LIBNEEDLE)
+$(BENCH_BUILD)/bench_patch_exit: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_funcs.c $(BENCH_BUILD)/bench_direct_handlers.o \
+		$(LIBNEEDLE)
 	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c bench/bench_patch.c -o $@.o
 	gcc $(BENCH_CFLAGS) $(EXIT_SITE_CFLAGS) -c $(BENCH_BUILD)/gen/bench_funcs.c -o $@.funcs.o
-	gcc -no-pie $@.o $@.funcs.o -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
+	gcc -no-pie $@.o $@.funcs.o $(BENCH_BUILD)/bench_direct_handlers.o -o $@ -L$(BUILD) -lneedle \
+		-Wl,-rpath,$(abspath $(BUILD)) -lpthread
 
 # The floor: a compiler-hook tracer's two {address, rdtsc} stores per call
 # into a never-drained ring, and rdtsc's own throughput (bench_floor.c).

@@ -6,6 +6,9 @@
  *                             too (the return hooked), recording nothing
  *   bench_patch count N       count_handler_ns: the same calls with a counting
  *                             entry handler attached, minus the untraced call
+ *   bench_patch count_direct N, hook_direct N
+ *                             count_direct_handler_ns, entry_exit_hook_direct_ns:
+ *                             the same through direct handlers
  *
  * A background thread keeps calling traced functions during attach and
  * detach, so batches are measured on a live process.  Each figure is the
@@ -88,6 +91,13 @@ static void count_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 }
 
 static needle_exit_fn exit_handler; /* NULL, or count_exit for "hook" */
+/* count_direct, hook_direct: the same handlers' direct twins
+ * (bench_direct_handlers.c). */
+int bench_direct_count(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
+		       void *user_data);
+int bench_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
+extern long direct_counter, direct_exits;
+static int use_direct;
 
 static struct needle_link *attach_n(const uint64_t *addrs, size_t n)
 {
@@ -95,6 +105,10 @@ static struct needle_link *attach_n(const uint64_t *addrs, size_t n)
 	struct needle_attach_opts opts = {
 		.sz = sizeof(opts), .addrs = addrs, .addr_cnt = n, .entry = count_entry, .exit = exit_handler,
 	};
+	if (use_direct) {
+		opts.direct_entry = bench_direct_count;
+		opts.direct_exit = exit_handler ? bench_direct_exit : NULL;
+	}
 	if (needle_attach(&opts, &link) != (int)n) {
 		fprintf(stderr, "bench_patch: attach of %zu functions failed\n", n);
 		exit(1);
@@ -166,11 +180,13 @@ int main(int argc, char **argv)
 		printf("loop_ns %.3f\n", minimum(v, REPEAT));
 		return 0;
 	}
-	if (argc >= 2 && (!strcmp(argv[1], "count") || !strcmp(argv[1], "hook"))) {
+	if (argc >= 2 && (!strncmp(argv[1], "count", 5) || !strncmp(argv[1], "hook", 4))) {
 		/* hook: an exit handler too, so the return is hooked: the
 		 * entry path, the shadow frame and the hijacked return, and no
-		 * recording (the ablation between count and function_graph). */
-		int hook = !strcmp(argv[1], "hook");
+		 * recording (the ablation between count and function_graph).
+		 * _direct: through direct handlers. */
+		int hook = !strncmp(argv[1], "hook", 4);
+		use_direct = strstr(argv[1], "_direct") != NULL;
 		exit_handler = hook ? count_exit : NULL;
 		double base[REPEAT], traced[REPEAT];
 		uint64_t addr = (uint64_t)(uintptr_t)bench_count_target;
@@ -182,14 +198,16 @@ int main(int argc, char **argv)
 		}
 		/* The floor of each: noise on a shared VM only ever adds time. */
 		double b = minimum(base, REPEAT), t = minimum(traced, REPEAT);
+		long entries = counter + direct_counter, returns = exits + direct_exits;
 		if (hook) {
-			printf("entry_exit_hook_ns %.3f\n", t - b);
-			return counter == (long)REPEAT * n && exits == counter ? 0 : 2;
+			printf("entry_exit_hook%s_ns %.3f\n", use_direct ? "_direct" : "", t - b);
+			return entries == (long)REPEAT * n && returns == entries ? 0 : 2;
 		}
-		printf("untraced_call_ns %.3f\n", b);
-		printf("count_handler_ns %.3f\n", t - b);
-		return counter == (long)REPEAT * n ? 0 : 2;
+		if (!use_direct)
+			printf("untraced_call_ns %.3f\n", b);
+		printf("count%s_handler_ns %.3f\n", use_direct ? "_direct" : "", t - b);
+		return entries == (long)REPEAT * n ? 0 : 2;
 	}
-	fprintf(stderr, "usage: bench_patch attach | loop [N] | count [N] | hook [N]\n");
+	fprintf(stderr, "usage: bench_patch attach | loop [N] | count[_direct] [N] | hook[_direct] [N]\n");
 	return 1;
 }

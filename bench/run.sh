@@ -79,6 +79,19 @@ floor_best() { # the smallest value of key $1 over 3 runs of bench_floor
 }
 fring=$(floor_best ring_ns_per_call)
 awk -v r="$fring" -v p="$plain" 'BEGIN { if (r != "" && p != "") printf "floor_hooks_ring_ns_per_call %.3f\n", r - p }' >>"$raw"
+# The direct path's ablation (NEEDLE_DIRECT=0: every call through the
+# full path, ctx and consumer list), streaming and in the flight
+# recorder, and the exit-site build in the flight recorder; the ratio to
+# the floor of the same run.
+full=$(min_ns_per_call 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
+sfull=$(min_ns_per_call 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$loop" $calls)
+esnap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$eloop" $calls)
+awk -v p="$plain" -v f="$full" -v s="$sfull" -v ep="$eplain" -v e="$esnap" -v t="$traced" -v r="$fring" 'BEGIN {
+	if (f != "") printf "graph_record_full_path_ns_per_call %.3f\n", f - p
+	if (s != "") printf "snapshot_record_full_path_ns_per_call %.3f\n", s - p
+	if (e != "" && ep != "") printf "exit_site_snapshot_record_ns_per_call %.3f\n", e - ep
+	if (r != "" && r - p > 0) printf "graph_record_to_floor_ratio %.2f\n", (t - p) / (r - p) }' >>"$raw"
+rm -f "$dir/snap.data"
 echo "rdtsc_ns $(floor_best rdtsc_ns)" >>"$raw"
 
 note "bench: the flight recorder (--snapshot) against streaming; a trigger; a 64 MiB snapshot's copy"
@@ -446,6 +459,12 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"the loop built with gcc's exit sites (-minstrument-return=nop5 -mrecord-return); the same binary with the return hook instead: $(val exit_site_binary_return_hook_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "snapshot_record_ns_per_call" "$(val snapshot_record_ns_per_call)" \
 		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
+	printf '%-34s %10s  %s\n' "graph_record_to_floor_ratio" "$(val graph_record_to_floor_ratio)" \
+		"graph_record_ns_per_call over floor_hooks_ring_ns_per_call, this run (goal <= 1.4)"
+	printf '%-34s %10s  %s\n' "graph_record_full_path_ns_per_call" "$(val graph_record_full_path_ns_per_call)" \
+		"NEEDLE_DIRECT=0: every call through the full path (ctx, consumer list); flight recorder: $(val snapshot_record_full_path_ns_per_call)"
+	printf '%-34s %10s  %s\n' "exit_site_snapshot_record_ns_per_call" "$(val exit_site_snapshot_record_ns_per_call)" \
+		"the exit-site build in the flight recorder: no hijacked return to mispredict"
 	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
 		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call), so the capture adds $(val args_int2_added_ns) (goal < 3); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_str16_record_ns_per_call" "$(val args_str16_record_ns_per_call)" \

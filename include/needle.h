@@ -249,10 +249,10 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * thread, signal handlers included, never nested in another handler of
  * the thread).  The entry one gets the return address (ret_addr) and
  * returns 0, NEEDLE_SKIP_EXIT or NEEDLE_DIRECT_DECLINE; the exit one
- * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hijacked return of any
- * call of the link, whichever entry handler took it (the cookie can tell
- * them apart), never for an unwound call or at an exit site (the
- * ordinary exit handler sees those).  needle declines for them too: a thread's first
+ * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hijacked return, or at
+ * an exit site before a ret, of any call of the link, whichever entry
+ * handler took it (the cookie can tell them apart); never for an unwound
+ * call or before a sibling call (the ordinary exit handler sees those).  needle declines for them too: a thread's first
  * traced call, a longjmp just noticed, call data, a return it cannot
  * hook, a link that shares the function.  needle_link_set_handlers drops
  * them unless it is given back the entry and exit they came with. */
@@ -323,7 +323,8 @@ struct needle_attach_opts {
 	 * the ucontext_t pointers.  Runs before the switch. */
 	void (*context_switch)(const void *from, const void *to, void *thread_data, void *user_data);
 	/* The fast path of entry and exit (see needle_direct_entry_fn):
-	 * both or neither, and only with entry and exit set. */
+	 * direct_entry only with entry set, direct_exit only with exit and
+	 * direct_entry set (an entry-only link may have a direct entry). */
 	needle_direct_entry_fn direct_entry;
 	needle_direct_exit_fn direct_exit;
 };

@@ -179,10 +179,27 @@ int main(void)
 	/* Options. */
 	struct needle_attach_opts bad = { .sz = sizeof(bad), .patterns = all_funcs, .pattern_cnt = 1,
 					  .entry = full_entry, .exit = full_exit, .direct_entry = test_direct_entry };
-	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "a direct entry without a direct exit: -EINVAL");
+	bad.entry = NULL;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "a direct entry without an entry handler: -EINVAL");
+	bad.entry = full_entry;
+	bad.direct_entry = NULL;
 	bad.direct_exit = test_direct_exit;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "a direct exit without a direct entry: -EINVAL");
+	bad.direct_entry = test_direct_entry;
 	bad.exit = NULL;
-	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "direct handlers without an exit handler: -EINVAL");
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "a direct exit without an exit handler: -EINVAL");
+
+	/* An entry-only link with a direct entry: calls counted, no frame. */
+	bad.direct_exit = NULL;
+	bad.thread_data_size = 32;
+	CHECK_EQ(needle_attach(&bad, &link), 1, "an entry-only link with a direct entry alone");
+	reset();
+	for (long i = 0; i < n; i++)
+		d_int(1, 2, 3, 4, 5, (uint64_t)i);
+	CHECK_EQ(atomic_load(&direct_entries) + atomic_load(&full_entries), n, "entry only: every call counted once");
+	CHECK_EQ(atomic_load(&direct_entries), n - 1, "entry only: direct but for the first call (its thread data claimed)");
+	CHECK_EQ(atomic_load(&direct_exits) + atomic_load(&full_exits), 0, "entry only: no exit of any kind");
+	CHECK_EQ(needle_link_destroy(link), 0, "destroy the entry-only link");
 
 	CHECK_EQ(attach_main(all_funcs, 5, &link), 5, "attach the five functions with direct handlers");
 	reset();

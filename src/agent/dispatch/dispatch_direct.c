@@ -111,7 +111,7 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
 	int ret = ops->direct_entry(&site->func, ra, td, &cookie, c->user_data);
 	if (ret == NEEDLE_DIRECT_DECLINE)
 		goto decline;
-	if (!(ret & NEEDLE_SKIP_EXIT)) {
+	if (!(ret & NEEDLE_SKIP_EXIT) && ops->exit) {
 		/* dispatch.c's frame_push for one entry with no call data. */
 		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
 		struct frame_header *h = (struct frame_header *)(e + 1);

@@ -216,10 +216,11 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 	}
 	if (!opts->entry && !opts->exit)
 		return -EINVAL;
-	/* Direct handlers: both, and only beside both ordinary ones, which
-	 * run whenever they decline. */
-	if ((!OPTS_GET(opts, direct_entry) != !OPTS_GET(opts, direct_exit)) ||
-	    (OPTS_GET(opts, direct_entry) && (!opts->entry || !opts->exit)))
+	/* Direct handlers: each beside the ordinary one that runs when it
+	 * declines; a direct exit only with a direct entry (an entry-only
+	 * link, a counter, may have a direct entry alone). */
+	if ((OPTS_GET(opts, direct_entry) && !opts->entry) ||
+	    (OPTS_GET(opts, direct_exit) && (!opts->exit || !OPTS_GET(opts, direct_entry))))
 		return -EINVAL;
 	if (opts->flags & ~NEEDLE_ATTACH_EXCLUSIVE)
 		return -EINVAL;
