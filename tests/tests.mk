@@ -321,8 +321,12 @@ TESTS += $(TEST_BUILD)/attach/test_attach_blocker
 # patchable entries (tests/relocate).
 $(TEST_BUILD)/relocate/libreloc.so: tests/relocate/reloc_funcs.S tests/relocate/reloc_ifunc.c
 	@mkdir -p $(dir $@); gcc -O2 -g -fPIC -shared $^ -o $@
-$(TEST_BUILD)/relocate/reloc_api: tests/relocate/test_relocate.c $(TEST_BUILD)/relocate/libreloc.so $(LIBNEEDLE)
-	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@ -L$(TEST_BUILD)/relocate -lreloc -Wl,-rpath,$(abspath $(TEST_BUILD))/relocate $(TEST_LINK)
+$(TEST_BUILD)/relocate/reloc_api: tests/relocate/test_relocate.c $(TEST_BUILD)/relocate/libreloc.so \
+		tests/api/direct_handlers.c $(LIBNEEDLE)
+	@mkdir -p $(dir $@)
+	gcc $(TEST_CFLAGS) -mgeneral-regs-only -c tests/api/direct_handlers.c -o $@.direct.o
+	gcc $(TEST_CFLAGS) $< $@.direct.o -o $@ -L$(TEST_BUILD)/relocate -lreloc \
+		-Wl,-rpath,$(abspath $(TEST_BUILD))/relocate $(TEST_LINK)
 $(TEST_BUILD)/relocate/test_relocate: tests/relocate/test_relocate.sh $(TEST_BUILD)/relocate/reloc_api
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/relocate/test_relocate

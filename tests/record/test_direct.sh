@@ -3,7 +3,8 @@
 # through dispatch_direct.c) records what the full path records: the same
 # graph, thread by thread, for programs that take its every branch and
 # decline (threads, longjmp, sibling calls and exit sites, C++
-# exceptions, -F/-N subtrees, -D, -A/-R, the flight recorder), with
+# exceptions, -F/-N subtrees, -D, -A/-R, the flight recorder, relocated
+# sites), with
 # NEEDLE_DIRECT=0 (every call on the full path) as the reference.  And
 # the code that runs with only the general-purpose registers saved has no
 # vector or x87 instruction and calls nothing but through a register (the
@@ -42,6 +43,10 @@ same "-F/-N subtrees" "$PROGS/exit_prog_gcc" -F e_round -N e_jump
 same "-D 3" "$PROGS/exit_prog_gcc" -D 3
 same "-A/-R on some functions" "$PROGS/exit_prog_gcc" -A 'e_leaf@arg1' -R 'e_rec@retval'
 same "the flight recorder" "$PROGS/exit_prog_gcc" --snapshot=16
+# Relocated sites (a program built without flags, its C library's
+# functions too): the full trampolines take the direct path as well.
+same "relocated sites (libc_workload, --sites=all)" "$BUILD/tests/relocate/libc_workload" --sites=all \
+	--buffer-size=256 -P 'wl_*'
 
 # The code itself, in every build of the agent there is.
 n=0

@@ -243,6 +243,184 @@ rel_stored:
 	ret
 	.size	rel_stored, .-rel_stored
 
+/* A leaf that changes no register but eax (its first instruction is 5
+ * bytes: relocated), and a caller in the same object that keeps a value
+ * in every other caller-saved register across the call, as gcc's
+ * -fipa-ra lets a caller of such a leaf do.  rel_keep_caller returns the
+ * mask of the registers that came back changed: bits 0-7 rcx, rdx, rsi,
+ * rdi, r8, r9, r10, r11; bits 8-23 xmm0-15.  Through the relocated entry
+ * and the hijacked return, the full path or the direct one, it must be 0. */
+	.globl	rel_keep_leaf
+	.type	rel_keep_leaf, @function
+rel_keep_leaf:
+.Lkeep_leaf:
+	movl	$7, %eax
+	ret
+	.size	rel_keep_leaf, .-rel_keep_leaf
+
+	.globl	rel_keep_caller
+	.type	rel_keep_caller, @function
+rel_keep_caller:
+	pushq	%rbx
+	movq	$0x101, %rcx
+	movq	$0x102, %rdx
+	movq	$0x103, %rsi
+	movq	$0x104, %rdi
+	movq	$0x105, %r8
+	movq	$0x106, %r9
+	movq	$0x107, %r10
+	movq	$0x108, %r11
+	movq	$0x200, %rax
+	movq	%rax, %xmm0
+	movq	$0x201, %rax
+	movq	%rax, %xmm1
+	movq	$0x202, %rax
+	movq	%rax, %xmm2
+	movq	$0x203, %rax
+	movq	%rax, %xmm3
+	movq	$0x204, %rax
+	movq	%rax, %xmm4
+	movq	$0x205, %rax
+	movq	%rax, %xmm5
+	movq	$0x206, %rax
+	movq	%rax, %xmm6
+	movq	$0x207, %rax
+	movq	%rax, %xmm7
+	movq	$0x208, %rax
+	movq	%rax, %xmm8
+	movq	$0x209, %rax
+	movq	%rax, %xmm9
+	movq	$0x20a, %rax
+	movq	%rax, %xmm10
+	movq	$0x20b, %rax
+	movq	%rax, %xmm11
+	movq	$0x20c, %rax
+	movq	%rax, %xmm12
+	movq	$0x20d, %rax
+	movq	%rax, %xmm13
+	movq	$0x20e, %rax
+	movq	%rax, %xmm14
+	movq	$0x20f, %rax
+	movq	%rax, %xmm15
+	call	.Lkeep_leaf
+	xorl	%ebx, %ebx
+	cmpq	$0x101, %rcx
+	je	1f
+	orl	$0x1, %ebx
+1:
+	cmpq	$0x102, %rdx
+	je	1f
+	orl	$0x2, %ebx
+1:
+	cmpq	$0x103, %rsi
+	je	1f
+	orl	$0x4, %ebx
+1:
+	cmpq	$0x104, %rdi
+	je	1f
+	orl	$0x8, %ebx
+1:
+	cmpq	$0x105, %r8
+	je	1f
+	orl	$0x10, %ebx
+1:
+	cmpq	$0x106, %r9
+	je	1f
+	orl	$0x20, %ebx
+1:
+	cmpq	$0x107, %r10
+	je	1f
+	orl	$0x40, %ebx
+1:
+	cmpq	$0x108, %r11
+	je	1f
+	orl	$0x80, %ebx
+1:
+	movq	%xmm0, %rax
+	cmpq	$0x200, %rax
+	je	1f
+	orl	$0x100, %ebx
+1:
+	movq	%xmm1, %rax
+	cmpq	$0x201, %rax
+	je	1f
+	orl	$0x200, %ebx
+1:
+	movq	%xmm2, %rax
+	cmpq	$0x202, %rax
+	je	1f
+	orl	$0x400, %ebx
+1:
+	movq	%xmm3, %rax
+	cmpq	$0x203, %rax
+	je	1f
+	orl	$0x800, %ebx
+1:
+	movq	%xmm4, %rax
+	cmpq	$0x204, %rax
+	je	1f
+	orl	$0x1000, %ebx
+1:
+	movq	%xmm5, %rax
+	cmpq	$0x205, %rax
+	je	1f
+	orl	$0x2000, %ebx
+1:
+	movq	%xmm6, %rax
+	cmpq	$0x206, %rax
+	je	1f
+	orl	$0x4000, %ebx
+1:
+	movq	%xmm7, %rax
+	cmpq	$0x207, %rax
+	je	1f
+	orl	$0x8000, %ebx
+1:
+	movq	%xmm8, %rax
+	cmpq	$0x208, %rax
+	je	1f
+	orl	$0x10000, %ebx
+1:
+	movq	%xmm9, %rax
+	cmpq	$0x209, %rax
+	je	1f
+	orl	$0x20000, %ebx
+1:
+	movq	%xmm10, %rax
+	cmpq	$0x20a, %rax
+	je	1f
+	orl	$0x40000, %ebx
+1:
+	movq	%xmm11, %rax
+	cmpq	$0x20b, %rax
+	je	1f
+	orl	$0x80000, %ebx
+1:
+	movq	%xmm12, %rax
+	cmpq	$0x20c, %rax
+	je	1f
+	orl	$0x100000, %ebx
+1:
+	movq	%xmm13, %rax
+	cmpq	$0x20d, %rax
+	je	1f
+	orl	$0x200000, %ebx
+1:
+	movq	%xmm14, %rax
+	cmpq	$0x20e, %rax
+	je	1f
+	orl	$0x400000, %ebx
+1:
+	movq	%xmm15, %rax
+	cmpq	$0x20f, %rax
+	je	1f
+	orl	$0x800000, %ebx
+1:
+	movl	%ebx, %eax
+	popq	%rbx
+	ret
+	.size	rel_keep_caller, .-rel_keep_caller
+
 	.data
 local_value:
 	.quad	0x1234567890

@@ -34,6 +34,13 @@ int rel_jump_table(int);
 int rel_tiny(int);
 int reloc_pick(int);
 long rel_stored(void);
+int rel_keep_leaf(void);
+int rel_keep_caller(void);
+/* tests/api/direct_handlers.c */
+int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
+		      void *user_data);
+int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
+extern _Atomic uint64_t direct_entries, direct_exits;
 
 static const char *const relocatable[] = { "rel_riprel_load", "rel_lea",	   "rel_store",	   "rel_jcc",
 					   "rel_jmp",	      "rel_endbr",	   "reloc_pick",   "rel_call_first",
@@ -169,5 +176,29 @@ int main(void)
 	for (size_t i = 0; i < N_RELOC; i++)
 		total += atomic_load(&entries[i]);
 	CHECK_EQ(total, want_total, "no entry counted after detach");
+
+	/* A caller that keeps values in caller-saved registers across a
+	 * call of a leaf that leaves them alone (-fipa-ra): the relocated
+	 * entry and the hijacked return give every one back, on the full
+	 * path (a ctx, C handlers) and on the direct one. */
+	const char *keep[] = { "rel_keep_leaf" };
+	int mask = 0;
+	for (int direct = 0; direct < 2; direct++) {
+		struct needle_attach_opts k = { .sz = sizeof(k), .patterns = keep, .pattern_cnt = 1,
+						.entry = on_entry, .exit = on_exit_, .thread_data_size = 32 };
+		if (direct) {
+			k.direct_entry = test_direct_entry;
+			k.direct_exit = test_direct_exit;
+		}
+		CHECK_EQ(needle_attach(&k, &link), 1, "attach rel_keep_leaf (%s path)", direct ? "direct" : "full");
+		mask = 0;
+		for (int i = 0; i < 1000; i++)
+			mask |= rel_keep_caller();
+		CHECK_EQ(mask, 0, "%s path: no register the caller kept came back changed (mask of those that did)",
+			 direct ? "direct" : "full");
+		CHECK_EQ(needle_link_destroy(link), 0, "detach");
+	}
+	CHECK_EQ(atomic_load(&direct_entries), 999, "the direct path took every call but the thread's first");
+	CHECK_EQ(atomic_load(&direct_exits), 1000, "and every return");
 	return harness_exit();
 }

@@ -92,6 +92,52 @@
 	.cfi_adjust_cfa_offset -8
 .endm
 
+/* The direct path (dispatch_direct.c), tried first while some consumer
+ * has direct handlers: only the general-purpose registers are saved (the
+ * C it calls is built to leave the vector registers alone: that is what
+ * lets a relocated site's full trampoline take it too), no ctx is built,
+ * and a declined call goes on to the full path with every register as it
+ * came.  r11 holds the site; `ret_at`: where the traced function's return
+ * address is, above the trampoline's return address.  Taken: returns to
+ * the site (or detour).  Declined: falls through with rax pushed, for
+ * the caller to pop. */
+.macro DIRECT_ENTRY ret_at
+	endbr64
+	CFI_PUSH %rax
+	movq	needle_direct_users_slot(%rip), %rax
+	cmpl	$0, (%rax)
+	je	1f
+	CFI_PUSH %rdi
+	CFI_PUSH %rsi
+	CFI_PUSH %rdx
+	CFI_PUSH %rcx
+	CFI_PUSH %r8
+	CFI_PUSH %r9
+	CFI_PUSH %r10
+	CFI_PUSH %r11
+	subq	$8, %rsp                /* 9 pushes + 8: 16-byte aligned */
+	.cfi_adjust_cfa_offset 8
+	movq	%r11, %rdi
+	leaq	80 + \ret_at(%rsp), %rsi
+	call	*needle_direct_entry_slot(%rip)
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	CFI_POP	%r11
+	CFI_POP	%r10
+	CFI_POP	%r9
+	CFI_POP	%r8
+	CFI_POP	%rcx
+	CFI_POP	%rdx
+	CFI_POP	%rsi
+	CFI_POP	%rdi
+	testl	%eax, %eax
+	jz	1f
+	CFI_POP	%rax
+	ret
+	.cfi_adjust_cfa_offset 8
+1:
+.endm
+
 /* A trampoline's frame: rbp-based (the unwinder follows it), the ctx
  * (and `extra` bytes above it) 16-byte aligned below, the site from r11
  * as ctx->func, is_exit as given.  `above`: bytes the caller's side put
@@ -120,44 +166,8 @@ needle_entry_trampoline:
 	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
 	 * r11 = struct site * (loaded by the site's stub). */
 	.cfi_startproc
-	endbr64
-	/* The direct path first (dispatch_direct.c), while some consumer has
-	 * direct handlers: only the general-purpose registers that may be
-	 * live here are saved (the C it calls is built to leave the vector
-	 * registers alone), no ctx is built, and a declined call goes on to
-	 * the full path below with every register as it came. */
-	CFI_PUSH	%rax
-	movq	needle_direct_users_slot(%rip), %rax
-	cmpl	$0, (%rax)
-	je	1f
-	CFI_PUSH	%rdi
-	CFI_PUSH	%rsi
-	CFI_PUSH	%rdx
-	CFI_PUSH	%rcx
-	CFI_PUSH	%r8
-	CFI_PUSH	%r9
-	CFI_PUSH	%r10
-	CFI_PUSH	%r11
-	subq	$8, %rsp                /* 9 pushes + 8: 16-byte aligned */
-	.cfi_adjust_cfa_offset 8
-	movq	%r11, %rdi
-	leaq	88(%rsp), %rsi          /* the traced function's return address slot */
-	call	*needle_direct_entry_slot(%rip)
-	addq	$8, %rsp
-	.cfi_adjust_cfa_offset -8
-	CFI_POP	%r11
-	CFI_POP	%r10
-	CFI_POP	%r9
-	CFI_POP	%r8
-	CFI_POP	%rcx
-	CFI_POP	%rdx
-	CFI_POP	%rsi
-	CFI_POP	%rdi
-	testl	%eax, %eax
-	jz	1f
+	DIRECT_ENTRY 8
 	CFI_POP	%rax
-	ret
-1:	CFI_POP	%rax
 	CTX_FRAME 0, 0
 	SAVE_ARGS
 	movq	%rsp, %rdi
@@ -183,6 +193,8 @@ needle_entry_trampoline:
 	.p2align 4
 needle_entry_trampoline_full:
 	.cfi_startproc
+	DIRECT_ENTRY 16
+	CFI_POP	%rax
 	CTX_FRAME 128, 0
 	SAVE_ARGS
 	SAVE_XMM_HIGH
@@ -398,8 +410,47 @@ needle_return_trampoline:
 	.cfi_personality 0x9b, needle_personality_ref
 	nop
 needle_return_trampoline_full:
-	subq	$8, %rsp
+	subq	$8, %rsp                /* the slot the final jump goes through */
 	.cfi_undefined rip
+	/* The direct path first: every general-purpose register the C may
+	 * change saved (the caller may keep a value in any of them), the
+	 * vector registers left alone by it. */
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
+	cmpl	$0, consumer_direct_users(%rip)
+	je	1f
+	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
+	call	needle_direct_dispatch_exit
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, 72(%rsp)          /* into the slot */
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	leaq	8(%rsp), %rsp           /* as below: through the popped slot */
+	jmp	*-8(%rsp)
+1:	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$CTX_SIZE + 144, %rsp
