@@ -24,6 +24,13 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/progs/threads
 
+# The same loop built without any flag: needle reaches bench_small through
+# a relocated entry (relocated_record_ns_per_call).
+$(BENCH_BUILD)/bench_loop_plain: bench/bench_loop.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) $< -o $@
+BENCH_PROGS += $(BENCH_BUILD)/bench_loop_plain
+
 # The same loop built for LLVM XRay (clang's entry and exit sleds, every
 # function instrumented), traced by XRay's flight data recorder and by
 # needle on the same binary.
@@ -49,11 +56,12 @@ $(BENCH_BUILD)/bench_patch_exit: bench/bench_patch.c $(BENCH_BUILD)/gen/bench_fu
 
 # The floor: a compiler-hook tracer's two {address, rdtsc} stores per call
 # into a never-drained ring, and rdtsc's own throughput (bench_floor.c).
-$(BENCH_BUILD)/bench_floor: bench/bench_floor.c bench/bench_floor_fn.c
+$(BENCH_BUILD)/bench_floor: bench/bench_floor.c bench/bench_floor_fn.c bench/floor_hooks.c
 	@mkdir -p $(dir $@)
 	gcc $(BENCH_CFLAGS) -fno-pic -c bench/bench_floor.c -o $@.o
+	gcc $(BENCH_CFLAGS) -fno-pic -c bench/floor_hooks.c -o $@.hooks.o
 	gcc $(BENCH_CFLAGS) -fno-pic -pg -mfentry -minstrument-return=call -c bench/bench_floor_fn.c -o $@.fn.o
-	gcc -no-pie $@.o $@.fn.o -o $@
+	gcc -no-pie $@.o $@.hooks.o $@.fn.o -o $@
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop_exit $(BENCH_BUILD)/bench_patch_exit $(BENCH_BUILD)/bench_floor
 

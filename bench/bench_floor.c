@@ -3,7 +3,7 @@
  * gcc's -pg -mfentry -minstrument-return=call, whose two hooks each store
  * {return address, rdtsc} with plain stores into a cyclic 1 MiB ring
  * that is never drained (the design of funtrace, the fastest tracer of
- * that kind).  Also the throughput of back-to-back rdtsc, the clock
+ * that kind; floor_hooks.c).  Also the throughput of back-to-back rdtsc, the clock
  * every tracer here reads twice per call.  Prints:
  *   ring_ns_per_call X   (the loop's time per call, hooks recording)
  *   rdtsc_ns X */
@@ -12,32 +12,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define RING_BYTES (1 << 20)
-uint8_t floor_ring[RING_BYTES] __attribute__((aligned(64)));
-uint64_t floor_pos;
-
-/* Both hooks: rax, rdx, rcx saved (the compiler expects every register
- * kept); the entry event holds the return address into the function,
- * the exit event the same with bit 63 set. */
-__asm__(".text\n"
-	".globl __fentry__\n"
-	"__fentry__:\n"
-	"	pushq %rax\n	pushq %rdx\n	pushq %rcx\n"
-	"	rdtsc\n	shlq $32, %rdx\n	orq %rdx, %rax\n"
-	"	movq floor_pos(%rip), %rcx\n"
-	"	movq 24(%rsp), %rdx\n"
-	"	movq %rdx, floor_ring(%rcx)\n	movq %rax, floor_ring+8(%rcx)\n"
-	"	addq $16, %rcx\n	andq $(1 << 20) - 1, %rcx\n	movq %rcx, floor_pos(%rip)\n"
-	"	popq %rcx\n	popq %rdx\n	popq %rax\n	ret\n"
-	".globl __return__\n"
-	"__return__:\n"
-	"	pushq %rax\n	pushq %rdx\n	pushq %rcx\n"
-	"	rdtsc\n	shlq $32, %rdx\n	orq %rdx, %rax\n"
-	"	movq floor_pos(%rip), %rcx\n"
-	"	movq 24(%rsp), %rdx\n	btsq $63, %rdx\n"
-	"	movq %rdx, floor_ring(%rcx)\n	movq %rax, floor_ring+8(%rcx)\n"
-	"	addq $16, %rcx\n	andq $(1 << 20) - 1, %rcx\n	movq %rcx, floor_pos(%rip)\n"
-	"	popq %rcx\n	popq %rdx\n	popq %rax\n	ret\n");
+/* The hooks and their ring: floor_hooks.c. */
 
 static double now_ns(void)
 {

@@ -79,6 +79,12 @@ floor_best() { # the smallest value of key $1 over 3 runs of bench_floor
 }
 fring=$(floor_best ring_ns_per_call)
 awk -v r="$fring" -v p="$plain" 'BEGIN { if (r != "" && p != "") printf "floor_hooks_ring_ns_per_call %.3f\n", r - p }' >>"$raw"
+# The loop built without flags: bench_small reached through a relocated
+# entry (and the full trampolines), against the NOP5 figure.
+rplain=$(min_ns_per_call 3 "$dir/bench_loop_plain" $calls)
+rtraced=$(min_ns_per_call 3 "$NEEDLE" record --sites=relocated -o "$dir/loop_reloc.data" -- "$dir/bench_loop_plain" $calls)
+rm -f "$dir/loop_reloc.data"
+awk -v p="$rplain" -v t="$rtraced" 'BEGIN { if (p != "" && t != "") printf "relocated_record_ns_per_call %.3f\n", t - p }' >>"$raw"
 # The direct path's ablation (NEEDLE_DIRECT=0: every call through the
 # full path, ctx and consumer list), streaming and in the flight
 # recorder, and the exit-site build in the flight recorder; the ratio to
@@ -177,6 +183,51 @@ t0=$(now_ns)
 "$NEEDLE" export --format=perfetto -i "$dir/loop.data" -o "$dir/loop.pftrace"
 t1=$(now_ns)
 awk -v ns=$((t1 - t0)) -v e="$events" 'BEGIN { printf "export_perfetto_s_per_mevent %.4f\n", ns / 1e9 / (e / 1e6) }' >>"$raw"
+
+note "bench: SQLite's speedtest1 (--size 10, Debian's source): the floor's hooks, needle, uftrace"
+if "$dir/../../bench/build_sqlite.sh" "$dir/.." >"$dir/sqlite_build.log" 2>&1; then
+	sq="$dir/../third_party"
+	# The time speedtest1 itself reports (its TOTAL line, seconds), the
+	# floor of N runs.
+	sq_best() {
+		local n=$1 b="" v
+		shift
+		for _ in $(seq "$n"); do
+			v=$("$@" 2>/dev/null | awk '/TOTAL/ { v = $NF; sub(/s$/, "", v); print v }')
+			[ -n "$v" ] || continue
+			b=$(awk -v a="${b:-1e18}" -v v="$v" 'BEGIN {print (v < a) ? v : a}')
+		done
+		echo "$b"
+	}
+	args=(--size 10 --memdb)
+	trace=/dev/shm/needle-bench-sqlite.data
+	sqplain=$(sq_best 3 "$sq/speedtest1_pfe" "${args[@]}")
+	sqfloor=$(sq_best 3 "$sq/speedtest1_floor" "${args[@]}")
+	sqsnap=$(sq_best 3 "$NEEDLE" record --sites=compiled --snapshot=4 -o "$trace" -- "$sq/speedtest1_pfe" "${args[@]}")
+	sqfull=$(sq_best 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled --snapshot=4 -o "$trace" -- \
+		"$sq/speedtest1_pfe" "${args[@]}")
+	sqrec=$(sq_best 3 "$NEEDLE" record --sites=compiled -o "$trace" -- "$sq/speedtest1_pfe" "${args[@]}")
+	sqcalls=$("$NEEDLE" report --csv -i "$trace" | awk -F, 'NR > 1 {n += $2} END {print n + 0}')
+	rm -f "$trace"
+	squ=""
+	if command -v uftrace >/dev/null 2>&1; then
+		# Its data on tmpfs too; --no-libcall: the same functions as
+		# needle's compiled sites, no PLT calls into the C library.
+		uft_sq() { rm -rf /dev/shm/needle-bench-uftrace; uftrace record --no-libcall -P . -d /dev/shm/needle-bench-uftrace "$@"; }
+		squ=$(sq_best 3 uft_sq "$sq/speedtest1_pfe" "${args[@]}")
+		rm -rf /dev/shm/needle-bench-uftrace
+	fi
+	awk -v p="$sqplain" -v f="$sqfloor" -v s="$sqsnap" -v x="$sqfull" -v r="$sqrec" -v u="$squ" -v c="$sqcalls" 'BEGIN {
+		if (p == "" || c <= 0) exit
+		printf "sqlite_calls %d\nsqlite_untraced_s %.3f\n", c, p
+		if (f != "") printf "sqlite_floor_ns_per_call %.3f\n", (f - p) * 1e9 / c
+		if (s != "") printf "sqlite_snapshot_ns_per_call %.3f\n", (s - p) * 1e9 / c
+		if (x != "") printf "sqlite_snapshot_full_path_ns_per_call %.3f\n", (x - p) * 1e9 / c
+		if (r != "") printf "sqlite_record_ns_per_call %.3f\n", (r - p) * 1e9 / c
+		if (u != "") printf "sqlite_uftrace_ns_per_call %.3f\n", (u - p) * 1e9 / c }' >>"$raw"
+else
+	note "bench: SQLite could not be built (see $dir/sqlite_build.log); sqlite_* left out"
+fi
 
 note "bench: the views on 50M events of a recursion 1,000 deep (time per million events, peak memory)"
 "$dir/bench_views" run "$NEEDLE" "$dir" >>"$raw" || note "bench: the view benchmark failed"
@@ -465,6 +516,16 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"NEEDLE_DIRECT=0: every call through the full path (ctx, consumer list); flight recorder: $(val snapshot_record_full_path_ns_per_call)"
 	printf '%-34s %10s  %s\n' "exit_site_snapshot_record_ns_per_call" "$(val exit_site_snapshot_record_ns_per_call)" \
 		"the exit-site build in the flight recorder: no hijacked return to mispredict"
+	printf '%-34s %10s  %s\n' "relocated_record_ns_per_call" "$(val relocated_record_ns_per_call)" \
+		"the loop built without flags (a relocated entry); goal within 10% of graph_record_ns_per_call"
+	printf '%-34s %10s  %s\n' "sqlite_floor_ns_per_call" "$(val sqlite_floor_ns_per_call)" \
+		"SQLite speedtest1 --size 10 ($(val sqlite_calls) calls, $(val sqlite_untraced_s) s untraced): the floor's hooks"
+	printf '%-34s %10s  %s\n' "sqlite_snapshot_ns_per_call" "$(val sqlite_snapshot_ns_per_call)" \
+		"needle --snapshot=4: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") the floor (goal <= 1.2x); full path: $(val sqlite_snapshot_full_path_ns_per_call)"
+	printf '%-34s %10s  %s\n' "sqlite_record_ns_per_call" "$(val sqlite_record_ns_per_call)" \
+		"needle streaming to tmpfs: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_record_ns_per_call)") the floor (goal <= 1.5x)"
+	printf '%-34s %10s  %s\n' "sqlite_uftrace_ns_per_call" "$(val sqlite_uftrace_ns_per_call)" \
+		"uftrace --no-libcall -P .: needle's flight recorder is $(ratio "$(val sqlite_uftrace_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") of it (goal <= 0.25)"
 	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
 		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call), so the capture adds $(val args_int2_added_ns) (goal < 3); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_str16_record_ns_per_call" "$(val args_str16_record_ns_per_call)" \

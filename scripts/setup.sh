@@ -12,7 +12,9 @@
 #               Zydis rebuilt from Debian's sources with -fPIC): dpkg-dev
 #               (apt-get source), m4, flex, bison (elfutils' build),
 #               libzycore-dev (Zydis' headers), liblzma-dev (liblzma.a)
-#   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side)
+#   compare:    uftrace, bpftrace, liburcu-dev (benchmarks run them side by side),
+#               tcl (tclsh: SQLite's makefile generates the amalgamation
+#               the SQLite benchmark builds, bench/build_sqlite.sh)
 #   tests:      protobuf-compiler (protoc --decode_raw checks the Perfetto
 #               export), python3 (checks the Chrome JSON export),
 #               libclang-rt-14-dev (clang's libFuzzer and sanitizer runtimes:
@@ -31,7 +33,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev protobuf-compiler python3
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()

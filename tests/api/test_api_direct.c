@@ -12,7 +12,7 @@
  *   - a second link on the function, or needle_link_set_handlers with
  *     another pair, sends calls to the full path; undoing either brings
  *     the direct path back;
- *   - four threads calling while a second link comes and goes 200 times:
+ *   - four threads calling while a second link comes and goes 1,000 times:
  *     every call counted once by the first link, every result right;
  *   - a longjmp out of a traced call closes it with the full exit handler
  *     (NEEDLE_EXIT_UNWOUND); a traced call in a signal handler that
@@ -151,11 +151,21 @@ static int call_all(long n, long seed)
 
 static volatile int workers_stop;
 
+static _Atomic uint64_t worker_calls;
+static _Atomic int workers_started;
+
+/* Calls until told to stop (so that every switch happens while all four
+ * call); the number of wrong results. */
 static void *worker(void *arg)
 {
 	long seed = (long)arg, bad = 0;
-	for (int i = 0; i < 20000; i++)
-		bad += d_int((uint64_t)i, (uint64_t)seed, 2, 3, 4, 5) != (uint64_t)i + 3 * (uint64_t)seed + 10 + 21 + 44 + 65;
+	uint64_t i = 0;
+	atomic_fetch_add(&workers_started, 1);
+	while (!workers_stop) {
+		bad += d_int(i, (uint64_t)seed, 2, 3, 4, 5) != i + 3 * (uint64_t)seed + 10 + 21 + 44 + 65;
+		i++;
+	}
+	atomic_fetch_add(&worker_calls, i);
 	return (void *)bad;
 }
 
@@ -258,22 +268,30 @@ int main(void)
 	pthread_t t[4];
 	for (long i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, worker, (void *)(i + 1));
+	while (atomic_load(&workers_started) < 4)
+		;
 	int cycles_ok = 1;
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 1000; i++) {
 		cycles_ok &= needle_attach(&o2, &second) == 1;
 		cycles_ok &= needle_link_destroy(second) == 0;
 	}
+	workers_stop = 1;
 	long wrong = 0;
 	for (int i = 0; i < 4; i++) {
 		void *r;
 		pthread_join(t[i], &r);
 		wrong += (long)r;
 	}
-	CHECK(cycles_ok, "200 attach/destroy cycles of a second link while 4 threads call");
+	CHECK(cycles_ok, "1,000 attach/destroy cycles of a second link while 4 threads call");
 	CHECK_EQ(wrong, 0, "every result right");
-	CHECK_EQ(atomic_load(&direct_entries) + atomic_load(&full_entries), 4 * 20000,
-		 "every call counted once by the first link, direct or not");
-	CHECK_EQ(atomic_load(&direct_exits) + atomic_load(&full_exits), 4 * 20000, "and its return once");
+	CHECK_EQ(atomic_load(&direct_entries) + atomic_load(&full_entries), atomic_load(&worker_calls),
+		 "every call counted once by the first link, direct or not (%llu calls)",
+		 (unsigned long long)atomic_load(&worker_calls));
+	CHECK_EQ(atomic_load(&direct_exits) + atomic_load(&full_exits), atomic_load(&worker_calls),
+		 "and its return once");
+	CHECK(atomic_load(&direct_entries) > 0 && atomic_load(&full_entries) > 4,
+	      "both paths took calls while the second link came and went (%llu direct, %llu full)",
+	      (unsigned long long)atomic_load(&direct_entries), (unsigned long long)atomic_load(&full_entries));
 
 	/* longjmp out of a traced call. */
 	reset();
