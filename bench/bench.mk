@@ -24,11 +24,13 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/progs/threads
 
-# The same loop built without any flag: needle reaches bench_small through
-# a relocated entry (relocated_record_ns_per_call).
+# The same loop built without any patching flag: needle reaches bench_small
+# through a relocated entry (relocated_record_ns_per_call).  With the frame
+# pointer, so that bench_small is long enough to relocate (without it, its
+# 5 bytes are "too short").
 $(BENCH_BUILD)/bench_loop_plain: bench/bench_loop.c
 	@mkdir -p $(dir $@)
-	gcc $(BENCH_CFLAGS) $< -o $@
+	gcc $(BENCH_CFLAGS) -fno-omit-frame-pointer $< -o $@
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop_plain
 
 # The same loop built for LLVM XRay (clang's entry and exit sleds, every

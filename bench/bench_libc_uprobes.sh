@@ -96,7 +96,7 @@ private=(env LD_LIBRARY_PATH="$work/lib")
 # ---- the 1,000 functions ----
 # Every function needle relocates in this program's libc, as named in the
 # trace's site table (a run without -F traces them all).
-"${private[@]}" "$NEEDLE" record --sites=all -o "$work/sites.data" -f -- "$prog" 0 >/dev/null 2>&1
+"${private[@]}" "$NEEDLE" record --sites=all -o "$work/sites.data" --force -- "$prog" 0 >/dev/null 2>&1
 buildid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ {print $3}')
 debug="/usr/lib/debug/.build-id/${buildid:0:2}/${buildid:2}.debug"
 [ -n "$buildid" ] && [ -e "$debug" ] || debug=""
@@ -187,7 +187,7 @@ plain_ns=$(floor3 ns_per_call "${private[@]}" "$prog" $calls)
 # ---- needle ----
 filters=()
 while read -r f; do filters+=(-F "$f"); done <"$work/funcs.txt"
-rec=("${private[@]}" "$NEEDLE" record --sites=all "${filters[@]}" -f -o "$work/needle.data" --)
+rec=("${private[@]}" "$NEEDLE" record --sites=all "${filters[@]}" --force -o "$work/needle.data" --)
 n_launch=$(floor3 launch_ms "${rec[@]}" "$prog" 0)
 n_wall=$(floor3 wall_ms "${rec[@]}" "$prog" 0)
 traced=$("$NEEDLE" info -i "$work/needle.data" | awk '/^sites:/ {print $4}')

@@ -14,8 +14,12 @@ note "bench: patch engine (attach/detach with a live thread)"
 note "bench: counting handler per call"
 "$dir/bench_patch" count 20000000 >>"$raw"
 "$dir/bench_patch" hook 20000000 >>"$raw"
+# The same handlers' direct twins (needle_attach_opts.direct_entry/_exit).
+"$dir/bench_patch" count_direct 20000000 >>"$raw"
+"$dir/bench_patch" hook_direct 20000000 >>"$raw"
 # The same with the compiler's exit sites instead of the hijacked return.
 "$dir/bench_patch_exit" hook 20000000 | sed 's/^entry_exit_hook_ns/exit_site_hook_ns/' >>"$raw"
+"$dir/bench_patch_exit" hook_direct 20000000 | sed 's/^entry_exit_hook_direct_ns/exit_site_hook_direct_ns/' >>"$raw"
 
 # The kernel's answer to the same question: a uprobe on the same function
 # of the same binary, counted by bpftrace.
@@ -476,6 +480,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs)"
 	printf '%-22s %12s  %s\n' "entry_exit_hook_ns" "$(val entry_exit_hook_ns)" "the same with the return hooked too, nothing recorded"
 	printf '%-22s %12s  %s\n' "exit_site_hook_ns" "$(val exit_site_hook_ns)" "the same, the exit taken at the compiler's exit site instead (gcc -mrecord-return)"
+	printf '%-34s %10s  %s\n' "count_direct_handler_ns" "$(val count_direct_handler_ns)" \
+		"count_handler_ns through a direct handler (no ctx, general-purpose registers only); hooked return: $(val entry_exit_hook_direct_ns), at exit sites: $(val exit_site_hook_direct_ns)"
 	printf '%-34s %10s  %s\n' "relocated_count_handler_ns" "$(val relocated_count_handler_ns)" \
 		"same body relocated; goal within 1 ns of a NOP5 site: $(val nop5_count_handler_ns_same_object) in the same object; floor of the difference (detour jumps, r11, xmm8-15): $(val relocated_extra_floor_ns)"
 	printf '%-34s %10s  %s\n' "relocated_attach_10k_ms" "$(val relocated_attach_10k_ms)" \

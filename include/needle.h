@@ -248,7 +248,8 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * They run in the same contexts as the ordinary handlers (any traced
  * thread, signal handlers included, never nested in another handler of
  * the thread).  The entry one gets the return address (ret_addr) and
- * returns 0, NEEDLE_SKIP_EXIT or NEEDLE_DIRECT_DECLINE; the exit one
+ * returns 0, NEEDLE_SKIP_EXIT, NEEDLE_DIRECT_DECLINE or
+ * NEEDLE_DIRECT_DECLINE_FUNC; the exit one
  * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hijacked return, or at
  * an exit site before a ret, of any call of the link, whichever entry
  * handler took it (the cookie can tell them apart); never for an unwound
@@ -257,6 +258,11 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * hook, a link that shares the function.  needle_link_set_handlers drops
  * them unless it is given back the entry and exit they came with. */
 #define NEEDLE_DIRECT_DECLINE 2
+/* An entry's decline that holds for the function until the link's
+ * functions or handlers change (needle_link_update, set_handlers, another
+ * link on it): needle stops trying the direct path there, entry and exit,
+ * until then. */
+#define NEEDLE_DIRECT_DECLINE_FUNC 3
 typedef int (*needle_direct_entry_fn)(const struct needle_func *func, uint64_t ret_addr, void *thread_data,
 				      uint64_t *cookie, void *user_data);
 typedef int (*needle_direct_exit_fn)(const struct needle_func *func, uint64_t cookie, void *thread_data,

@@ -37,6 +37,7 @@
 #include <ucontext.h>
 
 #include "agent/arch/x86_64/insn.h"
+#include "agent/arch/x86_64/trampoline_layout.h"
 #include "agent/arch/x86_64/relocate.h"
 #include "agent/arch/x86_64/stub_area.h"
 #include "agent/arch/x86_64/trampoline.h"

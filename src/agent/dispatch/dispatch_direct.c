@@ -99,16 +99,20 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
 	rcu_read_lock_outer(ts);
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (!list || list->cnt != 1)
-		goto decline;
+		goto skip_site;
 	struct consumer *c = list->items[0];
 	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
 	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
 	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	void *td;
-	if (!ops->direct_entry || ops->call_data_size || !(generation & 1) || !direct_thread_data(c, ts, &td))
+	if (!ops->direct_entry || ops->call_data_size)
+		goto skip_site;
+	if (!(generation & 1) || !direct_thread_data(c, ts, &td))
 		goto decline;
 	uint64_t cookie = 0;
 	int ret = ops->direct_entry(&site->func, ra, td, &cookie, c->user_data);
+	if (ret == NEEDLE_DIRECT_DECLINE_FUNC)
+		goto skip_site;
 	if (ret == NEEDLE_DIRECT_DECLINE)
 		goto decline;
 	if (!(ret & NEEDLE_SKIP_EXIT) && ops->exit) {
@@ -133,6 +137,13 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
 	}
 	rcu_read_unlock(ts, 0);
 	return 1;
+skip_site:
+	/* A reason that holds until the site's list or its consumer's
+	 * handlers change, when link.c clears the byte: the trampoline stops
+	 * trying.  Relaxed: a store that loses a race with link.c's clear
+	 * leaves the site on the full path until the next change, which
+	 * costs time, never a call (the full path decides every call). */
+	atomic_store_explicit(&site->direct_skip, 1, memory_order_relaxed);
 decline:
 	rcu_read_unlock(ts, 0);
 	return 0;
@@ -143,9 +154,13 @@ decline:
 /* Run the direct exit of h, the top frame of ts, and pop it: 1, or 0
  * with nothing done when h is not a one-entry frame of a live consumer
  * with a direct exit, or the handler declined. */
-static inline int direct_exit_frame(struct thread_state *ts, struct frame_header *h)
+static inline __attribute__((always_inline)) int direct_exit_frame(struct thread_state *ts, struct frame_header *h)
 {
-	if (h->entry_cnt != 1 || h->frame_bytes != sizeof(struct frame_entry))
+	/* A function whose entries the direct path declined for good (its
+	 * consumer's handler said so, or the site is shared) has its exits
+	 * declined as well, without the call. */
+	if (h->entry_cnt != 1 || h->frame_bytes != sizeof(struct frame_entry) ||
+	    atomic_load_explicit(&h->site->direct_skip, memory_order_relaxed))
 		return 0;
 	const struct frame_entry *e = (const struct frame_entry *)h - 1;
 	const struct consumer_ops *ops = &consumer_ops_table[e->ops];

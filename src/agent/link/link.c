@@ -235,6 +235,17 @@ static int no_sites_error(void)
 	return -ENOEXEC;
 }
 
+/* Give s a new consumer list (release: pairs with dispatch's acquire
+ * load) and let the entry trampoline try the direct path there again: a
+ * decline that held for the old list may not hold for the new one
+ * (dispatch_direct.c).  Returns the old list. */
+static struct consumer_list *site_swap_consumers(struct site *s, struct consumer_list *list)
+{
+	struct consumer_list *old = atomic_exchange_explicit(&s->consumers, list, memory_order_acq_rel);
+	atomic_store_explicit(&s->direct_skip, 0, memory_order_relaxed);
+	return old;
+}
+
 /* Swap each site's consumer list; olds[i] keeps the previous list so that
  * a failed batch can be undone.  Fills ops with sites changing state. */
 static int publish(struct site **sites, size_t n, struct consumer *c, int adding,
@@ -248,12 +259,12 @@ static int publish(struct site **sites, size_t n, struct consumer *c, int adding
 		new = adding ? consumer_list_add(old, c) : consumer_list_remove(old, c, &err);
 		if ((adding && !new) || err) {
 			for (size_t j = 0; j < i; j++) {
-				consumer_list_retire(atomic_exchange(&sites[j]->consumers, olds[j]));
+				consumer_list_retire(site_swap_consumers(sites[j], olds[j]));
 			}
 			return -ENOMEM;
 		}
 		olds[i] = old;
-		atomic_store_explicit(&s->consumers, new, memory_order_release);
+		site_swap_consumers(s, new);
 		if (s->gone)
 			continue; /* its object was unloaded: its bytes are not ours */
 		if (adding && !old)
@@ -353,7 +364,7 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 	if ((err = apply_batch(ops, op_cnt))) {
 		/* Undo: the lists go back, and sites this batch turned on go off. */
 		for (size_t i = 0; i < cnt; i++)
-			consumer_list_retire(atomic_exchange(&sites[i]->consumers, olds[i]));
+			consumer_list_retire(site_swap_consumers(sites[i], olds[i]));
 		size_t undo = 0;
 		for (size_t i = 0; i < op_cnt; i++)
 			if (ops[i].site->enabled)
@@ -429,7 +440,7 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 				err = -ENOMEM;
 				break;
 			}
-			atomic_store_explicit(&s->consumers, new, memory_order_release);
+			site_swap_consumers(s, new);
 			olds[old_cnt] = old;
 			touched[old_cnt++] = s;
 			if (adding && !old)
@@ -446,7 +457,7 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 		 * a site this batch already turned off keeps being served by
 		 * the trampoline, harmless. */
 		for (size_t i = 0; i < old_cnt; i++)
-			consumer_list_retire(atomic_exchange(&touched[i]->consumers, olds[i]));
+			consumer_list_retire(site_swap_consumers(touched[i], olds[i]));
 	} else {
 		for (size_t i = 0; i < old_cnt; i++)
 			consumer_list_retire(olds[i]);
@@ -473,6 +484,9 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 		return -EOPNOTSUPP;
 	int err = consumer_set_ops(link->consumer, entry, exit);
 
+	/* New handlers may take the direct path where the old declined. */
+	for (size_t i = 0; !err && i < link->site_cnt; i++)
+		atomic_store_explicit(&link->sites[i]->direct_skip, 0, memory_order_relaxed);
 	if (!err)
 		err = synchronize_and_reclaim();
 	return err;

@@ -31,7 +31,11 @@ int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, vo
 
 	if (!rec_active || !use_tsc || !rt || !rt->chunk)
 		return NEEDLE_DIRECT_DECLINE;
-	if (rec_site_flag(id) || rt->out_count || rec_have_subtree || args_for(id))
+	/* A site flag or a spec stays the site's until a reconfiguration
+	 * (which updates the link): the full path, without this try. */
+	if (rec_site_flag(id) || args_for(id))
+		return NEEDLE_DIRECT_DECLINE_FUNC;
+	if (rt->out_count || rec_have_subtree)
 		return NEEDLE_DIRECT_DECLINE;
 	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
 		return NEEDLE_DIRECT_DECLINE;

@@ -37,6 +37,11 @@ enum site_exit_form {
 
 struct site {
 	struct needle_func func; /* first: the trampoline hands &site->func to handlers */
+	/* The direct path declined this site for a reason that holds until
+	 * its consumer list or their handlers change (dispatch_direct.c sets
+	 * it, link.c clears it when they do): the entry trampoline skips the
+	 * try.  Read by the trampoline at SITE_DIRECT_SKIP_OFFSET. */
+	_Atomic uint8_t direct_skip;
 	struct module *module;
 	uint64_t func_size; /* bytes, from the symbol or the function's extent (0: unknown) */
 	uint64_t stub;      /* this site's stub: the CALL's target */
@@ -73,6 +78,8 @@ struct site {
 	 * the symbol is not one; NULL until a pattern first needed it. */
 	char *cxx_name;
 };
+
+_Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET, "trampoline_layout.h");
 
 static inline int site_is_exit(const struct site *s)
 {

@@ -18,6 +18,8 @@
  * A struct site starts with its struct needle_func, so the entry side
  * stores the site pointer from r11 as ctx->func: no C stores at all.
  */
+#include "agent/arch/x86_64/trampoline_layout.h"
+
 #define CTX_SIZE 240
 #define CTX_FUNC 192
 #define CTX_IS_EXIT 200
@@ -107,6 +109,8 @@
 	movq	needle_direct_users_slot(%rip), %rax
 	cmpl	$0, (%rax)
 	je	1f
+	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
+	jne	1f
 	CFI_PUSH %rdi
 	CFI_PUSH %rsi
 	CFI_PUSH %rdx

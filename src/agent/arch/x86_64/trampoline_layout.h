@@ -1,0 +1,11 @@
+/* trampoline_layout.h - what the trampolines read of the structures C
+ * defines, as constants the assembler can use (trampoline.S includes this
+ * file; the C side asserts each one against its structure). */
+#ifndef NEEDLE_X86_64_TRAMPOLINE_LAYOUT_H
+#define NEEDLE_X86_64_TRAMPOLINE_LAYOUT_H
+
+/* struct site's direct_skip byte (sites/site_table.h): nonzero, the entry
+ * trampoline goes straight to the full path. */
+#define SITE_DIRECT_SKIP_OFFSET 32
+
+#endif
