@@ -418,7 +418,11 @@ needle_return_trampoline_full:
 	.cfi_undefined rip
 	/* The direct path first: every general-purpose register the C may
 	 * change saved (the caller may keep a value in any of them), the
-	 * vector registers left alone by it. */
+	 * vector registers left alone by it.  The slot gets its answer: the
+	 * real return address, or 0 for the full path below. */
+	movq	$0, (%rsp)
+	cmpl	$0, consumer_direct_users(%rip)
+	je	1f
 	pushq	%rax
 	pushq	%rcx
 	pushq	%rdx
@@ -428,12 +432,8 @@ needle_return_trampoline_full:
 	pushq	%r9
 	pushq	%r10
 	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
-	cmpl	$0, consumer_direct_users(%rip)
-	je	1f
 	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
 	call	needle_direct_dispatch_exit
-	testq	%rax, %rax
-	jz	1f
 	movq	%rax, 72(%rsp)          /* into the slot */
 	popq	%r11
 	popq	%r10
@@ -444,17 +444,11 @@ needle_return_trampoline_full:
 	popq	%rdx
 	popq	%rcx
 	popq	%rax
+	cmpq	$0, (%rsp)
+	je	1f
 	leaq	8(%rsp), %rsp           /* as below: through the popped slot */
 	jmp	*-8(%rsp)
-1:	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+1:
 	pushq	%rbp
 	movq	%rsp, %rbp
 	subq	$CTX_SIZE + 144, %rsp
