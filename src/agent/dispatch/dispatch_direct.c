@@ -54,17 +54,13 @@ static inline struct thread_state *direct_thread(uint64_t sp)
 	return ts;
 }
 
-/* c's storage in the thread, if it has it already (claiming it zeroes it,
- * a memset: the full path does that).  1 with *td set, 0 to decline. */
+/* c's storage in the thread, if it has claimed it already (claiming
+ * zeroes it, a memset: the full path does that).  1 with *td set (NULL
+ * for a consumer with none), 0 to decline. */
 static inline int direct_thread_data(const struct consumer *c, struct thread_state *ts, void **td)
 {
-	*td = NULL;
-	if (!c->tdata_size)
-		return 1;
-	if (((const uint32_t *)ts->data)[c->tdata_idx] != c->tdata_tag)
-		return 0;
-	*td = ts->data + c->tdata_off;
-	return 1;
+	*td = consumer_thread_data_if_used(c, ts);
+	return *td || !c->tdata_size;
 }
 
 int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
