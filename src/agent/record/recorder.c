@@ -121,6 +121,7 @@ enum {
 	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
 	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
 	SF_REAL = 64,   /* a library function libneedle interposes and calls for the program (is_real_of_interposer) */
+	/* SF_TRIGGER (128, recorder_direct.h): a --trigger's, timed here */
 };
 
 /* A program's function of a library function's name (a malloc wrapper)
@@ -304,10 +305,9 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	return from == &objs[0];
 }
 
-static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 {
 	struct rec_thread *rt = ctx->thread_data;
-	(void)data;
 
 	if (!rec_active)
 		return NEEDLE_SKIP_EXIT;
@@ -377,11 +377,60 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	return 0;
 }
 
+/* A call of a function a --trigger watches (trigger_fold gave it to the
+ * recorder): an entry trigger fires now; a duration trigger's call gets
+ * its exit whatever the filters decided (ret), its entry clock in the
+ * cookie, and COOKIE_SKIPPED if only the trigger wants that exit.  A
+ * folded site is never a -F one, whose cookie holds a depth limit. */
+static int trigger_entry(const struct needle_ctx *ctx, uint64_t *cookie, int ret)
+{
+	uint32_t id = ctx->func->site_id;
+	const struct trigger_site *ts = trigger_folded_site(id);
+
+	if (!ts)
+		return ret;
+	uint64_t now = trigger_clock();
+	if (ts->on_entry)
+		trigger_fire(SNAPSHOT_ENTERED, id, now, 0);
+	if (!ts->threshold || (ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT))
+		return ret;
+	if (ret == NEEDLE_SKIP_EXIT)
+		*cookie = COOKIE_SKIPPED;
+	*cookie |= COOKIE_TIMED | (now & COOKIE_TIME_MASK);
+	return 0;
+}
+
+static void trigger_exit(uint32_t id, uint64_t cookie)
+{
+	const struct trigger_site *ts = trigger_folded_site(id);
+	uint64_t now = trigger_clock(), took = (now - cookie) & COOKIE_TIME_MASK;
+
+	/* A call ended by an unwind (longjmp, an exception) counts too, up
+	 * to where the unwind was seen: a slow request may end that way. */
+	if (ts && ts->threshold && took > ts->threshold)
+		trigger_fire(SNAPSHOT_DURATION, id, now, took);
+}
+
+static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	int ret = graph_record_entry(ctx, cookie);
+	(void)data;
+
+	if (__builtin_expect(rec_site_flag(ctx->func->site_id) & SF_TRIGGER, 0) && rec_active)
+		ret = trigger_entry(ctx, cookie, ret);
+	return ret;
+}
+
 static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 {
 	struct rec_thread *rt = ctx->thread_data;
 	(void)data;
 
+	if (__builtin_expect(cookie & COOKIE_TIMED, 0)) {
+		trigger_exit(ctx->func->site_id, cookie);
+		if (cookie & COOKIE_SKIPPED)
+			return;
+	}
 	if (cookie & COOKIE_OUT) {
 		if (rt->out_count)
 			rt->out_count--;
@@ -804,6 +853,32 @@ static struct prog_name *program_names(int total, size_t *cnt)
 	return v;
 }
 
+/* The sites select_sites chose that a --trigger names (SF_TRIGGER), by
+ * id: the recorder times their calls for the triggers while the tracer
+ * is function_graph (refold).  Under config_lock. */
+static uint32_t *fold_ids;
+static size_t fold_cnt, fold_cap;
+
+static int fold_add(uint32_t id)
+{
+	if (fold_cnt == fold_cap) {
+		size_t cap = fold_cap ? 2 * fold_cap : 64;
+		uint32_t *v = realloc(fold_ids, cap * sizeof(*v));
+		if (!v)
+			return 0; /* its trigger's own link times it */
+		fold_ids = v;
+		fold_cap = cap;
+	}
+	fold_ids[fold_cnt++] = id;
+	return 1;
+}
+
+/* The triggers onto the recorder's sites as they are now (trigger.h). */
+static int refold(char *why, size_t whylen)
+{
+	return trigger_fold(fold_ids, graph_tracer ? fold_cnt : 0, why, whylen);
+}
+
 /* The site addresses the filters select among the traceable sites: a
  * malloc'ed array, *n of them (*usable: how many were traceable). */
 /* Only among the sites the meta file names: a site found later and not
@@ -818,6 +893,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 	*n = *usable = 0;
 	if (!addrs)
 		return NULL;
+	fold_cnt = 0;
 	int first = 1;
 	dl_iterate_phdr(add_obj, &first);
 	/* libneedle's own code: a return address there is its return hook
@@ -897,6 +973,11 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		}
 		if (fl & SF_SUBTREE)
 			subtree_sites++;
+		/* A -F function's cookie holds a depth limit, not a clock: its
+		 * trigger keeps a link of its own. */
+		if (!(fl & SF_SUBTREE) && id < (int)SITE_FLAG_IDS && trigger_matches((uint32_t)id) &&
+		    fold_add((uint32_t)id))
+			fl |= SF_TRIGGER;
 		if (id < (int)SITE_FLAG_IDS) {
 			atomic_store_explicit(&rec_site_flags[id], (uint8_t)fl, memory_order_relaxed);
 			if (fl)
@@ -970,6 +1051,11 @@ static int reconfigure(const struct record_config *change, char *msg, size_t msg
 		}
 		graph_tracer = graph;
 	}
+	/* The sites or the tracer changed: which trigger calls the recorder
+	 * times changes with them. */
+	char why[256];
+	if (refold(why, sizeof(why)))
+		pr_warn("%s\n", why);
 	snprintf(msg, msglen, "tracing %d functions with %s", needle_link_site_count(rec_link),
 		 graph_tracer ? "function_graph" : "function");
 	return 0;
@@ -1441,8 +1527,20 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	free(cur_drop);
 	cur_subtree = dup_or_null(rc->subtree);
 	cur_drop = dup_or_null(rc->drop);
-	if (!(addrs = select_sites(filter, notrace, &n, &usable)))
+	/* Read before the sites are chosen: select_sites marks the ones a
+	 * trigger names, for the recorder to time. */
+	trigger_stop(); /* a failed start's */
+	trigger_init(shm, rec_image);
+	if (rc->triggers && *rc->triggers) {
+		char why[512];
+		if ((err = trigger_parse(rc->triggers, (uint64_t)rc->trigger_gap_ns, (uint64_t)rc->trigger_after_ns, why,
+					 sizeof(why))))
+			return fail(meta_fd, err, why);
+	}
+	if (!(addrs = select_sites(filter, notrace, &n, &usable))) {
+		trigger_stop();
 		return fail(meta_fd, -ENOMEM, "out of memory");
+	}
 	if (rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) {
 		free(addrs);
 		return fail(meta_fd, -ENOENT, "the filters match no function");
@@ -1495,15 +1593,13 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, err, why);
 	}
 	int traced = err;
-	trigger_init(shm, rec_image);
-	if (rc->triggers && *rc->triggers) {
-		char why[512];
-		if ((err = trigger_start(shm, rc->triggers, (uint64_t)rc->trigger_gap_ns, (uint64_t)rc->trigger_after_ns, why, sizeof(why)))) {
-			rec_active = 0;
-			needle_link_destroy(rec_link);
-			rec_link = NULL;
-			return fail(meta_fd, err, why);
-		}
+	char why[512];
+	if ((err = refold(why, sizeof(why)))) {
+		rec_active = 0;
+		trigger_stop();
+		needle_link_destroy(rec_link);
+		rec_link = NULL;
+		return fail(meta_fd, err, why);
 	}
 	if (join_mode) {
 		exec_template_build(); /* it may exec in turn */
@@ -1617,6 +1713,9 @@ void recorder_object_loaded(void)
 			snprintf(line, sizeof(line), META_TRACED_WRITE, traced);
 			if (traced >= 0 && !join_mode)
 				meta_append(line, strlen(line));
+			char why[256];
+			if (err >= 0 && refold(why, sizeof(why)))
+				pr_warn("%s\n", why);
 		}
 		free(addrs);
 	}

@@ -4,7 +4,9 @@
  * graph_exit do for a call with no site flag, no -A/-R spec, under the
  * depth limit, timed by the TSC, in a chunk with room for the event, and
  * decline everything else before any store, so that graph_entry and
- * graph_exit (recorder.c) handle it whole.  Built with
+ * graph_exit (recorder.c) handle it whole.  A duration trigger's call is
+ * timed here as graph_entry times it (the clock in the cookie), and one
+ * that took too long declines its exit, for graph_exit to fire.  Built with
  * -mgeneral-regs-only (the Makefile's *_direct.c rule), and inline code
  * only: no call leaves this file (the slow paths of event_writer.h,
  * chunk_next and event_lost, are the full handlers').
@@ -20,6 +22,7 @@
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
 #include "agent/record/recorder_direct.h"
+#include "agent/record/trigger.h"
 
 int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
 			   void *user_data)
@@ -32,18 +35,26 @@ int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, vo
 	if (!rec_active || !use_tsc || !rt || !rt->chunk)
 		return NEEDLE_DIRECT_DECLINE;
 	/* A site flag or a spec stays the site's until a reconfiguration
-	 * (which updates the link): the full path, without this try. */
-	if (rec_site_flag(id) || args_for(id))
+	 * (which updates the link): the full path, without this try.  A
+	 * duration trigger's function is timed here; an entry trigger's
+	 * fires in graph_entry. */
+	unsigned fl = rec_site_flag(id);
+	if ((fl & ~SF_TRIGGER) || args_for(id))
 		return NEEDLE_DIRECT_DECLINE_FUNC;
+	const struct trigger_site *ts = fl ? trigger_folded_site(id) : NULL;
+	if (ts && ts->on_entry)
+		return NEEDLE_DIRECT_DECLINE;
 	if (rt->out_count || rec_have_subtree)
 		return NEEDLE_DIRECT_DECLINE;
 	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
 		return NEEDLE_DIRECT_DECLINE;
-	uint64_t delta = tsc_read() - rt->base;
+	uint64_t now = tsc_read(), delta = now - rt->base;
 	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)
 		return NEEDLE_DIRECT_DECLINE;
 	*rt->pos++ = ev_make(EV_ENTRY, id, delta);
 	events_publish(rt);
+	if (ts && ts->threshold)
+		*cookie |= COOKIE_TIMED | (now & COOKIE_TIME_MASK);
 	if (rt->depth < REC_OPEN_SITES)
 		rt->open_site[rt->depth] = id;
 	rt->depth++;
@@ -59,12 +70,20 @@ int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void 
 	uint32_t id = func->site_id;
 	(void)user_data;
 
-	/* A -F or -N call (graph_entry's) and a -R spec are graph_exit's. */
-	if ((cookie & (COOKIE_IN | COOKIE_OUT)) || !rec_active || !use_tsc || !rt || !rt->chunk || args_for(id))
+	/* A -F or -N call (graph_entry's), a call only a trigger wanted and
+	 * a -R spec are graph_exit's. */
+	if ((cookie & (COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED)) || !rec_active || !use_tsc || !rt || !rt->chunk ||
+	    args_for(id))
 		return NEEDLE_DIRECT_DECLINE;
-	uint64_t delta = tsc_read() - rt->base;
+	uint64_t now = tsc_read(), delta = now - rt->base;
 	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)
 		return NEEDLE_DIRECT_DECLINE;
+	/* A trigger's call that took too long: graph_exit fires it. */
+	if (cookie & COOKIE_TIMED) {
+		const struct trigger_site *ts = trigger_folded_site(id);
+		if (ts && ts->threshold && ((now - cookie) & COOKIE_TIME_MASK) > ts->threshold)
+			return NEEDLE_DIRECT_DECLINE;
+	}
 	*rt->pos++ = ev_make(EV_EXIT, id, delta);
 	events_publish(rt);
 	rt->lib_top = (cookie & COOKIE_LIB_TOP) != 0;

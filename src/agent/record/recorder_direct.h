@@ -39,6 +39,17 @@ static inline unsigned rec_site_flag(uint32_t id)
 #define COOKIE_IN (1ull << 62)  /* a -F call: the old limit in the low 32 bits */
 #define COOKIE_OUT (1ull << 63) /* a -N call, not recorded */
 #define COOKIE_LIB_TOP (1ull << 61) /* the thread's lib_top before this call */
+/* A call a --trigger times (a SF_TRIGGER site): its entry clock in the
+ * low bits; with COOKIE_SKIPPED, the filters did not record it and its
+ * exit is only the trigger's.  Never with COOKIE_IN (no -F site is
+ * folded). */
+#define COOKIE_TIMED (1ull << 60)
+#define COOKIE_SKIPPED (1ull << 59)
+#define COOKIE_TIME_MASK ((1ull << 59) - 1)
+
+/* The site flag of a function whose --trigger the recorder times
+ * (trigger_fold); recorder.c has the others. */
+#define SF_TRIGGER 128u
 
 /* The function_graph tracer's direct handlers (needle.h's contract):
  * a call of a function with no flag, no -A/-R, within the depth limit, in
