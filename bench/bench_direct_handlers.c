@@ -5,10 +5,11 @@
 
 long direct_counter, direct_exits;
 
-int bench_direct_count(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-		       void *user_data)
+int bench_direct_count(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		       void *thread_data, uint64_t *cookie, void *user_data)
 {
 	(void)func;
+	(void)regs;
 	(void)ret_addr;
 	(void)thread_data;
 	(void)cookie;

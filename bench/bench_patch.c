@@ -93,8 +93,8 @@ static void count_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 static needle_exit_fn exit_handler; /* NULL, or count_exit for "hook" */
 /* count_direct, hook_direct: the same handlers' direct twins
  * (bench_direct_handlers.c). */
-int bench_direct_count(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-		       void *user_data);
+int bench_direct_count(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		       void *thread_data, uint64_t *cookie, void *user_data);
 int bench_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 extern long direct_counter, direct_exits;
 static int use_direct;

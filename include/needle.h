@@ -237,8 +237,8 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * fast path of a link that is alone on a function, as the kernel's
  * ftrace_ops with a trampoline of its own.  The site's trampoline saves
  * only the general-purpose registers and calls them with no needle_ctx
- * built, no register readable and no indirect dispatch through the
- * consumer list.  Contract, which needle cannot check:
+ * built and no indirect dispatch through the consumer list; of regs,
+ * only the integer part (args, rax, r10) is there to read, never xmm.  Contract, which needle cannot check:
  *   - built with -mgeneral-regs-only (gcc, clang), and calling nothing
  *     that is not: an SSE or x87 register they touched would reach the
  *     traced function as a changed argument or return value;
@@ -263,8 +263,8 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * link on it): needle stops trying the direct path there, entry and exit,
  * until then. */
 #define NEEDLE_DIRECT_DECLINE_FUNC 3
-typedef int (*needle_direct_entry_fn)(const struct needle_func *func, uint64_t ret_addr, void *thread_data,
-				      uint64_t *cookie, void *user_data);
+typedef int (*needle_direct_entry_fn)(const struct needle_func *func, const struct needle_regs *regs,
+				      uint64_t ret_addr, void *thread_data, uint64_t *cookie, void *user_data);
 typedef int (*needle_direct_exit_fn)(const struct needle_func *func, uint64_t cookie, void *thread_data,
 				     void *user_data);
 

@@ -10,6 +10,9 @@
 #include "needle.h"
 
 _Atomic uint64_t direct_entries, direct_exits, direct_exit_cookie_bad;
+/* The integer argument registers of the last call the direct entry took:
+ * the test compares them with what it passed. */
+_Atomic uint64_t direct_last_args[6];
 /* Decline every Nth entry and exit (0: never). */
 _Atomic uint32_t decline_entry_every, decline_exit_every;
 
@@ -23,8 +26,8 @@ static void clobber(void)
 			 : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory");
 }
 
-int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-		      void *user_data)
+int test_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		      void *thread_data, uint64_t *cookie, void *user_data)
 {
 	(void)func;
 	(void)ret_addr;
@@ -37,6 +40,8 @@ int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *t
 	if (every && ++seen[1] % every == 0)
 		return NEEDLE_DIRECT_DECLINE;
 	seen[0]++;
+	for (int k = 0; k < 6; k++)
+		atomic_store_explicit(&direct_last_args[k], regs->args[k], memory_order_relaxed);
 	atomic_fetch_add(&direct_entries, 1);
 	*cookie = 0xd1ec7;
 	return 0;

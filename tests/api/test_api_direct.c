@@ -1,6 +1,7 @@
 /* test_api_direct - direct handlers (needle_attach_opts.direct_entry and
  * direct_exit) as needle.h describes them:
  *   - only both, and only beside an entry and an exit handler;
+ *   - the direct entry reads the integer arguments from regs;
  *   - a function's arguments (six integer, eight double) and return
  *     values (rax:rdx, xmm0) reach it and its caller unchanged, though
  *     the direct handlers (direct_handlers.c) write junk into every
@@ -27,10 +28,11 @@
 #include "harness.h"
 #include "needle.h"
 
-int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-		      void *user_data);
+int test_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		      void *thread_data, uint64_t *cookie, void *user_data);
 int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 extern _Atomic uint64_t direct_entries, direct_exits, direct_exit_cookie_bad;
+extern _Atomic uint64_t direct_last_args[6];
 extern _Atomic uint32_t decline_entry_every, decline_exit_every;
 
 #define TRACED __attribute__((noipa))
@@ -209,6 +211,13 @@ int main(void)
 	CHECK_EQ(atomic_load(&direct_entries) + atomic_load(&full_entries), n, "entry only: every call counted once");
 	CHECK_EQ(atomic_load(&direct_entries), n - 1, "entry only: direct but for the first call (its thread data claimed)");
 	CHECK_EQ(atomic_load(&direct_exits) + atomic_load(&full_exits), 0, "entry only: no exit of any kind");
+	/* The registers the direct entry reads (regs): the last call's
+	 * arguments, six integers. */
+	d_int(0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666);
+	uint64_t seen_args = 0;
+	for (int k = 0; k < 6; k++)
+		seen_args += atomic_load(&direct_last_args[k]) == 0x1111u * (uint64_t)(k + 1);
+	CHECK_EQ(seen_args, 6, "the direct entry reads the six integer arguments from regs");
 	CHECK_EQ(needle_link_destroy(link), 0, "destroy the entry-only link");
 
 	CHECK_EQ(attach_main(all_funcs, 5, &link), 5, "attach the five functions with direct handlers");

@@ -3,7 +3,8 @@
 # through dispatch_direct.c) records what the full path records: the same
 # graph, thread by thread, for programs that take its every branch and
 # decline (threads, longjmp, sibling calls and exit sites, C++
-# exceptions, -F/-N subtrees, -D, -A/-R, the flight recorder, relocated
+# exceptions, -F/-N subtrees, -D, -A (integer values: written by the
+# direct path) and -R, the flight recorder, relocated
 # sites), with
 # NEEDLE_DIRECT=0 (every call on the full path) as the reference.  And
 # the code that runs with only the general-purpose registers saved has no

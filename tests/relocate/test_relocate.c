@@ -37,8 +37,8 @@ long rel_stored(void);
 int rel_keep_leaf(void);
 int rel_keep_caller(void);
 /* tests/api/direct_handlers.c */
-int test_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-		      void *user_data);
+int test_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		      void *thread_data, uint64_t *cookie, void *user_data);
 int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 extern _Atomic uint64_t direct_entries, direct_exits;
 

@@ -63,11 +63,12 @@ static inline int direct_thread_data(const struct consumer *c, struct thread_sta
 	return *td || !c->tdata_size;
 }
 
-int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs)
 {
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK
 	(void)site;
 	(void)ret_slot;
+	(void)regs;
 	return 0;
 #else
 	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
@@ -106,7 +107,7 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot)
 	if (!(generation & 1) || !direct_thread_data(c, ts, &td))
 		goto decline;
 	uint64_t cookie = 0;
-	int ret = ops->direct_entry(&site->func, ra, td, &cookie, c->user_data);
+	int ret = ops->direct_entry(&site->func, regs, ra, td, &cookie, c->user_data);
 	if (ret == NEEDLE_DIRECT_DECLINE_FUNC)
 		goto skip_site;
 	if (ret == NEEDLE_DIRECT_DECLINE)

@@ -6,12 +6,14 @@
 #include <stdint.h>
 
 struct site;
+struct needle_regs;
 
 /* A compiled entry site's call: 1 when the site's only consumer's direct
  * entry handler took it (the frame is pushed and the return hijacked as
  * the full path would), 0 to go the full path.  ret_slot points at the
- * traced function's return address. */
-int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot);
+ * traced function's return address; regs at the argument registers as
+ * the trampoline saved them (struct needle_regs's integer part only). */
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs);
 /* A hijacked return at sp: where the function really returns, once the
  * direct exit handler took it and the frame is popped; 0 to go the full
  * path. */

@@ -623,6 +623,15 @@ int args_configure(const char *lines, const char *filters)
 		err = configure_lines(filters, 1);
 	/* Mappings are compared only while lines are read: they change. */
 	mappings_reset();
+	for (uint32_t id = 0; !err && id < args_table.cnt; id++) {
+		struct arg_spec *s = args_table.specs[id];
+		if (!s)
+			continue;
+		s->entry_direct = s->entry_fixed && !s->has_cond;
+		for (uint8_t k = 0; k < s->entry_cnt; k++)
+			if (s->entry[k].reg + sizeof(uint64_t) > offsetof(struct needle_regs, xmm))
+				s->entry_direct = 0;
+	}
 	return err;
 }
 

@@ -45,6 +45,9 @@ struct arg_spec {
 	 * word): the recorder writes the block in place, item words from
 	 * the table. */
 	uint8_t entry_fixed, exit_fixed;
+	/* The entry's items are integer registers only and no filter tests
+	 * the call: the direct path (recorder_direct.c) writes them. */
+	uint8_t entry_direct;
 	/* The most words a side's block can take (strings at --max-string):
 	 * the room the recorder makes before it writes the block in place. */
 	uint16_t entry_words_max, exit_words_max;
@@ -81,10 +84,15 @@ static inline const struct arg_spec *args_for(uint32_t site)
 
 /* The value of it, from the registers the trampoline saved (not for a
  * stack item: see args_payload). */
+static inline uint64_t args_value_in(const struct arg_item *it, const struct needle_regs *regs)
+{
+	uint64_t v = *(const uint64_t *)((const char *)regs + it->reg);
+	return (v >> (8 * it->shift)) & it->mask;
+}
+
 static inline uint64_t args_value(const struct arg_item *it, const struct needle_ctx *ctx)
 {
-	uint64_t v = *(const uint64_t *)((const char *)&ctx->regs + it->reg);
-	return (v >> (8 * it->shift)) & it->mask;
+	return args_value_in(it, &ctx->regs);
 }
 
 /* 1 if the call of ctx passes s's filter (or s has none). */

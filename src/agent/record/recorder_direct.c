@@ -1,9 +1,10 @@
 /* recorder_direct.c - the function_graph tracer's direct handlers
  * (needle.h, needle_direct_entry_fn): the common call recorded with no
  * needle_ctx and no vector register saved.  They do what graph_entry and
- * graph_exit do for a call with no site flag, no -A/-R spec, under the
- * depth limit, timed by the TSC, in a chunk with room for the event, and
- * decline everything else before any store, so that graph_entry and
+ * graph_exit do for a call with no site flag, no -R spec, -A values in
+ * integer registers only, under the depth limit, timed by the TSC, in a
+ * chunk with room for the event, and decline everything else before any
+ * store, so that graph_entry and
  * graph_exit (recorder.c) handle it whole.  A duration trigger's call is
  * timed here as graph_entry times it (the clock in the cookie), and one
  * that took too long declines its exit, for graph_exit to fire.  Built with
@@ -24,8 +25,8 @@
 #include "agent/record/recorder_direct.h"
 #include "agent/record/trigger.h"
 
-int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-			   void *user_data)
+int rec_graph_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+			   void *thread_data, uint64_t *cookie, void *user_data)
 {
 	struct rec_thread *rt = thread_data;
 	uint32_t id = func->site_id;
@@ -39,7 +40,8 @@ int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, vo
 	 * duration trigger's function is timed here; an entry trigger's
 	 * fires in graph_entry. */
 	unsigned fl = rec_site_flag(id);
-	if ((fl & ~SF_TRIGGER) || args_for(id))
+	const struct arg_spec *as = args_for(id);
+	if ((fl & ~SF_TRIGGER) || (as && !as->entry_direct))
 		return NEEDLE_DIRECT_DECLINE_FUNC;
 	const struct trigger_site *ts = fl ? trigger_folded_site(id) : NULL;
 	if (ts && ts->on_entry)
@@ -48,10 +50,23 @@ int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, vo
 		return NEEDLE_DIRECT_DECLINE;
 	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
 		return NEEDLE_DIRECT_DECLINE;
+	/* -A values: event_write_fixed's block, read from the registers
+	 * the trampoline saved. */
+	uint32_t words = as ? 2u * as->entry_cnt : 0;
 	uint64_t now = tsc_read(), delta = now - rt->base;
-	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)
+	if (rt->pos + 1 + (words ? 1 + words : 0) > rt->end || delta > EV_DELTA_MASK)
 		return NEEDLE_DIRECT_DECLINE;
-	*rt->pos++ = ev_make(EV_ENTRY, id, delta);
+	uint64_t *p = rt->pos;
+	p[0] = ev_make(EV_ENTRY, id, delta);
+	if (words) {
+		p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, words);
+		for (uint8_t k = 0; k < as->entry_cnt; k++) {
+			p[2 + 2 * k] = as->entry[k].word;
+			p[3 + 2 * k] = args_value_in(&as->entry[k], regs);
+		}
+		p += 1 + words;
+	}
+	rt->pos = p + 1;
 	events_publish(rt);
 	if (ts && ts->threshold)
 		*cookie |= COOKIE_TIMED | (now & COOKIE_TIME_MASK);
@@ -72,8 +87,9 @@ int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void 
 
 	/* A -F or -N call (graph_entry's), a call only a trigger wanted and
 	 * a -R spec are graph_exit's. */
+	const struct arg_spec *as = args_for(id);
 	if ((cookie & (COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED)) || !rec_active || !use_tsc || !rt || !rt->chunk ||
-	    args_for(id))
+	    (as && as->exit_cnt))
 		return NEEDLE_DIRECT_DECLINE;
 	uint64_t now = tsc_read(), delta = now - rt->base;
 	if (rt->pos + 1 > rt->end || delta > EV_DELTA_MASK)

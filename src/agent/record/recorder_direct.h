@@ -52,11 +52,12 @@ static inline unsigned rec_site_flag(uint32_t id)
 #define SF_TRIGGER 128u
 
 /* The function_graph tracer's direct handlers (needle.h's contract):
- * a call of a function with no flag, no -A/-R, within the depth limit, in
+ * a call of a function with no flag but a trigger's, no -R, -A values in
+ * integer registers only, within the depth limit, in
  * a chunk with room, timed by the TSC; everything else declines to
  * graph_entry and graph_exit. */
-int rec_graph_direct_entry(const struct needle_func *func, uint64_t ret_addr, void *thread_data, uint64_t *cookie,
-			   void *user_data);
+int rec_graph_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+			   void *thread_data, uint64_t *cookie, void *user_data);
 int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 
 #endif

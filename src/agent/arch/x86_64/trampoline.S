@@ -111,29 +111,35 @@
 	je	1f
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
 	jne	1f
-	CFI_PUSH %rdi
-	CFI_PUSH %rsi
-	CFI_PUSH %rdx
-	CFI_PUSH %rcx
-	CFI_PUSH %r8
-	CFI_PUSH %r9
-	CFI_PUSH %r10
-	CFI_PUSH %r11
-	subq	$8, %rsp                /* 9 pushes + 8: 16-byte aligned */
-	.cfi_adjust_cfa_offset 8
+	/* The argument registers laid out as struct needle_regs's integer
+	 * part (the handler reads -A values from it), then r11; 72 bytes
+	 * after rax's push: 16-byte aligned for the call. */
+	subq	$72, %rsp
+	.cfi_adjust_cfa_offset 72
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	72(%rsp), %rdi          /* the program's rax, pushed first */
+	movq	%rdi, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
 	movq	%r11, %rdi
 	leaq	80 + \ret_at(%rsp), %rsi
+	movq	%rsp, %rdx
 	call	*needle_direct_entry_slot(%rip)
-	addq	$8, %rsp
-	.cfi_adjust_cfa_offset -8
-	CFI_POP	%r11
-	CFI_POP	%r10
-	CFI_POP	%r9
-	CFI_POP	%r8
-	CFI_POP	%rcx
-	CFI_POP	%rdx
-	CFI_POP	%rsi
-	CFI_POP	%rdi
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+	addq	$72, %rsp
+	.cfi_adjust_cfa_offset -72
 	testl	%eax, %eax
 	jz	1f
 	CFI_POP	%rax
