@@ -46,7 +46,7 @@ CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
 CLI_INC := -Iinclude -Isrc
 # libdw and libelf: DWARF for --auto-args (src/cli/args/dwarf_params.c); zlib:
 # CRC32 of sections; libstdc++: the C++ demangler.
-CLI_LIBS := -ldw -lelf -lz -lstdc++
+CLI_LIBS := -ldw -lelf -lz -lseccomp -lstdc++
 
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

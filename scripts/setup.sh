@@ -7,7 +7,8 @@
 #               libelf-dev (ELF symbols and sections), libdw-dev (function
 #               ranges from .eh_frame, separate debug files), libzydis-dev
 #               (x86-64 decoder and encoder: relocating function entries),
-#               zlib1g-dev (CRC32 of trace file sections), and to link
+#               zlib1g-dev (CRC32 of trace file sections), libseccomp-dev
+#               (the system calls' names, for --kernel's views), and to link
 #               them into libneedle (scripts/build_deps.sh: elfutils and
 #               Zydis rebuilt from Debian's sources with -fPIC): dpkg-dev
 #               (apt-get source), m4, flex, bison (elfutils' build),
@@ -33,7 +34,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()

@@ -49,6 +49,43 @@ enum trace_section {
 	SEC_ARGS = 11,   /* text: the names of recorded values, from DWARF (see file-format.md) */
 	SEC_VIEW_OPTS = 12, /* the views' default options (record's -t, -T, ...): NUL-terminated words */
 	SEC_SITE_SIZES = 13, /* records: u32 site id, u32 function bytes, of sites of the SITES sections before */
+	SEC_KERNEL = 14, /* struct sec_kernel + struct kernel_event records: one thread's, in time order */
+};
+
+/* The kernel's side of a thread (needle record --kernel): what it did in
+ * the kernel or off the CPU, read with perf_event_open. */
+enum kernel_event_kind {
+	KEV_SYSCALL = 1, /* a system call: a = number, b = return value (-errno) */
+	KEV_OFFCPU = 2,  /* off the CPU for dur: flags = enum kev_state */
+	KEV_FAULT = 3,   /* a page fault taken in user code: a = address, b = ip, flags KEV_FAULT_MAJOR */
+	KEV_KINDS = 4,
+};
+
+/* How a thread left the CPU. */
+enum kev_state {
+	KEV_STATE_PREEMPTED = 1, /* runnable (R): preempted */
+	KEV_STATE_SLEEPING = 2,  /* S: blocked, interruptible */
+	KEV_STATE_DISK = 3,      /* D: blocked, uninterruptible */
+	KEV_STATE_BLOCKED = 4,   /* blocked, S or D not known (no sched_switch tracepoint) */
+};
+#define KEV_FAULT_MAJOR 1
+
+#define SEC_KERNEL_VERSION 1
+struct sec_kernel {
+	uint32_t version; /* SEC_KERNEL_VERSION: a reader refuses another */
+	uint32_t tid;
+	uint64_t seq;     /* the thread's KERNEL sections, numbered from 0: read in this order */
+	uint32_t count;   /* struct kernel_event records that follow */
+	uint32_t pad;
+};
+
+struct kernel_event {
+	uint64_t time;  /* raw clock: the system call's entry, the switch out, the fault */
+	uint64_t dur;   /* raw clock units: in the system call, off the CPU; 0 for a fault */
+	uint64_t a, b;  /* by kind (enum kernel_event_kind) */
+	uint16_t kind;  /* enum kernel_event_kind */
+	uint16_t flags; /* KEV_OFFCPU: enum kev_state; KEV_FAULT: KEV_FAULT_MAJOR */
+	uint32_t cpu;   /* where it began */
 };
 
 /* How an attached recording ended. */
@@ -170,6 +207,8 @@ struct sec_chunk {
 
 _Static_assert(sizeof(struct sec_chunk_v1) == 32, "version 1 chunk header is 32 bytes");
 _Static_assert(sizeof(struct sec_chunk) == 56, "version 2 chunk header is 56 bytes");
+_Static_assert(sizeof(struct sec_kernel) == 24, "KERNEL section header is 24 bytes");
+_Static_assert(sizeof(struct kernel_event) == 40, "a kernel event is 40 bytes");
 
 #define TAG_ENTRY 0u
 #define TAG_EXIT_TOP 1u

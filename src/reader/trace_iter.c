@@ -47,7 +47,86 @@ struct trace_cursor {
 	uint8_t (*data)[TRACE_DATA_MAX];
 	unsigned data_next;
 	uint32_t inherit_left;    /* entries still to come that a fork's child re-entered */
+	/* The thread's kernel events (--kernel): the current section's, one
+	 * read at a time, merged with its calls by raw time. */
+	size_t next_kernel;       /* the next section of th->kernel */
+	uint64_t kernel_off;      /* of the current section's next event not in kbuf */
+	uint32_t kernel_left;     /* its events not read into kbuf yet */
+	struct kernel_event *kbuf; /* read ahead: KERNEL_READ_AHEAD at most, allocated at first use */
+	uint32_t kbuf_pos, kbuf_cnt;
+	uint8_t has_kev;
+	struct kernel_event kev;  /* the next one */
 };
+
+#define KERNEL_READ_AHEAD 256
+
+/* The thread's next kernel event into c->kev (has_kev 0: none left).  A
+ * section's CRC was checked when the trace was opened. */
+static int kernel_advance(struct trace_iter *it, struct trace_cursor *c)
+{
+	c->has_kev = 0;
+	if (c->kbuf_pos == c->kbuf_cnt) {
+		while (!c->kernel_left) {
+			if (c->next_kernel >= c->th->kernel_cnt) {
+				free(c->kbuf);
+				c->kbuf = NULL;
+				return 0;
+			}
+			const struct trace_kernel_ref *ref = &c->th->kernel[c->next_kernel++];
+			c->kernel_off = ref->offset + sizeof(struct sec_kernel);
+			c->kernel_left = ref->count;
+		}
+		if (!c->kbuf && !(c->kbuf = malloc(KERNEL_READ_AHEAD * sizeof(*c->kbuf)))) {
+			reader_error(it->err, sizeof(it->err), "out of memory");
+			return -1;
+		}
+		uint32_t n = c->kernel_left < KERNEL_READ_AHEAD ? c->kernel_left : KERNEL_READ_AHEAD;
+		if (reader_read_at(it->t->f, c->kernel_off, c->kbuf, n * sizeof(*c->kbuf))) {
+			reader_error(it->err, sizeof(it->err), "cannot read the kernel events at offset %llu",
+				     (unsigned long long)c->kernel_off);
+			return -1;
+		}
+		c->kernel_off += n * sizeof(*c->kbuf);
+		c->kernel_left -= n;
+		c->kbuf_pos = 0;
+		c->kbuf_cnt = n;
+	}
+	c->kev = c->kbuf[c->kbuf_pos++];
+	c->has_kev = 1;
+	return 0;
+}
+
+/* The raw time of the next event of the current chunk, without decoding
+ * it: 1, or 0 when the next tag is a data block (decode_one takes it). */
+static int peek_raw(const struct trace *t, const struct trace_cursor *c, uint64_t *raw)
+{
+	const uint8_t *q = c->p;
+	uint64_t tag, delta;
+
+	if (varint_get(&q, c->end, &tag) || varint_get(&q, c->end, &delta))
+		return 0; /* decode_one says what is wrong */
+	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
+		return 0;
+	*raw = c->raw + delta;
+	return 1;
+}
+
+/* The pending kernel event as the thread's next event, at the depth of
+ * its calls open, and the one after it read. */
+static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
+{
+	struct trace *t = it->t;
+	uint64_t ns = trace_ns(t, c->kev.time);
+
+	*e = (struct trace_event){ .ns = ns < c->last_ns ? c->last_ns : ns, .tid = c->th->tid, .thread = c->index,
+				   .site = UINT32_MAX, .kind = TEV_KERNEL, .depth = (uint32_t)c->stack.depth,
+				   .kev = c->kev };
+	e->kev_ns = trace_ns(t, c->kev.time + c->kev.dur) - trace_ns(t, c->kev.time);
+	if (e->ns > c->last_ns)
+		c->last_ns = e->ns;
+	t->work++;
+	return kernel_advance(it, c) ? -1 : 1;
+}
 
 /* The data block right after the event just decoded into e, if any: its
  * bytes go to the cursor's ring and e points at them.  0, or -1. */
@@ -306,6 +385,9 @@ static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct tra
 				c->last_ns = e->ns;
 			return 1;
 		}
+		uint64_t next_raw;
+		if (c->has_kev && c->left && peek_raw(it->t, c, &next_raw) && c->kev.time <= next_raw)
+			return kernel_take(it, c, e);
 		if (c->left) {
 			int r = decode_one(it, c, e);
 			if (r)
@@ -319,6 +401,9 @@ static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct tra
 		}
 		if (c->ended)
 			return 0;
+		/* Kernel events after the thread's last call event. */
+		if (c->has_kev)
+			return kernel_take(it, c, e);
 		/* The trace ended with frames still open: close them as open. */
 		c->ended = 1;
 		free(c->buf);
@@ -380,6 +465,8 @@ int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, s
 		c->index = (uint32_t)i;
 		c->close_to = SIZE_MAX;
 		c->stack.key = thread_key(c->th->tid, c->th->serial);
+		if (kernel_advance(it, c))
+			return -1;
 		if (tree && !(c->root = call_tree_child(tree, 0, tree->thread_root ? tree->thread_root[i] : c->th->tid))) {
 			reader_error(it->err, sizeof(it->err), "out of memory");
 			return -1;
@@ -445,6 +532,7 @@ void trace_iter_free(struct trace_iter *it)
 		thread_stack_free(&it->cursors[i].stack);
 		free(it->cursors[i].data);
 		free(it->cursors[i].buf);
+		free(it->cursors[i].kbuf);
 	}
 	free(it->cursors);
 	free(it->heap);

@@ -187,11 +187,114 @@ struct thread_name {
 	char name[64];
 };
 
+/* KERNEL sections are indexed by tid and given to threads once every
+ * thread is known. */
+struct kernel_pending {
+	uint32_t tid;
+	struct trace_kernel_ref ref;
+};
+
 struct open_state {
 	struct thread_name *names;
 	size_t name_cnt;
 	struct trace_thread *last_chunk_thread; /* of the last section, if a chunk */
+	struct kernel_pending *kernel;
+	size_t kernel_cnt, kernel_cap;
+	/* The last section was a KERNEL section whose CRC fails: the end of
+	 * a file whose recording did not finish, unless a section follows. */
+	uint64_t bad_kernel_off, bad_kernel_len;
 };
+
+/* A KERNEL section: checked whole (its CRC, its version, its length),
+ * indexed, not kept. */
+static int index_kernel(struct trace *t, struct open_state *os, const struct trace_section_header *sh, uint64_t off,
+			char *err, size_t errlen)
+{
+	struct sec_kernel k;
+	uint8_t *p;
+
+	if (sh->length < sizeof(k) || reader_read_at(t->f, off, &k, sizeof(k))) {
+		reader_error(err, errlen, "KERNEL section at offset %llu is too short", (unsigned long long)off);
+		return -1;
+	}
+	if (k.version != SEC_KERNEL_VERSION) {
+		reader_error(err, errlen, "KERNEL section at offset %llu is of version %u: from a newer needle",
+			     (unsigned long long)off, k.version);
+		return -1;
+	}
+	if (sh->length != sizeof(k) + (uint64_t)k.count * sizeof(struct kernel_event)) {
+		reader_error(err, errlen, "KERNEL section at offset %llu is malformed", (unsigned long long)off);
+		return -1;
+	}
+	if (!(p = malloc(sh->length)) || reader_read_at(t->f, off, p, sh->length)) {
+		free(p);
+		reader_error(err, errlen, "cannot read the KERNEL section at offset %llu", (unsigned long long)off);
+		return -1;
+	}
+	int crc_ok = (uint32_t)crc32(0, p, (uInt)sh->length) == sh->crc32;
+	free(p);
+	if (!crc_ok) {
+		os->bad_kernel_off = off;
+		os->bad_kernel_len = sh->length;
+		return 0;
+	}
+	if (os->kernel_cnt == os->kernel_cap) {
+		size_t cap = os->kernel_cap ? 2 * os->kernel_cap : 16;
+		struct kernel_pending *v = realloc(os->kernel, cap * sizeof(*v));
+		if (!v) {
+			reader_error(err, errlen, "out of memory");
+			return -1;
+		}
+		os->kernel = v;
+		os->kernel_cap = cap;
+	}
+	os->kernel[os->kernel_cnt++] = (struct kernel_pending){ k.tid, { off, sh->length, k.seq, k.count } };
+	return 0;
+}
+
+static int kernel_ref_cmp(const void *a, const void *b)
+{
+	const struct trace_kernel_ref *x = a, *y = b;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Each KERNEL section to the first thread of its tid (one of its own when
+ * the tid has no chunk), the counts read from the events. */
+static int apply_kernel(struct trace *t, struct open_state *os)
+{
+	for (size_t i = 0; i < os->kernel_cnt; i++) {
+		const struct kernel_pending *k = &os->kernel[i];
+		struct trace_thread *th = trace_thread_find(t, k->tid);
+		if (!th && !(th = thread_get(t, k->tid, 0)))
+			return -1;
+		if (th->kernel_cnt == th->kernel_cap) {
+			size_t cap = th->kernel_cap ? 2 * th->kernel_cap : 8;
+			struct trace_kernel_ref *v = realloc(th->kernel, cap * sizeof(*v));
+			if (!v)
+				return -1;
+			th->kernel = v;
+			th->kernel_cap = cap;
+		}
+		th->kernel[th->kernel_cnt++] = k->ref;
+		th->kernel_events += k->ref.count;
+		t->kernel_events[0] += k->ref.count;
+		/* By kind: one pass over the events (16 bytes read of 40). */
+		for (uint32_t e = 0; e < k->ref.count; e++) {
+			uint16_t kind;
+			if (reader_read_at(t->f, k->ref.offset + sizeof(struct sec_kernel) +
+						  (uint64_t)e * sizeof(struct kernel_event) +
+						  offsetof(struct kernel_event, kind), &kind, sizeof(kind)))
+				return -1;
+			if (kind && kind < KEV_KINDS)
+				t->kernel_events[kind]++;
+		}
+	}
+	for (size_t i = 0; i < t->thread_cnt; i++)
+		if (t->threads[i].kernel_cnt)
+			qsort(t->threads[i].kernel, t->threads[i].kernel_cnt, sizeof(struct trace_kernel_ref),
+			      kernel_ref_cmp);
+	return 0;
+}
 
 static int load_section(struct trace *t, struct open_state *os, const struct trace_section_header *sh, uint64_t off,
 			char *err, size_t errlen)
@@ -199,6 +302,13 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 	uint8_t *p;
 
 	os->last_chunk_thread = NULL;
+	if (os->bad_kernel_len) {
+		reader_error(err, errlen, "section at offset %llu (type %u) fails its CRC check: the file is corrupted",
+			     (unsigned long long)os->bad_kernel_off, SEC_KERNEL);
+		return -1;
+	}
+	if (sh->type == SEC_KERNEL)
+		return index_kernel(t, os, sh, off, err, errlen);
 	if (sh->type == SEC_CHUNK) {
 		uint8_t raw[sizeof(struct sec_chunk)];
 		struct sec_chunk c;
@@ -610,6 +720,9 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		t->incomplete = 1;
 		t->tail_bytes = size - off;
 		drop_torn_chunk(t, &os);
+		/* A last KERNEL section that never reached the disk whole. */
+		if (os.bad_kernel_len)
+			t->tail_bytes += sizeof(struct trace_section_header) + os.bad_kernel_len;
 	}
 	if (t->have_clock) {
 		if (t->clock.raw1 <= t->clock.raw0 || t->clock.ns1 < t->clock.ns0) {
@@ -628,14 +741,20 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 			t->sites[i].name = t->names + (uintptr_t)t->sites[i].name - 1;
 	demangle_sites(t);
 	apply_thread_names(t, &os);
+	if (apply_kernel(t, &os)) {
+		reader_error(err, errlen, "out of memory");
+		goto fail;
+	}
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		if (t->threads[i].chunk_cnt) /* a THREAD section may name a tid with no chunk */
 			qsort(t->threads[i].chunks, t->threads[i].chunk_cnt, sizeof(struct trace_chunk_ref),
 			      chunk_cmp);
 	free(os.names);
+	free(os.kernel);
 	return t;
 fail:
 	free(os.names);
+	free(os.kernel);
 	trace_close(t);
 	return NULL;
 }
@@ -657,8 +776,10 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; t->argv && t->argv[i]; i++)
 		free(t->argv[i]);
 	free(t->argv);
-	for (size_t i = 0; i < t->thread_cnt; i++)
+	for (size_t i = 0; i < t->thread_cnt; i++) {
 		free(t->threads[i].chunks);
+		free(t->threads[i].kernel);
+	}
 	free(t->threads);
 	free(t->thread_slots);
 	for (size_t i = 0; i < t->owned_cnt; i++)

@@ -43,6 +43,15 @@ struct trace_chunk_ref {
 	uint64_t base;       /* raw clock of its first event's delta base */
 };
 
+/* A KERNEL section of a thread (--kernel): its events are read when the
+ * thread's cursor reaches them. */
+struct trace_kernel_ref {
+	uint64_t offset;     /* of the section payload */
+	uint64_t length;
+	uint64_t seq;
+	uint32_t count;
+};
+
 struct placeholder;
 struct data_sym;
 struct src_lines;
@@ -55,6 +64,11 @@ struct trace_thread {
 	size_t chunk_cnt, chunk_cap;
 	uint64_t events, lost;
 	uint64_t name_seq;        /* seq of the chunk the name was taken from, + 1 */
+	/* Its kernel events (needle record --kernel), by seq.  A tid's go to
+	 * its first thread (a recycled tid's later threads show none). */
+	struct trace_kernel_ref *kernel;
+	size_t kernel_cnt, kernel_cap;
+	uint64_t kernel_events;
 };
 
 struct trace {
@@ -83,6 +97,7 @@ struct trace {
 	uint64_t tail_bytes;      /* bytes at the end not read (a section cut short) */
 	uint64_t size;            /* of the file */
 	uint64_t lost_in_chunks;  /* losses the chunks attribute to a thread */
+	uint64_t kernel_events[KEV_KINDS]; /* by kind (index 0: all) */
 	char **modules;
 	size_t module_cnt;
 	struct trace_site *sites; /* by id */
@@ -151,6 +166,7 @@ enum trace_event_kind {
 	TEV_EXIT = 2,
 	TEV_LOST = 3,     /* events were dropped here (count in .lost) */
 	TEV_SWITCH = 4,   /* the thread switched to coroutine context .site */
+	TEV_KERNEL = 5,   /* the kernel's side of the thread (.kev): a system call, off the CPU, a fault */
 };
 
 /* Flags of an exit. */
@@ -184,6 +200,10 @@ struct trace_event {
 	uint8_t flags;
 	uint16_t data_len;        /* bytes at data: values captured (-A / -R), 0 if none */
 	const uint8_t *data;      /* valid until a few more events of the thread are read */
+	/* TEV_KERNEL: the event as recorded; .ns is its start, and
+	 * kev_ns its length in nanoseconds.  .site is UINT32_MAX. */
+	struct kernel_event kev;
+	uint64_t kev_ns;
 };
 
 #define TRACE_DATA_RING 8

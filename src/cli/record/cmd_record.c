@@ -134,6 +134,7 @@ static void follow_descendants(struct recording *r)
 		reap(r);
 		if (record_buffer_ready(r))
 			record_drain(r, 0);
+		record_kernel_drain(r, 0);
 		if (record_stop)
 			break;
 		/* On every SIGCHLD, else five times a second: a grandchild's
@@ -145,7 +146,7 @@ static void follow_descendants(struct recording *r)
 			if (!record_descendants(st.st_ino, pids, 8))
 				return;
 		}
-		record_wait(r, seen, -1);
+		record_wait(r, seen, r->kernel.ring_cnt ? 10 : -1);
 	}
 	if ((n = record_descendants(st.st_ino, pids, 8))) {
 		format_pids(list, sizeof(list), pids, n, n < 8 ? n : 8);
@@ -267,7 +268,9 @@ int cmd_record(int argc, char **argv)
 
 	r.raw0 = tsc_read();
 	r.ns0 = monotonic_ns();
-	r.pid = child_pid = record_spawn(r.argv, agent, r.buf_fd, r.meta_fd, &o, &exec_errno);
+	r.kernel.asked = o.kernel;
+	r.pid = child_pid = record_spawn(r.argv, agent, r.buf_fd, r.meta_fd, &o, o.kernel ? &r.kernel : NULL,
+					 &exec_errno);
 	if (r.pid < 0) {
 		cli_error("cannot start %s: %s", r.argv[0], strerror(errno));
 		goto abandon;
@@ -291,11 +294,14 @@ int cmd_record(int argc, char **argv)
 			record_begin(&r);
 		if (r.out.begun && record_buffer_ready(&r))
 			record_drain(&r, 0);
+		record_kernel_drain(&r, 0);
 		if (reap(&r))
 			break;
 		/* Until the agent records, look often: the --ctl line is
-		 * printed then, and nothing wakes this loop for it. */
-		record_wait(&r, seen, r.out.begun ? -1 : 10);
+		 * printed then, and nothing wakes this loop for it.  The
+		 * kernel's rings are read every 10 ms: nothing wakes this
+		 * loop for them either. */
+		record_wait(&r, seen, r.out.begun && !r.kernel.ring_cnt ? -1 : 10);
 	}
 	uint32_t state = atomic_load(&r.shm->agent_state);
 	if (!r.out.begun && state == AGENT_RECORDING)
@@ -304,6 +310,7 @@ int cmd_record(int argc, char **argv)
 		return not_traced(&r, state);
 	follow_descendants(&r);
 	int werr = record_finish(&r);
+	kernel_close(&r.kernel);
 	if (WIFSIGNALED(r.status))
 		cli_error("%s was killed by signal %d (%s)", r.argv[0], WTERMSIG(r.status), strsignal(WTERMSIG(r.status)));
 	return werr ? 1 : exit_status(r.status);

@@ -13,6 +13,7 @@
 
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
+#include "cli/record/kernel.h"
 #include "cli/util/trigger_spec.h"
 #include "common/value_spec.h"
 
@@ -106,6 +107,14 @@ static const char record_usage[] =
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
 	"      --max-stack N        uftrace's name for -D N\n"
 	"      --no-pltbind         run the program with LD_BIND_NOW=1 (every symbol bound at start)\n"
+	"      --kernel=LIST        the kernel's side of each thread, on the same timeline (perf_event_open;\n"
+	"                           repeatable; what privileges refuse is left out and named):\n"
+	"                           switch  time off the CPU: preempted, or blocked (S/D with root); a\n"
+	"                                   record per context switch, about 1 us each\n"
+	"                           syscall every system call: number, time in the kernel, result\n"
+	"                                   (root: raw_syscalls tracepoints; about 1 us per call)\n"
+	"                           fault   page faults taken in user code: address, major or minor\n"
+	"                           all     the three\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
 	"                           threads keep their ids, a thread of their own each; not a static,\n"
@@ -257,7 +266,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME };
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -273,7 +282,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
-		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", required_argument, NULL, OPT_KERNEL }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
@@ -336,6 +345,14 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_PLTBIND:
 			o->bind_now = 1;
 			break;
+		case OPT_KERNEL: {
+			char why[160];
+			if (kernel_parse(optarg, &o->kernel, why, sizeof(why))) {
+				cli_error("%s", why);
+				return -1;
+			}
+			break;
+		}
 		case OPT_NO_FOLLOW_EXEC:
 			o->agent.no_follow_exec = 1;
 			break;
@@ -686,6 +703,11 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.subtree);
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
+	}
+	if (o->kernel && (o->attach_pid || o->snapshot)) {
+		cli_error("record: --kernel records a program needle record starts, streaming: not yet with %s",
+			  o->attach_pid ? "-p" : "--snapshot");
+		return -1;
 	}
 	if (o->attach_pid && o->bind_now) {
 		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");

@@ -26,6 +26,7 @@
 #include <sys/types.h>
 
 #include "cli/args/args.h"
+#include "cli/record/kernel.h"
 #include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "format/trace_writer.h"
@@ -48,6 +49,7 @@ struct record_opts {
 	int force;      /* --force: overwrite a file that is not a needle trace */
 	int bind_now;   /* --no-pltbind: the program runs with LD_BIND_NOW=1 */
 	int srcline;    /* --srcline: nothing to record (the views read DWARF); live shows the lines */
+	unsigned kernel; /* --kernel: KERNEL_* (kernel.h) */
 	pid_t attach_pid;      /* -p: record this running process */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */
@@ -134,6 +136,7 @@ struct recording {
 	int attached;           /* -p: attach describes how */
 	struct sec_attach attach;
 	const struct sec_snapshot *snapshot; /* written with the closing sections, if set */
+	struct kernel_rec kernel;  /* --kernel (kernel.c) */
 	uint64_t snapshot_lost;    /* a snapshot's lost events: those its chunks say were dropped */
 };
 
@@ -162,6 +165,8 @@ void record_begin(struct recording *r);
 /* Drain and salvage what is left, write the closing sections and say what
  * was recorded.  0, or 1 if the file could not be written in full. */
 int record_finish(struct recording *r);
+/* --kernel: the kernel's events read so far into the file (final: all). */
+void record_kernel_drain(struct recording *r, int final);
 /* Write the header, the symbols and a first clock, quietly (a snapshot). */
 void record_begin_file(struct recording *r);
 /* The closing sections (record_out_finish's tail). */
@@ -190,8 +195,10 @@ int record_signal_was_ignored(int sig);
 int record_find_agent(char *out, size_t len);
 int record_find_program(const char *prog, char *out, size_t len);
 
+/* Start the program with the agent preloaded; with kernel (--kernel), its
+ * events are opened on the child before it execs. */
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
-		   int *exec_errno);
+		   struct kernel_rec *kernel, int *exec_errno);
 /* Processes descended from needle record that still map the buffer of
  * inode buf_ino: up to max PIDs in pids; returns how many were found. */
 size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max);

@@ -129,12 +129,24 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }
 
+void record_kernel_drain(struct recording *r, int final)
+{
+	if (!r->kernel.ring_cnt || r->out.err || !r->out.begun)
+		return;
+	long n = kernel_drain(&r->kernel, &r->w, r->shm->clock_source != CLOCK_SOURCE_MONOTONIC, final);
+	if (n < 0 && !r->w.err)
+		r->w.err = (int)-n;
+	if (n)
+		record_out_commit(r);
+}
+
 int record_finish(struct recording *r)
 {
 	const char *output = r->o->output;
 
 	record_drain(r, 1);
 	record_salvage(r);
+	record_kernel_drain(r, 1);
 	r->raw1 = tsc_read();
 	r->ns1 = monotonic_ns();
 	char agent_err[512];

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "cli/util/cli_util.h"
@@ -114,15 +115,23 @@ int record_signal_was_ignored(int sig)
 }
 
 pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, const struct record_opts *o,
-		   int *exec_errno)
+		   struct kernel_rec *kernel, int *exec_errno)
 {
-	int pipefd[2];
+	int pipefd[2], gofd[2] = { -1, -1 };
 	pid_t pid;
 
 	pid_t self = getpid();
 
 	if (pipe2(pipefd, O_CLOEXEC))
 		return -1;
+	/* --kernel: the child waits before its exec for the events to be
+	 * opened on it, so that they see the program from its first
+	 * instruction. */
+	if (kernel && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gofd)) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -192,6 +201,12 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		else
 			snprintf(num, sizeof(num), "%d", hcfg);
 		setenv(RECORD_CONFIG_ENV, num, 1);
+		if (kernel) {
+			char go;
+			close(gofd[1]);
+			if (read(gofd[0], &go, 1) != 1)
+				_exit(127); /* needle record is gone */
+		}
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)
@@ -199,6 +214,19 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 		_exit(127);
 	}
 	close(pipefd[1]);
+	if (kernel) {
+		close(gofd[0]);
+		if (kernel_open(kernel, pid))
+			cli_error("--kernel: nothing could be opened (%s); recording the functions only",
+				  kernel->left_out[0] ? kernel->left_out : "perf_event_open refused every event");
+		else if (kernel->left_out[0])
+			cli_error("--kernel: left out: %s", kernel->left_out);
+		/* MSG_NOSIGNAL: a child that died before its exec is no
+		 * SIGPIPE of ours. */
+		if (send(gofd[1], "g", 1, MSG_NOSIGNAL) != 1 && errno != EPIPE)
+			cli_error("--kernel: cannot start the program (%s)", strerror(errno));
+		close(gofd[1]);
+	}
 	*exec_errno = 0;
 	if (read(pipefd[0], exec_errno, sizeof(*exec_errno)) != sizeof(*exec_errno))
 		*exec_errno = 0;

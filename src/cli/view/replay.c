@@ -282,6 +282,7 @@ struct replay {
 	size_t open_cnt, open_cap;
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
+	int no_kernel;  /* --no-kernel: no line for the kernel's events */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
 	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
@@ -415,6 +416,7 @@ static const char replay_usage[] =
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --no-kernel    no line for the kernel's events (record --kernel)\n"
 	"      --libname      a library's function as NAME@LIBRARY (uftrace's)\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
 	"  -r, --time-range START~END  only what happened between START and END (either may be left\n"
@@ -1317,11 +1319,17 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	}
 	case TEV_SWITCH:
 	case TEV_LOST:
-		if (th->off || th->out || (r->have_sel && !th->in) || th->threshold || r->have_callers)
+	case TEV_KERNEL:
+		if (th->off || th->out || (r->have_sel && !th->in) || th->threshold || r->have_callers ||
+		    (ev->kind == TEV_KERNEL && r->no_kernel))
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
 		line(r, "", ev->tid, th->sdepth);
-		if (ev->kind == TEV_SWITCH) {
+		if (ev->kind == TEV_KERNEL) {
+			char k[256];
+			view_format_kernel(k, sizeof(k), ev);
+			put(r, k);
+		} else if (ev->kind == TEV_SWITCH) {
 			snprintf(dur, sizeof(dur), "%u", ev->site);
 			put(r, "/* switch to coroutine context ");
 			put(r, dur);
@@ -1349,7 +1357,8 @@ static void tree_after(const struct trace_event *ev, struct replay *r)
 static int print_event(const struct trace_event *ev, struct replay *r, struct trace_iter *it)
 {
 	char dur[32];
-	const char *name = shown_name(r, ev->site);
+	/* A kernel event names no function. */
+	const char *name = ev->kind == TEV_KERNEL ? "" : shown_name(r, ev->site);
 
 	r->at_ns = ev->ns;
 	r->at_site = ev->site;
@@ -1372,6 +1381,15 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
 		return 0;
 	switch (ev->kind) {
+	case TEV_KERNEL: {
+		if (r->no_kernel)
+			return 0;
+		char k[256];
+		view_format_kernel(k, sizeof(k), ev);
+		line(r, "", ev->tid, ev->depth);
+		put(r, k);
+		break;
+	}
 	case TEV_SWITCH:
 		line(r, "", ev->tid, ev->depth);
 		snprintf(dur, sizeof(dur), "%u", ev->site);
@@ -1540,7 +1558,7 @@ static void fields_header(const struct replay *r)
 
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
-	enum { OPT_TID = 256, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
+	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
 	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_LIBNAME };
 	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
@@ -1550,6 +1568,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "ret-eq", required_argument, NULL, OPT_RET_EQ }, { "ret-ne", required_argument, NULL, OPT_RET_NE },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
+		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
 		{ "arg-names", no_argument, NULL, OPT_ARG_NAMES },
@@ -1658,6 +1677,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_NO_COMMENT:
 			r->no_comment = 1;
+			break;
+		case OPT_NO_KERNEL:
+			r->no_kernel = 1;
 			break;
 		case OPT_ARG_NAMES:
 			r->values_style = VIEW_VALUES_EXACT;

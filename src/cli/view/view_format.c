@@ -1,5 +1,6 @@
 /* view_format.c - see view_format.h. */
 #include <errno.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -534,4 +535,67 @@ int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, cons
 size_t view_format_values(char *buf, size_t len, struct trace *t, const struct trace_event *ev)
 {
 	return view_format_values_style(buf, len, t, ev, VIEW_VALUES_EXACT);
+}
+
+/* libseccomp's table: the kernel's own list of x86-64 system calls, kept
+ * up to date by Debian, rather than a copy of it here. */
+const char *view_syscall_name(uint64_t nr, char *buf, size_t len)
+{
+	char *name = nr < 4096 ? seccomp_syscall_resolve_num_arch(SCMP_ARCH_X86_64, (int)nr) : NULL;
+	if (name) {
+		snprintf(buf, len, "%s", name);
+		free(name);
+	} else {
+		snprintf(buf, len, "syscall_%llu", (unsigned long long)nr);
+	}
+	return buf;
+}
+
+/* A length as the comments show it: "3.1 us", "79.2 ms", "1.5 s". */
+static void span(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%llu ns", (unsigned long long)ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.1f us", ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, len, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.1f s", ns / 1e9);
+}
+
+size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
+{
+	const struct kernel_event *k = &ev->kev;
+	char name[64], took[32];
+	int n = 0;
+
+	span(took, sizeof(took), ev->kev_ns);
+	switch (k->kind) {
+	case KEV_SYSCALL: {
+		int64_t ret = (int64_t)k->b;
+		view_syscall_name(k->a, name, sizeof(name));
+		if (ret < 0 && ret >= -4095) {
+			const char *e = strerrorname_np((int)-ret);
+			n = snprintf(buf, len, "%s() = -1 %s /* syscall, %s */", name, e ? e : "?", took);
+		} else if (ret >= 0x10000) {
+			n = snprintf(buf, len, "%s() = %#llx /* syscall, %s */", name, (unsigned long long)ret, took);
+		} else {
+			n = snprintf(buf, len, "%s() = %lld /* syscall, %s */", name, (long long)ret, took);
+		}
+		break;
+	}
+	case KEV_OFFCPU: {
+		static const char *const why[] = { "", "preempted", "sleeping", "blocked in D state", "blocked" };
+		n = snprintf(buf, len, "/* off CPU %s (%s) */", took, k->flags < 5 ? why[k->flags] : "?");
+		break;
+	}
+	case KEV_FAULT:
+		n = snprintf(buf, len, "/* page fault (%s) at %#llx */", k->flags & KEV_FAULT_MAJOR ? "major" : "minor",
+			     (unsigned long long)k->a);
+		break;
+	default:
+		n = snprintf(buf, len, "/* kernel event %u */", k->kind);
+	}
+	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }

@@ -71,4 +71,11 @@ int view_parse_int(const char *s, struct view_int *v);
 int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v);
 /* "%10s [%6u] | " into buf (at least 48 bytes); returns its length. */
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
+/* A kernel event (TEV_KERNEL) as replay shows it: a system call as
+ * "read() = 42" and a comment with its time in the kernel, time off the
+ * CPU and a page fault as comments.  Returns the length. */
+size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev);
+/* A system call's name by its x86-64 number ("syscall_N" for one the
+ * table does not know): into buf. */
+const char *view_syscall_name(uint64_t nr, char *buf, size_t len);
 #endif

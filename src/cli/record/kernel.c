@@ -1,0 +1,688 @@
+/* kernel.c - the kernel's side of each traced thread: its system calls,
+ * its time off the CPU and the page faults it takes, on the same timeline
+ * as its function calls (needle record --kernel=switch,syscall,fault).
+ *
+ * Source: perf_event_open, one ring per CPU for the traced process
+ * (pid, cpu, inherit: its exec, threads and children are followed; the
+ * kernel refuses a ring to an inherited per-thread event), every event
+ * of a CPU redirected into that CPU's ring (PERF_EVENT_IOC_SET_OUTPUT),
+ * each sample led by its event's id (PERF_SAMPLE_IDENTIFIER).  Context
+ * switches come from PERF_RECORD_SWITCH (a dummy event: allowed to any
+ * user for a process of their own, and it says whether the thread was
+ * preempted), system calls from the raw_syscalls tracepoints and the
+ * S/D state of a blocked thread from sched:sched_switch (both need root
+ * or kernel.perf_event_paranoid <= -1), faults from the software fault
+ * events in user mode.  What cannot be opened is left out and named in
+ * one line; the recording never fails for it.
+ *
+ * Time: the events carry CLOCK_MONOTONIC_RAW (use_clockid), mapped onto
+ * the trace's raw clock through samples of both taken at each drain: the
+ * TSC and CLOCK_MONOTONIC_RAW run at a fixed ratio, where CLOCK_MONOTONIC
+ * is slewed by NTP (an error of microseconds within a second: a system
+ * call shown before the call that made it).  The perf clock's own TSC
+ * parameters (cap_user_time_zero) are not offered on every machine,
+ * virtual ones among them.
+ *
+ * Invariants:
+ *  - The rings are read only by needle record's main thread, between
+ *    the program's start and record_finish; a record is taken out
+ *    (data_tail advanced, release) only once copied.
+ *  - Records of the CPUs are merged in time order before they are
+ *    paired (a thread's switch out on one CPU and in on another), and
+ *    only up to a horizon a little in the past, so that a record
+ *    published late by another CPU still comes before what follows it.
+ *  - A thread's events are written in order of their start time: an
+ *    event is held while an interval that began before it is still open
+ *    (a system call around a switch). */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/record/kernel.h"
+#include "common/tsc.h"
+#include "format/trace_writer.h"
+
+#define RING_PAGES 256              /* data pages per CPU: 1 MiB */
+#define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
+#define SECTION_EVENTS 65536        /* events per KERNEL section at most */
+#define RING_EVENTS 8               /* events of one CPU's ring at most */
+
+enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT };
+
+struct kernel_sample {
+	uint64_t time; /* CLOCK_MONOTONIC ns */
+	uint64_t a, b;
+	uint32_t tid, cpu;
+	uint16_t type;  /* enum sample_type */
+	uint16_t flags;
+};
+
+struct kernel_ring {
+	int fd;
+	int extra[RING_EVENTS];
+	int extra_cnt;
+	uint64_t ids[RING_EVENTS + 1];
+	uint16_t kinds[RING_EVENTS + 1]; /* what each id is: enum sample_type (S_ENTER ... S_FAULT) */
+	uint16_t major[RING_EVENTS + 1];
+	int id_cnt;
+	void *base;
+	size_t size; /* the data area */
+};
+
+struct kernel_thread {
+	uint32_t tid; /* 0: a free slot */
+	uint64_t seq;
+	int sys_open, off_open;
+	uint64_t sys_start, sys_nr, off_start;
+	uint32_t sys_cpu, off_cpu;
+	uint16_t off_state, next_state;
+	struct kernel_event *ev; /* complete, not yet written */
+	size_t ev_cnt, ev_cap;
+};
+
+static uint64_t monotonic_raw_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* A TSC reading and the CLOCK_MONOTONIC_RAW of the same instant: the
+ * pair read closest together of a few tries (a first clock_gettime
+ * faults in the vDSO's data page, 30 us here), the TSC at the middle. */
+static void clock_pair(uint64_t *raw, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 8; i++) {
+		uint64_t t0 = tsc_read(), n = monotonic_raw_ns(), t1 = tsc_read();
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*raw = t0 + (t1 - t0) / 2;
+			*ns = n;
+		}
+	}
+}
+
+static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen)
+{
+	char *copy = strdup(list), *save = NULL;
+	if (!copy) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	int err = 0;
+	for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "switch"))
+			*bits |= KERNEL_SWITCH;
+		else if (!strcmp(w, "syscall"))
+			*bits |= KERNEL_SYSCALL;
+		else if (!strcmp(w, "fault"))
+			*bits |= KERNEL_FAULT;
+		else if (!strcmp(w, "all"))
+			*bits |= KERNEL_SWITCH | KERNEL_SYSCALL | KERNEL_FAULT;
+		else {
+			snprintf(why, whylen, "--kernel: unknown '%s' (switch, syscall, fault or all)", w);
+			err = -1;
+			break;
+		}
+	}
+	free(copy);
+	if (!err && !*bits) {
+		snprintf(why, whylen, "--kernel needs a list: switch, syscall, fault or all");
+		err = -1;
+	}
+	return err;
+}
+
+/* A tracepoint's id and the offset of one field of its payload, from
+ * tracefs; 0 when it cannot be read (no tracefs, no permission). */
+static int tracepoint(const char *event, const char *field, uint32_t *id, uint16_t *off)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], line[512];
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[r], event);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		unsigned v = 0;
+		int ok = fscanf(f, "%u", &v) == 1;
+		fclose(f);
+		if (!ok)
+			continue;
+		snprintf(path, sizeof(path), "%s/events/%s/format", roots[r], event);
+		if (!(f = fopen(path, "r")))
+			continue;
+		char want[64];
+		int found = 0;
+		snprintf(want, sizeof(want), " %s;", field);
+		while (!found && fgets(line, sizeof(line), f)) {
+			char *at = strstr(line, want), *o = strstr(line, "offset:");
+			if (at && o && at < o) {
+				*off = (uint16_t)strtoul(o + 7, NULL, 10);
+				found = 1;
+			}
+		}
+		fclose(f);
+		if (found) {
+			*id = v;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config, uint64_t sample_type)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = type;
+	a->config = config;
+	a->sample_period = 1;
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | sample_type;
+	a->sample_id_all = 1;
+	a->inherit = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC_RAW;
+	a->exclude_hv = 1;
+}
+
+/* Open one event on ring's CPU into the ring (the first one owns it). */
+static int ring_add(struct kernel_ring *ring, struct perf_event_attr *a, pid_t pid, int cpu, uint16_t kind,
+		    uint16_t major, int *err)
+{
+	int fd = perf_open(a, pid, cpu);
+	if (fd < 0) {
+		*err = errno;
+		return -1;
+	}
+	if (ring->fd < 0) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		void *m = mmap(NULL, (1 + RING_PAGES) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			*err = errno;
+			close(fd);
+			return -1;
+		}
+		ring->fd = fd;
+		ring->base = m;
+		ring->size = RING_PAGES * page;
+	} else if (ring->extra_cnt == RING_EVENTS || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
+		*err = errno ? errno : ENOSPC;
+		close(fd);
+		return -1;
+	} else {
+		ring->extra[ring->extra_cnt++] = fd;
+	}
+	uint64_t id = 0;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
+		*err = errno;
+		return -1;
+	}
+	ring->ids[ring->id_cnt] = id;
+	ring->kinds[ring->id_cnt] = kind;
+	ring->major[ring->id_cnt] = major;
+	ring->id_cnt++;
+	return 0;
+}
+
+static const char *refusal(int err)
+{
+	return err == EACCES || err == EPERM ? "needs root or kernel.perf_event_paranoid <= -1"
+	       : err == ENOENT || err == ENODEV ? "not offered by this kernel"
+						: strerror(err);
+}
+
+static void left_out(struct kernel_rec *k, const char *what, const char *why)
+{
+	size_t n = strlen(k->left_out);
+	if (strstr(k->left_out, what))
+		return;
+	snprintf(k->left_out + n, sizeof(k->left_out) - n, "%s%s (%s)", n ? "; " : "", what, why);
+}
+
+int kernel_open(struct kernel_rec *k, pid_t pid)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	struct perf_event_attr a;
+	int have_sys = 0, have_sched = 0;
+
+	clock_pair(&k->raw_a, &k->ns_a);
+	k->raw_b = k->raw_a;
+	k->ns_b = k->ns_a;
+	if (cpus < 1)
+		cpus = 1;
+	if (!(k->rings = calloc((size_t)cpus, sizeof(*k->rings))))
+		return -1;
+	if (k->asked & KERNEL_SYSCALL) {
+		uint16_t dummy;
+		have_sys = tracepoint("raw_syscalls/sys_enter", "id", &k->enter_id, &k->off_nr) &&
+			   tracepoint("raw_syscalls/sys_exit", "ret", &k->exit_id, &k->off_ret) &&
+			   tracepoint("raw_syscalls/sys_exit", "id", &k->exit_id, &dummy);
+		if (!have_sys)
+			left_out(k, "syscall", "the raw_syscalls tracepoints cannot be read: needs root and tracefs");
+	}
+	if (k->asked & KERNEL_SWITCH)
+		have_sched = tracepoint("sched/sched_switch", "prev_state", &k->switch_id, &k->off_prev_state);
+	for (int cpu = 0; cpu < cpus; cpu++) {
+		struct kernel_ring *ring = &k->rings[k->ring_cnt];
+		int err = 0;
+		ring->fd = -1;
+		if (k->asked & KERNEL_SWITCH) {
+			attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
+			a.context_switch = 1;
+			a.exclude_kernel = 1;
+			if (!ring_add(ring, &a, pid, cpu, S_SWITCH_IN, 0, &err))
+				k->got |= KERNEL_SWITCH;
+			else if (err != ENODEV)
+				left_out(k, "switch", refusal(err));
+			if (have_sched && (k->got & KERNEL_SWITCH)) {
+				attr_base(&a, PERF_TYPE_TRACEPOINT, k->switch_id, PERF_SAMPLE_RAW);
+				if (ring_add(ring, &a, pid, cpu, S_SCHED_OUT, 0, &err))
+					have_sched = 0; /* blocked threads then say "blocked", not S or D */
+			}
+		}
+		if (have_sys) {
+			attr_base(&a, PERF_TYPE_TRACEPOINT, k->enter_id, PERF_SAMPLE_RAW);
+			int e1 = ring_add(ring, &a, pid, cpu, S_ENTER, 0, &err);
+			attr_base(&a, PERF_TYPE_TRACEPOINT, k->exit_id, PERF_SAMPLE_RAW);
+			if (!e1 && !ring_add(ring, &a, pid, cpu, S_EXIT, 0, &err))
+				k->got |= KERNEL_SYSCALL;
+			else if (err != ENODEV)
+				left_out(k, "syscall", refusal(err));
+		}
+		if (k->asked & KERNEL_FAULT) {
+			int ok = 1;
+			for (int major = 0; major < 2 && ok; major++) {
+				attr_base(&a, PERF_TYPE_SOFTWARE,
+					  major ? PERF_COUNT_SW_PAGE_FAULTS_MAJ : PERF_COUNT_SW_PAGE_FAULTS_MIN,
+					  PERF_SAMPLE_IP | PERF_SAMPLE_ADDR);
+				a.exclude_kernel = 1;
+				ok = !ring_add(ring, &a, pid, cpu, S_FAULT, (uint16_t)major, &err);
+			}
+			if (ok)
+				k->got |= KERNEL_FAULT;
+			else if (err != ENODEV)
+				left_out(k, "fault", refusal(err));
+		}
+		if (ring->fd >= 0)
+			k->ring_cnt++;
+	}
+	/* A kind opened on some CPUs and refused on others is left out. */
+	if ((k->got & KERNEL_SWITCH) && !have_sched)
+		left_out(k, "switch's S/D states", "sched:sched_switch needs root: blocked threads are shown as blocked");
+	return k->ring_cnt ? 0 : -1;
+}
+
+static struct kernel_thread *thread_of(struct kernel_rec *k, uint32_t tid)
+{
+	if (k->thread_cnt * 2 >= k->thread_cap) {
+		size_t cap = k->thread_cap ? 2 * k->thread_cap : 64;
+		struct kernel_thread *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < k->thread_cap; i++) {
+			if (!k->threads[i].tid)
+				continue;
+			size_t h = k->threads[i].tid * 2654435761u % cap;
+			while (v[h].tid)
+				h = (h + 1) % cap;
+			v[h] = k->threads[i];
+		}
+		free(k->threads);
+		k->threads = v;
+		k->thread_cap = cap;
+	}
+	size_t h = tid * 2654435761u % k->thread_cap;
+	while (k->threads[h].tid && k->threads[h].tid != tid)
+		h = (h + 1) % k->thread_cap;
+	if (!k->threads[h].tid) {
+		k->threads[h].tid = tid;
+		k->thread_cnt++;
+	}
+	return &k->threads[h];
+}
+
+/* CLOCK_MONOTONIC_RAW ns -> the trace's raw clock. */
+static uint64_t to_raw(const struct kernel_rec *k, uint64_t ns)
+{
+	if (!k->clock_tsc)
+		return ns + k->mono_offset;
+	if (k->ns_b == k->ns_a)
+		return k->raw_a;
+	__int128 d = (__int128)((int64_t)(ns - k->ns_a)) * (__int128)(k->raw_b - k->raw_a) / (__int128)(k->ns_b - k->ns_a);
+	return (uint64_t)((__int128)k->raw_a + d);
+}
+
+static void emit(struct kernel_rec *k, struct kernel_thread *t, uint16_t kind, uint16_t flags, uint64_t start,
+		 uint64_t end, uint64_t a, uint64_t b, uint32_t cpu)
+{
+	if (t->ev_cnt == t->ev_cap) {
+		size_t cap = t->ev_cap ? 2 * t->ev_cap : 64;
+		struct kernel_event *v = realloc(t->ev, cap * sizeof(*v));
+		if (!v) {
+			k->lost++;
+			return;
+		}
+		t->ev = v;
+		t->ev_cap = cap;
+	}
+	uint64_t rs = to_raw(k, start), re = to_raw(k, end);
+	t->ev[t->ev_cnt++] = (struct kernel_event){
+		.time = rs, .dur = re > rs ? re - rs : 0, .a = a, .b = b, .kind = kind, .flags = flags, .cpu = cpu
+	};
+	k->counts[kind]++;
+}
+
+static uint16_t state_of(uint64_t prev_state)
+{
+	/* TASK_INTERRUPTIBLE 1, TASK_UNINTERRUPTIBLE 2; TASK_RUNNING (0) or
+	 * the kernel's "preempted" report (TASK_REPORT_MAX) are runnable. */
+	if (prev_state & 2)
+		return KEV_STATE_DISK;
+	if (prev_state & 1)
+		return KEV_STATE_SLEEPING;
+	return KEV_STATE_PREEMPTED;
+}
+
+static void pair(struct kernel_rec *k, const struct kernel_sample *s)
+{
+	struct kernel_thread *t = thread_of(k, s->tid);
+	if (!t)
+		return;
+	switch (s->type) {
+	case S_ENTER:
+		t->sys_open = 1;
+		t->sys_start = s->time;
+		t->sys_nr = s->a;
+		t->sys_cpu = s->cpu;
+		break;
+	case S_EXIT:
+		/* An exit whose entry came before the recording (or was lost)
+		 * is left out: its length is not known. */
+		if (t->sys_open && t->sys_nr == s->a)
+			emit(k, t, KEV_SYSCALL, 0, t->sys_start, s->time, t->sys_nr, s->b, t->sys_cpu);
+		t->sys_open = 0;
+		break;
+	case S_SCHED_OUT:
+		t->next_state = state_of(s->a);
+		break;
+	case S_SWITCH_OUT:
+		t->off_open = 1;
+		t->off_start = s->time;
+		t->off_cpu = s->cpu;
+		t->off_state = s->flags ? KEV_STATE_PREEMPTED : t->next_state ? t->next_state : KEV_STATE_BLOCKED;
+		if (t->off_state == KEV_STATE_PREEMPTED && !s->flags)
+			t->off_state = KEV_STATE_BLOCKED;
+		t->next_state = 0;
+		break;
+	case S_SWITCH_IN:
+		if (t->off_open)
+			emit(k, t, KEV_OFFCPU, t->off_state, t->off_start, s->time, 0, 0, t->off_cpu);
+		t->off_open = 0;
+		break;
+	case S_FAULT:
+		emit(k, t, KEV_FAULT, s->flags, s->time, s->time, s->a, s->b, s->cpu);
+		break;
+	}
+}
+
+static int sample_cmp(const void *x, const void *y)
+{
+	const struct kernel_sample *a = x, *b = y;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+static int event_cmp(const void *x, const void *y)
+{
+	const struct kernel_event *a = x, *b = y;
+	return a->time < b->time ? -1 : a->time > b->time;
+}
+
+static void push_sample(struct kernel_rec *k, const struct kernel_sample *s)
+{
+	if (k->pending_cnt == k->pending_cap) {
+		size_t cap = k->pending_cap ? 2 * k->pending_cap : 1024;
+		struct kernel_sample *v = realloc(k->pending, cap * sizeof(*v));
+		if (!v) {
+			k->lost++;
+			return;
+		}
+		k->pending = v;
+		k->pending_cap = cap;
+	}
+	k->pending[k->pending_cnt++] = *s;
+}
+
+static int ring_kind(const struct kernel_ring *ring, uint64_t id, uint16_t *major)
+{
+	for (int i = 0; i < ring->id_cnt; i++)
+		if (ring->ids[i] == id) {
+			*major = ring->major[i];
+			return ring->kinds[i];
+		}
+	return -1;
+}
+
+/* One record of ring (its bytes copied out, size bytes). */
+static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, const uint8_t *rec, size_t size)
+{
+	struct perf_event_header h;
+	memcpy(&h, rec, sizeof(h));
+	const uint8_t *p = rec + sizeof(h), *end = rec + size;
+	struct kernel_sample s = { 0 };
+	uint64_t v[8];
+
+	if (h.type == PERF_RECORD_LOST) {
+		if (end - p >= 16) {
+			memcpy(v, p, 16);
+			k->lost += v[1];
+		}
+		return;
+	}
+	if (h.type == PERF_RECORD_SWITCH) {
+		/* sample_id: pid, tid; time; cpu, res; identifier */
+		if (end - p < 32)
+			return;
+		uint32_t pt[2];
+		memcpy(pt, p, 8);
+		memcpy(&s.time, p + 8, 8);
+		memcpy(&s.cpu, p + 16, 4);
+		s.tid = pt[1];
+		int out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+		s.type = out ? S_SWITCH_OUT : S_SWITCH_IN;
+		s.flags = out && (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		push_sample(k, &s);
+		return;
+	}
+	if (h.type != PERF_RECORD_SAMPLE || end - p < 8)
+		return;
+	/* IDENTIFIER, [IP], TID, TIME, [ADDR], CPU, [RAW] */
+	uint64_t id;
+	memcpy(&id, p, 8);
+	p += 8;
+	uint16_t major = 0;
+	int kind = ring_kind(ring, id, &major);
+	if (kind < 0)
+		return;
+	uint64_t ip = 0, addr = 0;
+	if (kind == S_FAULT) {
+		if (end - p < 8)
+			return;
+		memcpy(&ip, p, 8);
+		p += 8;
+	}
+	if (end - p < 16)
+		return;
+	uint32_t pt[2];
+	memcpy(pt, p, 8);
+	memcpy(&s.time, p + 8, 8);
+	p += 16;
+	if (kind == S_FAULT) {
+		if (end - p < 8)
+			return;
+		memcpy(&addr, p, 8);
+		p += 8;
+	}
+	if (end - p < 8)
+		return;
+	memcpy(&s.cpu, p, 4);
+	p += 8;
+	s.tid = pt[1];
+	s.type = (uint16_t)kind;
+	if (kind == S_FAULT) {
+		s.a = addr;
+		s.b = ip;
+		s.flags = major ? KEV_FAULT_MAJOR : 0;
+	} else {
+		uint32_t raw_size;
+		if (end - p < 4)
+			return;
+		memcpy(&raw_size, p, 4);
+		const uint8_t *raw = p + 4;
+		if ((size_t)(end - raw) < raw_size)
+			return;
+		uint16_t off = kind == S_ENTER ? k->off_nr : kind == S_EXIT ? k->off_ret : k->off_prev_state;
+		int64_t val;
+		if ((size_t)off + 8 > raw_size)
+			return;
+		memcpy(&val, raw + off, 8);
+		if (kind == S_EXIT) {
+			/* sys_exit: id at 8 (the number), ret at off_ret */
+			int64_t nr;
+			memcpy(&nr, raw + 8, 8);
+			s.a = (uint64_t)nr;
+			s.b = (uint64_t)val;
+		} else {
+			s.a = (uint64_t)val;
+		}
+	}
+	push_sample(k, &s);
+}
+
+static void ring_read(struct kernel_rec *k, struct kernel_ring *ring)
+{
+	struct perf_event_mmap_page *meta = ring->base;
+	uint8_t *data = (uint8_t *)ring->base + sysconf(_SC_PAGESIZE);
+	/* Acquire: pairs with the kernel's release of data_head, the
+	 * records before the head that says they are there. */
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	uint8_t rec[65536];
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t off = tail % ring->size;
+		for (size_t i = 0; i < sizeof(h); i++)
+			((uint8_t *)&h)[i] = data[(off + i) % ring->size];
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break;
+		for (size_t i = 0; i < h.size; i++)
+			rec[i] = data[(off + i) % ring->size];
+		parse_record(k, ring, rec, h.size);
+		tail += h.size;
+	}
+	/* Release: the copies above before the space is handed back. */
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+/* Write t's events that begin before limit, in order. */
+static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t limit, struct trace_writer *w,
+			long *bytes)
+{
+	if (!t->ev_cnt)
+		return 0;
+	qsort(t->ev, t->ev_cnt, sizeof(*t->ev), event_cmp);
+	size_t n = 0;
+	while (n < t->ev_cnt && t->ev[n].time < limit)
+		n++;
+	for (size_t done = 0; done < n;) {
+		size_t cnt = n - done < SECTION_EVENTS ? n - done : SECTION_EVENTS;
+		size_t len = sizeof(struct sec_kernel) + cnt * sizeof(struct kernel_event);
+		uint8_t *buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = t->tid, .seq = t->seq++, .count = (uint32_t)cnt };
+		memcpy(buf, &hdr, sizeof(hdr));
+		memcpy(buf + sizeof(hdr), t->ev + done, cnt * sizeof(struct kernel_event));
+		int err = trace_writer_section(w, SEC_KERNEL, buf, len);
+		free(buf);
+		if (err)
+			return err;
+		*bytes += (long)len;
+		k->written += cnt;
+		done += cnt;
+	}
+	memmove(t->ev, t->ev + n, (t->ev_cnt - n) * sizeof(*t->ev));
+	t->ev_cnt -= n;
+	return 0;
+}
+
+long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, int final)
+{
+	long bytes = 0;
+
+	k->clock_tsc = clock_tsc;
+	clock_pair(&k->raw_b, &k->ns_b);
+	k->mono_offset = monotonic_ns() - monotonic_raw_ns();
+	for (int i = 0; i < k->ring_cnt; i++)
+		ring_read(k, &k->rings[i]);
+	qsort(k->pending, k->pending_cnt, sizeof(*k->pending), sample_cmp);
+	uint64_t horizon = final ? UINT64_MAX : k->ns_b - HORIZON_NS;
+	size_t used = 0;
+	while (used < k->pending_cnt && k->pending[used].time < horizon)
+		pair(k, &k->pending[used++]);
+	memmove(k->pending, k->pending + used, (k->pending_cnt - used) * sizeof(*k->pending));
+	k->pending_cnt -= used;
+	for (size_t i = 0; i < k->thread_cap; i++) {
+		struct kernel_thread *t = &k->threads[i];
+		if (!t->tid)
+			continue;
+		/* What began before an interval still open waits for it. */
+		uint64_t limit = UINT64_MAX;
+		if (!final && t->sys_open)
+			limit = to_raw(k, t->sys_start);
+		if (!final && t->off_open && to_raw(k, t->off_start) < limit)
+			limit = to_raw(k, t->off_start);
+		int err = flush_thread(k, t, limit, w, &bytes);
+		if (err)
+			return err < 0 ? err : -err;
+	}
+	return bytes;
+}
+
+void kernel_close(struct kernel_rec *k)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (int i = 0; i < k->ring_cnt; i++) {
+		struct kernel_ring *ring = &k->rings[i];
+		for (int e = 0; e < ring->extra_cnt; e++)
+			close(ring->extra[e]);
+		munmap(ring->base, ring->size + page);
+		close(ring->fd);
+	}
+	free(k->rings);
+	for (size_t i = 0; i < k->thread_cap; i++)
+		free(k->threads[i].ev);
+	free(k->threads);
+	free(k->pending);
+	k->rings = NULL;
+	k->threads = NULL;
+	k->pending = NULL;
+	k->ring_cnt = 0;
+	k->thread_cap = k->thread_cnt = 0;
+	k->pending_cnt = k->pending_cap = 0;
+}

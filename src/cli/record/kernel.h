@@ -1,0 +1,63 @@
+/* kernel.h - the kernel's side of each traced thread (needle record
+ * --kernel=switch,syscall,fault), read with perf_event_open (kernel.c). */
+#ifndef NEEDLE_RECORD_KERNEL_H
+#define NEEDLE_RECORD_KERNEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "format/trace_format.h"
+
+/* What --kernel asks for (a bit per KEV_* kind). */
+#define KERNEL_SWITCH (1u << KEV_OFFCPU)
+#define KERNEL_SYSCALL (1u << KEV_SYSCALL)
+#define KERNEL_FAULT (1u << KEV_FAULT)
+
+struct kernel_ring;
+struct kernel_thread;
+
+struct kernel_rec {
+	unsigned asked, got;       /* KERNEL_* asked for, and opened */
+	int clock_tsc;             /* the trace's raw clock is the TSC (else CLOCK_MONOTONIC ns) */
+	/* CLOCK_MONOTONIC_RAW -> TSC: two samples of both, taken when the
+	 * events were opened and at the latest drain. */
+	struct kernel_ring *rings; /* one per CPU */
+	int ring_cnt;
+	/* The tracepoints' payload: the offsets of their fields. */
+	uint32_t enter_id, exit_id, switch_id;
+	uint16_t off_nr, off_ret, off_prev_state;
+	uint64_t raw_a, ns_a, raw_b, ns_b; /* ns: CLOCK_MONOTONIC_RAW */
+	uint64_t mono_offset;      /* CLOCK_MONOTONIC - CLOCK_MONOTONIC_RAW, for a trace timed by the former */
+	/* The threads seen, by tid (open addressing). */
+	struct kernel_thread *threads;
+	size_t thread_cap, thread_cnt;
+	/* Records read but not yet in order (kernel.c). */
+	struct kernel_sample *pending;
+	size_t pending_cnt, pending_cap;
+	uint64_t written, lost;    /* events in the file; records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t counts[KEV_KINDS];
+	char left_out[256];        /* what could not be opened and why, one line */
+};
+
+/* Parse --kernel's LIST ("switch,syscall,fault", repeatable: bits add up).
+ * 0, or -1 with why filled in. */
+int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen);
+
+/* Open what k->asked for pid (a process not started yet: its exec, its
+ * threads and children are followed).  Never fails the recording: what
+ * the kernel or the user's privileges refuse is left out and named in
+ * k->left_out.  0, or -1 when nothing at all could be opened. */
+int kernel_open(struct kernel_rec *k, pid_t pid);
+
+struct trace_writer;
+/* Read what the kernel has written so far and write every thread's
+ * events that are complete and in order as KERNEL sections (final: all of
+ * them; intervals still open are left out).  clock_tsc: the trace's raw
+ * clock is the TSC (else CLOCK_MONOTONIC).  Returns the sections' bytes
+ * written, or negative errno of the writer. */
+long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, int final);
+
+void kernel_close(struct kernel_rec *k);
+
+#endif
