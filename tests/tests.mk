@@ -168,6 +168,11 @@ $(TEST_BUILD)/progs/exec_prog: tests/record/exec_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O0 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/progs/exec_prog
 
+# The kernel's side of each thread (tests/record/test_kernel.sh).
+$(TEST_BUILD)/progs/kernel_prog: tests/record/kernel_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
+TESTS += $(TEST_BUILD)/progs/kernel_prog
+
 # The flight recorder (tests/record/test_snapshot.sh).
 $(TEST_BUILD)/progs/snap_prog: tests/record/snap_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread

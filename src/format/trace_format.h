@@ -76,7 +76,7 @@ struct sec_kernel {
 	uint32_t tid;
 	uint64_t seq;     /* the thread's KERNEL sections, numbered from 0: read in this order */
 	uint32_t count;   /* struct kernel_event records that follow */
-	uint32_t pad;
+	uint32_t lost;    /* records the kernel dropped (its rings full), of any thread, since the last section */
 };
 
 struct kernel_event {

@@ -249,6 +249,7 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		os->kernel_cap = cap;
 	}
 	os->kernel[os->kernel_cnt++] = (struct kernel_pending){ k.tid, { off, sh->length, k.seq, k.count } };
+	t->kernel_lost += k.lost;
 	return 0;
 }
 

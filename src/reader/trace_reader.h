@@ -98,6 +98,7 @@ struct trace {
 	uint64_t size;            /* of the file */
 	uint64_t lost_in_chunks;  /* losses the chunks attribute to a thread */
 	uint64_t kernel_events[KEV_KINDS]; /* by kind (index 0: all) */
+	uint64_t kernel_lost;     /* records the kernel dropped (sec_kernel.lost) */
 	char **modules;
 	size_t module_cnt;
 	struct trace_site *sites; /* by id */

@@ -46,7 +46,7 @@ static void contract(int ok, const char *what)
 
 static void check_event(struct trace *t, const struct trace_event *ev)
 {
-	contract(ev->kind >= TEV_ENTRY && ev->kind <= TEV_SWITCH, "event kind out of range");
+	contract(ev->kind >= TEV_ENTRY && ev->kind <= TEV_KERNEL, "event kind out of range");
 	contract(trace_site_name(t, ev->site) != NULL, "trace_site_name returned NULL");
 	(void)trace_ns(t, ev->ns);
 }

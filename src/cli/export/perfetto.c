@@ -167,7 +167,8 @@ static int perfetto_event(const struct trace_event *ev, void *arg)
 	struct perfetto *x = arg;
 	int type;
 
-	if (ev->kind == TEV_LOST || (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
+	if (ev->kind == TEV_LOST || ev->kind == TEV_KERNEL ||
+	    (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
 		return 0;
 	if (ev->kind == TEV_ENTRY)
 		type = ev->flags & TEV_FLAT ? 3 : 1;

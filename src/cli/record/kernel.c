@@ -615,7 +615,9 @@ static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t 
 		uint8_t *buf = malloc(len);
 		if (!buf)
 			return -ENOMEM;
-		struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = t->tid, .seq = t->seq++, .count = (uint32_t)cnt };
+		uint64_t lost = k->lost - k->lost_written;
+		struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = t->tid, .seq = t->seq++,
+					  .count = (uint32_t)cnt, .lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost };
 		memcpy(buf, &hdr, sizeof(hdr));
 		memcpy(buf + sizeof(hdr), t->ev + done, cnt * sizeof(struct kernel_event));
 		int err = trace_writer_section(w, SEC_KERNEL, buf, len);
@@ -624,6 +626,7 @@ static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t 
 			return err;
 		*bytes += (long)len;
 		k->written += cnt;
+		k->lost_written += hdr.lost;
 		done += cnt;
 	}
 	memmove(t->ev, t->ev + n, (t->ev_cnt - n) * sizeof(*t->ev));

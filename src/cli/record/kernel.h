@@ -36,6 +36,7 @@ struct kernel_rec {
 	struct kernel_sample *pending;
 	size_t pending_cnt, pending_cap;
 	uint64_t written, lost;    /* events in the file; records the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t lost_written;     /* ... of which the file says (sec_kernel.lost) */
 	uint64_t counts[KEV_KINDS];
 	char left_out[256];        /* what could not be opened and why, one line */
 };

@@ -578,7 +578,7 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 		if (ret < 0 && ret >= -4095) {
 			const char *e = strerrorname_np((int)-ret);
 			n = snprintf(buf, len, "%s() = -1 %s /* syscall, %s */", name, e ? e : "?", took);
-		} else if (ret >= 0x10000) {
+		} else if (ret > 0xffffffffll) {
 			n = snprintf(buf, len, "%s() = %#llx /* syscall, %s */", name, (unsigned long long)ret, took);
 		} else {
 			n = snprintf(buf, len, "%s() = %lld /* syscall, %s */", name, (long long)ret, took);

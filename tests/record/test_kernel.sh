@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# test_kernel - needle record --kernel: the kernel's side of each thread
+# on the same timeline as its calls.  kernel_prog's system calls, its
+# sleep and its page faults are each shown inside the call that made
+# them, thread by thread, in exact numbers: 100 getppid in k_syscalls of
+# the main thread and 50 in the second's, a 30 ms sleep off the CPU in
+# k_sleep (sleeping: S, with root), 64 minor faults at the mapping's
+# pages in k_touch, openat's ENOENT in k_fail.  As a user without
+# privileges (setpriv): system calls are left out and said so in one
+# line, switches and faults still recorded.  --no-kernel hides them;
+# info counts them; a damaged KERNEL section is named, a cut one read as
+# the end of an unfinished file; bad input refused.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/kernel_prog"
+tracing_ready || true
+
+"$P" >"$T/plain"
+
+"$NEEDLE" record --kernel=all -o "$T/k.data" -- "$P" >"$T/out" 2>"$T/err"
+check_eq "root: needle record exits 0 ($(tail -1 "$T/err"))" "$?" 0
+check "root: output identical to a run left alone" cmp -s "$T/plain" "$T/out"
+check "root: nothing left out (stderr: $(grep -c 'left out' "$T/err") lines)" test "$(grep -c 'left out' "$T/err")" = 0
+
+# inside FILE TID FUNC PATTERN: lines matching PATTERN between FUNC's
+# opening and its end, in thread TID's graph; and all such lines in it.
+inside() {
+	"$NEEDLE" replay --tid "$2" -i "$1" | awk -v f="$3" -v pat="$4" '
+		index($0, "| ") && $0 ~ ("\\| +" f "\\(\\) \\{") { in_f = 1 }
+		$0 ~ pat { all++; if (in_f) n++ }
+		$0 ~ ("} /\\* " f " \\*/") { in_f = 0 }
+		END { printf "%d %d\n", n, all }'
+}
+tids=($(trace_tids "$T/k.data"))
+check_eq "two threads" "${#tids[@]}" 2
+main=${tids[0]} second=${tids[1]}
+check_eq "main thread: the 100 getppid calls, all inside k_syscalls" \
+	"$(inside "$T/k.data" "$main" k_syscalls 'getppid\(\) = [0-9]+ /\* syscall, ')" "100 100"
+check_eq "second thread: its 50 getppid calls, all inside k_syscalls" \
+	"$(inside "$T/k.data" "$second" k_syscalls 'getppid\(\) = [0-9]+ /\* syscall, ')" "50 50"
+check_eq "k_sleep: one clock_nanosleep of 30 ms inside it" \
+	"$(inside "$T/k.data" "$main" k_sleep 'clock_nanosleep\(\) = 0 /\* syscall, 3[0-9]\.[0-9] ms')" "1 1"
+check_eq "k_sleep: off the CPU 30 ms, sleeping (S), inside it" \
+	"$(inside "$T/k.data" "$main" k_sleep 'off CPU 3[0-9]\.[0-9] ms \(sleeping\)')" "1 1"
+check_eq "k_touch: 64 minor faults at the mapping's pages, all inside it" \
+	"$(inside "$T/k.data" "$main" k_touch 'page fault \(minor\) at 0x2000[0-3][0-9a-f]000 ')" "64 64"
+check_eq "k_touch: its mmap and munmap inside it" \
+	"$(inside "$T/k.data" "$main" k_touch '(mmap\(\) = 0x200000000|munmap\(\) = 0) /\*' | cut -d' ' -f1)" 2
+check_eq "k_fail: openat's ENOENT inside it" \
+	"$(inside "$T/k.data" "$main" k_fail 'openat\(\) = -1 ENOENT /\* syscall')" "1 1"
+# Every kernel line sits one level below the call it is in: the depth of
+# the line above an event inside k_syscalls is k_syscalls' own + 1.
+"$NEEDLE" replay --tid "$main" -i "$T/k.data" >"$T/main.replay"
+check_eq "getppid lines indented one level below k_syscalls" \
+	"$(awk '{ i = index($0, "| "); s = substr($0, i + 2); n = match(s, /[^ ]/) - 1 }
+		/k_syscalls\(\) \{/ { d = n } /getppid\(\)/ && n != d + 2 { bad++ } END { print bad + 0 }' "$T/main.replay")" 0
+info=$("$NEEDLE" info -i "$T/k.data")
+check "info counts the kernel's events" grep -qE "^kernel events: [0-9]+ \([0-9]+ system calls, [0-9]+ off-CPU intervals, [0-9]+ page faults\), 0 lost" <<<"$info"
+sys=$(sed -n 's/^kernel events: [0-9]* (\([0-9]*\) system calls.*/\1/p' <<<"$info")
+check "info: at least the 150 getppid and the program's other calls ($sys)" test "${sys:-0}" -ge 160
+
+# --no-kernel: the graph without them, the rest unchanged.
+"$NEEDLE" replay --no-kernel -i "$T/k.data" >"$T/nok"
+"$NEEDLE" replay -i "$T/k.data" | grep -vE '\| +([a-z_0-9]+\(\) = .* /\* syscall, |/\* off CPU |/\* page fault )' >"$T/filtered"
+check "--no-kernel: no kernel line" test "$(grep -cE 'syscall, |off CPU|page fault' "$T/nok")" = 0
+check "--no-kernel: the graph otherwise the same" cmp -s "$T/nok" "$T/filtered"
+"$NEEDLE" export --format=perfetto -i "$T/k.data" -o "$T/k.pftrace" 2>/dev/null
+check_eq "the Perfetto export reads it" "$?" 0
+"$NEEDLE" export --format=chrome -i "$T/k.data" -o "$T/k.json" 2>/dev/null
+check_eq "the Chrome export reads it" "$?" 0
+"$NEEDLE" report -i "$T/k.data" >/dev/null 2>&1
+check_eq "report reads it" "$?" 0
+
+# ---- without privileges ----
+N=$(mktemp -d)
+chmod 0777 "$N"
+trap 'rm -rf "$T" "$N"' EXIT
+if setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$N" \
+		"$NEEDLE" record --kernel=all -o "$N/k.data" -- "$P" >"$T/nout" 2>"$T/nerr"
+	check_eq "non-root: needle record exits 0" "$?" 0
+	check "non-root: output identical" cmp -s "$T/plain" "$T/nout"
+	check "non-root: system calls left out, said in one line" \
+		test "$(grep -c 'left out: .*syscall (' "$T/nerr")" = 1
+	nmain=$(trace_tids "$N/k.data" | head -1)
+	check_eq "non-root: no system call recorded" \
+		"$("$NEEDLE" replay -i "$N/k.data" | grep -c '/\* syscall, ')" 0
+	check_eq "non-root: the 64 faults of k_touch still inside it" \
+		"$(inside "$N/k.data" "$nmain" k_touch 'page fault \(minor\) at 0x2000[0-3][0-9a-f]000 ')" "64 64"
+	check_eq "non-root: k_sleep off the CPU, blocked (S or D not known)" \
+		"$(inside "$N/k.data" "$nmain" k_sleep 'off CPU 3[0-9]\.[0-9] ms \(blocked\)')" "1 1"
+else
+	fail "setpriv cannot run a command as nobody here"
+fi
+
+# ---- damaged and cut files ----
+# offset_of FILE TYPE: the payload offset of the first section of TYPE.
+offset_of() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off = 64
+while off + 16 <= len(d):
+    t, crc, n = struct.unpack_from('<IIQ', d, off)
+    if t == int(sys.argv[2]):
+        print(off + 16, n)
+        break
+    off += 16 + n
+PY
+}
+read -r koff klen <<<"$(offset_of "$T/k.data" 14)"
+check "a KERNEL section in the file" test -n "$koff"
+cp "$T/k.data" "$T/bad.data"
+printf '\xff' | dd of="$T/bad.data" bs=1 seek=$((koff + 40)) conv=notrunc status=none
+"$NEEDLE" replay -i "$T/bad.data" >/dev/null 2>"$T/bad.err"
+check_eq "a damaged KERNEL section: replay refuses" "$?" 1
+check "a damaged KERNEL section: said in one line" \
+	test "$(wc -l <"$T/bad.err")" = 1 -a "$(grep -c 'fails its CRC check' "$T/bad.err")" = 1
+head -c $((koff + klen / 2)) "$T/k.data" >"$T/cut.data"
+"$NEEDLE" replay -i "$T/cut.data" >"$T/cut.out" 2>"$T/cut.err"
+check_eq "a file cut inside a KERNEL section: replay reads what is whole" "$?" 0
+check "a file cut inside a KERNEL section: said to be unfinished" grep -q "did not finish\|incomplete\|ignored" "$T/cut.err"
+
+# ---- bad input ----
+bad_input() { # DESCRIPTION PATTERN ARGS...
+	local desc=$1 pat=$2
+	shift 2
+	"$NEEDLE" record "$@" -o "$T/bad2.data" -- "$P" >"$T/bout" 2>"$T/berr"
+	local rc=$?
+	check "$desc: refused (exit $rc), one line" test "$rc" -ne 0 -a "$(wc -l <"$T/berr")" -le 2
+	check "$desc: says so" grep -q "$pat" "$T/berr"
+	check "$desc: the program did not run" test ! -s "$T/bout"
+}
+bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus
+bad_input "--kernel= (empty)" "needs a list" --kernel=
+bad_input "--kernel with --snapshot" "not yet with --snapshot" --kernel=switch --snapshot
