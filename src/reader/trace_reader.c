@@ -203,6 +203,7 @@ struct open_state {
 	/* The last section was a KERNEL section whose CRC fails: the end of
 	 * a file whose recording did not finish, unless a section follows. */
 	uint64_t bad_kernel_off, bad_kernel_len;
+	uint64_t kernel_first;    /* raw time of the earliest kernel event */
 };
 
 /* A KERNEL section: checked whole (its CRC, its version, its length),
@@ -232,12 +233,24 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		return -1;
 	}
 	int crc_ok = (uint32_t)crc32(0, p, (uInt)sh->length) == sh->crc32;
-	free(p);
 	if (!crc_ok) {
+		free(p);
 		os->bad_kernel_off = off;
 		os->bad_kernel_len = sh->length;
 		return 0;
 	}
+	/* The counts by kind, and the earliest time: the program's start
+	 * (its exec, the dynamic loader) comes before its first call. */
+	for (uint32_t e = 0; e < k.count; e++) {
+		struct kernel_event ev;
+		memcpy(&ev, p + sizeof(k) + (size_t)e * sizeof(ev), sizeof(ev));
+		if (ev.kind && ev.kind < KEV_KINDS)
+			t->kernel_events[ev.kind]++;
+		if (!os->kernel_first || ev.time < os->kernel_first)
+			os->kernel_first = ev.time;
+	}
+	free(p);
+	t->kernel_events[0] += k.count;
 	if (os->kernel_cnt == os->kernel_cap) {
 		size_t cap = os->kernel_cap ? 2 * os->kernel_cap : 16;
 		struct kernel_pending *v = realloc(os->kernel, cap * sizeof(*v));
@@ -278,18 +291,9 @@ static int apply_kernel(struct trace *t, struct open_state *os)
 		}
 		th->kernel[th->kernel_cnt++] = k->ref;
 		th->kernel_events += k->ref.count;
-		t->kernel_events[0] += k->ref.count;
-		/* By kind: one pass over the events (16 bytes read of 40). */
-		for (uint32_t e = 0; e < k->ref.count; e++) {
-			uint16_t kind;
-			if (reader_read_at(t->f, k->ref.offset + sizeof(struct sec_kernel) +
-						  (uint64_t)e * sizeof(struct kernel_event) +
-						  offsetof(struct kernel_event, kind), &kind, sizeof(kind)))
-				return -1;
-			if (kind && kind < KEV_KINDS)
-				t->kernel_events[kind]++;
-		}
 	}
+	if (os->kernel_first && (!t->first_raw || os->kernel_first < t->first_raw))
+		t->first_raw = os->kernel_first;
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		if (t->threads[i].kernel_cnt)
 			qsort(t->threads[i].kernel, t->threads[i].kernel_cnt, sizeof(struct trace_kernel_ref),

@@ -64,9 +64,29 @@ check "info: at least the 150 getppid and the program's other calls ($sys)" test
 check "--no-kernel: no kernel line" test "$(grep -cE 'syscall, |off CPU|page fault' "$T/nok")" = 0
 check "--no-kernel: the graph otherwise the same" cmp -s "$T/nok" "$T/filtered"
 "$NEEDLE" export --format=perfetto -i "$T/k.data" -o "$T/k.pftrace" 2>/dev/null
-check_eq "the Perfetto export reads it" "$?" 0
+check_eq "Perfetto: exported" "$?" 0
+protoc --decode_raw <"$T/k.pftrace" >"$T/k.pfdecoded"
+check_eq "Perfetto: a system calls track for each thread" "$(grep -c '2: "system calls"' "$T/k.pfdecoded")" 2
+check "Perfetto: thread state and page faults tracks" \
+	test "$(grep -c '2: "thread state"' "$T/k.pfdecoded")" -ge 1 -a "$(grep -c '2: "page faults"' "$T/k.pfdecoded")" -ge 1
+check_eq "Perfetto: 150 getppid slices" "$(grep -c '23: "getppid"' "$T/k.pfdecoded")" 150
+check "Perfetto: a Sleeping slice (k_sleep)" grep -q '23: "Sleeping"' "$T/k.pfdecoded"
 "$NEEDLE" export --format=chrome -i "$T/k.data" -o "$T/k.json" 2>/dev/null
-check_eq "the Chrome export reads it" "$?" 0
+check_eq "Chrome: exported" "$?" 0
+check_eq "Chrome: the 150 getppid slices, each inside a k_syscalls slice of its thread" "$(python3 - "$T/k.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+spans, open_at = [], {}
+for e in ev:
+    if e.get('name') == 'k_syscalls' and e['ph'] == 'B':
+        open_at[e['tid']] = e['ts']
+    elif e.get('name') == 'k_syscalls' and e['ph'] == 'E':
+        spans.append((e['tid'], open_at.pop(e['tid']), e['ts']))
+calls = [e for e in ev if e.get('name') == 'getppid' and e.get('cat') == 'syscall' and e['ph'] == 'X']
+inside = [c for c in calls if any(t == c['tid'] and a <= c['ts'] and c['ts'] + c['dur'] <= b for t, a, b in spans)]
+print(len(calls), len(inside))
+PY
+)" "150 150"
 "$NEEDLE" report -i "$T/k.data" >/dev/null 2>&1
 check_eq "report reads it" "$?" 0
 

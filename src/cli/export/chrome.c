@@ -121,7 +121,38 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
 
-	if (ev->kind == TEV_LOST) {
+	if (ev->kind == TEV_KERNEL) {
+		/* A complete slice ("X") on the thread: a system call or an
+		 * interval off the CPU nests inside the call that made it;
+		 * a fault is an instant. */
+		char name[64], detail[64];
+		view_kernel_slice(ev, name, sizeof(name), detail, sizeof(detail));
+		sep(c);
+		PUT(c, "{\"name\":");
+		json_string(c, name);
+		if (ev->kev.kind == KEV_SYSCALL)
+			PUT(c, ",\"cat\":\"syscall\"");
+		else if (ev->kev.kind == KEV_OFFCPU)
+			PUT(c, ",\"cat\":\"sched\"");
+		else
+			PUT(c, ",\"cat\":\"fault\"");
+		if (ev->kev.kind == KEV_FAULT) {
+			PUT(c, ",\"ph\":\"i\",\"s\":\"t\"");
+		} else {
+			PUT(c, ",\"ph\":\"X\",\"dur\":");
+			put_us(c, ev->kev_ns);
+		}
+		put_where(c, ev);
+		if (*detail) {
+			if (ev->kev.kind == KEV_FAULT)
+				PUT(c, ",\"args\":{\"address\":");
+			else
+				PUT(c, ",\"args\":{\"return\":");
+			json_string(c, detail);
+			PUT(c, "}");
+		}
+		PUT(c, "}");
+	} else if (ev->kind == TEV_LOST) {
 		sep(c);
 		PUT(c, "{\"name\":\"LOST ");
 		put_u64(c, ev->lost);

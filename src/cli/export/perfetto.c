@@ -13,7 +13,8 @@
  *   Trace.packet 1
  *   TracePacket: timestamp 8, trusted_packet_sequence_id 10, track_event 11,
  *                interned_data 12, sequence_flags 13, track_descriptor 60
- *   TrackEvent: type 9 (1 begin, 2 end, 3 instant), name_iid 10, track_uuid 11, name 23
+ *   TrackEvent: type 9 (1 begin, 2 end, 3 instant), name_iid 10, track_uuid 11, name 23,
+ *               debug_annotations 4
  *   TrackDescriptor: uuid 1, name 2, process 3, thread 4, parent_uuid 5
  *   ProcessDescriptor: pid 1, process_name 6
  *   ThreadDescriptor: pid 1, tid 2, thread_name 5
@@ -66,6 +67,7 @@ struct perfetto {
 	struct view_buf packet, event, nested, interned, annotation;
 	uint8_t *name_sent; /* by site id */
 	size_t name_cap;
+	uint8_t *kernel_tracks; /* by thread: a bit per kernel track declared */
 	int first_event;
 	int oom;
 };
@@ -162,12 +164,84 @@ static void put_annotations(struct perfetto *x, const struct trace_event *ev)
 	}
 }
 
+/* A thread's kernel tracks (--kernel), children of its track: system
+ * calls, thread state off the CPU, page faults.  Each is its own packet
+ * sequence, its slices begun and ended in order there: a system call
+ * that blocks holds an off-CPU interval, which is on the other track. */
+static const char *const kernel_track_name[KEV_KINDS] = { "", "system calls", "thread state", "page faults" };
+
+static uint64_t kernel_uuid(uint32_t thread, unsigned kind)
+{
+	return ((uint64_t)thread + 1) << 8 | (3 + kind);
+}
+
+static uint32_t kernel_seq(uint32_t thread, unsigned kind)
+{
+	return SEQ_ID + 1 + thread * (KEV_KINDS - 1) + (kind - 1);
+}
+
+static void kernel_track(struct perfetto *x, uint32_t thread, unsigned kind)
+{
+	if (x->kernel_tracks[thread] & (1u << kind))
+		return;
+	x->kernel_tracks[thread] |= (uint8_t)(1u << kind);
+	x->event.len = 0;
+	pb_uint(&x->event, 1, kernel_uuid(thread, kind));
+	pb_string(&x->event, 2, kernel_track_name[kind]);
+	pb_uint(&x->event, 5, thread_uuid(thread));
+	pb_bytes(&x->packet, 60, x->event.p, x->event.len);
+	emit_packet(x);
+}
+
+static void kernel_packet(struct perfetto *x, const struct trace_event *ev, int type, uint64_t ns, const char *name,
+			  const char *detail)
+{
+	unsigned kind = ev->kev.kind;
+	x->event.len = 0;
+	pb_uint(&x->event, 9, (uint64_t)type);
+	pb_uint(&x->event, 11, kernel_uuid(ev->thread, kind));
+	if (type != 2)
+		pb_string(&x->event, 23, name);
+	if (type != 2 && *detail) {
+		x->annotation.len = 0;
+		pb_string(&x->annotation, 10, kind == KEV_FAULT ? "address" : "return");
+		pb_string(&x->annotation, 6, detail);
+		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
+	}
+	pb_uint(&x->packet, 8, ns);
+	pb_uint(&x->packet, 10, kernel_seq(ev->thread, kind));
+	pb_bytes(&x->packet, 11, x->event.p, x->event.len);
+	emit_packet(x);
+}
+
+static int kernel_event(struct perfetto *x, const struct trace_event *ev)
+{
+	char name[64], detail[64];
+	unsigned kind = ev->kev.kind;
+
+	if (!kind || kind >= KEV_KINDS)
+		return 0;
+	if (!x->kernel_tracks && !(x->kernel_tracks = calloc(x->t->thread_cnt ? x->t->thread_cnt : 1, 1)))
+		return x->oom = 1;
+	kernel_track(x, ev->thread, kind);
+	view_kernel_slice(ev, name, sizeof(name), detail, sizeof(detail));
+	if (kind == KEV_FAULT) {
+		kernel_packet(x, ev, 3, ev->ns, name, detail);
+	} else {
+		kernel_packet(x, ev, 1, ev->ns, name, detail);
+		kernel_packet(x, ev, 2, ev->ns + ev->kev_ns, name, detail);
+	}
+	return x->oom || view_output_failed(x->out);
+}
+
 static int perfetto_event(const struct trace_event *ev, void *arg)
 {
 	struct perfetto *x = arg;
 	int type;
 
-	if (ev->kind == TEV_LOST || ev->kind == TEV_KERNEL ||
+	if (ev->kind == TEV_KERNEL)
+		return kernel_event(x, ev);
+	if (ev->kind == TEV_LOST ||
 	    (ev->kind == TEV_EXIT && (ev->flags & TEV_ORPHAN)))
 		return 0;
 	if (ev->kind == TEV_ENTRY)
@@ -213,5 +287,6 @@ int export_perfetto(struct trace *t, FILE *out)
 	free(x.interned.p);
 	free(x.annotation.p);
 	free(x.name_sent);
+	free(x.kernel_tracks);
 	return err;
 }

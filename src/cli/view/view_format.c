@@ -599,3 +599,32 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 	}
 	return n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 }
+
+void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len, char *detail, size_t detail_len)
+{
+	const struct kernel_event *k = &ev->kev;
+	static const char *const state[] = { "Off CPU", "Runnable (Preempted)", "Sleeping", "Uninterruptible Sleep",
+					     "Blocked" };
+	*detail = 0;
+	switch (k->kind) {
+	case KEV_SYSCALL: {
+		int64_t ret = (int64_t)k->b;
+		const char *e = ret < 0 && ret >= -4095 ? strerrorname_np((int)-ret) : NULL;
+		view_syscall_name(k->a, name, name_len);
+		if (e)
+			snprintf(detail, detail_len, "-1 %s", e);
+		else
+			snprintf(detail, detail_len, ret > 0xffffffffll ? "%#llx" : "%lld", (long long)ret);
+		break;
+	}
+	case KEV_OFFCPU:
+		snprintf(name, name_len, "%s", state[k->flags < 5 ? k->flags : 0]);
+		break;
+	case KEV_FAULT:
+		snprintf(name, name_len, "page fault (%s)", k->flags & KEV_FAULT_MAJOR ? "major" : "minor");
+		snprintf(detail, detail_len, "%#llx", (unsigned long long)k->a);
+		break;
+	default:
+		snprintf(name, name_len, "kernel event %u", k->kind);
+	}
+}

@@ -75,6 +75,12 @@ int view_format_prefix(char *buf, const char *dur, uint32_t tid);
  * "read() = 42" and a comment with its time in the kernel, time off the
  * CPU and a page fault as comments.  Returns the length. */
 size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev);
+/* A kernel event as a slice's name and its detail, for the exports: the
+ * system call's name and its result; the thread state off the CPU, as
+ * Perfetto names them ("Runnable (Preempted)", "Sleeping",
+ * "Uninterruptible Sleep", "Blocked"); "page fault (minor)" and its
+ * address. */
+void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len, char *detail, size_t detail_len);
 /* A system call's name by its x86-64 number ("syscall_N" for one the
  * table does not know): into buf. */
 const char *view_syscall_name(uint64_t nr, char *buf, size_t len);
