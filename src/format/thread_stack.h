@@ -25,6 +25,9 @@ struct frame {
 	uint64_t ns;        /* entry time (reader) */
 	uint64_t child_ns;  /* time spent in children (views) */
 	uint32_t mark;      /* the view's mark of the call (reader, trace_iter_init_mark) */
+	/* The kernel's share of the call, its children's included (reader,
+	 * --kernel): in system calls, and off the CPU. */
+	uint64_t syscall_ns, offcpu_ns;
 };
 
 struct context_stacks;

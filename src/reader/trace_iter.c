@@ -122,6 +122,17 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 				   .site = UINT32_MAX, .kind = TEV_KERNEL, .depth = (uint32_t)c->stack.depth,
 				   .kev = c->kev };
 	e->kev_ns = trace_ns(t, c->kev.time + c->kev.dur) - trace_ns(t, c->kev.time);
+	if (c->stack.depth) {
+		struct frame *f = &c->stack.v[c->stack.depth - 1];
+		e->site = f->site;
+		e->mark = f->mark;
+		/* The innermost call's share: its exit carries it, and adds
+		 * it to its caller's. */
+		if (c->kev.kind == KEV_SYSCALL)
+			f->syscall_ns += e->kev_ns;
+		else if (c->kev.kind == KEV_OFFCPU)
+			f->offcpu_ns += e->kev_ns;
+	}
 	if (e->ns > c->last_ns)
 		c->last_ns = e->ns;
 	t->work++;
@@ -169,6 +180,8 @@ static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns
 		.ns = ns < f->ns ? f->ns : ns,
 		.entry_ns = f->ns,
 		.child_ns = f->child_ns,
+		.syscall_ns = f->syscall_ns,
+		.offcpu_ns = f->offcpu_ns,
 		.tid = c->th->tid,
 		.thread = c->index,
 		.site = f->site,
@@ -178,8 +191,12 @@ static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns
 		.kind = TEV_EXIT,
 		.flags = flags,
 	};
-	if (c->stack.depth)
-		c->stack.v[c->stack.depth - 1].child_ns += e->ns - e->entry_ns;
+	if (c->stack.depth) {
+		struct frame *parent = &c->stack.v[c->stack.depth - 1];
+		parent->child_ns += e->ns - e->entry_ns;
+		parent->syscall_ns += e->syscall_ns;
+		parent->offcpu_ns += e->offcpu_ns;
+	}
 	it->t->work++;
 }
 

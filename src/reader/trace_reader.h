@@ -190,6 +190,9 @@ struct trace_event {
 	uint64_t ns;
 	uint64_t entry_ns;  /* exits: when the call began */
 	uint64_t child_ns;  /* exits: time spent in traced children */
+	/* Exits (--kernel): time the call spent in system calls and off the
+	 * CPU, its children's included. */
+	uint64_t syscall_ns, offcpu_ns;
 	uint64_t lost;
 	uint32_t tid;
 	uint32_t thread;    /* index in trace.threads */
@@ -202,7 +205,8 @@ struct trace_event {
 	uint16_t data_len;        /* bytes at data: values captured (-A / -R), 0 if none */
 	const uint8_t *data;      /* valid until a few more events of the thread are read */
 	/* TEV_KERNEL: the event as recorded; .ns is its start, and
-	 * kev_ns its length in nanoseconds.  .site is UINT32_MAX. */
+	 * kev_ns its length in nanoseconds.  .site and .mark are those of
+	 * the thread's innermost call open (UINT32_MAX and 0 outside any). */
 	struct kernel_event kev;
 	uint64_t kev_ns;
 };

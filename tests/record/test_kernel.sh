@@ -87,8 +87,24 @@ inside = [c for c in calls if any(t == c['tid'] and a <= c['ts'] and c['ts'] + c
 print(len(calls), len(inside))
 PY
 )" "150 150"
-"$NEEDLE" report -i "$T/k.data" >/dev/null 2>&1
-check_eq "report reads it" "$?" 0
+# report: the kernel's share of each function.
+"$NEEDLE" report --csv -i "$T/k.data" >"$T/k.csv"
+check_eq "report: the kernel's columns" "$(head -1 "$T/k.csv")" \
+	"function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns,oncpu_ns,offcpu_ns,syscall_ns"
+check "report: k_sleep off the CPU at least 29 ms of its time, on CPU the rest" awk -F, \
+	'$1 == "k_sleep" { ok = $9 >= 29000000 && $8 + $9 == $3 } END { exit !ok }' "$T/k.csv"
+check "report: k_syscalls' time in system calls, less than its total" awk -F, \
+	'$1 == "k_syscalls" { ok = $10 > 0 && $10 < $3 } END { exit !ok }' "$T/k.csv"
+check "report: main includes its children's kernel time" awk -F, \
+	'$1 == "main" { m = $10 } $1 == "k_sleep" { s = $10 } END { exit !(m >= s && s > 0) }' "$T/k.csv"
+"$NEEDLE" report --kernel --csv -i "$T/k.data" >"$T/ks.csv"
+check_eq "report --kernel: the 150 getppid calls of k_syscalls, no error" \
+	"$(awk -F, '$1 == "k_syscalls" && $2 == "getppid" { print $3, $4 }' "$T/ks.csv")" "150 0"
+check_eq "report --kernel: k_fail's openat, one error" \
+	"$(awk -F, '$1 == "k_fail" && $2 == "openat" { print $3, $4 }' "$T/ks.csv")" "1 1"
+"$NEEDLE" report -s offcpu -i "$T/k.data" >"$T/koff"
+check_eq "report -s offcpu: main first, then k_sleep" \
+	"$(awk 'NR > 2 { print $NF }' "$T/koff" | head -2 | tr '\n' ' ')" "main k_sleep "
 
 # ---- without privileges ----
 N=$(mktemp -d)

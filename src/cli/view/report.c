@@ -32,6 +32,16 @@ struct func_stats {
 	uint32_t site;
 	uint32_t group; /* --by-arg: 0 for the function's own row, else its group + 1 */
 	uint64_t calls, timed, total, self, min, max;
+	uint64_t syscall, offcpu; /* --kernel's share of total: in system calls, off the CPU */
+};
+
+/* report --kernel: the system calls made by each function (the innermost
+ * call open), by number. */
+struct sys_row {
+	uint32_t site;     /* UINT32_MAX: outside any recorded call */
+	uint32_t used;
+	uint64_t nr;
+	uint64_t calls, errors, total;
 };
 
 /* Distinct values kept per function before the rest share one row. */
@@ -58,6 +68,9 @@ struct report {
 	struct trace *t;
 	struct func_stats *v; /* by site id */
 	size_t cap;
+	struct sys_row *sys;  /* --kernel: open addressing by (site, nr) */
+	size_t sys_cap, sys_cnt;
+	int kernel_view;
 	/* --by-arg */
 	const char *by_arg;        /* the value's name: "arg1", "fparg2", ... */
 	struct site_values *sites; /* by site id, cap entries */
@@ -205,11 +218,52 @@ static struct func_stats *row_for(struct report *r, const struct trace_event *ev
 	return ev->mark ? &r->groups[ev->mark - 1].st : stats_for(r, ev->site);
 }
 
+static struct sys_row *sys_row(struct report *r, uint32_t site, uint64_t nr)
+{
+	if (2 * (r->sys_cnt + 1) > r->sys_cap) {
+		size_t cap = r->sys_cap ? 2 * r->sys_cap : 256;
+		struct sys_row *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < r->sys_cap; i++) {
+			if (!r->sys[i].used)
+				continue;
+			size_t h = (r->sys[i].site * 31u + r->sys[i].nr) * 2654435761u % cap;
+			while (v[h].used)
+				h = (h + 1) % cap;
+			v[h] = r->sys[i];
+		}
+		free(r->sys);
+		r->sys = v;
+		r->sys_cap = cap;
+	}
+	size_t h = (site * 31u + nr) * 2654435761u % r->sys_cap;
+	while (r->sys[h].used && (r->sys[h].site != site || r->sys[h].nr != nr))
+		h = (h + 1) % r->sys_cap;
+	if (!r->sys[h].used) {
+		r->sys[h] = (struct sys_row){ .site = site, .nr = nr, .used = 1 };
+		r->sys_cnt++;
+	}
+	return &r->sys[h];
+}
+
 static int account(const struct trace_event *ev, void *arg)
 {
 	struct report *r = arg;
 	struct func_stats *f;
 
+	if (ev->kind == TEV_KERNEL) {
+		if (r->kernel_view && ev->kev.kind == KEV_SYSCALL) {
+			struct sys_row *s = sys_row(r, ev->site, ev->kev.a);
+			if (!s)
+				return r->oom = 1;
+			int64_t ret = (int64_t)ev->kev.b;
+			s->calls++;
+			s->errors += ret < 0 && ret >= -4095;
+			s->total += ev->kev_ns;
+		}
+		return 0;
+	}
 	if (ev->kind == TEV_ENTRY) {
 		if ((f = row_for(r, ev)))
 			f->calls++;
@@ -229,6 +283,8 @@ static int account(const struct trace_event *ev, void *arg)
 	f->timed++;
 	f->total += d;
 	f->self += self;
+	f->syscall += ev->syscall_ns;
+	f->offcpu += ev->offcpu_ns;
 	return 0;
 }
 
@@ -263,6 +319,15 @@ static int cmp_stats(const void *a, const void *b)
 	} else if (!strcmp(sort_key, "max")) {
 		vx = x->max;
 		vy = y->max;
+	} else if (!strcmp(sort_key, "offcpu")) {
+		vx = x->offcpu;
+		vy = y->offcpu;
+	} else if (!strcmp(sort_key, "oncpu")) {
+		vx = x->total - x->offcpu;
+		vy = y->total - y->offcpu;
+	} else if (!strcmp(sort_key, "syscall")) {
+		vx = x->syscall;
+		vy = y->syscall;
 	} else {
 		vx = x->total;
 		vy = y->total;
@@ -331,18 +396,67 @@ static void report_free(struct report *r)
 		free(r->groups[i].label);
 	}
 	free(r->groups);
+	free(r->sys);
 	free(r->slots);
 	free(r->sites);
 	free(r->v);
 	view_close(r->t);
 }
 
+static int sys_cmp(const void *a, const void *b)
+{
+	const struct sys_row *x = a, *y = b;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return x->site != y->site ? (x->site < y->site ? -1 : 1) : (x->nr < y->nr ? -1 : x->nr > y->nr);
+}
+
+/* report --kernel: a row per function and system call, by time. */
+static int kernel_report(struct report *r, int csv)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->sys_cap; i++)
+		if (r->sys[i].used)
+			r->sys[n++] = r->sys[i];
+	qsort(r->sys, n, sizeof(*r->sys), sys_cmp);
+	if (!r->t->kernel_events[KEV_SYSCALL])
+		cli_error("warning: %s has no system call (record with --kernel=syscall, as root)", r->t->path);
+	if (csv)
+		printf("function,syscall,calls,errors,total_ns\n");
+	else
+		printf("  %12s  %10s  %8s  %-20s  %s\n  %12s  %10s  %8s  %-20s  %s\n", "Total time", "Calls", "Errors",
+		       "Syscall", "Function", "==========", "=====", "======", "=======", "========");
+	for (size_t i = 0; i < n; i++) {
+		const struct sys_row *s = &r->sys[i];
+		char name[64], tot[32];
+		const char *fn = s->site == UINT32_MAX ? "(outside any traced call)" : trace_site_name(r->t, s->site);
+		view_syscall_name(s->nr, name, sizeof(name));
+		if (csv) {
+			csv_field(fn);
+			printf(",%s,%llu,%llu,%llu\n", name, (unsigned long long)s->calls, (unsigned long long)s->errors,
+			       (unsigned long long)s->total);
+		} else {
+			cli_format_duration(tot, sizeof(tot), s->total);
+			printf("  %12s  %10llu  %8llu  %-20s  %s\n", tot, (unsigned long long)s->calls,
+			       (unsigned long long)s->errors, name, fn);
+		}
+	}
+	return view_close_output(stdout, "standard output");
+}
+
 static const char report_usage[] =
 	"usage: needle report [-i FILE] [--tid TID] [-s KEY] [--csv] [--by-arg N|NAME]\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
-	"  -s, --sort KEY     total (default), self, calls, avg, min, max or name\n"
-	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n"
+	"  -s, --sort KEY     total (default), self, calls, avg, min, max, name, or with kernel\n"
+	"                     events (record --kernel) oncpu, offcpu, syscall\n"
+	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns (and with kernel\n"
+	"                     events oncpu_ns,offcpu_ns,syscall_ns: the calls' time on and off the\n"
+	"                     CPU and in system calls, their children's included)\n"
+	"      --kernel       the system calls of each function (record --kernel=syscall): calls,\n"
+	"                     errors and time in the kernel, by function and system call\n"
 	"      --by-arg N|NAME\n"
 	"                     a row per function and value of argN (1-6 a register, 7-255 a stack\n"
 	"                     word) or of the value NAME\n"
@@ -356,9 +470,11 @@ int cmd_report(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' }, { "sort", required_argument, NULL, 's' },
 		{ "tid", required_argument, NULL, 'T' },   { "help", no_argument, NULL, 'h' },
 		{ "csv", no_argument, NULL, 'C' },         { "by-arg", required_argument, NULL, 'B' },
+		{ "kernel", no_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name" };
+	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name", "oncpu", "offcpu",
+					    "syscall" };
 	const char *input = NULL;
 	struct report r = { 0 };
 	uint32_t tid = 0;
@@ -377,7 +493,8 @@ int cmd_report(int argc, char **argv)
 			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 				ok |= !strcmp(optarg, keys[i]);
 			if (!ok) {
-				cli_error("unknown sort key '%s' (total, self, calls, avg, min, max, name)", optarg);
+				cli_error("unknown sort key '%s' (total, self, calls, avg, min, max, name, oncpu, offcpu, "
+					  "syscall)", optarg);
 				return 2;
 			}
 			sort_key = optarg;
@@ -388,6 +505,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'C':
 			csv = 1;
+			break;
+		case 'K':
+			r.kernel_view = 1;
 			break;
 		case 'B':
 			if (parse_by_arg(optarg, by_arg, sizeof(by_arg)))
@@ -413,6 +533,11 @@ int cmd_report(int argc, char **argv)
 		cli_error("out of memory");
 		report_free(&r);
 		return 1;
+	}
+	if (r.kernel_view) {
+		int rc = kernel_report(&r, csv);
+		report_free(&r);
+		return rc;
 	}
 	if (r.by_arg && !r.group_cnt)
 		cli_error("warning: no call in %s has a value named %s (recorded with -A): one row per function",
@@ -476,23 +601,34 @@ int cmd_report(int argc, char **argv)
 		report_free(&r);
 		return view_close_output(stdout, "standard output");
 	}
+	int kern = r.t->kernel_events[KEV_SYSCALL] || r.t->kernel_events[KEV_OFFCPU];
 	if (csv) {
-		printf("function%s%s,calls,total_ns,self_ns,avg_ns,min_ns,max_ns\n", r.by_arg ? "," : "",
-		       r.by_arg ? r.by_arg : "");
+		printf("function%s%s,calls,total_ns,self_ns,avg_ns,min_ns,max_ns%s\n", r.by_arg ? "," : "",
+		       r.by_arg ? r.by_arg : "", kern ? ",oncpu_ns,offcpu_ns,syscall_ns" : "");
 		for (size_t i = 0; i < n; i++) {
 			struct func_stats *f = &r.v[i];
 			csv_name(&r, f);
-			printf(",%llu,%llu,%llu,%llu,%llu,%llu\n", (unsigned long long)f->calls, (unsigned long long)f->total,
+			printf(",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->calls, (unsigned long long)f->total,
 			       (unsigned long long)f->self, (unsigned long long)(f->timed ? f->total / f->timed : 0),
 			       (unsigned long long)f->min, (unsigned long long)f->max);
+			if (kern)
+				printf(",%llu,%llu,%llu", (unsigned long long)(f->total > f->offcpu ? f->total - f->offcpu : 0),
+				       (unsigned long long)f->offcpu, (unsigned long long)f->syscall);
+			putchar('\n');
 		}
 		report_free(&r);
 		return view_close_output(stdout, "standard output");
 	}
-	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "Total time", "Self time", "Calls", "Average", "Min",
-	       "Max", "Function");
-	printf("  %12s  %12s  %10s  %12s  %12s  %12s  %s\n", "==========", "=========", "=====", "=======", "===",
-	       "===", "========");
+	if (kern) {
+		printf("  %12s  %12s  %12s  %12s  ", "Total time", "On CPU", "Off CPU", "Syscall");
+		printf("%12s  %10s  %12s  %12s  %12s  %s\n", "Self time", "Calls", "Average", "Min", "Max", "Function");
+		printf("  %12s  %12s  %12s  %12s  ", "==========", "======", "=======", "=======");
+	} else {
+		printf("  %12s  ", "Total time");
+		printf("%12s  %10s  %12s  %12s  %12s  %s\n", "Self time", "Calls", "Average", "Min", "Max", "Function");
+		printf("  %12s  ", "==========");
+	}
+	printf("%12s  %10s  %12s  %12s  %12s  %s\n", "=========", "=====", "=======", "===", "===", "========");
 	for (size_t i = 0; i < n; i++) {
 		struct func_stats *f = &r.v[i];
 		char tot[32], self[32], avg[32], mn[32], mx[32];
@@ -510,8 +646,17 @@ int cmd_report(int argc, char **argv)
 			strcpy(mn, "-");
 			strcpy(mx, "-");
 		}
-		printf("  %12s  %12s  %10llu  %12s  %12s  %12s  %s\n", tot, self, (unsigned long long)f->calls, avg, mn,
-		       mx, row_name(&r, f));
+		if (kern) {
+			char on[32], off[32], sys[32];
+			cli_format_duration(on, sizeof(on), f->total > f->offcpu ? f->total - f->offcpu : 0);
+			cli_format_duration(off, sizeof(off), f->offcpu);
+			cli_format_duration(sys, sizeof(sys), f->syscall);
+			printf("  %12s  %12s  %12s  %12s", tot, f->timed ? on : "-", f->timed ? off : "-", f->timed ? sys : "-");
+		} else {
+			printf("  %12s", tot);
+		}
+		printf("  %12s  %10llu  %12s  %12s  %12s  %s\n", self, (unsigned long long)f->calls, avg, mn, mx,
+		       row_name(&r, f));
 	}
 	report_free(&r);
 	return view_close_output(stdout, "standard output");
