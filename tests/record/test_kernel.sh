@@ -106,6 +106,27 @@ check_eq "report --kernel: k_fail's openat, one error" \
 check_eq "report -s offcpu: main first, then k_sleep" \
 	"$(awk 'NR > 2 { print $NF }' "$T/koff" | head -2 | tr '\n' ' ')" "main k_sleep "
 
+# ---- a running process (-p) ----
+"$P" loop >"$T/lout" &
+lpid=$!
+sleep 0.3
+"$NEEDLE" record -p "$lpid" --kernel=all --duration=1 -o "$T/p.data" >/dev/null 2>"$T/perr"
+check_eq "-p: needle record exits 0 ($(tail -1 "$T/perr"))" "$?" 0
+kill -TERM "$lpid"
+wait "$lpid"
+check_eq "-p: the process ran on and ended as it would ($(cat "$T/lout"))" "$?" 0
+check_eq "-p: the program's two threads, not libneedle's (needle-attach)" "$(trace_tids "$T/p.data" | wc -l)" 2
+# Each k_syscalls call made once the kernel's events were on holds its
+# 10 getppid calls, no more, no less.
+for tid in $(trace_tids "$T/p.data"); do
+	check_eq "-p: thread $tid: every k_syscalls call after the first with kernel events holds 10 getppid lines" \
+		"$("$NEEDLE" replay --tid "$tid" -i "$T/p.data" | awk '
+			/k_syscalls\(\) \{/ { in_f = 1; n = 0 }
+			in_f && /getppid\(\) = [0-9]+ \/\* syscall/ { n++ }
+			/} \/\* k_syscalls \*\// { in_f = 0; if (on && n != 10) bad++; if (on) calls++; if (n) on = 1 }
+			END { print (calls >= 20 ? "many" : "few " calls), bad + 0 }')" "many 0"
+done
+
 # ---- without privileges ----
 N=$(mktemp -d)
 chmod 0777 "$N"

@@ -601,6 +601,16 @@ int record_attach(struct recording *r, const char *agent)
 		snapshot_service_start(&ss, r);
 	} else {
 		record_begin(r);
+		if (o->kernel) {
+			/* From here on, as the function events: each thread of the
+			 * process, and the threads and children they start. */
+			r->kernel.asked = o->kernel;
+			if (kernel_open_process(&r->kernel, pid))
+				cli_error("--kernel: nothing could be opened (%s); recording the functions only",
+					  r->kernel.left_out[0] ? r->kernel.left_out : "perf_event_open refused every event");
+			else if (r->kernel.left_out[0])
+				cli_error("--kernel: left out: %s", r->kernel.left_out);
+		}
 	}
 	/* Said once every object's functions record: an attach in steps
 	 * (shm_layout.h) records the program's and the C library's at once,
@@ -623,6 +633,7 @@ int record_attach(struct recording *r, const char *agent)
 		}
 		if (record_buffer_ready(r))
 			record_drain(r, 0);
+		record_kernel_drain(r, 0);
 		record_wait(r, record_sigchld, 20);
 	}
 	uint32_t end = why == END_EXITED ? ATTACH_END_EXITED : why == END_SESSION ? ATTACH_END_LOST
@@ -642,6 +653,8 @@ int record_attach(struct recording *r, const char *agent)
 	} else if (end == ATTACH_END_LOST) {
 		end = ATTACH_END_EXITED;
 	}
+	/* The kernel's events end where the functions' do. */
+	kernel_stop(&r->kernel);
 	session_read(sock); /* what it said last */
 	int status = 0;
 	if (end == ATTACH_END_EXITED && process_end_status(pid, pidfd, &status)) {

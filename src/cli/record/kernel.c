@@ -40,7 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +54,6 @@
 #define RING_PAGES 256              /* data pages per CPU: 1 MiB */
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
-#define RING_EVENTS 8               /* events of one CPU's ring at most */
 
 enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT };
 
@@ -64,14 +65,18 @@ struct kernel_sample {
 	uint16_t flags;
 };
 
-struct kernel_ring {
+/* An event of a ring: its id (PERF_SAMPLE_IDENTIFIER), what it is. */
+struct ring_event {
+	uint64_t id;
 	int fd;
-	int extra[RING_EVENTS];
-	int extra_cnt;
-	uint64_t ids[RING_EVENTS + 1];
-	uint16_t kinds[RING_EVENTS + 1]; /* what each id is: enum sample_type (S_ENTER ... S_FAULT) */
-	uint16_t major[RING_EVENTS + 1];
-	int id_cnt;
+	uint16_t kind; /* enum sample_type */
+	uint16_t major;
+};
+
+struct kernel_ring {
+	int fd;                   /* the event that owns the ring */
+	struct ring_event *ev;    /* every event writing into it, by id once opened */
+	size_t ev_cnt, ev_cap;
 	void *base;
 	size_t size; /* the data area */
 };
@@ -83,6 +88,7 @@ struct kernel_thread {
 	uint64_t sys_start, sys_nr, off_start;
 	uint32_t sys_cpu, off_cpu;
 	uint16_t off_state, next_state;
+	int comm_reads, agent; /* agent: one of libneedle's threads, left out (agent_thread) */
 	struct kernel_event *ev; /* complete, not yet written */
 	size_t ev_cnt, ev_cap;
 };
@@ -109,6 +115,8 @@ static void clock_pair(uint64_t *raw, uint64_t *ns)
 		}
 	}
 }
+
+static int agent_thread(struct kernel_thread *t);
 
 static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu)
 {
@@ -200,10 +208,21 @@ static void attr_base(struct perf_event_attr *a, uint32_t type, uint64_t config,
 	a->exclude_hv = 1;
 }
 
-/* Open one event on ring's CPU into the ring (the first one owns it). */
+/* Open one event of pid on ring's CPU into the ring (the first one owns
+ * it). */
 static int ring_add(struct kernel_ring *ring, struct perf_event_attr *a, pid_t pid, int cpu, uint16_t kind,
 		    uint16_t major, int *err)
 {
+	if (ring->ev_cnt == ring->ev_cap) {
+		size_t cap = ring->ev_cap ? 2 * ring->ev_cap : 8;
+		struct ring_event *v = realloc(ring->ev, cap * sizeof(*v));
+		if (!v) {
+			*err = ENOMEM;
+			return -1;
+		}
+		ring->ev = v;
+		ring->ev_cap = cap;
+	}
 	int fd = perf_open(a, pid, cpu);
 	if (fd < 0) {
 		*err = errno;
@@ -220,23 +239,26 @@ static int ring_add(struct kernel_ring *ring, struct perf_event_attr *a, pid_t p
 		ring->fd = fd;
 		ring->base = m;
 		ring->size = RING_PAGES * page;
-	} else if (ring->extra_cnt == RING_EVENTS || ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
-		*err = errno ? errno : ENOSPC;
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
+		*err = errno;
 		close(fd);
 		return -1;
-	} else {
-		ring->extra[ring->extra_cnt++] = fd;
 	}
 	uint64_t id = 0;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
 		*err = errno;
+		if (fd != ring->fd)
+			close(fd);
 		return -1;
 	}
-	ring->ids[ring->id_cnt] = id;
-	ring->kinds[ring->id_cnt] = kind;
-	ring->major[ring->id_cnt] = major;
-	ring->id_cnt++;
+	ring->ev[ring->ev_cnt++] = (struct ring_event){ .id = id, .fd = fd, .kind = kind, .major = major };
 	return 0;
+}
+
+static int ring_event_cmp(const void *x, const void *y)
+{
+	const struct ring_event *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
 }
 
 static const char *refusal(int err)
@@ -254,33 +276,15 @@ static void left_out(struct kernel_rec *k, const char *what, const char *why)
 	snprintf(k->left_out + n, sizeof(k->left_out) - n, "%s%s (%s)", n ? "; " : "", what, why);
 }
 
-int kernel_open(struct kernel_rec *k, pid_t pid)
+/* The events asked for, of one task (a process not started yet, or a
+ * thread of a running one: its children inherit them), on every CPU. */
+static void open_task(struct kernel_rec *k, pid_t pid)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_CONF);
 	struct perf_event_attr a;
-	int have_sys = 0, have_sched = 0;
 
-	clock_pair(&k->raw_a, &k->ns_a);
-	k->raw_b = k->raw_a;
-	k->ns_b = k->ns_a;
-	if (cpus < 1)
-		cpus = 1;
-	if (!(k->rings = calloc((size_t)cpus, sizeof(*k->rings))))
-		return -1;
-	if (k->asked & KERNEL_SYSCALL) {
-		uint16_t dummy;
-		have_sys = tracepoint("raw_syscalls/sys_enter", "id", &k->enter_id, &k->off_nr) &&
-			   tracepoint("raw_syscalls/sys_exit", "ret", &k->exit_id, &k->off_ret) &&
-			   tracepoint("raw_syscalls/sys_exit", "id", &k->exit_id, &dummy);
-		if (!have_sys)
-			left_out(k, "syscall", "the raw_syscalls tracepoints cannot be read: needs root and tracefs");
-	}
-	if (k->asked & KERNEL_SWITCH)
-		have_sched = tracepoint("sched/sched_switch", "prev_state", &k->switch_id, &k->off_prev_state);
-	for (int cpu = 0; cpu < cpus; cpu++) {
-		struct kernel_ring *ring = &k->rings[k->ring_cnt];
+	for (int cpu = 0; cpu < k->ring_cnt; cpu++) {
+		struct kernel_ring *ring = &k->rings[cpu];
 		int err = 0;
-		ring->fd = -1;
 		if (k->asked & KERNEL_SWITCH) {
 			attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
 			a.context_switch = 1;
@@ -289,13 +293,13 @@ int kernel_open(struct kernel_rec *k, pid_t pid)
 				k->got |= KERNEL_SWITCH;
 			else if (err != ENODEV)
 				left_out(k, "switch", refusal(err));
-			if (have_sched && (k->got & KERNEL_SWITCH)) {
+			if (k->have_sched && (k->got & KERNEL_SWITCH)) {
 				attr_base(&a, PERF_TYPE_TRACEPOINT, k->switch_id, PERF_SAMPLE_RAW);
-				if (ring_add(ring, &a, pid, cpu, S_SCHED_OUT, 0, &err))
-					have_sched = 0; /* blocked threads then say "blocked", not S or D */
+				if (ring_add(ring, &a, pid, cpu, S_SCHED_OUT, 0, &err) && err != ENODEV)
+					left_out(k, "switch's S/D states", refusal(err));
 			}
 		}
-		if (have_sys) {
+		if (k->have_sys) {
 			attr_base(&a, PERF_TYPE_TRACEPOINT, k->enter_id, PERF_SAMPLE_RAW);
 			int e1 = ring_add(ring, &a, pid, cpu, S_ENTER, 0, &err);
 			attr_base(&a, PERF_TYPE_TRACEPOINT, k->exit_id, PERF_SAMPLE_RAW);
@@ -318,13 +322,113 @@ int kernel_open(struct kernel_rec *k, pid_t pid)
 			else if (err != ENODEV)
 				left_out(k, "fault", refusal(err));
 		}
-		if (ring->fd >= 0)
-			k->ring_cnt++;
 	}
-	/* A kind opened on some CPUs and refused on others is left out. */
-	if ((k->got & KERNEL_SWITCH) && !have_sched)
+}
+
+/* What every task's events share: the rings (one per CPU), the
+ * tracepoints' ids, the clock's first sample, room for descriptors. */
+static int open_begin(struct kernel_rec *k)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	clock_pair(&k->raw_a, &k->ns_a);
+	k->raw_b = k->raw_a;
+	k->ns_b = k->ns_a;
+	if (cpus < 1)
+		cpus = 1;
+	if (!(k->rings = calloc((size_t)cpus, sizeof(*k->rings))))
+		return -1;
+	k->ring_cnt = (int)cpus;
+	for (int i = 0; i < k->ring_cnt; i++)
+		k->rings[i].fd = -1;
+	/* A descriptor per task, CPU and kind: a running process's threads
+	 * take hundreds. */
+	struct rlimit rl;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (k->asked & KERNEL_SYSCALL) {
+		uint16_t dummy;
+		k->have_sys = tracepoint("raw_syscalls/sys_enter", "id", &k->enter_id, &k->off_nr) &&
+			      tracepoint("raw_syscalls/sys_exit", "ret", &k->exit_id, &k->off_ret) &&
+			      tracepoint("raw_syscalls/sys_exit", "id", &k->exit_id, &dummy);
+		if (!k->have_sys)
+			left_out(k, "syscall", "the raw_syscalls tracepoints cannot be read: needs root and tracefs");
+	}
+	if (k->asked & KERNEL_SWITCH)
+		k->have_sched = tracepoint("sched/sched_switch", "prev_state", &k->switch_id, &k->off_prev_state);
+	return 0;
+}
+
+static int open_end(struct kernel_rec *k)
+{
+	int any = 0;
+	for (int i = 0; i < k->ring_cnt; i++) {
+		struct kernel_ring *ring = &k->rings[i];
+		qsort(ring->ev, ring->ev_cnt, sizeof(*ring->ev), ring_event_cmp);
+		any |= ring->fd >= 0;
+	}
+	if ((k->got & KERNEL_SWITCH) && !k->have_sched)
 		left_out(k, "switch's S/D states", "sched:sched_switch needs root: blocked threads are shown as blocked");
-	return k->ring_cnt ? 0 : -1;
+	return any ? 0 : -1;
+}
+
+int kernel_open(struct kernel_rec *k, pid_t pid)
+{
+	if (open_begin(k))
+		return -1;
+	open_task(k, pid);
+	return open_end(k);
+}
+
+static int tid_cmp(const void *x, const void *y)
+{
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+int kernel_open_process(struct kernel_rec *k, pid_t pid)
+{
+	char path[64];
+	pid_t *done = NULL;
+	size_t done_cnt = 0, done_cap = 0;
+
+	if (open_begin(k))
+		return -1;
+	/* Threads created while the first ones are opened are inherited only
+	 * by then: read the list again until it holds no new one. */
+	for (int round = 0, fresh = 1; fresh && round < 16; round++) {
+		fresh = 0;
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		DIR *d = opendir(path);
+		if (!d)
+			break;
+		for (struct dirent *e; (e = readdir(d));) {
+			pid_t tid = (pid_t)atoi(e->d_name);
+			if (tid <= 0 || (done_cnt && bsearch(&tid, done, done_cnt, sizeof(*done), tid_cmp)))
+				continue;
+			if (done_cnt == done_cap) {
+				size_t cap = done_cap ? 2 * done_cap : 64;
+				pid_t *v = realloc(done, cap * sizeof(*v));
+				if (!v)
+					break;
+				done = v;
+				done_cap = cap;
+			}
+			/* Not libneedle's own threads (the session's,
+			 * needle-attach, named before this runs). */
+			struct kernel_thread probe = { .tid = (uint32_t)tid };
+			if (!agent_thread(&probe))
+				open_task(k, tid);
+			done[done_cnt++] = tid;
+			qsort(done, done_cnt, sizeof(*done), tid_cmp);
+			fresh = 1;
+		}
+		closedir(d);
+	}
+	free(done);
+	return open_end(k);
 }
 
 static struct kernel_thread *thread_of(struct kernel_rec *k, uint32_t tid)
@@ -352,6 +456,7 @@ static struct kernel_thread *thread_of(struct kernel_rec *k, uint32_t tid)
 	if (!k->threads[h].tid) {
 		k->threads[h].tid = tid;
 		k->thread_cnt++;
+		agent_thread(&k->threads[h]);
 	}
 	return &k->threads[h];
 }
@@ -467,14 +572,22 @@ static void push_sample(struct kernel_rec *k, const struct kernel_sample *s)
 	k->pending[k->pending_cnt++] = *s;
 }
 
+/* What the event of id is (ring->ev sorted by id: a process's threads
+ * times the CPUs times the kinds may be thousands). */
 static int ring_kind(const struct kernel_ring *ring, uint64_t id, uint16_t *major)
 {
-	for (int i = 0; i < ring->id_cnt; i++)
-		if (ring->ids[i] == id) {
-			*major = ring->major[i];
-			return ring->kinds[i];
-		}
-	return -1;
+	size_t lo = 0, hi = ring->ev_cnt;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ring->ev[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == ring->ev_cnt || ring->ev[lo].id != id)
+		return -1;
+	*major = ring->ev[lo].major;
+	return ring->ev[lo].kind;
 }
 
 /* One record of ring (its bytes copied out, size bytes). */
@@ -600,11 +713,36 @@ static void ring_read(struct kernel_rec *k, struct kernel_ring *ring)
 }
 
 /* Write t's events that begin before limit, in order. */
+/* Is thread t one of libneedle's own (needle-attach, needle-ctl), whose
+ * events are not the program's?  Its name is read when its first event
+ * is seen (-p: the session thread is named before the events are opened)
+ * and again at its first flush, a drain later (a thread started since
+ * names itself first thing); a thread gone by then is kept. */
+static int agent_thread(struct kernel_thread *t)
+{
+	if (t->comm_reads < 2 && !t->agent) {
+		char path[64], comm[32] = "";
+		t->comm_reads++;
+		snprintf(path, sizeof(path), "/proc/%u/comm", t->tid);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (fgets(comm, sizeof(comm), f))
+				t->agent = !strncmp(comm, "needle-", 7);
+			fclose(f);
+		}
+	}
+	return t->agent;
+}
+
 static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t limit, struct trace_writer *w,
 			long *bytes)
 {
 	if (!t->ev_cnt)
 		return 0;
+	if (agent_thread(t)) {
+		t->ev_cnt = 0;
+		return 0;
+	}
 	qsort(t->ev, t->ev_cnt, sizeof(*t->ev), event_cmp);
 	size_t n = 0;
 	while (n < t->ev_cnt && t->ev[n].time < limit)
@@ -642,7 +780,8 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 	clock_pair(&k->raw_b, &k->ns_b);
 	k->mono_offset = monotonic_ns() - monotonic_raw_ns();
 	for (int i = 0; i < k->ring_cnt; i++)
-		ring_read(k, &k->rings[i]);
+		if (k->rings[i].fd >= 0)
+			ring_read(k, &k->rings[i]);
 	qsort(k->pending, k->pending_cnt, sizeof(*k->pending), sample_cmp);
 	uint64_t horizon = final ? UINT64_MAX : k->ns_b - HORIZON_NS;
 	size_t used = 0;
@@ -667,15 +806,28 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 	return bytes;
 }
 
+void kernel_stop(struct kernel_rec *k)
+{
+	/* On the events of the process's threads, and through them on
+	 * those their children inherited. */
+	for (int i = 0; i < k->ring_cnt; i++)
+		for (size_t e = 0; e < k->rings[i].ev_cnt; e++)
+			ioctl(k->rings[i].ev[e].fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
 void kernel_close(struct kernel_rec *k)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	for (int i = 0; i < k->ring_cnt; i++) {
 		struct kernel_ring *ring = &k->rings[i];
-		for (int e = 0; e < ring->extra_cnt; e++)
-			close(ring->extra[e]);
-		munmap(ring->base, ring->size + page);
-		close(ring->fd);
+		for (size_t e = 0; e < ring->ev_cnt; e++)
+			if (ring->ev[e].fd != ring->fd)
+				close(ring->ev[e].fd);
+		free(ring->ev);
+		if (ring->fd >= 0) {
+			munmap(ring->base, ring->size + page);
+			close(ring->fd);
+		}
 	}
 	free(k->rings);
 	for (size_t i = 0; i < k->thread_cap; i++)

@@ -22,10 +22,11 @@ struct kernel_rec {
 	int clock_tsc;             /* the trace's raw clock is the TSC (else CLOCK_MONOTONIC ns) */
 	/* CLOCK_MONOTONIC_RAW -> TSC: two samples of both, taken when the
 	 * events were opened and at the latest drain. */
-	struct kernel_ring *rings; /* one per CPU */
+	struct kernel_ring *rings; /* one per CPU (fd -1: none opened there) */
 	int ring_cnt;
 	/* The tracepoints' payload: the offsets of their fields. */
 	uint32_t enter_id, exit_id, switch_id;
+	int have_sys, have_sched;  /* their tracepoints can be read */
 	uint16_t off_nr, off_ret, off_prev_state;
 	uint64_t raw_a, ns_a, raw_b, ns_b; /* ns: CLOCK_MONOTONIC_RAW */
 	uint64_t mono_offset;      /* CLOCK_MONOTONIC - CLOCK_MONOTONIC_RAW, for a trace timed by the former */
@@ -50,6 +51,12 @@ int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen);
  * the kernel or the user's privileges refuse is left out and named in
  * k->left_out.  0, or -1 when nothing at all could be opened. */
 int kernel_open(struct kernel_rec *k, pid_t pid);
+/* The same for a running process: each of its threads, and what they
+ * start from now on. */
+int kernel_open_process(struct kernel_rec *k, pid_t pid);
+/* Stop recording (needle record -p detaches): what was recorded stays to
+ * be drained. */
+void kernel_stop(struct kernel_rec *k);
 
 struct trace_writer;
 /* Read what the kernel has written so far and write every thread's

@@ -704,9 +704,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
 	}
-	if (o->kernel && (o->attach_pid || o->snapshot)) {
-		cli_error("record: --kernel records a program needle record starts, streaming: not yet with %s",
-			  o->attach_pid ? "-p" : "--snapshot");
+	if (o->kernel && o->snapshot) {
+		cli_error("record: --kernel streams the kernel's events: not yet with --snapshot");
 		return -1;
 	}
 	if (o->attach_pid && o->bind_now) {
