@@ -56,7 +56,7 @@ enum trace_section {
  * the kernel or off the CPU, read with perf_event_open. */
 enum kernel_event_kind {
 	KEV_SYSCALL = 1, /* a system call: a = number, b = return value (-errno) */
-	KEV_OFFCPU = 2,  /* off the CPU for dur: flags = enum kev_state */
+	KEV_OFFCPU = 2,  /* off the CPU for dur: flags = enum kev_state, a = the thread that woke it (0: not seen) */
 	KEV_FAULT = 3,   /* a page fault taken in user code: a = address, b = ip, flags KEV_FAULT_MAJOR */
 	KEV_KINDS = 4,
 };

@@ -1,50 +1,107 @@
 /* kernel_prog - what needle record --kernel must place inside the calls
- * that made it: k_syscalls makes exactly N getppid system calls (main's
- * thread 100, a second thread 50), k_sleep sleeps 30 ms in nanosleep,
- * k_touch touches each of 64 fresh pages of a mapping at a fixed address
- * (one minor fault each), k_fail opens a file that does not exist
- * (ENOENT).  Its output is the same traced or not.
+ * that made it (tests/record/test_kernel.sh):
+ *   k_syscalls   exactly N getpid system calls (main's thread 100, a
+ *                second thread 50)
+ *   k_sleep      sleeps 10 ms in nanosleep (off the CPU, S)
+ *   k_lock       blocks on a mutex k_hold's thread holds for 5 ms (woken
+ *                by that thread)
+ *   k_pipe       reads a pipe that k_fill's thread fills after 5 ms
+ *   k_touch      touches each of 1,000 fresh pages of a mapping at a
+ *                fixed address (one minor fault each)
+ *   k_fail       opens a file that does not exist (ENOENT)
+ * Its output is the same traced or not.
  *
- * kernel_prog loop: both threads call k_syscalls(10) and k_sleep until
- * SIGTERM, for needle record -p. */
+ * kernel_prog loop: both threads call k_syscalls(10) and k_nap until
+ * SIGTERM, for needle record -p.  kernel_prog spin: two threads each
+ * spin 300 ms in k_busy (on one CPU, with taskset: preempted by each
+ * other). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <string.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PAGES 64
+#define PAGES 1000
 #define AT ((void *)0x200000000ul)
+
+static void nap_ms(long ms)
+{
+	struct timespec d = { 0, ms * 1000000L };
+	nanosleep(&d, NULL);
+}
 
 __attribute__((noinline)) long k_syscalls(int n)
 {
 	long s = 0;
 	for (int i = 0; i < n; i++)
-		s += syscall(SYS_getppid) > 0;
+		s += syscall(SYS_getpid) > 0;
 	return s;
 }
 
 __attribute__((noinline)) void k_sleep(void)
 {
-	struct timespec d = { 0, 30 * 1000000L };
-	nanosleep(&d, NULL);
+	nap_ms(10);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int held[2], pipefd[2];
+
+/* Holds the lock 5 ms, once main is about to take it. */
+__attribute__((noinline)) void k_hold(void)
+{
+	char c = 1;
+	pthread_mutex_lock(&lock);
+	if (write(held[1], &c, 1) != 1)
+		return;
+	nap_ms(5);
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((noinline)) void k_lock(void)
+{
+	pthread_mutex_lock(&lock);
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((noinline)) void k_fill(void)
+{
+	nap_ms(5);
+	if (write(pipefd[1], "x", 1) != 1)
+		return;
+}
+
+__attribute__((noinline)) int k_pipe(void)
+{
+	char c;
+	return (int)read(pipefd[0], &c, 1);
+}
+
+static void *holder(void *arg)
+{
+	(void)arg;
+	k_hold();
+	k_fill();
+	return NULL;
 }
 
 __attribute__((noinline)) int k_touch(void)
 {
-	volatile char *p = mmap(AT, PAGES * 4096, PROT_READ | PROT_WRITE,
+	volatile char *p = mmap(AT, PAGES * 4096L, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	/* One fault per page: no huge page under it (THP could map 512 at
+	 * once). */
+	madvise((void *)p, PAGES * 4096L, MADV_NOHUGEPAGE);
 	for (int i = 0; i < PAGES; i++)
-		p[i * 4096] = 1;
-	munmap((void *)p, PAGES * 4096);
+		p[i * 4096L] = 1;
+	munmap((void *)p, PAGES * 4096L);
 	return PAGES;
 }
 
@@ -64,8 +121,7 @@ static void on_term(int sig)
 
 __attribute__((noinline)) void k_nap(void)
 {
-	struct timespec d = { 0, 2 * 1000000L };
-	nanosleep(&d, NULL);
+	nap_ms(2);
 }
 
 static void *looper(void *arg)
@@ -79,6 +135,26 @@ static void *looper(void *arg)
 	return (void *)n;
 }
 
+__attribute__((noinline)) long k_busy(void)
+{
+	struct timespec t0, t;
+	long n = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 100000; i++)
+			__asm__ volatile("" : "+r"(n));
+		n++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 300000000L);
+	return n;
+}
+
+static void *spinner(void *arg)
+{
+	(void)arg;
+	return (void *)k_busy();
+}
+
 static void *second(void *arg)
 {
 	(void)arg;
@@ -87,7 +163,7 @@ static void *second(void *arg)
 
 int main(int argc, char **argv)
 {
-	pthread_t t;
+	pthread_t t, h;
 	void *r;
 	if (argc > 1 && !strcmp(argv[1], "loop")) {
 		signal(SIGTERM, on_term);
@@ -97,12 +173,28 @@ int main(int argc, char **argv)
 		printf("looped\n");
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "spin")) {
+		pthread_create(&t, NULL, spinner, NULL);
+		long a = k_busy();
+		pthread_join(t, &r);
+		printf("spun %d\n", a > 0 && (long)r > 0);
+		return 0;
+	}
+	if (pipe(held) || pipe(pipefd))
+		return 1;
 	long a = k_syscalls(100);
 	k_sleep();
+	pthread_create(&h, NULL, holder, NULL);
+	char c;
+	if (read(held[0], &c, 1) != 1)
+		return 1;
+	k_lock();
+	int got = k_pipe();
+	pthread_join(h, NULL);
 	int pages = k_touch();
 	int failed = k_fail();
 	pthread_create(&t, NULL, second, NULL);
 	pthread_join(t, &r);
-	printf("syscalls %ld + %ld, pages %d, ENOENT %d\n", a, (long)r, pages, failed);
+	printf("syscalls %ld + %ld, pages %d, pipe %d, ENOENT %d\n", a, (long)r, pages, got, failed);
 	return 0;
 }

@@ -146,6 +146,8 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 		if (*detail) {
 			if (ev->kev.kind == KEV_FAULT)
 				PUT(c, ",\"args\":{\"address\":");
+			else if (ev->kev.kind == KEV_OFFCPU)
+				PUT(c, ",\"args\":{\"woken_by\":");
 			else
 				PUT(c, ",\"args\":{\"return\":");
 			json_string(c, detail);

@@ -204,7 +204,7 @@ static void kernel_packet(struct perfetto *x, const struct trace_event *ev, int 
 		pb_string(&x->event, 23, name);
 	if (type != 2 && *detail) {
 		x->annotation.len = 0;
-		pb_string(&x->annotation, 10, kind == KEV_FAULT ? "address" : "return");
+		pb_string(&x->annotation, 10, kind == KEV_FAULT ? "address" : kind == KEV_OFFCPU ? "woken by" : "return");
 		pb_string(&x->annotation, 6, detail);
 		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
 	}

@@ -55,7 +55,7 @@
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
 
-enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT };
+enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING };
 
 struct kernel_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
@@ -88,6 +88,7 @@ struct kernel_thread {
 	uint64_t sys_start, sys_nr, off_start;
 	uint32_t sys_cpu, off_cpu;
 	uint16_t off_state, next_state;
+	uint32_t waker;  /* the thread that woke it while off the CPU, 0: not seen */
 	int comm_reads, agent; /* agent: one of libneedle's threads, left out (agent_thread) */
 	struct kernel_event *ev; /* complete, not yet written */
 	size_t ev_cnt, ev_cap;
@@ -298,6 +299,13 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 				if (ring_add(ring, &a, pid, cpu, S_SCHED_OUT, 0, &err) && err != ENODEV)
 					left_out(k, "switch's S/D states", refusal(err));
 			}
+			/* Wakeups a traced thread makes: who woke a blocked
+			 * thread, when it was one of the program's. */
+			if (k->have_waking && (k->got & KERNEL_SWITCH)) {
+				attr_base(&a, PERF_TYPE_TRACEPOINT, k->waking_id, PERF_SAMPLE_RAW);
+				if (ring_add(ring, &a, pid, cpu, S_WAKING, 0, &err) && err != ENODEV)
+					left_out(k, "wakers", refusal(err));
+			}
 		}
 		if (k->have_sys) {
 			attr_base(&a, PERF_TYPE_TRACEPOINT, k->enter_id, PERF_SAMPLE_RAW);
@@ -349,15 +357,16 @@ static int open_begin(struct kernel_rec *k)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (k->asked & KERNEL_SYSCALL) {
-		uint16_t dummy;
 		k->have_sys = tracepoint("raw_syscalls/sys_enter", "id", &k->enter_id, &k->off_nr) &&
 			      tracepoint("raw_syscalls/sys_exit", "ret", &k->exit_id, &k->off_ret) &&
-			      tracepoint("raw_syscalls/sys_exit", "id", &k->exit_id, &dummy);
+			      tracepoint("raw_syscalls/sys_exit", "id", &k->exit_id, &k->off_exit_nr);
 		if (!k->have_sys)
 			left_out(k, "syscall", "the raw_syscalls tracepoints cannot be read: needs root and tracefs");
 	}
-	if (k->asked & KERNEL_SWITCH)
+	if (k->asked & KERNEL_SWITCH) {
 		k->have_sched = tracepoint("sched/sched_switch", "prev_state", &k->switch_id, &k->off_prev_state);
+		k->have_waking = tracepoint("sched/sched_waking", "pid", &k->waking_id, &k->off_wakee);
+	}
 	return 0;
 }
 
@@ -370,7 +379,8 @@ static int open_end(struct kernel_rec *k)
 		any |= ring->fd >= 0;
 	}
 	if ((k->got & KERNEL_SWITCH) && !k->have_sched)
-		left_out(k, "switch's S/D states", "sched:sched_switch needs root: blocked threads are shown as blocked");
+		left_out(k, "switch's S/D states and wakers",
+			 "the sched tracepoints need root: blocked threads are shown as blocked");
 	return any ? 0 : -1;
 }
 
@@ -536,9 +546,19 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 		break;
 	case S_SWITCH_IN:
 		if (t->off_open)
-			emit(k, t, KEV_OFFCPU, t->off_state, t->off_start, s->time, 0, 0, t->off_cpu);
+			emit(k, t, KEV_OFFCPU, t->off_state, t->off_start, s->time, t->waker, 0, t->off_cpu);
 		t->off_open = 0;
+		t->waker = 0;
 		break;
+	case S_WAKING: {
+		/* s->tid woke s->a: kept for s->a's switch in, if it is off
+		 * the CPU now (a wakeup of a running thread changes
+		 * nothing). */
+		struct kernel_thread *w = thread_of(k, (uint32_t)s->a);
+		if (w && w->off_open && s->time >= w->off_start && !w->waker)
+			w->waker = s->tid;
+		break;
+	}
 	case S_FAULT:
 		emit(k, t, KEV_FAULT, s->flags, s->time, s->time, s->a, s->b, s->cpu);
 		break;
@@ -668,15 +688,25 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 		const uint8_t *raw = p + 4;
 		if ((size_t)(end - raw) < raw_size)
 			return;
+		if (kind == S_WAKING) {
+			/* The waker is the thread the sample is of; the woken
+			 * one, the tracepoint's pid (a pid_t). */
+			int32_t wakee;
+			if ((size_t)k->off_wakee + 4 > raw_size)
+				return;
+			memcpy(&wakee, raw + k->off_wakee, 4);
+			s.a = (uint64_t)(uint32_t)wakee;
+			push_sample(k, &s);
+			return;
+		}
 		uint16_t off = kind == S_ENTER ? k->off_nr : kind == S_EXIT ? k->off_ret : k->off_prev_state;
 		int64_t val;
-		if ((size_t)off + 8 > raw_size)
+		if ((size_t)off + 8 > raw_size || (kind == S_EXIT && (size_t)k->off_exit_nr + 8 > raw_size))
 			return;
 		memcpy(&val, raw + off, 8);
 		if (kind == S_EXIT) {
-			/* sys_exit: id at 8 (the number), ret at off_ret */
 			int64_t nr;
-			memcpy(&nr, raw + 8, 8);
+			memcpy(&nr, raw + k->off_exit_nr, 8);
 			s.a = (uint64_t)nr;
 			s.b = (uint64_t)val;
 		} else {

@@ -25,9 +25,9 @@ struct kernel_rec {
 	struct kernel_ring *rings; /* one per CPU (fd -1: none opened there) */
 	int ring_cnt;
 	/* The tracepoints' payload: the offsets of their fields. */
-	uint32_t enter_id, exit_id, switch_id;
-	int have_sys, have_sched;  /* their tracepoints can be read */
-	uint16_t off_nr, off_ret, off_prev_state;
+	uint32_t enter_id, exit_id, switch_id, waking_id;
+	int have_sys, have_sched, have_waking; /* their tracepoints can be read */
+	uint16_t off_nr, off_ret, off_exit_nr, off_prev_state, off_wakee;
 	uint64_t raw_a, ns_a, raw_b, ns_b; /* ns: CLOCK_MONOTONIC_RAW */
 	uint64_t mono_offset;      /* CLOCK_MONOTONIC - CLOCK_MONOTONIC_RAW, for a trace timed by the former */
 	/* The threads seen, by tid (open addressing). */

@@ -587,7 +587,11 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 	}
 	case KEV_OFFCPU: {
 		static const char *const why[] = { "", "preempted", "sleeping", "blocked in D state", "blocked" };
-		n = snprintf(buf, len, "/* off CPU %s (%s) */", took, k->flags < 5 ? why[k->flags] : "?");
+		if (k->a)
+			n = snprintf(buf, len, "/* off CPU %s (%s, woken by %llu) */", took, k->flags < 5 ? why[k->flags] : "?",
+				     (unsigned long long)k->a);
+		else
+			n = snprintf(buf, len, "/* off CPU %s (%s) */", took, k->flags < 5 ? why[k->flags] : "?");
 		break;
 	}
 	case KEV_FAULT:
@@ -619,6 +623,8 @@ void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len
 	}
 	case KEV_OFFCPU:
 		snprintf(name, name_len, "%s", state[k->flags < 5 ? k->flags : 0]);
+		if (k->a)
+			snprintf(detail, detail_len, "%llu", (unsigned long long)k->a);
 		break;
 	case KEV_FAULT:
 		snprintf(name, name_len, "page fault (%s)", k->flags & KEV_FAULT_MAJOR ? "major" : "minor");
