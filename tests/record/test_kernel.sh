@@ -135,6 +135,34 @@ print(bad, 'of', 'many' if seen >= 150 else seen)
 PY
 )" "0 of many"
 
+# ---- the flight recorder: the kernel's events of the window only ----
+"$NEEDLE" record --snapshot=8 --kernel=all --trigger 'k_pipe>2ms' -o "$T/s.data" -- "$P" >"$T/sout" 2>"$T/serr"
+check_eq "snapshot: needle record exits 0" "$?" 0
+check "snapshot: output identical" cmp -s "$T/plain" "$T/sout"
+check "snapshot: one snapshot, of the trigger" test -f "$T/s.data.1" -a ! -f "$T/s.data.2"
+main_s=$(trace_tids "$T/s.data.1" | head -1)
+check_eq "snapshot: k_pipe's 5 ms read inside it" \
+	"$(inside "$T/s.data.1" "$main_s" k_pipe 'read\(\) = 1 /\* syscall, [4-9]\.[0-9] ms' 2>/dev/null | cut -d' ' -f1)" 1
+check_eq "snapshot: no kernel event older than its thread's oldest chunk" "$(python3 - "$T/s.data.1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, base, kev = 64, {}, []
+while off + 16 <= len(d):
+    t, crc, n = struct.unpack_from('<IIQ', d, off)
+    if t == 6:
+        tid, = struct.unpack_from('<I', d, off + 16)
+        b, = struct.unpack_from('<Q', d, off + 16 + 16)
+        base[tid] = min(base.get(tid, b), b)
+    elif t == 14:
+        ver, tid, seq, cnt, lost = struct.unpack_from('<IIQII', d, off + 16)
+        for e in range(cnt):
+            kev.append((tid, struct.unpack_from('<Q', d, off + 16 + 24 + 40 * e)[0]))
+    off += 16 + n
+old = sum(1 for tid, tm in kev if tid in base and tm < base[tid])
+print(old, 'of', 'some' if len(kev) >= 20 else len(kev))
+PY
+)" "0 of some"
+
 # ---- two busy threads on one CPU: preempted by each other ----
 taskset -c 0 "$NEEDLE" record --kernel=switch -o "$T/spin.data" -- "$P" spin >"$T/sout" 2>"$T/serr"
 check_eq "spin: recorded on one CPU ($(cat "$T/sout"))" "$?" 0
@@ -245,4 +273,3 @@ bad_input() { # DESCRIPTION PATTERN ARGS...
 }
 bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus
 bad_input "--kernel= (empty)" "needs a list" --kernel=
-bad_input "--kernel with --snapshot" "not yet with --snapshot" --kernel=switch --snapshot

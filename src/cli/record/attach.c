@@ -597,10 +597,11 @@ int record_attach(struct recording *r, const char *agent)
 	}
 	r->argv = target_argv(pid, comm);
 	struct snapshot_service ss = { 0 };
-	if (o->snapshot) {
+	if (o->snapshot)
 		snapshot_service_start(&ss, r);
-	} else {
+	else
 		record_begin(r);
+	{
 		if (o->kernel) {
 			/* From here on, as the function events: each thread of the
 			 * process, and the threads and children they start. */
@@ -628,7 +629,8 @@ int record_attach(struct recording *r, const char *agent)
 			/* Short waits: the end of the process is seen by polling. */
 			uint32_t word = atomic_load(&r->shm->wake_word);
 			uint64_t ns = snapshot_service_poll(&ss, r);
-			snapshot_service_wait(&ss, r, word, ns < 20000000ull ? ns : 20000000ull);
+			record_kernel_keep(r, 0);
+			snapshot_service_wait(&ss, r, word, ns < 10000000ull ? ns : 10000000ull);
 			continue;
 		}
 		if (record_buffer_ready(r))

@@ -201,6 +201,10 @@ static int snapshot_run(struct recording *r)
 		if (!ss.started && atomic_load(&h->agent_state) == AGENT_RECORDING)
 			snapshot_service_start(&ss, r);
 		uint64_t wait_ns = ss.started ? snapshot_service_poll(&ss, r) : 10000000ull;
+		/* The kernel's rings fill in milliseconds: read every 10. */
+		record_kernel_keep(r, 0);
+		if (r->kernel.ring_cnt && wait_ns > 10000000ull)
+			wait_ns = 10000000ull;
 		if (reap(r))
 			break;
 		if (record_sigchld == seen)

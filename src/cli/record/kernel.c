@@ -54,6 +54,7 @@
 #define RING_PAGES 256              /* data pages per CPU: 1 MiB */
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
+#define KEEP_EVENTS 32768           /* --snapshot: the newest events kept per thread (1.3 MiB) */
 
 enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING };
 
@@ -92,6 +93,8 @@ struct kernel_thread {
 	int comm_reads, agent; /* agent: one of libneedle's threads, left out (agent_thread) */
 	struct kernel_event *ev; /* complete, not yet written */
 	size_t ev_cnt, ev_cap;
+	struct kernel_event *kept; /* --snapshot: the newest KEEP_EVENTS, a ring */
+	size_t kept_first, kept_cnt;
 };
 
 static uint64_t monotonic_raw_ns(void)
@@ -764,6 +767,49 @@ static int agent_thread(struct kernel_thread *t)
 	return t->agent;
 }
 
+/* ev[0..n) of thread tid as KERNEL sections, numbered from *seq. */
+static int write_sections(struct kernel_rec *k, struct trace_writer *w, uint32_t tid, uint64_t *seq,
+			  const struct kernel_event *ev, size_t n, long *bytes)
+{
+	for (size_t done = 0; done < n;) {
+		size_t cnt = n - done < SECTION_EVENTS ? n - done : SECTION_EVENTS;
+		size_t len = sizeof(struct sec_kernel) + cnt * sizeof(struct kernel_event);
+		uint8_t *buf = malloc(len);
+		if (!buf)
+			return -ENOMEM;
+		uint64_t lost = k->lost - k->lost_written;
+		struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = tid, .seq = (*seq)++,
+					  .count = (uint32_t)cnt, .lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost };
+		memcpy(buf, &hdr, sizeof(hdr));
+		memcpy(buf + sizeof(hdr), ev + done, cnt * sizeof(struct kernel_event));
+		int err = trace_writer_section(w, SEC_KERNEL, buf, len);
+		free(buf);
+		if (err)
+			return err;
+		*bytes += (long)len;
+		k->written += cnt;
+		k->lost_written += hdr.lost;
+		done += cnt;
+	}
+	return 0;
+}
+
+/* --snapshot: the thread's newest events, in a ring of KEEP_EVENTS. */
+static void keep(struct kernel_thread *t, const struct kernel_event *ev, size_t n)
+{
+	if (!t->kept && !(t->kept = malloc(KEEP_EVENTS * sizeof(*t->kept))))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		t->kept[(t->kept_first + t->kept_cnt) % KEEP_EVENTS] = ev[i];
+		if (t->kept_cnt < KEEP_EVENTS)
+			t->kept_cnt++;
+		else
+			t->kept_first = (t->kept_first + 1) % KEEP_EVENTS;
+	}
+}
+
+/* Write t's events that begin before limit, in order (w NULL: keep them
+ * for the snapshots). */
 static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t limit, struct trace_writer *w,
 			long *bytes)
 {
@@ -777,29 +823,52 @@ static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t 
 	size_t n = 0;
 	while (n < t->ev_cnt && t->ev[n].time < limit)
 		n++;
-	for (size_t done = 0; done < n;) {
-		size_t cnt = n - done < SECTION_EVENTS ? n - done : SECTION_EVENTS;
-		size_t len = sizeof(struct sec_kernel) + cnt * sizeof(struct kernel_event);
-		uint8_t *buf = malloc(len);
-		if (!buf)
-			return -ENOMEM;
-		uint64_t lost = k->lost - k->lost_written;
-		struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = t->tid, .seq = t->seq++,
-					  .count = (uint32_t)cnt, .lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost };
-		memcpy(buf, &hdr, sizeof(hdr));
-		memcpy(buf + sizeof(hdr), t->ev + done, cnt * sizeof(struct kernel_event));
-		int err = trace_writer_section(w, SEC_KERNEL, buf, len);
-		free(buf);
+	if (w) {
+		int err = write_sections(k, w, t->tid, &t->seq, t->ev, n, bytes);
 		if (err)
 			return err;
-		*bytes += (long)len;
-		k->written += cnt;
-		k->lost_written += hdr.lost;
-		done += cnt;
+	} else {
+		keep(t, t->ev, n);
 	}
 	memmove(t->ev, t->ev + n, (t->ev_cnt - n) * sizeof(*t->ev));
 	t->ev_cnt -= n;
 	return 0;
+}
+
+long kernel_write_kept(struct kernel_rec *k, struct trace_writer *w, const uint32_t *tids, const uint64_t *from,
+		       size_t n)
+{
+	long bytes = 0;
+	uint64_t oldest = UINT64_MAX;
+	for (size_t i = 0; i < n; i++)
+		if (from[i] < oldest)
+			oldest = from[i];
+	for (size_t i = 0; i < k->thread_cap; i++) {
+		struct kernel_thread *t = &k->threads[i];
+		if (!t->tid || !t->kept_cnt)
+			continue;
+		/* From the thread's oldest function event in the snapshot; a
+		 * thread with none there, from the snapshot's oldest. */
+		uint64_t since = oldest;
+		for (size_t j = 0; j < n; j++)
+			if (tids[j] == t->tid)
+				since = from[j];
+		struct kernel_event *v = malloc(t->kept_cnt * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		size_t cnt = 0;
+		for (size_t e = 0; e < t->kept_cnt; e++) {
+			const struct kernel_event *ev = &t->kept[(t->kept_first + e) % KEEP_EVENTS];
+			if (ev->time >= since)
+				v[cnt++] = *ev;
+		}
+		uint64_t seq = 0;
+		int err = write_sections(k, w, t->tid, &seq, v, cnt, &bytes);
+		free(v);
+		if (err)
+			return err < 0 ? err : -err;
+	}
+	return bytes;
 }
 
 long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, int final)
@@ -813,7 +882,11 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 		if (k->rings[i].fd >= 0)
 			ring_read(k, &k->rings[i]);
 	qsort(k->pending, k->pending_cnt, sizeof(*k->pending), sample_cmp);
-	uint64_t horizon = final ? UINT64_MAX : k->ns_b - HORIZON_NS;
+	/* A snapshot (KERNEL_DRAIN_NOW) takes everything published so far:
+	 * the call that fired its trigger ended just now. */
+	uint64_t horizon = final == KERNEL_DRAIN_FINAL ? UINT64_MAX
+			   : final == KERNEL_DRAIN_NOW ? k->ns_b
+						       : k->ns_b - HORIZON_NS;
 	size_t used = 0;
 	while (used < k->pending_cnt && k->pending[used].time < horizon)
 		pair(k, &k->pending[used++]);
@@ -825,9 +898,9 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 			continue;
 		/* What began before an interval still open waits for it. */
 		uint64_t limit = UINT64_MAX;
-		if (!final && t->sys_open)
+		if (final != KERNEL_DRAIN_FINAL && t->sys_open)
 			limit = to_raw(k, t->sys_start);
-		if (!final && t->off_open && to_raw(k, t->off_start) < limit)
+		if (final != KERNEL_DRAIN_FINAL && t->off_open && to_raw(k, t->off_start) < limit)
 			limit = to_raw(k, t->off_start);
 		int err = flush_thread(k, t, limit, w, &bytes);
 		if (err)
@@ -860,8 +933,10 @@ void kernel_close(struct kernel_rec *k)
 		}
 	}
 	free(k->rings);
-	for (size_t i = 0; i < k->thread_cap; i++)
+	for (size_t i = 0; i < k->thread_cap; i++) {
 		free(k->threads[i].ev);
+		free(k->threads[i].kept);
+	}
 	free(k->threads);
 	free(k->pending);
 	k->rings = NULL;

@@ -60,11 +60,21 @@ void kernel_stop(struct kernel_rec *k);
 
 struct trace_writer;
 /* Read what the kernel has written so far and write every thread's
- * events that are complete and in order as KERNEL sections (final: all of
- * them; intervals still open are left out).  clock_tsc: the trace's raw
+ * events that are complete and in order as KERNEL sections, or keep the
+ * newest of each thread for the snapshots when w is NULL (final: all of
+ * them, intervals still open left out; KERNEL_DRAIN_NOW: every record
+ * published so far, not only those a little older).  clock_tsc: the trace's raw
  * clock is the TSC (else CLOCK_MONOTONIC).  Returns the sections' bytes
  * written, or negative errno of the writer. */
+enum { KERNEL_DRAIN = 0, KERNEL_DRAIN_FINAL = 1, KERNEL_DRAIN_NOW = 2 };
 long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, int final);
+
+/* --snapshot: the events kept, into a snapshot's file: each thread's from
+ * from[i] on, tids[i] a thread with function events in the snapshot (a
+ * thread with none: from the oldest of from).  Bytes written, or negative
+ * errno of the writer. */
+long kernel_write_kept(struct kernel_rec *k, struct trace_writer *w, const uint32_t *tids, const uint64_t *from,
+		       size_t n);
 
 void kernel_close(struct kernel_rec *k);
 

@@ -704,10 +704,6 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
 	}
-	if (o->kernel && o->snapshot) {
-		cli_error("record: --kernel streams the kernel's events: not yet with --snapshot");
-		return -1;
-	}
 	if (o->attach_pid && o->bind_now) {
 		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");
 		return -1;

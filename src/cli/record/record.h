@@ -167,6 +167,10 @@ void record_begin(struct recording *r);
 int record_finish(struct recording *r);
 /* --kernel: the kernel's events read so far into the file (final: all). */
 void record_kernel_drain(struct recording *r, int final);
+/* --kernel with --snapshot: the kernel's events read so far, each
+ * thread's newest kept for the snapshots (now: all published so far, for
+ * the snapshot being written). */
+void record_kernel_keep(struct recording *r, int now);
 /* Write the header, the symbols and a first clock, quietly (a snapshot). */
 void record_begin_file(struct recording *r);
 /* The closing sections (record_out_finish's tail). */

@@ -129,6 +129,15 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }
 
+void record_kernel_keep(struct recording *r, int now)
+{
+	/* Once the agent records: its clock is the trace's from then on. */
+	if (!r->kernel.ring_cnt || atomic_load(&r->shm->agent_state) != AGENT_RECORDING)
+		return;
+	kernel_drain(&r->kernel, NULL, r->shm->clock_source != CLOCK_SOURCE_MONOTONIC,
+		     now ? KERNEL_DRAIN_NOW : KERNEL_DRAIN);
+}
+
 void record_kernel_drain(struct recording *r, int final)
 {
 	if (!r->kernel.ring_cnt || r->out.err || !r->out.begun)

@@ -232,6 +232,32 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 			s.w.err = -err;
 		record_out_commit(&s);
 	}
+	/* --kernel: each thread's kernel events from its oldest function
+	 * event in the snapshot on (the same window). */
+	if (r->kernel.ring_cnt && !s.out.err) {
+		record_kernel_keep(r, 1);
+		uint32_t *tids = malloc((image.cnt ? image.cnt : 1) * sizeof(*tids));
+		uint64_t *from = malloc((image.cnt ? image.cnt : 1) * sizeof(*from));
+		size_t nt = 0;
+		for (size_t i = 0; tids && from && i < image.cnt; i++) {
+			const struct chunk_copy *cc = &image.v[i];
+			size_t j = 0;
+			while (j < nt && tids[j] != cc->hdr.tid)
+				j++;
+			if (j == nt) {
+				tids[nt] = cc->hdr.tid;
+				from[nt++] = cc->hdr.base;
+			} else if (cc->hdr.base < from[j]) {
+				from[j] = cc->hdr.base;
+			}
+		}
+		long kb = tids && from ? kernel_write_kept(&r->kernel, &s.w, tids, from, nt) : -ENOMEM;
+		if (kb < 0 && !s.w.err)
+			s.w.err = (int)-kb;
+		record_out_commit(&s);
+		free(tids);
+		free(from);
+	}
 	s.raw1 = tsc_read();
 	s.ns1 = monotonic_ns();
 	struct out_mark kept = { 0 };
