@@ -24,6 +24,12 @@ $(BENCH_BUILD)/bench_loop: bench/bench_loop.c
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_loop $(NEEDLE) $(BUILD)/tests/progs/threads
 
+# The kernel's side (--kernel): system calls and context switches.
+$(BENCH_BUILD)/bench_kernel: bench/bench_kernel.c
+	@mkdir -p $(dir $@)
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -lpthread
+BENCH_PROGS += $(BENCH_BUILD)/bench_kernel
+
 # The same loop built without any patching flag: needle reaches bench_small
 # through a relocated entry (relocated_record_ns_per_call).  At -O0, so
 # that bench_small is long enough to relocate (at -O2 it is "lea; ret", 5

@@ -315,6 +315,41 @@ else
 	note "bench: could not build zlib from source (see $dir/third_party.log); zlib figures left out"
 fi
 
+note "bench: the kernel's side (--kernel): per system call and per context switch, beside perf trace and strace"
+kprog="$dir/bench_kernel"
+kn=200000
+kplain=$(min_ns_per_call 3 "$kprog" getpid $kn)
+knone=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/k.data" -- "$kprog" getpid $kn)
+ksys=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --kernel=syscall -o "$dir/k.data" -- "$kprog" getpid $kn)
+kbytes=$(python3 - "$dir/k.data" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+off, nbytes, nev = 64, 0, 0
+while off + 16 <= len(d):
+    t, crc, n = struct.unpack_from('<IIQ', d, off)
+    if t == 14:
+        nbytes += 16 + n
+        nev += struct.unpack_from('<I', d, off + 16 + 16)[0]
+    off += 16 + n
+print('%.1f' % (nbytes / nev) if nev else '')
+PY
+)
+kperf=$(min_ns_per_call 3 perf trace -s -o "$dir/perf-trace.out" -- "$kprog" getpid $kn)
+kstrace=$(min_ns_per_call 3 strace -c -f -o "$dir/strace.out" "$kprog" getpid $kn)
+swplain=$(min_ns_per_call 3 taskset -c 0 "$kprog" switch $kn)
+swnone=$(min_ns_per_call 3 taskset -c 0 "$NEEDLE" record --sites=compiled -o "$dir/k.data" -- "$kprog" switch $kn)
+swk=$(min_ns_per_call 3 taskset -c 0 "$NEEDLE" record --sites=compiled --kernel=switch -o "$dir/k.data" -- "$kprog" switch $kn)
+awk -v p="$kplain" -v n="$knone" -v k="$ksys" -v pt="$kperf" -v st="$kstrace" -v b="$kbytes" \
+	-v sp="$swplain" -v sn="$swnone" -v sk="$swk" 'BEGIN {
+	if (p != "") printf "getpid_untraced_ns %.3f\n", p
+	if (n != "" && k != "") printf "kernel_syscall_record_ns_per_syscall %.3f\n", k - n
+	if (p != "" && pt != "") printf "perf_trace_ns_per_syscall %.3f\n", pt - p
+	if (p != "" && st != "") printf "strace_ns_per_syscall %.3f\n", st - p
+	if (b != "") printf "kernel_bytes_per_event %s\n", b
+	if (sn != "" && sk != "") printf "kernel_switch_record_ns_per_switch %.3f\n", sk - sn
+	if (sp != "") printf "switch_untraced_ns %.3f\n", sp }' >>"$raw"
+rm -f "$dir/k.data" "$dir/perf-trace.out" "$dir/strace.out"
+
 note "bench: reader wake-up modes (system calls made by the traced program)"
 for mode in wait poll=1 buffer-percent=50; do
 	key=$(echo "$mode" | cut -d= -f1 | tr - _)
@@ -557,6 +592,11 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"$(val zlib_calls) calls; uftrace is $(ratio "$(val graph_record_ns_per_call_zlib)" "$(val uftrace_record_ns_per_call_zlib)") needle"
 	printf '%-34s %10s  %s\n' "uftrace_record_ns_per_call_zlib" "$(val uftrace_record_ns_per_call_zlib)" ""
 	printf '%-34s %10s  %s\n' "bytes_per_call_zlib" "$(val bytes_per_call_zlib)" ""
+	printf '%-34s %10s  %s\n' "kernel_syscall_record_ns_per_syscall" "$(val kernel_syscall_record_ns_per_syscall)" \
+		"--kernel=syscall, added per getpid (untraced $(val getpid_untraced_ns)); goal below perf trace -s: $(val perf_trace_ns_per_syscall), strace -c -f: $(val strace_ns_per_syscall)"
+	printf '%-34s %10s  %s\n' "kernel_switch_record_ns_per_switch" "$(val kernel_switch_record_ns_per_switch)" \
+		"--kernel=switch, added per context switch (two threads on one CPU; untraced $(val switch_untraced_ns) per switch)"
+	printf '%-34s %10s  %s\n' "kernel_bytes_per_event" "$(val kernel_bytes_per_event)" "in the file, KERNEL sections"
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_wait" "$(val producer_syscalls_per_mevent_wait)" "at most one per chunk"
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_poll" "$(val producer_syscalls_per_mevent_poll)" "goal 0"
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_buffer_percent" "$(val producer_syscalls_per_mevent_buffer_percent)" "50%"
