@@ -8,6 +8,9 @@
  *   request   either a command line ended by '\n', at most CTL_LINE_MAX
  *             bytes:
  *               snapshot         a --snapshot recording writes one now
+ *               kernel on|off    a --kernel recording's kernel events
+ *                                recorded or paused (needle record
+ *                                applies it: shm_header.kernel_paused)
  *               status           what is traced now
  *             or CTL_CONFIG_REQUEST: the line "config N\n", then N bytes
  *             (at most CTL_CONFIG_MAX) of a record_config

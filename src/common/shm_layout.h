@@ -303,6 +303,14 @@ struct shm_header {
 	 * image, reserves its bytes here with a fetch-add and copies them in
 	 * through its own mapping (meta_protocol.h). */
 	_Atomic uint64_t meta_tail;
+	/* needle record --kernel (src/cli/record/kernel.c): kernel_on is set
+	 * by needle record once the kernel's events are open; kernel_paused
+	 * by the agent on `needle ctl PID kernel off` (1) and `kernel on`
+	 * (0), and read by needle record at each drain, which stops or
+	 * starts the events (relaxed: a request is seen at the next drain,
+	 * 10 ms at most, and nothing else is published with it). */
+	_Atomic uint32_t kernel_on;
+	_Atomic uint32_t kernel_paused;
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct shm_header) <= 4096, "the header fits SHM_HEADER_SIZE");
 

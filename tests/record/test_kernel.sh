@@ -211,6 +211,38 @@ for tid in $(trace_tids "$T/p.data"); do
 			END { print (calls >= 20 ? "many" : "few " calls), bad + 0 }')" "many 0"
 done
 
+# ---- needle ctl PID kernel off / on ----
+"$NEEDLE" record --ctl --kernel=syscall -o "$T/c.data" -- "$P" loop >"$T/cout" 2>"$T/cerr" &
+rec=$!
+cpid=$(ctl_pid "$P loop")
+sleep 0.3
+check_eq "ctl: kernel off answered" "$("$NEEDLE" ctl "$cpid" kernel off)" "kernel events paused"
+sleep 0.4
+check_eq "ctl: kernel on answered" "$("$NEEDLE" ctl "$cpid" kernel on)" "kernel events recorded"
+sleep 0.3
+kill -TERM "$cpid"
+wait "$rec"
+check_eq "ctl: needle record exits 0" "$?" 0
+# A call with its 10 getpid lines is "k_syscalls() {", one with none (in
+# the pause) the leaf "k_syscalls();": runs of each, in this order.
+for tid in $(trace_tids "$T/c.data"); do
+	check_eq "ctl: thread $tid: calls with kernel events, then a pause without, then with again" \
+		"$("$NEEDLE" replay --tid "$tid" -i "$T/c.data" | awk '
+			/k_syscalls\(\) \{/ { in_f = 1; n = 0 } in_f && /getpid\(\) =/ { n++ }
+			/} \/\* k_syscalls/ { in_f = 0; s = n == 10 ? "with" : "odd" }
+			/k_syscalls\(\);/ { s = "without" }
+			s && s != last { runs = runs (runs ? " " : "") s; last = s } { s = "" }
+			END { print runs }' | sed 's/odd //g; s/ odd//g')" "with without with"
+done
+"$NEEDLE" record --ctl -o "$T/c2.data" -- "$P" loop >/dev/null 2>&1 &
+rec=$!
+cpid=$(ctl_pid "$P loop")
+"$NEEDLE" ctl "$cpid" kernel off >"$T/c2.out" 2>&1
+check_eq "ctl: kernel off of a recording without --kernel: refused" "$?" 1
+check "ctl: kernel off of a recording without --kernel: said so" grep -q "not recording the kernel" "$T/c2.out"
+kill -TERM "$cpid"
+wait "$rec"
+
 # ---- without privileges ----
 N=$(mktemp -d)
 chmod 0777 "$N"

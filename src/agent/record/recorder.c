@@ -1110,8 +1110,21 @@ static int ctl_request(char *line, const uint8_t *body, size_t body_len, char *m
 						: "snapshot asked for; needle record writes it");
 		return err;
 	}
+	if (!strcmp(line, "kernel on") || !strcmp(line, "kernel off")) {
+		/* needle record stops or starts the kernel's events at its next
+		 * drain (shm_layout.h). */
+		if (!shm || !atomic_load_explicit(&shm->kernel_on, memory_order_relaxed)) {
+			snprintf(msg, msglen, "not recording the kernel's events (needle record --kernel)");
+			return -ENOENT;
+		}
+		int off = !strcmp(line, "kernel off");
+		atomic_store_explicit(&shm->kernel_paused, (uint32_t)off, memory_order_relaxed);
+		snprintf(msg, msglen, "kernel events %s", off ? "paused" : "recorded");
+		return 0;
+	}
 	if (strcmp(line, "status")) {
-		snprintf(msg, msglen, "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, status)", line);
+		snprintf(msg, msglen, "unknown command '%.64s' (filter, notrace, tracer, depth, snapshot, kernel, status)",
+			 line);
 		return -EINVAL;
 	}
 	struct record_config none;

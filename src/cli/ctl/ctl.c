@@ -48,6 +48,7 @@ static const char ctl_usage[] =
 	"  tracer function|function_graph\n"
 	"  depth N             function_graph levels recorded (0: unlimited)\n"
 	"  snapshot            needle record --snapshot: write the newest events out now\n"
+	"  kernel on|off       needle record --kernel: record the kernel's events, or pause them\n"
 	"  status              what is traced now\n"
 	"PID is a program recorded with 'needle record --ctl' (which prints it), or the\n"
 	"PID of that needle record.  Only the program's owner, or root, may control it.\n";

@@ -909,13 +909,24 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 	return bytes;
 }
 
-void kernel_stop(struct kernel_rec *k)
+void kernel_pause(struct kernel_rec *k, int pause)
 {
 	/* On the events of the process's threads, and through them on
 	 * those their children inherited. */
 	for (int i = 0; i < k->ring_cnt; i++)
 		for (size_t e = 0; e < k->rings[i].ev_cnt; e++)
-			ioctl(k->rings[i].ev[e].fd, PERF_EVENT_IOC_DISABLE, 0);
+			ioctl(k->rings[i].ev[e].fd, pause ? PERF_EVENT_IOC_DISABLE : PERF_EVENT_IOC_ENABLE, 0);
+	k->paused = pause;
+	/* What a thread had open across a pause cannot be closed: its end
+	 * is not seen.  Its start is forgotten (at the pause, and again at
+	 * the resume for one read since), never paired with a later end. */
+	for (size_t i = 0; i < k->thread_cap; i++)
+		k->threads[i].sys_open = k->threads[i].off_open = 0;
+}
+
+void kernel_stop(struct kernel_rec *k)
+{
+	kernel_pause(k, 1);
 }
 
 void kernel_close(struct kernel_rec *k)

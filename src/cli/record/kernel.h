@@ -19,6 +19,7 @@ struct kernel_thread;
 
 struct kernel_rec {
 	unsigned asked, got;       /* KERNEL_* asked for, and opened */
+	int paused;                /* needle ctl PID kernel off */
 	int clock_tsc;             /* the trace's raw clock is the TSC (else CLOCK_MONOTONIC ns) */
 	/* CLOCK_MONOTONIC_RAW -> TSC: two samples of both, taken when the
 	 * events were opened and at the latest drain. */
@@ -57,6 +58,8 @@ int kernel_open_process(struct kernel_rec *k, pid_t pid);
 /* Stop recording (needle record -p detaches): what was recorded stays to
  * be drained. */
 void kernel_stop(struct kernel_rec *k);
+/* needle ctl PID kernel off (1) / on (0). */
+void kernel_pause(struct kernel_rec *k, int pause);
 
 struct trace_writer;
 /* Read what the kernel has written so far and write every thread's

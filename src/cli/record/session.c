@@ -129,11 +129,26 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }
 
+/* The kernel's events open: the agent may pause them for needle ctl;
+ * a pause or resume it asked for is applied here. */
+static void kernel_control(struct recording *r)
+{
+	if (!atomic_load_explicit(&r->shm->kernel_on, memory_order_relaxed))
+		atomic_store_explicit(&r->shm->kernel_on, 1, memory_order_relaxed);
+	int paused = atomic_load_explicit(&r->shm->kernel_paused, memory_order_relaxed) != 0;
+	if (paused != r->kernel.paused) {
+		/* Before pausing, what was recorded so far is read: the
+		 * intervals still open are dropped by the pause. */
+		kernel_pause(&r->kernel, paused);
+	}
+}
+
 void record_kernel_keep(struct recording *r, int now)
 {
 	/* Once the agent records: its clock is the trace's from then on. */
 	if (!r->kernel.ring_cnt || atomic_load(&r->shm->agent_state) != AGENT_RECORDING)
 		return;
+	kernel_control(r);
 	kernel_drain(&r->kernel, NULL, r->shm->clock_source != CLOCK_SOURCE_MONOTONIC,
 		     now ? KERNEL_DRAIN_NOW : KERNEL_DRAIN);
 }
@@ -142,6 +157,8 @@ void record_kernel_drain(struct recording *r, int final)
 {
 	if (!r->kernel.ring_cnt || r->out.err || !r->out.begun)
 		return;
+	if (!final)
+		kernel_control(r);
 	long n = kernel_drain(&r->kernel, &r->w, r->shm->clock_source != CLOCK_SOURCE_MONOTONIC, final);
 	if (n < 0 && !r->w.err)
 		r->w.err = (int)-n;
