@@ -95,6 +95,7 @@ check "Perfetto: thread state and page faults tracks" \
 check_eq "Perfetto: a getpid slice for each getpid line of replay" "$(grep -c '23: "getpid"' "$T/k.pfdecoded")" \
 	"$("$NEEDLE" replay -i "$T/k.data" | grep -c 'getpid() = ')"
 check "Perfetto: a Sleeping slice (k_sleep)" grep -q '23: "Sleeping"' "$T/k.pfdecoded"
+check "Perfetto: Running slices between the intervals off the CPU" grep -q '23: "Running"' "$T/k.pfdecoded"
 "$NEEDLE" export --format=chrome -i "$T/k.data" -o "$T/k.json" 2>/dev/null
 check_eq "Chrome: exported" "$?" 0
 check_eq "Chrome: 150 getpid slices inside a k_syscalls slice of their thread" "$(python3 - "$T/k.json" <<'PY'

@@ -68,6 +68,7 @@ struct perfetto {
 	uint8_t *name_sent; /* by site id */
 	size_t name_cap;
 	uint8_t *kernel_tracks; /* by thread: a bit per kernel track declared */
+	uint64_t *back_on_cpu;  /* by thread: when its last off-CPU interval ended, + 1 (0: none yet) */
 	int first_event;
 	int oom;
 };
@@ -225,6 +226,18 @@ static int kernel_event(struct perfetto *x, const struct trace_event *ev)
 		return x->oom = 1;
 	kernel_track(x, ev->thread, kind);
 	view_kernel_slice(ev, name, sizeof(name), detail, sizeof(detail));
+	if (kind == KEV_OFFCPU) {
+		/* Between two intervals off the CPU the thread ran: a Running
+		 * slice, as Perfetto's own thread state tracks show it. */
+		if (!x->back_on_cpu && !(x->back_on_cpu = calloc(x->t->thread_cnt ? x->t->thread_cnt : 1, 8)))
+			return x->oom = 1;
+		uint64_t since = x->back_on_cpu[ev->thread];
+		if (since && since - 1 < ev->ns) {
+			kernel_packet(x, ev, 1, since - 1, "Running", "");
+			kernel_packet(x, ev, 2, ev->ns, "Running", "");
+		}
+		x->back_on_cpu[ev->thread] = ev->ns + ev->kev_ns + 1;
+	}
 	if (kind == KEV_FAULT) {
 		kernel_packet(x, ev, 3, ev->ns, name, detail);
 	} else {
@@ -288,5 +301,6 @@ int export_perfetto(struct trace *t, FILE *out)
 	free(x.annotation.p);
 	free(x.name_sent);
 	free(x.kernel_tracks);
+	free(x.back_on_cpu);
 	return err;
 }
