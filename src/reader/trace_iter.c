@@ -73,7 +73,7 @@ static int kernel_advance(struct trace_iter *it, struct trace_cursor *c)
 				return 0;
 			}
 			const struct trace_kernel_ref *ref = &c->th->kernel[c->next_kernel++];
-			c->kernel_off = ref->offset + sizeof(struct sec_kernel);
+			c->kernel_off = ref->offset + sizeof(struct sec_kernel) + (uint64_t)ref->first * sizeof(struct kernel_event);
 			c->kernel_left = ref->count;
 		}
 		if (!c->kbuf && !(c->kbuf = malloc(KERNEL_READ_AHEAD * sizeof(*c->kbuf)))) {

@@ -261,7 +261,7 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		os->kernel = v;
 		os->kernel_cap = cap;
 	}
-	os->kernel[os->kernel_cnt++] = (struct kernel_pending){ k.tid, { off, sh->length, k.seq, k.count } };
+	os->kernel[os->kernel_cnt++] = (struct kernel_pending){ k.tid, { off, sh->length, k.seq, 0, k.count } };
 	t->kernel_lost += k.lost;
 	return 0;
 }
@@ -269,29 +269,111 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 static int kernel_ref_cmp(const void *a, const void *b)
 {
 	const struct trace_kernel_ref *x = a, *y = b;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-/* Each KERNEL section to the first thread of its tid (one of its own when
- * the tid has no chunk), the counts read from the events. */
+/* The threads of a tid, by when their first chunk begins: a tid is the
+ * shell's, then the program it exec'ed (a thread of its own in the
+ * trace), or recycled. */
+struct tid_start {
+	uint32_t tid;
+	uint32_t index;
+	uint64_t start;
+};
+
+static int tid_start_cmp(const void *a, const void *b)
+{
+	const struct tid_start *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int kernel_add(struct trace_thread *th, struct trace_kernel_ref ref)
+{
+	if (th->kernel_cnt == th->kernel_cap) {
+		size_t cap = th->kernel_cap ? 2 * th->kernel_cap : 8;
+		struct trace_kernel_ref *v = realloc(th->kernel, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		th->kernel = v;
+		th->kernel_cap = cap;
+	}
+	th->kernel[th->kernel_cnt++] = ref;
+	th->kernel_events += ref.count;
+	return 0;
+}
+
+/* Each KERNEL section's events to the thread of their tid that was
+ * running then: the one whose first chunk began last before the event
+ * (the first one for events before any); a thread of its own when the
+ * tid has no chunk.  A section of a tid with several threads is read
+ * again for its events' times and split where the next thread begins. */
 static int apply_kernel(struct trace *t, struct open_state *os)
 {
-	for (size_t i = 0; i < os->kernel_cnt; i++) {
-		const struct kernel_pending *k = &os->kernel[i];
-		struct trace_thread *th = trace_thread_find(t, k->tid);
-		if (!th && !(th = thread_get(t, k->tid, 0)))
-			return -1;
-		if (th->kernel_cnt == th->kernel_cap) {
-			size_t cap = th->kernel_cap ? 2 * th->kernel_cap : 8;
-			struct trace_kernel_ref *v = realloc(th->kernel, cap * sizeof(*v));
-			if (!v)
-				return -1;
-			th->kernel = v;
-			th->kernel_cap = cap;
-		}
-		th->kernel[th->kernel_cnt++] = k->ref;
-		th->kernel_events += k->ref.count;
+	struct tid_start *ts = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*ts));
+	size_t nts = t->thread_cnt;
+	if (!ts)
+		return -1;
+	for (size_t i = 0; i < nts; i++) {
+		const struct trace_thread *th = &t->threads[i];
+		uint64_t start = UINT64_MAX;
+		for (size_t c = 0; c < th->chunk_cnt; c++)
+			if (th->chunks[c].base < start)
+				start = th->chunks[c].base;
+		ts[i] = (struct tid_start){ th->tid, (uint32_t)i, start };
 	}
+	qsort(ts, nts, sizeof(*ts), tid_start_cmp);
+	int err = 0;
+	for (size_t i = 0; i < os->kernel_cnt && !err; i++) {
+		const struct kernel_pending *k = &os->kernel[i];
+		struct tid_start key = { k->tid, 0, 0 };
+		size_t lo = 0, hi = nts;
+		while (lo < hi) { /* the tid's first */
+			size_t mid = lo + (hi - lo) / 2;
+			if (ts[mid].tid < key.tid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t n = 0;
+		while (lo + n < nts && ts[lo + n].tid == k->tid)
+			n++;
+		if (n <= 1) {
+			struct trace_thread *th = n ? &t->threads[ts[lo].index] : trace_thread_find(t, k->tid);
+			if (!th && !(th = thread_get(t, k->tid, 0)))
+				err = -1;
+			else
+				err = kernel_add(th, k->ref);
+			continue;
+		}
+		struct kernel_event *ev = malloc(k->ref.count * sizeof(*ev) + 1);
+		if (!ev || reader_read_at(t->f, k->ref.offset + sizeof(struct sec_kernel), ev,
+					  k->ref.count * sizeof(*ev))) {
+			free(ev);
+			err = -1;
+			break;
+		}
+		for (uint32_t e = 0; e < k->ref.count && !err;) {
+			size_t w = 0; /* the thread running at ev[e] */
+			while (w + 1 < n && ts[lo + w + 1].start <= ev[e].time)
+				w++;
+			uint64_t until = w + 1 < n ? ts[lo + w + 1].start : UINT64_MAX;
+			uint32_t f = e;
+			while (e < k->ref.count && ev[e].time < until)
+				e++;
+			struct trace_kernel_ref part = k->ref;
+			part.first = f;
+			part.count = e - f;
+			err = kernel_add(&t->threads[ts[lo + w].index], part);
+		}
+		free(ev);
+	}
+	free(ts);
+	if (err)
+		return -1;
 	if (os->kernel_first && (!t->first_raw || os->kernel_first < t->first_raw))
 		t->first_raw = os->kernel_first;
 	for (size_t i = 0; i < t->thread_cnt; i++)

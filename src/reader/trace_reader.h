@@ -49,6 +49,7 @@ struct trace_kernel_ref {
 	uint64_t offset;     /* of the section payload */
 	uint64_t length;
 	uint64_t seq;
+	uint32_t first;      /* its events from this one on (a tid's section split between two threads) */
 	uint32_t count;
 };
 
@@ -64,8 +65,9 @@ struct trace_thread {
 	size_t chunk_cnt, chunk_cap;
 	uint64_t events, lost;
 	uint64_t name_seq;        /* seq of the chunk the name was taken from, + 1 */
-	/* Its kernel events (needle record --kernel), by seq.  A tid's go to
-	 * its first thread (a recycled tid's later threads show none). */
+	/* Its kernel events (needle record --kernel), by seq: those of its
+	 * tid from the start of its first chunk to the start of the next
+	 * thread of that tid (a program exec'ed, a recycled tid). */
 	struct trace_kernel_ref *kernel;
 	size_t kernel_cnt, kernel_cap;
 	uint64_t kernel_events;

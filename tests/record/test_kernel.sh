@@ -191,6 +191,23 @@ check_eq "report --kernel: k_fail's openat, one error" \
 check_eq "report -s offcpu: main first (all its children's time off the CPU)" \
 	"$(awk 'NR > 2 { print $NF }' "$T/koff" | head -1)" "main"
 
+# ---- a program exec'ed: its kernel events are its own thread's ----
+"$NEEDLE" record --sites=all --kernel=syscall -o "$T/e.data" -- sh -c "exec $P" >"$T/eout" 2>"$T/eerr"
+check_eq "exec: needle record exits 0" "$?" 0
+check "exec: output identical" cmp -s "$T/plain" "$T/eout"
+etid=$(trace_tids "$T/e.data" | head -1)
+"$NEEDLE" info -i "$T/e.data" | awk -v t="$etid" '$1 == t { print $2 }' >"$T/eserials"
+check_eq "exec: the shell and the program it exec'ed, two threads of one tid" "$(wc -l <"$T/eserials")" 2
+"$NEEDLE" replay -i "$T/e.data" --tid "$etid" | awk '/main\(\) \{/ { prog = 1 } /getpid\(\) = / { n[prog]++ }
+	END { print n[0] + 0, n[1] + 0 }' >"$T/ecount"
+check_eq "exec: the program's getpid calls after its main begins, none in the shell's part" \
+	"$(awk '{ print $1, ($2 >= 100) }' "$T/ecount")" "0 1"
+check_eq "exec: 100 getpid inside k_syscalls of the exec'ed program" \
+	"$(inside "$T/e.data" "$etid" k_syscalls 'getpid\(\) = [0-9]+ /\* syscall, ' | cut -d' ' -f1)" 100
+"$NEEDLE" record --sites=all --no-follow-exec --kernel=syscall -o "$T/e2.data" -- sh -c "exec $P" >/dev/null 2>&1
+n=$("$NEEDLE" replay -i "$T/e2.data" | grep -c 'getpid() = ')
+check "exec --no-follow-exec: not the 150 getpid of the unrecorded program (the shell's own: $n)" test "$n" -lt 10
+
 # ---- a running process (-p) ----
 "$P" loop >"$T/lout" &
 lpid=$!

@@ -606,6 +606,7 @@ int record_attach(struct recording *r, const char *agent)
 			/* From here on, as the function events: each thread of the
 			 * process, and the threads and children they start. */
 			r->kernel.asked = o->kernel;
+			r->kernel.no_follow_exec = o->agent.no_follow_exec;
 			if (kernel_open_process(&r->kernel, pid))
 				cli_error("--kernel: nothing could be opened (%s); recording the functions only",
 					  r->kernel.left_out[0] ? r->kernel.left_out : "perf_event_open refused every event");

@@ -273,6 +273,7 @@ int cmd_record(int argc, char **argv)
 	r.raw0 = tsc_read();
 	r.ns0 = monotonic_ns();
 	r.kernel.asked = o.kernel;
+	r.kernel.no_follow_exec = o.agent.no_follow_exec;
 	r.pid = child_pid = record_spawn(r.argv, agent, r.buf_fd, r.meta_fd, &o, o.kernel ? &r.kernel : NULL,
 					 &exec_errno);
 	if (r.pid < 0) {

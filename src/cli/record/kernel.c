@@ -61,7 +61,7 @@ enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FA
 struct kernel_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
 	uint64_t a, b;
-	uint32_t tid, cpu;
+	uint32_t pid, tid, cpu;
 	uint16_t type;  /* enum sample_type */
 	uint16_t flags;
 };
@@ -90,6 +90,7 @@ struct kernel_thread {
 	uint32_t sys_cpu, off_cpu;
 	uint16_t off_state, next_state;
 	uint32_t waker;  /* the thread that woke it while off the CPU, 0: not seen */
+	int exec_gone;   /* exec'ed a program not recorded (--no-follow-exec) */
 	int comm_reads, agent; /* agent: one of libneedle's threads, left out (agent_thread) */
 	struct kernel_event *ev; /* complete, not yet written */
 	size_t ev_cnt, ev_cap;
@@ -389,6 +390,7 @@ static int open_end(struct kernel_rec *k)
 
 int kernel_open(struct kernel_rec *k, pid_t pid)
 {
+	k->root_pid = (uint32_t)pid;
 	if (open_begin(k))
 		return -1;
 	open_task(k, pid);
@@ -488,6 +490,8 @@ static uint64_t to_raw(const struct kernel_rec *k, uint64_t ns)
 static void emit(struct kernel_rec *k, struct kernel_thread *t, uint16_t kind, uint16_t flags, uint64_t start,
 		 uint64_t end, uint64_t a, uint64_t b, uint32_t cpu)
 {
+	if (t->exec_gone)
+		return;
 	if (t->ev_cnt == t->ev_cap) {
 		size_t cap = t->ev_cap ? 2 * t->ev_cap : 64;
 		struct kernel_event *v = realloc(t->ev, cap * sizeof(*v));
@@ -521,6 +525,11 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 	struct kernel_thread *t = thread_of(k, s->tid);
 	if (!t)
 		return;
+	/* A process that exec'ed a program not recorded (--no-follow-exec):
+	 * its threads' events from then on are that program's. */
+	for (size_t g = 0; g < k->gone_cnt; g++)
+		if (k->gone[g] == s->pid)
+			t->exec_gone = 1;
 	switch (s->type) {
 	case S_ENTER:
 		t->sys_open = 1;
@@ -534,6 +543,16 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 		if (t->sys_open && t->sys_nr == s->a)
 			emit(k, t, KEV_SYSCALL, 0, t->sys_start, s->time, t->sys_nr, s->b, t->sys_cpu);
 		t->sys_open = 0;
+		/* --no-follow-exec: a program exec'ed is not recorded, its
+		 * kernel events neither (the thread goes on as another
+		 * program). */
+		if (k->no_follow_exec && (s->a == SYS_execve || s->a == SYS_execveat) && !s->b) {
+			/* Not the exec that started the program. */
+			if (s->tid == k->root_pid && !k->root_exec_seen)
+				k->root_exec_seen = 1;
+			else if (k->gone_cnt < KERNEL_GONE_MAX)
+				k->gone[k->gone_cnt++] = s->pid;
+		}
 		break;
 	case S_SCHED_OUT:
 		t->next_state = state_of(s->a);
@@ -637,6 +656,7 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 		memcpy(pt, p, 8);
 		memcpy(&s.time, p + 8, 8);
 		memcpy(&s.cpu, p + 16, 4);
+		s.pid = pt[0];
 		s.tid = pt[1];
 		int out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 		s.type = out ? S_SWITCH_OUT : S_SWITCH_IN;
@@ -677,6 +697,7 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 		return;
 	memcpy(&s.cpu, p, 4);
 	p += 8;
+	s.pid = pt[0];
 	s.tid = pt[1];
 	s.type = (uint16_t)kind;
 	if (kind == S_FAULT) {

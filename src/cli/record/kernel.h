@@ -20,6 +20,14 @@ struct kernel_thread;
 struct kernel_rec {
 	unsigned asked, got;       /* KERNEL_* asked for, and opened */
 	int paused;                /* needle ctl PID kernel off */
+	int no_follow_exec;        /* --no-follow-exec: a thread's events end at its exec */
+	uint32_t root_pid;         /* the program started (its first exec is needle's) */
+	int root_exec_seen;
+	/* Processes that exec'ed a program not recorded (--no-follow-exec):
+	 * their events are left out from then on. */
+#define KERNEL_GONE_MAX 256
+	uint32_t gone[KERNEL_GONE_MAX];
+	size_t gone_cnt;
 	int clock_tsc;             /* the trace's raw clock is the TSC (else CLOCK_MONOTONIC ns) */
 	/* CLOCK_MONOTONIC_RAW -> TSC: two samples of both, taken when the
 	 * events were opened and at the latest drain. */
