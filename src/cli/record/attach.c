@@ -607,6 +607,9 @@ int record_attach(struct recording *r, const char *agent)
 			 * process, and the threads and children they start. */
 			r->kernel.asked = o->kernel;
 			r->kernel.no_follow_exec = o->agent.no_follow_exec;
+			r->kernel.keep_max = o->snapshot && o->buffer_bytes / sizeof(struct kernel_event) > KEEP_EVENTS_MIN
+						     ? o->buffer_bytes / sizeof(struct kernel_event)
+						     : KEEP_EVENTS_MIN;
 			if (kernel_open_process(&r->kernel, pid))
 				cli_error("--kernel: nothing could be opened (%s); recording the functions only",
 					  r->kernel.left_out[0] ? r->kernel.left_out : "perf_event_open refused every event");

@@ -274,6 +274,9 @@ int cmd_record(int argc, char **argv)
 	r.ns0 = monotonic_ns();
 	r.kernel.asked = o.kernel;
 	r.kernel.no_follow_exec = o.agent.no_follow_exec;
+	r.kernel.keep_max = o.snapshot && o.buffer_bytes / sizeof(struct kernel_event) > KEEP_EVENTS_MIN
+				    ? o.buffer_bytes / sizeof(struct kernel_event)
+				    : KEEP_EVENTS_MIN;
 	r.pid = child_pid = record_spawn(r.argv, agent, r.buf_fd, r.meta_fd, &o, o.kernel ? &r.kernel : NULL,
 					 &exec_errno);
 	if (r.pid < 0) {

@@ -51,12 +51,12 @@
 #include "common/tsc.h"
 #include "format/trace_writer.h"
 
-#define RING_PAGES 256              /* data pages per CPU: 1 MiB */
+#define RING_PAGES 1024             /* data pages per CPU: 4 MiB, */
+#define RING_PAGES_MIN 64           /* down to 256 KiB when the mlock limit refuses */
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
-#define KEEP_EVENTS 32768           /* --snapshot: the newest events kept per thread (1.3 MiB) */
 
-enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING };
+enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING, S_LOST };
 
 struct kernel_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
@@ -94,8 +94,8 @@ struct kernel_thread {
 	int comm_reads, agent; /* agent: one of libneedle's threads, left out (agent_thread) */
 	struct kernel_event *ev; /* complete, not yet written */
 	size_t ev_cnt, ev_cap;
-	struct kernel_event *kept; /* --snapshot: the newest KEEP_EVENTS, a ring */
-	size_t kept_first, kept_cnt;
+	struct kernel_event *kept; /* --snapshot: the newest, a ring (keep) */
+	size_t kept_first, kept_cnt, kept_cap;
 };
 
 static uint64_t monotonic_raw_ns(void)
@@ -234,8 +234,15 @@ static int ring_add(struct kernel_ring *ring, struct perf_event_attr *a, pid_t p
 		return -1;
 	}
 	if (ring->fd < 0) {
-		size_t page = (size_t)sysconf(_SC_PAGESIZE);
-		void *m = mmap(NULL, (1 + RING_PAGES) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		/* 4 MiB a CPU where the user may lock that much (root), less
+		 * down to 256 KiB (perf_event_mlock_kb, 516 KiB a user by
+		 * default): a million system calls a second fill 1 MiB in
+		 * 10 ms, the time between two reads. */
+		size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = RING_PAGES;
+		void *m;
+		while ((m = mmap(NULL, (1 + pages) * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED &&
+		       pages > RING_PAGES_MIN)
+			pages /= 4;
 		if (m == MAP_FAILED) {
 			*err = errno;
 			close(fd);
@@ -243,7 +250,7 @@ static int ring_add(struct kernel_ring *ring, struct perf_event_attr *a, pid_t p
 		}
 		ring->fd = fd;
 		ring->base = m;
-		ring->size = RING_PAGES * page;
+		ring->size = pages * page;
 	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
 		*err = errno;
 		close(fd);
@@ -522,6 +529,11 @@ static uint16_t state_of(uint64_t prev_state)
 
 static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 {
+	if (s->type == S_LOST) {
+		for (size_t i = 0; i < k->thread_cap; i++)
+			k->threads[i].sys_open = k->threads[i].off_open = 0;
+		return;
+	}
 	struct kernel_thread *t = thread_of(k, s->tid);
 	if (!t)
 		return;
@@ -584,6 +596,8 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 	case S_FAULT:
 		emit(k, t, KEV_FAULT, s->flags, s->time, s->time, s->a, s->b, s->cpu);
 		break;
+	default:
+		break;
 	}
 }
 
@@ -642,9 +656,16 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 	uint64_t v[8];
 
 	if (h.type == PERF_RECORD_LOST) {
-		if (end - p >= 16) {
-			memcpy(v, p, 16);
+		/* id, lost, then sample_id: pid, tid; time; cpu; identifier.
+		 * Which threads lost what is not said: every pairing open then
+		 * is dropped (S_LOST), so that no entry is paired with an exit
+		 * across the gap. */
+		if (end - p >= 16 + 16) {
+			memcpy(v, p, 32);
 			k->lost += v[1];
+			s.time = v[3];
+			s.type = S_LOST;
+			push_sample(k, &s);
 		}
 		return;
 	}
@@ -815,17 +836,30 @@ static int write_sections(struct kernel_rec *k, struct trace_writer *w, uint32_t
 	return 0;
 }
 
-/* --snapshot: the thread's newest events, in a ring of KEEP_EVENTS. */
-static void keep(struct kernel_thread *t, const struct kernel_event *ev, size_t n)
+/* --snapshot: the thread's newest events, in a ring that grows to
+ * k->keep_max (as many events as the snapshot's rings hold bytes, over
+ * the size of one: a thread's kernel past reaches at least as far back
+ * as its calls unless it makes more kernel events than calls). */
+static void keep(struct kernel_rec *k, struct kernel_thread *t, const struct kernel_event *ev, size_t n)
 {
-	if (!t->kept && !(t->kept = malloc(KEEP_EVENTS * sizeof(*t->kept))))
-		return;
+	size_t max = k->keep_max ? k->keep_max : KEEP_EVENTS_MIN;
 	for (size_t i = 0; i < n; i++) {
-		t->kept[(t->kept_first + t->kept_cnt) % KEEP_EVENTS] = ev[i];
-		if (t->kept_cnt < KEEP_EVENTS)
+		if (t->kept_cnt == t->kept_cap && t->kept_cap < max) {
+			/* Not wrapped yet: kept_first is 0, the order holds. */
+			size_t cap = t->kept_cap ? 2 * t->kept_cap : 1024;
+			struct kernel_event *v = realloc(t->kept, (cap < max ? cap : max) * sizeof(*v));
+			if (!v)
+				return;
+			t->kept = v;
+			t->kept_cap = cap < max ? cap : max;
+		}
+		if (!t->kept_cap)
+			return;
+		t->kept[(t->kept_first + t->kept_cnt) % t->kept_cap] = ev[i];
+		if (t->kept_cnt < t->kept_cap)
 			t->kept_cnt++;
 		else
-			t->kept_first = (t->kept_first + 1) % KEEP_EVENTS;
+			t->kept_first = (t->kept_first + 1) % t->kept_cap;
 	}
 }
 
@@ -849,7 +883,7 @@ static int flush_thread(struct kernel_rec *k, struct kernel_thread *t, uint64_t 
 		if (err)
 			return err;
 	} else {
-		keep(t, t->ev, n);
+		keep(k, t, t->ev, n);
 	}
 	memmove(t->ev, t->ev + n, (t->ev_cnt - n) * sizeof(*t->ev));
 	t->ev_cnt -= n;
@@ -879,7 +913,7 @@ long kernel_write_kept(struct kernel_rec *k, struct trace_writer *w, const uint3
 			return -ENOMEM;
 		size_t cnt = 0;
 		for (size_t e = 0; e < t->kept_cnt; e++) {
-			const struct kernel_event *ev = &t->kept[(t->kept_first + e) % KEEP_EVENTS];
+			const struct kernel_event *ev = &t->kept[(t->kept_first + e) % t->kept_cap];
 			if (ev->time >= since)
 				v[cnt++] = *ev;
 		}

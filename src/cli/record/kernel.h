@@ -9,6 +9,9 @@
 
 #include "format/trace_format.h"
 
+/* --snapshot: events kept per thread at least (kernel_rec.keep_max). */
+#define KEEP_EVENTS_MIN 32768
+
 /* What --kernel asks for (a bit per KEV_* kind). */
 #define KERNEL_SWITCH (1u << KEV_OFFCPU)
 #define KERNEL_SYSCALL (1u << KEV_SYSCALL)
@@ -20,6 +23,7 @@ struct kernel_thread;
 struct kernel_rec {
 	unsigned asked, got;       /* KERNEL_* asked for, and opened */
 	int paused;                /* needle ctl PID kernel off */
+	size_t keep_max;           /* --snapshot: events kept per thread at most (kernel.c's keep) */
 	int no_follow_exec;        /* --no-follow-exec: a thread's events end at its exec */
 	uint32_t root_pid;         /* the program started (its first exec is needle's) */
 	int root_exec_seen;

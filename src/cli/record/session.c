@@ -198,6 +198,11 @@ int record_finish(struct recording *r)
 		uint64_t lost = atomic_load(&r->shm->lost_events);
 		fprintf(stderr, "needle: recorded %llu events from %zu threads into %s", (unsigned long long)kept.events,
 			r->thread_cnt, output);
+		if (r->kernel.ring_cnt)
+			fprintf(stderr, ", and %llu of the kernel's", (unsigned long long)r->kernel.written);
+		if (r->kernel.lost)
+			fprintf(stderr, "; %llu kernel records DROPPED (the kernel's rings were full)",
+				(unsigned long long)r->kernel.lost);
 		if (lost)
 			fprintf(stderr, "; %llu events LOST (buffer full: try --buffer-size)", (unsigned long long)lost);
 		fputc('\n', stderr);

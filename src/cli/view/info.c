@@ -270,7 +270,8 @@ int cmd_info(int argc, char **argv)
 	       (unsigned long long)t->end.salvaged_chunks);
 	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
 	if (t->kernel_events[0] || t->kernel_lost)
-		printf("kernel events: %llu (%llu system calls, %llu off-CPU intervals, %llu page faults), %llu lost\n",
+		printf("kernel events: %llu (%llu system calls, %llu off-CPU intervals, %llu page faults), %llu records "
+		       "the kernel dropped (its rings full)\n",
 		       (unsigned long long)t->kernel_events[0], (unsigned long long)t->kernel_events[KEV_SYSCALL],
 		       (unsigned long long)t->kernel_events[KEV_OFFCPU], (unsigned long long)t->kernel_events[KEV_FAULT],
 		       (unsigned long long)t->kernel_lost);
