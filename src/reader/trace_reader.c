@@ -251,6 +251,10 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 	}
 	free(p);
 	t->kernel_events[0] += k.count;
+	t->kernel_recorded = 1;
+	t->kernel_lost += k.lost;
+	if (!k.tid) /* the marker: no thread's */
+		return 0;
 	if (os->kernel_cnt == os->kernel_cap) {
 		size_t cap = os->kernel_cap ? 2 * os->kernel_cap : 16;
 		struct kernel_pending *v = realloc(os->kernel, cap * sizeof(*v));
@@ -262,7 +266,6 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		os->kernel_cap = cap;
 	}
 	os->kernel[os->kernel_cnt++] = (struct kernel_pending){ k.tid, { off, sh->length, k.seq, 0, k.count } };
-	t->kernel_lost += k.lost;
 	return 0;
 }
 

@@ -101,6 +101,7 @@ struct trace {
 	uint64_t lost_in_chunks;  /* losses the chunks attribute to a thread */
 	uint64_t kernel_events[KEV_KINDS]; /* by kind (index 0: all) */
 	uint64_t kernel_lost;     /* records the kernel dropped (sec_kernel.lost) */
+	int kernel_recorded;      /* a KERNEL section, of events or the marker: --kernel was on */
 	char **modules;
 	size_t module_cnt;
 	struct trace_site *sites; /* by id */

@@ -311,6 +311,12 @@ head -c $((koff + klen / 2)) "$T/k.data" >"$T/cut.data"
 check_eq "a file cut inside a KERNEL section: replay reads what is whole" "$?" 0
 check "a file cut inside a KERNEL section: said to be unfinished" grep -q "did not finish\|incomplete\|ignored" "$T/cut.err"
 
+# --kernel alone is all of it (uftrace's -k takes no list).
+"$NEEDLE" record --kernel -o "$T/all.data" -- "$P" >/dev/null 2>&1
+check "--kernel alone: system calls, off-CPU intervals and faults" grep -qE \
+	"^kernel events: [0-9]+ \([1-9][0-9]* system calls, [1-9][0-9]* off-CPU intervals, [1-9][0-9]* page faults" \
+	<("$NEEDLE" info -i "$T/all.data")
+
 # ---- bad input ----
 bad_input() { # DESCRIPTION PATTERN ARGS...
 	local desc=$1 pat=$2

@@ -560,6 +560,22 @@ int record_attach(struct recording *r, const char *agent)
 		cli_error("lost the session with process %d (%s) while configuring it", (int)pid, comm);
 		goto abandon;
 	}
+	/* --kernel: open before the agent records (its session thread,
+	 * needle-attach, named by now, is left out), so that the first calls
+	 * have their kernel events whole: each thread of the process, and
+	 * the threads and children they start. */
+	if (o->kernel) {
+		r->kernel.asked = o->kernel;
+		r->kernel.no_follow_exec = o->agent.no_follow_exec;
+		r->kernel.keep_max = o->snapshot && o->buffer_bytes / sizeof(struct kernel_event) > KEEP_EVENTS_MIN
+					     ? o->buffer_bytes / sizeof(struct kernel_event)
+					     : KEEP_EVENTS_MIN;
+		if (kernel_open_process(&r->kernel, pid))
+			cli_error("--kernel: nothing could be opened (%s); recording the functions only",
+				  r->kernel.left_out[0] ? r->kernel.left_out : "perf_event_open refused every event");
+		else if (r->kernel.left_out[0])
+			cli_error("--kernel: left out: %s", r->kernel.left_out);
+	}
 	/* Start-up and discovery run in the target while it works: wait for
 	 * the agent's answer in the buffer header. */
 	uint32_t state;
@@ -601,22 +617,6 @@ int record_attach(struct recording *r, const char *agent)
 		snapshot_service_start(&ss, r);
 	else
 		record_begin(r);
-	{
-		if (o->kernel) {
-			/* From here on, as the function events: each thread of the
-			 * process, and the threads and children they start. */
-			r->kernel.asked = o->kernel;
-			r->kernel.no_follow_exec = o->agent.no_follow_exec;
-			r->kernel.keep_max = o->snapshot && o->buffer_bytes / sizeof(struct kernel_event) > KEEP_EVENTS_MIN
-						     ? o->buffer_bytes / sizeof(struct kernel_event)
-						     : KEEP_EVENTS_MIN;
-			if (kernel_open_process(&r->kernel, pid))
-				cli_error("--kernel: nothing could be opened (%s); recording the functions only",
-					  r->kernel.left_out[0] ? r->kernel.left_out : "perf_event_open refused every event");
-			else if (r->kernel.left_out[0])
-				cli_error("--kernel: left out: %s", r->kernel.left_out);
-		}
-	}
 	/* Said once every object's functions record: an attach in steps
 	 * (shm_layout.h) records the program's and the C library's at once,
 	 * the other objects' one by one after. */

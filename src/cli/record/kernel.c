@@ -836,6 +836,22 @@ static int write_sections(struct kernel_rec *k, struct trace_writer *w, uint32_t
 	return 0;
 }
 
+/* The file's last KERNEL section, of tid 0 and no event: the kernel's
+ * events were recorded, even if none came (a process asleep throughout),
+ * and the losses not said yet. */
+static int write_marker(struct kernel_rec *k, struct trace_writer *w, long *bytes)
+{
+	uint64_t lost = k->lost - k->lost_written;
+	struct sec_kernel hdr = { .version = SEC_KERNEL_VERSION, .tid = 0, .seq = 0, .count = 0,
+				  .lost = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost };
+	int err = trace_writer_section(w, SEC_KERNEL, &hdr, sizeof(hdr));
+	if (!err) {
+		*bytes += (long)sizeof(hdr);
+		k->lost_written += hdr.lost;
+	}
+	return err;
+}
+
 /* --snapshot: the thread's newest events, in a ring that grows to
  * k->keep_max (as many events as the snapshot's rings hold bytes, over
  * the size of one: a thread's kernel past reaches at least as far back
@@ -923,7 +939,8 @@ long kernel_write_kept(struct kernel_rec *k, struct trace_writer *w, const uint3
 		if (err)
 			return err < 0 ? err : -err;
 	}
-	return bytes;
+	int err = write_marker(k, w, &bytes);
+	return err ? (err < 0 ? err : -err) : bytes;
 }
 
 long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, int final)
@@ -958,6 +975,11 @@ long kernel_drain(struct kernel_rec *k, struct trace_writer *w, int clock_tsc, i
 		if (final != KERNEL_DRAIN_FINAL && t->off_open && to_raw(k, t->off_start) < limit)
 			limit = to_raw(k, t->off_start);
 		int err = flush_thread(k, t, limit, w, &bytes);
+		if (err)
+			return err < 0 ? err : -err;
+	}
+	if (final == KERNEL_DRAIN_FINAL && w) {
+		int err = write_marker(k, w, &bytes);
 		if (err)
 			return err < 0 ? err : -err;
 	}

@@ -107,14 +107,14 @@ static const char record_usage[] =
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
 	"      --max-stack N        uftrace's name for -D N\n"
 	"      --no-pltbind         run the program with LD_BIND_NOW=1 (every symbol bound at start)\n"
-	"      --kernel=LIST        the kernel's side of each thread, on the same timeline (perf_event_open;\n"
+	"      --kernel[=LIST]      the kernel's side of each thread, on the same timeline (perf_event_open;\n"
 	"                           repeatable; what privileges refuse is left out and named):\n"
 	"                           switch  time off the CPU: preempted, or blocked (S/D with root); a\n"
 	"                                   record per context switch, about 1 us each\n"
 	"                           syscall every system call: number, time in the kernel, result\n"
 	"                                   (root: raw_syscalls tracepoints; about 1 us per call)\n"
 	"                           fault   page faults taken in user code: address, major or minor\n"
-	"                           all     the three\n"
+	"                           all     the three (--kernel alone)\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
 	"                           threads keep their ids, a thread of their own each; not a static,\n"
@@ -282,7 +282,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
-		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", required_argument, NULL, OPT_KERNEL }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", optional_argument, NULL, OPT_KERNEL }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
@@ -347,7 +347,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_KERNEL: {
 			char why[160];
-			if (kernel_parse(optarg, &o->kernel, why, sizeof(why))) {
+			/* --kernel alone: all of it, as uftrace's -k takes no list. */
+			if (kernel_parse(optarg ? optarg : "all", &o->kernel, why, sizeof(why))) {
 				cli_error("%s", why);
 				return -1;
 			}

@@ -269,7 +269,7 @@ int cmd_info(int argc, char **argv)
 	       (unsigned long long)t->end.events, (unsigned long long)t->end.chunks,
 	       (unsigned long long)t->end.salvaged_chunks);
 	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
-	if (t->kernel_events[0] || t->kernel_lost)
+	if (t->kernel_recorded)
 		printf("kernel events: %llu (%llu system calls, %llu off-CPU intervals, %llu page faults), %llu records "
 		       "the kernel dropped (its rings full)\n",
 		       (unsigned long long)t->kernel_events[0], (unsigned long long)t->kernel_events[KEV_SYSCALL],
