@@ -90,3 +90,16 @@ ctl_pid() {
 	done
 	return 1
 }
+
+# bad_input DESCRIPTION PATTERN ARGS...: needle record ARGS -- "$P" (the
+# test's program) is refused before the program runs: a non-zero exit,
+# at most two lines that hold PATTERN, none of the program's output.
+bad_input() {
+	local desc=$1 pat=$2
+	shift 2
+	"$NEEDLE" record "$@" -o "$T/bad.data" -- "$P" >"$T/bout" 2>"$T/berr"
+	local rc=$?
+	check "$desc: refused (exit $rc), one line" test "$rc" -ne 0 -a "$(wc -l <"$T/berr")" -le 2
+	check "$desc: says so" grep -q "$pat" "$T/berr"
+	check "$desc: the program did not run" test ! -s "$T/bout"
+}

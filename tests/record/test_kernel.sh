@@ -318,14 +318,5 @@ check "--kernel alone: system calls, off-CPU intervals and faults" grep -qE \
 	<("$NEEDLE" info -i "$T/all.data")
 
 # ---- bad input ----
-bad_input() { # DESCRIPTION PATTERN ARGS...
-	local desc=$1 pat=$2
-	shift 2
-	"$NEEDLE" record "$@" -o "$T/bad2.data" -- "$P" >"$T/bout" 2>"$T/berr"
-	local rc=$?
-	check "$desc: refused (exit $rc), one line" test "$rc" -ne 0 -a "$(wc -l <"$T/berr")" -le 2
-	check "$desc: says so" grep -q "$pat" "$T/berr"
-	check "$desc: the program did not run" test ! -s "$T/bout"
-}
 bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus
 bad_input "--kernel= (empty)" "needs a list" --kernel=

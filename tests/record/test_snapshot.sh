@@ -139,15 +139,6 @@ events=$(for f in "$T"/st/x.*; do "$NEEDLE" info -i "$f" | awk '/^events:/ { pri
 check "stress: each holds events (fewest: $events)" test "${events:-0}" -gt 100
 
 # ---- bad input, refused before the program runs ----
-bad_input() { # DESCRIPTION PATTERN ARGS...
-	local desc=$1 pat=$2
-	shift 2
-	"$NEEDLE" record "$@" -o "$T/bad.data" -- "$P" >"$T/bout" 2>"$T/berr"
-	local rc=$?
-	check "$desc: refused (exit $rc), one line" test "$rc" -ne 0 -a "$(wc -l <"$T/berr")" -le 2
-	check "$desc: says so" grep -q "$pat" "$T/berr"
-	check "$desc: the program did not run" test ! -s "$T/bout"
-}
 bad_input "unknown trigger function" "did you mean handler" --snapshot --trigger 'handlr>1ms'
 bad_input "malformed duration" "needs a duration" --snapshot --trigger 'handler>5parsecs'
 bad_input "trigger without --snapshot" "need --snapshot" --trigger 'handler>1ms'
