@@ -103,3 +103,17 @@ bad_input() {
 	check "$desc: says so" grep -q "$pat" "$T/berr"
 	check "$desc: the program did not run" test ! -s "$T/bout"
 }
+
+# view_refused DESCRIPTION STATUS PATTERN COMMAND...: a view refuses bad
+# input: exit STATUS, one line on stderr that holds PATTERN, nothing on
+# stdout.
+view_refused() {
+	local desc=$1 want=$2 pat=$3
+	shift 3
+	"$@" >"$T/vout" 2>"$T/verr"
+	local rc=$?
+	check_eq "$desc: exit $want" "$rc" "$want"
+	check "$desc: one line ($(head -c 200 "$T/verr"))" test "$(wc -l <"$T/verr")" -eq 1
+	check "$desc: says so" grep -q -e "$pat" "$T/verr"
+	check "$desc: nothing on standard output" test ! -s "$T/vout"
+}

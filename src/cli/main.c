@@ -22,6 +22,7 @@ static const char usage[] =
 	"  live   [options] -- PROG [ARGS]   record PROG, then print its function graph\n"
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
 	"  export [-i FILE] --format=F -o OUT  perfetto, chrome or folded\n"
+	"  graph  [-i FILE] [FUNC]           the call graph of FUNC, calls merged by path\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
 	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
@@ -35,7 +36,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
-		{ "live", cmd_live },
+		{ "live", cmd_live },     { "graph", cmd_graph },
 	};
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

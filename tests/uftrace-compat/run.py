@@ -4,9 +4,11 @@
 usage: run.py [--suite DIR] [--needle PATH] [--jobs N] [--update] [--list]
               [--pg FLAGS] [--opt LEVEL] [-v] [TEST...]
 
-Runs the replay-graph tests of uftrace 0.13's suite (the t*.py cases that
-compare a function graph: 'task' or 'simple' sort, or a sort of their own,
-from `uftrace live` or `uftrace replay`) with needle in place of uftrace:
+Runs uftrace 0.13's suite with needle in place of uftrace, counting apart
+the replay-graph tests (the t*.py cases that compare a function graph:
+'task' or 'simple' sort, or a sort of their own, from `uftrace live` or
+`uftrace replay`; expected_pass.txt) and the others (report, graph,
+dump, info, script...; expected_pass_other.txt):
 each case's program is built with -fpatchable-function-entry=5 where the
 case asks for -pg, at -O0 with gcc, and its commands run needle's record,
 replay and live with the case's options (shim/uftrace).  The output is
@@ -16,8 +18,8 @@ compared as uftrace's runtest.py compares it: the function column only
 Prints one line per test: "PASS: NAME", "XFAIL: NAME: REASON" (fails, and
 is not in expected_pass.txt), or "FAIL: NAME: REASON" for a test of
 expected_pass.txt that no longer passes (a regression).  A test that
-passes and is not in the list is "PASS: NAME (new)"; --update rewrites the
-list with the tests that pass.  Exits 1 on any regression.
+passes and is not in a list is "PASS: NAME (new)"; --update rewrites the
+lists with the tests that pass.  Exits 1 on any regression.
 
 The suite is DIR (default: ../shared/uftrace-0.13/tests beside the
 checkout, or $NEEDLE_UFTRACE_TESTS); when it is absent, says so and counts
@@ -43,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 SHIM = os.path.join(HERE, 'shim')
 EXPECTED = os.path.join(HERE, 'expected_pass.txt')
+EXPECTED_OTHER = os.path.join(HERE, 'expected_pass_other.txt')
 TIMEOUT = 20
 NOMINAL_CFLAGS = '-pg -O0'   # what a case sees; the shim compiles needle's form
 
@@ -80,8 +83,6 @@ def one(suite, name, verbose, cflags):
         except Exception:
             pass
         os.chdir(tc.test_dir)
-        if not res['graph']:
-            return res
         ret = tc.build(tc.name, cflags)
         if ret == runtest.TestBase.TEST_SKIP:
             res['reason'] = 'the case skips itself in this configuration'
@@ -189,9 +190,12 @@ def main(argv):
     if variant and a.update:
         print('uftrace-compat: --update keeps the default build\'s list; not with --pg or --opt')
         return 2
-    if os.path.exists(EXPECTED) and not variant:
-        with open(EXPECTED) as f:
-            expected = {ln.split()[0] for ln in f if ln.strip() and not ln.startswith('#')}
+    def read_list(path):
+        if not os.path.exists(path) or variant:
+            return set()
+        with open(path) as f:
+            return {ln.split()[0] for ln in f if ln.strip() and not ln.startswith('#')}
+    expected = read_list(EXPECTED) | read_list(EXPECTED_OTHER)
 
     def launch(name):
         env = dict(os.environ, NEEDLE=os.path.abspath(a.needle))
@@ -224,15 +228,15 @@ def main(argv):
         n, p = running.pop(0)
         r = collect(n, p)
         results.append(r)
-        if not r['graph']:
-            continue
         if a.list:
-            print(n)
+            if r['graph']:
+                print(n)
             continue
         if r['ok']:
-            print('PASS: %s%s' % (n, '' if n in expected else ' (new: not in expected_pass.txt)'))
+            print('PASS: %s%s' % (n, '' if n in expected else ' (new: not in the expected lists)'))
         elif n in expected:
-            print('FAIL: %s: %s (a regression: it is in expected_pass.txt)' % (n, r['reason']))
+            print('FAIL: %s: %s (a regression: it is in %s)' % (
+                n, r['reason'], 'expected_pass.txt' if r['graph'] else 'expected_pass_other.txt'))
         else:
             print('XFAIL: %s: %s' % (n, r['reason']))
         if a.diff and 'diff' in r:
@@ -243,22 +247,27 @@ def main(argv):
         sys.stdout.flush()
 
     graph = [r for r in results if r['graph']]
+    other = [r for r in results if not r['graph']]
     passed = [r['name'] for r in graph if r['ok']]
-    regressions = [r['name'] for r in graph if not r['ok'] and r['name'] in expected]
+    passed_other = [r['name'] for r in other if r['ok']]
+    regressions = [r['name'] for r in results if not r['ok'] and r['name'] in expected]
     if a.list:
         print('%d replay-graph tests of %d' % (len(graph), len(results)))
         return 0
-    print('uftrace-compat%s: %d of %d replay-graph tests pass (%d in expected_pass.txt, %d regressions) in %.0fs'
+    print('uftrace-compat%s: %d of %d replay-graph tests pass, %d of %d others (%d in the expected lists, '
+          '%d regressions) in %.0fs'
           % (' (%s %s)' % (a.pg or '-fpatchable-function-entry=5', cflags) if variant else '',
-             len(passed), len(graph), len(expected), len(regressions), time.time() - t0))
+             len(passed), len(graph), len(passed_other), len(other), len(expected), len(regressions),
+             time.time() - t0))
     if a.update:
-        if a.tests:
-            keep = expected - {r['name'] for r in graph}
-            passed = sorted(set(passed) | keep)
-        with open(EXPECTED, 'w') as f:
-            f.write('# uftrace 0.13 replay-graph tests that needle passes (tests/uftrace-compat/run.py --update)\n')
-            for n in sorted(passed):
-                f.write(n + '\n')
+        for path, done, ran, title in (
+                (EXPECTED, passed, graph, 'replay-graph tests'),
+                (EXPECTED_OTHER, passed_other, other, 'other tests (report, graph, dump, info, ...)')):
+            keep = read_list(path) - {r['name'] for r in ran} if a.tests else set()
+            with open(path, 'w') as f:
+                f.write('# uftrace 0.13 %s that needle passes (tests/uftrace-compat/run.py --update)\n' % title)
+                for n in sorted(set(done) | keep):
+                    f.write(n + '\n')
     return 1 if regressions else 0
 
 

@@ -1,0 +1,640 @@
+/* graph.c - `needle graph [FUNC]`: the call graph of a function, uftrace's
+ * graph command.  Every call of FUNC (the outermost, when it recurses)
+ * adds its subtree to one tree in which a function's calls from one
+ * caller path are merged by name: "(6) loop" under "(2) foo" is six calls
+ * of loop made by the two calls of foo, with their total time.  Above
+ * it, the distinct backtraces that led to FUNC, with how often each did.
+ * Without FUNC, the whole program's graph under its name.
+ *
+ * Invariants:
+ *  - a node is (parent node, name): functions of one name merge whatever
+ *    object or address they have, as uftrace merges them; its children
+ *    print in the order they were first called;
+ *  - an event costs O(1): one hash lookup in the tree for an entry inside
+ *    FUNC, an addition for an exit; a backtrace costs the depth of the
+ *    stack once per outermost call of FUNC;
+ *  - memory grows with the distinct name paths below FUNC and the distinct
+ *    backtraces, and per thread with its deepest stack, never with the
+ *    number of events;
+ *  - a call's time is counted when it ends: returned, unwound, closed at
+ *    a loss or still running at the end (then up to the thread's last
+ *    event, as replay closes it); an exit whose entry is not in the trace,
+ *    and the calls a forked child inherits, add nothing. */
+#include <getopt.h>
+#include <regex.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+#include "common/pattern.h"
+
+enum graph_field { GF_TOTAL, GF_SELF, GF_ADDR };
+#define GRAPH_FIELDS 3
+
+struct graph_thread {
+	uint32_t *node;   /* by depth: the graph node of the open call, 0 outside FUNC */
+	uint32_t *site;   /* by depth: the open call's site */
+	uint8_t *counted; /* by depth: the entry was counted (not inherited) */
+	uint32_t *path;   /* by depth: the backtrace node of the path to that call */
+	uint32_t path_valid; /* levels of path that still describe the stack */
+	size_t cap;
+	uint32_t start;   /* depth of the outermost open call of FUNC */
+	int on;           /* inside a call of FUNC */
+	uint32_t bt;      /* that call's backtrace node */
+};
+
+struct graph {
+	struct trace *t;
+	const char *func;    /* NULL: the whole program */
+	int is_regex;
+	regex_t re;
+	uint32_t max_depth;  /* -D: levels shown below FUNC, 0 all */
+	int srcline;         /* --srcline: each function's source file and line */
+	struct call_tree g;  /* keyed by a name's first site */
+	uint64_t *time, *child; /* by node */
+	size_t time_cap, child_cap;
+	uint32_t *name_of;   /* by site: the first site of its name */
+	uint8_t *matches;    /* by site: its name is FUNC */
+	struct call_tree bt; /* backtraces: paths of sites */
+	uint64_t *bt_time;   /* by backtrace node */
+	size_t bt_cap;
+	struct graph_thread *th;
+	uint32_t root;       /* the node of FUNC, or of the program */
+	int fields[GRAPH_FIELDS], field_cnt;
+	int oom;
+};
+
+static int grow_u64(uint64_t **v, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 256;
+	while (n < need)
+		n *= 2;
+	uint64_t *p = realloc(*v, n * sizeof(*p));
+	if (!p)
+		return -1;
+	memset(p + *cap, 0, (n - *cap) * sizeof(*p));
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+static int graph_name_matches(struct graph *gr, const char *name)
+{
+	if (gr->is_regex)
+		return !regexec(&gr->re, name, 0, NULL, 0);
+	return !strcmp(name, gr->func);
+}
+
+/* name_of: sites of one name share a key; matches: FUNC's sites. */
+static int index_names(struct graph *gr)
+{
+	struct trace *t = gr->t;
+	size_t n = t->site_cap, slots = 64;
+	while (slots < 2 * n)
+		slots *= 2;
+	uint32_t *slot = calloc(slots, sizeof(*slot));
+	gr->name_of = calloc(n ? n : 1, sizeof(*gr->name_of));
+	gr->matches = calloc(n ? n : 1, 1);
+	if (!slot || !gr->name_of || !gr->matches) {
+		free(slot);
+		return -1;
+	}
+	for (size_t s = 0; s < n; s++) {
+		const char *name = trace_site_name(t, (uint32_t)s);
+		uint64_t h = 1469598103934665603ull;
+		for (const char *p = name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		size_t i = h & (slots - 1);
+		while (slot[i] && strcmp(trace_site_name(t, slot[i] - 1), name))
+			i = (i + 1) & (slots - 1);
+		if (!slot[i])
+			slot[i] = (uint32_t)s + 1;
+		gr->name_of[s] = slot[i] - 1;
+		gr->matches[s] = gr->func && graph_name_matches(gr, name);
+	}
+	free(slot);
+	return 0;
+}
+
+static int thread_reserve(struct graph_thread *th, size_t depth)
+{
+	if (depth < th->cap)
+		return 0;
+	size_t n = th->cap ? th->cap * 2 : 64;
+	while (n <= depth)
+		n *= 2;
+	uint32_t *a = realloc(th->node, n * sizeof(*a));
+	if (a)
+		th->node = a;
+	uint32_t *b = realloc(th->site, n * sizeof(*b));
+	if (b)
+		th->site = b;
+	uint8_t *c = realloc(th->counted, n);
+	if (c)
+		th->counted = c;
+	uint32_t *p = realloc(th->path, n * sizeof(*p));
+	if (p)
+		th->path = p;
+	if (!a || !b || !c || !p)
+		return -1;
+	th->cap = n;
+	return 0;
+}
+
+/* The outermost call of FUNC begins at depth d: its backtrace, the sites
+ * open from depth 0 to it, is counted once.  The path's nodes are kept
+ * by depth and only the levels entered since the last backtrace are
+ * looked up again, so that a FUNC called deep in a stack costs O(1) per
+ * call, not the depth. */
+static void begin_func(struct graph *gr, struct graph_thread *th, uint32_t d)
+{
+	uint32_t b = th->path_valid ? th->path[th->path_valid - 1] : 0;
+	for (uint32_t i = th->path_valid; i <= d && b != UINT32_MAX; i++) {
+		uint32_t c = call_tree_child(&gr->bt, b, th->site[i]);
+		b = c ? c : UINT32_MAX;
+		th->path[i] = b;
+	}
+	th->path_valid = b == UINT32_MAX ? 0 : d + 1;
+	if (b == UINT32_MAX || grow_u64(&gr->bt_time, &gr->bt_cap, gr->bt.cnt)) {
+		gr->oom = 1;
+		b = 0;
+	} else {
+		gr->bt.v[b].value++;
+	}
+	th->bt = b;
+	th->on = 1;
+	th->start = d;
+}
+
+static int graph_event(const struct trace_event *ev, void *arg)
+{
+	struct graph *gr = arg;
+	struct graph_thread *th = &gr->th[ev->thread];
+	uint32_t d = ev->depth;
+
+	if (ev->kind == TEV_ENTRY) {
+		if (thread_reserve(th, d)) {
+			gr->oom = 1;
+			return 1;
+		}
+		th->site[d] = ev->site;
+		th->node[d] = 0;
+		if (th->path_valid > d)
+			th->path_valid = d;
+		th->counted[d] = !(ev->flags & TEV_INHERITED);
+		if (!th->on && (!gr->func || gr->matches[ev->site])) {
+			if (gr->func && th->counted[d]) {
+				begin_func(gr, th, d);
+			} else {
+				/* The program's graph, or a forked child
+				 * inside its parent's call of FUNC: no
+				 * backtrace of its own. */
+				th->on = 1;
+				th->start = gr->func ? d : 0;
+				th->bt = 0;
+			}
+		}
+		if (!th->on || d < th->start || (gr->max_depth && d - th->start >= gr->max_depth))
+			return 0;
+		uint32_t parent = d == th->start ? (gr->func ? 0 : gr->root) : th->node[d - 1];
+		if (!parent && d != th->start)
+			return 0; /* under a call -D left out */
+		uint32_t n = call_tree_child(&gr->g, parent, gr->name_of[ev->site]);
+		if (!n || grow_u64(&gr->time, &gr->time_cap, gr->g.cnt) ||
+		    grow_u64(&gr->child, &gr->child_cap, gr->g.cnt)) {
+			gr->oom = 1;
+			return 1;
+		}
+		/* An inherited call has its node, so that the child's calls
+		 * merge under its parent's, but is not counted again. */
+		if (th->counted[d])
+			gr->g.v[n].value++;
+		th->node[d] = n;
+		return 0;
+	}
+	if (ev->kind != TEV_EXIT || (ev->flags & TEV_ORPHAN) || d >= th->cap || !th->on || d < th->start)
+		return 0;
+	uint32_t n = th->node[d];
+	uint64_t dur = ev->ns > ev->entry_ns ? ev->ns - ev->entry_ns : 0;
+	if (n && th->counted[d]) {
+		/* The time arrays were grown with the tree at the entry. */
+		gr->time[n] += dur;
+		gr->child[n] += ev->child_ns < dur ? ev->child_ns : dur;
+	}
+	th->node[d] = 0;
+	if (d == th->start && gr->func) {
+		if (th->bt)
+			gr->bt_time[th->bt] += dur;
+		th->on = 0;
+	}
+	return 0;
+}
+
+static void print_fields(struct graph *gr, uint32_t n, int blank)
+{
+	char buf[32];
+	for (int i = 0; i < gr->field_cnt; i++) {
+		if (blank) {
+			printf("%*s", gr->fields[i] == GF_ADDR ? 14 : 12, "");
+			continue;
+		}
+		switch (gr->fields[i]) {
+		case GF_TOTAL:
+			cli_format_duration(buf, sizeof(buf), gr->time[n]);
+			printf("  %s", buf);
+			break;
+		case GF_SELF:
+			cli_format_duration(buf, sizeof(buf), gr->time[n] - gr->child[n]);
+			printf("  %s", buf);
+			break;
+		case GF_ADDR: {
+			const struct trace_site *s = n == gr->root && !gr->func ? NULL : &gr->t->sites[gr->g.v[n].site];
+			printf("  %12llx", s ? (unsigned long long)s->func_ip : 0ull);
+			break;
+		}
+		}
+	}
+	if (gr->field_cnt)
+		fputs(" : ", stdout);
+}
+
+/* The prefix of a node's line (line set: its branch "+-") or of the blank
+ * line between siblings, as uftrace draws it: a "|" for each open level
+ * that has siblings still to come. */
+static void print_indent(const uint8_t *open, uint32_t indent, int line)
+{
+	int last = -1;
+	if (line)
+		for (uint32_t i = 0; i < indent; i++)
+			if (open[i])
+				last = (int)i;
+	for (uint32_t i = 0; i < indent; i++) {
+		if (!line || (int)i < last)
+			fputs(open[i] ? " | " : "   ", stdout);
+		else
+			fputs((int)i == last ? " +-" : "---", stdout);
+	}
+}
+
+struct walk {
+	uint32_t node;
+	uint32_t indent;
+	uint8_t line;      /* its parent has more than one child */
+	uint8_t last;      /* the last child of its parent */
+	uint8_t after;     /* a blank separator line comes before it */
+};
+
+static int id_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static const char *node_name(struct graph *gr, uint32_t n)
+{
+	if (n == gr->root && !gr->func) {
+		const char *p = gr->t->argv && gr->t->argv[0] ? gr->t->argv[0] : "program";
+		const char *s = strrchr(p, '/');
+		return s ? s + 1 : p;
+	}
+	return trace_site_name(gr->t, gr->g.v[n].site);
+}
+
+/* Depth first, without recursion (a deep recursion is a deep tree). */
+static int print_tree(struct graph *gr)
+{
+	size_t cap = 64, sp = 0, open_cap = 64, kids_cap = 64;
+	struct walk *st = malloc(cap * sizeof(*st));
+	uint8_t *open = calloc(open_cap, 1);
+	uint32_t *kids = malloc(kids_cap * sizeof(*kids));
+	int ret = -1;
+
+	if (!st || !open || !kids)
+		goto out;
+	st[sp++] = (struct walk){ gr->root, 0, 0, 1, 0 };
+	while (sp) {
+		struct walk w = st[--sp];
+		struct call_node *n = &gr->g.v[w.node];
+		gr->t->work++;
+		if (w.after) {
+			print_fields(gr, 0, 1);
+			print_indent(open, w.indent, 0);
+			putchar('\n');
+		}
+		if (w.indent + 2 > open_cap) {
+			uint8_t *o = realloc(open, open_cap * 2);
+			if (!o)
+				goto out;
+			memset(o + open_cap, 0, open_cap);
+			open = o;
+			open_cap *= 2;
+		}
+		print_fields(gr, w.node, 0);
+		print_indent(open, w.indent, w.line);
+		printf("(%llu) %s", (unsigned long long)(w.node == gr->root && !gr->func ? 1 : n->value),
+		       node_name(gr, w.node));
+		const char *file;
+		unsigned line;
+		if (gr->srcline && (w.node != gr->root || gr->func) &&
+		    trace_site_srcline(gr->t, n->site, &file, &line))
+			printf(" [%s:%u]", file, line);
+		putchar('\n');
+		/* This node's level loses its "|" once its last sibling is
+		 * drawn. */
+		if (w.line && w.last && w.indent > 0)
+			open[w.indent - 1] = 0;
+		size_t k = 0;
+		for (uint32_t c = n->first_child; c; c = gr->g.v[c].next_sibling) {
+			if (k == kids_cap) {
+				uint32_t *v = realloc(kids, kids_cap * 2 * sizeof(*v));
+				if (!v)
+					goto out;
+				kids = v;
+				kids_cap *= 2;
+			}
+			kids[k++] = c;
+			gr->t->work++;
+		}
+		/* Node ids grow in creation order: first called first. */
+		qsort(kids, k, sizeof(*kids), id_cmp);
+		uint32_t indent = w.indent;
+		if (k > 1)
+			open[indent++] = 1;
+		else
+			open[indent] = 0;
+		if (sp + k > cap) {
+			struct walk *v = realloc(st, (sp + k) * 2 * sizeof(*v));
+			if (!v)
+				goto out;
+			st = v;
+			cap = (sp + k) * 2;
+		}
+		for (size_t i = k; i-- > 0;)
+			st[sp++] = (struct walk){ kids[i], indent, k > 1, i == k - 1, i > 0 };
+	}
+	ret = 0;
+out:
+	free(st);
+	free(open);
+	free(kids);
+	return ret;
+}
+
+static int bt_newest_first(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x < y) - (x > y);
+}
+
+/* The backtraces of the graph's function (gr->root), newest first as
+ * uftrace lists them: "[0] main (0x...)" from the outermost frame down to
+ * it.  Returns the number printed, or -1. */
+static int print_backtraces(struct graph *gr)
+{
+	uint32_t *leaf = malloc((gr->bt.cnt ? gr->bt.cnt : 1) * sizeof(*leaf));
+	uint32_t key = gr->g.v[gr->root].site;
+	uint32_t *path = NULL;
+	size_t n = 0, path_cap = 0;
+	char buf[32];
+
+	if (!leaf)
+		return -1;
+	for (uint32_t i = 1; i < gr->bt.cnt; i++)
+		if (gr->bt.v[i].value && gr->name_of[gr->bt.v[i].site] == key)
+			leaf[n++] = i;
+	qsort(leaf, n, sizeof(*leaf), bt_newest_first);
+	if (n)
+		puts("=============== BACKTRACE ===============");
+	for (size_t i = 0; i < n; i++) {
+		size_t len = 0;
+		for (uint32_t b = leaf[i]; b; b = gr->bt.v[b].parent) {
+			if (len == path_cap) {
+				size_t c = path_cap ? path_cap * 2 : 64;
+				uint32_t *p = realloc(path, c * sizeof(*p));
+				if (!p) {
+					free(leaf);
+					free(path);
+					return -1;
+				}
+				path = p;
+				path_cap = c;
+			}
+			path[len++] = gr->bt.v[b].site;
+		}
+		cli_format_duration(buf, sizeof(buf), gr->bt_time[leaf[i]]);
+		printf(" backtrace #%zu: hit %llu, time %s\n", i, (unsigned long long)gr->bt.v[leaf[i]].value, buf);
+		for (size_t k = 0; k < len; k++) {
+			uint32_t s = path[len - 1 - k];
+			printf("   [%zu] %s (%#llx)\n", k, trace_site_name(gr->t, s),
+			       (unsigned long long)gr->t->sites[s].func_ip);
+		}
+		putchar('\n');
+	}
+	free(leaf);
+	free(path);
+	return (int)n;
+}
+
+static const char graph_usage[] =
+	"usage: needle graph [-i FILE] [options] [FUNC]\n"
+	"The call graph of FUNC (uftrace graph): every call of FUNC merged into one tree,\n"
+	"a function's calls from one path as one line with their count and total time,\n"
+	"after the backtraces that led to FUNC.  Without FUNC, the whole program's graph.\n"
+	"  -i, --input FILE    trace file (default needle.data)\n"
+	"      --tid TID       only this thread's calls\n"
+	"  -D, --depth N       at most N levels below FUNC\n"
+	"  -f, --output-fields total,self,addr|none\n"
+	"                      the columns before the graph (default total)\n"
+	"      --srcline       each function's source file and line (DWARF)\n"
+	"FUNC is a function's name as replay shows it, or a regular expression\n"
+	"(^, $, '.', ...: see needle replay --help) that names several.\n";
+
+static int parse_fields(struct graph *gr, const char *arg)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	gr->field_cnt = 0;
+	for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		int k;
+		if (!strcmp(f, "none"))
+			continue;
+		if (!strcmp(f, "total"))
+			k = GF_TOTAL;
+		else if (!strcmp(f, "self"))
+			k = GF_SELF;
+		else if (!strcmp(f, "addr"))
+			k = GF_ADDR;
+		else {
+			cli_error("graph: unknown field '%s' (total, self, addr or none)", f);
+			return -1;
+		}
+		if (gr->field_cnt < GRAPH_FIELDS)
+			gr->fields[gr->field_cnt++] = k;
+	}
+	return 0;
+}
+
+static void graph_free(struct graph *gr)
+{
+	for (size_t i = 0; gr->th && i < gr->t->thread_cnt; i++) {
+		free(gr->th[i].node);
+		free(gr->th[i].site);
+		free(gr->th[i].counted);
+		free(gr->th[i].path);
+	}
+	free(gr->th);
+	free(gr->time);
+	free(gr->child);
+	free(gr->bt_time);
+	free(gr->name_of);
+	free(gr->matches);
+	call_tree_free(&gr->g);
+	call_tree_free(&gr->bt);
+	if (gr->is_regex)
+		regfree(&gr->re);
+}
+
+int cmd_graph(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },	   { "tid", required_argument, NULL, 'T' },
+		{ "depth", required_argument, NULL, 'D' },	   { "output-fields", required_argument, NULL, 'f' },
+		{ "srcline", no_argument, NULL, 'L' },		   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
+	const char *input = NULL;
+	uint32_t tid = 0;
+	int c, status;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:d:D:f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case 'd': /* uftrace's -d DIR: here the trace file */
+			input = optarg;
+			break;
+		case 'T':
+			if (view_parse_tid(optarg, &tid))
+				return 2;
+			break;
+		case 'D': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !v || v > 65535) {
+				cli_error("graph: -D takes a depth from 1 to 65535, not '%s'", optarg);
+				return 2;
+			}
+			gr.max_depth = (uint32_t)v;
+			break;
+		}
+		case 'f':
+			if (parse_fields(&gr, optarg))
+				return 2;
+			break;
+		case 'L':
+			gr.srcline = 1;
+			break;
+		case 'h':
+			fputs(graph_usage, stdout);
+			return 0;
+		default:
+			fputs(graph_usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		gr.func = argv[optind++];
+	if (gr.func && pattern_is_regex(gr.func)) {
+		if (regcomp(&gr.re, gr.func, REG_EXTENDED | REG_NOSUB)) {
+			cli_error("graph: '%s' is not a regular expression", gr.func);
+			return 2;
+		}
+		gr.is_regex = 1;
+	}
+	if (!(gr.t = view_start("graph", argc, argv, optind, input, tid, &status))) {
+		if (gr.is_regex)
+			regfree(&gr.re);
+		return status;
+	}
+	int err = 1;
+	if (call_tree_init(&gr.g, &gr.t->work) || call_tree_init(&gr.bt, &gr.t->work) || index_names(&gr) ||
+	    !(gr.th = calloc(gr.t->thread_cnt ? gr.t->thread_cnt : 1, sizeof(*gr.th)))) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (!gr.func) {
+		/* The program's node: the root's only child, keyed apart from
+		 * every site. */
+		if (!(gr.root = call_tree_child(&gr.g, 0, UINT32_MAX)) ||
+		    grow_u64(&gr.time, &gr.time_cap, gr.g.cnt) || grow_u64(&gr.child, &gr.child_cap, gr.g.cnt)) {
+			cli_error("out of memory");
+			goto out;
+		}
+	}
+	if (view_each_event(gr.t, tid, graph_event, &gr))
+		goto out;
+	if (gr.oom) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (gr.func && !gr.g.v[0].first_child) {
+		cli_error("graph: no call of '%s' in %s (needle report lists the functions)", gr.func, gr.t->path);
+		goto out;
+	}
+	view_buffer_output(stdout);
+	if (!gr.func) {
+		/* The program's time: its outermost calls'. */
+		for (uint32_t c2 = gr.g.v[gr.root].first_child; c2; c2 = gr.g.v[c2].next_sibling) {
+			gr.time[gr.root] += gr.time[c2];
+			gr.child[gr.root] += gr.time[c2];
+		}
+	}
+	/* With a regular expression several functions may be FUNC: a graph
+	 * each, in the order they were first called. */
+	size_t nroots = 0;
+	for (uint32_t r = gr.g.v[0].first_child; r; r = gr.g.v[r].next_sibling)
+		nroots++;
+	uint32_t *rv = malloc((nroots ? nroots : 1) * sizeof(*rv));
+	if (!rv) {
+		cli_error("out of memory");
+		goto out;
+	}
+	nroots = 0;
+	for (uint32_t r = gr.g.v[0].first_child; r; r = gr.g.v[r].next_sibling)
+		rv[nroots++] = r;
+	qsort(rv, nroots, sizeof(*rv), id_cmp);
+	static const char *const header[] = { [GF_TOTAL] = "TOTAL TIME", [GF_SELF] = " SELF TIME",
+					      [GF_ADDR] = "   ADDRESS  " };
+	err = 0;
+	for (size_t i = 0; i < nroots && !err; i++) {
+		gr.root = rv[i];
+		printf("# Function Call Graph for '%s'\n", node_name(&gr, gr.root));
+		if (gr.func && print_backtraces(&gr) < 0)
+			err = 1;
+		puts("========== FUNCTION CALL GRAPH ==========");
+		if (gr.field_cnt) {
+			fputs("# ", stdout);
+			for (int k = 0; k < gr.field_cnt; k++)
+				printf("%s%s", k ? "  " : "", header[gr.fields[k]]);
+			fputs(gr.srcline ? "   FUNCTION [SOURCE]\n" : "   FUNCTION\n", stdout);
+		}
+		if (!err && print_tree(&gr))
+			err = 1;
+		putchar('\n');
+	}
+	free(rv);
+	if (err)
+		cli_error("out of memory");
+	if (view_close_output(stdout, "standard output"))
+		err = 1;
+out:
+	graph_free(&gr);
+	view_close(gr.t);
+	return err;
+}

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# test_views_graph - needle graph, uftrace's call graph: a function's
+# calls merged by name path with their counts, the backtraces that led to
+# it, the whole program's graph, -D, --tid, the columns and their times.
+# graph_prog's calls are known from its source: every count is exact.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/graph_prog"
+
+"$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >"$T/out" 2>"$T/err"
+check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+check_eq "the program ran: 22 calls of leaf" "$(cat "$T/out")" "leaf 22"
+
+g() { "$NEEDLE" graph -i "$T/g.data" "$@"; }
+# As uftrace's suite compares a graph: a backtrace's time and the frames'
+# addresses left out.
+norm() { sed -e 's/^\( backtrace #[0-9]*: hit [0-9]*\), time .*/\1/' -e 's/^\(   \[[0-9]*\] [^ ]*\) (0x[0-9a-f]*)$/\1/'; }
+
+check_eq "graph fan: its three calls merged, after the backtraces from worker (1) and from main (2)" \
+	"$(g -f none fan | norm)" \
+"# Function Call Graph for 'fan'
+=============== BACKTRACE ===============
+ backtrace #0: hit 1
+   [0] worker
+   [1] fan
+
+ backtrace #1: hit 2
+   [0] main
+   [1] fan
+
+========== FUNCTION CALL GRAPH ==========
+(3) fan
+ +-(6) mid
+ | (15) leaf
+ | 
+ +-(3) leaf"
+
+check_eq "graph rec: the recursion is a path of its own, three deep" "$(g -f none rec | norm)" \
+"# Function Call Graph for 'rec'
+=============== BACKTRACE ===============
+ backtrace #0: hit 1
+   [0] main
+   [1] rec
+
+========== FUNCTION CALL GRAPH ==========
+(1) rec
+ +-(1) leaf
+ | 
+ +-(1) rec
+    +-(1) leaf
+    | 
+    +-(1) rec
+       +-(1) leaf
+       | 
+       +-(1) rec"
+
+check_eq "graph leaf: one backtrace per distinct path, newest first, with its hits" \
+	"$(g -f none leaf | norm | awk '/^ backtrace/ { printf "%s:", $4 } /^   \[/ { printf " %s", $2 } /^$/ { print "" }')" \
+"1: worker fan leaf
+5: worker fan mid leaf
+1: main rec rec rec leaf
+1: main rec rec leaf
+1: main rec leaf
+1: main other mid leaf
+2: main fan leaf
+10: main fan mid leaf"
+
+check_eq "graph without a function: the program's, threads' outermost calls under its name" \
+	"$(g -f none | norm)" \
+"# Function Call Graph for 'graph_prog'
+========== FUNCTION CALL GRAPH ==========
+(1) graph_prog
+ +-(1) main
+ |  +-(2) fan
+ |  |  +-(4) mid
+ |  |  | (10) leaf
+ |  |  | 
+ |  |  +-(2) leaf
+ |  | 
+ |  +-(1) other
+ |  | (1) mid
+ |  | (1) leaf
+ |  | 
+ |  +-(1) rec
+ |     +-(1) leaf
+ |     | 
+ |     +-(1) rec
+ |        +-(1) leaf
+ |        | 
+ |        +-(1) rec
+ |           +-(1) leaf
+ |           | 
+ |           +-(1) rec
+ | 
+ +-(1) worker
+   (1) fan
+    +-(2) mid
+    | (5) leaf
+    | 
+    +-(1) leaf"
+
+check_eq "-D 2: FUNC and one level below" "$(g -f none -D 2 fan | sed -n '/CALL GRAPH/,$p')" \
+"========== FUNCTION CALL GRAPH ==========
+(3) fan
+ +-(6) mid
+ | 
+ +-(3) leaf"
+
+wtid=$("$NEEDLE" replay -i "$T/g.data" | awk '/\| worker\(\) \{/ { gsub(/[][]/, "", $1); print $1; exit }')
+check "the worker thread's tid ($wtid)" test -n "$wtid"
+check_eq "--tid: that thread's calls only" "$(g -f none --tid "$wtid" fan | norm | sed -n '/BACKTRACE/,$p')" \
+"=============== BACKTRACE ===============
+ backtrace #0: hit 1
+   [0] worker
+   [1] fan
+
+========== FUNCTION CALL GRAPH ==========
+(1) fan
+ +-(2) mid
+ | (5) leaf
+ | 
+ +-(1) leaf"
+
+# The columns: a node's total is the sum of its calls' durations (report's
+# total for a function reached by one path), self is total minus the
+# children's, and the addresses are the functions'.
+check_eq "-f total: main's total time is report's" "$(g main | awk '$NF == "main" { print $1, $2 }')" \
+	"$("$NEEDLE" report -i "$T/g.data" | awk '$NF == "main" { print $1, $2 }')"
+check_eq "-f total: worker's total time is report's" "$(g worker | awk '$NF == "worker" { print $1, $2 }')" \
+	"$("$NEEDLE" report -i "$T/g.data" | awk '$NF == "worker" { print $1, $2 }')"
+check_eq "-f self: worker's self time is report's" "$(g -f self worker | awk '$NF == "worker" { print $1, $2 }')" \
+	"$("$NEEDLE" report -i "$T/g.data" | awk '$NF == "worker" { print $3, $4 }')"
+check_eq "-f total,self,addr: the header" "$(g -f total,self,addr fan | grep '^# T')" \
+	"# TOTAL TIME   SELF TIME     ADDRESS     FUNCTION"
+addr=$(g -f addr fan | awk '$NF == "fan" && $3 == "(3)" { print $1 }')
+check_eq "-f addr: the function's address, as the backtrace gives it" \
+	"$(g fan | awk '$2 == "fan" { print $3; exit }')" "(0x$addr)"
+
+# Bad input: one line, non-zero.
+view_refused "graph of a function not in the trace" 1 "no call of 'nosuch'" "$NEEDLE" graph -i "$T/g.data" nosuch
+view_refused "graph -f with an unknown field" 2 "unknown field 'bogus'" "$NEEDLE" graph -i "$T/g.data" -f bogus
+view_refused "graph -D 0" 2 "-D takes a depth" "$NEEDLE" graph -i "$T/g.data" -D 0 fan
+view_refused "graph of a missing file" 1 "nosuch.data" "$NEEDLE" graph -i "$T/nosuch.data"
+view_refused "graph with two functions" 2 "unexpected argument 'b'" "$NEEDLE" graph -i "$T/g.data" a b
+view_refused "graph with a bad regular expression" 2 "not a regular expression" "$NEEDLE" graph -i "$T/g.data" 'a($'
+line=$(grep -n '^NOINLINE void fan' "$(dirname "$0")/../progs/graph_prog.c" | cut -d: -f1)
+check_eq "--srcline: a function's source file and line" \
+	"$(g --srcline fan | awk '$4 == "fan" { print $5 }' | sed 's|.*/||')" "graph_prog.c:$line]"
