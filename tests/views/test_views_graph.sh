@@ -144,4 +144,4 @@ view_refused "graph with two functions" 2 "unexpected argument 'b'" "$NEEDLE" gr
 view_refused "graph with a bad regular expression" 2 "not a regular expression" "$NEEDLE" graph -i "$T/g.data" 'a($'
 line=$(grep -n '^NOINLINE void fan' "$(dirname "$0")/../progs/graph_prog.c" | cut -d: -f1)
 check_eq "--srcline: a function's source file and line" \
-	"$(g --srcline fan | awk '$4 == "fan" { print $5 }' | sed 's|.*/||')" "graph_prog.c:$line]"
+	"$(g --srcline fan | awk '$5 == "fan" { print $6 }' | sed 's|.*/||')" "graph_prog.c:$line]"
