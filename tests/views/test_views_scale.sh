@@ -36,6 +36,14 @@ for v in "replay" "replay -D 50" "report" "info" "export --format=folded -o -" "
 		awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
 done
 
+# export --format=uftrace writes a directory: a new one each time.
+w100=$(work export --format=uftrace -o "$T/d100.uftrace" "$T/d100.data")
+w1000=$(work export --format=uftrace -o "$T/d1000.uftrace" "$T/d1000.data")
+check "export --format=uftrace: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+	awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+check "export --format=uftrace: a bounded number of steps per event ($w1000 for $e1000 events)" \
+	awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
+
 # Memory: a trace 10 times longer and as deep is read within a small
 # address-space limit (the views hold a chunk and a stack per thread).
 "$NEEDLE" record -o "$T/long.data" -- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
@@ -45,6 +53,9 @@ for v in "replay" "report" "export --format=folded -o -" "export --format=perfet
 	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/long.data" >/dev/null 2>"$T/err" )
 	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 done
+
+( ulimit -v $limit_kb; "$NEEDLE" export --format=uftrace -o "$T/long.uftrace" -i "$T/long.data" >/dev/null 2>"$T/err" )
+check_eq "export --format=uftrace of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 
 # The same with values recorded (-A / -R on every call): the views that
 # show, group and filter by them keep the same bounds, the values of the

@@ -1,5 +1,6 @@
-/* export.c - `needle export --format=perfetto|chrome|folded`.  The
- * output is written to OUT.tmp and renamed when complete. */
+/* export.c - `needle export --format=perfetto|chrome|folded|uftrace`.
+ * The output is written to OUT.tmp.PID and renamed when complete (a
+ * directory for uftrace). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -12,12 +13,15 @@
 #include "cli/view/view_format.h"
 
 static const char export_usage[] =
-	"usage: needle export [-i FILE] --format=perfetto|chrome|folded [-o OUT]\n"
+	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|uftrace [-o OUT]\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
-	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON) or\n"
-	"                      folded (stacks for flamegraph.pl / speedscope)\n"
+	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON),\n"
+	"                      folded (stacks for flamegraph.pl / speedscope) or uftrace\n"
+	"                      (a uftrace data directory: uftrace replay, report, graph,\n"
+	"                      dump, tui and script read it with -d OUT)\n"
 	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json or\n"
-	"                      needle.folded; '-' for standard output)\n";
+	"                      needle.folded; '-' for standard output), or for uftrace a\n"
+	"                      directory that does not exist yet (default uftrace.data)\n";
 
 int cmd_export(int argc, char **argv)
 {
@@ -53,7 +57,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format) {
-		cli_error("export: --format is required (perfetto, chrome or folded)");
+		cli_error("export: --format is required (perfetto, chrome, folded or uftrace)");
 		return 2;
 	}
 	if (!strcmp(format, "perfetto")) {
@@ -65,8 +69,10 @@ int cmd_export(int argc, char **argv)
 	} else if (!strcmp(format, "folded")) {
 		fn = export_folded;
 		def = "needle.folded";
+	} else if (!strcmp(format, "uftrace")) {
+		def = "uftrace.data";
 	} else {
-		cli_error("unknown export format '%s' (perfetto, chrome or folded)", format);
+		cli_error("unknown export format '%s' (perfetto, chrome, folded or uftrace)", format);
 		return 2;
 	}
 	if (optind < argc) {
@@ -75,9 +81,18 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!output)
 		output = def;
+	if (!fn && !strcmp(output, "-")) {
+		cli_error("export: uftrace's format is a directory: give one with -o, not '-'");
+		return 2;
+	}
 	struct trace *t = view_open(input);
 	if (!t)
 		return 1;
+	if (!fn) {
+		int err = export_uftrace(t, output);
+		view_close(t);
+		return err;
+	}
 
 	int to_stdout = !strcmp(output, "-");
 	char tmp[4096];
