@@ -23,6 +23,7 @@ static const char usage[] =
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
 	"  export [-i FILE] --format=F -o OUT  perfetto, chrome or folded\n"
 	"  graph  [-i FILE] [FUNC]           the call graph of FUNC, calls merged by path\n"
+	"  dump   [-i FILE]                  every event as a line, thread by thread\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
 	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
@@ -37,6 +38,7 @@ int main(int argc, char **argv)
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
 		{ "live", cmd_live },     { "graph", cmd_graph },
+		{ "dump", cmd_dump },
 	};
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -460,21 +460,24 @@ static void heap_down(struct trace_iter *it, size_t i)
 	}
 }
 
-int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
-			 trace_mark_fn fn, void *arg)
+/* Cursors for the threads [first, end) with tid (0: any), or for the
+ * thread first alone (one). */
+static int iter_init(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree, trace_mark_fn fn,
+		     void *arg, size_t first, size_t end)
 {
+	size_t n = end - first;
 	memset(it, 0, sizeof(*it));
 	it->t = t;
 	it->tree = tree;
 	it->mark = fn;
 	it->mark_arg = arg;
-	it->cursors = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->cursors));
-	it->heap = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*it->heap));
+	it->cursors = calloc(n ? n : 1, sizeof(*it->cursors));
+	it->heap = calloc(n ? n : 1, sizeof(*it->heap));
 	if (!it->cursors || !it->heap) {
 		reader_error(it->err, sizeof(it->err), "out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < t->thread_cnt; i++) {
+	for (size_t i = first; i < end; i++) {
 		if (tid && t->threads[i].tid != tid)
 			continue;
 		struct trace_cursor *c = &it->cursors[it->cursor_cnt++];
@@ -499,6 +502,22 @@ int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, s
 	for (size_t i = it->heap_cnt / 2; i-- > 0;)
 		heap_down(it, i);
 	return 0;
+}
+
+int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
+			 trace_mark_fn fn, void *arg)
+{
+	return iter_init(it, t, tid, tree, fn, arg, 0, t->thread_cnt);
+}
+
+int trace_iter_init_thread(struct trace_iter *it, struct trace *t, uint32_t index)
+{
+	if (index >= t->thread_cnt) {
+		memset(it, 0, sizeof(*it));
+		reader_error(it->err, sizeof(it->err), "no thread %u", index);
+		return -1;
+	}
+	return iter_init(it, t, 0, NULL, NULL, NULL, index, (size_t)index + 1);
 }
 
 int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree)

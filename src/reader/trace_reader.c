@@ -1011,6 +1011,17 @@ const struct trace_site *trace_site_at(struct trace *t, uint64_t ip)
 	return lo < t->by_ip_cnt && t->sites[t->by_ip[lo]].func_ip == ip ? &t->sites[t->by_ip[lo]] : NULL;
 }
 
+uint64_t trace_monotonic_base(const struct trace *t)
+{
+	const struct sec_clock *c = &t->clock;
+	if (!t->have_clock || c->raw1 <= c->raw0 || c->ns1 < c->ns0 || t->first_raw < c->raw0)
+		return 1000000000ull;
+	double off = (double)(t->first_raw - c->raw0) * (double)(c->ns1 - c->ns0) / (double)(c->raw1 - c->raw0);
+	if (!(off < 9.0e18))
+		return 1000000000ull;
+	return c->ns0 + (uint64_t)off;
+}
+
 uint64_t trace_ns(const struct trace *t, uint64_t raw)
 {
 	if (raw <= t->first_raw)

@@ -162,6 +162,10 @@ void trace_src_lines_free(struct trace *t);
 const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */
 uint64_t trace_ns(const struct trace *t, uint64_t raw);
+/* CLOCK_MONOTONIC nanoseconds of the trace's first event (the CLOCK
+ * section's line through its samples), for views that print absolute
+ * times as uftrace does; 1 s when the trace has no usable clock. */
+uint64_t trace_monotonic_base(const struct trace *t);
 /* The first thread with this tid, or NULL. */
 struct trace_thread *trace_thread_find(struct trace *t, uint32_t tid);
 
@@ -252,6 +256,10 @@ int trace_iter_init_tree(struct trace_iter *it, struct trace *t, uint32_t tid, s
  * former, fn's value for the latter. */
 int trace_iter_init_mark(struct trace_iter *it, struct trace *t, uint32_t tid, struct call_tree *tree,
 			 trace_mark_fn fn, void *arg);
+/* One thread alone, trace.threads[index]: its events in its own order,
+ * at a cost that does not grow with the other threads (a view that
+ * goes thread by thread). */
+int trace_iter_init_thread(struct trace_iter *it, struct trace *t, uint32_t index);
 /* 1: an event, 0: the end, -1: the file is damaged (it->err says how). */
 int trace_iter_next(struct trace_iter *it, struct trace_event *ev);
 /* The next event of the same thread as the last one returned, without

@@ -145,3 +145,16 @@ view_refused "graph with a bad regular expression" 2 "not a regular expression" 
 line=$(grep -n '^NOINLINE void fan' "$(dirname "$0")/../progs/graph_prog.c" | cut -d: -f1)
 check_eq "--srcline: a function's source file and line" \
 	"$(g --srcline fan | awk '$5 == "fan" { print $6 }' | sed 's|.*/||')" "graph_prog.c:$line]"
+
+# A program exec'ed in the trace is a session of its own (uftrace's):
+# exec_prog forks, the child execs exec_prog abc (main > a > b > c).
+"$NEEDLE" record -o "$T/x.data" -- "$PROGS/exec_prog" fork >/dev/null 2>&1
+g2() { "$NEEDLE" graph -i "$T/x.data" -f none "$@"; }
+check_eq "exec: a graph of main per program, the exec'ed one's first" \
+	"$(g2 main | grep -c "^# Function Call Graph for 'main'")" 2
+check_eq "exec: the exec'ed program's main calls a > b > c" \
+	"$(g2 main | awk '/CALL GRAPH/ { n++ } n == 1' | grep -o '(1) [abc]$' | tr '\n' ' ')" "(1) a (1) b (1) c "
+check_eq "exec: the first program's main waits for its child, and calls no a" \
+	"$(g2 main | awk '/CALL GRAPH/ { n++ } n == 2' | grep -c -e wait_child -e '(1) a$')" 1
+check_eq "exec: the whole-program graph, one per program" \
+	"$(g2 | grep -c '^(1) exec_prog$')" 2

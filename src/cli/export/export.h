@@ -9,6 +9,8 @@
 #include "reader/trace_reader.h"
 
 int cmd_export(int argc, char **argv);
+/* needle dump: every event as a line (dump.c). */
+int cmd_dump(int argc, char **argv);
 
 /* Each writes the whole trace to out; 0, or 1 if the trace is damaged. */
 int export_perfetto(struct trace *t, FILE *out);

@@ -110,6 +110,8 @@ struct uft {
 	size_t buf_cap;     /* per thread */
 	uint64_t mono0;     /* CLOCK_MONOTONIC ns of the trace's first event */
 	uint64_t too_deep;  /* records left out: deeper than uftrace's depth field holds */
+	uint32_t *order;    /* the threads with records, in the order they began */
+	size_t order_cnt;
 	int err;
 };
 
@@ -409,16 +411,10 @@ static int write_info(struct uft *u, const char *tmp, const char *exename)
 				fputc(*p == '\n' ? ' ' : *p, f);
 		}
 	fputc('\n', f);
-	size_t nr = 0;
-	for (size_t i = 0; i < t->thread_cnt; i++)
-		nr += u->th[i].written;
-	fprintf(f, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\ntaskinfo:tids=", nr);
-	int first = 1;
-	for (size_t i = 0; i < t->thread_cnt; i++)
-		if (u->th[i].written) {
-			fprintf(f, "%s%u", first ? "" : ",", t->threads[i].tid);
-			first = 0;
-		}
+	/* uftrace's dump reads its tasks in this order. */
+	fprintf(f, "taskinfo:lines=2\ntaskinfo:nr_tid=%zu\ntaskinfo:tids=", u->order_cnt);
+	for (size_t k = 0; k < u->order_cnt; k++)
+		fprintf(f, "%s%u", k ? "," : "", t->threads[u->order[k]].tid);
 	fputc('\n', f);
 	struct stat st;
 	time_t when = !stat(t->path, &st) ? st.st_mtime : time(NULL);
@@ -478,7 +474,8 @@ static int write_session(struct uft *u, const char *tmp, const char *exename)
 	/* In time order: a FORK line finds its parent's task, read before. */
 	struct task_ref *order = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*order));
 	size_t cnt = 0;
-	if (!order) {
+	if (!order || !(u->order = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*u->order)))) {
+		free(order);
 		fclose(f);
 		free(text);
 		return -1;
@@ -487,6 +484,9 @@ static int write_session(struct uft *u, const char *tmp, const char *exename)
 		if (u->th[i].written)
 			order[cnt++] = (struct task_ref){ u->th[i].first_ns ? u->th[i].first_ns - 1 : first, (uint32_t)i };
 	qsort(order, cnt, sizeof(*order), task_cmp);
+	for (size_t k = 0; k < cnt; k++)
+		u->order[k] = order[k].index;
+	u->order_cnt = cnt;
 	for (size_t k = 0; k < cnt; k++) {
 		size_t i = order[k].index;
 		uint64_t ts = order[k].ns;
@@ -567,14 +567,8 @@ int export_uftrace(struct trace *t, const char *dir)
 		cli_error("cannot create %s: %s", tmp, strerror(errno));
 		return 1;
 	}
-	/* Nanoseconds of CLOCK_MONOTONIC at the first event (the CLOCK
-	 * section's line through its two samples); a trace without one
-	 * starts at 1 s, as uftrace takes 0 for "no time". */
-	u.mono0 = 1000000000ull;
-	if (t->have_clock && t->clock.raw1 > t->clock.raw0 && t->first_raw >= t->clock.raw0)
-		u.mono0 = t->clock.ns0 + (uint64_t)((double)(t->first_raw - t->clock.raw0) *
-						    (double)(t->clock.ns1 - t->clock.ns0) /
-						    (double)(t->clock.raw1 - t->clock.raw0));
+	/* uftrace takes 0 for "no time": the base is at least 1 s. */
+	u.mono0 = trace_monotonic_base(t);
 	size_t n = t->thread_cnt;
 	/* Write buffers: 64 KiB a thread, less when there are many, so that
 	 * they stay within 64 MiB in all. */
@@ -644,5 +638,6 @@ out:
 	for (size_t i = 0; u.mods && i < u.mod_cnt; i++)
 		free(u.mods[i].map_path);
 	free(u.mods);
+	free(u.order);
 	return ret;
 }

@@ -4,7 +4,10 @@
  * caller path are merged by name: "(6) loop" under "(2) foo" is six calls
  * of loop made by the two calls of foo, with their total time.  Above
  * it, the distinct backtraces that led to FUNC, with how often each did.
- * Without FUNC, the whole program's graph under its name.
+ * Without FUNC, the whole program's graph under its name.  A program
+ * exec'ed in the trace (a thread whose tid an earlier thread had) is a
+ * session of its own, with graphs of its own, printed newest first as
+ * uftrace prints its sessions.
  *
  * Invariants:
  *  - a node is (parent node, name): functions of one name merge whatever
@@ -19,7 +22,9 @@
  *  - a call's time is counted when it ends: returned, unwound, closed at
  *    a loss or still running at the end (then up to the thread's last
  *    event, as replay closes it); an exit whose entry is not in the trace,
- *    and the calls a forked child inherits, add nothing. */
+ *    and the calls a forked child inherits, add nothing (and a child
+ *    inside its parent's call of FUNC does not start a graph, as under
+ *    uftrace). */
 #include <getopt.h>
 #include <regex.h>
 #include <fnmatch.h>
@@ -33,6 +38,8 @@
 
 enum graph_field { GF_TOTAL, GF_SELF, GF_ADDR };
 #define GRAPH_FIELDS 3
+/* Keys of the sessions' nodes in both trees, apart from every site id. */
+#define SESSION_KEY 0x80000000u
 
 struct graph_thread {
 	uint32_t *node;   /* by depth: the graph node of the open call, 0 outside FUNC */
@@ -40,6 +47,8 @@ struct graph_thread {
 	uint8_t *counted; /* by depth: the entry was counted (not inherited) */
 	uint32_t *path;   /* by depth: the backtrace node of the path to that call */
 	uint32_t path_valid; /* levels of path that still describe the stack */
+	uint32_t session;
+	int placed;          /* its session is known (from its first event) */
 	size_t cap;
 	uint32_t start;   /* depth of the outermost open call of FUNC */
 	int on;           /* inside a call of FUNC */
@@ -63,6 +72,10 @@ struct graph {
 	size_t bt_cap;
 	struct graph_thread *th;
 	uint32_t root;       /* the node of FUNC, or of the program */
+	uint32_t *module_session; /* by object: the program it belongs to (0, then one per exec) */
+	uint32_t *session_node; /* by session: the program's node, or FUNC's graphs' parent */
+	uint32_t *session_thread; /* by session: its first thread (UINT32_MAX: none yet) */
+	uint32_t session_cnt;
 	int fields[GRAPH_FIELDS], field_cnt;
 	int oom;
 };
@@ -153,7 +166,9 @@ static int thread_reserve(struct graph_thread *th, size_t depth)
  * call, not the depth. */
 static void begin_func(struct graph *gr, struct graph_thread *th, uint32_t d)
 {
-	uint32_t b = th->path_valid ? th->path[th->path_valid - 1] : 0;
+	uint32_t b = th->path_valid ? th->path[th->path_valid - 1] : call_tree_child(&gr->bt, 0, SESSION_KEY | th->session);
+	if (!b)
+		b = UINT32_MAX;
 	for (uint32_t i = th->path_valid; i <= d && b != UINT32_MAX; i++) {
 		uint32_t c = call_tree_child(&gr->bt, b, th->site[i]);
 		b = c ? c : UINT32_MAX;
@@ -177,6 +192,14 @@ static int graph_event(const struct trace_event *ev, void *arg)
 	struct graph_thread *th = &gr->th[ev->thread];
 	uint32_t d = ev->depth;
 
+	if (!th->placed && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) && ev->site < gr->t->site_cap) {
+		uint32_t m = gr->t->sites[ev->site].module;
+		th->session = m < gr->t->module_cnt ? gr->module_session[m] : 0;
+		th->placed = 1;
+		if (gr->session_thread[th->session] == UINT32_MAX)
+			gr->session_thread[th->session] = ev->thread;
+	}
+
 	if (ev->kind == TEV_ENTRY) {
 		if (thread_reserve(th, d)) {
 			gr->oom = 1;
@@ -187,21 +210,17 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		if (th->path_valid > d)
 			th->path_valid = d;
 		th->counted[d] = !(ev->flags & TEV_INHERITED);
-		if (!th->on && (!gr->func || gr->matches[ev->site])) {
-			if (gr->func && th->counted[d]) {
-				begin_func(gr, th, d);
-			} else {
-				/* The program's graph, or a forked child
-				 * inside its parent's call of FUNC: no
-				 * backtrace of its own. */
-				th->on = 1;
-				th->start = gr->func ? d : 0;
-				th->bt = 0;
-			}
+		if (!th->on && gr->func && gr->matches[ev->site] && th->counted[d]) {
+			begin_func(gr, th, d);
+		} else if (!th->on && !gr->func) {
+			/* The program's graph: every call, from the first. */
+			th->on = 1;
+			th->start = 0;
+			th->bt = 0;
 		}
 		if (!th->on || d < th->start || (gr->max_depth && d - th->start >= gr->max_depth))
 			return 0;
-		uint32_t parent = d == th->start ? (gr->func ? 0 : gr->root) : th->node[d - 1];
+		uint32_t parent = d == th->start ? gr->session_node[th->session] : th->node[d - 1];
 		if (!parent && d != th->start)
 			return 0; /* under a call -D left out */
 		uint32_t n = call_tree_child(&gr->g, parent, gr->name_of[ev->site]);
@@ -253,7 +272,7 @@ static void print_fields(struct graph *gr, uint32_t n, int blank)
 			printf("  %s", buf);
 			break;
 		case GF_ADDR: {
-			const struct trace_site *s = n == gr->root && !gr->func ? NULL : &gr->t->sites[gr->g.v[n].site];
+			const struct trace_site *s = gr->g.v[n].site & SESSION_KEY ? NULL : &gr->t->sites[gr->g.v[n].site];
 			printf("  %12llx", s ? (unsigned long long)s->func_ip : 0ull);
 			break;
 		}
@@ -297,10 +316,17 @@ static int id_cmp(const void *a, const void *b)
 
 static const char *node_name(struct graph *gr, uint32_t n)
 {
-	if (n == gr->root && !gr->func) {
+	if (gr->g.v[n].site & SESSION_KEY) {
+		/* A program's node: the first session is the recorded
+		 * command, a later one the program exec'ed (its thread's
+		 * name). */
+		uint32_t s = gr->g.v[n].site & ~SESSION_KEY;
+		uint32_t first = gr->session_thread[s];
 		const char *p = gr->t->argv && gr->t->argv[0] ? gr->t->argv[0] : "program";
-		const char *s = strrchr(p, '/');
-		return s ? s + 1 : p;
+		if ((s || !gr->t->argv) && first != UINT32_MAX && gr->t->threads[first].name[0])
+			p = gr->t->threads[first].name;
+		const char *slash = strrchr(p, '/');
+		return slash ? slash + 1 : p;
 	}
 	return trace_site_name(gr->t, gr->g.v[n].site);
 }
@@ -336,11 +362,11 @@ static int print_tree(struct graph *gr)
 		}
 		print_fields(gr, w.node, 0);
 		print_indent(open, w.indent, w.line);
-		printf("(%llu) %s", (unsigned long long)(w.node == gr->root && !gr->func ? 1 : n->value),
+		printf("(%llu) %s", (unsigned long long)(n->site & SESSION_KEY ? 1 : n->value),
 		       node_name(gr, w.node));
 		const char *file;
 		unsigned line;
-		if (gr->srcline && (w.node != gr->root || gr->func) &&
+		if (gr->srcline && !(n->site & SESSION_KEY) &&
 		    trace_site_srcline(gr->t, n->site, &file, &line))
 			printf(" [%s:%u]", file, line);
 		putchar('\n');
@@ -398,6 +424,7 @@ static int print_backtraces(struct graph *gr)
 {
 	uint32_t *leaf = malloc((gr->bt.cnt ? gr->bt.cnt : 1) * sizeof(*leaf));
 	uint32_t key = gr->g.v[gr->root].site;
+	uint32_t session = gr->g.v[gr->g.v[gr->root].parent].site;
 	uint32_t *path = NULL;
 	size_t n = 0, path_cap = 0;
 	char buf[32];
@@ -405,14 +432,18 @@ static int print_backtraces(struct graph *gr)
 	if (!leaf)
 		return -1;
 	for (uint32_t i = 1; i < gr->bt.cnt; i++)
-		if (gr->bt.v[i].value && gr->name_of[gr->bt.v[i].site] == key)
+		if (gr->bt.v[i].value && !(gr->bt.v[i].site & SESSION_KEY) && gr->name_of[gr->bt.v[i].site] == key)
 			leaf[n++] = i;
 	qsort(leaf, n, sizeof(*leaf), bt_newest_first);
-	if (n)
-		puts("=============== BACKTRACE ===============");
+	int shown = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0;
-		for (uint32_t b = leaf[i]; b; b = gr->bt.v[b].parent) {
+		uint32_t top = leaf[i];
+		while (gr->bt.v[top].parent)
+			top = gr->bt.v[top].parent;
+		if (gr->bt.v[top].site != session)
+			continue;
+		for (uint32_t b = leaf[i]; gr->bt.v[b].parent; b = gr->bt.v[b].parent) {
 			if (len == path_cap) {
 				size_t c = path_cap ? path_cap * 2 : 64;
 				uint32_t *p = realloc(path, c * sizeof(*p));
@@ -427,7 +458,9 @@ static int print_backtraces(struct graph *gr)
 			path[len++] = gr->bt.v[b].site;
 		}
 		cli_format_duration(buf, sizeof(buf), gr->bt_time[leaf[i]]);
-		printf(" backtrace #%zu: hit %llu, time %s\n", i, (unsigned long long)gr->bt.v[leaf[i]].value, buf);
+		if (!shown++)
+			puts("=============== BACKTRACE ===============");
+		printf(" backtrace #%d: hit %llu, time %s\n", shown - 1, (unsigned long long)gr->bt.v[leaf[i]].value, buf);
 		for (size_t k = 0; k < len; k++) {
 			uint32_t s = path[len - 1 - k];
 			printf("   [%zu] %s (%#llx)\n", k, trace_site_name(gr->t, s),
@@ -437,7 +470,49 @@ static int print_backtraces(struct graph *gr)
 	}
 	free(leaf);
 	free(path);
-	return (int)n;
+	return shown;
+}
+
+/* Sessions: the programs of the trace, the recorded one and each one it
+ * exec'ed.  Objects are numbered in the order they were loaded, and a
+ * program's own object comes first in it: an object that defines main,
+ * after the first that does, begins the next program, and the objects
+ * after it (its libraries, what it dlopens) are its own.  A thread
+ * belongs to the program of the first function it is seen in. */
+static int find_sessions(struct graph *gr)
+{
+	struct trace *t = gr->t;
+	size_t mods = t->module_cnt;
+	uint8_t *has_main = calloc(mods ? mods : 1, 1);
+	gr->module_session = calloc(mods ? mods : 1, sizeof(*gr->module_session));
+	if (!has_main || !gr->module_session) {
+		free(has_main);
+		return -1;
+	}
+	for (size_t i = 0; i < t->site_cap; i++)
+		if (t->sites[i].name && t->sites[i].module < mods && t->sites[i].sym && !strcmp(t->sites[i].sym, "main"))
+			has_main[t->sites[i].module] = 1;
+	uint32_t sess = 0;
+	int seen_main = 0;
+	for (size_t m = 0; m < mods; m++) {
+		if (has_main[m]) {
+			sess += seen_main;
+			seen_main = 1;
+		}
+		gr->module_session[m] = sess;
+	}
+	free(has_main);
+	gr->session_cnt = sess + 1;
+	gr->session_thread = calloc(gr->session_cnt, sizeof(*gr->session_thread));
+	gr->session_node = calloc(gr->session_cnt, sizeof(*gr->session_node));
+	if (!gr->session_thread || !gr->session_node)
+		return -1;
+	for (uint32_t k = 0; k < gr->session_cnt; k++) {
+		gr->session_thread[k] = UINT32_MAX;
+		if (!(gr->session_node[k] = call_tree_child(&gr->g, 0, SESSION_KEY | k)))
+			return -1;
+	}
+	return grow_u64(&gr->time, &gr->time_cap, gr->g.cnt) || grow_u64(&gr->child, &gr->child_cap, gr->g.cnt);
 }
 
 static const char graph_usage[] =
@@ -493,6 +568,9 @@ static void graph_free(struct graph *gr)
 	free(gr->bt_time);
 	free(gr->name_of);
 	free(gr->matches);
+	free(gr->module_session);
+	free(gr->session_node);
+	free(gr->session_thread);
 	call_tree_free(&gr->g);
 	call_tree_free(&gr->bt);
 	if (gr->is_regex)
@@ -568,14 +646,9 @@ int cmd_graph(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (!gr.func) {
-		/* The program's node: the root's only child, keyed apart from
-		 * every site. */
-		if (!(gr.root = call_tree_child(&gr.g, 0, UINT32_MAX)) ||
-		    grow_u64(&gr.time, &gr.time_cap, gr.g.cnt) || grow_u64(&gr.child, &gr.child_cap, gr.g.cnt)) {
-			cli_error("out of memory");
-			goto out;
-		}
+	if (find_sessions(&gr)) {
+		cli_error("out of memory");
+		goto out;
 	}
 	if (view_each_event(gr.t, tid, graph_event, &gr))
 		goto out;
@@ -583,32 +656,37 @@ int cmd_graph(int argc, char **argv)
 		cli_error("out of memory");
 		goto out;
 	}
-	if (gr.func && !gr.g.v[0].first_child) {
-		cli_error("graph: no call of '%s' in %s (needle report lists the functions)", gr.func, gr.t->path);
-		goto out;
-	}
-	view_buffer_output(stdout);
-	if (!gr.func) {
-		/* The program's time: its outermost calls'. */
-		for (uint32_t c2 = gr.g.v[gr.root].first_child; c2; c2 = gr.g.v[c2].next_sibling) {
-			gr.time[gr.root] += gr.time[c2];
-			gr.child[gr.root] += gr.time[c2];
-		}
-	}
-	/* With a regular expression several functions may be FUNC: a graph
-	 * each, in the order they were first called. */
 	size_t nroots = 0;
-	for (uint32_t r = gr.g.v[0].first_child; r; r = gr.g.v[r].next_sibling)
-		nroots++;
-	uint32_t *rv = malloc((nroots ? nroots : 1) * sizeof(*rv));
+	uint32_t *rv = malloc((gr.g.cnt ? gr.g.cnt : 1) * sizeof(*rv));
 	if (!rv) {
 		cli_error("out of memory");
 		goto out;
 	}
-	nroots = 0;
-	for (uint32_t r = gr.g.v[0].first_child; r; r = gr.g.v[r].next_sibling)
-		rv[nroots++] = r;
-	qsort(rv, nroots, sizeof(*rv), id_cmp);
+	/* Newest session first; in each, the program's graph, or FUNC's
+	 * (several with a regular expression) in the order first called. */
+	for (uint32_t sess = gr.session_cnt; sess-- > 0;) {
+		uint32_t sn = gr.session_node[sess];
+		size_t from = nroots;
+		if (!gr.func) {
+			/* The program's time: its outermost calls'. */
+			for (uint32_t c2 = gr.g.v[sn].first_child; c2; c2 = gr.g.v[c2].next_sibling) {
+				gr.time[sn] += gr.time[c2];
+				gr.child[sn] += gr.time[c2];
+			}
+			if (gr.g.v[sn].first_child)
+				rv[nroots++] = sn;
+			continue;
+		}
+		for (uint32_t r = gr.g.v[sn].first_child; r; r = gr.g.v[r].next_sibling)
+			rv[nroots++] = r;
+		qsort(rv + from, nroots - from, sizeof(*rv), id_cmp);
+	}
+	if (gr.func && !nroots) {
+		cli_error("graph: no call of '%s' in %s (needle report lists the functions)", gr.func, gr.t->path);
+		free(rv);
+		goto out;
+	}
+	view_buffer_output(stdout);
 	static const char *const header[] = { [GF_TOTAL] = "TOTAL TIME", [GF_SELF] = " SELF TIME",
 					      [GF_ADDR] = "   ADDRESS  " };
 	err = 0;

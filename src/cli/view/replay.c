@@ -1806,15 +1806,9 @@ int cmd_replay(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (prog_arg) {
-		const char *rec = r.t->argv && r.t->argv[0] ? r.t->argv[0] : "";
-		const char *a = strrchr(prog_arg, '/'), *b = strrchr(rec, '/');
-		if (strcmp(a ? a + 1 : prog_arg, b ? b + 1 : rec)) {
-			cli_error("replay: unexpected argument '%s' (%s is a trace of %s)", prog_arg, r.t->path,
-				  *rec ? rec : "a program of unknown name");
-			view_close(r.t);
-			return 2;
-		}
+	if (prog_arg && view_check_program_arg(r.t, "replay", prog_arg)) {
+		view_close(r.t);
+		return 2;
 	}
 	/* Before any name is matched or shown. */
 	if (r.demangle)

@@ -29,6 +29,10 @@ int view_parse_tid(const char *arg, uint32_t *tid);
  * *status the exit status to return. */
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
 			 int *status);
+/* uftrace's views take the program's name after the options and ignore
+ * it: 0 if arg names the recorded program (its base name), else -1
+ * after printing that it is an unexpected argument. */
+int view_check_program_arg(const struct trace *t, const char *view, const char *arg);
 /* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
  * environment, first print on stderr the inner-loop steps the reader and
  * the view took ("needle: view work: STEPS steps, EVENTS events"): a test

@@ -58,6 +58,17 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
+int view_check_program_arg(const struct trace *t, const char *view, const char *arg)
+{
+	const char *rec = t->argv && t->argv[0] ? t->argv[0] : "";
+	const char *a = strrchr(arg, '/'), *b = strrchr(rec, '/');
+	if (!strcmp(a ? a + 1 : arg, b ? b + 1 : rec))
+		return 0;
+	cli_error("%s: unexpected argument '%s' (%s is a trace of %s)", view, arg, t->path,
+		  *rec ? rec : "a program of unknown name");
+	return -1;
+}
+
 static int each_event(struct trace *t, uint32_t tid, struct call_tree *tree, trace_mark_fn mark_fn, void *mark_arg,
 		      int (*fn)(const struct trace_event *ev, void *arg), void *arg)
 {

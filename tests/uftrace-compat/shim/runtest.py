@@ -236,6 +236,82 @@ class TestBase:
         return '\n'.join(ln.split('|', 1)[-1] for ln in output.split('\n')
                          if ln.strip() != '' and not ln.startswith('#'))
 
+    def report_sort(self, output, ignored=False):
+        """A report's rows as their last two columns (calls, function),
+        the separator and total lines and functions named __* left out."""
+        rows = []
+        for ln in output.split('\n'):
+            w = ln.split()
+            if not w or w[0] == 'Total' or w[0].startswith('='):
+                continue
+            if len(w) > 5 and w[5].startswith('__'):
+                continue
+            rows.append('%s %s' % (w[-2], w[-1]) if len(w) > 1 else w[0])
+        return '\n'.join(rows)
+
+    def graph_sort(self, output, ignored=False):
+        """A call graph without its times and addresses: the backtraces'
+        hit counts and frames, and the graph's lines after the time
+        column."""
+        rows = []
+        part = None
+        for ln in output.split('\n'):
+            if ln.strip() == '' or ln.startswith('#'):
+                continue
+            if ln.startswith('=============== BACKTRACE'):
+                part = 'bt'
+                continue
+            if ln.startswith('========== FUNCTION CALL GRAPH'):
+                part = 'graph'
+                continue
+            if part == 'bt':
+                if ln.startswith(' backtrace #'):
+                    rows.append(ln.split(',')[0])
+                elif ln.startswith('   ['):
+                    rows.append(ln.split('(')[0])
+            elif part == 'graph':
+                rows.append(ln.split(':')[1] if ' : ' in ln else ln)
+        return '\n'.join(rows)
+
+    def dump_sort(self, output, ignored=False):
+        """A dump's entry and exit lines as kind, depth and function (the
+        time, tid and address left out; functions named __* too), and its
+        argument lines as they are."""
+        rec = re.compile(r'[^[]*(\[(?:entry|exit )\]) ([_a-z0-9]*)\([0-9a-f]+\) (.*)')
+        rows = []
+        for ln in output.split('\n'):
+            if ln.startswith('uftrace'):
+                continue
+            if ln.startswith('  args'):
+                rows.append(ln)
+                continue
+            m = rec.match(ln)
+            if m and not m.group(2).startswith('__'):
+                rows.append('%s %s %s' % (m.group(1), m.group(3), m.group(2)))
+        return '\n'.join(rows)
+
+    def chrome_sort(self, output, ignored=False):
+        """Chrome JSON's events as phase and name (process and thread names
+        without their [tid] prefix), functions named __* left out."""
+        import json
+        try:
+            events = json.loads(output)['traceEvents']
+        except (ValueError, KeyError, TypeError):
+            return ''
+        rows = []
+        for e in events:
+            name = e.get('name', '')
+            if name.startswith('__'):
+                continue
+            if e.get('ph') == 'M':
+                if name in ('process_name', 'thread_name'):
+                    label = e.get('args', {}).get('name', '')
+                    m = re.search(r'\[\d+\] (.*)', label)
+                    rows.append('M %s %s' % (name, m.group(1) if m else label))
+            else:
+                rows.append('%s %s' % (e.get('ph'), name))
+        return '\n'.join(rows)
+
     def sort(self, output, ignore_children=False):
         fn = getattr(self, self.sort_method + '_sort', None)
         if fn is None:

@@ -1,0 +1,369 @@
+/* dump.c - `needle dump`: every event of a trace as a line, thread by
+ * thread, as uftrace's dump prints its records:
+ *
+ *   thread 5231 (t-abc): 14 events
+ *   58348.873444506   5231: [entry] main(55e7c4d0024c) depth: 0
+ *     arg1 = 5
+ *   58348.873449309   5231: [exit ] main(55e7c4d0024c) depth: 0
+ *     retval = 0
+ *
+ * Times are CLOCK_MONOTONIC seconds (the trace's clock mapped as the
+ * uftrace export maps it, so that both dumps agree).  -F/-N keep or drop
+ * a function's subtree, -D the levels below the outermost -F (or below
+ * the top); --chrome and --flame-graph write what export's chrome and
+ * folded formats write, on standard output.
+ *
+ * It lives with the exports, whose writers its --chrome and --flame-graph
+ * call.
+ *
+ * Invariants: threads in the file's order, each read alone (a cursor at a
+ * time, trace_iter_init_thread): memory is one thread's stack, work
+ * linear in the events; a call still running at the end prints no exit
+ * (it has none in the trace), nor does an entry a forked child inherits. */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/export/export.h"
+#include "cli/view/view.h"
+#include "cli/view/view_format.h"
+#include "common/pattern.h"
+
+struct dump_pat {
+	struct dump_pat *next;
+	const char *text;
+	int is_regex;
+	regex_t re;
+	int notrace; /* -N; else -F */
+};
+
+struct dump {
+	struct trace *t;
+	struct dump_pat *pats; /* newest first */
+	int have_filter;       /* some -F: outside every -F subtree nothing shows */
+	uint32_t max_depth;    /* -D: 0 none */
+	uint64_t mono0;
+	uint8_t *verdict;      /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
+	/* The thread being dumped: where the -F and -N subtrees it is in
+	 * began (UINT32_MAX: in none). */
+	uint32_t in_filter, in_notrace;
+};
+
+static int pat_add(struct dump *d, const char *arg, int notrace)
+{
+	struct dump_pat *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -1;
+	p->text = arg;
+	p->notrace = notrace;
+	p->is_regex = pattern_is_regex(arg);
+	if (p->is_regex && regcomp(&p->re, arg, REG_EXTENDED | REG_NOSUB)) {
+		cli_error("dump: '%s' is not a regular expression", arg);
+		free(p);
+		return -1;
+	}
+	p->next = d->pats;
+	d->pats = p;
+	d->have_filter |= !notrace;
+	return 0;
+}
+
+/* The last -F or -N given that names the function decides (uftrace's
+ * rule). */
+static int site_verdict(struct dump *d, uint32_t site)
+{
+	if (site >= d->t->site_cap)
+		return 1;
+	if (d->verdict[site])
+		return d->verdict[site];
+	const char *name = trace_site_name(d->t, site);
+	const char *sym = d->t->sites[site].sym;
+	int v = 1;
+	for (struct dump_pat *p = d->pats; p; p = p->next) {
+		int hit = p->is_regex ? !regexec(&p->re, name, 0, NULL, 0)
+				      : !fnmatch(p->text, name, 0) || (sym && !fnmatch(p->text, sym, 0));
+		if (hit) {
+			v = p->notrace ? 3 : 2;
+			break;
+		}
+	}
+	d->verdict[site] = (uint8_t)v;
+	return v;
+}
+
+/* Whether an entry or exit at depth of site is shown; entries open and
+ * exits close the -F / -N subtrees. */
+static int shown(struct dump *d, const struct trace_event *ev)
+{
+	uint32_t depth = ev->depth;
+	int entry = ev->kind == TEV_ENTRY;
+	int v = d->pats ? site_verdict(d, ev->site) : 1;
+
+	if (entry) {
+		if (v == 3 && d->in_notrace == UINT32_MAX)
+			d->in_notrace = depth;
+		if (v == 2 && d->in_filter == UINT32_MAX && d->in_notrace == UINT32_MAX)
+			d->in_filter = depth;
+	}
+	int show = d->in_notrace == UINT32_MAX && (!d->have_filter || d->in_filter != UINT32_MAX);
+	uint32_t top = d->have_filter ? d->in_filter : 0;
+	if (show && d->max_depth && (depth < top || depth - top >= d->max_depth))
+		show = 0;
+	if (!entry || (ev->flags & TEV_FLAT)) {
+		/* The subtree ends with its own exit (or with an entry of the
+		 * function tracer, which has none). */
+		if (d->in_notrace == depth)
+			d->in_notrace = UINT32_MAX;
+		if (d->in_filter == depth)
+			d->in_filter = UINT32_MAX;
+	}
+	/* An exit that leaves a subtree it was never seen entering (the
+	 * trace began inside it) closes nothing deeper. */
+	if (!entry && d->in_notrace != UINT32_MAX && depth < d->in_notrace)
+		d->in_notrace = UINT32_MAX;
+	if (!entry && d->in_filter != UINT32_MAX && depth < d->in_filter)
+		d->in_filter = UINT32_MAX;
+	return show;
+}
+
+static void print_time(struct dump *d, const struct trace_event *ev)
+{
+	uint64_t ns = d->mono0 + ev->ns;
+	printf("%llu.%09llu  %5u: ", (unsigned long long)(ns / 1000000000), (unsigned long long)(ns % 1000000000),
+	       ev->tid);
+}
+
+static void print_values(struct dump *d, const struct trace_event *ev)
+{
+	char name[64], val[512];
+	size_t at = 0;
+	while (view_value_next(d->t, ev, &at, name, sizeof(name), val, sizeof(val)))
+		printf("  %s = %s\n", name, val);
+}
+
+static int dump_event(struct dump *d, const struct trace_event *ev)
+{
+	char buf[512];
+
+	switch (ev->kind) {
+	case TEV_ENTRY:
+	case TEV_EXIT: {
+		if (ev->kind == TEV_ENTRY && (ev->flags & TEV_INHERITED))
+			return 0;
+		if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
+			return 0;
+		if (!shown(d, ev))
+			return 0;
+		const char *name = trace_site_name(d->t, ev->site);
+		unsigned long long addr = ev->site < d->t->site_cap ? (unsigned long long)d->t->sites[ev->site].func_ip : 0;
+		print_time(d, ev);
+		printf("[%s] %s(%llx) depth: %u", ev->kind == TEV_ENTRY ? "entry" : "exit ", name, addr, ev->depth);
+		if (ev->kind == TEV_ENTRY && (ev->flags & TEV_FLAT))
+			fputs(" (no exit: function tracer)", stdout);
+		if (ev->kind == TEV_EXIT) {
+			if (ev->flags & TEV_ORPHAN)
+				fputs(" (its entry is not in the trace)", stdout);
+			else if (ev->flags & TEV_EXIT_LOST)
+				fputs(" (exit lost: closed where events were lost)", stdout);
+			else if (ev->flags & TEV_UNWOUND)
+				fputs(" (unwound)", stdout);
+			else if (ev->flags & TEV_UNMATCHED)
+				fputs(" (its own exit was lost: closed by an outer one)", stdout);
+		}
+		putchar('\n');
+		if (ev->data_len)
+			print_values(d, ev);
+		return 0;
+	}
+	case TEV_LOST:
+		print_time(d, ev);
+		printf("[lost ] %llu events\n", (unsigned long long)ev->lost);
+		return 0;
+	case TEV_SWITCH:
+		print_time(d, ev);
+		printf("[switch] to coroutine context %u\n", ev->site);
+		return 0;
+	case TEV_KERNEL:
+		view_format_kernel(buf, sizeof(buf), ev);
+		print_time(d, ev);
+		printf("[kernel] %s\n", buf);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* Threads in the order they began (their first chunk's clock), as
+ * uftrace lists its tasks. */
+static struct trace *order_trace;
+
+static uint64_t thread_began(uint32_t i)
+{
+	const struct trace_thread *th = &order_trace->threads[i];
+	return th->chunk_cnt ? th->chunks[0].base : UINT64_MAX;
+}
+
+static int began_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t bx = thread_began(x), by = thread_began(y);
+	if (bx != by)
+		return bx < by ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+static const char dump_usage[] =
+	"usage: needle dump [-i FILE] [options]\n"
+	"Every event of the trace as a line, thread by thread (uftrace dump): its time\n"
+	"(CLOCK_MONOTONIC seconds), thread, kind, function and address, and depth, the\n"
+	"values recorded with -A/-R after it.\n"
+	"  -i, --input FILE    trace file (default needle.data)\n"
+	"      --tid TID       only this thread\n"
+	"  -F, --filter FUNC   only FUNC's calls and what they call (repeatable)\n"
+	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
+	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
+	"      --chrome        Chrome trace JSON instead (needle export --format=chrome)\n"
+	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
+	"FUNC is a glob or, with ^ $ . ( | + \\, a regular expression; the last -F or -N\n"
+	"that names a function decides.\n";
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, 'T' },
+		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
+		{ "depth", required_argument, NULL, 'D' },   { "chrome", no_argument, NULL, 'C' },
+		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dump d = { .in_filter = UINT32_MAX, .in_notrace = UINT32_MAX };
+	const char *input = NULL;
+	uint32_t tid = 0;
+	int c, status, other = 0, err = 2;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:d:F:N:D:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case 'd': /* uftrace's -d DIR: here the trace file */
+			input = optarg;
+			break;
+		case 'T':
+			if (view_parse_tid(optarg, &tid))
+				goto out;
+			break;
+		case 'F':
+		case 'N':
+			if (pat_add(&d, optarg, c == 'N'))
+				goto out;
+			break;
+		case 'D': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !v || v > 65535) {
+				cli_error("dump: -D takes a depth from 1 to 65535, not '%s'", optarg);
+				goto out;
+			}
+			d.max_depth = (uint32_t)v;
+			break;
+		}
+		case 'C':
+		case 'G':
+			other = c;
+			break;
+		case 'h':
+			fputs(dump_usage, stdout);
+			err = 0;
+			goto out;
+		default:
+			fputs(dump_usage, stderr);
+			goto out;
+		}
+	}
+	if (other && (d.pats || d.max_depth || tid)) {
+		cli_error("dump: --chrome and --flame-graph write the whole trace: without -F, -N, -D or --tid");
+		goto out;
+	}
+	/* uftrace dump takes the program's name too (view_check_program_arg). */
+	const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
+	if (!(d.t = view_start("dump", argc, argv, optind, input, tid, &status))) {
+		err = status;
+		goto out;
+	}
+	if (prog_arg && view_check_program_arg(d.t, "dump", prog_arg)) {
+		view_close(d.t);
+		goto out;
+	}
+	err = 1;
+	view_buffer_output(stdout);
+	if (other) {
+		err = other == 'C' ? export_chrome(d.t, stdout) : export_folded(d.t, stdout);
+		if (view_close_output(stdout, "standard output"))
+			err = 1;
+		view_close(d.t);
+		goto out;
+	}
+	uint32_t *order = malloc((d.t->thread_cnt ? d.t->thread_cnt : 1) * sizeof(*order));
+	if (!order || !(d.verdict = calloc(d.t->site_cap ? d.t->site_cap : 1, 1))) {
+		free(order);
+		cli_error("out of memory");
+		view_close(d.t);
+		goto out;
+	}
+	d.mono0 = trace_monotonic_base(d.t);
+	printf("# needle trace %s: format version %d, %zu threads, %llu events\n", d.t->path, d.t->version,
+	       d.t->thread_cnt, (unsigned long long)d.t->end.events);
+	for (size_t i = 0; i < d.t->thread_cnt; i++)
+		order[i] = (uint32_t)i;
+	order_trace = d.t;
+	qsort(order, d.t->thread_cnt, sizeof(*order), began_cmp);
+	err = 0;
+	for (size_t k = 0; k < d.t->thread_cnt && !err; k++) {
+		uint32_t i = order[k];
+		struct trace_thread *th = &d.t->threads[i];
+		if (tid && th->tid != tid)
+			continue;
+		struct trace_iter it;
+		struct trace_event ev;
+		int r;
+		printf("\nthread %u (%s): %llu events\n", th->tid, th->name[0] ? th->name : "?",
+		       (unsigned long long)th->events);
+		d.in_filter = d.in_notrace = UINT32_MAX;
+		if (trace_iter_init_thread(&it, d.t, i)) {
+			cli_error("%s: %s", d.t->path, it.err);
+			trace_iter_free(&it);
+			err = 1;
+			break;
+		}
+		while ((r = trace_iter_next(&it, &ev)) > 0) {
+			d.t->work++;
+			dump_event(&d, &ev);
+			if (view_output_failed(stdout))
+				break;
+		}
+		if (r < 0) {
+			cli_error("%s: %s", d.t->path, it.err);
+			err = 1;
+		}
+		trace_iter_free(&it);
+		if (view_output_failed(stdout))
+			break;
+	}
+	if (view_close_output(stdout, "standard output"))
+		err = 1;
+	free(order);
+	free(d.verdict);
+	view_close(d.t);
+out:
+	while (d.pats) {
+		struct dump_pat *p = d.pats->next;
+		if (d.pats->is_regex)
+			regfree(&d.pats->re);
+		free(d.pats);
+		d.pats = p;
+	}
+	return err;
+}

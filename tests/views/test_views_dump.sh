@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test_views_dump - needle dump, uftrace's dump: every event of every
+# thread as a line (time, tid, kind, function, address, depth), the
+# recorded values after their event, -F/-N subtrees, -D, --tid, and its
+# --chrome / --flame-graph forms; uftrace's own dump of the same trace
+# exported in its format prints the same lines.  graph_prog's calls are
+# known from its source.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/graph_prog"
+
+"$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
+check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+"$NEEDLE" dump -i "$T/g.data" >"$T/dump" 2>"$T/derr"
+check_eq "dump: exit 0 ($(head -1 "$T/derr"))" "$?" 0
+
+events=$("$NEEDLE" info -i "$T/g.data" | awk '/^events:/ { print $2 }')
+check_eq "dump: a line per event" "$(grep -c '\[\(entry\|exit \)\]' "$T/dump")" "$events"
+check_eq "dump: as many entries as exits" "$(grep -c '\[entry\]' "$T/dump")" "$(grep -c '\[exit \]' "$T/dump")"
+# Calls per function: leaf 22 (fan 6 x 3, other 1, rec 3), mid 7, fan 3.
+for fc in leaf:22 mid:7 fan:3 rec:4 other:1 main:1 worker:1; do
+	check_eq "dump: ${fc%:*}'s entries (${fc#*:})" "$(grep -c "\[entry\] ${fc%:*}(" "$T/dump")" "${fc#*:}"
+done
+check_eq "dump: a section per thread, main's first" \
+	"$(grep '^thread ' "$T/dump" | awk '{ print $3 }' | tr '\n' ' ')" "(graph_prog): (graph_prog): "
+check_eq "dump: the main thread begins with main at depth 0" \
+	"$(awk '/^thread / { n++ } n == 1 && /\[entry\]/ { print $4, $5, $6; exit }' "$T/dump" | sed 's/(.*)//')" \
+	"main depth: 0"
+check_eq "dump: depths as the nesting: rec's innermost call at depth 4" \
+	"$(grep '\[entry\] rec(' "$T/dump" | awk '{ print $NF }' | tr '\n' ' ')" "1 2 3 4 "
+check_eq "dump: times never go back within a thread" \
+	"$(awk '/^thread / { last = 0 } /\[(entry|exit )\]/ { if ($1 + 0 < last) bad++; last = $1 + 0 } END { print bad + 0 }' "$T/dump")" 0
+check_eq "dump: an address is the function's, as graph -f addr gives it" \
+	"$(grep -m1 '\[entry\] fan(' "$T/dump" | sed 's/.*fan(\([0-9a-f]*\)).*/\1/')" \
+	"$("$NEEDLE" graph -i "$T/g.data" -f addr fan | awk '$NF == "fan" && $3 == "(3)" { print $1 }')"
+check_eq "dump: values after their event: mid's arg1, 2 then 3 in each fan" \
+	"$(grep -A1 '\[entry\] mid(' "$T/dump" | grep -o 'arg1 = [0-9]*' | head -4 | tr '\n' ' ')" \
+	"arg1 = 2 arg1 = 3 arg1 = 2 arg1 = 3 "
+check_eq "dump: return values after the exit: rec's, 0 1 2 3 innermost first" \
+	"$(grep -A1 '\[exit \] rec(' "$T/dump" | grep -o 'retval = [0-9]*' | tr '\n' ' ')" \
+	"retval = 0 retval = 1 retval = 2 retval = 3 "
+
+d() { "$NEEDLE" dump -i "$T/g.data" "$@" | grep '\[entry\]' | awk '{ sub(/\(.*/, "", $4); print $4 }' | sort | uniq -c | awk '{ print $2 ":" $1 }' | tr '\n' ' '; }
+check_eq "-F other: other's subtree only" "$(d -F other)" "leaf:1 mid:1 other:1 "
+check_eq "-F fan -N mid: fan's subtree without mid's" "$(d -F fan -N mid)" "fan:3 leaf:3 "
+check_eq "-F fan -D 2: fan and one level" "$(d -F fan -D 2)" "fan:3 leaf:3 mid:6 "
+check_eq "-N fan -N rec -N worker: the rest" "$(d -N fan -N rec -N worker)" "leaf:1 main:1 mid:1 other:1 "
+check_eq "-D 1: the outermost calls" "$(d -D 1)" "main:1 worker:1 "
+wtid=$(awk '/^thread / { n++; if (n == 2) { print $2; exit } }' "$T/dump")
+check_eq "--tid: the worker thread's calls only" "$(d --tid "$wtid")" "fan:1 leaf:6 mid:2 worker:1 "
+
+"$NEEDLE" dump -i "$T/g.data" --chrome >"$T/c.json"
+"$NEEDLE" export -i "$T/g.data" -f chrome -o "$T/e.json"
+check_eq "--chrome: export's Chrome JSON" "$(cmp "$T/c.json" "$T/e.json" && echo same)" same
+"$NEEDLE" dump -i "$T/g.data" --flame-graph >"$T/c.folded"
+"$NEEDLE" export -i "$T/g.data" -f folded -o "$T/e.folded"
+check_eq "--flame-graph: export's folded stacks" "$(cmp "$T/c.folded" "$T/e.folded" && echo same)" same
+
+if command -v uftrace >/dev/null; then
+	"$NEEDLE" export -i "$T/g.data" -f uftrace -o "$T/g.uftrace" 2>/dev/null
+	check_eq "uftrace's dump of the export: the same lines (time, tid, kind, function, address, depth)" \
+		"$(diff <(grep '\[\(entry\|exit \)\]' "$T/dump") <(uftrace dump -d "$T/g.uftrace" | grep '\[\(entry\|exit \)\]') \
+			>/dev/null && echo same)" same
+else
+	fail "uftrace is not installed (scripts/setup.sh installs it)"
+fi
+
+view_refused "dump -D 0" 2 "-D takes a depth" "$NEEDLE" dump -i "$T/g.data" -D 0
+view_refused "dump --chrome with a filter" 2 "whole trace" "$NEEDLE" dump -i "$T/g.data" --chrome -F main
+view_refused "dump of a missing trace" 1 "nosuch.data" "$NEEDLE" dump -i "$T/nosuch.data"
+view_refused "dump of a thread not in the trace" 1 "thread 1 is not" "$NEEDLE" dump -i "$T/g.data" --tid 1
+view_refused "dump with a bad regular expression" 2 "not a regular expression" "$NEEDLE" dump -i "$T/g.data" -F 'a($'
