@@ -46,7 +46,7 @@ for f in fan rec main ""; do
 done
 check_eq "uftrace report of the export: the calls of each function, needle report's" \
 	"$(uftrace report -d "$T/g.uftrace" | awk 'NR > 2 { print $NF, $(NF-1) }' | sort)" \
-	"$("$NEEDLE" report -i "$T/g.data" | awk 'NR > 2 { print $NF, $5 }' | sort)"
+	"$("$NEEDLE" report -i "$T/g.data" | awk 'NR > 2 { print $NF, $(NF-1) }' | sort)"
 check_eq "uftrace report of the export: main's total time, needle report's" \
 	"$(uftrace report -d "$T/g.uftrace" | awk '$NF == "main" { print $1, $2 }')" \
 	"$("$NEEDLE" report -i "$T/g.data" | awk '$NF == "main" { print $1, $2 }')"

@@ -47,3 +47,43 @@ check_eq "info: each thread shows the name it set" \
 check_eq "folded: threads are labelled with their own names" \
 	"$("$NEEDLE" export --format=folded -i "$T/names.data" -o - | cut -d- -f1,2 | sed 's/-[0-9]*;.*//' | sort -u | tr '\n' ' ')" \
 	"deep-0 deep-1 deep-2 views_deep "
+
+# ---- uftrace's report options, on graph_prog's known calls ----
+"$NEEDLE" record -o "$T/g.data" --libcall=none -- "$PROGS/graph_prog" 3 >/dev/null 2>&1
+rep() { "$NEEDLE" report -i "$T/g.data" "$@"; }
+check_eq "report: the calls just before the function, uftrace's place" \
+	"$(rep | awk 'NR > 2 { print $NF ":" $(NF-1) }' | sort | tr '\n' ' ')" \
+	"fan:3 leaf:22 main:1 mid:7 other:1 rec:4 worker:1 "
+check_eq "report: the default columns" "$(rep | head -1 | tr -s ' ')" \
+	" Total time Self time Total avg Total min Total max Calls Function"
+check_eq "-f call: the calls and the function only" "$(rep -f call -s name | awk 'NR > 2' | tr -s ' ' | tr '\n' '/')" \
+	" 3 fan/ 22 leaf/ 1 main/ 7 mid/ 1 other/ 4 rec/ 1 worker/"
+check_eq "-f none: the function alone" "$(rep -f none -s name | awk 'NR > 2' | tr -d ' ' | tr '\n' ' ')" \
+	"fan leaf main mid other rec worker "
+check_eq "-f self,total: in that order" "$(rep -f self,total | head -1 | tr -s ' ')" " Self time Total time Function"
+check_eq "-f +self-max: the default and one more" "$(rep -f +self-max | head -1 | tr -s ' ')" \
+	" Total time Self time Total avg Total min Total max Calls Self max Function"
+check_eq "--avg-total: uftrace's three columns" "$(rep --avg-total | head -1 | tr -s ' ')" \
+	" Total avg Total min Total max Function"
+check_eq "--avg-self: the self times'" "$(rep --avg-self | head -1 | tr -s ' ')" " Self avg Self min Self max Function"
+# -s with several keys: calls first, ties by name.
+check_eq "-s call,func: by calls, ties by name" "$(rep -s call,func | awk 'NR > 2 { print $NF }' | tr '\n' ' ')" \
+	"leaf mid rec fan main other worker "
+check_eq "-s self-max: the column in decreasing order" \
+	"$(rep -s self-max -f self-max | awk 'NR > 2 { v = $1 * ($2 == "s" ? 1e9 : $2 == "ms" ? 1e6 : 1e3)
+		if (NR > 3 && v > last) bad++; last = v } END { print bad + 0 }')" 0
+check_eq "-F fan: fan's subtree only" "$(rep -F fan -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
+	"fan:3 leaf:18 mid:6 "
+check_eq "-N fan -N rec: the rest" "$(rep -N fan -N rec -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
+	"leaf:1 main:1 mid:1 other:1 worker:1 "
+check_eq "-F main -D 2: main and what it calls" "$(rep -F main -D 2 -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
+	"fan:2 main:1 other:1 rec:1 "
+check_eq "-F fan: fan's total is the full report's" "$(rep -F fan | awk '$NF == "fan" { print $1, $2 }')" \
+	"$(rep | awk '$NF == "fan" { print $1, $2 }')"
+check_eq "report PROGRAM: the recorded program's name is taken, as uftrace takes it" \
+	"$(rep graph_prog | md5sum)" "$(rep | md5sum)"
+view_refused "report with another program's name" 2 "unexpected argument 'ls'" "$NEEDLE" report -i "$T/g.data" ls
+view_refused "report -s with an unknown key" 2 "unknown sort key 'bogus'" "$NEEDLE" report -i "$T/g.data" -s total,bogus
+view_refused "report -f with an unknown field" 2 "unknown field 'bogus'" "$NEEDLE" report -i "$T/g.data" -f bogus
+view_refused "report --avg-total --avg-self" 2 "not both" "$NEEDLE" report -i "$T/g.data" --avg-total --avg-self
+view_refused "report -D 0" 2 "-D takes a depth" "$NEEDLE" report -i "$T/g.data" -D 0

@@ -20,114 +20,21 @@
  * time, trace_iter_init_thread): memory is one thread's stack, work
  * linear in the events; a call still running at the end prints no exit
  * (it has none in the trace), nor does an entry a forked child inherits. */
-#include <fnmatch.h>
 #include <getopt.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/util/cli_util.h"
 #include "cli/export/export.h"
 #include "cli/view/view.h"
+#include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
-#include "common/pattern.h"
-
-struct dump_pat {
-	struct dump_pat *next;
-	const char *text;
-	int is_regex;
-	regex_t re;
-	int notrace; /* -N; else -F */
-};
 
 struct dump {
 	struct trace *t;
-	struct dump_pat *pats; /* newest first */
-	int have_filter;       /* some -F: outside every -F subtree nothing shows */
-	uint32_t max_depth;    /* -D: 0 none */
+	struct view_filter filter;
 	uint64_t mono0;
-	uint8_t *verdict;      /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
-	/* The thread being dumped: where the -F and -N subtrees it is in
-	 * began (UINT32_MAX: in none). */
-	uint32_t in_filter, in_notrace;
 };
-
-static int pat_add(struct dump *d, const char *arg, int notrace)
-{
-	struct dump_pat *p = calloc(1, sizeof(*p));
-	if (!p)
-		return -1;
-	p->text = arg;
-	p->notrace = notrace;
-	p->is_regex = pattern_is_regex(arg);
-	if (p->is_regex && regcomp(&p->re, arg, REG_EXTENDED | REG_NOSUB)) {
-		cli_error("dump: '%s' is not a regular expression", arg);
-		free(p);
-		return -1;
-	}
-	p->next = d->pats;
-	d->pats = p;
-	d->have_filter |= !notrace;
-	return 0;
-}
-
-/* The last -F or -N given that names the function decides (uftrace's
- * rule). */
-static int site_verdict(struct dump *d, uint32_t site)
-{
-	if (site >= d->t->site_cap)
-		return 1;
-	if (d->verdict[site])
-		return d->verdict[site];
-	const char *name = trace_site_name(d->t, site);
-	const char *sym = d->t->sites[site].sym;
-	int v = 1;
-	for (struct dump_pat *p = d->pats; p; p = p->next) {
-		int hit = p->is_regex ? !regexec(&p->re, name, 0, NULL, 0)
-				      : !fnmatch(p->text, name, 0) || (sym && !fnmatch(p->text, sym, 0));
-		if (hit) {
-			v = p->notrace ? 3 : 2;
-			break;
-		}
-	}
-	d->verdict[site] = (uint8_t)v;
-	return v;
-}
-
-/* Whether an entry or exit at depth of site is shown; entries open and
- * exits close the -F / -N subtrees. */
-static int shown(struct dump *d, const struct trace_event *ev)
-{
-	uint32_t depth = ev->depth;
-	int entry = ev->kind == TEV_ENTRY;
-	int v = d->pats ? site_verdict(d, ev->site) : 1;
-
-	if (entry) {
-		if (v == 3 && d->in_notrace == UINT32_MAX)
-			d->in_notrace = depth;
-		if (v == 2 && d->in_filter == UINT32_MAX && d->in_notrace == UINT32_MAX)
-			d->in_filter = depth;
-	}
-	int show = d->in_notrace == UINT32_MAX && (!d->have_filter || d->in_filter != UINT32_MAX);
-	uint32_t top = d->have_filter ? d->in_filter : 0;
-	if (show && d->max_depth && (depth < top || depth - top >= d->max_depth))
-		show = 0;
-	if (!entry || (ev->flags & TEV_FLAT)) {
-		/* The subtree ends with its own exit (or with an entry of the
-		 * function tracer, which has none). */
-		if (d->in_notrace == depth)
-			d->in_notrace = UINT32_MAX;
-		if (d->in_filter == depth)
-			d->in_filter = UINT32_MAX;
-	}
-	/* An exit that leaves a subtree it was never seen entering (the
-	 * trace began inside it) closes nothing deeper. */
-	if (!entry && d->in_notrace != UINT32_MAX && depth < d->in_notrace)
-		d->in_notrace = UINT32_MAX;
-	if (!entry && d->in_filter != UINT32_MAX && depth < d->in_filter)
-		d->in_filter = UINT32_MAX;
-	return show;
-}
 
 static void print_time(struct dump *d, const struct trace_event *ev)
 {
@@ -155,7 +62,7 @@ static int dump_event(struct dump *d, const struct trace_event *ev)
 			return 0;
 		if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
 			return 0;
-		if (!shown(d, ev))
+		if (view_filter_active(&d->filter) && !view_filter_shows(&d->filter, ev))
 			return 0;
 		const char *name = trace_site_name(d->t, ev->site);
 		unsigned long long addr = ev->site < d->t->site_cap ? (unsigned long long)d->t->sites[ev->site].func_ip : 0;
@@ -239,7 +146,7 @@ int cmd_dump(int argc, char **argv)
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct dump d = { .in_filter = UINT32_MAX, .in_notrace = UINT32_MAX };
+	struct dump d = { 0 };
 	const char *input = NULL;
 	uint32_t tid = 0;
 	int c, status, other = 0, err = 2;
@@ -257,19 +164,13 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'F':
 		case 'N':
-			if (pat_add(&d, optarg, c == 'N'))
+			if (view_filter_add(&d.filter, "dump", optarg, c == 'N'))
 				goto out;
 			break;
-		case 'D': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (!*optarg || *end || !v || v > 65535) {
-				cli_error("dump: -D takes a depth from 1 to 65535, not '%s'", optarg);
+		case 'D':
+			if (view_filter_depth(&d.filter, "dump", optarg))
 				goto out;
-			}
-			d.max_depth = (uint32_t)v;
 			break;
-		}
 		case 'C':
 		case 'G':
 			other = c;
@@ -283,7 +184,7 @@ int cmd_dump(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (other && (d.pats || d.max_depth || tid)) {
+	if (other && (view_filter_active(&d.filter) || tid)) {
 		cli_error("dump: --chrome and --flame-graph write the whole trace: without -F, -N, -D or --tid");
 		goto out;
 	}
@@ -307,7 +208,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	uint32_t *order = malloc((d.t->thread_cnt ? d.t->thread_cnt : 1) * sizeof(*order));
-	if (!order || !(d.verdict = calloc(d.t->site_cap ? d.t->site_cap : 1, 1))) {
+	if (!order || view_filter_start(&d.filter, d.t)) {
 		free(order);
 		cli_error("out of memory");
 		view_close(d.t);
@@ -331,7 +232,6 @@ int cmd_dump(int argc, char **argv)
 		int r;
 		printf("\nthread %u (%s): %llu events\n", th->tid, th->name[0] ? th->name : "?",
 		       (unsigned long long)th->events);
-		d.in_filter = d.in_notrace = UINT32_MAX;
 		if (trace_iter_init_thread(&it, d.t, i)) {
 			cli_error("%s: %s", d.t->path, it.err);
 			trace_iter_free(&it);
@@ -355,15 +255,8 @@ int cmd_dump(int argc, char **argv)
 	if (view_close_output(stdout, "standard output"))
 		err = 1;
 	free(order);
-	free(d.verdict);
 	view_close(d.t);
 out:
-	while (d.pats) {
-		struct dump_pat *p = d.pats->next;
-		if (d.pats->is_regex)
-			regfree(&d.pats->re);
-		free(d.pats);
-		d.pats = p;
-	}
+	view_filter_free(&d.filter);
 	return err;
 }

@@ -25,13 +25,14 @@
 
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
+#include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
 #include "common/shm_layout.h"
 
 struct func_stats {
 	uint32_t site;
 	uint32_t group; /* --by-arg: 0 for the function's own row, else its group + 1 */
-	uint64_t calls, timed, total, self, min, max;
+	uint64_t calls, timed, total, self, min, max, self_min, self_max;
 	uint64_t syscall, offcpu; /* --kernel's share of total: in system calls, off the CPU */
 };
 
@@ -71,6 +72,7 @@ struct report {
 	struct sys_row *sys;  /* --kernel: open addressing by (site, nr) */
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
+	struct view_filter filter; /* -F, -N, -D */
 	/* --by-arg */
 	const char *by_arg;        /* the value's name: "arg1", "fparg2", ... */
 	struct site_values *sites; /* by site id, cap entries */
@@ -264,6 +266,9 @@ static int account(const struct trace_event *ev, void *arg)
 		}
 		return 0;
 	}
+	if (view_filter_active(&r->filter) && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) &&
+	    !view_filter_shows(&r->filter, ev))
+		return 0;
 	if (ev->kind == TEV_ENTRY) {
 		if ((f = row_for(r, ev)))
 			f->calls++;
@@ -280,6 +285,10 @@ static int account(const struct trace_event *ev, void *arg)
 		f->min = d;
 	if (d > f->max)
 		f->max = d;
+	if (!f->timed || self < f->self_min)
+		f->self_min = self;
+	if (self > f->self_max)
+		f->self_max = self;
 	f->timed++;
 	f->total += d;
 	f->self += self;
@@ -288,8 +297,65 @@ static int account(const struct trace_event *ev, void *arg)
 	return 0;
 }
 
-static const char *sort_key = "total";
+/* The sort keys (-s, a comma-separated list: the first decides, the next
+ * break its ties) and how they compare.  Names sort A to Z, numbers
+ * largest first. */
+enum report_key {
+	K_TOTAL, K_SELF, K_CALLS, K_TOTAL_AVG, K_TOTAL_MIN, K_TOTAL_MAX, K_SELF_AVG, K_SELF_MIN, K_SELF_MAX,
+	K_NAME, K_ONCPU, K_OFFCPU, K_SYSCALL,
+};
+static const struct {
+	const char *name;
+	enum report_key key;
+} report_keys[] = {
+	{ "total", K_TOTAL },	      { "self", K_SELF },	      { "calls", K_CALLS },
+	{ "call", K_CALLS },	      { "total-avg", K_TOTAL_AVG },   { "total_avg", K_TOTAL_AVG },
+	{ "total-min", K_TOTAL_MIN }, { "total_min", K_TOTAL_MIN },   { "total-max", K_TOTAL_MAX },
+	{ "total_max", K_TOTAL_MAX }, { "self-avg", K_SELF_AVG },     { "self_avg", K_SELF_AVG },
+	{ "self-min", K_SELF_MIN },   { "self_min", K_SELF_MIN },     { "self-max", K_SELF_MAX },
+	{ "self_max", K_SELF_MAX },   { "name", K_NAME },	      { "func", K_NAME },
+	{ "oncpu", K_ONCPU },	      { "offcpu", K_OFFCPU },	      { "syscall", K_SYSCALL },
+};
+#define SORT_KEYS_MAX 8
+static enum report_key sort_keys[SORT_KEYS_MAX] = { K_TOTAL };
+static int sort_key_cnt = 1;
 static struct report *sort_report;
+
+/* avg, min and max: of the total times, or of the self times with
+ * --avg-self (uftrace's keys). */
+static int parse_sort_keys(const char *arg, int avg_self)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	sort_key_cnt = 0;
+	for (char *save = NULL, *k = strtok_r(buf, ",", &save); k; k = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		if (!strcmp(k, "avg"))
+			found = avg_self ? K_SELF_AVG : K_TOTAL_AVG;
+		else if (!strcmp(k, "min"))
+			found = avg_self ? K_SELF_MIN : K_TOTAL_MIN;
+		else if (!strcmp(k, "max"))
+			found = avg_self ? K_SELF_MAX : K_TOTAL_MAX;
+		for (size_t i = 0; found < 0 && i < sizeof(report_keys) / sizeof(report_keys[0]); i++)
+			if (!strcmp(k, report_keys[i].name))
+				found = (int)report_keys[i].key;
+		if (found < 0) {
+			cli_error("unknown sort key '%s' (total, self, calls, avg, min, max, self-avg, self-min, "
+				  "self-max, name, oncpu, offcpu, syscall; several with commas)", k);
+			return -1;
+		}
+		if (sort_key_cnt == SORT_KEYS_MAX) {
+			cli_error("-s: at most %d keys", SORT_KEYS_MAX);
+			return -1;
+		}
+		sort_keys[sort_key_cnt++] = (enum report_key)found;
+	}
+	if (!sort_key_cnt) {
+		cli_error("-s: give a sort key");
+		return -1;
+	}
+	return 0;
+}
 
 /* What the Function column shows: the name, or "name(arg1=value)". */
 static const char *row_name(struct report *r, const struct func_stats *f)
@@ -297,43 +363,51 @@ static const char *row_name(struct report *r, const struct func_stats *f)
 	return f->group ? r->groups[f->group - 1].label : trace_site_name(r->t, f->site);
 }
 
+static uint64_t key_value(const struct func_stats *f, enum report_key k)
+{
+	switch (k) {
+	case K_SELF:
+		return f->self;
+	case K_CALLS:
+		return f->calls;
+	case K_TOTAL_AVG:
+		return f->timed ? f->total / f->timed : 0;
+	case K_TOTAL_MIN:
+		return f->min;
+	case K_TOTAL_MAX:
+		return f->max;
+	case K_SELF_AVG:
+		return f->timed ? f->self / f->timed : 0;
+	case K_SELF_MIN:
+		return f->self_min;
+	case K_SELF_MAX:
+		return f->self_max;
+	case K_ONCPU:
+		return f->total > f->offcpu ? f->total - f->offcpu : 0;
+	case K_OFFCPU:
+		return f->offcpu;
+	case K_SYSCALL:
+		return f->syscall;
+	default:
+		return f->total;
+	}
+}
+
 static int cmp_stats(const void *a, const void *b)
 {
 	const struct func_stats *x = a, *y = b;
-	uint64_t vx, vy;
 
-	if (!strcmp(sort_key, "name"))
-		return strcmp(row_name(sort_report, x), row_name(sort_report, y));
-	if (!strcmp(sort_key, "calls")) {
-		vx = x->calls;
-		vy = y->calls;
-	} else if (!strcmp(sort_key, "self")) {
-		vx = x->self;
-		vy = y->self;
-	} else if (!strcmp(sort_key, "avg")) {
-		vx = x->timed ? x->total / x->timed : 0;
-		vy = y->timed ? y->total / y->timed : 0;
-	} else if (!strcmp(sort_key, "min")) {
-		vx = x->min;
-		vy = y->min;
-	} else if (!strcmp(sort_key, "max")) {
-		vx = x->max;
-		vy = y->max;
-	} else if (!strcmp(sort_key, "offcpu")) {
-		vx = x->offcpu;
-		vy = y->offcpu;
-	} else if (!strcmp(sort_key, "oncpu")) {
-		vx = x->total - x->offcpu;
-		vy = y->total - y->offcpu;
-	} else if (!strcmp(sort_key, "syscall")) {
-		vx = x->syscall;
-		vy = y->syscall;
-	} else {
-		vx = x->total;
-		vy = y->total;
+	for (int i = 0; i < sort_key_cnt; i++) {
+		if (sort_keys[i] == K_NAME) {
+			int c = strcmp(row_name(sort_report, x), row_name(sort_report, y));
+			if (c)
+				return c;
+			continue;
+		}
+		uint64_t vx = key_value(x, sort_keys[i]), vy = key_value(y, sort_keys[i]);
+		if (vx != vy)
+			return vx < vy ? 1 : -1;
 	}
-	if (vx != vy)
-		return vx < vy ? 1 : -1;
 	return strcmp(row_name(sort_report, x), row_name(sort_report, y));
 }
 
@@ -400,6 +474,7 @@ static void report_free(struct report *r)
 	free(r->slots);
 	free(r->sites);
 	free(r->v);
+	view_filter_free(&r->filter);
 	view_close(r->t);
 }
 
@@ -447,11 +522,23 @@ static int kernel_report(struct report *r, int csv)
 }
 
 static const char report_usage[] =
-	"usage: needle report [-i FILE] [--tid TID] [-s KEY] [--csv] [--by-arg N|NAME]\n"
+	"usage: needle report [-i FILE] [options] [PROGRAM]\n"
+	"Per function: total (inclusive) and self (exclusive) time, the average, shortest\n"
+	"and longest call, and the calls (uftrace report).\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
-	"  -s, --sort KEY     total (default), self, calls, avg, min, max, name, or with kernel\n"
-	"                     events (record --kernel) oncpu, offcpu, syscall\n"
+	"  -s, --sort KEYS    total (default), self, calls, avg, min, max, self-avg, self-min,\n"
+	"                     self-max, name, or with kernel events (record --kernel) oncpu,\n"
+	"                     offcpu, syscall; several with commas, the next breaking ties\n"
+	"  -f, --output-fields FIELDS\n"
+	"                     the columns: total, self, call, total-avg, total-min, total-max,\n"
+	"                     self-avg, self-min, self-max, oncpu, offcpu, syscall (avg, min, max\n"
+	"                     for total-*), none; +FIELDS adds to the default\n"
+	"      --avg-total    the average, shortest and longest total time of a call\n"
+	"      --avg-self     the same of its self time (and avg, min, max sort by it)\n"
+	"  -F, --filter FUNC  only FUNC's calls and what they call (repeatable)\n"
+	"  -N, --notrace FUNC not FUNC's calls nor what they call (repeatable)\n"
+	"  -D, --depth N      at most N levels (below the outermost -F call)\n"
 	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns (and with kernel\n"
 	"                     events oncpu_ns,offcpu_ns,syscall_ns: the calls' time on and off the\n"
 	"                     CPU and in system calls, their children's included)\n"
@@ -462,46 +549,199 @@ static const char report_usage[] =
 	"                     word) or of the value NAME\n"
 	"                     recorded with -A, e.g. kv_get(arg1=42); past " XSTR(BY_ARG_MAX_VALUES) " values of a\n"
 	"                     function, the rest in one row, kv_get(arg1=<other>); with --csv,\n"
-	"                     a column for the value after function\n";
+	"                     a column for the value after function\n"
+	"PROGRAM, as uftrace report takes it, must name the recorded program.\n";
+
+/* The columns (-f, uftrace's names; needle's kernel columns too). */
+enum report_field {
+	RF_TOTAL, RF_ONCPU, RF_OFFCPU, RF_SYSCALL, RF_SELF, RF_TOTAL_AVG, RF_TOTAL_MIN, RF_TOTAL_MAX, RF_SELF_AVG,
+	RF_SELF_MIN, RF_SELF_MAX, RF_CALLS, RF_COUNT
+};
+static const struct {
+	const char *name, *alias, *header;
+	enum report_key key;
+} report_fields[RF_COUNT] = {
+	[RF_TOTAL] = { "total", NULL, "Total time", K_TOTAL },
+	[RF_ONCPU] = { "oncpu", NULL, "On CPU", K_ONCPU },
+	[RF_OFFCPU] = { "offcpu", NULL, "Off CPU", K_OFFCPU },
+	[RF_SYSCALL] = { "syscall", NULL, "Syscall", K_SYSCALL },
+	[RF_SELF] = { "self", NULL, "Self time", K_SELF },
+	[RF_TOTAL_AVG] = { "total-avg", "avg", "Total avg", K_TOTAL_AVG },
+	[RF_TOTAL_MIN] = { "total-min", "min", "Total min", K_TOTAL_MIN },
+	[RF_TOTAL_MAX] = { "total-max", "max", "Total max", K_TOTAL_MAX },
+	[RF_SELF_AVG] = { "self-avg", NULL, "Self avg", K_SELF_AVG },
+	[RF_SELF_MIN] = { "self-min", NULL, "Self min", K_SELF_MIN },
+	[RF_SELF_MAX] = { "self-max", NULL, "Self max", K_SELF_MAX },
+	[RF_CALLS] = { "call", "calls", "Calls", K_CALLS },
+};
+
+struct report_columns {
+	enum report_field v[RF_COUNT];
+	int n;
+};
+
+static void columns_add(struct report_columns *c, enum report_field f)
+{
+	for (int i = 0; i < c->n; i++)
+		if (c->v[i] == f)
+			return;
+	c->v[c->n++] = f;
+}
+
+/* The default columns: total, the kernel's share when recorded, self,
+ * the average, shortest and longest call, and the calls just before the
+ * function (where uftrace's users read them); --avg-total and
+ * --avg-self: uftrace's three columns of the one or the other. */
+static void columns_default(struct report_columns *c, int kern, int avg)
+{
+	c->n = 0;
+	if (avg == 1) {
+		columns_add(c, RF_TOTAL_AVG);
+		columns_add(c, RF_TOTAL_MIN);
+		columns_add(c, RF_TOTAL_MAX);
+		return;
+	}
+	if (avg == 2) {
+		columns_add(c, RF_SELF_AVG);
+		columns_add(c, RF_SELF_MIN);
+		columns_add(c, RF_SELF_MAX);
+		return;
+	}
+	columns_add(c, RF_TOTAL);
+	if (kern) {
+		columns_add(c, RF_ONCPU);
+		columns_add(c, RF_OFFCPU);
+		columns_add(c, RF_SYSCALL);
+	}
+	columns_add(c, RF_SELF);
+	columns_add(c, RF_TOTAL_AVG);
+	columns_add(c, RF_TOTAL_MIN);
+	columns_add(c, RF_TOTAL_MAX);
+	columns_add(c, RF_CALLS);
+}
+
+/* -f FIELD,...: these columns; "+FIELD,..." the default's and these;
+ * "none" the function alone. */
+static int columns_parse(struct report_columns *c, const char *arg, int kern)
+{
+	char buf[256];
+	const char *list = arg;
+	if (*arg == '+') {
+		columns_default(c, kern, 0);
+		list = arg + 1;
+	} else {
+		c->n = 0;
+	}
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+		if (!strcmp(w, "none"))
+			continue;
+		for (int i = 0; i < RF_COUNT && found < 0; i++)
+			if (!strcmp(w, report_fields[i].name) ||
+			    (report_fields[i].alias && !strcmp(w, report_fields[i].alias)))
+				found = i;
+		if (found < 0) {
+			cli_error("report: unknown field '%s' (total, self, call, total-avg, total-min, total-max, "
+				  "self-avg, self-min, self-max, oncpu, offcpu, syscall, or none)", w);
+			return -1;
+		}
+		columns_add(c, (enum report_field)found);
+	}
+	return 0;
+}
+
+static void print_columns(struct report *r, const struct report_columns *c)
+{
+	for (int i = 0; i < c->n; i++)
+		printf("  %*s", c->v[i] == RF_CALLS ? 10 : 12, report_fields[c->v[i]].header);
+	printf("  %s\n", "Function");
+	for (int i = 0; i < c->n; i++) {
+		char line[16];
+		size_t len = strlen(report_fields[c->v[i]].header);
+		memset(line, '=', len);
+		line[len] = 0;
+		printf("  %*s", c->v[i] == RF_CALLS ? 10 : 12, line);
+	}
+	printf("  %s\n", "========");
+	(void)r;
+}
+
+static void print_row(struct report *r, const struct report_columns *c, const struct func_stats *f)
+{
+	for (int i = 0; i < c->n; i++) {
+		char buf[32];
+		if (c->v[i] == RF_CALLS) {
+			printf("  %10llu", (unsigned long long)f->calls);
+			continue;
+		}
+		if (f->timed)
+			cli_format_duration(buf, sizeof(buf), key_value(f, report_fields[c->v[i]].key));
+		else
+			strcpy(buf, "-"); /* called, but no call of it has a duration */
+		printf("  %12s", buf);
+	}
+	printf("  %s\n", row_name(r, f));
+}
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' }, { "sort", required_argument, NULL, 's' },
-		{ "tid", required_argument, NULL, 'T' },   { "help", no_argument, NULL, 'h' },
-		{ "csv", no_argument, NULL, 'C' },         { "by-arg", required_argument, NULL, 'B' },
-		{ "kernel", no_argument, NULL, 'K' },
+		{ "input", required_argument, NULL, 'i' },   { "sort", required_argument, NULL, 's' },
+		{ "tid", required_argument, NULL, 'T' },     { "help", no_argument, NULL, 'h' },
+		{ "csv", no_argument, NULL, 'C' },           { "by-arg", required_argument, NULL, 'B' },
+		{ "kernel", no_argument, NULL, 'K' },        { "output-fields", required_argument, NULL, 'f' },
+		{ "avg-total", no_argument, NULL, 'A' },     { "avg-self", no_argument, NULL, 'S' },
+		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
+		{ "depth", required_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const keys[] = { "total", "self", "calls", "avg", "min", "max", "name", "oncpu", "offcpu",
-					    "syscall" };
-	const char *input = NULL;
+	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL;
 	struct report r = { 0 };
 	uint32_t tid = 0;
-	int c, ok, csv = 0;
+	int c, csv = 0, avg = 0;
 	char by_arg[256];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:s:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
 			break;
 		case 's':
-			ok = 0;
-			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-				ok |= !strcmp(optarg, keys[i]);
-			if (!ok) {
-				cli_error("unknown sort key '%s' (total, self, calls, avg, min, max, name, oncpu, offcpu, "
-					  "syscall)", optarg);
+			sort_arg = optarg;
+			break;
+		case 'f':
+			fields_arg = optarg;
+			break;
+		case 'A':
+		case 'S':
+			if (avg && avg != (c == 'A' ? 1 : 2)) {
+				cli_error("report: --avg-total or --avg-self, not both");
+				view_filter_free(&r.filter);
 				return 2;
 			}
-			sort_key = optarg;
+			avg = c == 'A' ? 1 : 2;
+			break;
+		case 'F':
+		case 'N':
+			if (view_filter_add(&r.filter, "report", optarg, c == 'N')) {
+				view_filter_free(&r.filter);
+				return 2;
+			}
+			break;
+		case 'D':
+			if (view_filter_depth(&r.filter, "report", optarg)) {
+				view_filter_free(&r.filter);
+				return 2;
+			}
 			break;
 		case 'T':
-			if (view_parse_tid(optarg, &tid))
+			if (view_parse_tid(optarg, &tid)) {
+				view_filter_free(&r.filter);
 				return 2;
+			}
 			break;
 		case 'C':
 			csv = 1;
@@ -510,21 +750,47 @@ int cmd_report(int argc, char **argv)
 			r.kernel_view = 1;
 			break;
 		case 'B':
-			if (parse_by_arg(optarg, by_arg, sizeof(by_arg)))
+			if (parse_by_arg(optarg, by_arg, sizeof(by_arg))) {
+				view_filter_free(&r.filter);
 				return 1;
+			}
 			r.by_arg = by_arg;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
+			view_filter_free(&r.filter);
 			return 0;
 		default:
 			fputs(report_usage, stderr);
+			view_filter_free(&r.filter);
 			return 2;
 		}
 	}
+	if (parse_sort_keys(sort_arg ? sort_arg : "total", avg == 2)) {
+		view_filter_free(&r.filter);
+		return 2;
+	}
+	struct report_columns cols;
+	if (fields_arg && columns_parse(&cols, fields_arg, 0)) {
+		view_filter_free(&r.filter);
+		return 2;
+	}
+	/* uftrace report takes the program's name too (view_check_program_arg). */
+	const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
 	int status;
-	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status)))
+	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status))) {
+		view_filter_free(&r.filter);
 		return status;
+	}
+	if (prog_arg && view_check_program_arg(r.t, "report", prog_arg)) {
+		report_free(&r);
+		return 2;
+	}
+	if (view_filter_active(&r.filter) && view_filter_start(&r.filter, r.t)) {
+		cli_error("out of memory");
+		report_free(&r);
+		return 1;
+	}
 	if (r.by_arg ? view_each_event_mark(r.t, tid, group_of, &r, account, &r) : view_each_event(r.t, tid, account, &r)) {
 		report_free(&r);
 		return 1;
@@ -573,8 +839,10 @@ int cmd_report(int argc, char **argv)
 		}
 	}
 	/* Entries only (the function tracer): no time to sort by. */
-	if (!timed && strcmp(sort_key, "name"))
-		sort_key = "calls";
+	if (!timed && sort_keys[0] != K_NAME) {
+		sort_keys[0] = K_CALLS;
+		sort_key_cnt = 1;
+	}
 	sort_report = &r;
 	qsort(r.v, n, sizeof(*r.v), cmp_stats);
 	/* The times of calls that overlap a loss are missing or bounds; CSV
@@ -619,45 +887,13 @@ int cmd_report(int argc, char **argv)
 		report_free(&r);
 		return view_close_output(stdout, "standard output");
 	}
-	if (kern) {
-		printf("  %12s  %12s  %12s  %12s  ", "Total time", "On CPU", "Off CPU", "Syscall");
-		printf("%12s  %10s  %12s  %12s  %12s  %s\n", "Self time", "Calls", "Average", "Min", "Max", "Function");
-		printf("  %12s  %12s  %12s  %12s  ", "==========", "======", "=======", "=======");
-	} else {
-		printf("  %12s  ", "Total time");
-		printf("%12s  %10s  %12s  %12s  %12s  %s\n", "Self time", "Calls", "Average", "Min", "Max", "Function");
-		printf("  %12s  ", "==========");
-	}
-	printf("%12s  %10s  %12s  %12s  %12s  %s\n", "=========", "=====", "=======", "===", "===", "========");
-	for (size_t i = 0; i < n; i++) {
-		struct func_stats *f = &r.v[i];
-		char tot[32], self[32], avg[32], mn[32], mx[32];
-		if (f->timed) {
-			cli_format_duration(tot, sizeof(tot), f->total);
-			cli_format_duration(self, sizeof(self), f->self);
-			cli_format_duration(avg, sizeof(avg), f->total / f->timed);
-			cli_format_duration(mn, sizeof(mn), f->min);
-			cli_format_duration(mx, sizeof(mx), f->max);
-		} else {
-			/* Called, but no call of it has a duration. */
-			strcpy(tot, "-");
-			strcpy(self, "-");
-			strcpy(avg, "-");
-			strcpy(mn, "-");
-			strcpy(mx, "-");
-		}
-		if (kern) {
-			char on[32], off[32], sys[32];
-			cli_format_duration(on, sizeof(on), f->total > f->offcpu ? f->total - f->offcpu : 0);
-			cli_format_duration(off, sizeof(off), f->offcpu);
-			cli_format_duration(sys, sizeof(sys), f->syscall);
-			printf("  %12s  %12s  %12s  %12s", tot, f->timed ? on : "-", f->timed ? off : "-", f->timed ? sys : "-");
-		} else {
-			printf("  %12s", tot);
-		}
-		printf("  %12s  %10llu  %12s  %12s  %12s  %s\n", self, (unsigned long long)f->calls, avg, mn, mx,
-		       row_name(&r, f));
-	}
+	if (!fields_arg)
+		columns_default(&cols, kern, avg);
+	else if (*fields_arg == '+')
+		columns_parse(&cols, fields_arg, kern); /* checked above; the kernel's columns known now */
+	print_columns(&r, &cols);
+	for (size_t i = 0; i < n; i++)
+		print_row(&r, &cols, &r.v[i]);
 	report_free(&r);
 	return view_close_output(stdout, "standard output");
 }

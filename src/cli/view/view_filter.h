@@ -1,0 +1,49 @@
+/* view_filter.h - uftrace's -F, -N and -D applied by a view to the calls
+ * it reads (report, dump, graph): -F FUNC keeps FUNC's calls and what
+ * they call, -N FUNC drops them and what they call, -D N keeps N levels
+ * (below the outermost -F call when there is one, else from the top).
+ * The last -F or -N given that names a function decides (uftrace's rule).
+ *
+ * Invariants: per event O(1) (a function's verdict is looked up once,
+ * then kept by site); per thread two depths, where its -F and -N
+ * subtrees began: memory grows with the sites and threads, never with the
+ * events. */
+#ifndef NEEDLE_VIEW_FILTER_H
+#define NEEDLE_VIEW_FILTER_H
+
+#include <regex.h>
+#include <stdint.h>
+
+#include "reader/trace_reader.h"
+
+struct view_filter_pat;
+
+struct view_filter {
+	struct view_filter_pat *pats; /* newest first */
+	int have_filter;              /* some -F: outside every -F subtree nothing shows */
+	uint32_t max_depth;           /* -D: 0 none */
+	struct trace *t;
+	uint8_t *verdict;             /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
+	uint32_t *in_filter, *in_notrace; /* by thread: where its subtree began, UINT32_MAX none */
+};
+
+/* Add -F (notrace 0) or -N (1) PATTERN: a glob, or a regular expression
+ * (pattern.h).  0, or -1 after printing why (view names the command). */
+int view_filter_add(struct view_filter *f, const char *view, const char *pattern, int notrace);
+/* -D's argument: 0, or -1 after printing why. */
+int view_filter_depth(struct view_filter *f, const char *view, const char *arg);
+/* Is anything asked?  Nothing to do when not. */
+static inline int view_filter_active(const struct view_filter *f)
+{
+	return f->pats || f->max_depth;
+}
+/* Before the events of t: 0, or -1 out of memory. */
+int view_filter_start(struct view_filter *f, struct trace *t);
+/* Whether an entry or exit is shown; call it for every entry and exit of
+ * the thread, in order, shown or not (they open and close the
+ * subtrees).  A thread's state starts afresh with view_filter_reset. */
+int view_filter_shows(struct view_filter *f, const struct trace_event *ev);
+void view_filter_reset(struct view_filter *f, uint32_t thread);
+void view_filter_free(struct view_filter *f);
+
+#endif
