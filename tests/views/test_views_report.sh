@@ -58,7 +58,7 @@ check_eq "report: the default columns" "$(rep | head -1 | tr -s ' ')" \
 	" Total time Self time Total avg Total min Total max Calls Function"
 check_eq "-f call: the calls and the function only" "$(rep -f call -s name | awk 'NR > 2' | tr -s ' ' | tr '\n' '/')" \
 	" 3 fan/ 22 leaf/ 1 main/ 7 mid/ 1 other/ 4 rec/ 1 worker/"
-check_eq "-f none: the function alone" "$(rep -f none -s name | awk 'NR > 2' | tr -d ' ' | tr '\n' ' ')" \
+check_eq "-f none: the function alone, no header (uftrace's)" "$(rep -f none -s name | tr -d ' ' | tr '\n' ' ')" \
 	"fan leaf main mid other rec worker "
 check_eq "-f self,total: in that order" "$(rep -f self,total | head -1 | tr -s ' ')" " Self time Total time Function"
 check_eq "-f +self-max: the default and one more" "$(rep -f +self-max | head -1 | tr -s ' ')" \
@@ -78,6 +78,8 @@ check_eq "-N fan -N rec: the rest" "$(rep -N fan -N rec -s name | awk 'NR > 2 { 
 	"leaf:1 main:1 mid:1 other:1 worker:1 "
 check_eq "-F main -D 2: main and what it calls" "$(rep -F main -D 2 -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
 	"fan:2 main:1 other:1 rec:1 "
+check_eq "a recursion's total is its outermost calls' (uftrace's, perf's): rec's total is its self time and leaf's" \
+	"$(rep --csv -F rec | awk -F, '$1 == "rec" { t = $3 } $1 == "rec" || $1 == "leaf" { s += $4 } END { print (t == s) }')" 1
 check_eq "-F fan: fan's total is the full report's" "$(rep -F fan | awk '$NF == "fan" { print $1, $2 }')" \
 	"$(rep | awk '$NF == "fan" { print $1, $2 }')"
 check_eq "report PROGRAM: the recorded program's name is taken, as uftrace takes it" \

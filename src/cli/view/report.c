@@ -3,7 +3,10 @@
  * time, like uftrace report and ftrace's function profiler.
  *
  * Invariants: one pass, O(1) per event; memory grows with the number of
- * functions, not of events.  A time is only ever computed from a
+ * functions and the stacks' depth, not of events.  A recursive function's
+ * total time is that of its outermost calls on each thread (its nested
+ * calls' time is inside them), as uftrace and perf count it; its self
+ * time, average, minimum and maximum are per call.  A time is only ever computed from a
  * recorded entry and a recorded exit: calls still running at the end,
  * calls whose exit was lost and exits without an entry count as calls
  * but add no time.  A trace with no durations at all (the function
@@ -34,6 +37,12 @@ struct func_stats {
 	uint32_t group; /* --by-arg: 0 for the function's own row, else its group + 1 */
 	uint64_t calls, timed, total, self, min, max, self_min, self_max;
 	uint64_t syscall, offcpu; /* --kernel's share of total: in system calls, off the CPU */
+};
+
+struct active_call {
+	uint64_t key; /* thread << 32 | site */
+	uint32_t ctx; /* the thread's coroutine context (TEV_SWITCH), 0 before any */
+	int64_t count;
 };
 
 /* report --kernel: the system calls made by each function (the innermost
@@ -73,6 +82,10 @@ struct report {
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
 	struct view_filter filter; /* -F, -N, -D */
+	struct active_call *active; /* open calls by (thread, context, site): recursion (active_add) */
+	uint32_t *ctx;              /* by thread: its coroutine context now (TEV_SWITCH) */
+	size_t ctx_cap;
+	size_t active_cap, active_cnt;
 	/* --by-arg */
 	const char *by_arg;        /* the value's name: "arg1", "fparg2", ... */
 	struct site_values *sites; /* by site id, cap entries */
@@ -249,6 +262,67 @@ static struct sys_row *sys_row(struct report *r, uint32_t site, uint64_t nr)
 	return &r->sys[h];
 }
 
+static size_t active_hash(uint64_t key, uint32_t ctx)
+{
+	return (size_t)((key ^ (uint64_t)ctx << 20) * 0x9e3779b97f4a7c15ull >> 20);
+}
+
+/* The calls of each (thread, coroutine context, function) open: a table with linear
+ * probing, an entry removed when its count falls to 0, so that it holds
+ * no more than the stacks' distinct functions.  Adds delta to the count
+ * and returns the new count, or -1 out of memory. */
+static int64_t active_add(struct report *r, uint32_t thread, uint32_t site, int delta)
+{
+	uint64_t key = (uint64_t)thread << 32 | site;
+	uint32_t ctx = thread < r->ctx_cap ? r->ctx[thread] : 0;
+	if (!r->active_cap || 2 * (r->active_cnt + 1) > r->active_cap) {
+		size_t cap = r->active_cap ? 2 * r->active_cap : 1024;
+		struct active_call *v = calloc(cap, sizeof(*v));
+		if (!v)
+			return -1;
+		for (size_t i = 0; i < r->active_cap; i++) {
+			if (!r->active[i].count)
+				continue;
+			size_t h = active_hash(r->active[i].key, r->active[i].ctx) & (cap - 1);
+			while (v[h].count)
+				h = (h + 1) & (cap - 1);
+			v[h] = r->active[i];
+		}
+		free(r->active);
+	free(r->ctx);
+		r->active = v;
+		r->active_cap = cap;
+	}
+	size_t mask = r->active_cap - 1, h = active_hash(key, ctx) & mask;
+	while (r->active[h].count && (r->active[h].key != key || r->active[h].ctx != ctx)) {
+		h = (h + 1) & mask;
+		r->t->work++;
+	}
+	if (!r->active[h].count) {
+		if (delta <= 0)
+			return 0; /* an exit whose entry was not counted */
+		r->active[h] = (struct active_call){ key, ctx, 0 };
+		r->active_cnt++;
+	}
+	r->active[h].count += delta;
+	int64_t left = r->active[h].count;
+	if (!left) {
+		/* Remove it, moving up the entries of its probe run that
+		 * would no longer be found past the hole. */
+		r->active_cnt--;
+		size_t hole = h;
+		for (size_t j = (h + 1) & mask; r->active[j].count; j = (j + 1) & mask) {
+			size_t want = active_hash(r->active[j].key, r->active[j].ctx) & mask;
+			if (((j - want) & mask) >= ((j - hole) & mask)) {
+				r->active[hole] = r->active[j];
+				r->active[j].count = 0;
+				hole = j;
+			}
+		}
+	}
+	return left;
+}
+
 static int account(const struct trace_event *ev, void *arg)
 {
 	struct report *r = arg;
@@ -266,13 +340,38 @@ static int account(const struct trace_event *ev, void *arg)
 		}
 		return 0;
 	}
+	if (ev->kind == TEV_SWITCH) {
+		if (ev->thread >= r->ctx_cap) {
+			size_t cap = r->t->thread_cnt > ev->thread ? r->t->thread_cnt : ev->thread + 1;
+			uint32_t *v = realloc(r->ctx, cap * sizeof(*v));
+			if (!v)
+				return r->oom = 1;
+			memset(v + r->ctx_cap, 0, (cap - r->ctx_cap) * sizeof(*v));
+			r->ctx = v;
+			r->ctx_cap = cap;
+		}
+		r->ctx[ev->thread] = ev->site;
+		return 0;
+	}
 	if (view_filter_active(&r->filter) && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) &&
 	    !view_filter_shows(&r->filter, ev))
 		return 0;
 	if (ev->kind == TEV_ENTRY) {
 		if ((f = row_for(r, ev)))
 			f->calls++;
+		if (!(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
+			return r->oom = 1;
 		return 0;
+	}
+	/* Whether this call is the outermost of its function open in its
+	 * thread: a recursion's total is its outermost calls' time, as
+	 * uftrace and perf count it, not the sum of the nested ones. */
+	int outermost = 1;
+	if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
+		int64_t left = active_add(r, ev->thread, ev->site, -1);
+		if (left < 0)
+			return r->oom = 1;
+		outermost = left == 0;
 	}
 	/* Durations come from exits; a call still running at the end, whose
 	 * exit was lost or whose entry is missing counts as a call but has
@@ -290,7 +389,8 @@ static int account(const struct trace_event *ev, void *arg)
 	if (self > f->self_max)
 		f->self_max = self;
 	f->timed++;
-	f->total += d;
+	if (outermost)
+		f->total += d;
 	f->self += self;
 	f->syscall += ev->syscall_ns;
 	f->offcpu += ev->offcpu_ns;
@@ -474,6 +574,8 @@ static void report_free(struct report *r)
 	free(r->slots);
 	free(r->sites);
 	free(r->v);
+	free(r->active);
+	free(r->ctx);
 	view_filter_free(&r->filter);
 	view_close(r->t);
 }
@@ -653,6 +755,8 @@ static int columns_parse(struct report_columns *c, const char *arg, int kern)
 
 static void print_columns(struct report *r, const struct report_columns *c)
 {
+	if (!c->n)
+		return; /* -f none: the functions alone, as uftrace prints them */
 	for (int i = 0; i < c->n; i++)
 		printf("  %*s", c->v[i] == RF_CALLS ? 10 : 12, report_fields[c->v[i]].header);
 	printf("  %s\n", "Function");
@@ -766,7 +870,7 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (parse_sort_keys(sort_arg ? sort_arg : "total", avg == 2)) {
+	if (parse_sort_keys(sort_arg ? sort_arg : avg ? "avg" : "total", avg == 2)) {
 		view_filter_free(&r.filter);
 		return 2;
 	}

@@ -55,7 +55,8 @@ int view_filter_start(struct view_filter *f, struct trace *t)
 	f->verdict = calloc(t->site_cap ? t->site_cap : 1, 1);
 	f->in_filter = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*f->in_filter));
 	f->in_notrace = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*f->in_notrace));
-	if (!f->verdict || !f->in_filter || !f->in_notrace)
+	f->base = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*f->base));
+	if (!f->verdict || !f->in_filter || !f->in_notrace || !f->base)
 		return -1;
 	for (size_t i = 0; i < t->thread_cnt; i++)
 		view_filter_reset(f, (uint32_t)i);
@@ -65,6 +66,7 @@ int view_filter_start(struct view_filter *f, struct trace *t)
 void view_filter_reset(struct view_filter *f, uint32_t thread)
 {
 	f->in_filter[thread] = f->in_notrace[thread] = UINT32_MAX;
+	f->base[thread] = UINT32_MAX;
 }
 
 static int site_verdict(struct view_filter *f, uint32_t site)
@@ -95,6 +97,14 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 	int entry = ev->kind == TEV_ENTRY;
 	int v = f->pats ? site_verdict(f, ev->site) : 1;
 
+	/* A forked child's calls open at the fork are its parent's: they
+	 * count (their exits are the child's) but open no subtree in it
+	 * (uftrace's child starts outside them), and its levels count from
+	 * its first own event. */
+	if (entry && (ev->flags & TEV_INHERITED))
+		return 1;
+	if (f->base[ev->thread] == UINT32_MAX)
+		f->base[ev->thread] = depth;
 	if (entry) {
 		if (v == 3 && *in_notrace == UINT32_MAX)
 			*in_notrace = depth;
@@ -102,7 +112,7 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 			*in_filter = depth;
 	}
 	int show = *in_notrace == UINT32_MAX && (!f->have_filter || *in_filter != UINT32_MAX);
-	uint32_t top = f->have_filter ? *in_filter : 0;
+	uint32_t top = f->have_filter ? *in_filter : f->base[ev->thread];
 	if (show && f->max_depth && (depth < top || depth - top >= f->max_depth))
 		show = 0;
 	if (!entry || (ev->flags & TEV_FLAT)) {
@@ -130,6 +140,7 @@ void view_filter_free(struct view_filter *f)
 	free(f->verdict);
 	free(f->in_filter);
 	free(f->in_notrace);
+	free(f->base);
 	f->verdict = NULL;
-	f->in_filter = f->in_notrace = NULL;
+	f->in_filter = f->in_notrace = f->base = NULL;
 }

@@ -1,7 +1,8 @@
 /* view_filter.h - uftrace's -F, -N and -D applied by a view to the calls
  * it reads (report, dump, graph): -F FUNC keeps FUNC's calls and what
  * they call, -N FUNC drops them and what they call, -D N keeps N levels
- * (below the outermost -F call when there is one, else from the top).
+ * (below the outermost -F call when there is one, else from the top of
+ * the thread: for a forked child, from its first call of its own).
  * The last -F or -N given that names a function decides (uftrace's rule).
  *
  * Invariants: per event O(1) (a function's verdict is looked up once,
@@ -25,6 +26,9 @@ struct view_filter {
 	struct trace *t;
 	uint8_t *verdict;             /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
 	uint32_t *in_filter, *in_notrace; /* by thread: where its subtree began, UINT32_MAX none */
+	uint32_t *base;               /* by thread: the level of its first own event (a forked
+				       * child's, after the calls it inherits), where -D counts
+				       * from without -F; UINT32_MAX before it */
 };
 
 /* Add -F (notrace 0) or -N (1) PATTERN: a glob, or a regular expression
