@@ -89,3 +89,30 @@ view_refused "report -s with an unknown key" 2 "unknown sort key 'bogus'" "$NEED
 view_refused "report -f with an unknown field" 2 "unknown field 'bogus'" "$NEEDLE" report -i "$T/g.data" -f bogus
 view_refused "report --avg-total --avg-self" 2 "not both" "$NEEDLE" report -i "$T/g.data" --avg-total --avg-self
 view_refused "report -D 0" 2 "-D takes a depth" "$NEEDLE" report -i "$T/g.data" -D 0
+
+# ---- report --diff: two runs of graph_prog, rec(3) and rec(6), the second without other() ----
+"$NEEDLE" record -o "$T/g6.data" --libcall=none -N other -- "$PROGS/graph_prog" 6 >/dev/null 2>&1
+diffrep() { "$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" "$@"; }
+check_eq "--diff: the calls' differences, by function (other and its calls gone in the second)" \
+	"$(diffrep -f call -s name | awk '!/^#/ && NR > 7 { print $NF ":" $1 }' | tr '\n' ' ')" \
+	"fan:+0 leaf:+2 main:+0 mid:-1 other:-1 rec:+3 worker:+0 "
+check_eq "--diff -s call: the largest difference first, ties by name" \
+	"$(diffrep -f call -s call | awk '!/^#/ && NR > 7 { print $NF }' | tr '\n' ' ')" \
+	"rec leaf mid other fan main worker "
+check_eq "--diff --diff-policy full: base, other and difference" \
+	"$(diffrep -f call --diff-policy full | awk '$NF == "rec" { print $1, $2, $3 }')" "4 7 +3"
+check_eq "--diff: the header names both traces" "$(diffrep | grep -c -e "base: $T/g.data" -e "diff: $T/g6.data")" 2
+check_eq "--diff: a total's difference is the second's minus the first's (main, ns)" \
+	"$(diffrep -f total --diff-policy full,no-percent | awk '$NF == "main" { print $5, $6 }')" \
+	"$(a=$("$NEEDLE" report --csv -i "$T/g.data" | awk -F, '$1 == "main" { print $3 }')
+	   b=$("$NEEDLE" report --csv -i "$T/g6.data" | awk -F, '$1 == "main" { print $3 }')
+	   d=$((b - a)); s=+; [ $d -lt 0 ] && { s=-; d=$((-d)); }
+	   if [ $d -ge 1000000 ]; then printf '%s%.3f ms' $s "$(echo "$d / 1000000" | bc -l)"
+	   else printf '%s%d.%03d us' $s $((d / 1000)) $((d % 1000)); fi)"
+check_eq "--diff-policy percent: times as a percentage of the base's" \
+	"$(diffrep -f self --diff-policy percent | awk '$NF == "other" { print $1 }')" "-100.00%"
+view_refused "--diff of a missing trace" 1 "nosuch.data" "$NEEDLE" report -i "$T/g.data" --diff "$T/nosuch.data"
+view_refused "--diff-policy with an unknown word" 2 "unknown --diff-policy 'bogus'" \
+	"$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --diff-policy bogus
+view_refused "--diff with --csv" 2 "not with --csv" "$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --csv
+view_refused "--sort-column 3" 2 "--sort-column takes 0" "$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --sort-column 3

@@ -788,6 +788,279 @@ static void print_row(struct report *r, const struct report_columns *c, const st
 	printf("  %s\n", row_name(r, f));
 }
 
+/* The rows of r, compacted at the front of r->v: the functions' own,
+ * then the --by-arg groups', each made a label.  Their number, or
+ * SIZE_MAX out of memory; *timed set when some call has a duration. */
+static size_t report_rows(struct report *r, int *timed)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->cap; i++) {
+		if (r->v[i].calls)
+			r->v[n++] = r->v[i];
+		*timed |= r->v[i].timed != 0;
+	}
+	if (!r->group_cnt)
+		return n;
+	struct func_stats *v = realloc(r->v, (n + r->group_cnt) * sizeof(*v));
+	if (!v)
+		return SIZE_MAX;
+	r->v = v;
+	for (size_t i = 0; i < r->group_cnt; i++) {
+		struct group *g = &r->groups[i];
+		const char *name = trace_site_name(r->t, g->st.site), *val = g->value ? g->value : "<other>";
+		size_t len = strlen(name) + strlen(g->name) + strlen(val) + 4;
+		if (!(g->label = malloc(len)))
+			return SIZE_MAX;
+		snprintf(g->label, len, "%s(%s=%s)", name, g->name, val);
+		r->v[n++] = g->st;
+		*timed |= g->st.timed != 0;
+	}
+	return n;
+}
+
+#define DIFF_FULL 1
+#define DIFF_PERCENT 2
+#define DIFF_ABS 4
+
+/* --diff-policy full|compact,percent|no-percent,abs|no-abs. */
+static int parse_diff_policy(const char *arg, int *flags)
+{
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", arg);
+	for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(w, "full"))
+			*flags |= DIFF_FULL;
+		else if (!strcmp(w, "compact"))
+			*flags &= ~DIFF_FULL;
+		else if (!strcmp(w, "percent"))
+			*flags |= DIFF_PERCENT;
+		else if (!strcmp(w, "no-percent"))
+			*flags &= ~DIFF_PERCENT;
+		else if (!strcmp(w, "abs"))
+			*flags |= DIFF_ABS;
+		else if (!strcmp(w, "no-abs"))
+			*flags &= ~DIFF_ABS;
+		else {
+			cli_error("report: unknown --diff-policy '%s' (full, compact, percent, no-percent, abs, no-abs)", w);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* report --diff: a row per function name of either trace, its numbers in
+ * the base and the other trace.  compact (the default): the difference
+ * of each column; full: the base's, the other's and the difference;
+ * percent: the difference as a percentage of the base's (for times);
+ * abs (the default): rows sorted by the difference's size, else by its
+ * value. */
+struct diff_row {
+	const char *name;
+	struct func_stats a, b;
+};
+
+static struct report *diff_base;
+static enum report_key diff_keys[SORT_KEYS_MAX];
+static int diff_key_cnt, diff_flags, diff_column;
+
+static int by_name(const void *x, const void *y)
+{
+	const struct func_stats *a = x, *b = y;
+	return strcmp(row_name(diff_base, a), row_name(diff_base, b));
+}
+
+/* The value a sort compares: the base's (column 0), the other's (1) or
+ * the difference (2, the default). */
+static double diff_sort_value(const struct diff_row *d, enum report_key k)
+{
+	double a = (double)key_value(&d->a, k), b = (double)key_value(&d->b, k);
+	double v = diff_column == 0 ? a : diff_column == 1 ? b : b - a;
+	if (diff_column == 2 && (diff_flags & DIFF_PERCENT) && k != K_CALLS)
+		v = a ? (b - a) / a : 0;
+	return diff_column == 2 && (diff_flags & DIFF_ABS) && v < 0 ? -v : v;
+}
+
+static int diff_cmp(const void *x, const void *y)
+{
+	const struct diff_row *a = x, *b = y;
+	for (int i = 0; i < diff_key_cnt; i++) {
+		if (diff_keys[i] == K_NAME) {
+			int c = strcmp(a->name, b->name);
+			if (c)
+				return c;
+			continue;
+		}
+		double va = diff_sort_value(a, diff_keys[i]), vb = diff_sort_value(b, diff_keys[i]);
+		if (va != vb)
+			return va < vb ? 1 : -1;
+	}
+	return strcmp(a->name, b->name);
+}
+
+/* Rows merged by name (a function of one name in two objects is one row
+ * of each trace); r's rows sorted by name first. */
+static size_t merge_by_name(struct report *r, size_t n)
+{
+	diff_base = r;
+	qsort(r->v, n, sizeof(*r->v), by_name);
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct func_stats *f = &r->v[i];
+		if (m && !strcmp(row_name(r, &r->v[m - 1]), row_name(r, f))) {
+			struct func_stats *g = &r->v[m - 1];
+			if (f->timed && (!g->timed || f->min < g->min))
+				g->min = f->min;
+			if (f->timed && (!g->timed || f->self_min < g->self_min))
+				g->self_min = f->self_min;
+			g->max = f->max > g->max ? f->max : g->max;
+			g->self_max = f->self_max > g->self_max ? f->self_max : g->self_max;
+			g->calls += f->calls;
+			g->timed += f->timed;
+			g->total += f->total;
+			g->self += f->self;
+			g->syscall += f->syscall;
+			g->offcpu += f->offcpu;
+			continue;
+		}
+		r->v[m++] = *f;
+	}
+	return m;
+}
+
+/* "+1.234 ms", "-0.500 us", "+3", "+2.99%". */
+static void format_delta(char *buf, size_t len, double a, double b, int is_time, int percent)
+{
+	if (percent && is_time) {
+		if (!a)
+			snprintf(buf, len, "%s", b ? "new" : "+0.00%");
+		else
+			snprintf(buf, len, "%+.2f%%", (b - a) * 100.0 / a);
+		return;
+	}
+	if (!is_time) {
+		snprintf(buf, len, "%+lld", (long long)(b - a));
+		return;
+	}
+	char d[32];
+	double v = b - a;
+	cli_format_duration(d, sizeof(d), (uint64_t)(v < 0 ? -v : v));
+	const char *p = d;
+	while (*p == ' ')
+		p++;
+	snprintf(buf, len, "%c%s", v < 0 ? '-' : '+', p);
+}
+
+static int report_diff(struct report *r, size_t n, const char *other_path, uint32_t tid,
+		       const struct report_columns *fields, int flags, int column, const char *sort_arg)
+{
+	struct report o = { .by_arg = r->by_arg, .filter = r->filter };
+	struct report_columns cols;
+	int rc = 1;
+
+	/* The other trace through the same filters, from its own start. */
+	r->filter = (struct view_filter){ 0 };
+	view_filter_stop(&o.filter);
+	if (!(o.t = view_open(other_path)))
+		goto out;
+	if (tid && !trace_thread_find(o.t, tid)) {
+		cli_error("thread %u is not in %s (needle info lists the threads)", tid, o.t->path);
+		goto out;
+	}
+	if (view_filter_active(&o.filter) && view_filter_start(&o.filter, o.t)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (o.by_arg ? view_each_event_mark(o.t, tid, group_of, &o, account, &o) : view_each_event(o.t, tid, account, &o))
+		goto out;
+	int timed = 0;
+	size_t m = o.oom ? SIZE_MAX : report_rows(&o, &timed);
+	if (m == SIZE_MAX) {
+		cli_error("out of memory");
+		goto out;
+	}
+	n = merge_by_name(r, n);
+	m = merge_by_name(&o, m);
+	struct diff_row *v = malloc((n + m ? n + m : 1) * sizeof(*v));
+	if (!v) {
+		cli_error("out of memory");
+		goto out;
+	}
+	size_t k = 0, i = 0, j = 0;
+	while (i < n || j < m) {
+		const char *an = i < n ? row_name(r, &r->v[i]) : NULL, *bn = j < m ? row_name(&o, &o.v[j]) : NULL;
+		int c = !an ? 1 : !bn ? -1 : strcmp(an, bn);
+		v[k] = (struct diff_row){ c <= 0 ? an : bn, { 0 }, { 0 } };
+		if (c <= 0)
+			v[k].a = r->v[i++];
+		if (c >= 0)
+			v[k].b = o.v[j++];
+		k++;
+	}
+	/* Sorted by the keys of -s (default total), on the differences. */
+	if (parse_sort_keys(sort_arg ? sort_arg : "total", 0)) {
+		free(v);
+		rc = 2;
+		goto out;
+	}
+	memcpy(diff_keys, sort_keys, sizeof(diff_keys));
+	diff_key_cnt = sort_key_cnt;
+	diff_flags = flags;
+	diff_column = column;
+	qsort(v, k, sizeof(*v), diff_cmp);
+	if (fields)
+		cols = *fields;
+	else {
+		cols.n = 0;
+		columns_add(&cols, RF_TOTAL);
+		columns_add(&cols, RF_SELF);
+		columns_add(&cols, RF_CALLS);
+	}
+	printf("#\n# needle report --diff\n#  [0] base: %s\n#  [1] diff: %s\n#\n", r->t->path, o.t->path);
+	int w = flags & DIFF_FULL ? 36 : 12;
+	for (int c = 0; c < cols.n; c++) {
+		char h[64];
+		snprintf(h, sizeof(h), "%s%s", report_fields[cols.v[c]].header, flags & DIFF_FULL ? " (diff)" : "");
+		printf("  %*s", w, h);
+	}
+	printf("  %s\n", "Function");
+	for (int c = 0; c < cols.n; c++) {
+		char line[64];
+		memset(line, '=', (size_t)w);
+		line[w] = 0;
+		printf("  %s", line);
+	}
+	printf("  %s\n", "========");
+	for (size_t x = 0; x < k; x++) {
+		for (int c = 0; c < cols.n; c++) {
+			enum report_key key = report_fields[cols.v[c]].key;
+			int is_time = cols.v[c] != RF_CALLS;
+			double a = (double)key_value(&v[x].a, key), b = (double)key_value(&v[x].b, key);
+			char delta[48];
+			format_delta(delta, sizeof(delta), a, b, is_time, flags & DIFF_PERCENT);
+			if (flags & DIFF_FULL) {
+				char ab[32], bb[32];
+				if (is_time) {
+					cli_format_duration(ab, sizeof(ab), (uint64_t)a);
+					cli_format_duration(bb, sizeof(bb), (uint64_t)b);
+				} else {
+					snprintf(ab, sizeof(ab), "%llu", (unsigned long long)a);
+					snprintf(bb, sizeof(bb), "%llu", (unsigned long long)b);
+				}
+				printf("  %10s %10s %12s", ab, bb, delta);
+			} else {
+				printf("  %12s", delta);
+			}
+		}
+		printf("  %s\n", v[x].name);
+	}
+	free(v);
+	rc = view_close_output(stdout, "standard output");
+out:
+	/* o's rows name o's sites: freed with it. */
+	report_free(&o);
+	return rc;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -797,10 +1070,12 @@ int cmd_report(int argc, char **argv)
 		{ "kernel", no_argument, NULL, 'K' },        { "output-fields", required_argument, NULL, 'f' },
 		{ "avg-total", no_argument, NULL, 'A' },     { "avg-self", no_argument, NULL, 'S' },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
-		{ "depth", required_argument, NULL, 'D' },
+		{ "depth", required_argument, NULL, 'D' },   { "diff", required_argument, NULL, 'X' },
+		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL;
+	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
+	int diff_policy = DIFF_ABS, sort_column = 2;
 	struct report r = { 0 };
 	uint32_t tid = 0;
 	int c, csv = 0, avg = 0;
@@ -853,6 +1128,23 @@ int cmd_report(int argc, char **argv)
 		case 'K':
 			r.kernel_view = 1;
 			break;
+		case 'X':
+			diff_path = optarg;
+			break;
+		case 'P':
+			if (parse_diff_policy(optarg, &diff_policy)) {
+				view_filter_free(&r.filter);
+				return 2;
+			}
+			break;
+		case 'O':
+			if (strlen(optarg) != 1 || optarg[0] < '0' || optarg[0] > '2') {
+				cli_error("report: --sort-column takes 0 (base), 1 (diff) or 2 (difference), not '%s'", optarg);
+				view_filter_free(&r.filter);
+				return 2;
+			}
+			sort_column = optarg[0] - '0';
+			break;
 		case 'B':
 			if (parse_by_arg(optarg, by_arg, sizeof(by_arg))) {
 				view_filter_free(&r.filter);
@@ -869,6 +1161,11 @@ int cmd_report(int argc, char **argv)
 			view_filter_free(&r.filter);
 			return 2;
 		}
+	}
+	if (diff_path && (csv || r.kernel_view)) {
+		cli_error("report: --diff prints a table: not with --csv or --kernel");
+		view_filter_free(&r.filter);
+		return 2;
 	}
 	if (parse_sort_keys(sort_arg ? sort_arg : avg ? "avg" : "total", avg == 2)) {
 		view_filter_free(&r.filter);
@@ -912,35 +1209,17 @@ int cmd_report(int argc, char **argv)
 	if (r.by_arg && !r.group_cnt)
 		cli_error("warning: no call in %s has a value named %s (recorded with -A): one row per function",
 			  r.t->path, r.by_arg);
-	/* The rows: the functions' own, then the groups', each made a label. */
-	size_t n = 0;
 	int timed = 0;
-	for (size_t i = 0; i < r.cap; i++) {
-		if (r.v[i].calls)
-			r.v[n++] = r.v[i];
-		timed |= r.v[i].timed != 0;
+	size_t n = report_rows(&r, &timed);
+	if (n == SIZE_MAX) {
+		cli_error("out of memory");
+		report_free(&r);
+		return 1;
 	}
-	if (r.group_cnt) {
-		struct func_stats *v = realloc(r.v, (n + r.group_cnt) * sizeof(*v));
-		if (!v) {
-			cli_error("out of memory");
-			report_free(&r);
-			return 1;
-		}
-		r.v = v;
-		for (size_t i = 0; i < r.group_cnt; i++) {
-			struct group *g = &r.groups[i];
-			const char *name = trace_site_name(r.t, g->st.site), *val = g->value ? g->value : "<other>";
-			size_t len = strlen(name) + strlen(g->name) + strlen(val) + 4;
-			if (!(g->label = malloc(len))) {
-				cli_error("out of memory");
-				report_free(&r);
-				return 1;
-			}
-			snprintf(g->label, len, "%s(%s=%s)", name, g->name, val);
-			r.v[n++] = g->st;
-			timed |= g->st.timed != 0;
-		}
+	if (diff_path) {
+		int rc = report_diff(&r, n, diff_path, tid, fields_arg ? &cols : NULL, diff_policy, sort_column, sort_arg);
+		report_free(&r);
+		return rc;
 	}
 	/* Entries only (the function tracer): no time to sort by. */
 	if (!timed && sort_keys[0] != K_NAME) {

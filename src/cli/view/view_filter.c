@@ -127,6 +127,17 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 	return show;
 }
 
+void view_filter_stop(struct view_filter *f)
+{
+	free(f->verdict);
+	free(f->in_filter);
+	free(f->in_notrace);
+	free(f->base);
+	f->verdict = NULL;
+	f->in_filter = f->in_notrace = f->base = NULL;
+	f->t = NULL;
+}
+
 void view_filter_free(struct view_filter *f)
 {
 	while (f->pats) {

@@ -48,6 +48,9 @@ int view_filter_start(struct view_filter *f, struct trace *t);
  * subtrees).  A thread's state starts afresh with view_filter_reset. */
 int view_filter_shows(struct view_filter *f, const struct trace_event *ev);
 void view_filter_reset(struct view_filter *f, uint32_t thread);
+/* Forget the trace (its per-site and per-thread state), keeping the
+ * patterns, to start again on another. */
+void view_filter_stop(struct view_filter *f);
 void view_filter_free(struct view_filter *f);
 
 #endif
