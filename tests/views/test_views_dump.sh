@@ -69,3 +69,7 @@ view_refused "dump --chrome with a filter" 2 "whole trace" "$NEEDLE" dump -i "$T
 view_refused "dump of a missing trace" 1 "nosuch.data" "$NEEDLE" dump -i "$T/nosuch.data"
 view_refused "dump of a thread not in the trace" 1 "thread 1 is not" "$NEEDLE" dump -i "$T/g.data" --tid 1
 view_refused "dump with a bad regular expression" 2 "not a regular expression" "$NEEDLE" dump -i "$T/g.data" -F 'a($'
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/l.data" -- "$P" 3 >/dev/null 2>&1
+check "with library calls: dump shows pthread_create" sh -c "'$NEEDLE' dump -i '$T/l.data' | grep -q 'pthread_create('"
+check_eq "--no-libcall: none of them, the program's calls all there" \
+	"$("$NEEDLE" dump -i "$T/l.data" --no-libcall | grep -c '\[entry\]')" 39

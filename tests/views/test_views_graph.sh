@@ -158,3 +158,18 @@ check_eq "exec: the first program's main waits for its child, and calls no a" \
 	"$(g2 main | awk '/CALL GRAPH/ { n++ } n == 2' | grep -c -e wait_child -e '(1) a$')" 1
 check_eq "exec: the whole-program graph, one per program" \
 	"$(g2 | grep -c '^(1) exec_prog$')" 2
+
+# Filters: the graph is built from the calls they leave.
+check_eq "-N mid: mid's calls and what they call gone from fan's graph" "$(g -f none -N mid fan | sed -n '/CALL GRAPH/,$p')" \
+"========== FUNCTION CALL GRAPH ==========
+(3) fan
+(3) leaf"
+check_eq "-F worker: only what runs inside worker" "$(g -f none -F worker | sed -n '/CALL GRAPH/,$p' | grep -c main)" 0
+check_eq "-f +self,addr: the default column and these" "$(g -f +self,addr fan | grep '^# T')" \
+	"# TOTAL TIME   SELF TIME     ADDRESS     FUNCTION"
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/l.data" -- "$P" 3 >/dev/null 2>&1
+check "with library calls: main calls pthread_create" sh -c "'$NEEDLE' graph -i '$T/l.data' -f none main | grep -q pthread_create"
+check_eq "--no-libcall: no library call in main's graph" \
+	"$("$NEEDLE" graph -i "$T/l.data" -f none --no-libcall main | grep -c -e pthread_ -e printf -e strtol)" 0
+check_eq "--no-libcall: the program's calls stay" \
+	"$("$NEEDLE" graph -i "$T/l.data" -f none --no-libcall main | grep -c -e '^ +-(2) fan$' -e '^ +-(1) rec$' -e '^ +-(1) other$')" 3

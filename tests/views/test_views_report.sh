@@ -116,3 +116,15 @@ view_refused "--diff-policy with an unknown word" 2 "unknown --diff-policy 'bogu
 	"$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --diff-policy bogus
 view_refused "--diff with --csv" 2 "not with --csv" "$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --csv
 view_refused "--sort-column 3" 2 "--sort-column takes 0" "$NEEDLE" report -i "$T/g.data" --diff "$T/g6.data" --sort-column 3
+
+# -t TIME: only the calls that lasted that long; --no-libcall.
+long=$(rep --csv | awk -F, '$1 == "main" { print int($7 / 1000) }')
+check_eq "-t: only calls of at least TIME: main's $long us, and not leaf's" \
+	"$(rep -t "${long}us" -s name | awk 'NR > 2 { print $NF }' | grep -c -e '^main$' -e '^leaf$')" 1
+check_eq "-t 1s: no call lasted so long" "$(rep -t 1s | awk 'NR > 2' | wc -l)" 0
+view_refused "report -t nonsense" 2 "-t takes a duration" "$NEEDLE" report -i "$T/g.data" -t soon
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/l.data" -- "$PROGS/graph_prog" 3 >/dev/null 2>&1
+check "with library calls: report lists pthread_create" sh -c "'$NEEDLE' report -i '$T/l.data' | grep -q ' pthread_create$'"
+check_eq "--no-libcall: no library function, the program's all there" \
+	"$("$NEEDLE" report -i "$T/l.data" --no-libcall -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
+	"fan:3 leaf:22 main:1 mid:7 other:1 rec:4 worker:1 "

@@ -132,6 +132,7 @@ static const char dump_usage[] =
 	"  -F, --filter FUNC   only FUNC's calls and what they call (repeatable)\n"
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
+	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --chrome        Chrome trace JSON instead (needle export --format=chrome)\n"
 	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
 	"FUNC is a glob or, with ^ $ . ( | + \\, a regular expression; the last -F or -N\n"
@@ -144,6 +145,7 @@ int cmd_dump(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "chrome", no_argument, NULL, 'C' },
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
+		{ "no-libcall", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
@@ -174,6 +176,9 @@ int cmd_dump(int argc, char **argv)
 		case 'C':
 		case 'G':
 			other = c;
+			break;
+		case 'L':
+			d.filter.no_libcall = 1;
 			break;
 		case 'h':
 			fputs(dump_usage, stdout);

@@ -33,6 +33,7 @@
 
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
+#include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
 #include "common/pattern.h"
 
@@ -62,6 +63,7 @@ struct graph {
 	regex_t re;
 	uint32_t max_depth;  /* -D: levels shown below FUNC, 0 all */
 	int srcline;         /* --srcline: each function's source file and line */
+	struct view_filter filter; /* -F, -N, --no-libcall: what the graph is built from */
 	struct call_tree g;  /* keyed by a name's first site */
 	uint64_t *time, *child; /* by node */
 	size_t time_cap, child_cap;
@@ -207,6 +209,13 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		}
 		th->site[d] = ev->site;
 		th->node[d] = 0;
+		/* A call the filters hide is not a node: what it calls
+		 * (when shown) hangs from its caller. */
+		if (view_filter_active(&gr->filter) && !view_filter_shows(&gr->filter, ev)) {
+			th->counted[d] = 0;
+			th->node[d] = d ? th->node[d - 1] : 0;
+			return 0;
+		}
 		if (th->path_valid > d)
 			th->path_valid = d;
 		th->counted[d] = !(ev->flags & TEV_INHERITED);
@@ -236,6 +245,8 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		th->node[d] = n;
 		return 0;
 	}
+	if (ev->kind == TEV_EXIT && view_filter_active(&gr->filter) && !view_filter_shows(&gr->filter, ev))
+		return 0;
 	if (ev->kind != TEV_EXIT || (ev->flags & TEV_ORPHAN) || d >= th->cap || !th->on || d < th->start)
 		return 0;
 	uint32_t n = th->node[d];
@@ -524,7 +535,10 @@ static const char graph_usage[] =
 	"      --tid TID       only this thread's calls\n"
 	"  -D, --depth N       at most N levels below FUNC\n"
 	"  -f, --output-fields total,self,addr|none\n"
-	"                      the columns before the graph (default total)\n"
+	"                      the columns before the graph (default total; +FIELDS adds)\n"
+	"  -F, --filter FUNC   only calls inside FUNC's (repeatable)\n"
+	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
+	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --srcline       each function's source file and line (DWARF)\n"
 	"FUNC is a function's name as replay shows it, or a regular expression\n"
 	"(^, $, '.', ...: see needle replay --help) that names several.\n";
@@ -532,8 +546,15 @@ static const char graph_usage[] =
 static int parse_fields(struct graph *gr, const char *arg)
 {
 	char buf[256];
+	/* +FIELDS: the default's (total) and these. */
+	if (*arg == '+') {
+		gr->field_cnt = 1;
+		gr->fields[0] = GF_TOTAL;
+		arg++;
+	} else {
+		gr->field_cnt = 0;
+	}
 	snprintf(buf, sizeof(buf), "%s", arg);
-	gr->field_cnt = 0;
 	for (char *save = NULL, *f = strtok_r(buf, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
 		int k;
 		if (!strcmp(f, "none"))
@@ -548,7 +569,10 @@ static int parse_fields(struct graph *gr, const char *arg)
 			cli_error("graph: unknown field '%s' (total, self, addr or none)", f);
 			return -1;
 		}
-		if (gr->field_cnt < GRAPH_FIELDS)
+		int dup = 0;
+		for (int i = 0; i < gr->field_cnt; i++)
+			dup |= gr->fields[i] == k;
+		if (!dup && gr->field_cnt < GRAPH_FIELDS)
 			gr->fields[gr->field_cnt++] = k;
 	}
 	return 0;
@@ -573,6 +597,7 @@ static void graph_free(struct graph *gr)
 	free(gr->session_thread);
 	call_tree_free(&gr->g);
 	call_tree_free(&gr->bt);
+	view_filter_free(&gr->filter);
 	if (gr->is_regex)
 		regfree(&gr->re);
 }
@@ -583,6 +608,8 @@ int cmd_graph(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },	   { "tid", required_argument, NULL, 'T' },
 		{ "depth", required_argument, NULL, 'D' },	   { "output-fields", required_argument, NULL, 'f' },
 		{ "srcline", no_argument, NULL, 'L' },		   { "help", no_argument, NULL, 'h' },
+		{ "filter", required_argument, NULL, 'F' },	   { "notrace", required_argument, NULL, 'N' },
+		{ "no-libcall", no_argument, NULL, 'B' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
@@ -591,7 +618,7 @@ int cmd_graph(int argc, char **argv)
 	int c, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -618,6 +645,16 @@ int cmd_graph(int argc, char **argv)
 		case 'L':
 			gr.srcline = 1;
 			break;
+		case 'F':
+		case 'N':
+			if (view_filter_add(&gr.filter, "graph", optarg, c == 'N')) {
+				view_filter_free(&gr.filter);
+				return 2;
+			}
+			break;
+		case 'B':
+			gr.filter.no_libcall = 1;
+			break;
 		case 'h':
 			fputs(graph_usage, stdout);
 			return 0;
@@ -642,6 +679,7 @@ int cmd_graph(int argc, char **argv)
 	}
 	int err = 1;
 	if (call_tree_init(&gr.g, &gr.t->work) || call_tree_init(&gr.bt, &gr.t->work) || index_names(&gr) ||
+	    (view_filter_active(&gr.filter) && view_filter_start(&gr.filter, gr.t)) ||
 	    !(gr.th = calloc(gr.t->thread_cnt ? gr.t->thread_cnt : 1, sizeof(*gr.th)))) {
 		cli_error("out of memory");
 		goto out;

@@ -306,7 +306,7 @@ struct replay {
 	int column_view;
 	uint32_t column_offset, columns;
 	uint32_t *column; /* by thread index: column + 1, 0 none yet */
-	int8_t *module_compiled; /* by module: 1 built with patchable entries, 0 not, -1 not known yet */
+	signed char *module_compiled; /* view_module_compiled's cache */
 	int srcline;             /* --srcline: a call's source file and line after its opening */
 	struct loc_list *locs;   /* -L */
 	int locs_show;           /* some -L without @hide: the functions of other files are hidden */
@@ -843,33 +843,9 @@ static int print_at_exit(struct replay *r, const struct trace_event *ev)
 	return 0;
 }
 
-/* Did discovery find compiled sites in module (its line "O COMPILED ...
- * PATH" of the trace's objects table)?  A library's functions without
- * are library calls (--no-libcall). */
 static int module_compiled(struct replay *r, uint32_t module)
 {
-	if (module >= r->t->module_cnt)
-		return 0;
-	/* libneedle's interposers stand for the C library's functions. */
-	const char *base = strrchr(r->t->modules[module], '/');
-	if (!strncmp(base ? base + 1 : r->t->modules[module], "libneedle", 9))
-		return 0;
-	if (!r->module_compiled && !(r->module_compiled = calloc(r->t->module_cnt, 1)))
-		return 0;
-	if (r->module_compiled[module])
-		return r->module_compiled[module] > 0;
-	r->module_compiled[module] = -1;
-	const char *path = r->t->modules[module];
-	for (const char *p = r->t->objects; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p), pl = strlen(path);
-		unsigned long compiled;
-		if (n > pl + 2 && p[0] == 'O' && sscanf(p, "O %lu", &compiled) == 1 && !strncmp(p + n - pl, path, pl) &&
-		    p[n - pl - 1] == ' ' && compiled)
-			r->module_compiled[module] = 1;
-		p = nl ? nl + 1 : p + n;
-	}
-	return r->module_compiled[module] > 0;
+	return view_module_compiled(r->t, module, &r->module_compiled);
 }
 
 /* Where site's function is defined, for --srcline and -L: not for a

@@ -81,7 +81,8 @@ struct report {
 	struct sys_row *sys;  /* --kernel: open addressing by (site, nr) */
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
-	struct view_filter filter; /* -F, -N, -D */
+	struct view_filter filter; /* -F, -N, -D, --no-libcall */
+	uint64_t min_ns;           /* -t: only calls that lasted this long (counted at their exit) */
 	struct active_call *active; /* open calls by (thread, context, site): recursion (active_add) */
 	uint32_t *ctx;              /* by thread: its coroutine context now (TEV_SWITCH) */
 	size_t ctx_cap;
@@ -357,7 +358,7 @@ static int account(const struct trace_event *ev, void *arg)
 	    !view_filter_shows(&r->filter, ev))
 		return 0;
 	if (ev->kind == TEV_ENTRY) {
-		if ((f = row_for(r, ev)))
+		if (!r->min_ns && (f = row_for(r, ev)))
 			f->calls++;
 		if (!(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
 			return r->oom = 1;
@@ -380,6 +381,12 @@ static int account(const struct trace_event *ev, void *arg)
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
 	uint64_t self = d > ev->child_ns ? d - ev->child_ns : 0;
+	/* -t: a call is counted, at its exit, when it lasted long enough. */
+	if (r->min_ns) {
+		if (d < r->min_ns)
+			return 0;
+		f->calls++;
+	}
 	if (!f->timed || d < f->min)
 		f->min = d;
 	if (d > f->max)
@@ -638,9 +645,20 @@ static const char report_usage[] =
 	"                     for total-*), none; +FIELDS adds to the default\n"
 	"      --avg-total    the average, shortest and longest total time of a call\n"
 	"      --avg-self     the same of its self time (and avg, min, max sort by it)\n"
+	"      --diff OTHER   per function, the difference from this trace to OTHER's\n"
+	"      --diff-policy full|compact,percent|no-percent,abs|no-abs\n"
+	"                     full: each trace's numbers and the difference (compact: the\n"
+	"                     difference); percent: times' differences as a percentage;\n"
+	"                     abs (default): sorted by the difference's size\n"
+	"      --sort-column 0|1|2\n"
+	"                     with full, sort by the base's (0), the other's (1) or the\n"
+	"                     difference (2, the default)\n"
 	"  -F, --filter FUNC  only FUNC's calls and what they call (repeatable)\n"
 	"  -N, --notrace FUNC not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N      at most N levels (below the outermost -F call)\n"
+	"      --no-libcall   not the calls the program makes into libraries\n"
+	"  -t, --time-filter TIME\n"
+	"                     only the calls that lasted TIME or longer (100us, 2ms)\n"
 	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns (and with kernel\n"
 	"                     events oncpu_ns,offcpu_ns,syscall_ns: the calls' time on and off the\n"
 	"                     CPU and in system calls, their children's included)\n"
@@ -1072,6 +1090,7 @@ int cmd_report(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "diff", required_argument, NULL, 'X' },
 		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
+		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
@@ -1082,7 +1101,7 @@ int cmd_report(int argc, char **argv)
 	char by_arg[256];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -1130,6 +1149,16 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'X':
 			diff_path = optarg;
+			break;
+		case 'L':
+			r.filter.no_libcall = 1;
+			break;
+		case 't':
+			if (cli_parse_duration(optarg, &r.min_ns) || !r.min_ns) {
+				cli_error("report: -t takes a duration (100us, 2ms, 1s), not '%s'", optarg);
+				view_filter_free(&r.filter);
+				return 2;
+			}
 			break;
 		case 'P':
 			if (parse_diff_policy(optarg, &diff_policy)) {

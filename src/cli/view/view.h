@@ -33,6 +33,16 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
  * it: 0 if arg names the recorded program (its base name), else -1
  * after printing that it is an unexpected argument. */
 int view_check_program_arg(const struct trace *t, const char *view, const char *arg);
+/* Did discovery find compiled sites in module (its line "O COMPILED ...
+ * PATH" of the trace's objects table)?  A library's functions without
+ * are library calls (--no-libcall); libneedle's interposers stand for the
+ * C library's functions.  *cache (NULL at first, freed by the caller)
+ * keeps the answers by module. */
+int view_module_compiled(struct trace *t, uint32_t module, signed char **cache);
+/* A call the program makes into a library (uftrace's "library call"): a
+ * function of an object other than the program's with no compiled
+ * sites. */
+int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
 /* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
  * environment, first print on stderr the inner-loop steps the reader and
  * the view took ("needle: view work: STEPS steps, EVENTS events"): a test

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/util/cli_util.h"
+#include "cli/view/view.h"
 #include "cli/view/view_filter.h"
 #include "common/pattern.h"
 
@@ -115,6 +116,8 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 	uint32_t top = f->have_filter ? *in_filter : f->base[ev->thread];
 	if (show && f->max_depth && (depth < top || depth - top >= f->max_depth))
 		show = 0;
+	if (show && f->no_libcall && view_site_is_libcall(f->t, ev->site, &f->compiled))
+		show = 0;
 	if (!entry || (ev->flags & TEV_FLAT)) {
 		/* A subtree ends with its own exit (or with an entry of the
 		 * function tracer, which has none); an exit above where it
@@ -133,7 +136,9 @@ void view_filter_stop(struct view_filter *f)
 	free(f->in_filter);
 	free(f->in_notrace);
 	free(f->base);
+	free(f->compiled);
 	f->verdict = NULL;
+	f->compiled = NULL;
 	f->in_filter = f->in_notrace = f->base = NULL;
 	f->t = NULL;
 }
@@ -152,6 +157,8 @@ void view_filter_free(struct view_filter *f)
 	free(f->in_filter);
 	free(f->in_notrace);
 	free(f->base);
+	free(f->compiled);
 	f->verdict = NULL;
+	f->compiled = NULL;
 	f->in_filter = f->in_notrace = f->base = NULL;
 }

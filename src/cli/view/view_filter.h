@@ -4,6 +4,8 @@
  * (below the outermost -F call when there is one, else from the top of
  * the thread: for a forked child, from its first call of its own).
  * The last -F or -N given that names a function decides (uftrace's rule).
+ * --no-libcall hides the calls the program makes into libraries, alone:
+ * what a library calls back (a signal handler, a qsort comparator) stays.
  *
  * Invariants: per event O(1) (a function's verdict is looked up once,
  * then kept by site); per thread two depths, where its -F and -N
@@ -23,6 +25,8 @@ struct view_filter {
 	struct view_filter_pat *pats; /* newest first */
 	int have_filter;              /* some -F: outside every -F subtree nothing shows */
 	uint32_t max_depth;           /* -D: 0 none */
+	int no_libcall;               /* --no-libcall: library calls hidden (what they call back shown) */
+	signed char *compiled;        /* view_module_compiled's cache */
 	struct trace *t;
 	uint8_t *verdict;             /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
 	uint32_t *in_filter, *in_notrace; /* by thread: where its subtree began, UINT32_MAX none */
@@ -39,7 +43,7 @@ int view_filter_depth(struct view_filter *f, const char *view, const char *arg);
 /* Is anything asked?  Nothing to do when not. */
 static inline int view_filter_active(const struct view_filter *f)
 {
-	return f->pats || f->max_depth;
+	return f->pats || f->max_depth || f->no_libcall;
 }
 /* Before the events of t: 0, or -1 out of memory. */
 int view_filter_start(struct view_filter *f, struct trace *t);

@@ -58,6 +58,41 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 	return t;
 }
 
+int view_module_compiled(struct trace *t, uint32_t module, signed char **cache)
+{
+	if (module >= t->module_cnt)
+		return 0;
+	const char *base = strrchr(t->modules[module], '/');
+	if (!strncmp(base ? base + 1 : t->modules[module], "libneedle", 9))
+		return 0;
+	if (!*cache && !(*cache = calloc(t->module_cnt, 1)))
+		return 0;
+	signed char *c = *cache;
+	if (c[module])
+		return c[module] > 0;
+	c[module] = -1;
+	const char *path = t->modules[module];
+	for (const char *p = t->objects; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p), pl = strlen(path);
+		unsigned long compiled;
+		if (n > pl + 2 && p[0] == 'O' && sscanf(p, "O %lu", &compiled) == 1 && !strncmp(p + n - pl, path, pl) &&
+		    p[n - pl - 1] == ' ' && compiled)
+			c[module] = 1;
+		p = nl ? nl + 1 : p + n;
+	}
+	return c[module] > 0;
+}
+
+int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache)
+{
+	if (site >= t->site_cap)
+		return 0;
+	uint32_t m = t->sites[site].module;
+	/* Module 0 is the program: discovery takes it first. */
+	return m != 0 && !view_module_compiled(t, m, cache);
+}
+
 int view_check_program_arg(const struct trace *t, const char *view, const char *arg)
 {
 	const char *rec = t->argv && t->argv[0] ? t->argv[0] : "";
