@@ -34,11 +34,13 @@ LIBNEEDLE_MAP := src/agent/libneedle.map
 LIBNEEDLE_LDFLAGS := -shared -Wl,-soname,$(LIBNEEDLE_SONAME) -Wl,--version-script,$(LIBNEEDLE_MAP)
 LIBNEEDLE := $(BUILD)/libneedle.so
 NEEDLE := $(BUILD)/needle
+# `import needle` (below).
+PYNEEDLE := $(BUILD)/python/needle.so
 # What needle record -p loads on the thread it borrows (src/boot/boot.c).
 LIBNEEDLE_BOOT := $(BUILD)/libneedle-boot.so
 
 .PHONY: all test tests bench clean demo
-all: $(LIBNEEDLE) $(NEEDLE) $(LIBNEEDLE_BOOT)
+all: $(LIBNEEDLE) $(NEEDLE) $(LIBNEEDLE_BOOT) $(PYNEEDLE)
 
 # The needle command: cli -> reader/format -> common.
 CLI_SRC := $(wildcard src/cli/*.c src/cli/*/*.c) $(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
@@ -57,6 +59,18 @@ $(LIBNEEDLE_BOOT): src/boot/boot.c src/common/attach_protocol.h
 
 $(NEEDLE): $(CLI_OBJ)
 	@echo "  LD $@"; $(CC) $^ -o $@ $(CLI_LIBS)
+
+# `import needle` (src/python): the reader and the values' formatting,
+# built position-independent into a CPython extension for Debian's
+# python3 (python3-dev); `needle script` runs scripts with it.
+PYTHON3_CONFIG ?= /usr/bin/python3-config
+PY_SRC := src/python/needle_module.c src/cli/view/view_format.c src/cli/util/cli_util.c \
+	$(wildcard src/reader/*.c) $(wildcard src/format/*.c) $(COMMON_SRC)
+$(PYNEEDLE): $(PY_SRC) $(wildcard src/python/*.h src/reader/*.h src/format/*.h src/cli/view/*.h src/common/*.h)
+	@test -x $(PYTHON3_CONFIG) || { echo "needle: $(PYTHON3_CONFIG) is missing: run scripts/setup.sh (python3-dev)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -fPIC -shared -fvisibility=hidden $(CLI_INC) \
+		$(shell $(PYTHON3_CONFIG) --includes 2>/dev/null) $(PY_SRC) -o $@ $(CLI_LIBS) -lm
 
 
 # The direct path (src/agent/*/*_direct.c) runs with only the

@@ -11,6 +11,7 @@
 #include "cli/live.h"
 #include "cli/export/export.h"
 #include "cli/record/record.h"
+#include "cli/script.h"
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
 
@@ -21,9 +22,10 @@ static const char usage[] =
 	"  replay [-i FILE] [options]        print the function graph\n"
 	"  live   [options] -- PROG [ARGS]   record PROG, then print its function graph\n"
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
-	"  export [-i FILE] --format=F -o OUT  perfetto, chrome or folded\n"
+	"  export [-i FILE] --format=F -o OUT  perfetto, chrome, folded or uftrace\n"
 	"  graph  [-i FILE] [FUNC]           the call graph of FUNC, calls merged by path\n"
 	"  dump   [-i FILE]                  every event as a line, thread by thread\n"
+	"  script -S FILE.py [-i FILE]       run a Python script over the events (import needle)\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
 	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
@@ -38,7 +40,7 @@ int main(int argc, char **argv)
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
 		{ "live", cmd_live },     { "graph", cmd_graph },
-		{ "dump", cmd_dump },
+		{ "dump", cmd_dump },     { "script", cmd_script },
 	};
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

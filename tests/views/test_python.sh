@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# test_python - `import needle` (pytest: needle_module_test.py, a PASS or
+# FAIL line per test) and `needle script -S FILE.py`, uftrace's script
+# command: its callbacks, UFTRACE_FUNCS, values, --record with the
+# script's options, and bad input.  graph_prog's calls are known from its
+# source.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/graph_prog"
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+"$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
+check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+"$NEEDLE" report --csv -i "$T/g.data" >"$T/report.csv"
+
+# ---- the module, through pytest ----
+if ! /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
+	fail "python3-pytest is not installed (scripts/setup.sh installs it)"
+else
+	NEEDLE_TRACE="$T/g.data" NEEDLE_REPORT_CSV="$T/report.csv" PYTHONPATH="$BUILD/python" \
+		NEEDLE_EVENTS=$("$NEEDLE" info -i "$T/g.data" | awk '/^events:/ { print $2 }') \
+		/usr/bin/python3 -m pytest -p no:cacheprovider -q -rA "$HERE/needle_module_test.py" >"$T/pytest.out" 2>&1
+	rc=$?
+	awk '$1 == "PASSED" { print "PASS: import needle: " $2 } $1 == "FAILED" || $1 == "ERROR" { print "FAIL: import needle: " $2 }' \
+		"$T/pytest.out"
+	check_eq "pytest: every test of needle_module_test.py ran and passed ($(tail -1 "$T/pytest.out"))" "$rc" 0
+	check_eq "pytest: 10 tests" "$(grep -c '^PASSED' "$T/pytest.out")" 10
+fi
+
+# ---- needle script ----
+cat >"$T/count.py" <<'PY'
+import collections
+entries = collections.Counter()
+exits = collections.Counter()
+order = []
+def uftrace_begin(ctx):
+    print("begin", ctx["record"], " ".join(ctx["cmds"][1:]))
+def uftrace_entry(ctx):
+    entries[ctx["name"]] += 1
+    if ctx["name"] == "mid":
+        print("mid", ctx["args"])
+    assert ctx["timestamp"] > 0 and ctx["address"] > 0 and ctx["depth"] >= 0
+def uftrace_exit(ctx):
+    exits[ctx["name"]] += 1
+    if ctx["name"] == "rec":
+        print("rec =", ctx["retval"])
+    assert ctx["duration"] >= 0
+def uftrace_end():
+    print("end", sorted(entries.items()) == sorted(exits.items()), " ".join("%s:%d" % kv for kv in sorted(entries.items())))
+PY
+"$NEEDLE" script -S "$T/count.py" -i "$T/g.data" >"$T/out" 2>"$T/serr"
+check_eq "script: exit 0 ($(head -c 300 "$T/serr"))" "$?" 0
+check_eq "script: uftrace_begin first, with the command line" "$(head -1 "$T/out")" "begin False 3"
+check_eq "script: every entry and exit, once each" "$(tail -1 "$T/out")" \
+	"end True fan:3 leaf:22 main:1 mid:7 other:1 rec:4 worker:1"
+check_eq "script: args as a list of values (mid's in main's first fan)" "$(grep -m2 '^mid' "$T/out" | tr '\n' ' ')" \
+	"mid [2] mid [3] "
+check_eq "script: retval (rec's, innermost first)" "$(grep '^rec' "$T/out" | tr '\n' ' ')" \
+	"rec = 0 rec = 1 rec = 2 rec = 3 "
+
+cat >"$T/funcs.py" <<'PY'
+UFTRACE_FUNCS = ["rec", "other"]
+def uftrace_entry(ctx):
+    print("%s%s enter" % ("  " * ctx["depth"], ctx["name"]))
+def uftrace_exit(ctx):
+    print("%s%s exit" % ("  " * ctx["depth"], ctx["name"]))
+PY
+check_eq "script: UFTRACE_FUNCS keeps those functions' events" \
+	"$("$NEEDLE" script -S "$T/funcs.py" -i "$T/g.data" | tr -s ' ' | tr '\n' '/')" \
+	" other enter/ other exit/ rec enter/ rec enter/ rec enter/ rec enter/ rec exit/ rec exit/ rec exit/ rec exit/"
+wtid=$("$NEEDLE" dump -i "$T/g.data" | awk '/^thread / { n++; if (n == 2) { print $2; exit } }')
+check_eq "script --tid: that thread's events" \
+	"$("$NEEDLE" script -S "$T/count.py" -i "$T/g.data" --tid "$wtid" | tail -1)" "end True fan:1 leaf:6 mid:2 worker:1"
+
+# --record: the script's "# uftrace-option:" line chooses what is recorded.
+cat >"$T/rec.py" <<'PY'
+# uftrace-option: --libcall=none -A rec@arg1/d32
+def uftrace_entry(ctx):
+    if "args" in ctx:
+        print("%s(%s)" % (ctx["name"], ctx["args"][0]))
+def uftrace_exit(ctx):
+    pass
+PY
+(cd "$T" && "$NEEDLE" script -S rec.py -i r.data --record "$P" 2 >"$T/rout" 2>"$T/rerr")
+check_eq "script --record: exit 0 ($(tail -1 "$T/rerr"))" "$?" 0
+check_eq "script --record: recorded with the script's options (the program's own line, then the script's)" "$(tr '\n' ' ' <"$T/rout")" \
+	"leaf 21 rec(2) rec(1) rec(0) "
+check "script --record: the trace is kept" test -s "$T/r.data"
+
+# Bad input, one line; a script's own error is Python's.
+"$NEEDLE" script -i "$T/g.data" >"$T/nout" 2>"$T/nerr"
+check_eq "script without -S: exit 2" "$?" 2
+check "script without -S: says so first" sh -c "head -1 '$T/nerr' | grep -q 'give the script with -S'"
+view_refused "script of a missing file" 1 "cannot read" "$NEEDLE" script -S "$T/nosuch.py" -i "$T/g.data"
+view_refused "script on a missing trace" 1 "nosuch.data" "$NEEDLE" script -S "$T/count.py" -i "$T/nosuch.data"
+view_refused "script --tid of another thread" 1 "thread 1 is not" "$NEEDLE" script -S "$T/count.py" -i "$T/g.data" --tid 1
+printf 'def uftrace_entry(ctx):\n    raise ValueError("boom")\n' >"$T/boom.py"
+"$NEEDLE" script -S "$T/boom.py" -i "$T/g.data" >/dev/null 2>"$T/berr"
+check "a script that raises: non-zero exit" test $? -ne 0
+check "a script that raises: Python's traceback names its error" grep -q "ValueError: boom" "$T/berr"
