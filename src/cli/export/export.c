@@ -13,14 +13,16 @@
 #include "cli/view/view_format.h"
 
 static const char export_usage[] =
-	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|uftrace [-o OUT]\n"
+	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|pprof|uftrace [-o OUT]\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON),\n"
-	"                      folded (stacks for flamegraph.pl / speedscope) or uftrace\n"
+	"                      folded (stacks for flamegraph.pl / speedscope), pprof (gzipped\n"
+	"                      profile.proto for go tool pprof, Pyroscope, Parca: calls,\n"
+	"                      wall-time and self-time per call stack) or uftrace\n"
 	"                      (a uftrace data directory: uftrace replay, report, graph,\n"
 	"                      dump, tui and script read it with -d OUT)\n"
-	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json or\n"
-	"                      needle.folded; '-' for standard output), or for uftrace a\n"
+	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json,\n"
+	"                      needle.folded or needle.pb.gz; '-' for standard output), or for uftrace a\n"
 	"                      directory that does not exist yet (default uftrace.data)\n";
 
 int cmd_export(int argc, char **argv)
@@ -57,7 +59,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format) {
-		cli_error("export: --format is required (perfetto, chrome, folded or uftrace)");
+		cli_error("export: --format is required (perfetto, chrome, folded, pprof or uftrace)");
 		return 2;
 	}
 	if (!strcmp(format, "perfetto")) {
@@ -69,10 +71,13 @@ int cmd_export(int argc, char **argv)
 	} else if (!strcmp(format, "folded")) {
 		fn = export_folded;
 		def = "needle.folded";
+	} else if (!strcmp(format, "pprof")) {
+		fn = export_pprof;
+		def = "needle.pb.gz";
 	} else if (!strcmp(format, "uftrace")) {
 		def = "uftrace.data";
 	} else {
-		cli_error("unknown export format '%s' (perfetto, chrome, folded or uftrace)", format);
+		cli_error("unknown export format '%s' (perfetto, chrome, folded, pprof or uftrace)", format);
 		return 2;
 	}
 	if (optind < argc) {

@@ -16,6 +16,7 @@ int cmd_dump(int argc, char **argv);
 int export_perfetto(struct trace *t, FILE *out);
 int export_chrome(struct trace *t, FILE *out);
 int export_folded(struct trace *t, FILE *out);
+int export_pprof(struct trace *t, FILE *out);
 /* A uftrace data directory at dir (which must not exist): 0, or 1 after
  * printing why (dir is then not created). */
 int export_uftrace(struct trace *t, const char *dir);

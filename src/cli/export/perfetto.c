@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "cli/export/export.h"
-#include "format/varint.h"
+#include "cli/export/protobuf.h"
 #include "cli/view/view.h"
 #include "cli/view/view_format.h"
 
@@ -31,35 +31,6 @@
 #define SEQ_INCREMENTAL_STATE_CLEARED 1
 #define SEQ_NEEDS_INCREMENTAL_STATE 2
 #define PROCESS_UUID 1
-
-static void pb_raw(struct view_buf *b, const void *data, size_t n)
-{
-	view_buf_put(b, data, n);
-}
-
-static void pb_varint(struct view_buf *b, uint64_t v)
-{
-	if (!view_buf_reserve(b, 10))
-		b->len += varint_put((uint8_t *)b->p + b->len, v);
-}
-
-static void pb_uint(struct view_buf *b, unsigned field, uint64_t v)
-{
-	pb_varint(b, (uint64_t)field << 3 | 0);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct view_buf *b, unsigned field, const void *data, size_t n)
-{
-	pb_varint(b, (uint64_t)field << 3 | 2);
-	pb_varint(b, n);
-	pb_raw(b, data, n);
-}
-
-static void pb_string(struct view_buf *b, unsigned field, const char *s)
-{
-	pb_bytes(b, field, s, strlen(s));
-}
 
 struct perfetto {
 	struct trace *t;
