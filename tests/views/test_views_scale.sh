@@ -23,7 +23,7 @@ work() {
 }
 
 for v in "replay" "replay -D 50" "report" "info" "export --format=folded -o -" "export --format=perfetto -o -" \
-	"export --format=chrome -o -" "export --format=pprof -o -" "graph" "graph descend" "graph leaf" "dump" "dump -F descend -D 50"; do
+	"export --format=chrome -o -" "graph" "graph descend" "graph leaf" "dump" "dump -F descend -D 50"; do
 	w100=$(work $v "$T/d100.data")
 	w1000=$(work $v "$T/d1000.data")
 	check "$v: reports its work ($w100 steps)" test -n "$w100" -a -n "$w1000"
@@ -35,6 +35,15 @@ for v in "replay" "replay -D 50" "report" "info" "export --format=folded -o -" "
 	check "$v: a bounded number of steps per event ($w1000 for $e1000 events)" \
 		awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
 done
+
+# pprof's profile lists every distinct call stack in full: a recursion
+# 1,000 deep has 2,000 stacks of up to 1,000 frames, so its output (and
+# the steps that write it) grows with the stacks, not with the events.
+# The steps are the events' plus one per frame written.
+w1000=$(work export --format=pprof -o - "$T/d1000.data")
+frames=$("$NEEDLE" export --format=folded -i "$T/d1000.data" -o - | awk '{ n += split($1, a, ";") - 1 } END { print n }')
+check "export --format=pprof: steps within the events' and the frames written ($w1000 for $e1000 events, $frames frames)" \
+	awk -v w="${w1000:-1e18}" -v e="$e1000" -v f="${frames:-0}" 'BEGIN { exit !(w <= 12 * e + 2 * f) }'
 
 # export --format=uftrace writes a directory: a new one each time.
 w100=$(work export --format=uftrace -o "$T/d100.uftrace" "$T/d100.data")
