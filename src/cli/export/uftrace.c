@@ -45,6 +45,7 @@
 
 #include "cli/util/cli_util.h"
 #include "cli/export/export.h"
+#include "cli/export/export_dir.h"
 #include "cli/view/view.h"
 
 #define UFT_FEAT_TASK_SESSION (1u << 1)
@@ -103,7 +104,7 @@ struct uft_thread {
 
 struct uft {
 	struct trace *t;
-	const char *dir;
+	struct export_dir out;
 	struct uft_module *mods;
 	size_t mod_cnt;
 	struct uft_thread *th;
@@ -120,41 +121,6 @@ static uint64_t site_addr(const struct uft *u, uint32_t site)
 	const struct trace_site *s = &u->t->sites[site];
 	const struct uft_module *m = s->module < u->mod_cnt ? &u->mods[s->module] : NULL;
 	return (s->func_ip + (m ? (uint64_t)m->shift : 0)) & UFT_ADDR_MASK;
-}
-
-static int fail(struct uft *u, const char *what)
-{
-	if (!u->err)
-		cli_error("cannot write %s/%s: %s", u->dir, what, strerror(errno));
-	u->err = 1;
-	return -1;
-}
-
-/* Write a whole buffer to DIR.tmp/name (appending when append). */
-static int put_file(struct uft *u, const char *tmp, const char *name, const void *p, size_t n, int append)
-{
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
-	if (fd < 0)
-		return fail(u, name);
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;
-			close(fd);
-			return fail(u, name);
-		}
-		b += w;
-		n -= (size_t)w;
-	}
-	if (close(fd))
-		return fail(u, name);
-	return 0;
 }
 
 static const char *base_name(const char *p)
@@ -241,13 +207,13 @@ static int sym_cmp(const void *a, const void *b)
  * start; a function of known size ends there ("?" lines end a symbol),
  * else at the next one; the last one ended explicitly, or uftrace would
  * give it no size. */
-static int write_symbols(struct uft *u, const char *tmp)
+static int write_symbols(struct uft *u)
 {
 	struct trace *t = u->t;
 	struct sym_ref *v = malloc((t->site_cap ? t->site_cap : 1) * sizeof(*v));
 	if (!v)
 		return -1;
-	for (size_t mi = 0; mi < u->mod_cnt && !u->err; mi++) {
+	for (size_t mi = 0; mi < u->mod_cnt && !u->out.err; mi++) {
 		struct uft_module *m = &u->mods[mi];
 		if (!m->used)
 			continue;
@@ -294,32 +260,32 @@ static int write_symbols(struct uft *u, const char *tmp)
 		}
 		char name[4200];
 		snprintf(name, sizeof(name), "%s.sym", base_name(m->map_path));
-		put_file(u, tmp, name, text, len, 0);
+		export_dir_put(&u->out, name, text, len, 0);
 		free(text);
 	}
 	free(v);
-	return u->err ? -1 : 0;
+	return u->out.err ? -1 : 0;
 }
 
 /* Flush a thread's buffer to TID.dat (created at its first flush). */
-static void flush_thread(struct uft *u, const char *tmp, uint32_t index)
+static void flush_thread(struct uft *u, uint32_t index)
 {
 	struct uft_thread *th = &u->th[index];
 	char name[32];
 	if (!th->len && th->written)
 		return;
 	snprintf(name, sizeof(name), "%u.dat", u->t->threads[index].tid);
-	put_file(u, tmp, name, th->buf, th->len, th->written);
+	export_dir_put(&u->out, name, th->buf, th->len, th->written);
 	th->written = 1;
 	th->len = 0;
 }
 
-static void put_record(struct uft *u, const char *tmp, uint32_t index, uint64_t ns, unsigned type, uint32_t depth,
+static void put_record(struct uft *u, uint32_t index, uint64_t ns, unsigned type, uint32_t depth,
 		       uint64_t addr)
 {
 	struct uft_thread *th = &u->th[index];
 	if (th->len + 16 > u->buf_cap)
-		flush_thread(u, tmp, index);
+		flush_thread(u, index);
 	uint64_t rec[2] = { u->mono0 + ns,
 			    type | (UFT_MAGIC << 3) | ((uint64_t)(depth & UFT_DEPTH_MASK) << 6) |
 				    ((addr & UFT_ADDR_MASK) << 16) };
@@ -329,15 +295,9 @@ static void put_record(struct uft *u, const char *tmp, uint32_t index, uint64_t 
 		th->first_ns = u->mono0 + ns + 1;
 }
 
-struct uft_iter {
-	struct uft *u;
-	const char *tmp;
-};
-
 static int uft_event(const struct trace_event *ev, void *arg)
 {
-	struct uft_iter *it = arg;
-	struct uft *u = it->u;
+	struct uft *u = arg;
 	uint32_t slot = u->th[ev->thread].slot;
 	struct uft_thread *th = &u->th[slot];
 
@@ -345,8 +305,8 @@ static int uft_event(const struct trace_event *ev, void *arg)
 		th->forked = ev->kind == TEV_ENTRY && (ev->flags & TEV_INHERITED);
 	th->seen = 1;
 	if (!th->buf && !(th->buf = malloc(u->buf_cap))) {
-		errno = ENOMEM;
-		fail(u, "a thread's records");
+		cli_error("out of memory");
+		u->out.err = 1;
 		return 1;
 	}
 	/* uftrace's records hold a depth of 10 bits: deeper calls are left
@@ -361,26 +321,26 @@ static int uft_event(const struct trace_event *ev, void *arg)
 		 * parent's: uftrace takes its first record's depth. */
 		if (ev->flags & TEV_INHERITED)
 			break;
-		put_record(u, it->tmp, slot, ev->ns, UFT_ENTRY, ev->depth, site_addr(u, ev->site));
+		put_record(u, slot, ev->ns, UFT_ENTRY, ev->depth, site_addr(u, ev->site));
 		if (ev->flags & TEV_FLAT)
-			put_record(u, it->tmp, slot, ev->ns, UFT_EXIT, ev->depth, site_addr(u, ev->site));
+			put_record(u, slot, ev->ns, UFT_EXIT, ev->depth, site_addr(u, ev->site));
 		break;
 	case TEV_EXIT:
 		/* Still running at the end: no exit, as uftrace records it. */
 		if (ev->flags & TEV_OPEN)
 			break;
-		put_record(u, it->tmp, slot, ev->ns, UFT_EXIT, ev->depth, site_addr(u, ev->site));
+		put_record(u, slot, ev->ns, UFT_EXIT, ev->depth, site_addr(u, ev->site));
 		break;
 	case TEV_LOST:
-		put_record(u, it->tmp, slot, ev->ns, UFT_LOST, ev->depth, ev->lost);
+		put_record(u, slot, ev->ns, UFT_LOST, ev->depth, ev->lost);
 		break;
 	default:
 		break;
 	}
-	return u->err;
+	return u->out.err;
 }
 
-static int write_info(struct uft *u, const char *tmp, const char *exename)
+static int write_info(struct uft *u, const char *exename)
 {
 	struct trace *t = u->t;
 	struct uft_header h = {
@@ -432,7 +392,7 @@ static int write_info(struct uft *u, const char *tmp, const char *exename)
 		free(text);
 		return -1;
 	}
-	int r = put_file(u, tmp, "info", text, len, 0);
+	int r = export_dir_put(&u->out, "info", text, len, 0);
 	free(text);
 	return r;
 }
@@ -451,7 +411,7 @@ static int task_cmp(const void *a, const void *b)
 }
 
 /* task.txt and the session's map: one session, the recorded process. */
-static int write_session(struct uft *u, const char *tmp, const char *exename)
+static int write_session(struct uft *u, const char *exename)
 {
 	struct trace *t = u->t;
 	static const char sid[] = "6e6565646c650000"; /* 16 characters, as uftrace's */
@@ -505,9 +465,9 @@ static int write_session(struct uft *u, const char *tmp, const char *exename)
 		free(text);
 		return -1;
 	}
-	put_file(u, tmp, "task.txt", text, len, 0);
+	export_dir_put(&u->out, "task.txt", text, len, 0);
 	free(text);
-	if (u->err)
+	if (u->out.err)
 		return -1;
 
 	text = NULL;
@@ -528,45 +488,18 @@ static int write_session(struct uft *u, const char *tmp, const char *exename)
 	}
 	char name[64];
 	snprintf(name, sizeof(name), "sid-%s.map", sid);
-	put_file(u, tmp, name, text, len, 0);
+	export_dir_put(&u->out, name, text, len, 0);
 	free(text);
-	return u->err ? -1 : 0;
-}
-
-static void remove_tree(const char *dir)
-{
-	char cmd_path[4608];
-	/* Only files written here, no subdirectories. */
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(cmd_path, sizeof(cmd_path), "%s/%s", dir, e->d_name);
-			unlink(cmd_path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
+	return u->out.err ? -1 : 0;
 }
 
 int export_uftrace(struct trace *t, const char *dir)
 {
-	struct uft u = { .t = t, .dir = dir };
-	struct stat st;
-	char tmp[4200];
+	struct uft u = { .t = t };
 	int ret = 1;
 
-	if (!lstat(dir, &st)) {
-		cli_error("%s exists: remove it or give another directory with -o", dir);
+	if (export_dir_begin(&u.out, dir))
 		return 1;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", dir, (int)getpid());
-	if (mkdir(tmp, 0755)) {
-		cli_error("cannot create %s: %s", tmp, strerror(errno));
-		return 1;
-	}
 	/* uftrace takes 0 for "no time": the base is at least 1 s. */
 	u.mono0 = trace_monotonic_base(t);
 	size_t n = t->thread_cnt;
@@ -603,35 +536,32 @@ int export_uftrace(struct trace *t, const char *dir)
 		u.th[i].slot = by_tid[h] - 1;
 	}
 	free(by_tid);
-	struct uft_iter it = { &u, tmp };
-	if (view_each_event(t, 0, uft_event, &it) || u.err)
+	if (view_each_event(t, 0, uft_event, &u) || u.out.err)
 		goto out;
-	for (size_t i = 0; i < n && !u.err; i++) {
+	for (size_t i = 0; i < n && !u.out.err; i++) {
 		if (u.th[i].buf)
-			flush_thread(&u, tmp, (uint32_t)i);
+			flush_thread(&u, (uint32_t)i);
 		free(u.th[i].buf);
 		u.th[i].buf = NULL;
 	}
-	if (u.err)
+	if (u.out.err)
 		goto out;
 	const char *exename = u.mod_cnt && u.mods[0].map_path ? u.mods[0].map_path
 			      : t->argv && t->argv[0] ? t->argv[0] : "program";
-	if (write_symbols(&u, tmp) || write_session(&u, tmp, exename) || write_info(&u, tmp, exename)) {
-		if (!u.err)
+	if (write_symbols(&u) || write_session(&u, exename) || write_info(&u, exename)) {
+		if (!u.out.err)
 			cli_error("out of memory");
 		goto out;
 	}
-	if (rename(tmp, dir)) {
-		cli_error("cannot rename %s to %s: %s", tmp, dir, strerror(errno));
-		goto out;
-	}
+	if (export_dir_commit(&u.out))
+		goto out; /* removed already: aborting again finds nothing */
 	if (u.too_deep)
 		cli_error("warning: %llu calls deeper than %u levels left out (uftrace's records hold 10 bits of depth)",
 			  (unsigned long long)u.too_deep, UFT_DEPTH_MASK + 1);
 	ret = 0;
 out:
 	if (ret)
-		remove_tree(tmp);
+		export_dir_abort(&u.out);
 	for (size_t i = 0; u.th && i < n; i++)
 		free(u.th[i].buf);
 	free(u.th);
