@@ -54,13 +54,22 @@ ms_in() {
 check_eq "k_sleep: one clock_nanosleep inside it" \
 	"$(inside "$T/k.data" "$main" k_sleep 'clock_nanosleep\(\) = 0 /\* syscall, ')" "1 1"
 v=$(ms_in "$T/k.data" "$main" k_sleep 'off CPU .* \(sleeping\)')
-check "k_sleep: off the CPU 10 ms +-1 ms, sleeping (S), inside it ($v ms)" awk -v v="$v" 'BEGIN { exit !(v >= 9 && v <= 11) }'
+# At least the 10 ms asked (less 1 ms: the switch out follows the system
+# call's entry), and no more than the call itself lasted (a loaded
+# machine may wake it late: an upper bound in time is the benchmarks').
+call=$("$NEEDLE" replay --tid "$main" -i "$T/k.data" | awk '/} \/\* k_sleep \*\// {
+	m = $2 == "ms" ? $1 : $2 == "us" ? $1 / 1000 : $2 == "s" ? $1 * 1000 : $1; print m; exit }')
+check "k_sleep: off the CPU 10 ms or more, sleeping (S), within the call ($v ms of $call ms)" \
+	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 9 && c != "" && v <= c) }'
 holder=$(for t in "${tids[@]}"; do "$NEEDLE" replay --tid "$t" -i "$T/k.data" | grep -q 'k_hold() {' && echo "$t"; done)
 check "k_hold's thread found ($holder)" test -n "$holder"
 check_eq "k_lock: off the CPU, woken by k_hold's thread $holder, inside it" \
 	"$(inside "$T/k.data" "$main" k_lock "off CPU [0-9.]+ ms \\(sleeping, woken by $holder\\)" | cut -d' ' -f1)" 1
 v=$(ms_in "$T/k.data" "$main" k_pipe 'read\(\) = 1 /\* syscall, ')
-check "k_pipe: its read of about 5 ms inside it ($v ms)" awk -v v="$v" 'BEGIN { exit !(v >= 4.5 && v <= 9) }'
+call=$("$NEEDLE" replay --tid "$main" -i "$T/k.data" | awk '/} \/\* k_pipe \*\// {
+	m = $2 == "ms" ? $1 : $2 == "us" ? $1 / 1000 : $2 == "s" ? $1 * 1000 : $1; print m; exit }')
+check "k_pipe: its read of 5 ms or more inside it, within the call ($v ms of $call ms)" \
+	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 4.5 && c != "" && v <= c) }'
 check_eq "k_pipe: woken by the thread that filled the pipe" \
 	"$(inside "$T/k.data" "$main" k_pipe "off CPU [0-9.]+ ms \\(sleeping, woken by $holder\\)" | cut -d' ' -f1)" 1
 check_eq "k_touch: 1,000 minor faults at the mapping's pages, all inside it" \
@@ -242,7 +251,10 @@ kill -TERM "$cpid"
 wait "$rec"
 check_eq "ctl: needle record exits 0" "$?" 0
 # A call with its 10 getpid lines is "k_syscalls() {", one with none (in
-# the pause) the leaf "k_syscalls();": runs of each, in this order.
+# the pause) the leaf "k_syscalls();": runs of each, in this order.  A
+# call with some (the switch came in its middle, or the kernel dropped
+# records of a loaded machine's rings) belongs to neither run and is left
+# out, the runs on either side of it merged.
 for tid in $(trace_tids "$T/c.data"); do
 	check_eq "ctl: thread $tid: calls with kernel events, then a pause without, then with again" \
 		"$("$NEEDLE" replay --tid "$tid" -i "$T/c.data" | awk '
@@ -250,7 +262,7 @@ for tid in $(trace_tids "$T/c.data"); do
 			/} \/\* k_syscalls/ { in_f = 0; s = n == 10 ? "with" : "odd" }
 			/k_syscalls\(\);/ { s = "without" }
 			s && s != last { runs = runs (runs ? " " : "") s; last = s } { s = "" }
-			END { print runs }' | sed 's/odd //g; s/ odd//g')" "with without with"
+			END { print runs }' | tr ' ' '\n' | grep -v '^odd$' | uniq | tr '\n' ' ' | sed 's/ $//')" "with without with"
 done
 "$NEEDLE" record --ctl -o "$T/c2.data" -- "$P" loop >/dev/null 2>&1 &
 rec=$!

@@ -45,7 +45,15 @@ frames=$("$NEEDLE" export --format=folded -i "$T/d1000.data" -o - | awk '{ n += 
 check "export --format=pprof: steps within the events' and the frames written ($w1000 for $e1000 events, $frames frames)" \
 	awk -v w="${w1000:-1e18}" -v e="$e1000" -v f="${frames:-0}" 'BEGIN { exit !(w <= 12 * e + 2 * f) }'
 
-# export --format=uftrace writes a directory: a new one each time.
+# export --format=ctf and --format=uftrace write directories: a new one
+# each time.
+w100=$(work export --format=ctf -o "$T/d100.ctf" "$T/d100.data")
+w1000=$(work export --format=ctf -o "$T/d1000.ctf" "$T/d1000.data")
+check "export --format=ctf: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+	awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+check "export --format=ctf: a bounded number of steps per event ($w1000 for $e1000 events)" \
+	awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
+
 w100=$(work export --format=uftrace -o "$T/d100.uftrace" "$T/d100.data")
 w1000=$(work export --format=uftrace -o "$T/d1000.uftrace" "$T/d1000.data")
 check "export --format=uftrace: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
@@ -63,6 +71,8 @@ for v in "replay" "report" "export --format=folded -o -" "export --format=perfet
 	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 done
 
+( ulimit -v $limit_kb; "$NEEDLE" export --format=ctf -o "$T/long.ctf" -i "$T/long.data" >/dev/null 2>"$T/err" )
+check_eq "export --format=ctf of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 ( ulimit -v $limit_kb; "$NEEDLE" export --format=uftrace -o "$T/long.uftrace" -i "$T/long.data" >/dev/null 2>"$T/err" )
 check_eq "export --format=uftrace of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 

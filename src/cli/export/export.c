@@ -13,17 +13,19 @@
 #include "cli/view/view_format.h"
 
 static const char export_usage[] =
-	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|pprof|uftrace [-o OUT]\n"
+	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|pprof|uftrace|ctf [-o OUT]\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON),\n"
 	"                      folded (stacks for flamegraph.pl / speedscope), pprof (gzipped\n"
 	"                      profile.proto for go tool pprof, Pyroscope, Parca: calls,\n"
-	"                      wall-time and self-time per call stack) or uftrace\n"
-	"                      (a uftrace data directory: uftrace replay, report, graph,\n"
-	"                      dump, tui and script read it with -d OUT)\n"
+	"                      wall-time and self-time per call stack), uftrace (a uftrace\n"
+	"                      data directory: uftrace replay, report, graph, dump, tui and\n"
+	"                      script read it with -d OUT) or ctf (a CTF 1.8 trace directory\n"
+	"                      for babeltrace2 and Trace Compass)\n"
 	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json,\n"
-	"                      needle.folded or needle.pb.gz; '-' for standard output), or for uftrace a\n"
-	"                      directory that does not exist yet (default uftrace.data)\n";
+	"                      needle.folded or needle.pb.gz; '-' for standard output), or for\n"
+	"                      uftrace and ctf a directory that does not exist yet (default\n"
+	"                      uftrace.data, needle.ctf)\n";
 
 int cmd_export(int argc, char **argv)
 {
@@ -59,7 +61,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format) {
-		cli_error("export: --format is required (perfetto, chrome, folded, pprof or uftrace)");
+		cli_error("export: --format is required (perfetto, chrome, folded, pprof, uftrace or ctf)");
 		return 2;
 	}
 	if (!strcmp(format, "perfetto")) {
@@ -76,8 +78,10 @@ int cmd_export(int argc, char **argv)
 		def = "needle.pb.gz";
 	} else if (!strcmp(format, "uftrace")) {
 		def = "uftrace.data";
+	} else if (!strcmp(format, "ctf")) {
+		def = "needle.ctf";
 	} else {
-		cli_error("unknown export format '%s' (perfetto, chrome, folded, pprof or uftrace)", format);
+		cli_error("unknown export format '%s' (perfetto, chrome, folded, pprof, uftrace or ctf)", format);
 		return 2;
 	}
 	if (optind < argc) {
@@ -87,14 +91,14 @@ int cmd_export(int argc, char **argv)
 	if (!output)
 		output = def;
 	if (!fn && !strcmp(output, "-")) {
-		cli_error("export: uftrace's format is a directory: give one with -o, not '-'");
+		cli_error("export: %s's format is a directory: give one with -o, not '-'", format);
 		return 2;
 	}
 	struct trace *t = view_open(input);
 	if (!t)
 		return 1;
 	if (!fn) {
-		int err = export_uftrace(t, output);
+		int err = !strcmp(format, "ctf") ? export_ctf(t, output) : export_uftrace(t, output);
 		view_close(t);
 		return err;
 	}

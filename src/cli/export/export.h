@@ -20,5 +20,8 @@ int export_pprof(struct trace *t, FILE *out);
 /* A uftrace data directory at dir (which must not exist): 0, or 1 after
  * printing why (dir is then not created). */
 int export_uftrace(struct trace *t, const char *dir);
+/* A CTF 1.8 trace at dir (which must not exist), for babeltrace2 and
+ * Trace Compass: 0, or 1 after printing why. */
+int export_ctf(struct trace *t, const char *dir);
 
 #endif
