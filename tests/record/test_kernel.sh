@@ -55,12 +55,13 @@ check_eq "k_sleep: one clock_nanosleep inside it" \
 	"$(inside "$T/k.data" "$main" k_sleep 'clock_nanosleep\(\) = 0 /\* syscall, ')" "1 1"
 v=$(ms_in "$T/k.data" "$main" k_sleep 'off CPU .* \(sleeping\)')
 # At least the 10 ms asked (less 1 ms: the switch out follows the system
-# call's entry), and no more than the call itself lasted (a loaded
+# call's entry), and no more than the call itself lasted (its text has a
+# decimal of ms: 0.1 ms of rounding; a loaded
 # machine may wake it late: an upper bound in time is the benchmarks').
 call=$("$NEEDLE" replay --tid "$main" -i "$T/k.data" | awk '/} \/\* k_sleep \*\// {
 	m = $2 == "ms" ? $1 : $2 == "us" ? $1 / 1000 : $2 == "s" ? $1 * 1000 : $1; print m; exit }')
 check "k_sleep: off the CPU 10 ms or more, sleeping (S), within the call ($v ms of $call ms)" \
-	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 9 && c != "" && v <= c) }'
+	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 9 && c != "" && v <= c + 0.1) }'
 holder=$(for t in "${tids[@]}"; do "$NEEDLE" replay --tid "$t" -i "$T/k.data" | grep -q 'k_hold() {' && echo "$t"; done)
 check "k_hold's thread found ($holder)" test -n "$holder"
 check_eq "k_lock: off the CPU, woken by k_hold's thread $holder, inside it" \
@@ -69,7 +70,7 @@ v=$(ms_in "$T/k.data" "$main" k_pipe 'read\(\) = 1 /\* syscall, ')
 call=$("$NEEDLE" replay --tid "$main" -i "$T/k.data" | awk '/} \/\* k_pipe \*\// {
 	m = $2 == "ms" ? $1 : $2 == "us" ? $1 / 1000 : $2 == "s" ? $1 * 1000 : $1; print m; exit }')
 check "k_pipe: its read of 5 ms or more inside it, within the call ($v ms of $call ms)" \
-	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 4.5 && c != "" && v <= c) }'
+	awk -v v="$v" -v c="$call" 'BEGIN { exit !(v >= 4.5 && c != "" && v <= c + 0.1) }'
 check_eq "k_pipe: woken by the thread that filled the pipe" \
 	"$(inside "$T/k.data" "$main" k_pipe "off CPU [0-9.]+ ms \\(sleeping, woken by $holder\\)" | cut -d' ' -f1)" 1
 check_eq "k_touch: 1,000 minor faults at the mapping's pages, all inside it" \
@@ -151,8 +152,8 @@ check_eq "snapshot: needle record exits 0" "$?" 0
 check "snapshot: output identical" cmp -s "$T/plain" "$T/sout"
 check "snapshot: one snapshot, of the trigger" test -f "$T/s.data.1" -a ! -f "$T/s.data.2"
 main_s=$(trace_tids "$T/s.data.1" | head -1)
-check_eq "snapshot: k_pipe's 5 ms read inside it" \
-	"$(inside "$T/s.data.1" "$main_s" k_pipe 'read\(\) = 1 /\* syscall, [4-9]\.[0-9] ms' 2>/dev/null | cut -d' ' -f1)" 1
+check_eq "snapshot: k_pipe's read of 4 ms or more (5 asked) inside it" \
+	"$(inside "$T/s.data.1" "$main_s" k_pipe 'read\(\) = 1 /\* syscall, ([4-9]|[1-9][0-9]+)\.[0-9]+ ms' 2>/dev/null | cut -d' ' -f1)" 1
 check_eq "snapshot: no kernel event older than its thread's oldest chunk" "$(python3 - "$T/s.data.1" <<'PY'
 import struct, sys
 d = open(sys.argv[1], 'rb').read()
