@@ -120,6 +120,7 @@ int main(int argc, char **argv)
 		{ "perfetto", { "export", "--format=perfetto", "-o", "-" } },
 		{ "chrome", { "export", "--format=chrome", "-o", "-" } },
 		{ "pprof", { "export", "--format=pprof", "-o", "-" } },
+		{ "otlp", { "export", "--format=otlp", "-o", "-" } },
 		{ "graph", { "graph" } },
 	};
 	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
@@ -137,10 +138,28 @@ int main(int argc, char **argv)
 		double s = now() - t0;
 		printf("view_s_per_mevent_%s %.4f\n", views[i].key, s / (events / 1e6));
 		/* The exports' keys of their own (issue-named). */
-		if (!strcmp(views[i].key, "pprof"))
-			printf("export_pprof_s_per_mevent %.4f\n", s / (events / 1e6));
+		if (!strcmp(views[i].key, "pprof") || !strcmp(views[i].key, "otlp"))
+			printf("export_%s_s_per_mevent %.4f\n", views[i].key, s / (events / 1e6));
 		printf("view_max_rss_kib_%s %ld\n", views[i].key, rss);
 		fflush(stdout);
+	}
+	/* The CTF export writes a directory: one of its own, removed after. */
+	{
+		char dir[4200], cmd[4300];
+		snprintf(dir, sizeof(dir), "%s.ctf", data);
+		char *v[] = { needle, "export", "--format=ctf", "-o", dir, "-i", data, NULL };
+		double t0 = now();
+		if (!run(v, &rss, 0)) {
+			double s = now() - t0;
+			printf("view_s_per_mevent_ctf %.4f\n", s / (events / 1e6));
+			printf("view_max_rss_kib_ctf %ld\n", rss);
+			printf("export_ctf_s_per_mevent %.4f\n", s / (events / 1e6));
+		} else {
+			fprintf(stderr, "bench_views: ctf failed\n");
+		}
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			fprintf(stderr, "bench_views: could not remove %s\n", dir);
 	}
 	unlink(data);
 	return 0;

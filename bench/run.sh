@@ -602,7 +602,9 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "producer_syscalls_per_mevent_buffer_percent" "$(val producer_syscalls_per_mevent_buffer_percent)" "50%"
 	printf '%-34s %10s  %s\n' "export_perfetto_s_per_mevent" "$(val export_perfetto_s_per_mevent)" ""
 	printf '%-34s %10s  %s\n' "export_pprof_s_per_mevent" "$(val export_pprof_s_per_mevent)" "50M events, 1,000 deep: every call stack a sample"
-	for v in replay report folded perfetto chrome pprof graph; do
+	printf '%-34s %10s  %s\n' "export_ctf_s_per_mevent" "$(val export_ctf_s_per_mevent)" "50M events, 1,000 deep"
+	printf '%-34s %10s  %s\n' "export_otlp_s_per_mevent" "$(val export_otlp_s_per_mevent)" "50M events, 1,000 deep: every call a span"
+	for v in replay report folded perfetto chrome pprof otlp ctf graph; do
 		printf '%-34s %10s  %s\n' "view_s_per_mevent_$v" "$(val view_s_per_mevent_$v)" \
 			"50M events, 1,000 deep; peak RSS $(val view_max_rss_kib_$v) KiB"
 	done

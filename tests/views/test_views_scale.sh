@@ -23,7 +23,8 @@ work() {
 }
 
 for v in "replay" "replay -D 50" "report" "info" "export --format=folded -o -" "export --format=perfetto -o -" \
-	"export --format=chrome -o -" "graph" "graph descend" "graph leaf" "dump" "dump -F descend -D 50"; do
+	"export --format=chrome -o -" "export --format=otlp -o -" "export --format=otlp --json -o -" "graph" "graph descend" \
+	"graph leaf" "dump" "dump -F descend -D 50"; do
 	w100=$(work $v "$T/d100.data")
 	w1000=$(work $v "$T/d1000.data")
 	check "$v: reports its work ($w100 steps)" test -n "$w100" -a -n "$w1000"
@@ -66,7 +67,7 @@ check "export --format=uftrace: a bounded number of steps per event ($w1000 for 
 "$NEEDLE" record -o "$T/long.data" -- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
 limit_kb=30000
 for v in "replay" "report" "export --format=folded -o -" "export --format=perfetto -o -" "export --format=chrome -o -" \
-	"graph" "graph leaf" "dump" "export --format=pprof -o -"; do
+	"graph" "graph leaf" "dump" "export --format=pprof -o -" "export --format=otlp -o -"; do
 	( ulimit -v $limit_kb; "$NEEDLE" $v -i "$T/long.data" >/dev/null 2>"$T/err" )
 	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 done

@@ -13,34 +13,52 @@
 #include "cli/view/view_format.h"
 
 static const char export_usage[] =
-	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|pprof|uftrace|ctf [-o OUT]\n"
+	"usage: needle export [-i FILE] --format=perfetto|chrome|folded|pprof|otlp|uftrace|ctf [-o OUT]\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"  -f, --format F      perfetto (protobuf, for ui.perfetto.dev), chrome (JSON),\n"
 	"                      folded (stacks for flamegraph.pl / speedscope), pprof (gzipped\n"
 	"                      profile.proto for go tool pprof, Pyroscope, Parca: calls,\n"
-	"                      wall-time and self-time per call stack), uftrace (a uftrace\n"
+	"                      wall-time and self-time per call stack), otlp (OpenTelemetry\n"
+	"                      spans: an OTLP ExportTraceServiceRequest), uftrace (a uftrace\n"
 	"                      data directory: uftrace replay, report, graph, dump, tui and\n"
 	"                      script read it with -d OUT) or ctf (a CTF 1.8 trace directory\n"
 	"                      for babeltrace2 and Trace Compass)\n"
 	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json,\n"
 	"                      needle.folded or needle.pb.gz; '-' for standard output), or for\n"
 	"                      uftrace and ctf a directory that does not exist yet (default\n"
-	"                      uftrace.data, needle.ctf)\n";
+	"                      uftrace.data, needle.ctf)\n"
+	"otlp: the calls of the functions --spans names that lasted -t or longer become spans:\n"
+	"      --spans GLOB    the functions (repeatable; default every one)\n"
+	"  -t, --time-filter TIME\n"
+	"                      only calls that lasted TIME or longer (default 0)\n"
+	"      --json          OTLP/JSON instead of protobuf (default needle.otlp.json)\n";
+
+/* --format=otlp's options, for its writer below. */
+static struct otlp_opts otlp;
+
+static int export_otlp_with_opts(struct trace *t, FILE *out)
+{
+	return export_otlp(t, out, &otlp);
+}
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
+		{ "spans", required_argument, NULL, 'S' }, { "time-filter", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *spans[64];
+	int otlp_only = 0;
 	const char *input = NULL, *output = NULL, *format = NULL;
 	int (*fn)(struct trace *, FILE *) = NULL;
 	const char *def = NULL;
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:f:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:f:o:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -52,6 +70,26 @@ int cmd_export(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'S':
+			if (otlp.span_cnt == sizeof(spans) / sizeof(spans[0])) {
+				cli_error("export: at most %zu --spans", sizeof(spans) / sizeof(spans[0]));
+				return 2;
+			}
+			spans[otlp.span_cnt++] = optarg;
+			otlp.spans = spans;
+			otlp_only = 1;
+			break;
+		case 't':
+			if (cli_parse_duration(optarg, &otlp.min_ns)) {
+				cli_error("export: -t takes a duration (100us, 2ms, 1s), not '%s'", optarg);
+				return 2;
+			}
+			otlp_only = 1;
+			break;
+		case 'J':
+			otlp.json = 1;
+			otlp_only = 1;
+			break;
 		case 'h':
 			fputs(export_usage, stdout);
 			return 0;
@@ -61,7 +99,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format) {
-		cli_error("export: --format is required (perfetto, chrome, folded, pprof, uftrace or ctf)");
+		cli_error("export: --format is required (perfetto, chrome, folded, pprof, otlp, uftrace or ctf)");
 		return 2;
 	}
 	if (!strcmp(format, "perfetto")) {
@@ -73,6 +111,9 @@ int cmd_export(int argc, char **argv)
 	} else if (!strcmp(format, "folded")) {
 		fn = export_folded;
 		def = "needle.folded";
+	} else if (!strcmp(format, "otlp")) {
+		fn = export_otlp_with_opts;
+		def = otlp.json ? "needle.otlp.json" : "needle.otlp.pb";
 	} else if (!strcmp(format, "pprof")) {
 		fn = export_pprof;
 		def = "needle.pb.gz";
@@ -81,7 +122,11 @@ int cmd_export(int argc, char **argv)
 	} else if (!strcmp(format, "ctf")) {
 		def = "needle.ctf";
 	} else {
-		cli_error("unknown export format '%s' (perfetto, chrome, folded, pprof, uftrace or ctf)", format);
+		cli_error("unknown export format '%s' (perfetto, chrome, folded, pprof, otlp, uftrace or ctf)", format);
+		return 2;
+	}
+	if (otlp_only && strcmp(format, "otlp")) {
+		cli_error("export: --spans, -t and --json are --format=otlp's");
 		return 2;
 	}
 	if (optind < argc) {

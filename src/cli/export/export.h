@@ -17,6 +17,16 @@ int export_perfetto(struct trace *t, FILE *out);
 int export_chrome(struct trace *t, FILE *out);
 int export_folded(struct trace *t, FILE *out);
 int export_pprof(struct trace *t, FILE *out);
+/* --format=otlp: the spans of the calls of the functions spans[] names
+ * (all without) that lasted min_ns or more; json: OTLP/JSON, else the
+ * protobuf ExportTraceServiceRequest. */
+struct otlp_opts {
+	const char *const *spans;
+	size_t span_cnt;
+	uint64_t min_ns;
+	int json;
+};
+int export_otlp(struct trace *t, FILE *out, const struct otlp_opts *o);
 /* A uftrace data directory at dir (which must not exist): 0, or 1 after
  * printing why (dir is then not created). */
 int export_uftrace(struct trace *t, const char *dir);
