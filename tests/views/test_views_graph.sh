@@ -105,7 +105,7 @@ check_eq "-D 2: FUNC and one level below" "$(g -f none -D 2 fan | sed -n '/CALL 
  | 
  +-(3) leaf"
 
-wtid=$("$NEEDLE" replay -i "$T/g.data" | awk '/\| worker\(\) \{/ { gsub(/[][]/, "", $1); print $1; exit }')
+wtid=$("$NEEDLE" replay -i "$T/g.data" | sed -n 's/^[^[]*\[ *\([0-9]*\)\] | worker() {$/\1/p' | head -1)
 check "the worker thread's tid ($wtid)" test -n "$wtid"
 check_eq "--tid: that thread's calls only" "$(g -f none --tid "$wtid" fan | norm | sed -n '/BACKTRACE/,$p')" \
 "=============== BACKTRACE ===============
