@@ -136,27 +136,30 @@ static void pb_fixed64(struct view_buf *b, unsigned field, uint64_t v)
 	pb_raw(b, &v, 8); /* little-endian on x86-64 */
 }
 
+/* A KeyValue field {key, value: AnyValue} around an AnyValue's body. */
+static void pb_kv(struct view_buf *b, unsigned field, const char *key, const struct view_buf *any)
+{
+	struct view_buf kv = { 0 };
+	pb_string(&kv, 1, key);
+	pb_bytes(&kv, 2, any->p, any->len);
+	pb_bytes(b, field, kv.p, kv.len);
+	b->oom |= kv.oom | any->oom;
+	free(kv.p);
+}
+
 static void pb_kv_string(struct view_buf *b, unsigned field, const char *key, const char *val)
 {
-	struct view_buf kv = { 0 }, any = { 0 };
+	struct view_buf any = { 0 };
 	pb_string(&any, 1, val); /* AnyValue.string_value */
-	pb_string(&kv, 1, key);
-	pb_bytes(&kv, 2, any.p, any.len);
-	pb_bytes(b, field, kv.p, kv.len);
-	b->oom |= kv.oom | any.oom;
-	free(kv.p);
+	pb_kv(b, field, key, &any);
 	free(any.p);
 }
 
 static void pb_kv_int(struct view_buf *b, unsigned field, const char *key, int64_t val)
 {
-	struct view_buf kv = { 0 }, any = { 0 };
+	struct view_buf any = { 0 };
 	pb_uint(&any, 3, (uint64_t)val); /* AnyValue.int_value */
-	pb_string(&kv, 1, key);
-	pb_bytes(&kv, 2, any.p, any.len);
-	pb_bytes(b, field, kv.p, kv.len);
-	b->oom |= kv.oom | any.oom;
-	free(kv.p);
+	pb_kv(b, field, key, &any);
 	free(any.p);
 }
 

@@ -153,12 +153,5 @@ void view_filter_free(struct view_filter *f)
 		free(f->pats);
 		f->pats = p;
 	}
-	free(f->verdict);
-	free(f->in_filter);
-	free(f->in_notrace);
-	free(f->base);
-	free(f->compiled);
-	f->verdict = NULL;
-	f->compiled = NULL;
-	f->in_filter = f->in_notrace = f->base = NULL;
+	view_filter_stop(f);
 }
