@@ -73,3 +73,13 @@ env -u NEEDLE_SITES "$NEEDLE" record -o "$T/l.data" -- "$P" 3 >/dev/null 2>&1
 check "with library calls: dump shows pthread_create" sh -c "'$NEEDLE' dump -i '$T/l.data' | grep -q 'pthread_create('"
 check_eq "--no-libcall: none of them, the program's calls all there" \
 	"$("$NEEDLE" dump -i "$T/l.data" --no-libcall | grep -c '\[entry\]')" 39
+
+# --graphviz / --mermaid: the call graph by caller path with the calls on
+# each edge, from what the filters leave.
+check_eq "--graphviz -F main -D 3: main's graph, three levels" \
+	"$("$NEEDLE" dump -i "$T/g.data" --graphviz -F main -D 3 | grep -- '->' | tr -s ' ' | sort | tr '\n' '/')" \
+	' "fan" -> "leaf" [xlabel = "2"]/ "fan" -> "mid" [xlabel = "4"]/ "graph_prog" -> "main" [xlabel = "1"]/ "main" -> "fan" [xlabel = "2"]/ "main" -> "other" [xlabel = "1"]/ "main" -> "rec" [xlabel = "1"]/ "other" -> "mid" [xlabel = "1"]/ "rec" -> "leaf" [xlabel = "1"]/ "rec" -> "rec" [xlabel = "1"]/'
+check "--graphviz: a digraph named for the program" sh -c "'$NEEDLE' dump -i '$T/g.data' --graphviz | grep -q '^digraph \"graph_prog\" {'"
+check_eq "--mermaid -F fan -D 2: the flowchart's edges, depth_id nodes" \
+	"$("$NEEDLE" dump -i "$T/g.data" --mermaid -F fan -D 2 | grep -- '-->' | tr -s ' ' | tr '\n' '/')" \
+	' 0_0["graph_prog"] -->|3| 1_1["fan"];/ 1_1["fan"] -->|6| 2_2["mid"];/ 1_1["fan"] -->|3| 2_3["leaf"];/'

@@ -122,6 +122,155 @@ static int began_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* --graphviz and --mermaid: the call graph by path (a node per function
+ * per caller path, as needle graph merges calls), from the calls -F, -N,
+ * -D and --no-libcall leave, with the number of calls on each edge.  A
+ * call the filters hide passes its children to its caller. */
+struct callgraph {
+	struct dump *d;
+	struct call_tree tree;
+	uint32_t root;
+	uint32_t **stack; /* by thread: the node of each depth */
+	size_t *cap;
+	int oom;
+};
+
+static int callgraph_event(const struct trace_event *ev, void *arg)
+{
+	struct callgraph *g = arg;
+	if ((ev->kind != TEV_ENTRY && ev->kind != TEV_EXIT) || (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN)))
+		return 0;
+	int shown = !view_filter_active(&g->d->filter) || view_filter_shows(&g->d->filter, ev);
+	if (ev->kind != TEV_ENTRY || (ev->flags & TEV_INHERITED))
+		return 0;
+	uint32_t t = ev->thread, d = ev->depth;
+	if (d >= g->cap[t]) {
+		size_t n = g->cap[t] ? g->cap[t] * 2 : 64;
+		while (n <= d)
+			n *= 2;
+		uint32_t *v = realloc(g->stack[t], n * sizeof(*v));
+		if (!v)
+			return g->oom = 1;
+		g->stack[t] = v;
+		g->cap[t] = n;
+	}
+	uint32_t parent = d ? g->stack[t][d - 1] : g->root;
+	if (!shown) {
+		g->stack[t][d] = parent;
+		return 0;
+	}
+	uint32_t n = call_tree_child(&g->tree, parent, ev->site);
+	if (!n)
+		return g->oom = 1;
+	g->tree.v[n].value++;
+	g->stack[t][d] = n;
+	return 0;
+}
+
+static int id_order(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* The edges depth first, children in the order first called. */
+static int callgraph_print(struct callgraph *g, int mermaid, const char *prog)
+{
+	struct walk {
+		uint32_t node, depth;
+	} *st = NULL;
+	uint32_t *kids = NULL, *num = calloc(g->tree.cnt ? g->tree.cnt : 1, sizeof(*num));
+	size_t sp = 0, cap = 0, kcap = 0;
+	uint32_t next = 0;
+	int ret = -1;
+	if (!num)
+		return -1;
+	if (mermaid)
+		printf("<html>\n<body>\n<script src=\"https://cdn.jsdelivr.net/npm/mermaid/dist/mermaid.min.js\"></script>\n"
+		       "<script>\n  var config = {\n  startOnLoad: true,\n  maxTextSize: 99999999,\n"
+		       "  flowchart: { useMaxWidth: false }\n  };\n  mermaid.initialize(config);\n</script>\n"
+		       "<h2>Function Call Graph for <span style=\"color:blue\">%s</span></h2>\n"
+		       "<div class=\"mermaid\">\nflowchart TB\n", prog);
+	else
+		printf("# needle dump --graphviz\n\ndigraph \"%s\" {\n", prog);
+	num[g->root] = next++;
+	for (;;) {
+		uint32_t node = sp ? st[--sp].node : g->root, depth = sp || node != g->root ? st[sp].depth : 0;
+		size_t k = 0;
+		for (uint32_t c = g->tree.v[node].first_child; c; c = g->tree.v[c].next_sibling) {
+			if (k == kcap) {
+				kcap = kcap ? kcap * 2 : 64;
+				uint32_t *v = realloc(kids, kcap * sizeof(*v));
+				if (!v)
+					goto out;
+				kids = v;
+			}
+			kids[k++] = c;
+			g->d->t->work++;
+		}
+		qsort(kids, k, sizeof(*kids), id_order);
+		const char *from = node == g->root ? prog : trace_site_name(g->d->t, g->tree.v[node].site);
+		for (size_t i = 0; i < k; i++) {
+			const char *to = trace_site_name(g->d->t, g->tree.v[kids[i]].site);
+			num[kids[i]] = next++;
+			if (mermaid)
+				printf("  %u_%u[\"%s\"] -->|%llu| %u_%u[\"%s\"];\n", depth, num[node], from,
+				       (unsigned long long)g->tree.v[kids[i]].value, depth + 1, num[kids[i]], to);
+			else
+				printf("    \"%s\" -> \"%s\" [xlabel = \"%llu\"]\n", from, to,
+				       (unsigned long long)g->tree.v[kids[i]].value);
+		}
+		if (sp + k > cap) {
+			cap = (sp + k) * 2;
+			struct walk *v = realloc(st, cap * sizeof(*v));
+			if (!v)
+				goto out;
+			st = v;
+		}
+		for (size_t i = k; i-- > 0;)
+			st[sp++] = (struct walk){ kids[i], depth + 1 };
+		if (!sp)
+			break;
+	}
+	fputs(mermaid ? "</div>\n</body>\n</html>\n" : "}\n", stdout);
+	ret = 0;
+out:
+	free(st);
+	free(kids);
+	free(num);
+	return ret;
+}
+
+static int dump_callgraph(struct dump *d, uint32_t tid, int mermaid)
+{
+	struct callgraph g = { .d = d };
+	size_t n = d->t->thread_cnt ? d->t->thread_cnt : 1;
+	int err = 1;
+	g.stack = calloc(n, sizeof(*g.stack));
+	g.cap = calloc(n, sizeof(*g.cap));
+	if (!g.stack || !g.cap || call_tree_init(&g.tree, &d->t->work) ||
+	    !(g.root = call_tree_child(&g.tree, 0, UINT32_MAX))) {
+		cli_error("out of memory");
+		goto out;
+	}
+	if (view_each_event(d->t, tid, callgraph_event, &g))
+		goto out;
+	const char *prog = d->t->argv && d->t->argv[0] ? d->t->argv[0] : "program";
+	const char *base = strrchr(prog, '/');
+	if (g.oom || callgraph_print(&g, mermaid, base ? base + 1 : prog)) {
+		cli_error("out of memory");
+		goto out;
+	}
+	err = 0;
+out:
+	for (size_t i = 0; g.stack && i < n; i++)
+		free(g.stack[i]);
+	free(g.stack);
+	free(g.cap);
+	call_tree_free(&g.tree);
+	return err;
+}
+
 static const char dump_usage[] =
 	"usage: needle dump [-i FILE] [options]\n"
 	"Every event of the trace as a line, thread by thread (uftrace dump): its time\n"
@@ -135,6 +284,9 @@ static const char dump_usage[] =
 	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --chrome        Chrome trace JSON instead (needle export --format=chrome)\n"
 	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
+	"      --graphviz      the call graph (by caller path, with the calls on each edge) as\n"
+	"                      Graphviz's dot, from the calls the filters leave\n"
+	"      --mermaid       the same as an HTML page of a Mermaid flowchart\n"
 	"FUNC is a glob or, with ^ $ . ( | + \\, a regular expression; the last -F or -N\n"
 	"that names a function decides.\n";
 
@@ -145,13 +297,14 @@ int cmd_dump(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "chrome", no_argument, NULL, 'C' },
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
-		{ "no-libcall", no_argument, NULL, 'L' },
+		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
+		{ "mermaid", no_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
 	const char *input = NULL;
 	uint32_t tid = 0;
-	int c, status, other = 0, err = 2;
+	int c, status, other = 0, callgraph = 0, err = 2;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:d:F:N:D:h", longopts, NULL)) != -1) {
@@ -180,6 +333,10 @@ int cmd_dump(int argc, char **argv)
 		case 'L':
 			d.filter.no_libcall = 1;
 			break;
+		case 'V':
+		case 'M':
+			callgraph = c;
+			break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			err = 0;
@@ -205,6 +362,18 @@ int cmd_dump(int argc, char **argv)
 	}
 	err = 1;
 	view_buffer_output(stdout);
+	if (callgraph) {
+		if (view_filter_active(&d.filter) && view_filter_start(&d.filter, d.t)) {
+			cli_error("out of memory");
+			view_close(d.t);
+			goto out;
+		}
+		err = dump_callgraph(&d, tid, callgraph == 'M');
+		if (view_close_output(stdout, "standard output"))
+			err = 1;
+		view_close(d.t);
+		goto out;
+	}
 	if (other) {
 		err = other == 'C' ? export_chrome(d.t, stdout) : export_folded(d.t, stdout);
 		if (view_close_output(stdout, "standard output"))

@@ -312,6 +312,25 @@ class TestBase:
                 rows.append('%s %s' % (e.get('ph'), name))
         return '\n'.join(rows)
 
+    def mermaid_sort(self, output, ignored=False):
+        """A Mermaid page's flowchart edges as depth_id_name N> depth_id_name."""
+        edge = re.compile(r'\s+(\d+)_(\d+)\["(\S+)"\]\s+-->\|(\d+)\|\s+(\d+)_(\d+)\["(\S+)"\];')
+        rows = []
+        inside = False
+        for ln in output.split('\n'):
+            if '<div class="mermaid"' in ln:
+                inside = True
+                continue
+            if not inside:
+                continue
+            if '</div>' in ln:
+                break
+            m = edge.match(ln)
+            if m:
+                rows.append('%s_%s_%s %s> %s_%s_%s' % (m.group(1), m.group(2), m.group(3), m.group(4),
+                                                       m.group(5), m.group(6), m.group(7)))
+        return '\n'.join(rows)
+
     def sort(self, output, ignore_children=False):
         fn = getattr(self, self.sort_method + '_sort', None)
         if fn is None:
