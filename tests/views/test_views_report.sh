@@ -128,3 +128,14 @@ check "with library calls: report lists pthread_create" sh -c "'$NEEDLE' report 
 check_eq "--no-libcall: no library function, the program's all there" \
 	"$("$NEEDLE" report -i "$T/l.data" --no-libcall -s name | awk 'NR > 2 { print $NF ":" $(NF-1) }' | tr '\n' ' ')" \
 	"fan:3 leaf:22 main:1 mid:7 other:1 rec:4 worker:1 "
+
+# info --task: uftrace's task list, threads in the order they began.
+pid=$("$NEEDLE" info -i "$T/g.data" | awk '/^pid:/ { print $2 }')
+check_eq "info --task: the program's thread first (F: a process's first, S: the session's), then its worker" \
+	"$("$NEEDLE" info --task -i "$T/g.data" | awk 'NR > 1 { f = substr($0, 27, 5); gsub(/ /, "", f); print (f == "" ? "-" : f), $NF == "MB" ? $(NF-2) : $NF }' | tr '\n' ' ')" \
+	"FS graph_prog - graph_prog "
+check_eq "info --task: the program's tid" "$("$NEEDLE" info --task -i "$T/g.data" | sed -n '2s/.*\[ *\([0-9]*\)\].*/\1/p')" "$pid"
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/x.data" -- "$PROGS/exec_prog" fork >/dev/null 2>&1
+check_eq "info --task: a forked child that execs: F, then its program's FS" \
+	"$("$NEEDLE" info --task -i "$T/x.data" | awk 'NR > 1 { f = substr($0, 27, 5); gsub(/ /, "", f); print f }' | tr '\n' ' ')" \
+	"FS F FS "

@@ -484,36 +484,12 @@ static int print_backtraces(struct graph *gr)
 	return shown;
 }
 
-/* Sessions: the programs of the trace, the recorded one and each one it
- * exec'ed.  Objects are numbered in the order they were loaded, and a
- * program's own object comes first in it: an object that defines main,
- * after the first that does, begins the next program, and the objects
- * after it (its libraries, what it dlopens) are its own.  A thread
+/* Sessions: the programs of the trace (view_module_programs); a thread
  * belongs to the program of the first function it is seen in. */
 static int find_sessions(struct graph *gr)
 {
-	struct trace *t = gr->t;
-	size_t mods = t->module_cnt;
-	uint8_t *has_main = calloc(mods ? mods : 1, 1);
-	gr->module_session = calloc(mods ? mods : 1, sizeof(*gr->module_session));
-	if (!has_main || !gr->module_session) {
-		free(has_main);
+	if (!(gr->module_session = view_module_programs(gr->t, &gr->session_cnt)))
 		return -1;
-	}
-	for (size_t i = 0; i < t->site_cap; i++)
-		if (t->sites[i].name && t->sites[i].module < mods && t->sites[i].sym && !strcmp(t->sites[i].sym, "main"))
-			has_main[t->sites[i].module] = 1;
-	uint32_t sess = 0;
-	int seen_main = 0;
-	for (size_t m = 0; m < mods; m++) {
-		if (has_main[m]) {
-			sess += seen_main;
-			seen_main = 1;
-		}
-		gr->module_session[m] = sess;
-	}
-	free(has_main);
-	gr->session_cnt = sess + 1;
 	gr->session_thread = calloc(gr->session_cnt, sizeof(*gr->session_thread));
 	gr->session_node = calloc(gr->session_cnt, sizeof(*gr->session_node));
 	if (!gr->session_thread || !gr->session_node)

@@ -9,6 +9,7 @@
  * into a shell. */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -173,23 +174,113 @@ static void print_objects(const char *text)
 	}
 }
 
+/* Threads in the order they began. */
+static struct trace *task_trace;
+
+static uint64_t began(uint32_t i)
+{
+	const struct trace_thread *th = &task_trace->threads[i];
+	return th->chunk_cnt ? th->chunks[0].base : UINT64_MAX;
+}
+
+static int began_first(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t bx = began(x), by = began(y);
+	return bx != by ? (bx < by ? -1 : 1) : (x > y) - (x < y);
+}
+
+/* info --task: uftrace's task list: when each thread began (CLOCK_MONOTONIC
+ * seconds), its flags (F: a process's first thread, its tid its pid; S:
+ * it began a session, the recorded program's first thread), tid, name,
+ * and the bytes of its events in the file. */
+static int info_tasks(struct trace *t)
+{
+	uint32_t *order = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*order));
+	if (!order) {
+		cli_error("out of memory");
+		return 1;
+	}
+	for (size_t i = 0; i < t->thread_cnt; i++)
+		order[i] = (uint32_t)i;
+	task_trace = t;
+	qsort(order, t->thread_cnt, sizeof(*order), began_first);
+	uint64_t mono0 = trace_monotonic_base(t);
+	uint32_t programs = 0, *program_of = view_module_programs(t, &programs);
+	uint8_t *program_seen = calloc(programs ? programs : 1, 1);
+	if (!program_of || !program_seen) {
+		free(order);
+		free(program_of);
+		free(program_seen);
+		cli_error("out of memory");
+		return 1;
+	}
+	printf("#%23s  %5s  %8s  %-16s  %s\n", "TIMESTAMP     ", "FLAGS", "  TID  ", "TASK", "DATA SIZE");
+	int seen_main = 0;
+	for (size_t k = 0; k < t->thread_cnt; k++) {
+		const struct trace_thread *th = &t->threads[order[k]];
+		uint64_t ns = mono0 + (th->chunk_cnt ? trace_ns(t, th->chunks[0].base) : 0), bytes = 0;
+		for (size_t c = 0; c < th->chunk_cnt; c++)
+			bytes += th->chunks[c].length;
+		/* A process's first thread: the recorded one's, or a forked
+		 * child's, which begins inside its parent's calls (its first
+		 * event is an entry it inherits). */
+		int first_of_process = t->have_process && th->tid == t->process.pid;
+		int session = 0;
+		struct trace_iter it;
+		struct trace_event ev;
+		if (!trace_iter_init_thread(&it, t, order[k]) && trace_iter_next(&it, &ev) > 0) {
+			first_of_process |= ev.kind == TEV_ENTRY && (ev.flags & TEV_INHERITED);
+			/* The first thread of a program exec'ed begins a
+			 * session, and a process: its tid is its pid. */
+			uint32_t m = ev.site < t->site_cap ? t->sites[ev.site].module : UINT32_MAX;
+			uint32_t p = m < t->module_cnt ? program_of[m] : 0;
+			if (p && !program_seen[p])
+				session = first_of_process = 1;
+			if (p)
+				program_seen[p] = 1;
+		}
+		trace_iter_free(&it);
+		char flags[6] = "     ";
+		if (first_of_process)
+			flags[0] = 'F';
+		if ((t->have_process && th->tid == t->process.pid && !seen_main) || session) {
+			flags[1] = 'S';
+			seen_main |= th->tid == t->process.pid;
+		}
+		uint64_t kb = bytes / 1024;
+		printf(" %13llu.%09llu  %s  [%6u]  %-16s  %5llu.%03llu MB\n", (unsigned long long)(ns / 1000000000),
+		       (unsigned long long)(ns % 1000000000), flags, th->tid, th->name, (unsigned long long)(kb / 1024),
+		       (unsigned long long)(kb % 1024 >= 1000 ? 999 : kb % 1024));
+	}
+	free(order);
+	free(program_of);
+	free(program_seen);
+	return view_close_output(stdout, "standard output");
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "input", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
+		{ "task", no_argument, NULL, 'T' },        { NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL;
-	int c;
+	int c, tasks = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:d:h", longopts, NULL)) != -1) {
 		if (c == 'i' || c == 'd') { /* -d DIR: uftrace's; here the trace file */
 			input = optarg;
+		} else if (c == 'T') {
+			tasks = 1;
 		} else {
-			fputs("usage: needle info [-i FILE]\n", c == 'h' ? stdout : stderr);
+			fputs("usage: needle info [-i FILE] [--task]\n", c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;
 		}
 	}
+	/* uftrace info takes the program's name too (view_check_program_arg). */
+	const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
 	if (optind < argc) {
 		cli_error("info: unexpected argument '%s'", argv[optind]);
 		return 2;
@@ -198,10 +289,19 @@ int cmd_info(int argc, char **argv)
 	char err[512];
 	if (!t)
 		return 1;
+	if (prog_arg && view_check_program_arg(t, "info", prog_arg)) {
+		trace_close(t);
+		return 2;
+	}
 	if (trace_verify(t, err, sizeof(err))) {
 		cli_error("%s: %s", t->path, err);
 		trace_close(t);
 		return 1;
+	}
+	if (tasks) {
+		int rc = info_tasks(t);
+		trace_close(t);
+		return rc;
 	}
 	static const char *const modes[] = { "wait", "poll", "buffer-percent" };
 	printf("file:          %s (format version %u)\n", t->path, t->header.version);

@@ -43,6 +43,13 @@ int view_module_compiled(struct trace *t, uint32_t module, signed char **cache);
  * function of an object other than the program's with no compiled
  * sites. */
 int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
+/* The programs of the trace: the recorded one (0) and each it exec'ed.
+ * Objects are numbered in the order they were loaded, a program's own
+ * first: an object that defines main, after the first that does, begins
+ * the next program, and the objects after it are its own.  By object,
+ * the program it belongs to (malloc'ed; NULL out of memory), and their
+ * number in *programs. */
+uint32_t *view_module_programs(struct trace *t, uint32_t *programs);
 /* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
  * environment, first print on stderr the inner-loop steps the reader and
  * the view took ("needle: view work: STEPS steps, EVENTS events"): a test

@@ -93,6 +93,33 @@ int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache)
 	return m != 0 && !view_module_compiled(t, m, cache);
 }
 
+uint32_t *view_module_programs(struct trace *t, uint32_t *programs)
+{
+	size_t mods = t->module_cnt;
+	uint8_t *has_main = calloc(mods ? mods : 1, 1);
+	uint32_t *of = calloc(mods ? mods : 1, sizeof(*of));
+	if (!has_main || !of) {
+		free(has_main);
+		free(of);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->site_cap; i++)
+		if (t->sites[i].name && t->sites[i].module < mods && t->sites[i].sym && !strcmp(t->sites[i].sym, "main"))
+			has_main[t->sites[i].module] = 1;
+	uint32_t n = 0;
+	int seen_main = 0;
+	for (size_t m = 0; m < mods; m++) {
+		if (has_main[m]) {
+			n += seen_main;
+			seen_main = 1;
+		}
+		of[m] = n;
+	}
+	free(has_main);
+	*programs = n + 1;
+	return of;
+}
+
 int view_check_program_arg(const struct trace *t, const char *view, const char *arg)
 {
 	const char *rec = t->argv && t->argv[0] ? t->argv[0] : "";
