@@ -18,11 +18,14 @@ need "$PGBIN/initdb" "$PGBIN/pg_ctl" "$PGBIN/pgbench" runuser
 PGT=$(mktemp -d /tmp/needle-pg.XXXXXX)
 chown postgres: "$PGT"
 srv_on_exit() {
-	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGT/data" stop -m immediate -w -t 20 >/dev/null 2>&1
+	as_pg "$PGBIN/pg_ctl" -D "$PGT/data" stop -m immediate -w -t 20 >/dev/null 2>&1
 	rm -rf "$PGT"
 }
 port=$(free_port)
-as_pg() { runuser -u postgres -- "$@"; }
+# From a directory the postgres user may enter: initdb and pg_ctl go
+# back to the one they started in, and the runner's scratch directory is
+# root's alone.
+as_pg() { (cd "$PGT" && runuser -u postgres -- "$@"); }
 as_pg "$PGBIN/initdb" -D "$PGT/data" --auth=trust -U postgres >"$PGT/initdb.log" 2>&1 ||
 	{ fail "$SRV: initdb"; sed 's/^/      /' "$PGT/initdb.log"; exit 1; }
 as_pg "$PGBIN/pg_ctl" -D "$PGT/data" -l "$PGT/log" -w -t 60 \

@@ -39,3 +39,15 @@ if mount -t tmpfs -o size=32k needle-test "$T/small" 2>/dev/null; then
 else
 	pass "export to a full file system: skipped (mounting a tmpfs needs root)"
 fi
+
+# export -o to what is not a regular file is written in place: renaming a
+# temporary file over /dev/null (or a pipe) would replace the device.
+mknod "$T/null" c 1 3 2>/dev/null || mkfifo "$T/null"
+for f in folded chrome perfetto pprof otlp; do
+	if [ -p "$T/null" ]; then (cat "$T/null" >/dev/null &); fi
+	"$NEEDLE" export --format=$f -i "$T/t.data" -o "$T/null" 2>"$T/err"
+	check_eq "export $f to a device (or a pipe): exit 0 ($(head -1 "$T/err"))" "$?" 0
+	check "export $f to a device (or a pipe): it is still one" test -c "$T/null" -o -p "$T/null"
+done
+check_eq "no temporary file left beside it" "$(ls "$T" | grep -c '^null\.tmp')" 0
+view_refused "export -o a directory" 1 "is a directory" "$NEEDLE" export --format=chrome -i "$T/t.data" -o "$T"

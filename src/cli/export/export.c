@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/util/cli_util.h"
@@ -149,9 +150,25 @@ int cmd_export(int argc, char **argv)
 	}
 
 	int to_stdout = !strcmp(output, "-");
+	/* A file is written aside and renamed when whole; what is not a
+	 * regular file (/dev/null, a pipe, a terminal) is written in place:
+	 * a rename would replace the device with a file. */
+	struct stat st;
+	int in_place = !to_stdout && !stat(output, &st) && !S_ISREG(st.st_mode);
 	char tmp[4096];
 	FILE *out = stdout;
-	if (!to_stdout) {
+	if (in_place) {
+		if (S_ISDIR(st.st_mode)) {
+			cli_error("cannot write %s: it is a directory", output);
+			trace_close(t);
+			return 1;
+		}
+		if (!(out = fopen(output, "wb"))) {
+			cli_error("cannot write %s: %s", output, strerror(errno));
+			trace_close(t);
+			return 1;
+		}
+	} else if (!to_stdout) {
 		snprintf(tmp, sizeof(tmp), "%s.tmp.%d", output, (int)getpid());
 		if (!(out = fopen(tmp, "wb"))) {
 			cli_error("cannot write %s: %s", output, strerror(errno));
@@ -165,7 +182,7 @@ int cmd_export(int argc, char **argv)
 	 * at the last flush or at close. */
 	if (view_close_output(out, to_stdout ? "standard output" : output))
 		err = 1;
-	if (!to_stdout) {
+	if (!to_stdout && !in_place) {
 		if (err)
 			unlink(tmp);
 		else if (rename(tmp, output)) {
