@@ -83,3 +83,9 @@ check "--graphviz: a digraph named for the program" sh -c "'$NEEDLE' dump -i '$T
 check_eq "--mermaid -F fan -D 2: the flowchart's edges, depth_id nodes" \
 	"$("$NEEDLE" dump -i "$T/g.data" --mermaid -F fan -D 2 | grep -- '-->' | tr -s ' ' | tr '\n' '/')" \
 	' 0_0["graph_prog"] -->|3| 1_1["fan"];/ 1_1["fan"] -->|6| 2_2["mid"];/ 1_1["fan"] -->|3| 2_3["leaf"];/'
+
+# A forked child: --graphviz merges its calls under the parent's path.
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >/dev/null 2>&1
+"$NEEDLE" dump -i "$T/f.data" --graphviz >"$T/f.dot" 2>"$T/f.err"
+check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$?" 0
+check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"

@@ -51,3 +51,29 @@ for f in folded chrome perfetto pprof otlp; do
 done
 check_eq "no temporary file left beside it" "$(ls "$T" | grep -c '^null\.tmp')" 0
 view_refused "export -o a directory" 1 "is a directory" "$NEEDLE" export --format=chrome -i "$T/t.data" -o "$T"
+
+# Never over the trace being read.
+cp "$T/t.data" "$T/self.data"
+view_refused "export onto its own trace" 1 "is the trace being read" \
+	"$NEEDLE" export --format=chrome -i "$T/self.data" -o "$T/self.data"
+check "the trace is intact" cmp -s "$T/t.data" "$T/self.data"
+
+# Interrupted (SIGINT, then again until it ends): either whole, or nothing
+# and a non-zero exit, never a temporary file or directory left.
+"$NEEDLE" record -o "$T/big.data" -- "$PROGS/views_deep" 1 200 1000 >/dev/null 2>&1
+for f in pprof otlp chrome ctf uftrace; do
+	"$NEEDLE" export --format=$f -i "$T/big.data" -o "$T/int.$f" 2>"$T/int.err" &
+	xp=$!
+	sleep 0.05
+	while kill -INT "$xp" 2>/dev/null; do sleep 0.05; done
+	wait "$xp"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		check "export $f interrupted: it had finished, whole" test -e "$T/int.$f"
+	else
+		check "export $f interrupted: nothing written, said so ($(head -1 "$T/int.err"))" \
+			sh -c "test ! -e '$T/int.$f' && grep -q 'interrupted' '$T/int.err'"
+	fi
+	check_eq "export $f interrupted: no temporary output left" "$(ls -d "$T"/int.$f.tmp* 2>/dev/null | wc -l)" 0
+	rm -rf "$T/int.$f"
+done

@@ -139,3 +139,14 @@ env -u NEEDLE_SITES "$NEEDLE" record -o "$T/x.data" -- "$PROGS/exec_prog" fork >
 check_eq "info --task: a forked child that execs: F, then its program's FS" \
 	"$("$NEEDLE" info --task -i "$T/x.data" | awk 'NR > 1 { f = substr($0, 27, 5); gsub(/ /, "", f); print f }' | tr '\n' ' ')" \
 	"FS F FS "
+
+# A recursion's average is its calls' (every call, not the outermost):
+# between its shortest and its longest.
+check "report: rec's average between its min and max" sh -c "'$NEEDLE' report --csv -i '$T/g.data' | awk -F, '\$1 == \"rec\" { exit !(\$5 >= \$6 && \$5 <= \$7) }'"
+# Columns do not change with what the filters leave.
+check_eq "report -t 1s: no row, the same columns" "$(rep -t 1s | head -1 | tr -s ' ')" \
+	" Total time Self time Total avg Total min Total max Calls Function"
+check_eq "report -t 1s --csv: the same header" "$(rep -t 1s --csv | head -1)" \
+	"function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns"
+check_eq "--diff -t: the filter applies to both traces (no call of 1 s in either)" \
+	"$(diffrep -t 1s -f call | awk '!/^#/ && NR > 7' | wc -l)" 0

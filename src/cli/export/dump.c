@@ -141,7 +141,7 @@ static int callgraph_event(const struct trace_event *ev, void *arg)
 	if ((ev->kind != TEV_ENTRY && ev->kind != TEV_EXIT) || (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN)))
 		return 0;
 	int shown = !view_filter_active(&g->d->filter) || view_filter_shows(&g->d->filter, ev);
-	if (ev->kind != TEV_ENTRY || (ev->flags & TEV_INHERITED))
+	if (ev->kind != TEV_ENTRY)
 		return 0;
 	uint32_t t = ev->thread, d = ev->depth;
 	if (d >= g->cap[t]) {
@@ -151,6 +151,10 @@ static int callgraph_event(const struct trace_event *ev, void *arg)
 		uint32_t *v = realloc(g->stack[t], n * sizeof(*v));
 		if (!v)
 			return g->oom = 1;
+		/* Levels never entered (a thread that begins deeper) hang
+		 * from the program's node. */
+		for (size_t i = g->cap[t]; i < n; i++)
+			v[i] = g->root;
 		g->stack[t] = v;
 		g->cap[t] = n;
 	}
@@ -162,6 +166,12 @@ static int callgraph_event(const struct trace_event *ev, void *arg)
 	uint32_t n = call_tree_child(&g->tree, parent, ev->site);
 	if (!n)
 		return g->oom = 1;
+	/* A forked child's inherited calls: its calls merge under them,
+	 * counted once, in the parent. */
+	if (ev->flags & TEV_INHERITED) {
+		g->stack[t][d] = n;
+		return 0;
+	}
 	g->tree.v[n].value++;
 	g->stack[t][d] = n;
 	return 0;

@@ -143,6 +143,16 @@ int cmd_export(int argc, char **argv)
 	struct trace *t = view_open(input);
 	if (!t)
 		return 1;
+	/* Never over the trace being read (a file exported onto itself is
+	 * lost): the same file, whatever its name. */
+	struct stat in_st, out_st;
+	if (strcmp(output, "-") && !stat(t->path, &in_st) && !stat(output, &out_st) && in_st.st_dev == out_st.st_dev &&
+	    in_st.st_ino == out_st.st_ino) {
+		cli_error("export: %s is the trace being read: give another output with -o", output);
+		view_close(t);
+		return 1;
+	}
+	view_stop_on_signals();
 	if (!fn) {
 		int err = !strcmp(format, "ctf") ? export_ctf(t, output) : export_uftrace(t, output);
 		view_close(t);

@@ -340,7 +340,9 @@ static int otlp_event(const struct trace_event *ev, void *arg)
 		up = d ? &x->th[ev->thread].f[d - 1] : NULL;
 		f->span = ++x->next_span;
 		f->start_ns = ev->ns;
-		f->chosen_name = site_chosen(x, ev->site) && !(ev->flags & TEV_FLAT);
+		/* A forked child's inherited calls are its parent's spans,
+		 * not its own: its calls begin traces of their own. */
+		f->chosen_name = site_chosen(x, ev->site) && !(ev->flags & (TEV_FLAT | TEV_INHERITED));
 		f->parent = up ? (up->chosen_name ? d : up->parent) : 0;
 		f->root = up && up->root ? up->root : f->chosen_name ? d + 1 : 0;
 		f->root_span = up && up->root ? up->root_span : f->span;

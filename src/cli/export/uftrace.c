@@ -118,6 +118,8 @@ struct uft {
 
 static uint64_t site_addr(const struct uft *u, uint32_t site)
 {
+	if (site >= u->t->site_cap)
+		return 0; /* a function the file does not describe (a damaged trace) */
 	const struct trace_site *s = &u->t->sites[site];
 	const struct uft_module *m = s->module < u->mod_cnt ? &u->mods[s->module] : NULL;
 	return (s->func_ip + (m ? (uint64_t)m->shift : 0)) & UFT_ADDR_MASK;

@@ -172,6 +172,10 @@ static void begin_func(struct graph *gr, struct graph_thread *th, uint32_t d)
 	if (!b)
 		b = UINT32_MAX;
 	for (uint32_t i = th->path_valid; i <= d && b != UINT32_MAX; i++) {
+		if (th->site[i] == UINT32_MAX) {
+			th->path[i] = b; /* a hidden level: not in the backtrace */
+			continue;
+		}
 		uint32_t c = call_tree_child(&gr->bt, b, th->site[i]);
 		b = c ? c : UINT32_MAX;
 		th->path[i] = b;
@@ -209,24 +213,30 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		}
 		th->site[d] = ev->site;
 		th->node[d] = 0;
-		/* A call the filters hide is not a node: what it calls
-		 * (when shown) hangs from its caller. */
-		if (view_filter_active(&gr->filter) && !view_filter_shows(&gr->filter, ev)) {
-			th->counted[d] = 0;
-			th->node[d] = d ? th->node[d - 1] : 0;
-			return 0;
-		}
 		if (th->path_valid > d)
 			th->path_valid = d;
-		th->counted[d] = !(ev->flags & TEV_INHERITED);
-		if (!th->on && gr->func && gr->matches[ev->site] && th->counted[d]) {
-			begin_func(gr, th, d);
-		} else if (!th->on && !gr->func) {
+		if (!th->on && !gr->func) {
 			/* The program's graph: every call, from the first. */
 			th->on = 1;
 			th->start = 0;
 			th->bt = 0;
 		}
+		/* A call the filters hide is not a node: what it calls
+		 * (when shown) hangs from its caller.  A function the file
+		 * does not describe (a damaged trace) is hidden too. */
+		int hidden = ev->site >= gr->t->site_cap;
+		if (!hidden && view_filter_active(&gr->filter))
+			hidden = !view_filter_shows(&gr->filter, ev);
+		if (hidden) {
+			th->counted[d] = 0;
+			th->node[d] = d && d > th->start ? th->node[d - 1]
+				      : th->on && !gr->func ? gr->session_node[th->session] : 0;
+			th->site[d] = UINT32_MAX;
+			return 0;
+		}
+		th->counted[d] = !(ev->flags & TEV_INHERITED);
+		if (!th->on && gr->func && gr->matches[ev->site] && th->counted[d])
+			begin_func(gr, th, d);
 		if (!th->on || d < th->start || (gr->max_depth && d - th->start >= gr->max_depth))
 			return 0;
 		uint32_t parent = d == th->start ? gr->session_node[th->session] : th->node[d - 1];
@@ -245,7 +255,8 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		th->node[d] = n;
 		return 0;
 	}
-	if (ev->kind == TEV_EXIT && view_filter_active(&gr->filter) && !view_filter_shows(&gr->filter, ev))
+	if (ev->kind == TEV_EXIT &&
+	    (ev->site >= gr->t->site_cap || (view_filter_active(&gr->filter) && !view_filter_shows(&gr->filter, ev))))
 		return 0;
 	if (ev->kind != TEV_EXIT || (ev->flags & TEV_ORPHAN) || d >= th->cap || !th->on || d < th->start)
 		return 0;

@@ -36,6 +36,7 @@ struct func_stats {
 	uint32_t site;
 	uint32_t group; /* --by-arg: 0 for the function's own row, else its group + 1 */
 	uint64_t calls, timed, total, self, min, max, self_min, self_max;
+	uint64_t sum;   /* every timed call's time: total counts a recursion's outermost calls only */
 	uint64_t syscall, offcpu; /* --kernel's share of total: in system calls, off the CPU */
 };
 
@@ -398,6 +399,7 @@ static int account(const struct trace_event *ev, void *arg)
 	f->timed++;
 	if (outermost)
 		f->total += d;
+	f->sum += d;
 	f->self += self;
 	f->syscall += ev->syscall_ns;
 	f->offcpu += ev->offcpu_ns;
@@ -478,7 +480,7 @@ static uint64_t key_value(const struct func_stats *f, enum report_key k)
 	case K_CALLS:
 		return f->calls;
 	case K_TOTAL_AVG:
-		return f->timed ? f->total / f->timed : 0;
+		return f->timed ? f->sum / f->timed : 0;
 	case K_TOTAL_MIN:
 		return f->min;
 	case K_TOTAL_MAX:
@@ -935,6 +937,7 @@ static size_t merge_by_name(struct report *r, size_t n)
 			g->calls += f->calls;
 			g->timed += f->timed;
 			g->total += f->total;
+			g->sum += f->sum;
 			g->self += f->self;
 			g->syscall += f->syscall;
 			g->offcpu += f->offcpu;
@@ -971,7 +974,7 @@ static void format_delta(char *buf, size_t len, double a, double b, int is_time,
 static int report_diff(struct report *r, size_t n, const char *other_path, uint32_t tid,
 		       const struct report_columns *fields, int flags, int column, const char *sort_arg)
 {
-	struct report o = { .by_arg = r->by_arg, .filter = r->filter };
+	struct report o = { .by_arg = r->by_arg, .filter = r->filter, .min_ns = r->min_ns };
 	struct report_columns cols;
 	int rc = 1;
 
@@ -1251,7 +1254,7 @@ int cmd_report(int argc, char **argv)
 		return rc;
 	}
 	/* Entries only (the function tracer): no time to sort by. */
-	if (!timed && sort_keys[0] != K_NAME) {
+	if (!timed && r.t->tracer == TRACER_FUNCTION && sort_keys[0] != K_NAME) {
 		sort_keys[0] = K_CALLS;
 		sort_key_cnt = 1;
 	}
@@ -1265,7 +1268,10 @@ int cmd_report(int argc, char **argv)
 	else if (r.t->end.lost_events)
 		printf("# %llu events lost: times of calls around the loss are incomplete\n",
 		       (unsigned long long)r.t->end.lost_events);
-	if (!timed) {
+	/* The function tracer's trace has no durations: calls alone.  (A
+	 * function_graph trace keeps its columns whatever the filters leave,
+	 * so that what reads them does not see them change.) */
+	if (!timed && r.t->tracer == TRACER_FUNCTION) {
 		if (csv)
 			printf("function%s%s,calls\n", r.by_arg ? "," : "", r.by_arg ? r.by_arg : "");
 		else
@@ -1289,7 +1295,7 @@ int cmd_report(int argc, char **argv)
 			struct func_stats *f = &r.v[i];
 			csv_name(&r, f);
 			printf(",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)f->calls, (unsigned long long)f->total,
-			       (unsigned long long)f->self, (unsigned long long)(f->timed ? f->total / f->timed : 0),
+			       (unsigned long long)f->self, (unsigned long long)(f->timed ? f->sum / f->timed : 0),
 			       (unsigned long long)f->min, (unsigned long long)f->max);
 			if (kern)
 				printf(",%llu,%llu,%llu", (unsigned long long)(f->total > f->offcpu ? f->total - f->offcpu : 0),

@@ -8,6 +8,7 @@
 #ifndef NEEDLE_VIEW_H
 #define NEEDLE_VIEW_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "reader/trace_reader.h"
@@ -50,6 +51,13 @@ int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
  * the program it belongs to (malloc'ed; NULL out of memory), and their
  * number in *programs. */
 uint32_t *view_module_programs(struct trace *t, uint32_t *programs);
+/* An export writes a file or directory aside and renames it when whole:
+ * after view_stop_on_signals, SIGINT, SIGTERM and SIGHUP stop the event
+ * loops at the next event (view_interrupted holds the signal), so that
+ * the export's error path removes what it wrote instead of the signal
+ * killing it midway. */
+extern volatile sig_atomic_t view_interrupted;
+void view_stop_on_signals(void);
 /* Close the trace at the end of a view.  With NEEDLE_VIEW_WORK set in the
  * environment, first print on stderr the inner-loop steps the reader and
  * the view took ("needle: view work: STEPS steps, EVENTS events"): a test

@@ -1,6 +1,7 @@
 /* view_open.c - opening a trace for a view, iterating it, and output
  * errors (view.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,11 +148,34 @@ static int each_event(struct trace *t, uint32_t tid, struct call_tree *tree, tra
 		t->work++;
 		if (fn(&ev, arg))
 			break;
+		if (view_interrupted) {
+			cli_error("interrupted by signal %d: nothing written", (int)view_interrupted);
+			trace_iter_free(&it);
+			return 1;
+		}
 	}
 	if (r < 0)
 		cli_error("%s: %s", t->path, it.err);
 	trace_iter_free(&it);
 	return r < 0;
+}
+
+volatile sig_atomic_t view_interrupted;
+
+/* Only a flag: the loop above stops at the next event, and the export's
+ * own error path removes what it had written. */
+static void on_stop_signal(int sig)
+{
+	view_interrupted = sig;
+}
+
+void view_stop_on_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 int view_each_event_tree(struct trace *t, uint32_t tid, struct call_tree *tree,
