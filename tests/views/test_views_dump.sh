@@ -89,3 +89,4 @@ env -u NEEDLE_SITES "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >
 "$NEEDLE" dump -i "$T/f.data" --graphviz >"$T/f.dot" 2>"$T/f.err"
 check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$?" 0
 check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"
+view_refused "dump with two output forms" 2 "one of --chrome" "$NEEDLE" dump -i "$T/g.data" --chrome --graphviz

@@ -173,3 +173,4 @@ check_eq "--no-libcall: no library call in main's graph" \
 	"$("$NEEDLE" graph -i "$T/l.data" -f none --no-libcall main | grep -c -e pthread_ -e printf -e strtol)" 0
 check_eq "--no-libcall: the program's calls stay" \
 	"$("$NEEDLE" graph -i "$T/l.data" -f none --no-libcall main | grep -c -e '^ +-(2) fan$' -e '^ +-(1) rec$' -e '^ +-(1) other$')" 3
+check_eq "graph GLOB: a glob names the functions it matches" "$(g -f none 'fa*' | grep -c "^# Function Call Graph for 'fan'")" 1

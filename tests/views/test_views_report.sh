@@ -150,3 +150,4 @@ check_eq "report -t 1s --csv: the same header" "$(rep -t 1s --csv | head -1)" \
 	"function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns"
 check_eq "--diff -t: the filter applies to both traces (no call of 1 s in either)" \
 	"$(diffrep -t 1s -f call | awk '!/^#/ && NR > 7' | wc -l)" 0
+view_refused "--diff-policy without --diff" 2 "are --diff's" "$NEEDLE" report -i "$T/g.data" --diff-policy full

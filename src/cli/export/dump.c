@@ -338,6 +338,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'C':
 		case 'G':
+			if ((other && other != c) || callgraph) {
+				cli_error("dump: one of --chrome, --flame-graph, --graphviz and --mermaid");
+				goto out;
+			}
 			other = c;
 			break;
 		case 'L':
@@ -345,6 +349,10 @@ int cmd_dump(int argc, char **argv)
 			break;
 		case 'V':
 		case 'M':
+			if ((callgraph && callgraph != c) || other) {
+				cli_error("dump: one of --chrome, --flame-graph, --graphviz and --mermaid");
+				goto out;
+			}
 			callgraph = c;
 			break;
 		case 'h':

@@ -102,7 +102,9 @@ static int graph_name_matches(struct graph *gr, const char *name)
 {
 	if (gr->is_regex)
 		return !regexec(&gr->re, name, 0, NULL, 0);
-	return !strcmp(name, gr->func);
+	/* A glob ("fa*", "kv_[gs]et"), as the filters take it; else the
+	 * name itself (uftrace's graph FUNC). */
+	return !fnmatch(gr->func, name, 0);
 }
 
 /* name_of: sites of one name share a key; matches: FUNC's sites. */
@@ -527,7 +529,7 @@ static const char graph_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --srcline       each function's source file and line (DWARF)\n"
-	"FUNC is a function's name as replay shows it, or a regular expression\n"
+	"FUNC is a function's name as replay shows it, a glob, or a regular expression\n"
 	"(^, $, '.', ...: see needle replay --help) that names several.\n";
 
 static int parse_fields(struct graph *gr, const char *arg)

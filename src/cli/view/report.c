@@ -1194,6 +1194,11 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!diff_path && (diff_policy != DIFF_ABS || sort_column != 2)) {
+		cli_error("report: --diff-policy and --sort-column are --diff's");
+		view_filter_free(&r.filter);
+		return 2;
+	}
 	if (diff_path && (csv || r.kernel_view)) {
 		cli_error("report: --diff prints a table: not with --csv or --kernel");
 		view_filter_free(&r.filter);
