@@ -28,8 +28,6 @@
  * go to a temporary file first, since their total length precedes them,
  * then are copied after the request's header. */
 #include <errno.h>
-#include <fnmatch.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +38,8 @@
 #include "cli/export/protobuf.h"
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
+#include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
-#include "common/pattern.h"
 
 #define SPAN_KIND_INTERNAL 1
 
@@ -65,7 +63,7 @@ struct otlp {
 	struct trace *t;
 	const struct otlp_opts *o;
 	struct otlp_thread *th;
-	uint8_t *chosen;     /* by site: 0 not looked at, 1 no, 2 yes */
+	struct view_filter sel; /* --spans, as -F patterns: globs or regular expressions */
 	uint64_t next_span;
 	uint64_t id_seed;    /* from the file's identity */
 	int64_t unix_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
@@ -87,28 +85,10 @@ static uint64_t mix(uint64_t x)
 	return x;
 }
 
+/* A function --spans names (each site's answer kept by view_filter). */
 static int site_chosen(struct otlp *x, uint32_t site)
 {
-	if (site >= x->t->site_cap)
-		return 0;
-	if (x->chosen[site])
-		return x->chosen[site] == 2;
-	int yes = !x->o->span_cnt;
-	const char *name = trace_site_name(x->t, site), *sym = x->t->sites[site].sym;
-	for (size_t i = 0; i < x->o->span_cnt && !yes; i++) {
-		const char *g = x->o->spans[i];
-		if (pattern_is_regex(g)) {
-			regex_t re;
-			if (!regcomp(&re, g, REG_EXTENDED | REG_NOSUB)) {
-				yes = !regexec(&re, name, 0, NULL, 0);
-				regfree(&re);
-			}
-		} else {
-			yes = !fnmatch(g, name, 0) || (sym && !fnmatch(g, sym, 0));
-		}
-	}
-	x->chosen[site] = yes ? 2 : 1;
-	return yes;
+	return !x->o->span_cnt || view_filter_names(&x->sel, site);
 }
 
 static struct otlp_frame *frame_at(struct otlp *x, uint32_t thread, uint32_t depth)
@@ -419,8 +399,10 @@ int export_otlp(struct trace *t, FILE *out, const struct otlp_opts *o)
 		x.unix_offset = (int64_t)((uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec) -
 				(int64_t)t->clock.ns1;
 	x.id_seed = mix((uint64_t)st.st_ino ^ mix((uint64_t)st.st_size) ^ mix((uint64_t)st.st_mtim.tv_nsec));
-	if (!(x.th = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*x.th))) ||
-	    !(x.chosen = calloc(t->site_cap ? t->site_cap : 1, 1)))
+	for (size_t i = 0; i < o->span_cnt; i++)
+		if (view_filter_add(&x.sel, "export", o->spans[i], 0))
+			goto out;
+	if (!(x.th = calloc(t->thread_cnt ? t->thread_cnt : 1, sizeof(*x.th))) || view_filter_start(&x.sel, t))
 		goto oom;
 	resource(&x, &r);
 	if (!x.json) {
@@ -492,7 +474,7 @@ out:
 		free(x.th[i].f);
 	}
 	free(x.th);
-	free(x.chosen);
+	view_filter_free(&x.sel);
 	free(x.b.p);
 	free(r.p);
 	free(h.p);

@@ -91,6 +91,11 @@ static int site_verdict(struct view_filter *f, uint32_t site)
 	return v;
 }
 
+int view_filter_names(struct view_filter *f, uint32_t site)
+{
+	return site_verdict(f, site) == 2;
+}
+
 int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 {
 	uint32_t *in_filter = &f->in_filter[ev->thread], *in_notrace = &f->in_notrace[ev->thread];

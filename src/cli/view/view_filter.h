@@ -52,6 +52,10 @@ int view_filter_start(struct view_filter *f, struct trace *t);
  * subtrees).  A thread's state starts afresh with view_filter_reset. */
 int view_filter_shows(struct view_filter *f, const struct trace_event *ev);
 void view_filter_reset(struct view_filter *f, uint32_t thread);
+/* Whether a -F pattern (the last -F or -N that names it being -F) names
+ * site's function, whatever the calls around it: a selection of
+ * functions by name, for what is not a subtree (export's --spans). */
+int view_filter_names(struct view_filter *f, uint32_t site);
 /* Forget the trace (its per-site and per-thread state), keeping the
  * patterns, to start again on another. */
 void view_filter_stop(struct view_filter *f);
