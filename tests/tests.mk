@@ -357,6 +357,11 @@ TESTS += $(TEST_BUILD)/progs/auto_prog
 $(TEST_BUILD)/progs/ifunc_prog: tests/record/ifunc_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -lm
 TESTS += $(TEST_BUILD)/progs/ifunc_prog
+# A function its compiler left without an entry in an object built for
+# tracing (tests/record/test_sites_kind.sh).
+$(TEST_BUILD)/progs/notrace_prog: tests/record/notrace_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/progs/notrace_prog
 # The same under clang at -O0 and -O2: other DWARF locations (a frame
 # base in rbp or rsp, values computed from a register).
 $(TEST_BUILD)/progs/auto_prog_clang_O0: tests/record/auto_prog.c

@@ -67,7 +67,8 @@
 	X(13, rec_pid, "needle record's pid, where an exec'ing process opens the buffer and meta file again") \
 	X(14, rec_buf_fd, "needle record's descriptor of the trace buffer (/proc/rec_pid/fd/N)")       \
 	X(15, rec_meta_fd, "... and of the meta file (0 with rec_pid: exec'ed programs are not followed)") \
-	X(16, no_follow_exec, "--no-follow-exec: the programs it exec's are not recorded")
+	X(16, no_follow_exec, "--no-follow-exec: the programs it exec's are not recorded")           \
+	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \

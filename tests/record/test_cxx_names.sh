@@ -46,7 +46,7 @@ check_eq "every call with the values the program printed ($(wc -l <"$T/out") lin
 # copy constructor and destructor say so.  Built without needle's flags:
 # entries relocated.
 for v in gxx_O0 gxx_O2; do
-	"$NEEDLE" record --sites=all -o "$T/$v.data" --auto-args -P 'kv::*' -P 'scale' -P take -P 'twice<*>' -- "$P"_$v \
+	"$NEEDLE" record --sites=all -o "$T/$v.data" --auto-args -P 'kv::*' -P 'scale' -P take -P 'twice<*>' --no-libcall -- "$P"_$v \
 		>"$T/$v.out" 2>/dev/null
 	check_eq "g++ ${v#gxx_}: recorded" "$?" 0
 	"$NEEDLE" replay --arg-names -i "$T/$v.data" | sed -n 's/.*| *//p' >"$T/$v.got"

@@ -14,6 +14,9 @@ check_eq "--nest-libcall: nl_outer's call of nl_inner through its PLT, not its c
 	"$("$NEEDLE" replay -i "$T/n.data" -F nl_outer | sed -n 's/^[^|]*| //p')" "nl_outer() {
   nl_inner();
 } /* nl_outer */"
+check_eq "--nest-libcall: nothing but main's call at depth 0 (the loader's locking at exit, through its hooks, is no library call)" \
+	"$("$NEEDLE" replay -i "$T/n.data" | sed -n 's/^[^|]*| //p' | grep -v '^ ')" "main() {
+} /* main */"
 check_eq "--libname -f module: NAME@LIBRARY, and the caller's object before each line" \
 	"$("$NEEDLE" replay -i "$T/n.data" -F main -f module --libname | grep -E '\| +(} /\* )?(main|nl_)')" \
 	"       nest_prog | main() {

@@ -66,11 +66,14 @@ rec FD -F main -D 2
 check_eq "record -F main -D 2: two levels from main" "$(graph -i FD.data | tr -d ' \n')" \
 	"main(){grab();free();outer();slow();}/*main*/"
 
-rec P -P inner -P leaf
-check_eq "record -P: only the patched functions, each on its own (ftrace's filter)" "$(graph -i P.data)" "inner() {
+rec P -P inner -P leaf --no-libcall
+check_eq "record -P --no-libcall: only the patched functions, each on its own (ftrace's filter)" "$(graph -i P.data)" "inner() {
   leaf();
 } /* inner */
 leaf();"
+rec PL -P inner -P leaf
+check_eq "record -P: the patched functions, and every call the program makes into libraries (uftrace's -P)" \
+	"$(graph -i PL.data | tr -d ' \n')" "malloc();free();inner(){leaf(){getpid();}/*leaf*/}/*inner*/leaf(){getpid();}/*leaf*/usleep();"
 
 rec R -F '^(inner|nap)$'
 check_eq "record -F with a regular expression (uftrace's patterns)" "$(graph -i R.data | tr -d ' \n')" \

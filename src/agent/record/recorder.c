@@ -51,6 +51,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,6 +163,10 @@ int rec_have_subtree;
 int rec_have_flags;
 static int libcall_mode; /* LIBCALL_* */
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
+/* uftrace's -P: it selects which of the program's functions are patched;
+ * the calls it makes into libraries are still recorded as --libcall says.
+ * 0 for -p, whose -F and -N become single-function patch filters. */
+static int patch_keeps_libcalls;
 /* RECORD_LIBCALL_*: the calls the program makes, those between objects,
  * none, every call. */
 enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE, LIBCALL_ALL };
@@ -179,6 +184,7 @@ static size_t subtree_sites; /* sites -F names */
 static struct obj_span {
 	uint64_t lo, hi;
 	_Atomic uint8_t instrumented;
+	uint8_t loader; /* the dynamic loader (AT_BASE): set before obj_cnt publishes it */
 } objs[OBJ_MAX];
 static _Atomic unsigned obj_cnt;
 
@@ -219,7 +225,10 @@ static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	objs[n].lo = lo;
 	objs[n].hi = hi;
+	objs[n].loader = !main_prog && info->dlpi_addr && info->dlpi_addr == getauxval(AT_BASE);
 	atomic_store_explicit(&objs[n].instrumented, main_prog, memory_order_relaxed);
+	/* Pairs with obj_of's acquire: a reader that sees n + 1 objects sees
+	 * the new one's fields. */
 	atomic_store_explicit(&obj_cnt, n + 1, memory_order_release);
 	return 0;
 }
@@ -299,9 +308,11 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 		return 1; /* every call, a library's of its own functions too */
 	/* uftrace's view: what the program calls (its PLT calls), or with
 	 * --nest-libcall every call from one object into another (every
-	 * object's PLT calls), never a library's of its own functions. */
+	 * object's PLT calls), never a library's of its own functions.  Nor
+	 * the loader's calls through its hooks (its locks, at exit and in
+	 * dlopen): the loader has no PLT calls and is never traced. */
 	if (libcall_mode == LIBCALL_NEST)
-		return from != obj_of(ctx->func->ip) || called_through_plt(ret, ctx->func);
+		return (from != obj_of(ctx->func->ip) && !from->loader) || called_through_plt(ret, ctx->func);
 	return from == &objs[0];
 }
 
@@ -920,7 +931,22 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (needle_site_info((uint32_t)id, &info) || !info.traceable)
 			continue;
 		(*usable)++;
-		if (filter && *filter && !glob_list_match(filter, (uint32_t)id))
+		/* A library's function no compiler prepared: what the program
+		 * calls of it is a call, its own insides are not (uftrace's
+		 * library calls).  objs[0] is the program.  An interposer (a
+		 * function of libneedle's the program calls in place of the C
+		 * library's) is one as the C library's would be, and never one
+		 * libneedle makes. */
+		unsigned fl = 0;
+		struct obj_span *o = obj_of(info.func_ip);
+		if (o && o == self_obj)
+			fl |= SF_AGENT;
+		else if (info.form != NEEDLE_FORM_RELOCATED)
+			o = NULL;
+		int libcall = o && prog_n && o != &objs[0] &&
+			      !atomic_load_explicit(&o->instrumented, memory_order_relaxed) &&
+			      !(filter && module_glob_match(filter, (uint32_t)id));
+		if (filter && *filter && !glob_list_match(filter, (uint32_t)id) && !(libcall && patch_keeps_libcalls))
 			continue;
 		if (notrace && *notrace && glob_list_match(notrace, (uint32_t)id))
 			continue;
@@ -928,20 +954,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		 * from its symbol; one of unknown size is). */
 		if (min_size && info.func_size && info.func_size < min_size)
 			continue;
-		unsigned fl = 0;
-		/* A library's function no compiler prepared: what the program
-		 * calls of it is a call, its own insides are not (uftrace's
-		 * library calls).  objs[0] is the program. */
-		struct obj_span *o = obj_of(info.func_ip);
-		/* An interposer (a function of libneedle's the program calls
-		 * in place of the C library's): a library call, as the C
-		 * library's would be, and never one libneedle makes. */
-		if (o && o == self_obj)
-			fl |= SF_AGENT;
-		else if (info.form != NEEDLE_FORM_RELOCATED)
-			o = NULL;
-		if (o && prog_n && o != &objs[0] && !atomic_load_explicit(&o->instrumented, memory_order_relaxed) &&
-		    !(filter && module_glob_match(filter, (uint32_t)id))) {
+		if (libcall) {
 			if (libcall_mode == LIBCALL_NONE)
 				continue;
 			/* -Z: a library call's size is its PLT entry's, 16
@@ -1534,6 +1547,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	libcall_mode = (int)rc->libcall;
 	min_size = rc->min_size > 0 ? (uint64_t)rc->min_size : 0;
+	patch_keeps_libcalls = rc->patch_keeps_libcalls > 0;
 	rec_have_subtree = rc->subtree && *rc->subtree;
 	rec_have_flags = 0;
 	free(cur_subtree);

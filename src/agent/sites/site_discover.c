@@ -715,7 +715,12 @@ int site_discover(struct module *m, struct discovery *d)
 	if (found_cnt)
 		qsort(found, found_cnt, sizeof(*found), found_cmp);
 	m->first_site = site_table_count();
-	if (!err && (kinds & SITE_KINDS_RELOCATED))
+	/* An object a compiler prepared is traced as it was prepared: a
+	 * function it left without an entry was left out on purpose (notrace,
+	 * no_instrument_function, patchable_function_entry(0)), as the
+	 * kernel's ftrace and uftrace leave it.  Only --sites=relocated
+	 * relocates in such an object. */
+	if (!err && (kinds & SITE_KINDS_RELOCATED) && !((kinds & SITE_KINDS_COMPILED) && found_cnt))
 		err = find_relocatable(m, &img, &found, &found_cnt);
 	if (!err && found_cnt && !(d->sites = malloc(found_cnt * sizeof(*d->sites))))
 		err = -ENOMEM;

@@ -100,8 +100,10 @@ static const char record_usage[] =
 	"                           (uftrace's -N; repeatable); of a function both -F and -N name,\n"
 	"                           the one given last decides, as in uftrace\n"
 	"  -P, --patch GLOB         patch only matching functions: each is recorded on its own, with\n"
-	"                           no other call (ftrace's set_ftrace_filter; repeatable); GLOB@MODULE:\n"
-	"                           that object's functions (uftrace's -P 'lib_*@libfoo.so', also -U)\n"
+	"                           no other of the program's (ftrace's set_ftrace_filter, uftrace's\n"
+	"                           -P; repeatable); its calls into libraries are recorded as\n"
+	"                           --libcall says (--no-libcall: none); GLOB@MODULE: that object's\n"
+	"                           functions (uftrace's -P 'lib_*@libfoo.so', also -U)\n"
 	"  -U, --unpatch GLOB       do not patch matching functions (ftrace's set_ftrace_notrace)\n"
 	"                           (with -p, -F and -N select single functions, as -P and -U)\n"
 	"  -D, --depth N            function_graph: record N levels of nesting (from each -F call)\n"
@@ -492,6 +494,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'U':
 			if (append_patch_glob(c == 'P' ? &o->agent.filter : &o->agent.notrace, c, optarg))
 				return -1;
+			if (c == 'P')
+				o->agent.patch_keeps_libcalls = 1;
 			break;
 		case OPT_MATCH:
 			if (strcmp(optarg, "regex") && strcmp(optarg, "glob")) {
@@ -705,6 +709,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
 	}
+	/* With -p every filter selects single functions, library calls too. */
+	if (o->attach_pid)
+		o->agent.patch_keeps_libcalls = 0;
 	if (o->attach_pid && o->bind_now) {
 		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");
 		return -1;
