@@ -362,6 +362,10 @@ TESTS += $(TEST_BUILD)/progs/ifunc_prog
 $(TEST_BUILD)/progs/notrace_prog: tests/record/notrace_prog.c
 	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
 TESTS += $(TEST_BUILD)/progs/notrace_prog
+# The signals needle record --signal takes (tests/record/test_signal.sh).
+$(TEST_BUILD)/progs/signal_prog: tests/record/signal_prog.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/progs/signal_prog
 # The same under clang at -O0 and -O2: other DWARF locations (a frame
 # base in rbp or rsp, values computed from a register).
 $(TEST_BUILD)/progs/auto_prog_clang_O0: tests/record/auto_prog.c

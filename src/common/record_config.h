@@ -68,7 +68,8 @@
 	X(14, rec_buf_fd, "needle record's descriptor of the trace buffer (/proc/rec_pid/fd/N)")       \
 	X(15, rec_meta_fd, "... and of the meta file (0 with rec_pid: exec'ed programs are not followed)") \
 	X(16, no_follow_exec, "--no-follow-exec: the programs it exec's are not recorded")           \
-	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)")
+	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)") \
+	X(18, start_paused, "--disable: nothing is recorded until a trace_on trigger or signal")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \
@@ -79,7 +80,11 @@
 	X(36, triggers, RECORD_CONFIG_GLOBS_MAX, "--trigger lines (agent/record/trigger.h)")           \
 	X(37, args, RECORD_CONFIG_ARGS_MAX, "-A / -R / --auto-args lines (agent/record/args.h)")       \
 	X(38, arg_filters, RECORD_CONFIG_GLOBS_MAX, "-F value filter lines (agent/record/args.h)")      \
-	X(39, orig_ld_preload, 65536, "a started program's LD_PRELOAD before libneedle was added")
+	X(39, orig_ld_preload, 65536, "a started program's LD_PRELOAD before libneedle was added")   \
+	X(40, trace_on, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@trace_on: recording resumes at their entry (GLOB[\\tm=MODULE])") \
+	X(41, trace_off, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@trace_off: recording pauses at their entry")  \
+	X(42, finish, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@finish: recording ends after their entry")      \
+	X(43, signals, 4096, "--signal: lines SIG<tab>on|off|finish")
 
 /* libcall's values */
 enum { RECORD_LIBCALL_PROGRAM, RECORD_LIBCALL_NEST, RECORD_LIBCALL_NONE, RECORD_LIBCALL_ALL };

@@ -319,8 +319,8 @@ check_eq "-r 2~1: refused" "$("$NEEDLE" replay -i all.data -r 2~1 >/dev/null 2>&
 
 # uftrace's -P / -U GLOB@MODULE: that object's functions only, traced as
 # functions of their own (not library calls).
-"$NEEDLE" record -o "$T/pm.data" -P 'getpid@libc' -- "$P" >/dev/null 2>&1
-check_eq "-P getpid@libc: only getpid, each call" "$(graph -i "$T/pm.data" | sort | uniq -c | sed 's/^ *//')" "2 getpid();"
+"$NEEDLE" record -o "$T/pm.data" -P 'getpid@libc' --no-libcall -- "$P" >/dev/null 2>&1
+check_eq "-P getpid@libc --no-libcall: only getpid, each call" "$(graph -i "$T/pm.data" | sort | uniq -c | sed 's/^ *//')" "2 getpid();"
 check_eq "-P getpid@libm: no such function there, refused" "$("$NEEDLE" record -o "$T/pm2.data" -P 'getpid@libm' -- "$P" >/dev/null 2>&1; echo $?)" 1
 "$NEEDLE" record -o "$T/um.data" -U 'getpid@libc' -- "$P" >/dev/null 2>&1
 check_eq "-U getpid@libc: every call but getpid's" "$(graph -i "$T/um.data" | grep -c 'getpid'):$(graph -i "$T/um.data" | grep -c 'usleep')" "0:1"

@@ -50,6 +50,10 @@
  * that set a mask until they return (sigsuspend, ppoll, pselect,
  * epoll_pwait), during which a handler runs under that mask.
  *
+ * A signal given to needle record --signal goes the same way through
+ * signal_front.c, whose handler stays in the kernel in front of the
+ * program's; signal() for it is sigaction, as for SIGSEGV and SIGBUS.
+ *
  * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
  * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
@@ -67,6 +71,7 @@
 
 #include "agent/base/interpose.h"
 #include "agent/base/safe_copy.h"
+#include "agent/base/signal_front.h"
 #include "needle.h"
 #include "agent/patch/sigmask_watch.h"
 #include "agent/patch/task_list.h"
@@ -192,6 +197,10 @@ NEEDLE_INTERPOSER_SITE int pthread_create(pthread_t *thread, const pthread_attr_
  * keeps SIGSEGV and SIGBUS, and their masks, once string copies are on. */
 static int kernel_action(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	/* A signal needle acts on (--signal): the program's action is kept
+	 * there, and needle's handler stays in the kernel in front of it. */
+	if (signal_front_owns(sig))
+		return signal_front_sigaction(sig, act, old);
 	return safe_copy_sigaction(sig, act, old);
 }
 
@@ -252,7 +261,7 @@ NEEDLE_INTERPOSER_SITE sighandler_t signal(int sig, sighandler_t handler)
 	sighandler_t (*fn)(int, sighandler_t) = interpose_next(IP_SIGNAL);
 	struct sigaction cur;
 
-	if ((sig == SIGSEGV || sig == SIGBUS) && handler != SIG_ERR) {
+	if ((sig == SIGSEGV || sig == SIGBUS || signal_front_owns(sig)) && handler != SIG_ERR) {
 		struct sigaction act = { .sa_handler = handler, .sa_flags = SA_RESTART };
 		sigemptyset(&act.sa_mask);
 		sigaddset(&act.sa_mask, sig);

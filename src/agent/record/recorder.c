@@ -57,6 +57,7 @@
 
 #include "agent/base/log.h"
 #include "agent/base/safe_copy.h"
+#include "agent/base/signal_front.h"
 #include "agent/record/control.h"
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
@@ -123,7 +124,11 @@ enum {
 	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
 	SF_REAL = 64,   /* a library function libneedle interposes and calls for the program (is_real_of_interposer) */
 	/* SF_TRIGGER (128, recorder_direct.h): a --trigger's, timed here */
+	SF_TRACE_ON = 256,  /* -T FUNC@trace_on: recording resumes at its entry */
+	SF_TRACE_OFF = 512, /* -T FUNC@trace_off: recording pauses at its entry */
+	SF_FINISH = 1024,   /* -T FUNC@finish: its entry is the last event */
 };
+#define SF_SWITCHES (SF_TRACE_ON | SF_TRACE_OFF | SF_FINISH)
 
 /* A program's function of a library function's name (a malloc wrapper)
  * that calls the library's (through dlsym(RTLD_NEXT) or a pointer): the
@@ -158,7 +163,10 @@ static uint32_t twin_of(uint32_t lib)
 	}
 	return lo < n && twins[lo].lib == lib ? twins[lo].prog : UINT32_MAX;
 }
-_Atomic uint8_t rec_site_flags[SITE_FLAG_IDS];
+_Atomic uint16_t rec_site_flags[SITE_FLAG_IDS];
+_Atomic int rec_paused;
+/* -T's trace_on, trace_off and finish functions: lines as -P's. */
+static char *cur_on, *cur_off, *cur_finish;
 int rec_have_subtree;
 int rec_have_flags;
 static int libcall_mode; /* LIBCALL_* */
@@ -174,6 +182,7 @@ enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE, LIBCALL_ALL };
  * among both (needle record adds it when both are given). */
 static char *cur_subtree, *cur_drop;
 static size_t subtree_sites; /* sites -F names */
+static size_t patch_sites;   /* sites -P names (not the library calls it lets through) */
 
 /* The loaded objects' address spans, appended as objects appear and never
  * changed but for the instrumented flag (an object built with patchable
@@ -316,6 +325,68 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	return from == &objs[0];
 }
 
+/* A call of a function a trace_on, trace_off or finish names, or any
+ * call while recording is paused: turn the switch (uftrace's order: on
+ * before the call is looked at, off and finish at it), and say whether
+ * the call may be recorded; one that may not is not hooked either, so a
+ * paused recording costs a load and a test per call.  Every thread's
+ * recording, as uftrace's.  (trace_on and trace_off reach the agent only
+ * with --signal; the views apply them otherwise: options.c.) */
+static int switch_entry(unsigned fl)
+{
+	if (fl & SF_TRACE_ON)
+		atomic_fetch_and_explicit(&rec_paused, ~PAUSE_OFF, memory_order_relaxed);
+	if (fl & SF_TRACE_OFF) {
+		atomic_fetch_or_explicit(&rec_paused, PAUSE_OFF, memory_order_relaxed);
+		return 0;
+	}
+	if (fl & SF_FINISH)
+		return !atomic_fetch_or_explicit(&rec_paused, PAUSE_FINISHED, memory_order_relaxed);
+	return !atomic_load_explicit(&rec_paused, memory_order_relaxed);
+}
+
+/* --signal's actions, in the signal handler (signal_front.c):
+ * async-signal-safe, one atomic each. */
+static void signal_trace_on(int sig)
+{
+	(void)sig;
+	atomic_fetch_and_explicit(&rec_paused, ~PAUSE_OFF, memory_order_relaxed);
+}
+
+static void signal_trace_off(int sig)
+{
+	(void)sig;
+	atomic_fetch_or_explicit(&rec_paused, PAUSE_OFF, memory_order_relaxed);
+}
+
+static void signal_finish(int sig)
+{
+	(void)sig;
+	atomic_fetch_or_explicit(&rec_paused, PAUSE_FINISHED, memory_order_relaxed);
+}
+
+/* Lines "SIG<tab>on|off|finish": trace_on acts before the program's own
+ * handler of SIG, trace_off and finish after it (its calls are recorded
+ * either way).  0 or negative errno. */
+static int signals_configure(const char *lines)
+{
+	for (const char *p = lines; p && *p;) {
+		char *end;
+		long sig = strtol(p, &end, 10);
+		if (*end != '\t' || sig == needle_stop_signal())
+			return -EINVAL;
+		const char *act = end + 1;
+		int err = !strncmp(act, "on", 2)    ? signal_front_add((int)sig, signal_trace_on, NULL)
+			  : !strncmp(act, "off", 3) ? signal_front_add((int)sig, NULL, signal_trace_off)
+						    : signal_front_add((int)sig, NULL, signal_finish);
+		if (err)
+			return err;
+		p = strchr(act, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return 0;
+}
+
 static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 {
 	struct rec_thread *rt = ctx->thread_data;
@@ -326,6 +397,9 @@ static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 	uint32_t id = ctx->func->site_id;
 	unsigned fl = rec_site_flag(id);
 	uint32_t limit = rt->limit ? rt->limit : rec_max_depth;
+	if (__builtin_expect(atomic_load_explicit(&rec_paused, memory_order_relaxed) || (fl & SF_SWITCHES), 0) &&
+	    !switch_entry(fl))
+		return NEEDLE_SKIP_EXIT;
 	if (__builtin_expect(fl != 0, 0)) {
 		if (rt->out_count || (fl & SF_HIDE) || ((fl & SF_LIB) && !libcall_recorded(ctx, rt, fl)))
 			return NEEDLE_SKIP_EXIT;
@@ -456,9 +530,14 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	/* A call entered while the tracer was "function" has no depth. */
 	if (rt->depth)
 		rt->depth--;
-	if (rec_active && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
+	/* A call entered before a trace_off ends as recorded, so that the
+	 * graph stays whole (those entered while off were not hooked); after
+	 * a finish nothing is written: the calls open then stay open, as
+	 * uftrace lists them. */
+	int writing = rec_active && !(atomic_load_explicit(&rec_paused, memory_order_relaxed) & PAUSE_FINISHED);
+	if (writing && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
 		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
-	else if (rec_active)
+	else if (writing)
 		/* Left through a sibling call: the return value is not in
 		 * the registers yet; the exit has none. */
 		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx,
@@ -473,6 +552,9 @@ static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *
 	uint32_t id = ctx->func->site_id;
 	unsigned fl = rec_site_flag(id);
 	/* No exits, so no subtrees: -F and -N select single functions. */
+	if (__builtin_expect(atomic_load_explicit(&rec_paused, memory_order_relaxed) || (fl & SF_SWITCHES), 0) &&
+	    !switch_entry(fl))
+		return NEEDLE_SKIP_EXIT;
 	if ((fl & (SF_HIDE | SF_DROP)) || (rec_have_subtree && !(fl & SF_SUBTREE)) ||
 	    ((fl & SF_LIB) && !libcall_recorded(ctx, ctx->thread_data, fl)))
 		return NEEDLE_SKIP_EXIT;
@@ -946,7 +1028,8 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		int libcall = o && prog_n && o != &objs[0] &&
 			      !atomic_load_explicit(&o->instrumented, memory_order_relaxed) &&
 			      !(filter && module_glob_match(filter, (uint32_t)id));
-		if (filter && *filter && !glob_list_match(filter, (uint32_t)id) && !(libcall && patch_keeps_libcalls))
+		int patched = filter && *filter && glob_list_match(filter, (uint32_t)id);
+		if (filter && *filter && !patched && !(libcall && patch_keeps_libcalls))
 			continue;
 		if (notrace && *notrace && glob_list_match(notrace, (uint32_t)id))
 			continue;
@@ -986,13 +1069,21 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		}
 		if (fl & SF_SUBTREE)
 			subtree_sites++;
+		if (patched)
+			patch_sites++;
+		if (cur_on && glob_list_match(cur_on, (uint32_t)id))
+			fl |= SF_TRACE_ON;
+		if (cur_off && glob_list_match(cur_off, (uint32_t)id))
+			fl |= SF_TRACE_OFF;
+		if (cur_finish && glob_list_match(cur_finish, (uint32_t)id))
+			fl |= SF_FINISH;
 		/* A -F function's cookie holds a depth limit, not a clock: its
 		 * trigger keeps a link of its own. */
 		if (!(fl & SF_SUBTREE) && id < (int)SITE_FLAG_IDS && trigger_matches((uint32_t)id) &&
 		    fold_add((uint32_t)id))
 			fl |= SF_TRIGGER;
 		if (id < (int)SITE_FLAG_IDS) {
-			atomic_store_explicit(&rec_site_flags[id], (uint8_t)fl, memory_order_relaxed);
+			atomic_store_explicit(&rec_site_flags[id], (uint16_t)fl, memory_order_relaxed);
 			if (fl)
 				rec_have_flags = 1;
 		}
@@ -1554,6 +1645,15 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	free(cur_drop);
 	cur_subtree = dup_or_null(rc->subtree);
 	cur_drop = dup_or_null(rc->drop);
+	free(cur_on);
+	free(cur_off);
+	free(cur_finish);
+	cur_on = dup_or_null(rc->trace_on);
+	cur_off = dup_or_null(rc->trace_off);
+	cur_finish = dup_or_null(rc->finish);
+	atomic_store_explicit(&rec_paused, rc->start_paused > 0 ? PAUSE_OFF : 0, memory_order_relaxed);
+	if (rc->signals && *rc->signals && (err = signals_configure(rc->signals)))
+		return fail(meta_fd, err, "--signal: needle cannot take that signal in this program");
 	/* Read before the sites are chosen: select_sites marks the ones a
 	 * trigger names, for the recorder to time. */
 	trigger_stop(); /* a failed start's */
@@ -1568,7 +1668,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		trigger_stop();
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	}
-	if (rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) {
+	if ((rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) ||
+	    (patch_keeps_libcalls && filter && *filter && !patch_sites)) {
 		free(addrs);
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
@@ -1672,6 +1773,7 @@ int recorder_stop(void)
 	}
 	rec_active = 0;
 	trigger_stop();
+	signal_front_remove_all();
 	/* Every site back to its NOP in one batch, then a grace period: no
 	 * handler of the link runs after this, and frames entered under it
 	 * no longer call its exit handler (their generation is retired), so

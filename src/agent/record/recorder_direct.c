@@ -33,7 +33,7 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	(void)ret_addr;
 	(void)user_data;
 
-	if (!rec_active || !use_tsc || !rt || !rt->chunk)
+	if (!rec_active || atomic_load_explicit(&rec_paused, memory_order_relaxed) || !use_tsc || !rt || !rt->chunk)
 		return NEEDLE_DIRECT_DECLINE;
 	/* A site flag or a spec stays the site's until a reconfiguration
 	 * (which updates the link): the full path, without this try.  A
@@ -88,7 +88,8 @@ int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void 
 	/* A -F or -N call (graph_entry's), a call only a trigger wanted and
 	 * a -R spec are graph_exit's. */
 	const struct arg_spec *as = args_for(id);
-	if ((cookie & (COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED)) || !rec_active || !use_tsc || !rt || !rt->chunk ||
+	if ((cookie & (COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED)) || !rec_active ||
+	    atomic_load_explicit(&rec_paused, memory_order_relaxed) || !use_tsc || !rt || !rt->chunk ||
 	    (as && as->exit_cnt))
 		return NEEDLE_DIRECT_DECLINE;
 	uint64_t now = tsc_read(), delta = now - rt->base;

@@ -14,6 +14,14 @@
 /* Recording (0 while a recording starts and once it stops: the handlers
  * then write nothing). */
 extern int rec_active;
+/* The switches uftrace's triggers and --signal turn (recorder.c): while
+ * nonzero, calls are neither recorded nor hooked.  PAUSE_OFF: a trace_off
+ * (or --disable) until a trace_on; the calls open at the trace_off still
+ * record their exits.  PAUSE_FINISHED: a finish, for good; nothing more
+ * is written.  The direct handlers decline while either is set. */
+#define PAUSE_OFF 1
+#define PAUSE_FINISHED 2
+extern _Atomic int rec_paused;
 /* -D: the depth of calls recorded; UINT32_MAX for no limit. */
 extern uint32_t rec_max_depth;
 /* Some -F: nothing outside a -F call is recorded. */
@@ -26,7 +34,7 @@ extern int rec_have_flags;
  * before the site is patched, read by the handlers.  Untouched pages are
  * never committed. */
 #define SITE_FLAG_IDS (1u << 21)
-extern _Atomic uint8_t rec_site_flags[SITE_FLAG_IDS];
+extern _Atomic uint16_t rec_site_flags[SITE_FLAG_IDS];
 
 static inline unsigned rec_site_flag(uint32_t id)
 {

@@ -6,6 +6,8 @@
  * its messages (--help prints and exits 0); the limits of -A/-R/-F value
  * specs are args/'s, those of the buffer and chunks are here. */
 #include <getopt.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +82,8 @@ static const char record_usage[] =
 	"                           as -A FUNC@argN, -R FUNC@retval and -A FUNC -R FUNC do; read=proc/statm\n"
 	"                           and read=page-fault record the process's memory (KB) and page\n"
 	"                           faults at FUNC's entry and exit (two system calls a call of FUNC),\n"
-	"                           shown inside the call, then their differences\n"
+	"                           shown inside the call, then their differences; finish also\n"
+	"                           ends the recording at FUNC's entry (nothing after is written)\n"
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
@@ -88,6 +91,13 @@ static const char record_usage[] =
 	"                           (their calls are not recorded, what they call is); a call into a\n"
 	"                           library counts as its 16-byte PLT entry, as uftrace counts it\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
+	"                           (with --signal: recording starts paused, until a trace_on)\n"
+	"      --signal SIG@ACTION  when the program gets SIG (USR1, SIGUSR2, 12...), recording\n"
+	"                           pauses (trace_off), resumes (trace_on) or ends (finish), in the\n"
+	"                           agent; the program's own handler of SIG runs and is recorded\n"
+	"                           (trace_on before it, the others after), and a SIG it ignores\n"
+	"                           or leaves to its default is needle's; with it, -T trace_on and\n"
+	"                           trace_off act in the agent too (repeatable)\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
 	"                           (uftrace's -F; repeatable); C++ functions by their demangled names\n"
@@ -185,6 +195,81 @@ static int append_glob(char **list, const char *glob)
 	return 0;
 }
 
+/* A -T's trace_on, trace_off and finish, for the agent: "GLOB" or
+ * "GLOB<tab>m=MODULE" lines, as -P's. */
+static int append_switch(struct record_opts *o, const struct trigger_spec *ts)
+{
+	static const struct {
+		unsigned action;
+		size_t list;
+	} kinds[] = {
+		{ TRIGGER_TRACE_ON, offsetof(struct record_config, trace_on) },
+		{ TRIGGER_TRACE_OFF, offsetof(struct record_config, trace_off) },
+		{ TRIGGER_FINISH, offsetof(struct record_config, finish) },
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		if (!(ts->actions & kinds[i].action))
+			continue;
+		char **list = (char **)((char *)&o->agent + kinds[i].list), *line;
+		if ((ts->module[0] ? asprintf(&line, "%s\tm=%s", ts->pattern, ts->module)
+				   : asprintf(&line, "%s", ts->pattern)) < 0)
+			return -1;
+		int err = append_glob(list, line);
+		free(line);
+		if (err)
+			return -1;
+	}
+	return 0;
+}
+
+/* --signal SIG@ACTION: SIG by name (SIGUSR1, USR1) or number; ACTION
+ * trace_on, trace_off or finish, spelled as -T's. */
+static int append_signal(struct record_opts *o, const char *arg)
+{
+	const char *at = strrchr(arg, '@');
+	char name[32], spec[96], err[256], line[32];
+	struct trigger_spec ts;
+	int sig = 0;
+
+	if (!at || at == arg || (size_t)(at - arg) >= sizeof(name) || strlen(at + 1) > 64) {
+		cli_error("--signal '%s': give SIG@ACTION, e.g. SIGUSR1@finish", arg);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(at - arg), arg);
+	const char *n = strncmp(name, "SIG", 3) ? name : name + 3;
+	char *end;
+	long num = strtol(name, &end, 10);
+	if (!*end && num > 0 && num < NSIG)
+		sig = (int)num;
+	for (int s = 1; !sig && s < NSIG; s++) {
+		const char *abbrev = sigabbrev_np(s);
+		if (abbrev && !strcmp(abbrev, n))
+			sig = s;
+	}
+	if (!sig) {
+		cli_error("--signal '%s': '%s' is no signal (a name as kill -l lists it, or a number)", arg, name);
+		return -1;
+	}
+	/* Signals the kernel or needle itself needs: never a control. */
+	if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGTRAP ||
+	    sig == SIGILL || sig == SIGFPE || sig == SIGABRT || sig > 64 || sig == SIGRTMAX - 2) {
+		cli_error("--signal '%s': needle cannot take %s (the kernel or needle itself uses it); "
+			  "SIGUSR1, SIGUSR2 or SIGPROF serve", arg, name);
+		return -1;
+	}
+	snprintf(spec, sizeof(spec), "f@%s", at + 1);
+	unsigned act = 0;
+	if (!trigger_spec_parse(spec, &ts, err, sizeof(err)))
+		act = ts.actions;
+	if (act != TRIGGER_TRACE_ON && act != TRIGGER_TRACE_OFF && act != TRIGGER_FINISH) {
+		cli_error("--signal '%s': the action is trace_on, trace_off or finish", arg);
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%d\t%s", sig,
+		 act == TRIGGER_TRACE_ON ? "on" : act == TRIGGER_TRACE_OFF ? "off" : "finish");
+	return append_glob(&o->agent.signals, line);
+}
+
 /* -P / -U GLOB, or uftrace's GLOB@MODULE: the functions of that object
  * only, as a line "GLOB<tab>m=MODULE" (the agent's). */
 static int append_patch_glob(char **list, int opt, const char *arg)
@@ -268,11 +353,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL };
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
+		{ "signal", required_argument, NULL, OPT_SIGNAL },
 		{ "caller-filter", required_argument, NULL, 'C' },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "size-filter", required_argument, NULL, 'Z' },
@@ -420,8 +506,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			 * kept -T turns on. */
 			if ((ts.actions || ts.reads) && view_opt_add2(o, "-T", optarg))
 				return -1;
+			/* trace_on, trace_off and finish act in the agent too:
+			 * what they leave out is not recorded (the views, which
+			 * keep the -T, then show the same). */
+			if (append_switch(o, &ts))
+				return -1;
 			break;
 		}
+		case OPT_SIGNAL:
+			if (append_signal(o, optarg))
+				return -1;
+			break;
 		case OPT_DEMANGLE: {
 			char opt[32];
 			if (strcmp(optarg, "simple") && strcmp(optarg, "full") && strcmp(optarg, "no")) {
@@ -439,9 +534,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			break;
 		case OPT_DISABLE:
+			/* The views', or the agent's with --signal (below). */
+			o->agent.start_paused = 1;
+			break;
 		case OPT_NO_MERGE:
 		case OPT_NO_COMMENT:
-			if (view_opt_add(o, c == OPT_DISABLE ? "--disable" : c == OPT_NO_MERGE ? "--no-merge" : "--no-comment"))
+			if (view_opt_add(o, c == OPT_NO_MERGE ? "--no-merge" : "--no-comment"))
 				return -1;
 			break;
 		case 'F':
@@ -695,6 +793,20 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		}
 	}
 	free(filters);
+	/* trace_on, trace_off and --disable: the views apply them to a trace
+	 * that holds every call (uftrace's graph, where a call that returns
+	 * after a trace_on closes what is open at its depth, needs the calls
+	 * made while showing was off).  With --signal the program decides
+	 * when, and the views cannot know: the agent pauses and resumes the
+	 * recording itself, the -T's as well, and the views are not told. */
+	if (!o->agent.signals) {
+		free(o->agent.trace_on);
+		free(o->agent.trace_off);
+		o->agent.trace_on = o->agent.trace_off = NULL;
+		if (o->agent.start_paused && view_opt_add(o, "--disable"))
+			return -1;
+		o->agent.start_paused = 0;
+	}
 	/* A value filter's function is a -F function too: only its calls
 	 * (and what they call) are recorded, and of those the agent keeps
 	 * the calls whose values pass. */

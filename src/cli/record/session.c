@@ -32,6 +32,7 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 	}
 	const struct cxx_pattern_list patterns[] = {
 		{ &o->agent.filter, 0 }, { &o->agent.notrace, 0 }, { &o->agent.subtree, 0 }, { &o->agent.drop, 0 }, { &o->agent.triggers, 1 },
+		{ &o->agent.trace_on, 0 }, { &o->agent.trace_off, 0 }, { &o->agent.finish, 0 },
 	};
 	int err = arg_plan_resolve(&o->values, exe, &libs) ||
 		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0]));
