@@ -51,6 +51,17 @@ check_eq "--tid: the worker thread's calls only" "$(d --tid "$wtid")" "fan:1 lea
 "$NEEDLE" dump -i "$T/g.data" --chrome >"$T/c.json"
 "$NEEDLE" export -i "$T/g.data" -f chrome -o "$T/e.json"
 check_eq "--chrome: export's Chrome JSON" "$(cmp "$T/c.json" "$T/e.json" && echo same)" same
+# --chrome with filters: the B/E pairs of the calls the text dump shows.
+cj() { "$NEEDLE" dump -i "$T/g.data" --chrome "$@" | python3 -c '
+import json, sys, collections
+c = collections.Counter(e["name"] for e in json.load(sys.stdin)["traceEvents"] if e["ph"] == "B")
+print(" ".join("%s:%d" % (k, c[k]) for k in sorted(c)))'; }
+check_eq "--chrome -F fan -N mid: the calls dump -F fan -N mid shows" "$(cj -F fan -N mid) " "$(d -F fan -N mid)"
+check_eq "--chrome -F fan -D 2" "$(cj -F fan -D 2) " "$(d -F fan -D 2)"
+check_eq "--chrome --tid: one thread's calls" "$(cj --tid "$wtid") " "$(d --tid "$wtid")"
+check_eq "--chrome: every B has its E" \
+	"$("$NEEDLE" dump -i "$T/g.data" --chrome -F fan | grep -c '"ph":"B"')" \
+	"$("$NEEDLE" dump -i "$T/g.data" --chrome -F fan | grep -c '"ph":"E"')"
 "$NEEDLE" dump -i "$T/g.data" --flame-graph >"$T/c.folded"
 "$NEEDLE" export -i "$T/g.data" -f folded -o "$T/e.folded"
 check_eq "--flame-graph: export's folded stacks" "$(cmp "$T/c.folded" "$T/e.folded" && echo same)" same
@@ -65,7 +76,7 @@ else
 fi
 
 view_refused "dump -D 0" 2 "-D takes a depth" "$NEEDLE" dump -i "$T/g.data" -D 0
-view_refused "dump --chrome with a filter" 2 "whole trace" "$NEEDLE" dump -i "$T/g.data" --chrome -F main
+view_refused "dump --flame-graph with a filter" 2 "whole trace" "$NEEDLE" dump -i "$T/g.data" --flame-graph -F main
 view_refused "dump of a missing trace" 1 "nosuch.data" "$NEEDLE" dump -i "$T/nosuch.data"
 view_refused "dump of a thread not in the trace" 1 "thread 1 is not" "$NEEDLE" dump -i "$T/g.data" --tid 1
 view_refused "dump with a bad regular expression" 2 "not a regular expression" "$NEEDLE" dump -i "$T/g.data" -F 'a($'

@@ -1,6 +1,6 @@
 /* export_chrome.c - Chrome trace event JSON ({"traceEvents": [...]}), which
  * chrome://tracing, Perfetto and speedscope open: a B/E event pair per
- * call, thread names as metadata events.
+ * call, the process and thread names as metadata events.
  *
  * Invariants: one pass, O(1) per event (a line is built in a buffer and
  * written with one call); every B has its E, calls still running or whose
@@ -14,6 +14,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/export/export.h"
 #include "cli/view/view.h"
+#include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
 
 struct chrome {
@@ -21,6 +22,7 @@ struct chrome {
 	FILE *out;
 	int first;
 	struct view_buf b;
+	struct view_filter *filter; /* dump --chrome's -F/-N/-D, or NULL */
 };
 
 static void put(struct chrome *c, const char *s, size_t n)
@@ -121,6 +123,11 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
 
+	/* Every entry and exit goes through the filter, shown or not: they
+	 * open and close its subtrees. */
+	if (c->filter && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) && !view_filter_shows(c->filter, ev))
+		return 0;
+
 	if (ev->kind == TEV_KERNEL) {
 		/* A complete slice ("X") on the thread: a system call or an
 		 * interval off the CPU nests inside the call that made it;
@@ -191,10 +198,26 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 
 int export_chrome(struct trace *t, FILE *out)
 {
-	struct chrome c = { .t = t, .out = out, .first = 1 };
+	return export_chrome_filtered(t, out, NULL, 0);
+}
+
+int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, uint32_t tid)
+{
+	struct chrome c = { .t = t, .out = out, .first = 1, .filter = filter };
+	const char *prog = t->argv && t->argv[0] ? t->argv[0] : "", *slash = strrchr(prog, '/');
 
 	PUT(&c, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+	/* The process, named by its program, as the viewers list it. */
+	sep(&c);
+	PUT(&c, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+	put_u64(&c, t->process.pid);
+	PUT(&c, ",\"args\":{\"name\":");
+	json_string(&c, slash ? slash + 1 : prog);
+	PUT(&c, "}}");
+	flush_line(&c);
 	for (size_t i = 0; i < t->thread_cnt; i++) {
+		if (tid && t->threads[i].tid != tid)
+			continue;
 		sep(&c);
 		PUT(&c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
 		put_u64(&c, t->process.pid);
@@ -205,7 +228,7 @@ int export_chrome(struct trace *t, FILE *out)
 		PUT(&c, "}}");
 		flush_line(&c);
 	}
-	int err = view_each_event(t, 0, chrome_event, &c);
+	int err = view_each_event(t, tid, chrome_event, &c);
 	PUT(&c, "\n]}\n");
 	flush_line(&c);
 	if (c.b.oom) {

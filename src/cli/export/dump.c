@@ -292,7 +292,8 @@ static const char dump_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
-	"      --chrome        Chrome trace JSON instead (needle export --format=chrome)\n"
+	"      --chrome        Chrome trace JSON instead (needle export --format=chrome), of the\n"
+	"                      calls the filters and --tid leave\n"
 	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
 	"      --graphviz      the call graph (by caller path, with the calls on each edge) as\n"
 	"                      Graphviz's dot, from the calls the filters leave\n"
@@ -364,8 +365,8 @@ int cmd_dump(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (other && (view_filter_active(&d.filter) || tid)) {
-		cli_error("dump: --chrome and --flame-graph write the whole trace: without -F, -N, -D or --tid");
+	if (other == 'G' && (view_filter_active(&d.filter) || tid)) {
+		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D or --tid");
 		goto out;
 	}
 	/* uftrace dump takes the program's name too (view_check_program_arg). */
@@ -393,7 +394,13 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	if (other) {
-		err = other == 'C' ? export_chrome(d.t, stdout) : export_folded(d.t, stdout);
+		if (view_filter_active(&d.filter) && view_filter_start(&d.filter, d.t)) {
+			cli_error("out of memory");
+			view_close(d.t);
+			goto out;
+		}
+		err = other == 'C' ? export_chrome_filtered(d.t, stdout, view_filter_active(&d.filter) ? &d.filter : NULL, tid)
+				   : export_folded(d.t, stdout);
 		if (view_close_output(stdout, "standard output"))
 			err = 1;
 		view_close(d.t);
