@@ -19,6 +19,20 @@ thread_main,2
 work,200"
 check "function_graph: report still has times" grep -q 'Total time' <("$NEEDLE" report -i "$(dirname "$0")/data/views_v1.data")
 
+# --task: a row per thread (uftrace's report --task), its calls counted.
+"$NEEDLE" record -o "$T/tk.data" -- "$PROGS/threads" 2 100 >/dev/null 2>&1
+check_eq "--task --csv: main's thread 1 call, each worker 301 (thread_main, 100 work, 200 step)" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 { print $3 }' | sort -n | tr '\n' ' ')" "1 301 301 "
+check_eq "--task: the outermost calls' time is the thread's total (each worker: its one thread_main)" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 && $3 == 301 { print ($4 == $8) }' | tr -d '\n')" "11"
+check_eq "--task -f tid,func: the tid column, then the calls and the name" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task -f tid,func | awk 'NR > 2 { print $2 }' | sort -n | tr '\n' ' ')" "1 301 301 "
+check_eq "--task: the tids are the trace's threads" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task -f tid | awk 'NR > 2 { print $1 }' | sort | tr '\n' ' ')" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 { print $1 }' | sort | tr '\n' ' ')"
+view_refused "report --task --diff" 2 "a row per thread" "$NEEDLE" report -i "$T/tk.data" --task --diff "$T/tk.data"
+view_refused "report -f tid without --task" 2 "unknown field" "$NEEDLE" report -i "$T/tk.data" -f tid
+
 # The command line, quoted: eval of what info prints gives back the
 # arguments, spaces, quotes, dollars and control characters included.
 args=("x y" "it's" "" 'a$b' $'tab\there' 'back\slash')

@@ -82,6 +82,8 @@ struct report {
 	struct sys_row *sys;  /* --kernel: open addressing by (site, nr) */
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
+	int task;                  /* --task: a row per thread (v[] by thread index), uftrace's */
+	char task_name[96];        /* row_name's of a thread */
 	struct view_filter filter; /* -F, -N, -D, --no-libcall */
 	uint64_t min_ns;           /* -t: only calls that lasted this long (counted at their exit) */
 	struct active_call *active; /* open calls by (thread, context, site): recursion (active_add) */
@@ -359,17 +361,20 @@ static int account(const struct trace_event *ev, void *arg)
 	    !view_filter_shows(&r->filter, ev))
 		return 0;
 	if (ev->kind == TEV_ENTRY) {
-		if (!r->min_ns && (f = row_for(r, ev)))
+		if (!r->min_ns && (f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)))
 			f->calls++;
-		if (!(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
+		if (!r->task && !(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
 			return r->oom = 1;
 		return 0;
 	}
 	/* Whether this call is the outermost of its function open in its
 	 * thread: a recursion's total is its outermost calls' time, as
-	 * uftrace and perf count it, not the sum of the nested ones. */
+	 * uftrace and perf count it, not the sum of the nested ones.  A
+	 * thread's (--task): the time of its outermost calls. */
 	int outermost = 1;
-	if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
+	if (r->task) {
+		outermost = ev->depth == 0;
+	} else if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
 		int64_t left = active_add(r, ev->thread, ev->site, -1);
 		if (left < 0)
 			return r->oom = 1;
@@ -378,7 +383,8 @@ static int account(const struct trace_event *ev, void *arg)
 	/* Durations come from exits; a call still running at the end, whose
 	 * exit was lost or whose entry is missing counts as a call but has
 	 * no time. */
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) || !(f = row_for(r, ev)))
+	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) ||
+	    !(f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)))
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
 	uint64_t self = d > ev->child_ns ? d - ev->child_ns : 0;
@@ -466,9 +472,22 @@ static int parse_sort_keys(const char *arg, int avg_self)
 	return 0;
 }
 
-/* What the Function column shows: the name, or "name(arg1=value)". */
+/* What the Function column shows: the name, or "name(arg1=value)";
+ * with --task the thread's "TID  name" (its name alone when -f has a
+ * tid column). */
+static int tid_column;
+
 static const char *row_name(struct report *r, const struct func_stats *f)
 {
+	if (r->task) {
+		const struct trace_thread *th = &r->t->threads[f->site];
+		const char *name = th->name[0] ? th->name : "?";
+		if (tid_column)
+			snprintf(r->task_name, sizeof(r->task_name), "%s", name);
+		else
+			snprintf(r->task_name, sizeof(r->task_name), "%6u  %s", th->tid, name);
+		return r->task_name;
+	}
 	return f->group ? r->groups[f->group - 1].label : trace_site_name(r->t, f->site);
 }
 
@@ -502,13 +521,25 @@ static uint64_t key_value(const struct func_stats *f, enum report_key k)
 	}
 }
 
+/* By name: the function's (or group's), or with --task the thread's,
+ * then its tid. */
+static int name_cmp(const struct func_stats *x, const struct func_stats *y)
+{
+	if (sort_report->task) {
+		const struct trace_thread *a = &sort_report->t->threads[x->site], *b = &sort_report->t->threads[y->site];
+		int c = strcmp(a->name, b->name);
+		return c ? c : (a->tid > b->tid) - (a->tid < b->tid);
+	}
+	return strcmp(row_name(sort_report, x), row_name(sort_report, y));
+}
+
 static int cmp_stats(const void *a, const void *b)
 {
 	const struct func_stats *x = a, *y = b;
 
 	for (int i = 0; i < sort_key_cnt; i++) {
 		if (sort_keys[i] == K_NAME) {
-			int c = strcmp(row_name(sort_report, x), row_name(sort_report, y));
+			int c = name_cmp(x, y);
 			if (c)
 				return c;
 			continue;
@@ -517,7 +548,7 @@ static int cmp_stats(const void *a, const void *b)
 		if (vx != vy)
 			return vx < vy ? 1 : -1;
 	}
-	return strcmp(row_name(sort_report, x), row_name(sort_report, y));
+	return name_cmp(x, y);
 }
 
 /* --by-arg's argument: a number N (argN: 1-6 a register, 7 and up a
@@ -560,6 +591,11 @@ static void csv_field(const char *s)
  * value (empty for a function's own row). */
 static void csv_name(struct report *r, const struct func_stats *f)
 {
+	if (r->task) {
+		printf("%u,", r->t->threads[f->site].tid);
+		csv_field(r->t->threads[f->site].name);
+		return;
+	}
 	if (!r->by_arg) {
 		fputs(trace_site_name(r->t, f->site), stdout);
 		return;
@@ -666,6 +702,8 @@ static const char report_usage[] =
 	"                     CPU and in system calls, their children's included)\n"
 	"      --kernel       the system calls of each function (record --kernel=syscall): calls,\n"
 	"                     errors and time in the kernel, by function and system call\n"
+	"      --task         a row per thread (uftrace's): its outermost calls' time, its\n"
+	"                     self time and its calls (-f total,self,func,tid)\n"
 	"      --by-arg N|NAME\n"
 	"                     a row per function and value of argN (1-6 a register, 7-255 a stack\n"
 	"                     word) or of the value NAME\n"
@@ -677,7 +715,7 @@ static const char report_usage[] =
 /* The columns (-f, uftrace's names; needle's kernel columns too). */
 enum report_field {
 	RF_TOTAL, RF_ONCPU, RF_OFFCPU, RF_SYSCALL, RF_SELF, RF_TOTAL_AVG, RF_TOTAL_MIN, RF_TOTAL_MAX, RF_SELF_AVG,
-	RF_SELF_MIN, RF_SELF_MAX, RF_CALLS, RF_COUNT
+	RF_SELF_MIN, RF_SELF_MAX, RF_CALLS, RF_TID, RF_COUNT
 };
 static const struct {
 	const char *name, *alias, *header;
@@ -695,6 +733,7 @@ static const struct {
 	[RF_SELF_MIN] = { "self-min", NULL, "Self min", K_SELF_MIN },
 	[RF_SELF_MAX] = { "self-max", NULL, "Self max", K_SELF_MAX },
 	[RF_CALLS] = { "call", "calls", "Calls", K_CALLS },
+	[RF_TID] = { "tid", NULL, "TID", K_NAME }, /* --task's */
 };
 
 struct report_columns {
@@ -744,7 +783,7 @@ static void columns_default(struct report_columns *c, int kern, int avg)
 
 /* -f FIELD,...: these columns; "+FIELD,..." the default's and these;
  * "none" the function alone. */
-static int columns_parse(struct report_columns *c, const char *arg, int kern)
+static int columns_parse(struct report_columns *c, const char *arg, int kern, int task)
 {
 	char buf[256];
 	const char *list = arg;
@@ -763,9 +802,15 @@ static int columns_parse(struct report_columns *c, const char *arg, int kern)
 			if (!strcmp(w, report_fields[i].name) ||
 			    (report_fields[i].alias && !strcmp(w, report_fields[i].alias)))
 				found = i;
+		/* uftrace's task fields: func (the calls), tid. */
+		if (task && !strcmp(w, "func"))
+			found = RF_CALLS;
+		if (found == RF_TID && !task)
+			found = -1;
 		if (found < 0) {
 			cli_error("report: unknown field '%s' (total, self, call, total-avg, total-min, total-max, "
-				  "self-avg, self-min, self-max, oncpu, offcpu, syscall, or none)", w);
+				  "self-avg, self-min, self-max, oncpu, offcpu, syscall, or none; with --task "
+				  "func and tid)", w);
 			return -1;
 		}
 		columns_add(c, (enum report_field)found);
@@ -777,18 +822,21 @@ static void print_columns(struct report *r, const struct report_columns *c)
 {
 	if (!c->n)
 		return; /* -f none: the functions alone, as uftrace prints them */
-	for (int i = 0; i < c->n; i++)
-		printf("  %*s", c->v[i] == RF_CALLS ? 10 : 12, report_fields[c->v[i]].header);
-	printf("  %s\n", "Function");
+	for (int i = 0; i < c->n; i++) {
+		const char *h = r->task && c->v[i] == RF_CALLS ? "Num funcs" : report_fields[c->v[i]].header;
+		printf("  %*s", c->v[i] == RF_CALLS ? 10 : c->v[i] == RF_TID ? 6 : 12, h);
+	}
+	const char *last = !r->task ? "Function" : tid_column ? "Task name" : "   TID  Task name";
+	printf("  %s\n", last);
 	for (int i = 0; i < c->n; i++) {
 		char line[16];
-		size_t len = strlen(report_fields[c->v[i]].header);
+		const char *h = r->task && c->v[i] == RF_CALLS ? "Num funcs" : report_fields[c->v[i]].header;
+		size_t len = strlen(h);
 		memset(line, '=', len);
 		line[len] = 0;
-		printf("  %*s", c->v[i] == RF_CALLS ? 10 : 12, line);
+		printf("  %*s", c->v[i] == RF_CALLS ? 10 : c->v[i] == RF_TID ? 6 : 12, line);
 	}
-	printf("  %s\n", "========");
-	(void)r;
+	printf("  %s\n", !r->task ? "========" : tid_column ? "=========" : "======  =========");
 }
 
 static void print_row(struct report *r, const struct report_columns *c, const struct func_stats *f)
@@ -797,6 +845,10 @@ static void print_row(struct report *r, const struct report_columns *c, const st
 		char buf[32];
 		if (c->v[i] == RF_CALLS) {
 			printf("  %10llu", (unsigned long long)f->calls);
+			continue;
+		}
+		if (c->v[i] == RF_TID) {
+			printf("  %6u", r->t->threads[f->site].tid);
 			continue;
 		}
 		if (f->timed)
@@ -1094,6 +1146,7 @@ int cmd_report(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },   { "diff", required_argument, NULL, 'X' },
 		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
+		{ "task", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
@@ -1150,6 +1203,9 @@ int cmd_report(int argc, char **argv)
 		case 'K':
 			r.kernel_view = 1;
 			break;
+		case 'k':
+			r.task = 1;
+			break;
 		case 'X':
 			diff_path = optarg;
 			break;
@@ -1199,6 +1255,11 @@ int cmd_report(int argc, char **argv)
 		view_filter_free(&r.filter);
 		return 2;
 	}
+	if (r.task && (diff_path || r.kernel_view || r.by_arg)) {
+		cli_error("report: --task gives a row per thread: not with --diff, --kernel or --by-arg");
+		view_filter_free(&r.filter);
+		return 2;
+	}
 	if (diff_path && (csv || r.kernel_view)) {
 		cli_error("report: --diff prints a table: not with --csv or --kernel");
 		view_filter_free(&r.filter);
@@ -1209,7 +1270,7 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	struct report_columns cols;
-	if (fields_arg && columns_parse(&cols, fields_arg, 0)) {
+	if (fields_arg && columns_parse(&cols, fields_arg, 0, r.task)) {
 		view_filter_free(&r.filter);
 		return 2;
 	}
@@ -1294,8 +1355,8 @@ int cmd_report(int argc, char **argv)
 	}
 	int kern = r.t->kernel_events[KEV_SYSCALL] || r.t->kernel_events[KEV_OFFCPU];
 	if (csv) {
-		printf("function%s%s,calls,total_ns,self_ns,avg_ns,min_ns,max_ns%s\n", r.by_arg ? "," : "",
-		       r.by_arg ? r.by_arg : "", kern ? ",oncpu_ns,offcpu_ns,syscall_ns" : "");
+		printf("%s%s%s,calls,total_ns,self_ns,avg_ns,min_ns,max_ns%s\n", r.task ? "tid,task" : "function",
+		       r.by_arg ? "," : "", r.by_arg ? r.by_arg : "", kern ? ",oncpu_ns,offcpu_ns,syscall_ns" : "");
 		for (size_t i = 0; i < n; i++) {
 			struct func_stats *f = &r.v[i];
 			csv_name(&r, f);
@@ -1310,10 +1371,19 @@ int cmd_report(int argc, char **argv)
 		report_free(&r);
 		return view_close_output(stdout, "standard output");
 	}
-	if (!fields_arg)
+	if (!fields_arg && r.task) {
+		/* uftrace's: total, self, the calls; then TID and name. */
+		cols.n = 0;
+		columns_add(&cols, RF_TOTAL);
+		columns_add(&cols, RF_SELF);
+		columns_add(&cols, RF_CALLS);
+	} else if (!fields_arg) {
 		columns_default(&cols, kern, avg);
-	else if (*fields_arg == '+')
-		columns_parse(&cols, fields_arg, kern); /* checked above; the kernel's columns known now */
+	} else if (*fields_arg == '+') {
+		columns_parse(&cols, fields_arg, kern, r.task); /* checked above; the kernel's columns known now */
+	}
+	for (int i = 0; i < cols.n; i++)
+		tid_column |= cols.v[i] == RF_TID;
 	print_columns(&r, &cols);
 	for (size_t i = 0; i < n; i++)
 		print_row(&r, &cols, &r.v[i]);
