@@ -62,6 +62,25 @@ plain=$(min_ns_per_call 3 "$loop" $calls)
 traced=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "untraced_loop_ns_per_call %.3f\ngraph_record_ns_per_call %.3f\n", p, t - p }' >>"$raw"
 awk -v b="$(stat -c %s "$dir/loop.data")" -v n=$calls 'BEGIN { printf "bytes_per_call %.3f\n", b / n }' >>"$raw"
+# The OTLP stream's cost in the program (needle record --otlp-endpoint, a
+# span per call, to a collector on loopback that answers at once): the
+# loop's time with the stream over its time recorded without.
+if command -v node >/dev/null 2>&1; then
+	rm -f "$dir/otlp.port"
+	node "$dir/../../tests/record/otlp_receiver.js" sink "$dir/otlp.port" /dev/null &
+	sink=$!
+	for _ in $(seq 500); do [ -s "$dir/otlp.port" ] && break; sleep 0.01; done
+	streamed=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" \
+		--otlp-endpoint "http://127.0.0.1:$(cat "$dir/otlp.port")" -- "$loop" $calls)
+	"$NEEDLE" record --sites=compiled -o "$dir/loop.data" --otlp-endpoint "http://127.0.0.1:$(cat "$dir/otlp.port")" \
+		-- "$loop" $calls 2>&1 >/dev/null | awk '/otlp:/ { s = $3; l = 0; for (i = 1; i <= NF; i++) if ($(i) ~ /^LOST/) l = $(i - 1);
+		printf "otlp_stream_spans_sent_pct %.1f\n", 100 * s / (s + l) }' >>"$raw"
+	kill "$sink" 2>/dev/null
+	wait "$sink" 2>/dev/null
+	awk -v t="$traced" -v s="$streamed" 'BEGIN { if (s != "") printf "otlp_stream_ns_per_span %.3f\n", s - t }' >>"$raw"
+else
+	note "bench: node not installed; otlp_stream_ns_per_span left out"
+fi
 if command -v uftrace >/dev/null 2>&1; then
 	rm -rf "$dir/uftrace.data"
 	utraced=$(min_ns_per_call 3 uftrace record -P . -d "$dir/uftrace.data" "$loop" $calls)
@@ -604,6 +623,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "export_pprof_s_per_mevent" "$(val export_pprof_s_per_mevent)" "50M events, 1,000 deep: every call stack a sample"
 	printf '%-34s %10s  %s\n' "export_ctf_s_per_mevent" "$(val export_ctf_s_per_mevent)" "50M events, 1,000 deep"
 	printf '%-34s %10s  %s\n' "export_otlp_s_per_mevent" "$(val export_otlp_s_per_mevent)" "50M events, 1,000 deep: every call a span"
+	printf '%-34s %10s  %s\n' "otlp_stream_ns_per_span" "$(val otlp_stream_ns_per_span)" \
+		"record --otlp-endpoint, a span per call, over recording alone; $(val otlp_stream_spans_sent_pct)% sent, the rest dropped"
 	for v in replay report folded perfetto chrome pprof otlp ctf graph; do
 		printf '%-34s %10s  %s\n' "view_s_per_mevent_$v" "$(val view_s_per_mevent_$v)" \
 			"50M events, 1,000 deep; peak RSS $(val view_max_rss_kib_$v) KiB"

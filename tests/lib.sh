@@ -117,3 +117,22 @@ view_refused() {
 	check "$desc: says so" grep -q -e "$pat" "$T/verr"
 	check "$desc: nothing on standard output" test ! -s "$T/vout"
 }
+
+# otel_modules: OpenTelemetry's own OTLP decoder (the npm package
+# @opentelemetry/otlp-transformer), installed into the build folder once
+# (never committed); sets MODS to its node_modules.  1 (after a FAIL) when
+# node or npm is missing.
+otel_modules() {
+	MODS="$BUILD/npm/node_modules"
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		fail "node and npm are needed (scripts/setup.sh installs nodejs and npm)"
+		return 1
+	fi
+	if [ ! -f "$MODS/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
+		mkdir -p "$BUILD/npm"
+		npm install --prefix "$BUILD/npm" --no-audit --no-fund --no-save @opentelemetry/otlp-transformer@0.53.0 \
+			>"$T/npm.log" 2>&1
+	fi
+	check "OpenTelemetry's decoder installed ($(tail -1 "$T/npm.log" 2>/dev/null))" \
+		test -f "$MODS/@opentelemetry/otlp-transformer/build/src/generated/root.js"
+}

@@ -9,6 +9,7 @@
 
 #include "cli/ctl/ctl.h"
 #include "cli/live.h"
+#include "cli/otlp_stream.h"
 #include "cli/export/export.h"
 #include "cli/record/record.h"
 #include "cli/script.h"
@@ -43,6 +44,8 @@ int main(int argc, char **argv)
 		{ "dump", cmd_dump },     { "script", cmd_script },
 	};
 
+	/* record's span stream lives a layer above it (otlp_stream.c). */
+	record_stream_open = otlp_stream_open;
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

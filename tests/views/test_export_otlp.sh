@@ -10,19 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 P="$PROGS/graph_prog"
 HERE=$(cd "$(dirname "$0")" && pwd)
-MODS="$BUILD/npm/node_modules"
-
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-	fail "node and npm are needed (scripts/setup.sh installs nodejs and npm)"
-	exit 0
-fi
-if [ ! -f "$MODS/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
-	mkdir -p "$BUILD/npm"
-	npm install --prefix "$BUILD/npm" --no-audit --no-fund --no-save @opentelemetry/otlp-transformer@0.53.0 \
-		>"$T/npm.log" 2>&1
-fi
-check "OpenTelemetry's decoder installed ($(tail -1 "$T/npm.log" 2>/dev/null))" \
-	test -f "$MODS/@opentelemetry/otlp-transformer/build/src/generated/root.js"
+otel_modules || exit 0
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
 check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0

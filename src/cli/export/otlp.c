@@ -35,13 +35,11 @@
 #include <time.h>
 
 #include "cli/export/export.h"
-#include "cli/export/protobuf.h"
+#include "cli/export/otlp_pb.h"
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
 #include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
-
-#define SPAN_KIND_INTERNAL 1
 
 struct otlp_frame {
 	uint64_t span;      /* this call's span id (every call gets one) */
@@ -106,41 +104,6 @@ static struct otlp_frame *frame_at(struct otlp *x, uint32_t thread, uint32_t dep
 		th->cap = n;
 	}
 	return &th->f[depth];
-}
-
-/* ---- protobuf ---- */
-
-static void pb_fixed64(struct view_buf *b, unsigned field, uint64_t v)
-{
-	pb_varint(b, (uint64_t)field << 3 | 1);
-	pb_raw(b, &v, 8); /* little-endian on x86-64 */
-}
-
-/* A KeyValue field {key, value: AnyValue} around an AnyValue's body. */
-static void pb_kv(struct view_buf *b, unsigned field, const char *key, const struct view_buf *any)
-{
-	struct view_buf kv = { 0 };
-	pb_string(&kv, 1, key);
-	pb_bytes(&kv, 2, any->p, any->len);
-	pb_bytes(b, field, kv.p, kv.len);
-	b->oom |= kv.oom | any->oom;
-	free(kv.p);
-}
-
-static void pb_kv_string(struct view_buf *b, unsigned field, const char *key, const char *val)
-{
-	struct view_buf any = { 0 };
-	pb_string(&any, 1, val); /* AnyValue.string_value */
-	pb_kv(b, field, key, &any);
-	free(any.p);
-}
-
-static void pb_kv_int(struct view_buf *b, unsigned field, const char *key, int64_t val)
-{
-	struct view_buf any = { 0 };
-	pb_uint(&any, 3, (uint64_t)val); /* AnyValue.int_value */
-	pb_kv(b, field, key, &any);
-	free(any.p);
 }
 
 /* ---- JSON ---- */
@@ -237,26 +200,15 @@ static void emit_span(struct otlp *x, const struct trace_event *ev, const struct
 	b->len = 0;
 	if (!x->json) {
 		struct view_buf s = { 0 };
-		pb_bytes(&s, 1, tid, 16);
-		pb_bytes(&s, 2, sid, 8);
-		if (parent)
-			pb_bytes(&s, 4, pid, 8);
-		pb_string(&s, 5, name);
-		pb_uint(&s, 6, SPAN_KIND_INTERNAL);
-		pb_fixed64(&s, 7, start);
-		pb_fixed64(&s, 8, end);
-		pb_kv_string(&s, 9, "code.function", name);
-		pb_kv_int(&s, 9, "thread.id", th->tid);
-		pb_kv_string(&s, 9, "thread.name", th->name);
+		otlp_pb_span_begin(&s, tid, sid, parent ? pid : NULL, name, start, end, th->tid, th->name);
 		for (size_t k = 0; k < f->values_len;) {
 			const char *vn = f->values + k, *vv = vn + strlen(vn) + 1;
-			pb_kv_string(&s, 9, vn, vv);
+			otlp_pb_kv_string(&s, 9, vn, vv);
 			k = (size_t)(vv - f->values) + strlen(vv) + 1;
 		}
 		if (have_ret)
-			pb_kv_string(&s, 9, rv, rval);
-		pb_bytes(b, 2, s.p, s.len); /* ScopeSpans.spans */
-		b->oom |= s.oom;
+			otlp_pb_kv_string(&s, 9, rv, rval);
+		otlp_pb_span_end(b, &s);
 		free(s.p);
 		if (!b->oom)
 			fwrite_unlocked(b->p, 1, b->len, x->spans_out);
@@ -373,10 +325,7 @@ static void resource(struct otlp *x, struct view_buf *r)
 	for (uint32_t i = 0; t->argv && i < t->process.argc && n + 2 < sizeof(cmd); i++)
 		n += (size_t)snprintf(cmd + n, sizeof(cmd) - n, "%s%s", i ? " " : "", t->argv[i]);
 	if (!x->json) {
-		pb_kv_string(r, 1, "service.name", base ? base + 1 : prog);
-		pb_kv_int(r, 1, "process.pid", t->have_process ? t->process.pid : 0);
-		pb_kv_string(r, 1, "process.command_line", cmd);
-		pb_kv_string(r, 1, "process.executable.path", prog);
+		otlp_pb_resource(r, base ? base + 1 : prog, t->have_process ? t->process.pid : 0, cmd, prog);
 	} else {
 		json_kv_string(r, 1, "service.name", base ? base + 1 : prog);
 		json_kv_int(r, 0, "process.pid", t->have_process ? t->process.pid : 0);
@@ -388,7 +337,7 @@ static void resource(struct otlp *x, struct view_buf *r)
 int export_otlp(struct trace *t, FILE *out, const struct otlp_opts *o)
 {
 	struct otlp x = { .t = t, .o = o, .json = o->json, .out = out };
-	struct view_buf r = { 0 }, h = { 0 }, scope = { 0 };
+	struct view_buf r = { 0 }, h = { 0 };
 	int err = 1;
 	struct stat st;
 
@@ -430,23 +379,8 @@ int export_otlp(struct trace *t, FILE *out, const struct otlp_opts *o)
 			cli_error("export: the temporary file of the spans: %s", strerror(errno));
 			goto out;
 		}
-		struct view_buf sc = { 0 };
-		pb_string(&sc, 1, "needle");
-		pb_bytes(&scope, 1, sc.p, sc.len); /* ScopeSpans.scope */
-		uint64_t scope_len = scope.len + (uint64_t)spans_len;
-		struct view_buf head = { 0 };
-		pb_bytes(&head, 1, r.p, r.len);     /* ResourceSpans.resource: its attributes */
-		pb_varint(&head, (uint64_t)2 << 3 | 2);
-		pb_varint(&head, scope_len);        /* ResourceSpans.scope_spans */
-		uint64_t rs_len = head.len + scope_len;
-		pb_varint(&h, (uint64_t)1 << 3 | 2);
-		pb_varint(&h, rs_len);               /* ExportTraceServiceRequest.resource_spans */
-		pb_raw(&h, head.p, head.len);
-		pb_raw(&h, scope.p, scope.len);
-		int bad = sc.oom | head.oom | h.oom;
-		free(sc.p);
-		free(head.p);
-		if (bad)
+		otlp_pb_request_head(&h, &r, (uint64_t)spans_len);
+		if (h.oom)
 			goto oom;
 		fwrite_unlocked(h.p, 1, h.len, out);
 		char buf[65536];
@@ -478,6 +412,5 @@ out:
 	free(x.b.p);
 	free(r.p);
 	free(h.p);
-	free(scope.p);
 	return err;
 }

@@ -121,6 +121,8 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 	 * (the chunk is needle record's until it is freed below). */
 	record_translate_events(r, c->image, shm_chunk_events(c), hdr.event_count);
 	r->drained += shm_count_events(shm_chunk_events(c), hdr.event_count);
+	if (r->stream)
+		r->stream->chunk(r->stream_arg, &hdr, shm_chunk_events(c), hdr.event_count);
 	if ((hdr.event_count || hdr.lost_before) && !r->out.err) {
 		int err = trace_writer_chunk(&r->w, &hdr, shm_chunk_events(c), hdr.event_count);
 		if (err && !r->w.err)

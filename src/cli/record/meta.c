@@ -318,6 +318,8 @@ void record_write_symbols(struct recording *r)
 				sizes[sizes_cnt++] = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
 			}
 			const char *name = line + off;
+			if (r->stream)
+				r->stream->site(r->stream_arg, id, name);
 			uint16_t nlen = (uint16_t)(strlen(name) > 65535 ? 65535 : strlen(name));
 			if (sites_len + 18 + nlen > sites_cap) {
 				sites_cap = (sites_cap + 18 + nlen) * 2;

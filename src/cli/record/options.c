@@ -6,6 +6,7 @@
  * its messages (--help prints and exits 0); the limits of -A/-R/-F value
  * specs are args/'s, those of the buffer and chunks are here. */
 #include <getopt.h>
+#include <regex.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/record/kernel.h"
 #include "cli/util/trigger_spec.h"
+#include "common/pattern.h"
 #include "common/value_spec.h"
 
 /* A word of the views' default options (SEC_VIEW_OPTS), kept in the
@@ -92,6 +94,13 @@ static const char record_usage[] =
 	"                           library counts as its 16-byte PLT entry, as uftrace counts it\n"
 	"      --disable            the views start with showing stopped, until a trace_on trigger\n"
 	"                           (with --signal: recording starts paused, until a trace_on)\n"
+	"      --otlp-endpoint http://HOST:PORT[/PATH]  send the calls as OpenTelemetry spans to\n"
+	"                           that OTLP/HTTP collector while recording (path /v1/traces by\n"
+	"                           default), batched by needle record, never waited for by the\n"
+	"                           program: spans a slow or absent collector cannot take are\n"
+	"                           dropped and counted (its last line says how many)\n"
+	"      --otlp-spans GLOB    only the calls of matching functions become spans (repeatable),\n"
+	"                           and with -t TIME only those that lasted TIME or more\n"
 	"      --signal SIG@ACTION  when the program gets SIG (USR1, SIGUSR2, 12...), recording\n"
 	"                           pauses (trace_off), resumes (trace_on) or ends (finish), in the\n"
 	"                           agent; the program's own handler of SIG runs and is recorded\n"
@@ -353,12 +362,14 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL };
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
 		{ "disable", no_argument, NULL, OPT_DISABLE }, { "hide", required_argument, NULL, 'H' },
 		{ "signal", required_argument, NULL, OPT_SIGNAL },
+		{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
+		{ "otlp-spans", required_argument, NULL, OPT_OTLP_SPANS },
 		{ "caller-filter", required_argument, NULL, 'C' },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "size-filter", required_argument, NULL, 'Z' },
@@ -476,6 +487,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				uint64_t ns;
 				if (parse_duration("-t", optarg, &ns) || view_opt_add2(o, "-t", optarg))
 					return -1;
+				o->time_filter_ns = ns;
 			} else {
 				cli_error("unknown tracer '%s' (function_graph or function)", optarg);
 				return -1;
@@ -517,6 +529,29 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			if (append_signal(o, optarg))
 				return -1;
 			break;
+		case OPT_OTLP_ENDPOINT: {
+			struct http_url u;
+			const char *why = cli_parse_http_url(optarg, &u);
+			if (why) {
+				cli_error("--otlp-endpoint '%s': %s", optarg, why);
+				return -1;
+			}
+			o->otlp_endpoint = optarg;
+			break;
+		}
+		case OPT_OTLP_SPANS: {
+			regex_t rx;
+			if (pattern_is_regex(optarg)) {
+				if (regcomp(&rx, optarg, REG_EXTENDED | REG_NOSUB)) {
+					cli_error("--otlp-spans '%s': not a regular expression", optarg);
+					return -1;
+				}
+				regfree(&rx);
+			}
+			if (append_glob(&o->otlp_spans, optarg))
+				return -1;
+			break;
+		}
 		case OPT_DEMANGLE: {
 			char opt[32];
 			if (strcmp(optarg, "simple") && strcmp(optarg, "full") && strcmp(optarg, "no")) {
@@ -843,6 +878,19 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (!o->snapshot && (o->agent.triggers || snapshot_opts_given)) {
 		cli_error("record: --trigger, --trigger-after, --max-snapshots and --snapshot-interval need --snapshot");
+		return -1;
+	}
+	if (o->otlp_spans && !o->otlp_endpoint) {
+		cli_error("record: --otlp-spans chooses what --otlp-endpoint sends: give the endpoint too");
+		return -1;
+	}
+	if (o->snapshot && o->otlp_endpoint) {
+		cli_error("record: --otlp-endpoint sends spans while recording; --snapshot keeps events in the program "
+			  "until asked (export a snapshot with needle export --format=otlp)");
+		return -1;
+	}
+	if (o->otlp_endpoint && !o->agent.graph) {
+		cli_error("record: --otlp-endpoint sends calls with their durations: not with the function tracer");
 		return -1;
 	}
 	if (o->snapshot && wake_given) {

@@ -61,6 +61,11 @@ struct record_opts {
 	 * NUL-terminated words. */
 	char *view_opts;
 	size_t view_opts_len;
+	/* --otlp-endpoint URL, --otlp-spans GLOB (newline list), and -t's
+	 * duration: the spans sent while recording. */
+	const char *otlp_endpoint;
+	char *otlp_spans;
+	uint64_t time_filter_ns;
 };
 
 /* The file's tracer (TRACER_* of shm_layout.h) for what the agent runs. */
@@ -138,7 +143,26 @@ struct recording {
 	const struct sec_snapshot *snapshot; /* written with the closing sections, if set */
 	struct kernel_rec kernel;  /* --kernel (kernel.c) */
 	uint64_t snapshot_lost;    /* a snapshot's lost events: those its chunks say were dropped */
+	/* --otlp-endpoint: the follower of what is drained (see below). */
+	const struct record_stream_ops *stream;
+	void *stream_arg;
 };
+
+/* A follower of the recording: needle record --otlp-endpoint's span
+ * stream (otlp_stream.c, in the layer above, sets record_stream_open
+ * before cmd_record runs).  Called on needle record's draining thread,
+ * never the program's: each function's name as the meta file gives it
+ * (site ids the trace's), each chunk's events as they are drained (site
+ * ids translated), and finish at the end, which sends what is left
+ * within its own deadline and says in line what became of the spans. */
+struct record_stream_ops {
+	void (*site)(void *arg, uint32_t id, const char *name);
+	void (*chunk)(void *arg, const struct sec_chunk *hdr, const uint64_t *events, uint32_t n);
+	void (*finish)(void *arg, char *line, size_t len);
+};
+/* Starts the follower of r (its options in r->o), or returns NULL after
+ * saying why. */
+extern void *(*record_stream_open)(struct recording *r, const struct record_stream_ops **ops);
 
 /* Bumped by the SIGCHLD handler: a wait that began after the program
  * ended, or after a descendant did, must not sleep. */

@@ -89,8 +89,19 @@ void record_begin_file(struct recording *r)
 	record_out_commit(r);
 }
 
+void *(*record_stream_open)(struct recording *r, const struct record_stream_ops **ops);
+
 void record_begin(struct recording *r)
 {
+	/* The follower first: record_begin_file reads the functions' names. */
+	if (r->o->otlp_endpoint && record_stream_open && !r->stream) {
+		const struct record_stream_ops *ops = NULL;
+		void *arg = record_stream_open(r, &ops);
+		if (arg) {
+			r->stream = ops;
+			r->stream_arg = arg;
+		}
+	}
 	record_begin_file(r);
 	if (r->o->agent.ctl)
 		fprintf(stderr, "needle: recording PID %d; control it with: needle ctl %d COMMAND\n", (int)r->pid,
@@ -218,6 +229,12 @@ int record_finish(struct recording *r)
 			seen = !strcmp(q, p);
 		if (!seen)
 			fprintf(stderr, "needle: %s\n", p);
+	}
+	if (r->stream) {
+		char line[512];
+		r->stream->finish(r->stream_arg, line, sizeof(line));
+		r->stream = NULL;
+		fprintf(stderr, "needle: %s\n", line);
 	}
 	record_images_free(r);
 	record_out_close(&r->out);

@@ -87,3 +87,38 @@ void cli_format_duration(char *buf, size_t len, uint64_t ns)
 	memcpy(buf + 7, " us", 4);
 	memcpy(buf + 7 - n, num, (size_t)n);
 }
+
+const char *cli_parse_http_url(const char *url, struct http_url *u)
+{
+	const char *p = url, *host, *slash, *colon;
+
+	if (!strncmp(p, "https://", 8))
+		return "https is not spoken: give the collector's http:// endpoint (or a local collector's)";
+	if (strncmp(p, "http://", 7))
+		return "give http://HOST:PORT (OTLP/HTTP, e.g. http://localhost:4318)";
+	host = p + 7;
+	slash = strchr(host, '/');
+	if (!slash)
+		slash = host + strlen(host);
+	colon = memchr(host, ':', (size_t)(slash - host));
+	size_t hlen = (size_t)((colon ? colon : slash) - host);
+	if (!hlen || hlen >= sizeof(u->host))
+		return "no host (http://HOST:PORT)";
+	memcpy(u->host, host, hlen);
+	u->host[hlen] = 0;
+	if (colon) {
+		size_t plen = (size_t)(slash - colon - 1);
+		char *end;
+		long port = plen && plen < sizeof(u->port) ? strtol(colon + 1, &end, 10) : 0;
+		if (!plen || plen >= sizeof(u->port) || end != slash || port <= 0 || port > 65535)
+			return "the port is a number from 1 to 65535";
+		memcpy(u->port, colon + 1, plen);
+		u->port[plen] = 0;
+	} else {
+		strcpy(u->port, "4318");
+	}
+	if (strlen(slash) >= sizeof(u->path) || strpbrk(slash, " \r\n"))
+		return "the path is too long or holds spaces";
+	snprintf(u->path, sizeof(u->path), "%s", *slash ? slash : "/v1/traces");
+	return NULL;
+}

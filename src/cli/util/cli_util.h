@@ -11,6 +11,13 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Parse a duration like "10us", "1.5ms", "2s", "100" (ns).  0 or -1. */
 int cli_parse_duration(const char *s, uint64_t *ns);
+
+/* An OTLP/HTTP endpoint, http://HOST[:PORT][/PATH] (port 4318 and path
+ * /v1/traces by default, OTLP's): NULL, or why it is not one. */
+struct http_url {
+	char host[256], port[8], path[512];
+};
+const char *cli_parse_http_url(const char *url, struct http_url *u);
 /* Format ns as uftrace does: "  1.234 us" (10 characters and a NUL:
  * len >= 11).  Below a millisecond without printf, since replay formats
  * one per line it prints. */
