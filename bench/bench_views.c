@@ -12,6 +12,11 @@
  * "run" prints one line per figure, as bench/run.sh collects them:
  *   view_s_per_mevent_<view>  wall seconds per million events
  *   view_max_rss_kib_<view>   the view's peak resident memory (wait4)
+ *   trigger_<action>_ns       replay -T 'recurse@ACTION': ns per event
+ *                             (uftrace's triggers run in the views; replay
+ *                             alone is view_s_per_mevent_replay x 1000; an
+ *                             action that hides calls also saves their
+ *                             output)
  * Views are run one after another, never side by side. */
 #include <fcntl.h>
 #include <stdio.h>
@@ -123,6 +128,7 @@ int main(int argc, char **argv)
 		{ "otlp", { "export", "--format=otlp", "-o", "-" } },
 		{ "graph", { "graph" } },
 	};
+	double replay_s = -1;
 	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
 		char *v[10] = { needle };
 		int n = 1;
@@ -136,11 +142,31 @@ int main(int argc, char **argv)
 			continue;
 		}
 		double s = now() - t0;
+		if (!strcmp(views[i].key, "replay"))
+			replay_s = s;
 		printf("view_s_per_mevent_%s %.4f\n", views[i].key, s / (events / 1e6));
 		/* The exports' keys of their own (issue-named). */
 		if (!strcmp(views[i].key, "pprof") || !strcmp(views[i].key, "otlp"))
 			printf("export_%s_s_per_mevent %.4f\n", views[i].key, s / (events / 1e6));
 		printf("view_max_rss_kib_%s %ld\n", views[i].key, rss);
+		fflush(stdout);
+	}
+	/* uftrace's triggers, each on the recursive function. */
+	static const struct {
+		const char *key, *spec;
+	} triggers[] = {
+		{ "depth", "recurse@depth=10" }, { "time", "recurse@time=1ms" }, { "hide", "recurse@hide" },
+		{ "filter", "recurse@filter" },  { "notrace", "recurse@notrace" }, { "trace_off", "recurse@trace_off" },
+		{ "finish", "recurse@finish" },
+	};
+	for (size_t i = 0; replay_s > 0 && i < sizeof(triggers) / sizeof(triggers[0]); i++) {
+		char *v[] = { needle, "replay", "-T", (char *)triggers[i].spec, "-i", data, NULL };
+		double t0 = now();
+		if (run(v, &rss, 0)) {
+			fprintf(stderr, "bench_views: replay -T %s failed\n", triggers[i].spec);
+			continue;
+		}
+		printf("trigger_%s_ns %.3f\n", triggers[i].key, (now() - t0) * 1e9 / (double)events);
 		fflush(stdout);
 	}
 	/* The CTF export writes a directory: one of its own, removed after. */

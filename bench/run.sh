@@ -62,6 +62,12 @@ plain=$(min_ns_per_call 3 "$loop" $calls)
 traced=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "untraced_loop_ns_per_call %.3f\ngraph_record_ns_per_call %.3f\n", p, t - p }' >>"$raw"
 awk -v b="$(stat -c %s "$dir/loop.data")" -v n=$calls 'BEGIN { printf "bytes_per_call %.3f\n", b / n }' >>"$raw"
+# A recording paused by --signal (--disable until a trace_on that never
+# comes): what a call costs while nothing is recorded.
+paused=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" --disable --signal USR2@trace_on \
+	-- "$loop" $calls)
+awk -v p="$plain" -v t="$paused" 'BEGIN { if (t != "") printf "trigger_paused_ns_per_call %.3f\n", t - p }' >>"$raw"
+
 # The OTLP stream's cost in the program (needle record --otlp-endpoint, a
 # span per call, to a collector on loopback that answers at once): the
 # loop's time with the stream over its time recorded without.
@@ -623,6 +629,12 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "export_pprof_s_per_mevent" "$(val export_pprof_s_per_mevent)" "50M events, 1,000 deep: every call stack a sample"
 	printf '%-34s %10s  %s\n' "export_ctf_s_per_mevent" "$(val export_ctf_s_per_mevent)" "50M events, 1,000 deep"
 	printf '%-34s %10s  %s\n' "export_otlp_s_per_mevent" "$(val export_otlp_s_per_mevent)" "50M events, 1,000 deep: every call a span"
+	printf '%-34s %10s  %s\n' "trigger_paused_ns_per_call" "$(val trigger_paused_ns_per_call)" \
+		"a call while --signal/--disable has the recording paused (not hooked), over the untraced loop"
+	for a in depth time hide filter notrace trace_off finish; do
+		printf '%-34s %10s  %s\n' "trigger_${a}_ns" "$(val trigger_${a}_ns)" \
+			"replay -T recurse@$a, ns per event (replay alone: $(awk -v v="$(val view_s_per_mevent_replay)" 'BEGIN { printf "%.1f", v * 1000 }'))"
+	done
 	printf '%-34s %10s  %s\n' "otlp_stream_ns_per_span" "$(val otlp_stream_ns_per_span)" \
 		"record --otlp-endpoint, a span per call, over recording alone; $(val otlp_stream_spans_sent_pct)% sent, the rest dropped"
 	for v in replay report folded perfetto chrome pprof otlp ctf graph; do
