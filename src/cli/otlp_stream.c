@@ -157,15 +157,6 @@ struct stream {
 	char last_error[160];
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 /* ---- the functions chosen ---- */
 
@@ -228,13 +219,13 @@ static void queue_batch(struct stream *s)
 static void emit(struct stream *s, const struct sthread *t, const struct sframe *f, uint64_t end_raw)
 {
 	uint8_t trace_id[16], span_id[8], parent_id[8];
-	uint64_t a = mix(s->seed ^ f->root_span), b = mix(a ^ t->serial ^ 0x6e65656465ull);
+	uint64_t a = otlp_id_mix(s->seed ^ f->root_span), b = otlp_id_mix(a ^ t->serial ^ 0x6e65656465ull);
 	memcpy(trace_id, &a, 8);
 	memcpy(trace_id + 8, &b, 8);
-	uint64_t sid = mix(s->seed + f->span) | 1;
+	uint64_t sid = otlp_id_mix(s->seed + f->span) | 1;
 	memcpy(span_id, &sid, 8);
 	if (f->parent) {
-		uint64_t pid = mix(s->seed + t->f[f->parent - 1].span) | 1;
+		uint64_t pid = otlp_id_mix(s->seed + t->f[f->parent - 1].span) | 1;
 		memcpy(parent_id, &pid, 8);
 	}
 	char unnamed[32];
@@ -268,7 +259,7 @@ static struct sthread *thread_of(struct stream *s, uint32_t tid, uint32_t serial
 		for (size_t i = 0; i < s->thread_cap; i++) {
 			if (!s->threads[i].tid)
 				continue;
-			size_t h = mix((uint64_t)s->threads[i].tid << 32 | s->threads[i].serial) & (cap - 1);
+			size_t h = otlp_id_mix((uint64_t)s->threads[i].tid << 32 | s->threads[i].serial) & (cap - 1);
 			while (v[h].tid)
 				h = (h + 1) & (cap - 1);
 			v[h] = s->threads[i];
@@ -277,7 +268,7 @@ static struct sthread *thread_of(struct stream *s, uint32_t tid, uint32_t serial
 		s->threads = v;
 		s->thread_cap = cap;
 	}
-	size_t h = mix((uint64_t)tid << 32 | serial) & (s->thread_cap - 1);
+	size_t h = otlp_id_mix((uint64_t)tid << 32 | serial) & (s->thread_cap - 1);
 	while (s->threads[h].tid && (s->threads[h].tid != tid || s->threads[h].serial != serial))
 		h = (h + 1) & (s->thread_cap - 1);
 	if (!s->threads[h].tid) {
@@ -814,7 +805,7 @@ void *otlp_stream_open(struct recording *r, const struct record_stream_ops **out
 	clock_gettime(CLOCK_REALTIME, &rt);
 	s->real_off = (int64_t)((uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec) - (int64_t)monotonic_ns();
 	if (getrandom(&s->seed, sizeof(s->seed), GRND_NONBLOCK) != sizeof(s->seed))
-		s->seed = mix((uint64_t)getpid() ^ s->ns_now);
+		s->seed = otlp_id_mix((uint64_t)getpid() ^ s->ns_now);
 	/* The resource: the program. */
 	const char *prog = r->argv && r->argv[0] ? r->argv[0] : "program", *base = strrchr(prog, '/');
 	char cmd[4096];

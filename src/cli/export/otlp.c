@@ -73,15 +73,6 @@ struct otlp {
 	struct view_buf b;
 };
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 /* A function --spans names (each site's answer kept by view_filter). */
 static int site_chosen(struct otlp *x, uint32_t site)
@@ -170,14 +161,14 @@ static void hex(char *out, const uint8_t *id, size_t n)
 
 static void trace_id_of(struct otlp *x, uint32_t thread, uint64_t root_span, uint8_t id[16])
 {
-	uint64_t a = mix(x->id_seed ^ root_span), b = mix(a ^ thread ^ 0x6e65656465ull);
+	uint64_t a = otlp_id_mix(x->id_seed ^ root_span), b = otlp_id_mix(a ^ thread ^ 0x6e65656465ull);
 	memcpy(id, &a, 8);
 	memcpy(id + 8, &b, 8);
 }
 
 static void span_id_of(struct otlp *x, uint64_t span, uint8_t id[8])
 {
-	uint64_t a = mix(x->id_seed + span) | 1; /* never all zero */
+	uint64_t a = otlp_id_mix(x->id_seed + span) | 1; /* never all zero */
 	memcpy(id, &a, 8);
 }
 
@@ -347,7 +338,7 @@ int export_otlp(struct trace *t, FILE *out, const struct otlp_opts *o)
 	if (!stat(t->path, &st) && t->have_clock && t->clock.ns1)
 		x.unix_offset = (int64_t)((uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec) -
 				(int64_t)t->clock.ns1;
-	x.id_seed = mix((uint64_t)st.st_ino ^ mix((uint64_t)st.st_size) ^ mix((uint64_t)st.st_mtim.tv_nsec));
+	x.id_seed = otlp_id_mix((uint64_t)st.st_ino ^ otlp_id_mix((uint64_t)st.st_size) ^ otlp_id_mix((uint64_t)st.st_mtim.tv_nsec));
 	for (size_t i = 0; i < o->span_cnt; i++)
 		if (view_filter_add(&x.sel, "export", o->spans[i], 0))
 			goto out;

@@ -15,6 +15,18 @@
 
 #define OTLP_SPAN_KIND_INTERNAL 1
 
+/* Trace and span ids are made by mixing a seed and a counter
+ * (murmur3's finalizer): distinct inputs give distinct ids. */
+static inline uint64_t otlp_id_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
 static inline void otlp_pb_fixed64(struct view_buf *b, unsigned field, uint64_t v)
 {
 	pb_varint(b, (uint64_t)field << 3 | 1);
