@@ -174,3 +174,15 @@ check_eq "--no-libcall: no library call in main's graph" \
 check_eq "--no-libcall: the program's calls stay" \
 	"$("$NEEDLE" graph -i "$T/l.data" -f none --no-libcall main | grep -c -e '^ +-(2) fan$' -e '^ +-(1) rec$' -e '^ +-(1) other$')" 3
 check_eq "graph GLOB: a glob names the functions it matches" "$(g -f none 'fa*' | grep -c "^# Function Call Graph for 'fan'")" 1
+
+# -t TIME: only the calls that lasted TIME or more.  subtrees' slow sleeps
+# 3 ms in usleep (through nap); main, slow, nap and usleep last that
+# long whatever the load, and every call shown must.
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/sb.data" -- "$PROGS/subtrees" >/dev/null 2>&1
+"$NEEDLE" graph -i "$T/sb.data" -t 2ms main >"$T/gt"
+check "-t 2ms: main, slow, nap and usleep shown" \
+	test "$(grep -c -e ') main$' -e ') slow$' -e ') nap$' -e ') usleep$' "$T/gt")" -eq 4
+check_eq "-t 2ms: every call shown lasted 2 ms or more" \
+	"$(sed -n '/CALL GRAPH/,$p' "$T/gt" | awk -F: '/\(/ { t = $1; gsub(/ /, "", t); v = t + 0;
+		if (t ~ /us$/ || t ~ /ns$/ || (t ~ /ms$/ && v < 2)) bad++ } END { print bad + 0 }')" 0
+view_refused "graph -t nonsense" 2 "takes a duration" "$NEEDLE" graph -i "$T/sb.data" -t soon main

@@ -62,6 +62,7 @@ struct graph {
 	int is_regex;
 	regex_t re;
 	uint32_t max_depth;  /* -D: levels shown below FUNC, 0 all */
+	uint64_t min_ns;     /* -t: only calls that lasted this long, counted at their exit */
 	int srcline;         /* --srcline: each function's source file and line */
 	struct view_filter filter; /* -F, -N, --no-libcall: what the graph is built from */
 	struct call_tree g;  /* keyed by a name's first site */
@@ -186,8 +187,8 @@ static void begin_func(struct graph *gr, struct graph_thread *th, uint32_t d)
 	if (b == UINT32_MAX || grow_u64(&gr->bt_time, &gr->bt_cap, gr->bt.cnt)) {
 		gr->oom = 1;
 		b = 0;
-	} else {
-		gr->bt.v[b].value++;
+	} else if (!gr->min_ns) {
+		gr->bt.v[b].value++; /* with -t, at its exit if it lasted long enough */
 	}
 	th->bt = b;
 	th->on = 1;
@@ -252,7 +253,7 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		}
 		/* An inherited call has its node, so that the child's calls
 		 * merge under its parent's, but is not counted again. */
-		if (th->counted[d])
+		if (th->counted[d] && !gr->min_ns)
 			gr->g.v[n].value++;
 		th->node[d] = n;
 		return 0;
@@ -264,15 +265,23 @@ static int graph_event(const struct trace_event *ev, void *arg)
 		return 0;
 	uint32_t n = th->node[d];
 	uint64_t dur = ev->ns > ev->entry_ns ? ev->ns - ev->entry_ns : 0;
-	if (n && th->counted[d]) {
+	/* -t: a call counts, at its exit, if it lasted long enough (and
+	 * then so did every call it is in). */
+	int long_enough = !gr->min_ns || dur >= gr->min_ns;
+	if (n && th->counted[d] && long_enough) {
 		/* The time arrays were grown with the tree at the entry. */
+		if (gr->min_ns)
+			gr->g.v[n].value++;
 		gr->time[n] += dur;
 		gr->child[n] += ev->child_ns < dur ? ev->child_ns : dur;
 	}
 	th->node[d] = 0;
 	if (d == th->start && gr->func) {
-		if (th->bt)
+		if (th->bt && long_enough) {
+			if (gr->min_ns)
+				gr->bt.v[th->bt].value++;
 			gr->bt_time[th->bt] += dur;
+		}
 		th->on = 0;
 	}
 	return 0;
@@ -400,6 +409,9 @@ static int print_tree(struct graph *gr)
 			open[w.indent - 1] = 0;
 		size_t k = 0;
 		for (uint32_t c = n->first_child; c; c = gr->g.v[c].next_sibling) {
+			/* -t: a path no call of which lasted long enough. */
+			if (gr->min_ns && !gr->g.v[c].value && !(gr->g.v[c].site & SESSION_KEY))
+				continue;
 			if (k == kids_cap) {
 				uint32_t *v = realloc(kids, kids_cap * 2 * sizeof(*v));
 				if (!v)
@@ -523,6 +535,7 @@ static const char graph_usage[] =
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"      --tid TID       only this thread's calls\n"
 	"  -D, --depth N       at most N levels below FUNC\n"
+	"  -t, --time-filter TIME  only the calls that lasted TIME or more (e.g. 1ms)\n"
 	"  -f, --output-fields total,self,addr|none\n"
 	"                      the columns before the graph (default total; +FIELDS adds)\n"
 	"  -F, --filter FUNC   only calls inside FUNC's (repeatable)\n"
@@ -598,7 +611,7 @@ int cmd_graph(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },	   { "output-fields", required_argument, NULL, 'f' },
 		{ "srcline", no_argument, NULL, 'L' },		   { "help", no_argument, NULL, 'h' },
 		{ "filter", required_argument, NULL, 'F' },	   { "notrace", required_argument, NULL, 'N' },
-		{ "no-libcall", no_argument, NULL, 'B' },
+		{ "no-libcall", no_argument, NULL, 'B' },	   { "time-filter", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
@@ -607,7 +620,7 @@ int cmd_graph(int argc, char **argv)
 	int c, status;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -630,6 +643,13 @@ int cmd_graph(int argc, char **argv)
 		case 'f':
 			if (parse_fields(&gr, optarg))
 				return 2;
+			break;
+		case 't':
+			if (cli_parse_duration(optarg, &gr.min_ns) || !gr.min_ns) {
+				cli_error("graph: -t takes a duration (100us, 2ms, 1s), not '%s'", optarg);
+				view_filter_free(&gr.filter);
+				return 2;
+			}
 			break;
 		case 'L':
 			gr.srcline = 1;
