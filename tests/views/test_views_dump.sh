@@ -101,3 +101,38 @@ env -u NEEDLE_SITES "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >
 check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$?" 0
 check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"
 view_refused "dump with two output forms" 2 "one of --chrome" "$NEEDLE" dump -i "$T/g.data" --chrome --graphviz
+
+# -t TIME: only the calls that lasted TIME or more (and so the calls they
+# are in), entries written once their exits say so.  subtrees' slow sleeps
+# 3 ms (slow > nap > usleep, under main); every call shown must last 2 ms.
+env -u NEEDLE_SITES "$NEEDLE" record -o "$T/sb.data" -- "$PROGS/subtrees" >/dev/null 2>&1
+"$NEEDLE" dump -i "$T/sb.data" -t 2ms >"$T/dt"
+check_eq "-t 2ms: main, slow, nap and usleep among the entries, in that order" \
+	"$(grep '\[entry\]' "$T/dt" | awk '{ sub(/\(.*/, "", $4); print $4 }' | grep -x -e main -e slow -e nap -e usleep | tr '\n' ' ')" \
+	"main slow nap usleep "
+check_eq "-t 2ms: as many exits as entries" "$(grep -c '\[exit \]' "$T/dt")" "$(grep -c '\[entry\]' "$T/dt")"
+python3 - "$T/dt" >"$T/dtcheck" <<'PY'
+import sys
+stack, bad = [], 0
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) < 4 or f[2] not in ('[entry]', '[exit'):
+        continue
+    t = int(f[0].replace('.', ''))
+    if f[2] == '[entry]':
+        stack.append(t)
+    elif stack:
+        bad += t - stack.pop() < 2000000
+print(bad)
+PY
+check_eq "-t 2ms: every call written lasted 2 ms or more, in entry-before-exit order" "$(cat "$T/dtcheck")" 0
+"$NEEDLE" dump -i "$T/sb.data" -t 2ms --chrome >"$T/dtc.json"
+check_eq "--chrome -t 2ms: the same calls, each B with its E" \
+	"$(python3 -c "
+import json, sys
+e = [x for x in json.load(open(sys.argv[1]))['traceEvents'] if x['ph'] in 'BE']
+b = [x['name'] for x in e if x['ph'] == 'B']
+print(len(b) == len(e) - len(b), ' '.join(n for n in b if n in ('main', 'slow', 'nap', 'usleep')))" "$T/dtc.json")" \
+	"True main slow nap usleep"
+view_refused "dump -t nonsense" 2 "takes a duration" "$NEEDLE" dump -i "$T/sb.data" -t later
+view_refused "dump --flame-graph -t" 2 "whole trace" "$NEEDLE" dump -i "$T/sb.data" --flame-graph -t 1ms

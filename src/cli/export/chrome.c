@@ -14,6 +14,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/export/export.h"
 #include "cli/view/view.h"
+#include "cli/view/view_defer.h"
 #include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
 
@@ -23,6 +24,7 @@ struct chrome {
 	int first;
 	struct view_buf b;
 	struct view_filter *filter; /* dump --chrome's -F/-N/-D, or NULL */
+	struct view_defer *defer;   /* ... and its -t, or NULL */
 };
 
 static void put(struct chrome *c, const char *s, size_t n)
@@ -119,6 +121,8 @@ static void put_values(struct chrome *c, const struct trace_event *ev)
 		PUT(c, "}");
 }
 
+static int chrome_call(const struct trace_event *ev, void *arg);
+
 static int chrome_event(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
@@ -127,6 +131,17 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 	 * open and close its subtrees. */
 	if (c->filter && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) && !view_filter_shows(c->filter, ev))
 		return 0;
+	/* -t: a call's B and E once it is known to have lasted long enough. */
+	if (c->defer && (ev->kind == TEV_EXIT || (ev->kind == TEV_ENTRY && !(ev->flags & TEV_FLAT)))) {
+		int err = view_defer_event(c->defer, ev, chrome_call, c);
+		return err < 0 ? (c->b.oom = 1) : err;
+	}
+	return chrome_call(ev, arg);
+}
+
+static int chrome_call(const struct trace_event *ev, void *arg)
+{
+	struct chrome *c = arg;
 
 	if (ev->kind == TEV_KERNEL) {
 		/* A complete slice ("X") on the thread: a system call or an
@@ -198,12 +213,13 @@ static int chrome_event(const struct trace_event *ev, void *arg)
 
 int export_chrome(struct trace *t, FILE *out)
 {
-	return export_chrome_filtered(t, out, NULL, 0);
+	return export_chrome_filtered(t, out, NULL, NULL, 0);
 }
 
-int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, uint32_t tid)
+int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, struct view_defer *defer,
+			   uint32_t tid)
 {
-	struct chrome c = { .t = t, .out = out, .first = 1, .filter = filter };
+	struct chrome c = { .t = t, .out = out, .first = 1, .filter = filter, .defer = defer };
 	const char *prog = t->argv && t->argv[0] ? t->argv[0] : "", *slash = strrchr(prog, '/');
 
 	PUT(&c, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");

@@ -27,14 +27,19 @@
 #include "cli/util/cli_util.h"
 #include "cli/export/export.h"
 #include "cli/view/view.h"
+#include "cli/view/view_defer.h"
 #include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
 
 struct dump {
 	struct trace *t;
 	struct view_filter filter;
+	uint64_t min_ns;          /* -t: only calls that lasted this long */
+	struct view_defer defer;  /* ... their entries waiting for their exits */
 	uint64_t mono0;
 };
+
+static int dump_call(const struct trace_event *ev, void *arg);
 
 static void print_time(struct dump *d, const struct trace_event *ev)
 {
@@ -64,6 +69,33 @@ static int dump_event(struct dump *d, const struct trace_event *ev)
 			return 0;
 		if (view_filter_active(&d->filter) && !view_filter_shows(&d->filter, ev))
 			return 0;
+		if (d->min_ns && !(ev->flags & TEV_FLAT))
+			return view_defer_event(&d->defer, ev, dump_call, d) < 0 ? -1 : 0;
+		return dump_call(ev, d);
+	}
+	case TEV_LOST:
+		print_time(d, ev);
+		printf("[lost ] %llu events\n", (unsigned long long)ev->lost);
+		return 0;
+	case TEV_SWITCH:
+		print_time(d, ev);
+		printf("[switch] to coroutine context %u\n", ev->site);
+		return 0;
+	case TEV_KERNEL:
+		view_format_kernel(buf, sizeof(buf), ev);
+		print_time(d, ev);
+		printf("[kernel] %s\n", buf);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* An entry or exit, written. */
+static int dump_call(const struct trace_event *ev, void *arg)
+{
+	struct dump *d = arg;
+	{
 		const char *name = trace_site_name(d->t, ev->site);
 		unsigned long long addr = ev->site < d->t->site_cap ? (unsigned long long)d->t->sites[ev->site].func_ip : 0;
 		print_time(d, ev);
@@ -83,22 +115,6 @@ static int dump_event(struct dump *d, const struct trace_event *ev)
 		putchar('\n');
 		if (ev->data_len)
 			print_values(d, ev);
-		return 0;
-	}
-	case TEV_LOST:
-		print_time(d, ev);
-		printf("[lost ] %llu events\n", (unsigned long long)ev->lost);
-		return 0;
-	case TEV_SWITCH:
-		print_time(d, ev);
-		printf("[switch] to coroutine context %u\n", ev->site);
-		return 0;
-	case TEV_KERNEL:
-		view_format_kernel(buf, sizeof(buf), ev);
-		print_time(d, ev);
-		printf("[kernel] %s\n", buf);
-		return 0;
-	default:
 		return 0;
 	}
 }
@@ -292,6 +308,8 @@ static const char dump_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
+	"  -t, --time-filter TIME  only the calls that lasted TIME or more, and (so) the calls\n"
+	"                      they are in\n"
 	"      --chrome        Chrome trace JSON instead (needle export --format=chrome), of the\n"
 	"                      calls the filters and --tid leave\n"
 	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
@@ -309,7 +327,7 @@ int cmd_dump(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },   { "chrome", no_argument, NULL, 'C' },
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
-		{ "mermaid", no_argument, NULL, 'M' },
+		{ "mermaid", no_argument, NULL, 'M' },       { "time-filter", required_argument, NULL, 't' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
@@ -318,7 +336,7 @@ int cmd_dump(int argc, char **argv)
 	int c, status, other = 0, callgraph = 0, err = 2;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:F:N:D:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:F:N:D:t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -356,6 +374,12 @@ int cmd_dump(int argc, char **argv)
 			}
 			callgraph = c;
 			break;
+		case 't':
+			if (cli_parse_duration(optarg, &d.min_ns) || !d.min_ns) {
+				cli_error("dump: -t takes a duration (100us, 2ms, 1s), not '%s'", optarg);
+				goto out;
+			}
+			break;
 		case 'h':
 			fputs(dump_usage, stdout);
 			err = 0;
@@ -365,8 +389,12 @@ int cmd_dump(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (other == 'G' && (view_filter_active(&d.filter) || tid)) {
-		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D or --tid");
+	if (other == 'G' && (view_filter_active(&d.filter) || tid || d.min_ns)) {
+		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D, -t or --tid");
+		goto out;
+	}
+	if (callgraph && d.min_ns) {
+		cli_error("dump: --graphviz and --mermaid count every call: not with -t");
 		goto out;
 	}
 	/* uftrace dump takes the program's name too (view_check_program_arg). */
@@ -380,6 +408,11 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	err = 1;
+	if (d.min_ns && view_defer_start(&d.defer, d.min_ns, d.t->thread_cnt)) {
+		cli_error("out of memory");
+		view_close(d.t);
+		goto out;
+	}
 	view_buffer_output(stdout);
 	if (callgraph) {
 		if (view_filter_active(&d.filter) && view_filter_start(&d.filter, d.t)) {
@@ -399,7 +432,8 @@ int cmd_dump(int argc, char **argv)
 			view_close(d.t);
 			goto out;
 		}
-		err = other == 'C' ? export_chrome_filtered(d.t, stdout, view_filter_active(&d.filter) ? &d.filter : NULL, tid)
+		err = other == 'C' ? export_chrome_filtered(d.t, stdout, view_filter_active(&d.filter) ? &d.filter : NULL,
+							    d.min_ns ? &d.defer : NULL, tid)
 				   : export_folded(d.t, stdout);
 		if (view_close_output(stdout, "standard output"))
 			err = 1;
@@ -439,7 +473,11 @@ int cmd_dump(int argc, char **argv)
 		}
 		while ((r = trace_iter_next(&it, &ev)) > 0) {
 			d.t->work++;
-			dump_event(&d, &ev);
+			if (dump_event(&d, &ev) < 0) {
+				cli_error("out of memory");
+				err = 1;
+				break;
+			}
 			if (view_output_failed(stdout))
 				break;
 		}
@@ -457,5 +495,6 @@ int cmd_dump(int argc, char **argv)
 	view_close(d.t);
 out:
 	view_filter_free(&d.filter);
+	view_defer_free(&d.defer);
 	return err;
 }

@@ -15,10 +15,13 @@ int cmd_dump(int argc, char **argv);
 /* Each writes the whole trace to out; 0, or 1 if the trace is damaged. */
 int export_perfetto(struct trace *t, FILE *out);
 int export_chrome(struct trace *t, FILE *out);
-/* The calls filter shows (view_filter_start'ed, or NULL: all), of thread
- * tid only (0: every thread): dump --chrome -F/-N/-D/--tid. */
+/* The calls filter shows (view_filter_start'ed, or NULL: all) that defer
+ * keeps (view_defer_start'ed: -t, or NULL), of thread tid only (0: every
+ * thread): dump --chrome -F/-N/-D/-t/--tid. */
 struct view_filter;
-int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, uint32_t tid);
+struct view_defer;
+int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, struct view_defer *defer,
+			   uint32_t tid);
 int export_folded(struct trace *t, FILE *out);
 int export_pprof(struct trace *t, FILE *out);
 /* --format=otlp: the spans of the calls of the functions spans[] names
