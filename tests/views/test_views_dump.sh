@@ -38,6 +38,9 @@ check_eq "dump: values after their event: mid's arg1, 2 then 3 in each fan" \
 check_eq "dump: return values after the exit: rec's, 0 1 2 3 innermost first" \
 	"$(grep -A1 '\[exit \] rec(' "$T/dump" | grep -o 'retval = [0-9]*' | tr '\n' ' ')" \
 	"retval = 0 retval = 1 retval = 2 retval = 3 "
+check_eq "dump --no-args: the same events, no value" \
+	"$("$NEEDLE" dump -i "$T/g.data" --no-args | grep -c ' = ')/$("$NEEDLE" dump -i "$T/g.data" --no-args | grep -c '\[e')" \
+	"0/$(grep -c '\[e' "$T/dump")"
 
 d() { "$NEEDLE" dump -i "$T/g.data" "$@" | grep '\[entry\]' | awk '{ sub(/\(.*/, "", $4); print $4 }' | sort | uniq -c | awk '{ print $2 ":" $1 }' | tr '\n' ' '; }
 check_eq "-F other: other's subtree only" "$(d -F other)" "leaf:1 mid:1 other:1 "

@@ -35,6 +35,7 @@ struct dump {
 	struct trace *t;
 	struct view_filter filter;
 	uint64_t min_ns;          /* -t: only calls that lasted this long */
+	int no_args;              /* --no-args: no values written */
 	struct view_defer defer;  /* ... their entries waiting for their exits */
 	uint64_t mono0;
 };
@@ -113,7 +114,7 @@ static int dump_call(const struct trace_event *ev, void *arg)
 				fputs(" (its own exit was lost: closed by an outer one)", stdout);
 		}
 		putchar('\n');
-		if (ev->data_len)
+		if (ev->data_len && !d->no_args)
 			print_values(d, ev);
 		return 0;
 	}
@@ -308,6 +309,7 @@ static const char dump_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
+	"      --no-args       not the values recorded with -A/-R\n"
 	"  -t, --time-filter TIME  only the calls that lasted TIME or more, and (so) the calls\n"
 	"                      they are in\n"
 	"      --chrome        Chrome trace JSON instead (needle export --format=chrome), of the\n"
@@ -328,6 +330,7 @@ int cmd_dump(int argc, char **argv)
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
 		{ "mermaid", no_argument, NULL, 'M' },       { "time-filter", required_argument, NULL, 't' },
+		{ "no-args", no_argument, NULL, 'A' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
@@ -373,6 +376,9 @@ int cmd_dump(int argc, char **argv)
 				goto out;
 			}
 			callgraph = c;
+			break;
+		case 'A':
+			d.no_args = 1;
 			break;
 		case 't':
 			if (cli_parse_duration(optarg, &d.min_ns) || !d.min_ns) {
