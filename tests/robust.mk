@@ -68,6 +68,7 @@ $(BUILD)/tsan/obj/agent/patch/thread_stop.o: TSAN_FILE :=
 $(BUILD)/tsan/obj/agent/base/interpose.o: TSAN_FILE :=
 $(BUILD)/tsan/obj/agent/base/altstack.o: TSAN_FILE :=
 $(BUILD)/tsan/obj/agent/base/safe_copy.o: TSAN_FILE :=
+$(BUILD)/tsan/obj/agent/base/signal_front.o: TSAN_FILE :=
 
 $(BUILD)/tsan/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

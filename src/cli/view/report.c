@@ -670,8 +670,8 @@ static int kernel_report(struct report *r, int csv)
 
 static const char report_usage[] =
 	"usage: needle report [-i FILE] [options] [PROGRAM]\n"
-	"Per function: total (inclusive) and self (exclusive) time, the average, shortest\n"
-	"and longest call, and the calls (uftrace report).\n"
+	"Per function: total (inclusive) and self (exclusive) time and the calls (uftrace\n"
+	"report; -f +total-avg,total-min,total-max adds the average, shortest and longest call).\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
 	"  -s, --sort KEYS    total (default), self, calls, avg, min, max, self-avg, self-min,\n"
@@ -749,10 +749,11 @@ static void columns_add(struct report_columns *c, enum report_field f)
 	c->v[c->n++] = f;
 }
 
-/* The default columns: total, the kernel's share when recorded, self,
- * the average, shortest and longest call, and the calls just before the
- * function (where uftrace's users read them); --avg-total and
- * --avg-self: uftrace's three columns of the one or the other. */
+/* The default columns, uftrace's: total, self and the calls just before
+ * the function (the kernel's share after total when it was recorded);
+ * -f +total-avg,total-min,total-max adds the average, shortest and
+ * longest call, and --avg-total and --avg-self are uftrace's three
+ * columns of the one or the other. */
 static void columns_default(struct report_columns *c, int kern, int avg)
 {
 	c->n = 0;
@@ -775,9 +776,6 @@ static void columns_default(struct report_columns *c, int kern, int avg)
 		columns_add(c, RF_SYSCALL);
 	}
 	columns_add(c, RF_SELF);
-	columns_add(c, RF_TOTAL_AVG);
-	columns_add(c, RF_TOTAL_MIN);
-	columns_add(c, RF_TOTAL_MAX);
 	columns_add(c, RF_CALLS);
 }
 
