@@ -622,13 +622,22 @@ int record_attach(struct recording *r, const char *agent)
 	 * the other objects' one by one after. */
 	int said = o->snapshot != 0;
 
-	uint64_t deadline = o->duration_ns ? monotonic_ns() + o->duration_ns : 0;
+	/* --duration counts from when every object's functions record: an
+	 * attach in steps can take a second and more to reach the last
+	 * object on a loaded machine, and a window spent getting there would
+	 * record little of what was asked. */
+	uint64_t began = monotonic_ns(), deadline = o->duration_ns && said ? began + o->duration_ns : 0;
 	enum why_end why;
 	while ((why = check_end(pidfd, sock, deadline)) == END_NONE) {
 		if (!said && (!atomic_load(&r->shm->agent_in_steps) || atomic_load(&r->shm->agent_all_live))) {
 			fprintf(stderr, "needle: recording process %d (%s); Ctrl-C stops\n", (int)pid, comm);
 			said = 1;
+			if (o->duration_ns)
+				deadline = monotonic_ns() + o->duration_ns;
 		}
+		/* ... but never waits more than 10 s for the last object. */
+		if (o->duration_ns && !deadline && monotonic_ns() - began > 10000000000ull)
+			deadline = monotonic_ns() + o->duration_ns;
 		if (o->snapshot) {
 			/* Short waits: the end of the process is seen by polling. */
 			uint32_t word = atomic_load(&r->shm->wake_word);
