@@ -165,3 +165,11 @@ check_eq "report -t 1s --csv: the same header" "$(rep -t 1s --csv | head -1)" \
 check_eq "--diff -t: the filter applies to both traces (no call of 1 s in either)" \
 	"$(diffrep -t 1s -f call | awk '!/^#/ && NR > 7' | wc -l)" 0
 view_refused "--diff-policy without --diff" 2 "are --diff's" "$NEEDLE" report -i "$T/g.data" --diff-policy full
+
+# --srcline: each function's file and line (DWARF), the ones replay --srcline gives.
+"$NEEDLE" record -o "$T/gs.data" --libcall=none -- "$PROGS/graph_prog" 3 >/dev/null 2>&1
+check_eq "--srcline: each function's [file:line], as replay --srcline says it" \
+	"$("$NEEDLE" report -i "$T/gs.data" --srcline -s name | awk 'NR > 2 { print $(NF-1), $NF }' | tr '\n' ' ')" \
+	"$("$NEEDLE" replay -i "$T/gs.data" --srcline | sed -n 's/.*| *\([a-z_]*\)[(].*\/\* \(.*\) \*\/$/\1 [\2]/p' | sort -u | tr '\n' ' ')"
+check_eq "--srcline: the header says so" "$("$NEEDLE" report -i "$T/gs.data" --srcline | head -1 | tr -s ' ')" \
+	" Total time Self time Calls Function [Source]"

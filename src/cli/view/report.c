@@ -83,6 +83,7 @@ struct report {
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
 	int task;                  /* --task: a row per thread (v[] by thread index), uftrace's */
+	int srcline;               /* --srcline: each function's [file:line] after its name */
 	char task_name[96];        /* row_name's of a thread */
 	struct view_filter filter; /* -F, -N, -D, --no-libcall */
 	uint64_t min_ns;           /* -t: only calls that lasted this long (counted at their exit) */
@@ -702,6 +703,7 @@ static const char report_usage[] =
 	"                     CPU and in system calls, their children's included)\n"
 	"      --kernel       the system calls of each function (record --kernel=syscall): calls,\n"
 	"                     errors and time in the kernel, by function and system call\n"
+	"      --srcline      each function's source file and line (DWARF) after its name\n"
 	"      --task         a row per thread (uftrace's): its outermost calls' time, its\n"
 	"                     self time and its calls (-f total,self,func,tid)\n"
 	"      --by-arg N|NAME\n"
@@ -824,7 +826,8 @@ static void print_columns(struct report *r, const struct report_columns *c)
 		const char *h = r->task && c->v[i] == RF_CALLS ? "Num funcs" : report_fields[c->v[i]].header;
 		printf("  %*s", c->v[i] == RF_CALLS ? 10 : c->v[i] == RF_TID ? 6 : 12, h);
 	}
-	const char *last = !r->task ? "Function" : tid_column ? "Task name" : "   TID  Task name";
+	const char *last = r->task ? (tid_column ? "Task name" : "   TID  Task name")
+				   : r->srcline ? "Function [Source]" : "Function";
 	printf("  %s\n", last);
 	for (int i = 0; i < c->n; i++) {
 		char line[16];
@@ -855,7 +858,12 @@ static void print_row(struct report *r, const struct report_columns *c, const st
 			strcpy(buf, "-"); /* called, but no call of it has a duration */
 		printf("  %12s", buf);
 	}
-	printf("  %s\n", row_name(r, f));
+	const char *file;
+	unsigned line;
+	if (r->srcline && !r->task && trace_site_srcline(r->t, f->site, &file, &line))
+		printf("  %s [%s:%u]\n", row_name(r, f), file, line);
+	else
+		printf("  %s\n", row_name(r, f));
 }
 
 /* The rows of r, compacted at the front of r->v: the functions' own,
@@ -1144,7 +1152,7 @@ int cmd_report(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'D' },   { "diff", required_argument, NULL, 'X' },
 		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
-		{ "task", no_argument, NULL, 'k' },
+		{ "task", no_argument, NULL, 'k' },          { "srcline", no_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
@@ -1203,6 +1211,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'k':
 			r.task = 1;
+			break;
+		case 'l':
+			r.srcline = 1;
 			break;
 		case 'X':
 			diff_path = optarg;
