@@ -33,7 +33,7 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	(void)ret_addr;
 	(void)user_data;
 
-	if (!rec_active || atomic_load_explicit(&rec_paused, memory_order_relaxed) || !use_tsc || !rt || !rt->chunk)
+	if (!rec_active || !use_tsc || !rt)
 		return NEEDLE_DIRECT_DECLINE;
 	/* A site flag or a spec stays the site's until a reconfiguration
 	 * (which updates the link): the full path, without this try.  A
@@ -43,6 +43,15 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	const struct arg_spec *as = args_for(id);
 	if ((fl & ~SF_TRIGGER) || (as && !as->entry_direct))
 		return NEEDLE_DIRECT_DECLINE_FUNC;
+	/* Paused (--signal's trace_off, a finish): neither recorded nor
+	 * hooked, here, without the full path; a trigger's function goes
+	 * there to be timed. */
+	if (atomic_load_explicit(&rec_paused, memory_order_relaxed))
+		return fl ? NEEDLE_DIRECT_DECLINE : NEEDLE_SKIP_EXIT;
+	/* No chunk yet (a thread whose first event this is): the full path
+	 * takes one. */
+	if (!rt->chunk)
+		return NEEDLE_DIRECT_DECLINE;
 	const struct trigger_site *ts = fl ? trigger_folded_site(id) : NULL;
 	if (ts && ts->on_entry)
 		return NEEDLE_DIRECT_DECLINE;
