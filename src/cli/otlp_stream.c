@@ -153,7 +153,7 @@ struct stream {
 	int sender_up;
 	int fd;             /* the sender's connection, -1 */
 	/* Accounts (under lock). */
-	uint64_t made, sent, lost;
+	uint64_t sent, lost;
 	char last_error[160];
 };
 
@@ -244,7 +244,6 @@ static void emit(struct stream *s, const struct sthread *t, const struct sframe 
 		s->cur_since = s->ns_now;
 	otlp_pb_span_end(&s->cur.spans, &s->span_buf);
 	s->cur.cnt++;
-	s->made++;
 	if (s->cur.spans.len >= BATCH_BYTES)
 		queue_batch(s);
 }
