@@ -142,6 +142,8 @@ BENCH_PROGS += $(BENCH_BUILD)/bench_attach_target $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
 # Relocated sites: the same bodies, built without patchable entries.
 $(BENCH_BUILD)/libbench_reloc_count.so: bench/bench_reloc_lib.c
 	gcc $(BENCH_CFLAGS) -fPIC -shared $< -o $@
+$(BENCH_BUILD)/libbench_reloc_nop5.so: bench/bench_reloc_nop5.c
+	gcc $(BENCH_CFLAGS) -fPIC -shared $< -o $@
 # 10,000 functions whose first instruction is 5 bytes or more (x * 3 + i:
 # one lea), so that each can be relocated.
 $(BENCH_BUILD)/gen/reloc_funcs.c:
@@ -150,7 +152,8 @@ $(BENCH_BUILD)/gen/reloc_funcs.c:
 		printf "long (*const bench_table[10000])(long) = {\n"; for (i = 0; i < 10000; i++) printf "\tbench_%d,\n", i; print "};" }' > $@
 $(BENCH_BUILD)/libbench_reloc_funcs.so: $(BENCH_BUILD)/gen/reloc_funcs.c
 	gcc $(BENCH_CFLAGS) -fPIC -shared $< -o $@
-$(BENCH_BUILD)/bench_reloc: bench/bench_reloc.c $(LIBNEEDLE) $(BENCH_BUILD)/libbench_reloc_count.so $(BENCH_BUILD)/libbench_reloc_funcs.so
+$(BENCH_BUILD)/bench_reloc: bench/bench_reloc.c $(LIBNEEDLE) $(BENCH_BUILD)/libbench_reloc_count.so $(BENCH_BUILD)/libbench_reloc_nop5.so \
+		$(BENCH_BUILD)/libbench_reloc_funcs.so
 	gcc $(BENCH_CFLAGS) $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -ldl -lpthread
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_reloc $(BUILD)/tests/relocate/libc_workload

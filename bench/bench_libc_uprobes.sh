@@ -185,9 +185,12 @@ plain_wall=$(floor3 wall_ms "${private[@]}" "$prog" 0)
 plain_ns=$(floor3 ns_per_call "${private[@]}" "$prog" $calls)
 
 # ---- needle ----
+# -P NAME@libc: patch exactly these, as functions of their own (an -F
+# would open a subtree under each and patch all of libc to follow it), and
+# no other library call: the 1,000 sites bpftrace gets as uprobes.
 filters=()
-while read -r f; do filters+=(-F "$f"); done <"$work/funcs.txt"
-rec=("${private[@]}" "$NEEDLE" record --sites=all "${filters[@]}" --force -o "$work/needle.data" --)
+while read -r f; do filters+=(-P "$f@${libc##*/}"); done <"$work/funcs.txt"
+rec=("${private[@]}" "$NEEDLE" record --sites=all --no-libcall "${filters[@]}" --force -o "$work/needle.data" --)
 n_launch=$(floor3 launch_ms "${rec[@]}" "$prog" 0)
 n_wall=$(floor3 wall_ms "${rec[@]}" "$prog" 0)
 traced=$("$NEEDLE" info -i "$work/needle.data" | awk '/^sites:/ {print $4}')

@@ -84,8 +84,11 @@ int main(int argc, char **argv)
 		double traced = loop_ns(fn, n);
 		printf("relocated_untraced_call_ns %.3f\nrelocated_count_handler_ns %.3f\n", plain, traced - plain);
 		needle_link_destroy(link);
-		/* The compiled NOP5 site of the same body in the same object. */
-		long (*nop5)(long) = (long (*)(long))dlsym(lib, "bench_count_nop5");
+		/* The compiled NOP5 site of the same body, built the same way. */
+		void *nop5_lib = argc > 4 ? dlopen(argv[4], RTLD_NOW) : NULL;
+		if (nop5_lib)
+			needle_refresh();
+		long (*nop5)(long) = nop5_lib ? (long (*)(long))dlsym(nop5_lib, "bench_count_nop5") : NULL;
 		struct needle_site_info info = { .sz = sizeof(info) };
 		int id = nop5 ? needle_site_find("bench_count_nop5") : -1;
 		if (id >= 0 && !needle_site_info((uint32_t)id, &info) && info.form != NEEDLE_FORM_RELOCATED) {

@@ -6,14 +6,6 @@ __attribute__((noinline)) long bench_count_target(long x)
 	return x * 3 + 7; /* the body bench_patch counts */
 }
 
-/* The same body with a compiled NOP5 entry, in the same object: the
- * relocated and the compiled site measured side by side in one process. */
-__attribute__((noinline, patchable_function_entry(5, 0))) long bench_count_nop5(long x)
-{
-	__asm__ volatile("");
-	return x * 3 + 7;
-}
-
 /* The floor of what a relocated site adds to a NOP5 site, without needle:
  * the same body behind the two direct jumps (site to detour, detour back),
  * the detour's push and pop of r11, and the full trampoline's saves and

@@ -75,6 +75,12 @@ rec PL -P inner -P leaf
 check_eq "record -P: the patched functions, and every call the program makes into libraries (uftrace's -P)" \
 	"$(graph -i PL.data | tr -d ' \n')" "malloc();free();inner(){leaf(){getpid();}/*leaf*/}/*inner*/leaf(){getpid();}/*leaf*/usleep();"
 
+rec PG -P getpid --no-libcall
+check_eq "record -P naming a library function with --no-libcall: refused, saying how to name it" \
+	"$?/$(grep -c -- '-P NAME@LIBRARY' PG.err)/$(test -e PG.data && echo file || echo none)" "1/1/none"
+rec PM -P 'getpid@libc.so.6' --no-libcall
+check_eq "record -P NAME@libc.so.6 --no-libcall: that library function on its own, nothing else" \
+	"$(graph -i PM.data | sort | uniq -c | tr -s ' ')" " 2 getpid();"
 rec R -F '^(inner|nap)$'
 check_eq "record -F with a regular expression (uftrace's patterns)" "$(graph -i R.data | tr -d ' \n')" \
 	"inner(){leaf(){getpid();}/*leaf*/}/*inner*/nap(){usleep();}/*nap*/"

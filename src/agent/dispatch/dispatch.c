@@ -70,16 +70,21 @@ static inline void *handler_thread_data(struct consumer *c, struct thread_state 
 	return consumer_thread_data(c, ts);
 }
 
-/* Run c's entry handler with its entry (and call data) at e, if there is
- * room for them.  Returns the bytes the entry takes when the exit is
- * wanted and fits, 0 otherwise. */
-static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, struct needle_ctx *ctx,
-				 struct frame_entry *e, size_t room)
+/* c's handlers.  Acquire pairs with consumer_set_ops' release: entry,
+ * exit and the call data size are read from one ops, never one old and
+ * one new. */
+static inline const struct consumer_ops *consumer_ops_of(struct consumer *c)
+{
+	return atomic_load_explicit(&c->ops, memory_order_acquire);
+}
+
+/* Run c's entry handler (ops, read once by the caller) with its entry
+ * (and call data) at e, if there is room for them.  Returns the bytes the
+ * entry takes when the exit is wanted and fits, 0 otherwise. */
+static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, const struct consumer_ops *ops,
+				 struct needle_ctx *ctx, struct frame_entry *e, size_t room)
 {
 	uint64_t cookie = 0;
-	/* Acquire pairs with consumer_set_ops' release: entry, exit and the
-	 * call data size are read from one ops, never one old and one new. */
-	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
 	uint32_t bytes = (uint32_t)sizeof(*e);
 	/* Before the handler runs: a detach during it retires the consumer,
 	 * and a frame must then carry the live generation it was entered
@@ -130,7 +135,7 @@ static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, str
 
 	for (uint32_t i = 0; i < list->cnt; i++) {
 		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top + bytes);
-		uint32_t used = run_entry(ts, list->items[i], ctx, e, room - bytes);
+		uint32_t used = run_entry(ts, list->items[i], consumer_ops_of(list->items[i]), ctx, e, room - bytes);
 		bytes += used;
 		n += used != 0;
 	}
@@ -140,10 +145,10 @@ static __attribute__((noinline)) void dispatch_list(struct thread_state *ts, str
 
 /* One consumer: no loop, and a one-entry frame if it wants the exit. */
 static inline void dispatch_one(struct thread_state *ts, struct site *site, struct consumer *c,
-				struct needle_ctx *ctx, uint64_t *ret_slot)
+				const struct consumer_ops *ops, struct needle_ctx *ctx, uint64_t *ret_slot)
 {
 	struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-	uint32_t bytes = run_entry(ts, c, ctx, e, entry_room(ts));
+	uint32_t bytes = run_entry(ts, c, ops, ctx, e, entry_room(ts));
 
 	if (bytes)
 		frame_push(ts, site, 1, bytes, ret_slot);
@@ -269,14 +274,19 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	 * without touching the return address.  A return into the return
 	 * trampoline is a tail call of a hooked call: hookable (libneedle's
 	 * code is in the map). */
-	ctx->exit_flags = 0;
-	if (!atomic_load_explicit(&site->exits_live, memory_order_relaxed) &&
-	    __builtin_expect(!return_hookable(site, *ret_slot), 0))
-		ctx->exit_flags = NEEDLE_ENTRY_NO_EXIT;
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (__builtin_expect(list != NULL, 1)) {
-		if (__builtin_expect(list->cnt == 1, 1))
-			dispatch_one(ts, site, list->items[0], ctx, ret_slot);
+		/* A lone consumer's ops are read once, so that one with no
+		 * exit handler (a counter, the function tracer), which never
+		 * hooks the return, skips the lookup of the return address
+		 * (a binary search when it misses the callee's object). */
+		const struct consumer_ops *ops = list->cnt == 1 ? consumer_ops_of(list->items[0]) : NULL;
+		ctx->exit_flags = 0;
+		if ((!ops || ops->exit) && !atomic_load_explicit(&site->exits_live, memory_order_relaxed) &&
+		    __builtin_expect(!return_hookable(site, *ret_slot), 0))
+			ctx->exit_flags = NEEDLE_ENTRY_NO_EXIT;
+		if (__builtin_expect(ops != NULL, 1))
+			dispatch_one(ts, site, list->items[0], ops, ctx, ret_slot);
 		else
 			dispatch_list(ts, site, list, ctx, ret_slot);
 	}

@@ -183,6 +183,7 @@ enum { LIBCALL_PROGRAM, LIBCALL_NEST, LIBCALL_NONE, LIBCALL_ALL };
 static char *cur_subtree, *cur_drop;
 static size_t subtree_sites; /* sites -F names */
 static size_t patch_sites;   /* sites -P names (not the library calls it lets through) */
+static size_t patch_libcalls_dropped; /* library functions -P names that --no-libcall drops */
 
 /* The loaded objects' address spans, appended as objects appear and never
  * changed but for the instrumented flag (an object built with patchable
@@ -987,6 +988,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 	if (!addrs)
 		return NULL;
 	fold_cnt = 0;
+	patch_sites = patch_libcalls_dropped = subtree_sites = 0;
 	int first = 1;
 	dl_iterate_phdr(add_obj, &first);
 	/* libneedle's own code: a return address there is its return hook
@@ -1038,8 +1040,10 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		if (min_size && info.func_size && info.func_size < min_size)
 			continue;
 		if (libcall) {
-			if (libcall_mode == LIBCALL_NONE)
+			if (libcall_mode == LIBCALL_NONE) {
+				patch_libcalls_dropped += patched;
 				continue;
+			}
 			/* -Z: a library call's size is its PLT entry's, 16
 			 * bytes, the size uftrace's -Z sees of a call the
 			 * program makes to a library. */
@@ -1671,6 +1675,9 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if ((rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) ||
 	    (patch_keeps_libcalls && filter && *filter && !patch_sites)) {
 		free(addrs);
+		if (!patch_sites && patch_libcalls_dropped)
+			return fail(meta_fd, -ENOENT, "-P names only library functions, which --no-libcall leaves out: "
+				    "name them as -P NAME@LIBRARY to patch them as functions of their own");
 		return fail(meta_fd, -ENOENT, "the filters match no function");
 	}
 	cur_filter = dup_or_null(filter);

@@ -172,7 +172,7 @@ static int not_traced(struct recording *r, uint32_t state)
 	if (state == AGENT_FAILED) {
 		cli_error("%s%s; %s was stopped before main, and no trace was written",
 			  agent_err[0] ? agent_err : "recording failed in the program",
-			  r->shm->agent_error == -ENOENT && !strstr(agent_err, "--trigger") ? " (check -F and -N)" : "",
+			  !strcmp(agent_err, "the filters match no function") ? " (check -F, -N, -P and -U)" : "",
 			  prog);
 		return 1;
 	}
