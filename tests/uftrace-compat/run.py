@@ -52,12 +52,14 @@ NOMINAL_CFLAGS = '-pg -O0'   # what a case sees; the shim compiles needle's form
 # t045 sorts main and bar by their self time, which a loaded machine can
 # swap; t093 and t094 sort wait against the two sides of a fork, whose
 # sum a child that exits at once can pass, and t092 against the parent's
-# side alone, which a loaded machine's slow fork can pass; t010's fork is one line only when the
+# side alone, which a loaded machine's slow fork can pass; t102 counts
+# usleep(2000) in samples of 2ms, one only while the sleep overshoots by
+# less than 2ms; t010's fork is one line only when the
 # parent returns from it before the child's first call, the next line
 # replay prints, as in uftrace's replay): they pass or fail from run to
 # run, under uftrace as under needle, and are never listed as expected to
 # pass.
-BY_TIMING = {'t010_forkexec', 't045_report_avg_self', 't092_report_tid', 't093_report_filter', 't094_report_depth',
+BY_TIMING = {'t010_forkexec', 't045_report_avg_self', 't092_report_tid', 't093_report_filter', 't102_dump_flamegraph', 't094_report_depth',
              't118_thread_tsd',
              't120_malloc_tsd', 't135_trigger_time2'}
 

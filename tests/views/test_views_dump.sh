@@ -65,9 +65,22 @@ check_eq "--chrome --tid: one thread's calls" "$(cj --tid "$wtid") " "$(d --tid 
 check_eq "--chrome: every B has its E" \
 	"$("$NEEDLE" dump -i "$T/g.data" --chrome -F fan | grep -c '"ph":"B"')" \
 	"$("$NEEDLE" dump -i "$T/g.data" --chrome -F fan | grep -c '"ph":"E"')"
-"$NEEDLE" dump -i "$T/g.data" --flame-graph >"$T/c.folded"
+# --flame-graph is uftrace's: threads merged, in samples.  With a 1 ns
+# sample no remainder moves, so each stack's samples are export's ns for
+# it, summed over the threads export keeps apart.
+"$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=1ns >"$T/c.folded"
 "$NEEDLE" export -i "$T/g.data" -f folded -o "$T/e.folded"
-check_eq "--flame-graph: export's folded stacks" "$(cmp "$T/c.folded" "$T/e.folded" && echo same)" same
+check_eq "--flame-graph --sample-time=1ns: export's folded stacks, threads merged" \
+	"$(sort "$T/c.folded")" \
+	"$(awk '{ n = $NF; sub(/ [0-9]+$/, ""); sub(/^[^;]*;?/, ""); if ($0 != "") s[$0] += n } END { for (k in s) print k, s[k] }' "$T/e.folded" | sort)"
+check "--flame-graph: no thread in a line" eval '! grep -q "^graph_prog" "$T/c.folded"'
+check_eq "--flame-graph --sample-time=1s: no stack lasted a whole sample" \
+	"$("$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=1s | wc -l)" 0
+check_eq "--flame-graph (uftrace's default sample, 1us for a short trace) is --sample-time=1us" \
+	"$("$NEEDLE" dump -i "$T/g.data" --flame-graph | md5sum)" \
+	"$("$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=1us | md5sum)"
+view_refused "dump --sample-time without --flame-graph" 2 "goes with --flame-graph" "$NEEDLE" dump -i "$T/g.data" --sample-time=1ms
+view_refused "dump --sample-time 0" 2 "takes a duration" "$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=0
 
 if command -v uftrace >/dev/null; then
 	"$NEEDLE" export -i "$T/g.data" -f uftrace -o "$T/g.uftrace" 2>/dev/null

@@ -314,12 +314,48 @@ static const char dump_usage[] =
 	"                      they are in\n"
 	"      --chrome        Chrome trace JSON instead (needle export --format=chrome), of the\n"
 	"                      calls the filters and --tid leave\n"
-	"      --flame-graph   folded stacks instead (needle export --format=folded)\n"
+	"      --flame-graph   folded stacks instead, as uftrace writes them: every thread's\n"
+	"                      stacks merged, valued in samples of --sample-time (needle export\n"
+	"                      --format=folded keeps threads apart, in ns)\n"
+	"      --sample-time TIME\n"
+	"                      --flame-graph's sample (default: 1us, times 10 for each\n"
+	"                      decade the trace spans beyond 1s, as uftrace chooses)\n"
 	"      --graphviz      the call graph (by caller path, with the calls on each edge) as\n"
 	"                      Graphviz's dot, from the calls the filters leave\n"
 	"      --mermaid       the same as an HTML page of a Mermaid flowchart\n"
 	"FUNC is a glob or, with ^ $ . ( | + \\, a regular expression; the last -F or -N\n"
 	"that names a function decides.\n";
+
+/* uftrace's default sample: 1us, times 10 while a million samples do not
+ * cover the trace's span (from its earliest chunk to its latest), at most
+ * 1s. */
+static uint64_t default_sample_ns(const struct trace *t)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, sample = 1000;
+
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		const struct trace_thread *th = &t->threads[i];
+		if (!th->chunk_cnt)
+			continue;
+		uint64_t a = trace_ns(t, th->chunks[0].base), b = trace_ns(t, th->chunks[th->chunk_cnt - 1].base);
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+	}
+	while (hi > lo && sample * 1000000 < hi - lo && sample < 1000000000)
+		sample *= 10;
+	return sample;
+}
+
+/* --flame-graph: uftrace's folded stacks; a trace of entries only (the
+ * function tracer) counts calls, as uftrace does without durations. */
+static int dump_flame_graph(struct trace *t, uint64_t sample_ns)
+{
+	struct folded_opts o = { .merge_threads = 1 };
+
+	if (t->tracer != TRACER_FUNCTION)
+		o.sample_ns = sample_ns ? sample_ns : default_sample_ns(t);
+	return export_folded_opts(t, stdout, &o);
+}
 
 int cmd_dump(int argc, char **argv)
 {
@@ -330,10 +366,11 @@ int cmd_dump(int argc, char **argv)
 		{ "flame-graph", no_argument, NULL, 'G' },   { "help", no_argument, NULL, 'h' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
 		{ "mermaid", no_argument, NULL, 'M' },       { "time-filter", required_argument, NULL, 't' },
-		{ "no-args", no_argument, NULL, 'A' },
+		{ "no-args", no_argument, NULL, 'A' },       { "sample-time", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
+	uint64_t sample_ns = 0;
 	const char *input = NULL;
 	uint32_t tid = 0;
 	int c, status, other = 0, callgraph = 0, err = 2;
@@ -380,6 +417,12 @@ int cmd_dump(int argc, char **argv)
 		case 'A':
 			d.no_args = 1;
 			break;
+		case 'S':
+			if (cli_parse_duration(optarg, &sample_ns) || !sample_ns) {
+				cli_error("dump: --sample-time takes a duration (1us, 2ms, 1s), not '%s'", optarg);
+				goto out;
+			}
+			break;
 		case 't':
 			if (cli_parse_duration(optarg, &d.min_ns) || !d.min_ns) {
 				cli_error("dump: -t takes a duration (100us, 2ms, 1s), not '%s'", optarg);
@@ -397,6 +440,10 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (other == 'G' && (view_filter_active(&d.filter) || tid || d.min_ns)) {
 		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D, -t or --tid");
+		goto out;
+	}
+	if (sample_ns && other != 'G') {
+		cli_error("dump: --sample-time goes with --flame-graph");
 		goto out;
 	}
 	if (callgraph && d.min_ns) {
@@ -440,7 +487,7 @@ int cmd_dump(int argc, char **argv)
 		}
 		err = other == 'C' ? export_chrome_filtered(d.t, stdout, view_filter_active(&d.filter) ? &d.filter : NULL,
 							    d.min_ns ? &d.defer : NULL, tid)
-				   : export_folded(d.t, stdout);
+				   : dump_flame_graph(d.t, sample_ns);
 		if (view_close_output(stdout, "standard output"))
 			err = 1;
 		view_close(d.t);

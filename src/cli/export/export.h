@@ -23,6 +23,12 @@ struct view_defer;
 int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filter, struct view_defer *defer,
 			   uint32_t tid);
 int export_folded(struct trace *t, FILE *out);
+/* uftrace dump --flame-graph's form (folded.c). */
+struct folded_opts {
+	uint64_t sample_ns; /* values in samples of this many ns; 0: in ns */
+	int merge_threads;  /* every thread's stacks under one root, unnamed */
+};
+int export_folded_opts(struct trace *t, FILE *out, const struct folded_opts *o);
 int export_pprof(struct trace *t, FILE *out);
 /* --format=otlp: the spans of the calls of the functions spans[] names
  * (all without) that lasted min_ns or more; json: OTLP/JSON, else the

@@ -3,6 +3,13 @@
  * by the self time (ns) spent in the innermost function of that stack.
  * A trace of the function tracer (entries only) folds to call counts.
  *
+ * uftrace dump --flame-graph's form (folded_opts): every thread's stacks
+ * merged under one root with no thread in the line, and valued in samples
+ * of sample_ns, as uftrace simulates sampling: a call's duration counts
+ * for its caller only in whole samples, so the remainder (d mod sample_ns)
+ * stays in the caller's own time; a stack with no whole sample is left
+ * out.
+ *
  * Invariants:
  *  - the reader gives every call its node in a call tree of (parent node,
  *    site) (call_tree.h), so an event costs at most one hash lookup and
@@ -25,6 +32,8 @@ struct folded {
 	struct trace *t;
 	struct call_tree tree;
 	char **labels;     /* by root key */
+	uint64_t sample_ns; /* 0: values in ns */
+	int merged;        /* one root for every thread, named nowhere */
 	int oom;
 };
 
@@ -46,6 +55,10 @@ static int folded_event(const struct trace_event *ev, void *arg)
 	n = &f->tree.v[ev->node];
 	n->value += d > ev->child_ns ? d - ev->child_ns : 0;
 	n->seen = 1;
+	/* Sampled: the caller gets back what its callee's whole samples do
+	 * not account for (a thread's node is never printed). */
+	if (f->sample_ns)
+		f->tree.v[n->parent].value += d % f->sample_ns;
 	return 0;
 }
 
@@ -82,7 +95,8 @@ static uint32_t *thread_roots(struct folded *f)
 	}
 	qsort(v, n, sizeof(*v), label_cmp);
 	for (size_t i = 0; i < n; i++)
-		root[v[i].thread] = i && !strcmp(v[i].label, v[i - 1].label) ? root[v[i - 1].thread] : v[i].thread;
+		root[v[i].thread] = f->merged ? 0
+				    : i && !strcmp(v[i].label, v[i - 1].label) ? root[v[i - 1].thread] : v[i].thread;
 	free(v);
 	return root;
 oom:
@@ -125,7 +139,7 @@ static int write_paths(struct folded *f, FILE *out)
 	for (;;) {
 		struct call_node *n = &f->tree.v[node];
 		f->t->work++;
-		if (node) {
+		if (node && (n->parent || !f->merged)) {
 			const char *name = n->parent ? trace_site_name(f->t, n->site) : f->labels[n->site];
 			size_t nlen = strlen(name), need = len + nlen + 32;
 			if (need > line_cap) {
@@ -135,12 +149,13 @@ static int write_paths(struct folded *f, FILE *out)
 				line = l;
 				line_cap = need * 2;
 			}
-			if (n->parent)
+			if (len)
 				line[len++] = ';';
 			memcpy(line + len, name, nlen);
 			len += nlen;
-			if (n->seen) {
-				int k = snprintf(line + len, line_cap - len, " %llu\n", (unsigned long long)n->value);
+			uint64_t value = f->sample_ns ? n->value / f->sample_ns : n->value;
+			if (n->seen && (value || !f->sample_ns)) {
+				int k = snprintf(line + len, line_cap - len, " %llu\n", (unsigned long long)value);
 				fwrite_unlocked(line, 1, len + (size_t)k, out);
 				if (view_output_failed(out))
 					break;
@@ -186,7 +201,12 @@ out:
 
 int export_folded(struct trace *t, FILE *out)
 {
-	struct folded f = { .t = t };
+	return export_folded_opts(t, out, NULL);
+}
+
+int export_folded_opts(struct trace *t, FILE *out, const struct folded_opts *o)
+{
+	struct folded f = { .t = t, .sample_ns = o ? o->sample_ns : 0, .merged = o && o->merge_threads };
 	uint32_t *roots = NULL;
 	int err = 1;
 
