@@ -25,6 +25,19 @@ check_eq "--task --csv: main's thread 1 call, each worker 301 (thread_main, 100 
 	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 { print $3 }' | sort -n | tr '\n' ' ')" "1 301 301 "
 check_eq "--task: the outermost calls' time is the thread's total (each worker: its one thread_main)" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 && $3 == 301 { print ($4 == $8) }' | tr -d '\n')" "11"
+# -r: the calls that began in the range, counted whole.  The bound is the
+# time replay -f time shows for the 70th work() (each thread calls it 100
+# times): report counts exactly the work calls replay shows up to it.
+"$NEEDLE" replay -i "$T/tk.data" -f time | awk '/work\(\)/ { print $1 }' | sort -n >"$T/tk.work"
+mid=$(sed -n 70p "$T/tk.work")
+before=$(awk -v m="$mid" '$1 <= m' "$T/tk.work" | wc -l)
+check_eq "report -r ~T: the work calls begun by T ($before of 200)" \
+	"$("$NEEDLE" report -i "$T/tk.data" -r "~$mid" --csv | awk -F, '$1 == "work" { print $2 }')" "$before"
+check_eq "report -r T~: the rest, and T itself" \
+	"$("$NEEDLE" report -i "$T/tk.data" -r "$mid~" --csv | awk -F, '$1 == "work" { print $2 }')" "$((200 - before + 1))"
+check_eq "report -r 0~: every call" "$("$NEEDLE" report -i "$T/tk.data" -r 0~ --csv | md5sum)" \
+	"$("$NEEDLE" report -i "$T/tk.data" --csv | md5sum)"
+view_refused "report -r with no ~" 2 "START~END" "$NEEDLE" report -i "$T/tk.data" -r 5ms
 check_eq "--task -f tid,func: the tid column, then the calls and the name" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task -f tid,func | awk 'NR > 2 { print $2 }' | sort -n | tr '\n' ' ')" "1 301 301 "
 check_eq "--task: the tids are the trace's threads" \

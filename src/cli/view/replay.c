@@ -1482,45 +1482,6 @@ static int want_line_sites(struct replay *r)
 	return 0;
 }
 
-/* One end of -r: seconds as -f time prints them (0.000009168), or a
- * duration with its unit (9.168us), since the trace's first event. */
-static int range_end_ns(const char *s, size_t n, uint64_t *ns)
-{
-	char buf[64];
-	char *end;
-
-	if (n >= sizeof(buf))
-		return -1;
-	memcpy(buf, s, n);
-	buf[n] = 0;
-	double v = strtod(buf, &end);
-	if (end == buf || v < 0)
-		return -1;
-	if (!*end) {
-		if (!(v * 1e9 < 1.8e19))
-			return -1;
-		*ns = (uint64_t)(v * 1e9 + 0.5);
-		return 0;
-	}
-	return cli_parse_duration(buf, ns);
-}
-
-/* -r START~END, START~ or ~END. */
-static int parse_range(const char *arg, uint64_t *start, uint64_t *end)
-{
-	const char *tilde = strchr(arg, '~');
-
-	*start = 0;
-	*end = UINT64_MAX;
-	if (!tilde || (tilde == arg && !tilde[1]) || (tilde > arg && range_end_ns(arg, (size_t)(tilde - arg), start)) ||
-	    (tilde[1] && range_end_ns(tilde + 1, strlen(tilde + 1), end)) || *start > *end) {
-		cli_error("-r '%s': give START~END, START~ or ~END, each in seconds as -f time shows them "
-			  "(0.0012) or with a unit (1.2ms), since the trace's first event", arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* The header line of -f's columns (none with -f none). */
 static void fields_header(const struct replay *r)
 {
@@ -1599,7 +1560,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			r->tree = 1;
 			break;
 		case 'r':
-			if (parse_range(optarg, &r->range_start, &r->range_end))
+			if (view_parse_range(optarg, &r->range_start, &r->range_end))
 				return 2;
 			r->tree = 1;
 			break;

@@ -83,6 +83,7 @@ struct report {
 	size_t sys_cap, sys_cnt;
 	int kernel_view;
 	int task;                  /* --task: a row per thread (v[] by thread index), uftrace's */
+	uint64_t range_start, range_end; /* -r: the calls that began between them (ns since the first event) */
 	int srcline;               /* --srcline: each function's [file:line] after its name */
 	char task_name[96];        /* row_name's of a thread */
 	struct view_filter filter; /* -F, -N, -D, --no-libcall */
@@ -361,6 +362,13 @@ static int account(const struct trace_event *ev, void *arg)
 	if (view_filter_active(&r->filter) && (ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) &&
 	    !view_filter_shows(&r->filter, ev))
 		return 0;
+	/* -r: a call counts, whole, when it began in the range (its exit
+	 * carries when that was). */
+	if ((ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) && (r->range_start || r->range_end != UINT64_MAX)) {
+		uint64_t began = ev->kind == TEV_ENTRY ? ev->ns : ev->entry_ns;
+		if (began < r->range_start || began > r->range_end)
+			return 0;
+	}
 	if (ev->kind == TEV_ENTRY) {
 		if (!r->min_ns && (f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)))
 			f->calls++;
@@ -698,6 +706,9 @@ static const char report_usage[] =
 	"      --no-libcall   not the calls the program makes into libraries\n"
 	"  -t, --time-filter TIME\n"
 	"                     only the calls that lasted TIME or longer (100us, 2ms)\n"
+	"  -r, --time-range START~END\n"
+	"                     only the calls that began between START and END (either may be\n"
+	"                     left out): seconds as replay -f time shows them, or with a unit\n"
 	"      --csv          function,calls,total_ns,self_ns,avg_ns,min_ns,max_ns (and with kernel\n"
 	"                     events oncpu_ns,offcpu_ns,syscall_ns: the calls' time on and off the\n"
 	"                     CPU and in system calls, their children's included)\n"
@@ -1032,7 +1043,8 @@ static void format_delta(char *buf, size_t len, double a, double b, int is_time,
 static int report_diff(struct report *r, size_t n, const char *other_path, uint32_t tid,
 		       const struct report_columns *fields, int flags, int column, const char *sort_arg)
 {
-	struct report o = { .by_arg = r->by_arg, .filter = r->filter, .min_ns = r->min_ns };
+	struct report o = { .by_arg = r->by_arg, .filter = r->filter, .min_ns = r->min_ns,
+			     .range_start = r->range_start, .range_end = r->range_end };
 	struct report_columns cols;
 	int rc = 1;
 
@@ -1153,18 +1165,25 @@ int cmd_report(int argc, char **argv)
 		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
 		{ "task", no_argument, NULL, 'k' },          { "srcline", no_argument, NULL, 'l' },
+		{ "time-range", required_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
 	int diff_policy = DIFF_ABS, sort_column = 2;
-	struct report r = { 0 };
+	struct report r = { .range_end = UINT64_MAX };
 	uint32_t tid = 0;
 	int c, csv = 0, avg = 0;
 	char by_arg[256];
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:t:r:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			if (view_parse_range(optarg, &r.range_start, &r.range_end)) {
+				view_filter_free(&r.filter);
+				return 2;
+			}
+			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;

@@ -24,6 +24,10 @@ struct trace *view_open(const char *path);
 
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */
 int view_parse_tid(const char *arg, uint32_t *tid);
+/* -r START~END, START~ or ~END (uftrace's --time-range): each end in
+ * seconds as replay -f time prints them, or a duration with its unit,
+ * since the trace's first event.  0, or -1 after printing why. */
+int view_parse_range(const char *arg, uint64_t *start, uint64_t *end);
 
 /* After a view's options: refuse leftover arguments, open the trace and
  * check that tid (if not 0) is in it.  NULL after printing the error, with

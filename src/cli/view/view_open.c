@@ -38,6 +38,44 @@ int view_parse_tid(const char *arg, uint32_t *tid)
 	return 0;
 }
 
+/* One end of -r: seconds as -f time prints them (0.000009168), or a
+ * duration with its unit (9.168us), since the trace's first event. */
+static int range_end_ns(const char *s, size_t n, uint64_t *ns)
+{
+	char buf[64];
+	char *end;
+
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	double v = strtod(buf, &end);
+	if (end == buf || v < 0)
+		return -1;
+	if (!*end) {
+		if (!(v * 1e9 < 1.8e19))
+			return -1;
+		*ns = (uint64_t)(v * 1e9 + 0.5);
+		return 0;
+	}
+	return cli_parse_duration(buf, ns);
+}
+
+int view_parse_range(const char *arg, uint64_t *start, uint64_t *end)
+{
+	const char *tilde = strchr(arg, '~');
+
+	*start = 0;
+	*end = UINT64_MAX;
+	if (!tilde || (tilde == arg && !tilde[1]) || (tilde > arg && range_end_ns(arg, (size_t)(tilde - arg), start)) ||
+	    (tilde[1] && range_end_ns(tilde + 1, strlen(tilde + 1), end)) || *start > *end) {
+		cli_error("-r '%s': give START~END, START~ or ~END, each in seconds as -f time shows them "
+			  "(0.0012) or with a unit (1.2ms), since the trace's first event", arg);
+		return -1;
+	}
+	return 0;
+}
+
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
 			 int *status)
 {
