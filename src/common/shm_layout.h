@@ -153,6 +153,11 @@ struct shm_chunk {
 	 * site ids are that image's own; needle record turns them into the
 	 * trace's (meta_protocol.h's I records). */
 	uint32_t image;
+	/* The thread's process and that process's parent, read once per
+	 * thread lifetime at its first chunk (a forked child's thread reads
+	 * its own): needle record writes them as the trace's TASK records,
+	 * for the task tree (graph --task, uftrace's task.txt). */
+	uint32_t pid, ppid;
 	/* events follow, up to the chunk size */
 };
 

@@ -50,6 +50,18 @@ enum trace_section {
 	SEC_VIEW_OPTS = 12, /* the views' default options (record's -t, -T, ...): NUL-terminated words */
 	SEC_SITE_SIZES = 13, /* records: u32 site id, u32 function bytes, of sites of the SITES sections before */
 	SEC_KERNEL = 14, /* struct sec_kernel + struct kernel_event records: one thread's, in time order */
+	SEC_TASKS = 15,  /* struct task_record records: each thread's process and its parent */
+};
+
+/* A thread lifetime (tid, serial, as its chunks name it) and the process
+ * it ran in: pid, and the process's parent (ppid), read by the thread at
+ * its first chunk.  A process whose ppid is no pid of the trace is a root
+ * of the task tree (the recorded program's, an attached one's). */
+struct task_record {
+	uint32_t tid;
+	uint32_t serial;
+	uint32_t pid;
+	uint32_t ppid;
 };
 
 /* The kernel's side of a thread (needle record --kernel): what it did in

@@ -81,9 +81,9 @@ static PyObject *trace_get_threads(TraceObject *self, void *closure)
 		return NULL;
 	for (size_t i = 0; i < self->t->thread_cnt; i++) {
 		struct trace_thread *th = &self->t->threads[i];
-		PyObject *row = Py_BuildValue("{s:I,s:I,s:s,s:K,s:K}", "tid", th->tid, "serial", th->serial, "name",
-					      th->name, "events", (unsigned long long)th->events, "lost",
-					      (unsigned long long)th->lost);
+		PyObject *row = Py_BuildValue("{s:I,s:I,s:s,s:K,s:K,s:I,s:I}", "tid", th->tid, "serial", th->serial,
+					      "name", th->name, "events", (unsigned long long)th->events, "lost",
+					      (unsigned long long)th->lost, "pid", th->pid, "ppid", th->ppid);
 		if (!row) {
 			Py_DECREF(list);
 			return NULL;
@@ -150,7 +150,7 @@ static PyGetSetDef trace_getset[] = {
 	{ "pid", (getter)trace_get_pid, NULL, "the recorded process's pid (None: not known)", NULL },
 	{ "command", (getter)trace_get_command, NULL, "the recorded command line, a list", NULL },
 	{ "exit_status", (getter)trace_get_exit_status, NULL, "its wait(2) status (None: not known)", NULL },
-	{ "threads", (getter)trace_get_threads, NULL, "the threads: dicts of tid, serial, name, events, lost", NULL },
+	{ "threads", (getter)trace_get_threads, NULL, "the threads: dicts of tid, serial, name, events, lost, pid, ppid (0: not in the file)", NULL },
 	{ "complete", (getter)trace_get_complete, NULL, "False if the recording did not finish the file", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

@@ -148,6 +148,18 @@ static int thread_slots_grow(struct trace *t)
 	return 0;
 }
 
+/* The thread (tid, serial) if a chunk named it, else NULL. */
+static struct trace_thread *thread_find(struct trace *t, uint32_t tid, uint32_t serial)
+{
+	if (!t->thread_slot_cap)
+		return NULL;
+	size_t j = thread_slot(thread_key(tid, serial), t->thread_slot_cap);
+	for (uint32_t id; (id = t->thread_slots[j]); j = (j + 1) & (t->thread_slot_cap - 1))
+		if (t->threads[id - 1].tid == tid && t->threads[id - 1].serial == serial)
+			return &t->threads[id - 1];
+	return NULL;
+}
+
 /* The thread (tid, serial), created on first sight: one hash lookup, so
  * that indexing is linear in chunks however many threads there are. */
 static struct trace_thread *thread_get(struct trace *t, uint32_t tid, uint32_t serial)
@@ -529,6 +541,20 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		os->name_cnt++;
 		break;
 	}
+	case SEC_TASKS:
+		/* Written after the chunks: a record for a thread no chunk
+		 * named is ignored. */
+		bad = sh->length % sizeof(struct task_record) != 0;
+		for (uint64_t k = 0; !bad && k < sh->length; k += sizeof(struct task_record)) {
+			struct task_record rec;
+			memcpy(&rec, p + k, sizeof(rec));
+			struct trace_thread *th = thread_find(t, rec.tid, rec.serial);
+			if (th) {
+				th->pid = rec.pid;
+				th->ppid = rec.ppid;
+			}
+		}
+		break;
 	case SEC_ARGS:
 		/* Malformed: dropped whole; values then show by register. */
 		arg_names_parse(&t->arg_names, (const char *)p, sh->length);

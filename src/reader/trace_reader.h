@@ -71,6 +71,9 @@ struct trace_thread {
 	struct trace_kernel_ref *kernel;
 	size_t kernel_cnt, kernel_cap;
 	uint64_t kernel_events;
+	/* Its process and that process's parent (a TASKS record); 0 when the
+	 * file has none (older files, an unfinished recording). */
+	uint32_t pid, ppid;
 };
 
 struct trace {

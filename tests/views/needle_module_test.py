@@ -31,6 +31,9 @@ def test_trace_attributes(trace):
     assert trace.complete
     assert isinstance(trace.pid, int) and trace.pid > 0
     assert sorted(t['name'] for t in trace.threads) == ['graph_prog', 'graph_prog']
+    # Both threads are the recorded process's, which needle record started.
+    assert {(t['pid'], t['ppid']) for t in trace.threads} == {(trace.pid, trace.threads[0]['ppid'])}
+    assert trace.threads[0]['ppid'] > 0 and trace.threads[0]['ppid'] != trace.pid
     assert trace.monotonic_base > 0
 
 

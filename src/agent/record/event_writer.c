@@ -81,6 +81,21 @@ void chunk_publish_current(void)
 		chunk_publish(rt);
 }
 
+/* At exit(), in each process (a forked child runs it too): the exiting
+ * thread's name as it ends, into the chunk it still owns, which needle
+ * record salvages once the process is gone.  A child that renamed itself
+ * after its first chunk is then named as it named itself.  Snapshot mode
+ * makes no system call for the recording after a thread's first chunk. */
+__attribute__((destructor)) static void name_at_exit(void)
+{
+	struct rec_thread *rt = rec_self;
+
+	if (shm && rt && rt->chunk && !shm->snapshot_mode) {
+		prctl(PR_GET_NAME, rt->comm);
+		memcpy(rt->chunk->comm, rt->comm, sizeof(rt->chunk->comm));
+	}
+}
+
 /* The slow path: publish the full chunk, take a fresh one. */
 __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 {
@@ -101,7 +116,11 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
 	int first = !rt->tid;
 	if (first) {
-		rt->tid = (uint32_t)gettid(); /* once per thread */
+		/* Once per thread lifetime, on the first chunk's slow path:
+		 * three system calls (glibc caches none of them). */
+		rt->tid = (uint32_t)gettid();
+		rt->pid = (uint32_t)getpid();
+		rt->ppid = (uint32_t)getppid();
 		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
 	/* The thread's name, so that one set after its first traced call
@@ -117,6 +136,8 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 	}
 	c->tid = rt->tid;
 	c->serial = rt->serial;
+	c->pid = rt->pid;
+	c->ppid = rt->ppid;
 	c->image = rec_image;
 	rec_self = rt;
 	c->open_depth = rt->depth;

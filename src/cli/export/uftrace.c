@@ -413,6 +413,16 @@ static int task_cmp(const void *a, const void *b)
 }
 
 /* task.txt and the session's map: one session, the recorded process. */
+
+/* Whether pid is a process of the trace (a thread of it is). */
+static int process_in_trace(const struct trace *t, uint32_t pid)
+{
+	for (size_t i = 0; pid && i < t->thread_cnt; i++)
+		if (t->threads[i].pid == pid)
+			return 1;
+	return 0;
+}
+
 static int write_session(struct uft *u, const char *exename)
 {
 	struct trace *t = u->t;
@@ -453,14 +463,19 @@ static int write_session(struct uft *u, const char *exename)
 		size_t i = order[k].index;
 		uint64_t ts = order[k].ns;
 		/* A forked child's process: uftrace starts its calls from
-		 * its parent's open ones, as needle's reader does.  (Its
-		 * parent is taken to be the recorded process.) */
-		if (u->th[i].forked)
+		 * its parent's open ones, as needle's reader does.  Its
+		 * process and parent are the trace's TASKS records; a file
+		 * without them takes every thread for one of the recorded
+		 * process's, and a forked child's parent for that process. */
+		const struct trace_thread *th = &t->threads[i];
+		uint32_t tpid = th->pid ? th->pid : pid, ppid = th->pid ? th->ppid : pid;
+		int fork_line = th->pid ? th->tid == th->pid && process_in_trace(t, ppid) : u->th[i].forked;
+		if (fork_line)
 			fprintf(f, "FORK timestamp=%llu.%09llu pid=%u ppid=%u\n", (unsigned long long)(ts / 1000000000),
-				(unsigned long long)(ts % 1000000000), t->threads[i].tid, pid);
+				(unsigned long long)(ts % 1000000000), th->tid, ppid);
 		else
 			fprintf(f, "TASK timestamp=%llu.%09llu tid=%u pid=%u\n", (unsigned long long)(ts / 1000000000),
-				(unsigned long long)(ts % 1000000000), t->threads[i].tid, pid);
+				(unsigned long long)(ts % 1000000000), th->tid, tpid);
 	}
 	free(order);
 	if (fclose(f)) {

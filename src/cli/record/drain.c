@@ -99,6 +99,55 @@ void record_note_thread(struct recording *r, uint32_t tid, const char comm[16])
 	}
 }
 
+static size_t task_slot(uint32_t tid, uint32_t serial, size_t cap)
+{
+	uint64_t key = (uint64_t)tid << 32 | serial;
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static int task_slots_grow(struct recording *r)
+{
+	size_t cap = r->task_slot_cap ? r->task_slot_cap * 2 : 64;
+	uint32_t *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < r->task_cnt; i++) {
+		size_t j = task_slot(r->tasks[i].tid, r->tasks[i].serial, cap);
+		while (v[j])
+			j = (j + 1) & (cap - 1);
+		v[j] = (uint32_t)i + 1;
+	}
+	free(r->task_slots);
+	r->task_slots = v;
+	r->task_slot_cap = cap;
+	return 0;
+}
+
+void record_note_task(struct recording *r, uint32_t tid, uint32_t serial, uint32_t pid, uint32_t ppid)
+{
+	if (!pid)
+		return;
+	/* Out of memory: the thread goes without its process (the views
+	 * then take it as one of the recorded process's). */
+	if ((r->task_cnt + 1) * 2 > r->task_slot_cap && task_slots_grow(r))
+		return;
+	size_t j = task_slot(tid, serial, r->task_slot_cap);
+	for (uint32_t id; (id = r->task_slots[j]); j = (j + 1) & (r->task_slot_cap - 1))
+		if (r->tasks[id - 1].tid == tid && r->tasks[id - 1].serial == serial)
+			return;
+	if (r->task_cnt == r->task_cap) {
+		size_t cap = r->task_cap ? r->task_cap * 2 : 16;
+		struct task_record *v = realloc(r->tasks, cap * sizeof(*v));
+		if (!v)
+			return;
+		r->tasks = v;
+		r->task_cap = cap;
+	}
+	r->tasks[r->task_cnt++] = (struct task_record){ .tid = tid, .serial = serial, .pid = pid, .ppid = ppid };
+	r->task_slots[j] = (uint32_t)r->task_cnt;
+}
+
 static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 {
 	struct shm_chunk *c = shm_chunk_at(r->shm, idx);
@@ -117,6 +166,7 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 	memcpy(hdr.comm, c->comm, sizeof(hdr.comm));
 
 	record_note_thread(r, c->tid, c->comm);
+	record_note_task(r, c->tid, c->serial, c->pid, c->ppid);
 	/* An exec'ed program's site ids are its own: the trace's from here
 	 * (the chunk is needle record's until it is freed below). */
 	record_translate_events(r, c->image, shm_chunk_events(c), hdr.event_count);

@@ -401,6 +401,8 @@ void record_write_threads(struct recording *r)
 		memcpy(buf + 4, r->threads[i].name, n);
 		trace_writer_section(&r->w, SEC_THREAD, buf, 4 + n);
 	}
+	if (r->task_cnt)
+		trace_writer_section(&r->w, SEC_TASKS, r->tasks, r->task_cnt * sizeof(*r->tasks));
 }
 
 void record_write_process(struct recording *r, int status, char **argv)

@@ -132,6 +132,12 @@ struct recording {
 	struct record_out out;
 	struct seen_thread *threads;
 	size_t thread_cnt, thread_cap;
+	/* Each thread lifetime's process and parent (SEC_TASKS), noted once
+	 * per (tid, serial): task_slots hashes them to tasks[] index + 1. */
+	struct task_record *tasks;
+	size_t task_cnt, task_cap;
+	uint32_t *task_slots;
+	size_t task_slot_cap;
 	uint64_t raw0, ns0;     /* clock samples when the program started */
 	uint64_t raw1, ns1;     /* ... and when the recording ended */
 	uint64_t drained;       /* events taken from the buffer, written or not */
@@ -267,6 +273,9 @@ int snapshot_service_end(struct snapshot_service *ss, struct recording *r, uint3
 
 /* drain.c */
 void record_note_thread(struct recording *r, uint32_t tid, const char comm[16]);
+/* A chunk's thread lifetime and its process (shm_chunk.pid, ppid), for
+ * the TASKS section; a pid of 0 (nothing read) is not noted. */
+void record_note_task(struct recording *r, uint32_t tid, uint32_t serial, uint32_t pid, uint32_t ppid);
 struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out);
 size_t record_drain(struct recording *r, int final);
 /* Like record_drain (not final), but max chunks at most: a loop that also

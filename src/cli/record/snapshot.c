@@ -44,6 +44,7 @@ struct chunk_copy {
 	uint64_t *events;
 	uint32_t serial;
 	uint32_t image; /* shm_chunk.image: whose site ids */
+	uint32_t pid, ppid;
 };
 
 static int copy_cmp(const void *a, const void *b)
@@ -83,6 +84,8 @@ static int copy_chunk(struct shm_header *h, uint32_t idx, struct chunk_copy *cc,
 	memcpy(cc->hdr.comm, c->comm, sizeof(cc->hdr.comm));
 	cc->serial = c->serial;
 	cc->image = c->image;
+	cc->pid = c->pid;
+	cc->ppid = c->ppid;
 	memcpy(room, shm_chunk_events(c), used);
 	cc->events = room;
 	/* Every load of the copy before the second look at gen: a reclaim
@@ -201,6 +204,9 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	memset(&s.w, 0, sizeof(s.w));
 	s.threads = NULL;
 	s.thread_cnt = s.thread_cap = 0;
+	s.tasks = NULL;
+	s.task_slots = NULL;
+	s.task_cnt = s.task_cap = s.task_slot_cap = 0;
 	s.meta_off = 0; /* every module and site, from the start of the meta file */
 	s.images = NULL; /* numbered again as it is read again: the same numbers */
 	s.image_cnt = 0;
@@ -222,6 +228,7 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	for (size_t i = 0; i < image.cnt; i++) {
 		struct chunk_copy *cc = &image.v[i];
 		record_note_thread(&s, cc->hdr.tid, cc->hdr.comm);
+		record_note_task(&s, cc->hdr.tid, cc->serial, cc->pid, cc->ppid);
 		record_translate_events(&s, cc->image, cc->events, cc->hdr.event_count);
 		s.drained += shm_count_events(cc->events, cc->hdr.event_count);
 		s.snapshot_lost += cc->hdr.lost_before;
@@ -272,6 +279,8 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	}
 	record_out_close(&s.out);
 	free(s.threads);
+	free(s.tasks);
+	free(s.task_slots);
 	record_images_free(&s);
 	free(s.objects);
 	free(path);

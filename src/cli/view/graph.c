@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "cli/util/cli_util.h"
+#include "cli/view/task_graph.h"
 #include "cli/view/view.h"
 #include "cli/view/view_filter.h"
 #include "cli/view/view_format.h"
@@ -542,6 +543,8 @@ static const char graph_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --srcline       each function's source file and line (DWARF)\n"
+	"      --task          the task tree instead: processes and threads, how long each ran\n"
+	"                      (and less its time off the CPU, with record --kernel)\n"
 	"FUNC is a function's name as replay shows it, a glob, or a regular expression\n"
 	"(^, $, '.', ...: see needle replay --help) that names several.\n";
 
@@ -612,12 +615,13 @@ int cmd_graph(int argc, char **argv)
 		{ "srcline", no_argument, NULL, 'L' },		   { "help", no_argument, NULL, 'h' },
 		{ "filter", required_argument, NULL, 'F' },	   { "notrace", required_argument, NULL, 'N' },
 		{ "no-libcall", no_argument, NULL, 'B' },	   { "time-filter", required_argument, NULL, 't' },
+		{ "task", no_argument, NULL, 'k' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
 	const char *input = NULL;
 	uint32_t tid = 0;
-	int c, status;
+	int c, status, task = 0, other_opts = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:t:h", longopts, NULL)) != -1) {
@@ -664,6 +668,9 @@ int cmd_graph(int argc, char **argv)
 		case 'B':
 			gr.filter.no_libcall = 1;
 			break;
+		case 'k':
+			task = 1;
+			break;
 		case 'h':
 			fputs(graph_usage, stdout);
 			return 0;
@@ -671,6 +678,22 @@ int cmd_graph(int argc, char **argv)
 			fputs(graph_usage, stderr);
 			return 2;
 		}
+		other_opts |= c != 'k' && c != 'i' && c != 'd' && c != 't';
+	}
+	if (task) {
+		/* uftrace graph --task takes the program's name after the
+		 * options too; nothing else applies to the task tree. */
+		const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
+		if (other_opts) {
+			cli_error("graph: --task draws the task tree: only with -i and -t");
+			view_filter_free(&gr.filter);
+			return 2;
+		}
+		if (!(gr.t = view_start("graph", argc, argv, optind, input, 0, &status)))
+			return status;
+		int err = prog_arg && view_check_program_arg(gr.t, "graph", prog_arg) ? 2 : graph_task(gr.t, gr.min_ns);
+		view_close(gr.t);
+		return err;
 	}
 	if (optind < argc)
 		gr.func = argv[optind++];

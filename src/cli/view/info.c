@@ -225,12 +225,16 @@ static int info_tasks(struct trace *t)
 		/* A process's first thread: the recorded one's, or a forked
 		 * child's, which begins inside its parent's calls (its first
 		 * event is an entry it inherits). */
-		int first_of_process = t->have_process && th->tid == t->process.pid;
+		/* From the TASKS records when the file has them: its tid is
+		 * its process's pid. */
+		int known = th->pid != 0;
+		int first_of_process = known ? th->tid == th->pid : t->have_process && th->tid == t->process.pid;
 		int session = 0;
 		struct trace_iter it;
 		struct trace_event ev;
 		if (!trace_iter_init_thread(&it, t, order[k]) && trace_iter_next(&it, &ev) > 0) {
-			first_of_process |= ev.kind == TEV_ENTRY && (ev.flags & TEV_INHERITED);
+			if (!known)
+				first_of_process |= ev.kind == TEV_ENTRY && (ev.flags & TEV_INHERITED);
 			/* The first thread of a program exec'ed begins a
 			 * session, and a process: its tid is its pid. */
 			uint32_t m = ev.site < t->site_cap ? t->sites[ev.site].module : UINT32_MAX;
