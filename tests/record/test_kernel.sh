@@ -197,6 +197,10 @@ check_eq "report --kernel: the 150 getpid calls of k_syscalls, no error" \
 	"$(awk -F, '$1 == "k_syscalls" && $2 == "getpid" { print $3, $4 }' "$T/ks.csv")" "150 0"
 check_eq "report --kernel: k_fail's openat, one error" \
 	"$(awk -F, '$1 == "k_fail" && $2 == "openat" { print $3, $4 }' "$T/ks.csv")" "1 1"
+# -r: only the system calls made in the range; one from the start to a
+# microsecond before the first function event has none of k_syscalls'.
+check_eq "report --kernel -r: a range before any call's system calls has none of k_syscalls' getpid" \
+	"$("$NEEDLE" report --kernel --csv -r '~0.000000001' -i "$T/k.data" | awk -F, '$1 == "k_syscalls" { n++ } END { print n + 0 }')" 0
 "$NEEDLE" report -s offcpu -i "$T/k.data" >"$T/koff"
 check_eq "report -s offcpu: main first (all its children's time off the CPU)" \
 	"$(awk 'NR > 2 { print $NF }' "$T/koff" | head -1)" "main"

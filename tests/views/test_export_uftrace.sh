@@ -63,7 +63,11 @@ NEEDLE_SITES=compiled "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork
 check_eq "exec_prog fork recorded ($(tail -1 "$T/err"))" "$?" 0
 "$NEEDLE" export -i "$T/f.data" -f uftrace -o "$T/f.uftrace"
 check_eq "fork + exec: exported" "$?" 0
-check_eq "fork + exec: a task per tid" "$(grep -c '^TASK ' "$T/f.uftrace/task.txt")" 2
+check_eq "fork + exec: a task per tid, the child's a FORK line" \
+	"$(grep -c '^TASK ' "$T/f.uftrace/task.txt")/$(grep -c '^FORK ' "$T/f.uftrace/task.txt")" 1/1
+check_eq "fork + exec: the FORK line's parent is the recorded process" \
+	"$(sed -n 's/^FORK .* ppid=\([0-9]*\)$/\1/p' "$T/f.uftrace/task.txt")" \
+	"$(sed -n 's/^TASK .* pid=\([0-9]*\)$/\1/p' "$T/f.uftrace/task.txt")"
 check_eq "fork + exec: the exec'ed program's symbols apart from the first's" \
 	"$(ls "$T/f.uftrace" | grep -c '^exec_prog.*\.sym$')" 2
 same_replay "fork + exec" "$T/f.data" "$T/f.uftrace"

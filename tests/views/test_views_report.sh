@@ -25,19 +25,26 @@ check_eq "--task --csv: main's thread 1 call, each worker 301 (thread_main, 100 
 	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 { print $3 }' | sort -n | tr '\n' ' ')" "1 301 301 "
 check_eq "--task: the outermost calls' time is the thread's total (each worker: its one thread_main)" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task --csv | awk -F, 'NR > 1 && $3 == 301 { print ($4 == $8) }' | tr -d '\n')" "11"
-# -r: the calls that began in the range, counted whole.  The bound is the
-# time replay -f time shows for the 70th work() (each thread calls it 100
-# times): report counts exactly the work calls replay shows up to it.
+# -r: the calls that began in the range, counted whole.  The bound lies
+# between two work() calls replay -f time shows, the 70th and the next
+# later one (each thread calls it 100 times): report counts exactly the
+# work calls replay shows before it, and after.
 "$NEEDLE" replay -i "$T/tk.data" -f time | awk '/work\(\)/ { print $1 }' | sort -n >"$T/tk.work"
-mid=$(sed -n 70p "$T/tk.work")
-before=$(awk -v m="$mid" '$1 <= m' "$T/tk.work" | wc -l)
+read -r before mid < <(awk '{ t[NR] = $1 } END { for (k = 70; k < NR; k++) if (t[k + 1] - t[k] >= 2e-9) {
+	printf "%d %.10f\n", k, (t[k] + t[k + 1]) / 2; exit } }' "$T/tk.work")
 check_eq "report -r ~T: the work calls begun by T ($before of 200)" \
 	"$("$NEEDLE" report -i "$T/tk.data" -r "~$mid" --csv | awk -F, '$1 == "work" { print $2 }')" "$before"
-check_eq "report -r T~: the rest, and T itself" \
-	"$("$NEEDLE" report -i "$T/tk.data" -r "$mid~" --csv | awk -F, '$1 == "work" { print $2 }')" "$((200 - before + 1))"
+check_eq "report -r T~: the rest" \
+	"$("$NEEDLE" report -i "$T/tk.data" -r "$mid~" --csv | awk -F, '$1 == "work" { print $2 }')" "$((200 - before))"
 check_eq "report -r 0~: every call" "$("$NEEDLE" report -i "$T/tk.data" -r 0~ --csv | md5sum)" \
 	"$("$NEEDLE" report -i "$T/tk.data" --csv | md5sum)"
 view_refused "report -r with no ~" 2 "START~END" "$NEEDLE" report -i "$T/tk.data" -r 5ms
+check "report --task -r T~: each thread's total is at least its self time (the outermost calls in the range)" \
+	awk -F, 'NR > 1 { if ($4 < $5) bad = 1 } END { exit bad }' <("$NEEDLE" report -i "$T/tk.data" --task -r "$mid~" --csv)
+check_eq "report --task -r T~: its calls are report -r T~'s" \
+	"$("$NEEDLE" report -i "$T/tk.data" --task -r "$mid~" --csv | awk -F, 'NR > 1 { n += $3 } END { print n }')" \
+	"$("$NEEDLE" report -i "$T/tk.data" -r "$mid~" --csv | awk -F, 'NR > 1 { n += $2 } END { print n }')"
+
 check_eq "--task -f tid,func: the tid column, then the calls and the name" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task -f tid,func | awk 'NR > 2 { print $2 }' | sort -n | tr '\n' ' ')" "1 301 301 "
 check_eq "--task: the tids are the trace's threads" \

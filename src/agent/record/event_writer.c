@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/base/process_ids.h"
 #include "agent/record/event_writer.h"
 
 struct shm_header *shm;
@@ -116,11 +117,9 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 	struct shm_chunk *c = shm_chunk_at(shm, (uint32_t)idx);
 	int first = !rt->tid;
 	if (first) {
-		/* Once per thread lifetime, on the first chunk's slow path:
-		 * three system calls (glibc caches none of them). */
-		rt->tid = (uint32_t)gettid();
-		rt->pid = (uint32_t)getpid();
-		rt->ppid = (uint32_t)getppid();
+		rt->tid = (uint32_t)gettid(); /* once per thread */
+		rt->pid = process_pid;
+		rt->ppid = process_ppid;
 		rt->serial = atomic_fetch_add_explicit(&shm->thread_serial, 1, memory_order_relaxed) + 1;
 	}
 	/* The thread's name, so that one set after its first traced call

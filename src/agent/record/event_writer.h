@@ -59,7 +59,7 @@ struct rec_thread {
 	uint32_t tid;          /* 0 until the first chunk */
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */
-	uint32_t pid, ppid;    /* shm_chunk's: read with tid, at the first chunk */
+	uint32_t pid, ppid;    /* shm_chunk's: set with tid, at the first chunk */
 	char comm[16];         /* thread name, read when a chunk is taken (event_writer.c) */
 	uint64_t comm_at;      /* the clock when it was read */
 	struct overwrite_list full; /* snapshot mode: its full chunks, oldest first */

@@ -635,6 +635,7 @@ static void thread_exit(void *thread_data, void *user_data)
 	rt->in_count = rt->out_count = rt->limit = 0;
 	rt->lib_top = 0;
 	rt->tid = 0;
+	rt->pid = rt->ppid = 0;
 	rt->seq = 0;
 }
 

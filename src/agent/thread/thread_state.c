@@ -52,6 +52,7 @@
 
 #include "agent/base/control_lock.h"
 #include "agent/base/log.h"
+#include "agent/base/process_ids.h"
 #include "agent/thread/thread_state.h"
 
 #define MAX_STATES_DEFAULT (1u << 20) /* concurrent traced threads */
@@ -447,9 +448,12 @@ void thread_state_after_fork(void)
 	}
 	if (thread_state_valid(self)) {
 		self->tid = (uint32_t)gettid();
+		process_ids_forked(self->tid);
 		for (int i = 0; i < callback_cnt; i++)
 			if (callbacks[i].on_fork)
 				callbacks[i].on_fork(self);
+	} else {
+		process_ids_forked(0); /* no tid read yet: getpid, once */
 	}
 	if (thread_state_fork_word != &fork_word_fallback)
 		*thread_state_fork_word = 1;
@@ -481,6 +485,7 @@ static void fork_word_init(void)
 
 int thread_state_init(void)
 {
+	process_ids_init();
 	const char *env = getenv("NEEDLE_SHADOW_BYTES");
 	if (env && atoi(env) >= 4096)
 		shadow_bytes = ((size_t)atoi(env) + 4095) & ~(size_t)4095;

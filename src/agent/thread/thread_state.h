@@ -128,6 +128,7 @@ void thread_state_after_fork(void);
 
 int thread_state_init(void);
 
+
 /* Per-thread callbacks of the layers above, registered once at start-up
  * (in layer order: each runs in the order registered).  on_exit runs in a
  * thread with a state that exits, before the state is reused; on_fork in

@@ -439,7 +439,7 @@ int cmd_dump(int argc, char **argv)
 		}
 	}
 	if (other == 'G' && (view_filter_active(&d.filter) || tid || d.min_ns)) {
-		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D, -t or --tid");
+		cli_error("dump: --flame-graph writes the whole trace: without -F, -N, -D, -t, --tid or --no-libcall");
 		goto out;
 	}
 	if (sample_ns && other != 'G') {

@@ -684,8 +684,8 @@ int cmd_graph(int argc, char **argv)
 		/* uftrace graph --task takes the program's name after the
 		 * options too; nothing else applies to the task tree. */
 		const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
-		if (other_opts) {
-			cli_error("graph: --task draws the task tree: only with -i and -t");
+		if (other_opts || optind < argc) {
+			cli_error("graph: --task draws the task tree: no FUNC, and only with -i and -t");
 			view_filter_free(&gr.filter);
 			return 2;
 		}

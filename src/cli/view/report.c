@@ -38,6 +38,7 @@ struct func_stats {
 	uint64_t calls, timed, total, self, min, max, self_min, self_max;
 	uint64_t sum;   /* every timed call's time: total counts a recursion's outermost calls only */
 	uint64_t syscall, offcpu; /* --kernel's share of total: in system calls, off the CPU */
+	uint32_t task_top;       /* --task: depth + 1 of the thread's outermost counted call open, 0 none */
 };
 
 struct active_call {
@@ -335,7 +336,8 @@ static int account(const struct trace_event *ev, void *arg)
 	struct func_stats *f;
 
 	if (ev->kind == TEV_KERNEL) {
-		if (r->kernel_view && ev->kev.kind == KEV_SYSCALL) {
+		/* -r: the system calls made in the range. */
+		if (r->kernel_view && ev->kev.kind == KEV_SYSCALL && ev->ns >= r->range_start && ev->ns <= r->range_end) {
 			struct sys_row *s = sys_row(r, ev->site, ev->kev.a);
 			if (!s)
 				return r->oom = 1;
@@ -370,8 +372,14 @@ static int account(const struct trace_event *ev, void *arg)
 			return 0;
 	}
 	if (ev->kind == TEV_ENTRY) {
-		if (!r->min_ns && (f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)))
-			f->calls++;
+		if ((f = r->task ? stats_for(r, ev->thread) : row_for(r, ev))) {
+			if (!r->min_ns)
+				f->calls++;
+			/* --task: the thread's outermost call that counts (depth
+			 * 0, unless -F, -N, -D or -r left it out). */
+			if (r->task && !f->task_top && !(ev->flags & TEV_FLAT))
+				f->task_top = ev->depth + 1;
+		}
 		if (!r->task && !(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
 			return r->oom = 1;
 		return 0;
@@ -382,7 +390,10 @@ static int account(const struct trace_event *ev, void *arg)
 	 * thread's (--task): the time of its outermost calls. */
 	int outermost = 1;
 	if (r->task) {
-		outermost = ev->depth == 0;
+		struct func_stats *ts = stats_for(r, ev->thread);
+		outermost = ts && ev->kind == TEV_EXIT && ts->task_top == ev->depth + 1;
+		if (outermost)
+			ts->task_top = 0;
 	} else if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
 		int64_t left = active_add(r, ev->thread, ev->site, -1);
 		if (left < 0)
@@ -896,6 +907,10 @@ static size_t report_rows(struct report *r, int *timed)
 	r->v = v;
 	for (size_t i = 0; i < r->group_cnt; i++) {
 		struct group *g = &r->groups[i];
+		/* A value seen only outside -r's range (every call's value is
+		 * grouped before the range is looked at): no row. */
+		if (!g->st.calls)
+			continue;
 		const char *name = trace_site_name(r->t, g->st.site), *val = g->value ? g->value : "<other>";
 		size_t len = strlen(name) + strlen(g->name) + strlen(val) + 4;
 		if (!(g->label = malloc(len)))

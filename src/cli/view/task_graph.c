@@ -27,6 +27,9 @@
 
 struct task_node {
 	uint64_t first_ns, last_ns, offcpu_ns;
+	uint64_t offcpu_tail;  /* off the CPU since its last call event */
+	uint32_t rep;          /* index + 1 of the node it continues (an exec in its pid), 0: itself */
+	uint32_t latest;       /* the newest life it stands for (its name) */
 	uint32_t parent;      /* thread index + 1, 0: a root */
 	uint32_t first_child; /* thread index + 1, 0: none */
 	uint32_t next;        /* the next sibling, thread index + 1 */
@@ -41,23 +44,30 @@ struct task_graph {
 	uint64_t min_ns;
 };
 
+/* A thread runs from its first call event to its last, as the other
+ * views see it: the kernel's events before (its start-up, with --kernel)
+ * or after do not count, and of its time off the CPU only what falls
+ * between. */
 static int task_event(const struct trace_event *ev, void *arg)
 {
 	struct task_graph *g = arg;
 	struct task_node *n = &g->v[ev->thread];
 
+	if (ev->kind == TEV_KERNEL) {
+		if (n->seen && ev->kev.kind == KEV_OFFCPU && ev->ns >= n->first_ns)
+			n->offcpu_tail += ev->kev_ns;
+		return 0;
+	}
+	if (ev->kind != TEV_ENTRY && ev->kind != TEV_EXIT)
+		return 0;
 	if (!n->seen) {
 		n->first_ns = ev->ns;
 		n->seen = 1;
 	}
-	uint64_t end = ev->ns;
-	if (ev->kind == TEV_KERNEL) {
-		end += ev->kev_ns;
-		if (ev->kev.kind == KEV_OFFCPU)
-			n->offcpu_ns += ev->kev_ns;
-	}
-	if (end > n->last_ns)
-		n->last_ns = end;
+	if (ev->ns > n->last_ns)
+		n->last_ns = ev->ns;
+	n->offcpu_ns += n->offcpu_tail;
+	n->offcpu_tail = 0;
 	return 0;
 }
 
@@ -114,25 +124,53 @@ static int link_tasks(struct task_graph *g, uint32_t *order, size_t *cnt)
 		return -1;
 	memcpy(by_tid, order, n * sizeof(*by_tid));
 	qsort_r(by_tid, n, sizeof(*by_tid), tid_cmp, g);
+	/* Each thread's place in by_tid: the one before it there is the
+	 * previous life of its tid. */
+	uint32_t *at = malloc((g->t->thread_cnt ? g->t->thread_cnt : 1) * sizeof(*at));
+	if (!at) {
+		free(by_tid);
+		return -1;
+	}
+	for (size_t k = 0; k < n; k++) {
+		at[by_tid[k]] = (uint32_t)k;
+		g->v[by_tid[k]].latest = by_tid[k];
+	}
 	qsort_r(order, n, sizeof(*order), began_cmp, g);
 	for (size_t k = 0; k < n; k++) {
 		uint32_t i = order[k];
 		const struct trace_thread *th = &g->t->threads[i];
 		long p;
+		/* A program exec'ed in its process (its first thread's tid
+		 * again, in the same pid): the same task, continued. */
+		long prev = at[i] ? (long)by_tid[at[i] - 1] : -1;
+		if (th->pid && th->tid == th->pid && prev >= 0 && g->t->threads[prev].tid == th->tid &&
+		    g->t->threads[prev].pid == th->pid) {
+			uint32_t r = g->v[prev].rep ? g->v[prev].rep - 1 : (uint32_t)prev;
+			g->v[i].rep = r + 1;
+			g->v[r].latest = i;
+			if (g->v[i].last_ns > g->v[r].last_ns)
+				g->v[r].last_ns = g->v[i].last_ns;
+			g->v[r].offcpu_ns += g->v[i].offcpu_ns;
+			continue;
+		}
 		if (!th->pid)
 			p = order[0]; /* no TASKS records: under the first thread */
 		else if (th->tid != th->pid)
 			p = thread_of(g, by_tid, n, th->pid, g->v[i].first_ns);
 		else
 			p = th->ppid ? thread_of(g, by_tid, n, th->ppid, g->v[i].first_ns) : -1;
-		/* A thread of a process whose first thread began after it
-		 * (recorded by attaching): that first thread, all the same. */
-		if (p < 0 && th->pid && th->tid != th->pid)
-			p = thread_of(g, by_tid, n, th->pid, UINT64_MAX);
+		/* A parent whose first event is later (a thread of a process
+		 * recorded by attaching, a snapshot that lost the parent's
+		 * early events): that task, all the same. */
+		if (p < 0 && th->pid)
+			p = thread_of(g, by_tid, n, th->tid != th->pid ? th->pid : th->ppid, UINT64_MAX);
+		if (p >= 0 && g->v[p].rep)
+			p = (long)g->v[p].rep - 1;
 		if (p >= 0 && (uint32_t)p != i)
 			g->v[i].parent = (uint32_t)p + 1;
 	}
 	free(by_tid);
+	free(at);
 	/* Children appended in order: walk backwards, prepend. */
 	for (size_t k = n; k-- > 0;) {
 		uint32_t i = order[k];
@@ -153,7 +191,7 @@ static void mark_shown(struct task_graph *g, const uint32_t *order, size_t n)
 {
 	for (size_t k = 0; k < n; k++) {
 		uint32_t i = order[k];
-		if (g->v[i].last_ns - g->v[i].first_ns < g->min_ns)
+		if (g->v[i].rep || g->v[i].last_ns - g->v[i].first_ns < g->min_ns)
 			continue;
 		for (size_t steps = 0; steps <= n && !g->v[i].shown; steps++) {
 			g->v[i].shown = 1;
@@ -215,7 +253,8 @@ static int print_node(struct task_graph *g, uint32_t i, long parent, uint32_t in
 
 	print_fields(g, i);
 	print_indent(g->open, indent, 1);
-	printf("%s\n", g->t->threads[i].name[0] ? g->t->threads[i].name : "?");
+	const char *name = g->t->threads[v->latest].name;
+	printf("%s\n", name[0] ? name : "?");
 	uint32_t c = v->first_child;
 	if (c && !g->v[c - 1].shown)
 		c = next_shown(g, c);
@@ -274,7 +313,7 @@ int graph_task(struct trace *t, uint64_t min_ns)
 	puts("========== TASK GRAPH ==========");
 	puts("# TOTAL TIME   SELF TIME     TID     TASK NAME");
 	for (size_t k = 0; k < cnt; k++)
-		if (!g.v[order[k]].parent && g.v[order[k]].shown)
+		if (!g.v[order[k]].parent && !g.v[order[k]].rep && g.v[order[k]].shown)
 			print_node(&g, order[k], -1, 0);
 	putchar('\n');
 	err = view_close_output(stdout, "standard output") ? 1 : 0;

@@ -68,9 +68,13 @@ int view_parse_range(const char *arg, uint64_t *start, uint64_t *end)
 	*start = 0;
 	*end = UINT64_MAX;
 	if (!tilde || (tilde == arg && !tilde[1]) || (tilde > arg && range_end_ns(arg, (size_t)(tilde - arg), start)) ||
-	    (tilde[1] && range_end_ns(tilde + 1, strlen(tilde + 1), end)) || *start > *end) {
+	    (tilde[1] && range_end_ns(tilde + 1, strlen(tilde + 1), end))) {
 		cli_error("-r '%s': give START~END, START~ or ~END, each in seconds as -f time shows them "
-			  "(0.0012) or with a unit (1.2ms), since the trace's first event", arg);
+			  "(0.0012) or with a unit (1.2ms), since the trace's first event (at most 584 years)", arg);
+		return -1;
+	}
+	if (*start > *end) {
+		cli_error("-r '%s': START is after END", arg);
 		return -1;
 	}
 	return 0;
