@@ -35,6 +35,11 @@ struct call_tree {
 	/* Set by a view before iterating, indexed by thread: the key of the
 	 * thread's node (threads with one key share it).  NULL: the tid. */
 	const uint32_t *thread_root;
+	/* Set by a view, indexed by site (site_key_cnt of them): the key a
+	 * call's node goes by, so that sites that share one share nodes (the
+	 * sites of one name).  NULL: the site. */
+	const uint32_t *site_key;
+	size_t site_key_cnt;
 };
 
 int call_tree_init(struct call_tree *t, uint64_t *work);

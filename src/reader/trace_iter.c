@@ -322,7 +322,10 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 		uint32_t node = 0;
 		if (it->tree) {
 			uint32_t parent = c->stack.depth ? c->stack.v[c->stack.depth - 1].node : c->root;
-			node = call_tree_child(it->tree, parent, site & ~TAG_SITE_FLAT);
+			uint32_t key = site & ~TAG_SITE_FLAT;
+			if (it->tree->site_key && key < it->tree->site_key_cnt)
+				key = it->tree->site_key[key];
+			node = call_tree_child(it->tree, parent, key);
 			if (!node) {
 				reader_error(it->err, sizeof(it->err), "out of memory");
 				return -1;

@@ -79,6 +79,13 @@ check_eq "--flame-graph --sample-time=1s: no stack lasted a whole sample" \
 check_eq "--flame-graph (uftrace's default sample, 1us for a short trace) is --sample-time=1us" \
 	"$("$NEEDLE" dump -i "$T/g.data" --flame-graph | md5sum)" \
 	"$("$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=1us | md5sum)"
+# Functions of one name (C++ overloads that demangle alike) are one frame:
+# a stack is one line, in dump's form and export's.
+"$NEEDLE" record -o "$T/cxx.data" -- "$PROGS/cxx_prog" >/dev/null 2>&1
+check_eq "--flame-graph: overloads of one name are one frame, every stack one line" \
+	"$("$NEEDLE" dump -i "$T/cxx.data" --flame-graph --sample-time=1ns | awk '{ $NF = ""; print }' | sort | uniq -d | wc -l)/$("$NEEDLE" export -i "$T/cxx.data" -f folded -o - | awk '{ $NF = ""; print }' | sort | uniq -d | wc -l)" "0/0"
+check "--flame-graph: and cxx_prog has overloads that print alike" \
+	test "$("$NEEDLE" report -i "$T/cxx.data" --csv | awk -F, '{ print $1 }' | sort | uniq -d | wc -l)" -gt 0
 view_refused "dump --sample-time without --flame-graph" 2 "goes with --flame-graph" "$NEEDLE" dump -i "$T/g.data" --sample-time=1ms
 view_refused "dump --sample-time 0" 2 "takes a duration" "$NEEDLE" dump -i "$T/g.data" --flame-graph --sample-time=0
 

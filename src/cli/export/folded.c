@@ -19,8 +19,9 @@
  *    extends and cuts a single line buffer, children in name order: the
  *    walk costs the size of the output plus sorting each node's children;
  *  - memory grows with the distinct paths, not with the events;
- *  - threads with the same label (name-tid) share their root, so that a
- *    path is one line. */
+ *  - threads with the same label (name-tid) share their root, and sites
+ *    of one name one node (call_tree's site_key), so that a path is one
+ *    line. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -210,10 +211,15 @@ int export_folded_opts(struct trace *t, FILE *out, const struct folded_opts *o)
 	uint32_t *roots = NULL;
 	int err = 1;
 
-	if (call_tree_init(&f.tree, &t->work) || !(roots = thread_roots(&f))) {
+	/* Sites of one name are one frame (overloads that demangle alike,
+	 * the main of each program exec'ed): a stack is one line. */
+	uint32_t *keys = NULL;
+	if (call_tree_init(&f.tree, &t->work) || !(roots = thread_roots(&f)) || !(keys = view_name_keys(t))) {
 		f.oom = 1;
 	} else {
 		f.tree.thread_root = roots;
+		f.tree.site_key = keys;
+		f.tree.site_key_cnt = t->site_cap;
 		err = view_each_event_tree(t, 0, &f.tree, folded_event, &f);
 		if (!err && write_paths(&f, out))
 			f.oom = 1;
@@ -226,6 +232,7 @@ int export_folded_opts(struct trace *t, FILE *out, const struct folded_opts *o)
 		free(f.labels[i]);
 	free(f.labels);
 	free(roots);
+	free(keys);
 	call_tree_free(&f.tree);
 	return err;
 }

@@ -112,31 +112,13 @@ static int graph_name_matches(struct graph *gr, const char *name)
 /* name_of: sites of one name share a key; matches: FUNC's sites. */
 static int index_names(struct graph *gr)
 {
-	struct trace *t = gr->t;
-	size_t n = t->site_cap, slots = 64;
-	while (slots < 2 * n)
-		slots *= 2;
-	uint32_t *slot = calloc(slots, sizeof(*slot));
-	gr->name_of = calloc(n ? n : 1, sizeof(*gr->name_of));
+	size_t n = gr->t->site_cap;
+	gr->name_of = view_name_keys(gr->t);
 	gr->matches = calloc(n ? n : 1, 1);
-	if (!slot || !gr->name_of || !gr->matches) {
-		free(slot);
+	if (!gr->name_of || !gr->matches)
 		return -1;
-	}
-	for (size_t s = 0; s < n; s++) {
-		const char *name = trace_site_name(t, (uint32_t)s);
-		uint64_t h = 1469598103934665603ull;
-		for (const char *p = name; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ull;
-		size_t i = h & (slots - 1);
-		while (slot[i] && strcmp(trace_site_name(t, slot[i] - 1), name))
-			i = (i + 1) & (slots - 1);
-		if (!slot[i])
-			slot[i] = (uint32_t)s + 1;
-		gr->name_of[s] = slot[i] - 1;
-		gr->matches[s] = gr->func && graph_name_matches(gr, name);
-	}
-	free(slot);
+	for (size_t s = 0; s < n && gr->func; s++)
+		gr->matches[s] = graph_name_matches(gr, trace_site_name(gr->t, (uint32_t)s));
 	return 0;
 }
 

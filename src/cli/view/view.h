@@ -24,6 +24,10 @@ struct trace *view_open(const char *path);
 
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */
 int view_parse_tid(const char *arg, uint32_t *tid);
+/* By site: the first site of the same name (overloads that demangle
+ * alike, the main of each program exec'ed), for views that merge calls by
+ * name.  NULL when out of memory; the caller frees it. */
+uint32_t *view_name_keys(struct trace *t);
 /* -r START~END, START~ or ~END (uftrace's --time-range): each end in
  * seconds as replay -f time prints them, or a duration with its unit,
  * since the trace's first event.  0, or -1 after printing why. */

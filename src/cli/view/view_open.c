@@ -284,3 +284,30 @@ void view_buffer_output(FILE *out)
 		setvbuf(out, NULL, _IOFBF, 1 << 16);
 }
 
+uint32_t *view_name_keys(struct trace *t)
+{
+	size_t n = t->site_cap, slots = 64;
+	while (slots < 2 * n)
+		slots *= 2;
+	uint32_t *slot = calloc(slots, sizeof(*slot));
+	uint32_t *key = calloc(n ? n : 1, sizeof(*key));
+	if (!slot || !key) {
+		free(slot);
+		free(key);
+		return NULL;
+	}
+	for (size_t s = 0; s < n; s++) {
+		const char *name = trace_site_name(t, (uint32_t)s);
+		uint64_t h = 1469598103934665603ull; /* FNV-1a */
+		for (const char *p = name; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		size_t i = h & (slots - 1);
+		while (slot[i] && strcmp(trace_site_name(t, slot[i] - 1), name))
+			i = (i + 1) & (slots - 1);
+		if (!slot[i])
+			slot[i] = (uint32_t)s + 1;
+		key[s] = slot[i] - 1;
+	}
+	free(slot);
+	return key;
+}
