@@ -4,10 +4,12 @@
  *   "child", which starts thread "worker2", joins it, forks "grandchild"
  *   and waits for it; main waits for child.
  * Every thread calls work() once, so that each has events.  Prints each
- * task's role, tid, pid and ppid, one line each, in the order they run. */
+ * task's role, tid, pid and ppid, one line each, in the order they run.
+ * tasks semi: the two threads are named "w;1" and "w;2" instead. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,17 +41,18 @@ static void thread(const char *name)
 		pthread_join(t, NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int semi = argc > 1 && !strcmp(argv[1], "semi");
 	say("tasks");
 	work(0);
-	thread("worker1");
+	thread(semi ? "w;1" : "worker1");
 	pid_t c = fork();
 	if (c == 0) {
 		prctl(PR_SET_NAME, "child");
 		say("child");
 		work(2);
-		thread("worker2");
+		thread(semi ? "w;2" : "worker2");
 		pid_t g = fork();
 		if (g == 0) {
 			prctl(PR_SET_NAME, "grandchild");

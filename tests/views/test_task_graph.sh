@@ -83,3 +83,9 @@ check_eq "graph --task on a version 1 file: one root, the others its threads" \
 check_eq "info --task: F on the three processes' first threads" \
 	"$("$NEEDLE" info -i "$T/t.data" --task | awk '$2 ~ /F/ { print $0 }' | sed -n 's/.*\[ *\([0-9]*\)\].*/\1/p' | sort | tr '\n' ' ')" \
 	"$(printf '%s\n' "$(tid tasks)" "$(tid child)" "$(tid grandchild)" | sort | tr '\n' ' ')"
+
+# A thread named with a ';' (prctl allows it) must not split its frame in
+# folded stacks: every line's first frame is a thread, NAME-TID.
+"$NEEDLE" record -o "$T/semi.data" -- "$P" semi >/dev/null 2>&1
+check_eq "export --format=folded: a thread named 'w;1' is one frame" \
+	"$("$NEEDLE" export -i "$T/semi.data" -f folded -o - | awk -F';' '$1 !~ /-[0-9]+$/' | wc -l)/$("$NEEDLE" export -i "$T/semi.data" -f folded -o - | grep -c '^w:1-')" "0/2"

@@ -92,6 +92,9 @@ static uint32_t *thread_roots(struct folded *f)
 		if (!(f->labels[i] = malloc(len)))
 			goto oom;
 		snprintf(f->labels[i], len, "%s-%u", th->name[0] ? th->name : "thread", th->tid);
+		/* A thread may name itself "a;b": a ';' would split the frame. */
+		for (char *p = f->labels[i]; (p = strchr(p, ';')); p++)
+			*p = ':';
 		v[i] = (struct label_ref){ f->labels[i], (uint32_t)i };
 	}
 	qsort(v, n, sizeof(*v), label_cmp);
