@@ -298,24 +298,6 @@ static void print_fields(struct graph *gr, uint32_t n, int blank)
 		fputs(" : ", stdout);
 }
 
-/* The prefix of a node's line (line set: its branch "+-") or of the blank
- * line between siblings, as uftrace draws it: a "|" for each open level
- * that has siblings still to come. */
-static void print_indent(const uint8_t *open, uint32_t indent, int line)
-{
-	int last = -1;
-	if (line)
-		for (uint32_t i = 0; i < indent; i++)
-			if (open[i])
-				last = (int)i;
-	for (uint32_t i = 0; i < indent; i++) {
-		if (!line || (int)i < last)
-			fputs(open[i] ? " | " : "   ", stdout);
-		else
-			fputs((int)i == last ? " +-" : "---", stdout);
-	}
-}
-
 struct walk {
 	uint32_t node;
 	uint32_t indent;
@@ -365,7 +347,7 @@ static int print_tree(struct graph *gr)
 		gr->t->work++;
 		if (w.after) {
 			print_fields(gr, 0, 1);
-			print_indent(open, w.indent, 0);
+			view_print_indent(open, w.indent, 0);
 			putchar('\n');
 		}
 		if (w.indent + 2 > open_cap) {
@@ -377,7 +359,7 @@ static int print_tree(struct graph *gr)
 			open_cap *= 2;
 		}
 		print_fields(gr, w.node, 0);
-		print_indent(open, w.indent, w.line);
+		view_print_indent(open, w.indent, w.line);
 		printf("(%llu) %s", (unsigned long long)(n->site & SESSION_KEY ? 1 : n->value),
 		       node_name(gr, w.node));
 		const char *file;

@@ -24,6 +24,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/view/task_graph.h"
 #include "cli/view/view.h"
+#include "cli/view/view_format.h"
 
 struct task_node {
 	uint64_t first_ns, last_ns, offcpu_ns;
@@ -215,21 +216,6 @@ static void print_fields(const struct task_graph *g, uint32_t i)
 	printf("  [%6u] : ", g->t->threads[i].tid);
 }
 
-static void print_indent(const uint8_t *open, uint32_t indent, int line)
-{
-	int last = -1;
-	if (line)
-		for (uint32_t i = 0; i < indent; i++)
-			if (open[i])
-				last = (int)i;
-	for (uint32_t i = 0; i < indent; i++) {
-		if (!line || (int)i < last)
-			fputs(open[i] ? " | " : "   ", stdout);
-		else
-			fputs((int)i == last ? " +-" : "---", stdout);
-	}
-}
-
 static int same_process(const struct trace *t, uint32_t a, uint32_t b)
 {
 	return t->threads[a].pid == t->threads[b].pid;
@@ -252,7 +238,7 @@ static int print_node(struct task_graph *g, uint32_t i, long parent, uint32_t in
 	struct task_node *v = &g->v[i];
 
 	print_fields(g, i);
-	print_indent(g->open, indent, 1);
+	view_print_indent(g->open, indent, 1);
 	const char *name = g->t->threads[v->latest].name;
 	printf("%s\n", name[0] ? name : "?");
 	uint32_t c = v->first_child;
@@ -276,7 +262,7 @@ static int print_node(struct task_graph *g, uint32_t i, long parent, uint32_t in
 		}
 		if (blank) {
 			printf("%34s : ", "");
-			print_indent(g->open, in, 0);
+			view_print_indent(g->open, in, 0);
 			putchar('\n');
 			blank = 0;
 		}

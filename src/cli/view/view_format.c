@@ -634,3 +634,21 @@ void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len
 		snprintf(name, name_len, "kernel event %u", k->kind);
 	}
 }
+
+/* The prefix of a node's line (line set: its branch "+-") or of the blank
+ * line between siblings, as uftrace draws it: a "|" for each open level
+ * that has siblings still to come. */
+void view_print_indent(const uint8_t *open, uint32_t indent, int line)
+{
+	int last = -1;
+	if (line)
+		for (uint32_t i = 0; i < indent; i++)
+			if (open[i])
+				last = (int)i;
+	for (uint32_t i = 0; i < indent; i++) {
+		if (!line || (int)i < last)
+			fputs(open[i] ? " | " : "   ", stdout);
+		else
+			fputs((int)i == last ? " +-" : "---", stdout);
+	}
+}

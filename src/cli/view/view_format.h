@@ -84,4 +84,9 @@ void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len
 /* A system call's name by its x86-64 number ("syscall_N" for one the
  * table does not know): into buf. */
 const char *view_syscall_name(uint64_t nr, char *buf, size_t len);
+/* The prefix of a graph node's line (line set: its branch "+-") or of
+ * the blank line between siblings, as uftrace draws it: a "|" for each
+ * open level that has siblings still to come (graph, graph --task). */
+void view_print_indent(const uint8_t *open, uint32_t indent, int line);
+
 #endif
