@@ -91,7 +91,10 @@ __attribute__((destructor)) static void name_at_exit(void)
 {
 	struct rec_thread *rt = rec_self;
 
-	if (shm && rt && rt->chunk && !shm->snapshot_mode) {
+	/* The thread's own chunk only: a raw fork's or a vfork's child
+	 * still sees its parent's thread here (another tid), whose chunk is
+	 * the parent's. */
+	if (shm && rt && rt->chunk && !shm->snapshot_mode && rt->tid == (uint32_t)gettid()) {
 		prctl(PR_GET_NAME, rt->comm);
 		memcpy(rt->chunk->comm, rt->comm, sizeof(rt->chunk->comm));
 	}
