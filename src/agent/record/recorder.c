@@ -486,10 +486,10 @@ static int trigger_entry(const struct needle_ctx *ctx, uint64_t *cookie, int ret
 	return 0;
 }
 
-static void trigger_exit(uint32_t id, uint64_t cookie)
+static void trigger_exit(uint32_t id, uint64_t cookie, uint64_t now)
 {
 	const struct trigger_site *ts = trigger_folded_site(id);
-	uint64_t now = trigger_clock(), took = (now - cookie) & COOKIE_TIME_MASK;
+	uint64_t took = (now - cookie) & COOKIE_TIME_MASK;
 
 	/* A call ended by an unwind (longjmp, an exception) counts too, up
 	 * to where the unwind was seen: a slow request may end that way. */
@@ -507,16 +507,29 @@ static int graph_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *dat
 	return ret;
 }
 
+static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie);
+
 static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data)
 {
-	struct rec_thread *rt = ctx->thread_data;
 	(void)data;
 
 	if (__builtin_expect(cookie & COOKIE_TIMED, 0)) {
-		trigger_exit(ctx->func->site_id, cookie);
-		if (cookie & COOKIE_SKIPPED)
-			return;
+		/* The call's end is timed now, and its trigger fires once its
+		 * exit is written: the snapshot it asks for, which needle
+		 * record may copy at once, holds that exit. */
+		uint64_t now = trigger_clock();
+		if (!(cookie & COOKIE_SKIPPED))
+			graph_exit_record(ctx, cookie);
+		trigger_exit(ctx->func->site_id, cookie, now);
+		return;
 	}
+	graph_exit_record(ctx, cookie);
+}
+
+static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie)
+{
+	struct rec_thread *rt = ctx->thread_data;
+
 	if (cookie & COOKIE_OUT) {
 		if (rt->out_count)
 			rt->out_count--;
