@@ -95,10 +95,12 @@ wait_for grep -q "flight recorder" "$T/uerr"
 pid=$(pgrep -P "$rec" | head -1)
 "$NEEDLE" ctl "$pid" snapshot >/dev/null
 check_eq "ctl: needle ctl PID snapshot answers" "$?" 0
-wait_for test -f "$T/u.data.1"
+# A snapshot is written in place (output.c): whole once info says so.
+whole() { "$NEEDLE" info -i "$1" 2>/dev/null | grep -q '^status: *complete'; }
+wait_for whole "$T/u.data.1"
 sleep 1.1 # --snapshot-interval defaults to 1 s
 kill -USR2 "$rec"
-wait_for test -f "$T/u.data.2"
+wait_for whole "$T/u.data.2"
 check "SIGUSR2: the second snapshot" test -f "$T/u.data.2"
 check "ctl: info says needle ctl" grep -q "needle ctl snapshot" <("$NEEDLE" info -i "$T/u.data.1")
 check "SIGUSR2: info says SIGUSR2" grep -q "SIGUSR2" <("$NEEDLE" info -i "$T/u.data.2")
