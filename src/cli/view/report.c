@@ -389,11 +389,12 @@ static int account(const struct trace_event *ev, void *arg)
 	 * uftrace and perf count it, not the sum of the nested ones.  A
 	 * thread's (--task): the time of its outermost calls. */
 	int outermost = 1;
+	struct func_stats *task_row = NULL;
 	if (r->task) {
-		struct func_stats *ts = stats_for(r, ev->thread);
-		outermost = ts && ev->kind == TEV_EXIT && ts->task_top == ev->depth + 1;
+		task_row = stats_for(r, ev->thread);
+		outermost = task_row && ev->kind == TEV_EXIT && task_row->task_top == ev->depth + 1;
 		if (outermost)
-			ts->task_top = 0;
+			task_row->task_top = 0;
 	} else if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
 		int64_t left = active_add(r, ev->thread, ev->site, -1);
 		if (left < 0)
@@ -404,7 +405,7 @@ static int account(const struct trace_event *ev, void *arg)
 	 * exit was lost or whose entry is missing counts as a call but has
 	 * no time. */
 	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) ||
-	    !(f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)))
+	    !(f = r->task ? task_row : row_for(r, ev)))
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
 	uint64_t self = d > ev->child_ns ? d - ev->child_ns : 0;
