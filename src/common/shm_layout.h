@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define SHM_MAGIC 0x314d4853454c444eULL /* "NEEDLSHM1" */
-#define SHM_VERSION 5
+#define SHM_VERSION 6
 
 #define EV_ENTRY 0u
 #define EV_EXIT 1u
@@ -158,6 +158,15 @@ struct shm_chunk {
 	 * its own): needle record writes them as the trace's TASK records,
 	 * for the task tree (graph --task, uftrace's task.txt). */
 	uint32_t pid, ppid;
+	/* Snapshot mode: how many of the chunk's first events enter again the
+	 * calls the thread had open when it took the chunk (outermost first,
+	 * at most REC_OPEN_SITES, the call whose exit the chunk was taken for
+	 * included), so that whichever chunk a snapshot's window of the
+	 * thread begins with knows the calls it begins inside.  The snapshot
+	 * keeps them in that chunk and drops them from the others
+	 * (cli/record/snapshot.c).  0 when streaming. */
+	uint32_t before;
+	uint32_t reserved;
 	/* events follow, up to the chunk size */
 };
 

@@ -25,6 +25,7 @@ struct frame {
 	uint64_t ns;        /* entry time (reader) */
 	uint64_t child_ns;  /* time spent in children (views) */
 	uint32_t mark;      /* the view's mark of the call (reader, trace_iter_init_mark) */
+	uint32_t before;    /* entered before a snapshot's window (reader): its time is unknown */
 	/* The kernel's share of the call, its children's included (reader,
 	 * --kernel): in system calls, and off the CPU. */
 	uint64_t syscall_ns, offcpu_ns;

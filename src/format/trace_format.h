@@ -203,7 +203,7 @@ struct sec_chunk {
 	uint64_t seq;
 	uint64_t base;
 	uint32_t event_count;
-	uint32_t salvaged;
+	uint32_t salvaged;      /* CHUNK_SALVAGED | CHUNK_ENTERED_BEFORE */
 	/* Calls of the thread whose entry is recorded and whose exit was
 	 * still to come when it took this chunk.  After lost events (and only
 	 * then) writer and readers cut the thread's stack of open calls back
@@ -216,6 +216,14 @@ struct sec_chunk {
 	uint32_t serial;
 	char comm[16];          /* the thread's name when it took this chunk */
 };
+
+/* Bits of sec_chunk.salvaged.  CHUNK_SALVAGED: taken from a thread that
+ * never published it.  CHUNK_ENTERED_BEFORE (a snapshot): the first
+ * open_depth events enter the calls the thread had open where its window
+ * begins, outermost first, at the chunk's base time (their own times are
+ * not recorded). */
+#define CHUNK_SALVAGED 1u
+#define CHUNK_ENTERED_BEFORE 2u
 
 _Static_assert(sizeof(struct sec_chunk_v1) == 32, "version 1 chunk header is 32 bytes");
 _Static_assert(sizeof(struct sec_chunk) == 56, "version 2 chunk header is 56 bytes");

@@ -140,7 +140,7 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 	memcpy(w->buf, &out, sizeof(out));
 	w->events += calls;
 	w->chunks++;
-	w->salvaged += hdr->salvaged != 0;
+	w->salvaged += (hdr->salvaged & CHUNK_SALVAGED) != 0;
 	return trace_writer_section(w, SEC_CHUNK, w->buf, (uint64_t)(p - w->buf));
 }
 

@@ -319,7 +319,7 @@ static PyObject *iter_next(IterObject *self)
 		PyStructSequence_SET_ITEM(e, 4, Py_None);
 		PyStructSequence_SET_ITEM(e, 5, Py_None);
 	}
-	int timed = ev.kind == TEV_EXIT && !(ev.flags & (TEV_ORPHAN | TEV_EXIT_LOST));
+	int timed = ev.kind == TEV_EXIT && !(ev.flags & (TEV_ORPHAN | TEV_EXIT_LOST | TEV_BEFORE));
 	if (timed) {
 		PyStructSequence_SET_ITEM(e, 6, PyLong_FromUnsignedLongLong(ev.ns - ev.entry_ns));
 	} else {

@@ -47,6 +47,7 @@ struct trace_cursor {
 	uint8_t (*data)[TRACE_DATA_MAX];
 	unsigned data_next;
 	uint32_t inherit_left;    /* entries still to come that a fork's child re-entered */
+	uint8_t inherit_before;   /* ... or that a snapshot's window begins inside (TEV_BEFORE) */
 	/* The thread's kernel events (--kernel): the current section's, one
 	 * read at a time, merged with its calls by raw time. */
 	size_t next_kernel;       /* the next section of th->kernel */
@@ -189,7 +190,7 @@ static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns
 		.node = f->node,
 		.mark = f->mark,
 		.kind = TEV_EXIT,
-		.flags = flags,
+		.flags = (uint8_t)(flags | (f->before ? TEV_BEFORE : 0)),
 	};
 	if (c->stack.depth) {
 		struct frame *parent = &c->stack.v[c->stack.depth - 1];
@@ -241,8 +242,10 @@ static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 	}
 	/* A thread's first chunk that begins inside open calls, with no loss
 	 * before it: a forked child's, its first open_depth entries those
-	 * its parent had open. */
-	c->inherit_left = t->version >= 2 && !hdr.seq && !hdr.lost_before ? hdr.open_depth : 0;
+	 * its parent had open; or a snapshot's chunk that says its first
+	 * open_depth entries are the calls open where the window begins. */
+	c->inherit_before = t->version >= 2 && (hdr.salvaged & CHUNK_ENTERED_BEFORE);
+	c->inherit_left = t->version >= 2 && ((!hdr.seq && !hdr.lost_before) || c->inherit_before) ? hdr.open_depth : 0;
 	if (hdr.lost_before) {
 		/* Calls above the depth the thread had when it took this chunk
 		 * returned during the loss (version 2; a version 1 writer did
@@ -332,8 +335,11 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			}
 		}
 		uint8_t inherited = !flat && c->inherit_left ? TEV_INHERITED : 0;
-		if (inherited)
+		if (inherited) {
 			c->inherit_left--;
+			if (c->inherit_before)
+				inherited |= TEV_BEFORE;
+		}
 		*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = site & ~TAG_SITE_FLAT,
 					   .kind = TEV_ENTRY, .flags = (uint8_t)(flat ? TEV_FLAT : inherited),
 					   .depth = (uint32_t)c->stack.depth, .node = node };
@@ -348,6 +354,7 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			}
 			c->stack.v[c->stack.depth - 1].node = node;
 			c->stack.v[c->stack.depth - 1].mark = e->mark;
+			c->stack.v[c->stack.depth - 1].before = (inherited & TEV_BEFORE) != 0;
 		}
 		return 1;
 	}

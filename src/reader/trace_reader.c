@@ -450,7 +450,7 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 			t->end.events += c.event_count;
 			t->end.lost_events += c.lost_before;
 			t->end.chunks++;
-			t->end.salvaged_chunks += c.salvaged != 0;
+			t->end.salvaged_chunks += (c.salvaged & CHUNK_SALVAGED) != 0;
 		}
 		if (!t->first_raw || c.base < t->first_raw)
 			t->first_raw = c.base;

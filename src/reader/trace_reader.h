@@ -195,6 +195,13 @@ enum trace_event_kind {
  * recording enters it again at its first event.  Views show no line for
  * it; its exit closes it as any other. */
 #define TEV_INHERITED 0x40
+/* A call open where a snapshot's window of the thread begins (the chunk
+ * says which, file-format.md): its entry carries TEV_INHERITED too (no
+ * line, not a call of the window), and its exit this flag, with an
+ * entry_ns that is only the window's start. */
+#define TEV_BEFORE 0x80
+/* Exits whose duration is not known. */
+#define TEV_UNTIMED (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST | TEV_BEFORE)
 
 struct trace_event {
 	uint64_t ns;

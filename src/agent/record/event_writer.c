@@ -100,8 +100,32 @@ __attribute__((destructor)) static void name_at_exit(void)
 	}
 }
 
+/* Snapshot mode: every chunk begins by entering again the calls open
+ * (chunk.before), since any chunk may be the oldest a snapshot keeps of
+ * the thread, and without them the snapshot's graph of the thread would
+ * begin with exits of calls it never saw entered, and a crash's last
+ * stack would miss its outer calls.  A chunk taken for an exit counts
+ * that call as returned already (the recorder lowers its depth first),
+ * so that call is entered too, when it is the one open_site holds.  At
+ * most REC_OPEN_SITES + 1 words per chunk of thousands; the times of
+ * these entries are the chunk's, not the calls'. */
+static void before_enter(struct rec_thread *rt, struct shm_chunk *c, unsigned type, uint32_t site)
+{
+	uint32_t n = rt->depth < REC_OPEN_SITES ? rt->depth : REC_OPEN_SITES;
+
+	if ((type == EV_EXIT || type == EV_UNWIND) && n == rt->depth && n < REC_OPEN_SITES &&
+	    rt->open_site[n] == site)
+		n++;
+	if (!n || rt->pos + n + 1 >= rt->end)
+		return;
+	for (uint32_t d = 0; d < n; d++)
+		*rt->pos++ = ev_make(EV_ENTRY, rt->open_site[d], 0);
+	c->before = n;
+	events_publish(rt);
+}
+
 /* The slow path: publish the full chunk, take a fresh one. */
-__attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
+__attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site)
 {
 	if (rt->chunk)
 		chunk_publish(rt);
@@ -147,6 +171,7 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 	c->seq = rt->seq++;
 	c->base = now;
 	c->lost_before = rt->lost;
+	c->before = 0;
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->state, CHUNK_OWNED, memory_order_release);
 	/* The rewrite of a chunk taken back is over: its generation is even
@@ -175,6 +200,8 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now)
 			c->open_depth = n;
 			events_publish(rt);
 		}
+	} else if (shm->snapshot_mode) {
+		before_enter(rt, c, type, site);
 	}
 	return 1;
 }
@@ -194,7 +221,7 @@ __attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned t
 {
 	uint64_t delta;
 
-	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), &delta))
+	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), type, site, &delta))
 		return 0;
 	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
 	rt->pos[0] = ev_make(type, site, delta);
@@ -213,7 +240,7 @@ __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned 
 	uint64_t delta;
 	size_t n = 2u * cnt;
 
-	if (!event_room(rt, 2 + n, &delta))
+	if (!event_room(rt, 2 + n, type, site, &delta))
 		return 0;
 	uint64_t *p = rt->pos;
 	p[0] = ev_make(type, site, delta);

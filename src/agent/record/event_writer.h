@@ -79,8 +79,9 @@ void chunk_publish(struct rec_thread *rt);
  * a fresh chunk at its next event). */
 void chunk_publish_current(void);
 /* The slow path: publish the full chunk, take a fresh one (timestamps
- * from now).  1, or 0 when no chunk is free. */
-int chunk_next(struct rec_thread *rt, uint64_t now);
+ * from now) for an event of this type and site.  1, or 0 when no chunk
+ * is free. */
+int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site);
 /* One event dropped: counted for the thread and in the buffer header. */
 void event_lost(struct rec_thread *rt);
 /* An event and its data block (-A / -R), and one of register values only. */
@@ -94,17 +95,17 @@ static inline uint64_t clock_now(void)
 	return use_tsc ? tsc_read() : monotonic_ns();
 }
 
-/* Room for words more words of the thread's events, in its chunk or a
- * fresh one: 1 with *delta the next event's, or 0 when there is none
+/* Room for words more words of the thread's events (the next one of this
+ * type and site), in its chunk or a fresh one: 1 with *delta the next event's, or 0 when there is none
  * (the event is counted lost; so is a block bigger than a whole chunk,
  * a tiny --chunk-size, which no chunk would hold). */
-static inline int event_room(struct rec_thread *rt, size_t words, uint64_t *delta)
+static inline int event_room(struct rec_thread *rt, size_t words, unsigned type, uint32_t site, uint64_t *delta)
 {
 	uint64_t now = clock_now();
 
 	*delta = now - rt->base;
 	if (__builtin_expect(rt->pos + words > rt->end || *delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now) || rt->pos + words > rt->end) {
+		if (!chunk_next(rt, now, type, site) || rt->pos + words > rt->end) {
 			event_lost(rt);
 			return 0;
 		}
@@ -127,7 +128,7 @@ static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t sit
 {
 	uint64_t delta;
 
-	if (!event_room(rt, 1, &delta))
+	if (!event_room(rt, 1, type, site, &delta))
 		return 0;
 	*rt->pos++ = ev_make(type, site, delta);
 	events_publish(rt);

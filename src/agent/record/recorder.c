@@ -641,7 +641,7 @@ static void thread_exit(void *thread_data, void *user_data)
 	/* Events dropped since the thread's last chunk would be counted only
 	 * in the total: an empty chunk carries them to the thread's own count,
 	 * if the buffer has room for one by now. */
-	if (rec_active && rt->lost && chunk_next(rt, clock_now()))
+	if (rec_active && rt->lost && chunk_next(rt, clock_now(), EV_SWITCH, 0))
 		chunk_publish(rt);
 	rt->lost = 0;
 	rt->depth = 0;

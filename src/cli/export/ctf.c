@@ -167,7 +167,7 @@ static int ctf_event(const struct trace_event *ev, void *arg)
 		put(p, &at, &addr, 8);
 		put(p, &at, name, nlen + 1);
 		if (id == EV_EXIT) {
-			int64_t dur = ev->flags & (TEV_ORPHAN | TEV_EXIT_LOST) ? -1 : (int64_t)(ev->ns - ev->entry_ns);
+			int64_t dur = ev->flags & (TEV_ORPHAN | TEV_EXIT_LOST | TEV_BEFORE) ? -1 : (int64_t)(ev->ns - ev->entry_ns);
 			put(p, &at, &dur, 8);
 		}
 		put(p, &at, &vcnt, 4);

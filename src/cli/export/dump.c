@@ -106,6 +106,8 @@ static int dump_call(const struct trace_event *ev, void *arg)
 		if (ev->kind == TEV_EXIT) {
 			if (ev->flags & TEV_ORPHAN)
 				fputs(" (its entry is not in the trace)", stdout);
+			else if (ev->flags & TEV_BEFORE)
+				fputs(" (entered before the snapshot)", stdout);
 			else if (ev->flags & TEV_EXIT_LOST)
 				fputs(" (exit lost: closed where events were lost)", stdout);
 			else if (ev->flags & TEV_UNWOUND)

@@ -292,7 +292,7 @@ static int otlp_event(const struct trace_event *ev, void *arg)
 	}
 	/* A span needs both ends: an exit with its entry, returned (or
 	 * unwound: it ended then). */
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)))
+	if (ev->kind != TEV_EXIT || (ev->flags & TEV_UNTIMED))
 		return 0;
 	struct otlp_thread *th = &x->th[ev->thread];
 	if (d >= th->cap)

@@ -152,7 +152,7 @@ static int pprof_event(const struct trace_event *ev, void *arg)
 		return 0;
 	}
 	/* As report: a time only from a recorded entry and exit. */
-	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
+	if (ev->flags & TEV_UNTIMED)
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
 	x->wall[ev->node] += d;

@@ -304,7 +304,7 @@ static int uft_event(const struct trace_event *ev, void *arg)
 	struct uft_thread *th = &u->th[slot];
 
 	if (!th->seen)
-		th->forked = ev->kind == TEV_ENTRY && (ev->flags & TEV_INHERITED);
+		th->forked = ev->kind == TEV_ENTRY && (ev->flags & (TEV_INHERITED | TEV_BEFORE)) == TEV_INHERITED;
 	th->seen = 1;
 	if (!th->buf && !(th->buf = malloc(u->buf_cap))) {
 		cli_error("out of memory");

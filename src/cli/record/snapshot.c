@@ -19,9 +19,12 @@
  * without a reclaim first.  So no event in a snapshot is torn or mixed
  * from two lives of a chunk.  The rule for what is kept: per thread, the
  * chunks whose numbers follow each other up to its newest one (a chunk
- * written over during the copy cuts the thread's window there); calls
- * entered before a thread's window have exits without entries, which
- * every view shows as such.
+ * written over during the copy cuts the thread's window there).  Every
+ * chunk begins by entering again the calls its thread had open
+ * (shm_chunk.before): the window's first chunk keeps them, flagged
+ * CHUNK_ENTERED_BEFORE, so that views nest the window inside those calls
+ * and a crash lists its whole stack (the 64 outermost: deeper ones have
+ * exits without entries); the other chunks drop them.
  */
 #include <errno.h>
 #include <limits.h>
@@ -45,6 +48,7 @@ struct chunk_copy {
 	uint32_t serial;
 	uint32_t image; /* shm_chunk.image: whose site ids */
 	uint32_t pid, ppid;
+	uint32_t before; /* shm_chunk.before: its first events enter the calls open */
 };
 
 static int copy_cmp(const void *a, const void *b)
@@ -86,6 +90,9 @@ static int copy_chunk(struct shm_header *h, uint32_t idx, struct chunk_copy *cc,
 	cc->image = c->image;
 	cc->pid = c->pid;
 	cc->ppid = c->ppid;
+	/* Written before the fill level that covers them (event_writer.c,
+	 * before_enter): only those under the level loaded count. */
+	cc->before = c->before < used / 8 ? c->before : used / 8;
 	memcpy(room, shm_chunk_events(c), used);
 	cc->events = room;
 	/* Every load of the copy before the second look at gen: a reclaim
@@ -147,6 +154,19 @@ static int snapshot_copy(struct shm_header *h, struct snapshot_image *im, uint32
 			first--;
 		for (size_t k = begin; k < first; k++)
 			im->v[k].hdr.event_count = UINT32_MAX; /* dropped below */
+		/* The window's first chunk keeps the entries of the calls open
+		 * where it begins, and says so; the others drop theirs, which
+		 * the chunks before them hold as events. */
+		for (size_t k = first; k < end; k++) {
+			struct chunk_copy *cc = &im->v[k];
+			if (k == first && cc->before) {
+				cc->hdr.salvaged |= CHUNK_ENTERED_BEFORE;
+				cc->hdr.open_depth = cc->before;
+			} else {
+				cc->events += cc->before;
+				cc->hdr.event_count -= cc->before;
+			}
+		}
 		end = begin;
 	}
 	size_t k = 0;

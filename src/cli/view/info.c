@@ -234,7 +234,8 @@ static int info_tasks(struct trace *t)
 		struct trace_event ev;
 		if (!trace_iter_init_thread(&it, t, order[k]) && trace_iter_next(&it, &ev) > 0) {
 			if (!known)
-				first_of_process |= ev.kind == TEV_ENTRY && (ev.flags & TEV_INHERITED);
+				first_of_process |=
+					ev.kind == TEV_ENTRY && (ev.flags & (TEV_INHERITED | TEV_BEFORE)) == TEV_INHERITED;
 			/* The first thread of a program exec'ed begins a
 			 * session, and a process: its tid is its pid. */
 			uint32_t m = ev.site < t->site_cap ? t->sites[ev.site].module : UINT32_MAX;

@@ -625,6 +625,18 @@ static void put_closed(struct replay *r, const struct trace_event *ev, const cha
 	}
 }
 
+/* The return of a call whose entry is not in the trace: in a snapshot,
+ * entered before the thread's window (whether the window's first chunk
+ * entered it again, TEV_BEFORE, or it was too deep for that, an orphan);
+ * it has no duration and its opening no line. */
+static void put_return_before(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
+{
+	line(r, "", ev->tid, depth);
+	put(r, "/* return from ");
+	put(r, name);
+	put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
+}
+
 /* A call that has no duration: still running when the recording ended
  * (no closing line, as uftrace shows it: the call is listed after the
  * graph, 2), or its exit lost (its closing line, begun but not ended, 1);
@@ -1215,10 +1227,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (ev->flags & TEV_ORPHAN) {
 			if (r->have_sel || r->have_callers || th->threshold || th->out)
 				return 0;
-			line(r, "", ev->tid, th->sdepth);
-			put(r, "/* return from ");
-			put(r, shown_name(r, ev->site));
-			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
+			put_return_before(r, ev, shown_name(r, ev->site), th->sdepth);
 			end_line(r);
 			return 0;
 		}
@@ -1285,7 +1294,9 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		r->at_ns = ev->ns;
 		r->at_site = ev->site;
 		int unfinished = put_unfinished(r, ev, name, f->sdepth);
-		if (!unfinished) {
+		if (!unfinished && (ev->flags & TEV_BEFORE)) {
+			put_return_before(r, ev, name, f->sdepth);
+		} else if (!unfinished) {
 			put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
 			put_closed(r, ev, name, f->sdepth, ns);
 		}
@@ -1421,12 +1432,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			return 0; /* listed after the graph */
 		if (unfinished) {
 			/* said */
-		} else if (ev->flags & TEV_ORPHAN) {
-			line(r, "", ev->tid, ev->depth);
-			put(r, "/* return from ");
-			put(r, name);
-			/* In a snapshot: entered before the thread's window. */
-			put(r, r->t->have_snapshot ? " (entered before the snapshot) */" : " (its entry was not recorded) */");
+		} else if (ev->flags & (TEV_ORPHAN | TEV_BEFORE)) {
+			put_return_before(r, ev, name, ev->depth);
 		} else {
 			put_closed(r, ev, name, ev->depth, ev->ns - ev->entry_ns);
 		}

@@ -372,7 +372,9 @@ static int account(const struct trace_event *ev, void *arg)
 			return 0;
 	}
 	if (ev->kind == TEV_ENTRY) {
-		if ((f = r->task ? stats_for(r, ev->thread) : row_for(r, ev))) {
+		/* A call open where a snapshot's window begins is not a call
+		 * of the window (no line in replay), only its frame. */
+		if ((f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)) && !(ev->flags & TEV_BEFORE)) {
 			if (!r->min_ns)
 				f->calls++;
 			/* --task: the thread's outermost call that counts (depth
@@ -404,7 +406,7 @@ static int account(const struct trace_event *ev, void *arg)
 	/* Durations come from exits; a call still running at the end, whose
 	 * exit was lost or whose entry is missing counts as a call but has
 	 * no time. */
-	if (ev->kind != TEV_EXIT || (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST)) ||
+	if (ev->kind != TEV_EXIT || (ev->flags & TEV_UNTIMED) ||
 	    !(f = r->task ? task_row : row_for(r, ev)))
 		return 0;
 	uint64_t d = ev->ns - ev->entry_ns;
