@@ -47,8 +47,8 @@ CLI_SRC := $(wildcard src/cli/*.c src/cli/*/*.c) $(wildcard src/reader/*.c) $(wi
 CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
 CLI_INC := -Iinclude -Isrc
 # libdw and libelf: DWARF for --auto-args (src/cli/args/dwarf_params.c); zlib:
-# CRC32 of sections; libstdc++: the C++ demangler.
-CLI_LIBS := -ldw -lelf -lz -lseccomp -lstdc++
+# CRC32 of sections; libstdc++: the C++ demangler; ncurses: needle tui.
+CLI_LIBS := -ldw -lelf -lz -lseccomp -lstdc++ -lncurses
 
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

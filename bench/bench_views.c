@@ -12,6 +12,10 @@
  * "run" prints one line per figure, as bench/run.sh collects them:
  *   view_s_per_mevent_<view>  wall seconds per million events
  *   view_max_rss_kib_<view>   the view's peak resident memory (wait4)
+ *   tui_first_screen_ms       needle tui in a terminal (a pty, 100x30): from
+ *                             its start to its first screen with calls
+ *   tui_s_per_mevent          ... to its status line saying the whole
+ *                             trace is read (view_max_rss_kib_tui)
  *   trigger_<action>_ns       replay -T 'recurse@ACTION': ns per event
  *                             (uftrace's triggers run in the views; replay
  *                             alone is view_s_per_mevent_replay x 1000; an
@@ -19,6 +23,9 @@
  *                             output)
  * Views are run one after another, never side by side. */
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +72,62 @@ static int run(char *const argv[], long *max_rss_kib, int quiet)
 		return -1;
 	*max_rss_kib = ru.ru_maxrss;
 	return 0;
+}
+
+/* needle tui on a pty: the seconds to its first screen that shows a call
+ * (its header line, then a line under it) and to the status line of a
+ * trace read whole ("events, "), then q; its peak RSS.  0, or -1. */
+static int run_tui(const char *needle, const char *data, double *first_s, double *all_s, long *rss)
+{
+	struct winsize ws = { .ws_row = 30, .ws_col = 100 };
+	int fd;
+	double t0 = now();
+	pid_t pid = forkpty(&fd, NULL, NULL, &ws);
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		setenv("TERM", "xterm", 1);
+		execl(needle, needle, "tui", "-i", data, (char *)NULL);
+		_exit(127);
+	}
+	/* The screen's text arrives between escape sequences: the last
+	 * bytes are kept so that a word split between reads is seen. */
+	char buf[65536], tail[256] = "";
+	*first_s = *all_s = -1;
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (poll(&p, 1, 120000) <= 0)
+			break;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		for (ssize_t i = 0; i < n; i++)
+			if (!buf[i])
+				buf[i] = ' ';
+		char joined[sizeof(tail) + sizeof(buf)];
+		snprintf(joined, sizeof(joined), "%s%s", tail, buf);
+		if (*first_s < 0 && strstr(joined, "FUNCTION") && strstr(joined, "recurse"))
+			*first_s = now() - t0;
+		if (strstr(joined, "events, ")) {
+			*all_s = now() - t0;
+			if (*first_s < 0)
+				*first_s = *all_s;
+			if (write(fd, "q", 1) != 1)
+				break;
+		}
+		size_t len = strlen(joined);
+		snprintf(tail, sizeof(tail), "%s", joined + (len > sizeof(tail) - 1 ? len - (sizeof(tail) - 1) : 0));
+	}
+	int status;
+	struct rusage ru;
+	if (*all_s < 0)
+		kill(pid, SIGTERM);
+	if (wait4(pid, &status, 0, &ru) != pid)
+		return -1;
+	close(fd);
+	*rss = ru.ru_maxrss;
+	return *all_s < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0;
 }
 
 static long long trace_events(const char *needle, const char *data)
@@ -150,6 +213,18 @@ int main(int argc, char **argv)
 			printf("export_%s_s_per_mevent %.4f\n", views[i].key, s / (events / 1e6));
 		printf("view_max_rss_kib_%s %ld\n", views[i].key, rss);
 		fflush(stdout);
+	}
+	/* The interactive view: how soon it shows, how long to read it all. */
+	{
+		double first, all;
+		if (!run_tui(needle, data, &first, &all, &rss)) {
+			printf("tui_first_screen_ms %.1f\n", first * 1e3);
+			printf("view_s_per_mevent_tui %.4f\n", all / (events / 1e6));
+			printf("view_max_rss_kib_tui %ld\n", rss);
+			fflush(stdout);
+		} else {
+			fprintf(stderr, "bench_views: tui failed\n");
+		}
 	}
 	/* uftrace's triggers, each on the recursive function. */
 	static const struct {

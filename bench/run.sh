@@ -637,7 +637,9 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	done
 	printf '%-34s %10s  %s\n' "otlp_stream_ns_per_span" "$(val otlp_stream_ns_per_span)" \
 		"record --otlp-endpoint, a span per call, over recording alone; $(val otlp_stream_spans_sent_pct)% sent, the rest dropped"
-	for v in replay report folded perfetto chrome pprof otlp ctf graph; do
+	printf '%-34s %10s  %s\n' "tui_first_screen_ms" "$(val tui_first_screen_ms)" \
+		"needle tui on a pty: its first screen of calls (goal < 1000 ms), 50M events, 1,000 deep"
+	for v in replay report folded perfetto chrome pprof otlp ctf graph tui; do
 		printf '%-34s %10s  %s\n' "view_s_per_mevent_$v" "$(val view_s_per_mevent_$v)" \
 			"50M events, 1,000 deep; peak RSS $(val view_max_rss_kib_$v) KiB"
 	done

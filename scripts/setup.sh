@@ -8,7 +8,8 @@
 #               ranges from .eh_frame, separate debug files), libzydis-dev
 #               (x86-64 decoder and encoder: relocating function entries),
 #               zlib1g-dev (CRC32 of trace file sections), libseccomp-dev
-#               (the system calls' names, for --kernel's views), and to link
+#               (the system calls' names, for --kernel's views),
+#               libncurses-dev (needle tui's terminal screens), and to link
 #               them into libneedle (scripts/build_deps.sh: elfutils and
 #               Zydis rebuilt from Debian's sources with -fPIC): dpkg-dev
 #               (apt-get source), m4, flex, bison (elfutils' build),
@@ -20,7 +21,8 @@
 #               export), python3 (checks the Chrome JSON export), python3-dev and
 #               python3-pytest (`import needle`, built against Debian's python3, and
 #               its tests), golang-go (`go tool pprof` reads the pprof export),
-#               babeltrace2 (reads the CTF export),
+#               babeltrace2 (reads the CTF export), tmux (drives needle tui
+#               in the tests: send-keys, capture-pane),
 #               libclang-rt-14-dev (clang's libFuzzer and sanitizer runtimes:
 #               the reader's fuzzer; gcc's come with gcc), gcc-multilib
 #               (a 32-bit program that needle record -p must refuse), strace
@@ -37,7 +39,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest golang-go babeltrace2
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev libncurses-dev tmux dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest golang-go babeltrace2
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()

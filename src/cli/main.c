@@ -27,6 +27,7 @@ static const char usage[] =
 	"  graph  [-i FILE] [FUNC]           the call graph of FUNC, calls merged by path\n"
 	"  dump   [-i FILE]                  every event as a line, thread by thread\n"
 	"  script -S FILE.py [-i FILE]       run a Python script over the events (import needle)\n"
+	"  tui    [-i FILE]                  browse the trace in the terminal (graph, report, search)\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
 	"  ctl    PID COMMAND                change what a running recording traces\n"
 	"\n"
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
 		{ "record", cmd_record }, { "replay", cmd_replay }, { "report", cmd_report },
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
 		{ "live", cmd_live },     { "graph", cmd_graph },
-		{ "dump", cmd_dump },     { "script", cmd_script },
+		{ "dump", cmd_dump },     { "script", cmd_script }, { "tui", cmd_tui },
 	};
 
 	/* record's span stream lives a layer above it (otlp_stream.c). */

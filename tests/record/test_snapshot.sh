@@ -74,8 +74,8 @@ check_eq "crash: the last call, crash_here, open inside worker: listed after the
 worker"
 check "crash: the crashing thread's handler calls before it" \
 	test "$("$NEEDLE" replay --tid "$ctid" -i "$T/c.data" | grep -c 'handler() {')" -ge 1000
-# With a ring too small for a thread's whole life (1 MiB shared by 5
-# threads, each writing 1.4 MB before the crash), each window begins
+# With a ring too small for the crashing thread's whole life (1 MiB
+# shared by 5 threads; it writes 1.4 MB before the crash), its window begins
 # inside worker, whose entry was written over long before: the window's
 # first chunk enters it again, so every handler is nested under it, no
 # call of worker is counted, and the crash's stack is whole.
@@ -88,8 +88,8 @@ check "small ring: the crashing thread's window holds handlers ($(grep -c 'handl
 check_eq "small ring: every handler in it nested at depth 1, under worker" \
 	"$(grep -E '\| +handler\(\) \{' "$T/crt" | grep -cvE '\|   handler\(\) \{')" 0
 check "small ring: worker's entry is not a line of the window" test "$(grep -c 'worker() {' "$T/crt")" -eq 0
-check_eq "small ring: report counts no call of worker (none entered in the windows)" \
-	"$("$NEEDLE" report -i "$T/c1.data" | grep -cw worker)" 0
+check_eq "small ring: report counts no call of worker in it (none entered in its window)" \
+	"$("$NEEDLE" report --tid "$ctid" -i "$T/c1.data" | grep -cw worker)" 0
 check_eq "small ring: the stack at the crash is whole" \
 	"$(sed -n '/with these calls open/,$p' "$T/c1r" | sed -n "/^task: $ctid\$/,/^task/p" | grep -v '^task' | tr '\n' ' ')" \
 	"[1] crash_here [0] worker "

@@ -107,16 +107,22 @@ __attribute__((destructor)) static void name_at_exit(void)
  * stack would miss its outer calls.  A chunk taken for an exit counts
  * that call as returned already (the recorder lowers its depth first),
  * so that call is entered too, when it is the one open_site holds.  At
- * most REC_OPEN_SITES + 1 words per chunk of thousands; the times of
- * these entries are the chunk's, not the calls'. */
-static void before_enter(struct rec_thread *rt, struct shm_chunk *c, unsigned type, uint32_t site)
+ * most REC_OPEN_SITES + 1 words per chunk of thousands, and never in
+ * the way of the event the chunk was taken for; the times of these
+ * entries are the chunk's, not the calls'.  None when the stack is
+ * deeper than open_site holds (the deep calls' exits would close the
+ * wrong frames of a recursion: they stay exits without entries, as a
+ * fork's child does), nor in a thread that switched contexts, nor for a
+ * chunk that carries no event. */
+static void before_enter(struct rec_thread *rt, struct shm_chunk *c, unsigned type, uint32_t site, size_t words)
 {
-	uint32_t n = rt->depth < REC_OPEN_SITES ? rt->depth : REC_OPEN_SITES;
+	uint32_t n = rt->depth;
 
-	if ((type == EV_EXIT || type == EV_UNWIND) && n == rt->depth && n < REC_OPEN_SITES &&
-	    rt->open_site[n] == site)
+	if (n > REC_OPEN_SITES || rt->switched || type == REC_NO_EVENT)
+		return;
+	if ((type == EV_EXIT || type == EV_UNWIND) && n < REC_OPEN_SITES && rt->open_site[n] == site)
 		n++;
-	if (!n || rt->pos + n + 1 >= rt->end)
+	if (!n || rt->pos + n + words > rt->end)
 		return;
 	for (uint32_t d = 0; d < n; d++)
 		*rt->pos++ = ev_make(EV_ENTRY, rt->open_site[d], 0);
@@ -125,7 +131,8 @@ static void before_enter(struct rec_thread *rt, struct shm_chunk *c, unsigned ty
 }
 
 /* The slow path: publish the full chunk, take a fresh one. */
-__attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site)
+__attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site,
+				       size_t words)
 {
 	if (rt->chunk)
 		chunk_publish(rt);
@@ -201,7 +208,7 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now, un
 			events_publish(rt);
 		}
 	} else if (shm->snapshot_mode) {
-		before_enter(rt, c, type, site);
+		before_enter(rt, c, type, site, words);
 	}
 	return 1;
 }

@@ -69,6 +69,9 @@ struct rec_thread {
 	 * (the depth at the fork: an exit may have run since). */
 	uint32_t inherit;
 	uint32_t open_site[REC_OPEN_SITES];
+	/* The thread switched contexts (swapcontext): its depth and open
+	 * sites mix the calls of its contexts, which are no one stack. */
+	uint8_t switched;
 };
 
 /* Publish the thread's chunk: to the ring for needle record's drain, or,
@@ -79,9 +82,11 @@ void chunk_publish(struct rec_thread *rt);
  * a fresh chunk at its next event). */
 void chunk_publish_current(void);
 /* The slow path: publish the full chunk, take a fresh one (timestamps
- * from now) for an event of this type and site.  1, or 0 when no chunk
- * is free. */
-int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site);
+ * from now) for an event of this type and site taking words words, or
+ * for none (REC_NO_EVENT: a chunk that carries a thread's lost count).
+ * 1, or 0 when no chunk is free. */
+#define REC_NO_EVENT 0xffu
+int chunk_next(struct rec_thread *rt, uint64_t now, unsigned type, uint32_t site, size_t words);
 /* One event dropped: counted for the thread and in the buffer header. */
 void event_lost(struct rec_thread *rt);
 /* An event and its data block (-A / -R), and one of register values only. */
@@ -105,7 +110,7 @@ static inline int event_room(struct rec_thread *rt, size_t words, unsigned type,
 
 	*delta = now - rt->base;
 	if (__builtin_expect(rt->pos + words > rt->end || *delta > EV_DELTA_MASK, 0)) {
-		if (!chunk_next(rt, now, type, site) || rt->pos + words > rt->end) {
+		if (!chunk_next(rt, now, type, site, words) || rt->pos + words > rt->end) {
 			event_lost(rt);
 			return 0;
 		}

@@ -615,6 +615,7 @@ static void context_switch(const void *from, const void *to, void *thread_data, 
 	uint32_t to_id = context_id(to);
 	if (!to_id)
 		return;
+	rt->switched = 1; /* its chunks enter no open calls again (event_writer.c) */
 	if (from) {
 		uint32_t from_id = context_id(from);
 		if (from_id)
@@ -641,10 +642,11 @@ static void thread_exit(void *thread_data, void *user_data)
 	/* Events dropped since the thread's last chunk would be counted only
 	 * in the total: an empty chunk carries them to the thread's own count,
 	 * if the buffer has room for one by now. */
-	if (rec_active && rt->lost && chunk_next(rt, clock_now(), EV_SWITCH, 0))
+	if (rec_active && rt->lost && chunk_next(rt, clock_now(), REC_NO_EVENT, 0, 0))
 		chunk_publish(rt);
 	rt->lost = 0;
 	rt->depth = 0;
+	rt->switched = 0;
 	rt->in_count = rt->out_count = rt->limit = 0;
 	rt->lib_top = 0;
 	rt->tid = 0;

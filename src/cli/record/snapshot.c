@@ -19,12 +19,13 @@
  * without a reclaim first.  So no event in a snapshot is torn or mixed
  * from two lives of a chunk.  The rule for what is kept: per thread, the
  * chunks whose numbers follow each other up to its newest one (a chunk
- * written over during the copy cuts the thread's window there).  Every
+ * written over during the copy cuts the thread's window there).  A
  * chunk begins by entering again the calls its thread had open
- * (shm_chunk.before): the window's first chunk keeps them, flagged
- * CHUNK_ENTERED_BEFORE, so that views nest the window inside those calls
- * and a crash lists its whole stack (the 64 outermost: deeper ones have
- * exits without entries); the other chunks drop them.
+ * (shm_chunk.before, when the recorder knows the whole stack): the
+ * window's first chunk keeps them, flagged CHUNK_ENTERED_BEFORE, so that
+ * views nest the window inside those calls and a crash lists its whole
+ * stack; the other chunks drop them.  Without them, calls entered before
+ * the window have exits without entries.
  */
 #include <errno.h>
 #include <limits.h>

@@ -831,8 +831,9 @@ static int print_at_exit(struct replay *r, const struct trace_event *ev)
 	if (ev->kind != TEV_EXIT)
 		return 0;
 	take_args(r, ev, &args, &args_len);
-	/* No return value: still running, exit lost, entry not recorded. */
-	if (ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_EXIT_LOST))
+	/* No duration: still running, exit lost, entry not recorded or
+	 * before a snapshot's window. */
+	if (ev->flags & TEV_UNTIMED)
 		return 0;
 	if (r->ret_filter) {
 		int eq = view_ret_equals(ev->data, ev->data_len, &r->ret_value);

@@ -382,7 +382,9 @@ static int account(const struct trace_event *ev, void *arg)
 			if (r->task && !f->task_top && !(ev->flags & TEV_FLAT))
 				f->task_top = ev->depth + 1;
 		}
-		if (!r->task && !(ev->flags & TEV_FLAT) && active_add(r, ev->thread, ev->site, 1) < 0)
+		/* A call open before a snapshot's window is no call of it:
+		 * the window's calls of its function are outermost. */
+		if (!r->task && !(ev->flags & (TEV_FLAT | TEV_BEFORE)) && active_add(r, ev->thread, ev->site, 1) < 0)
 			return r->oom = 1;
 		return 0;
 	}
@@ -397,7 +399,7 @@ static int account(const struct trace_event *ev, void *arg)
 		outermost = task_row && ev->kind == TEV_EXIT && task_row->task_top == ev->depth + 1;
 		if (outermost)
 			task_row->task_top = 0;
-	} else if (ev->kind == TEV_EXIT && !(ev->flags & TEV_ORPHAN)) {
+	} else if (ev->kind == TEV_EXIT && !(ev->flags & (TEV_ORPHAN | TEV_BEFORE))) {
 		int64_t left = active_add(r, ev->thread, ev->site, -1);
 		if (left < 0)
 			return r->oom = 1;

@@ -17,6 +17,7 @@ int cmd_replay(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
+int cmd_tui(int argc, char **argv);
 
 /* Open path (default needle.data); prints the error and returns NULL.  A
  * file whose recording did not finish opens, with one warning line. */

@@ -1,0 +1,910 @@
+/* tui.c - needle tui: an interactive terminal browser over a trace, as
+ * uftrace's tui is over its data: the call graph of the whole trace,
+ * folded and unfolded by key, the report of its functions, the call graph
+ * of one function (its callers as an inverted tree, its callees merged),
+ * search, per thread.
+ *
+ * Invariants:
+ *  - One pass over the trace, in batches between keys: the first screen
+ *    shows after the first batch (a few milliseconds, whatever the size
+ *    of the trace), and the screens fill in as the pass goes on; the
+ *    status line says how far it is.  No event is read twice.
+ *  - Memory is the call tree of distinct paths (call_tree.h, paths merged
+ *    by function name as needle graph merges them) with each node's calls
+ *    and times, and the reader's stacks of open calls: bounded by the
+ *    paths and the deepest stack, never by the number of events.
+ *  - Every screen is derived from the tree when it is shown: the graph's
+ *    rows are the unfolded nodes, the report and a function's call graph
+ *    one walk of the tree, iterative (a recursion 100,000 deep is a path
+ *    100,000 nodes long, never as deep a C stack).
+ *  - The terminal is given back as it was on every way out (q, end of
+ *    input, a damaged file, SIGINT/SIGTERM through ncurses' handlers).
+ */
+#include <curses.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/util/cli_util.h"
+#include "cli/view/view.h"
+#include "reader/call_tree.h"
+
+/* Events decoded between two looks at the keyboard while loading: about
+ * 20 ms of the reader's work on a 2-vCPU VM. */
+#define LOAD_BATCH 200000u
+
+struct node_stats {
+	uint64_t calls, total, self;
+};
+
+/* A tree as a screen shows it: its nodes' numbers, which are unfolded,
+ * and the rows the unfolded ones make. */
+struct tree_screen {
+	struct call_tree tree;
+	struct node_stats *st;
+	uint8_t *folded;
+	size_t cap;                 /* st and folded hold cap nodes */
+	uint32_t *row_node, *row_depth;
+	size_t row_cnt, row_cap;
+	size_t cursor, top;
+};
+
+enum tui_screen { SCR_GRAPH, SCR_REPORT, SCR_CALLS, SCR_HELP };
+
+/* Labels of the call graph's own nodes (sites no trace has). */
+#define SITE_CALLERS (UINT32_MAX - 1)
+#define SITE_CALLEES (UINT32_MAX - 2)
+
+struct report_row {
+	uint32_t site;
+	struct node_stats st;
+};
+
+struct tui {
+	struct trace *t;
+	const char *path;
+	struct trace_iter it;
+	int loading;
+	uint64_t events;
+	uint32_t *keys;              /* site -> the site its name goes by */
+	struct tree_screen graph;    /* the whole trace: root, threads, calls */
+	struct tree_screen calls;    /* one function's callers and callees */
+	uint32_t calls_site;
+	struct report_row *report;
+	size_t report_cnt, report_cursor, report_top;
+	enum tui_screen screen, back;
+	char search[128];
+	char msg[256];
+};
+
+static const char *node_label(struct tui *u, struct tree_screen *ts, uint32_t n, char *buf, size_t len)
+{
+	const struct call_node *c = &ts->tree.v[n];
+	if (ts == &u->graph && c->parent == 0) {
+		const struct trace_thread *th = trace_thread_find(u->t, c->site);
+		snprintf(buf, len, "[%u] %.40s", c->site, th && th->name[0] ? th->name : "thread");
+		return buf;
+	}
+	if (c->site == SITE_CALLERS)
+		return "callers (backtraces, innermost first)";
+	if (c->site == SITE_CALLEES)
+		return "callees (its calls merged)";
+	return trace_site_name(u->t, c->site);
+}
+
+/* Room for the tree's nodes in the screen's arrays: new nodes unfolded. */
+static int screen_grow(struct tree_screen *ts)
+{
+	if (ts->tree.cnt <= ts->cap)
+		return 0;
+	size_t cap = ts->cap ? ts->cap : 1024;
+	while (cap < ts->tree.cnt)
+		cap *= 2;
+	struct node_stats *st = realloc(ts->st, cap * sizeof(*st));
+	if (!st)
+		return -1;
+	ts->st = st;
+	uint8_t *f = realloc(ts->folded, cap);
+	if (!f)
+		return -1;
+	ts->folded = f;
+	memset(ts->st + ts->cap, 0, (cap - ts->cap) * sizeof(*st));
+	memset(ts->folded + ts->cap, 0, cap - ts->cap);
+	ts->cap = cap;
+	return 0;
+}
+
+static void screen_free(struct tree_screen *ts)
+{
+	call_tree_free(&ts->tree);
+	free(ts->st);
+	free(ts->folded);
+	free(ts->row_node);
+	free(ts->row_depth);
+	memset(ts, 0, sizeof(*ts));
+}
+
+/* The children of n in the order they were first called (the tree links
+ * them newest first), into *v. */
+static size_t children(const struct call_tree *t, uint32_t n, uint32_t **v, size_t *cap)
+{
+	size_t k = 0;
+	for (uint32_t c = t->v[n].first_child; c; c = t->v[c].next_sibling) {
+		if (k == *cap) {
+			size_t nc = *cap ? *cap * 2 : 64;
+			uint32_t *nv = realloc(*v, nc * sizeof(*nv));
+			if (!nv)
+				return SIZE_MAX;
+			*v = nv;
+			*cap = nc;
+		}
+		(*v)[k++] = c;
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		uint32_t x = (*v)[i];
+		(*v)[i] = (*v)[k - 1 - i];
+		(*v)[k - 1 - i] = x;
+	}
+	return k;
+}
+
+/* The threads of the graph by tid (the reader meets them in time order,
+ * newest first in the tree's lists): the program's first thread first. */
+static const struct call_tree *sorting_tree;
+
+static int by_tid(const void *a, const void *b)
+{
+	uint32_t x = sorting_tree->v[*(const uint32_t *)a].site, y = sorting_tree->v[*(const uint32_t *)b].site;
+	return (x > y) - (x < y);
+}
+
+/* The rows: every node whose callers are all unfolded, depth first in
+ * call order, the cursor kept on its node.  An explicit stack. */
+static int screen_rows(struct tui *u, struct tree_screen *ts)
+{
+	uint32_t at = ts->row_cnt && ts->cursor < ts->row_cnt ? ts->row_node[ts->cursor] : 0;
+	uint32_t *stack = NULL, *kids = NULL, *dep = NULL;
+	size_t sp = 0, scap = 0, kcap = 0;
+	int err = 0;
+
+	ts->row_cnt = 0;
+	if (screen_grow(ts))
+		return -1;
+	/* Push the root's children, last first, so the first pops first. */
+	size_t k = children(&ts->tree, 0, &kids, &kcap);
+	if (ts == &u->graph && k != SIZE_MAX) {
+		sorting_tree = &ts->tree;
+		qsort(kids, k, sizeof(*kids), by_tid);
+	}
+	for (size_t i = k; i-- > 0 && k != SIZE_MAX;) {
+		if (sp == scap) {
+			scap = scap ? scap * 2 : 256;
+			uint32_t *ns = realloc(stack, scap * sizeof(*ns)), *nd = ns ? realloc(dep, scap * sizeof(*nd)) : NULL;
+			if (ns)
+				stack = ns;
+			if (!ns || !nd) {
+				err = -1;
+				goto out;
+			}
+			dep = nd;
+		}
+		stack[sp] = kids[i];
+		dep[sp++] = 0;
+	}
+	if (k == SIZE_MAX)
+		err = -1;
+	while (!err && sp) {
+		uint32_t n = stack[--sp], d = dep[sp];
+		if (ts->row_cnt == ts->row_cap) {
+			size_t rc = ts->row_cap ? ts->row_cap * 2 : 1024;
+			uint32_t *rn = realloc(ts->row_node, rc * sizeof(*rn));
+			if (rn)
+				ts->row_node = rn;
+			uint32_t *rd = rn ? realloc(ts->row_depth, rc * sizeof(*rd)) : NULL;
+			if (!rn || !rd) {
+				err = -1;
+				break;
+			}
+			ts->row_depth = rd;
+			ts->row_cap = rc;
+		}
+		ts->row_node[ts->row_cnt] = n;
+		ts->row_depth[ts->row_cnt++] = d;
+		if (ts->folded[n])
+			continue;
+		k = children(&ts->tree, n, &kids, &kcap);
+		if (k == SIZE_MAX) {
+			err = -1;
+			break;
+		}
+		for (size_t i = k; i-- > 0;) {
+			if (sp == scap) {
+				scap *= 2;
+				uint32_t *ns = realloc(stack, scap * sizeof(*ns));
+				if (ns)
+					stack = ns;
+				uint32_t *nd = ns ? realloc(dep, scap * sizeof(*nd)) : NULL;
+				if (!ns || !nd) {
+					err = -1;
+					break;
+				}
+				dep = nd;
+			}
+			stack[sp] = kids[i];
+			dep[sp++] = d + 1;
+		}
+	}
+out:
+	free(stack);
+	free(dep);
+	free(kids);
+	ts->cursor = 0;
+	for (size_t i = 0; at && i < ts->row_cnt; i++)
+		if (ts->row_node[i] == at) {
+			ts->cursor = i;
+			break;
+		}
+	return err;
+}
+
+/* One batch of the pass: each call's count at its entry, its time and
+ * self time at its exit (a call still running at the end, or whose entry
+ * or exit is not in the trace, counts with no time, as report says). */
+static int load_batch(struct tui *u)
+{
+	struct tree_screen *g = &u->graph;
+	struct trace_event ev;
+
+	for (unsigned i = 0; i < LOAD_BATCH; i++) {
+		int r = trace_iter_next(&u->it, &ev);
+		if (r < 0) {
+			snprintf(u->msg, sizeof(u->msg), "the trace is damaged: %.100s (shown up to there)", u->it.err);
+			u->loading = 0;
+			return -1;
+		}
+		if (!r) {
+			u->loading = 0;
+			return 0;
+		}
+		u->events++;
+		if ((ev.kind != TEV_ENTRY && ev.kind != TEV_EXIT) || !ev.node)
+			continue;
+		if (screen_grow(g))
+			return -ENOMEM;
+		struct node_stats *s = &g->st[ev.node];
+		if (ev.kind == TEV_ENTRY) {
+			if (!(ev.flags & TEV_INHERITED))
+				s->calls++;
+		} else if (!(ev.flags & TEV_UNTIMED)) {
+			uint64_t d = ev.ns - ev.entry_ns;
+			s->total += d;
+			s->self += d > ev.child_ns ? d - ev.child_ns : 0;
+		}
+	}
+	return 0;
+}
+
+/* The report: per function (by name), its calls, its self time, and the
+ * time of its outermost calls (a recursion's nested calls are inside
+ * their caller's time already), from one walk of the tree with a count
+ * of each function's nodes open on the path. */
+static int build_report(struct tui *u)
+{
+	struct call_tree *t = &u->graph.tree;
+	size_t nsites = u->t->site_cap;
+	uint32_t *open = calloc(nsites ? nsites : 1, sizeof(*open));
+	size_t *row_of = malloc((nsites ? nsites : 1) * sizeof(*row_of));
+	uint32_t *stack = malloc(t->cnt * sizeof(*stack));
+	uint8_t *leaving = calloc(t->cnt ? t->cnt : 1, 1);
+	int err = -1;
+
+	free(u->report);
+	u->report = NULL;
+	u->report_cnt = 0;
+	if (!open || !row_of || !stack || !leaving || !(u->report = calloc(nsites ? nsites : 1, sizeof(*u->report))))
+		goto out;
+	for (size_t i = 0; i < nsites; i++)
+		row_of[i] = SIZE_MAX;
+	size_t sp = 0;
+	for (uint32_t c = t->v[0].first_child; c; c = t->v[c].next_sibling)
+		stack[sp++] = c;
+	while (sp) {
+		uint32_t n = stack[sp - 1];
+		uint32_t site = t->v[n].site;
+		int is_call = t->v[n].parent != 0 && site < nsites;
+		if (leaving[n]) {
+			sp--;
+			if (is_call && leaving[n] == 1)
+				open[site]--;
+			continue;
+		}
+		leaving[n] = 1;
+		if (is_call) {
+			if (row_of[site] == SIZE_MAX) {
+				row_of[site] = u->report_cnt;
+				u->report[u->report_cnt++].site = site;
+			}
+			struct report_row *r = &u->report[row_of[site]];
+			const struct node_stats *s = &u->graph.st[n];
+			r->st.calls += s->calls;
+			r->st.self += s->self;
+			if (!open[site])
+				r->st.total += s->total;
+			/* A path whose calls all began before a snapshot's
+			 * window (no call counted) holds none of the others. */
+			if (s->calls)
+				open[site]++;
+			else
+				leaving[n] = 2;
+		}
+		for (uint32_t c = t->v[n].first_child; c; c = t->v[c].next_sibling)
+			stack[sp++] = c;
+	}
+	err = 0;
+out:
+	free(open);
+	free(row_of);
+	free(stack);
+	free(leaving);
+	return err;
+}
+
+static int report_order(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+	if (x->st.total != y->st.total)
+		return x->st.total < y->st.total ? 1 : -1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* The call graph of site: under "callers", each path that led to its
+ * outermost calls, innermost caller first (an inverted tree: callers
+ * merge where their paths do); under "callees", those calls merged with
+ * everything they called.  One walk of the graph's tree. */
+static int build_calls(struct tui *u, uint32_t site)
+{
+	struct call_tree *t = &u->graph.tree;
+	struct tree_screen *cs = &u->calls;
+	uint32_t *stack = malloc((t->cnt + 1) * sizeof(*stack)), *map = NULL;
+	uint8_t *leaving = calloc(t->cnt ? t->cnt : 1, 1);
+	uint32_t open = 0;
+	int err = -1;
+
+	screen_free(cs);
+	u->calls_site = site;
+	if (!stack || !leaving || call_tree_init(&cs->tree, NULL) || !(map = calloc(t->cnt ? t->cnt : 1, sizeof(*map))))
+		goto out;
+	uint32_t callers = call_tree_child(&cs->tree, 0, SITE_CALLERS);
+	uint32_t callees = callers ? call_tree_child(&cs->tree, 0, SITE_CALLEES) : 0;
+	uint32_t self = callees ? call_tree_child(&cs->tree, callees, site) : 0;
+	if (!self || screen_grow(cs))
+		goto out;
+	size_t sp = 0;
+	for (uint32_t c = t->v[0].first_child; c; c = t->v[c].next_sibling)
+		stack[sp++] = c;
+	while (sp) {
+		uint32_t n = stack[sp - 1];
+		int mine = t->v[n].parent != 0 && t->v[n].site == site;
+		if (leaving[n]) {
+			sp--;
+			open -= mine;
+			continue;
+		}
+		leaving[n] = 1;
+		const struct node_stats *s = &u->graph.st[n];
+		uint32_t m = 0;
+		if (mine && !open) {
+			/* An outermost call: the path that led to it, then
+			 * itself, merged with the others. */
+			uint32_t at = callers;
+			for (uint32_t p = t->v[n].parent; p && t->v[p].parent; p = t->v[p].parent) {
+				if (!(at = call_tree_child(&cs->tree, at, t->v[p].site)) || screen_grow(cs))
+					goto out;
+				cs->st[at].calls += s->calls;
+				cs->st[at].total += s->total;
+				cs->st[at].self += s->self;
+			}
+			m = self;
+		} else if (open) {
+			/* Inside one (a nested call of the function too):
+			 * merged under its caller's merged node. */
+			if (!(m = call_tree_child(&cs->tree, map[t->v[n].parent], t->v[n].site)) || screen_grow(cs))
+				goto out;
+		}
+		if (m) {
+			map[n] = m;
+			cs->st[m].calls += s->calls;
+			cs->st[m].total += s->total;
+			cs->st[m].self += s->self;
+		}
+		open += mine;
+		for (uint32_t c = t->v[n].first_child; c; c = t->v[c].next_sibling)
+			stack[sp++] = c;
+	}
+	cs->st[callers] = cs->st[self];
+	cs->st[callees] = cs->st[self];
+	err = screen_rows(u, cs);
+out:
+	free(stack);
+	free(leaving);
+	free(map);
+	return err;
+}
+
+/* ---- drawing ---- */
+
+static void put_time(char *buf, size_t len, uint64_t ns, uint64_t calls)
+{
+	if (!calls && !ns)
+		snprintf(buf, len, "-");
+	else
+		cli_format_duration(buf, len, ns);
+}
+
+static void draw_tree(struct tui *u, struct tree_screen *ts, int y0, int rows)
+{
+	char tot[32], self[32], lab[64];
+
+	if (ts->cursor < ts->top)
+		ts->top = ts->cursor;
+	if (ts->cursor >= ts->top + (size_t)rows)
+		ts->top = ts->cursor - (size_t)rows + 1;
+	for (int y = 0; y < rows && ts->top + (size_t)y < ts->row_cnt; y++) {
+		size_t i = ts->top + (size_t)y;
+		uint32_t n = ts->row_node[i];
+		const struct node_stats *s = &ts->st[n];
+		const char *mark = !ts->tree.v[n].first_child ? "  " : ts->folded[n] ? "+ " : "- ";
+		put_time(tot, sizeof(tot), s->total, s->calls);
+		put_time(self, sizeof(self), s->self, s->calls);
+		if (i == ts->cursor)
+			attron(A_REVERSE);
+		mvprintw(y0 + y, 0, "%c%10s %11s %10llu  %*s%s%s", i == ts->cursor ? '>' : ' ', tot, self,
+			 (unsigned long long)s->calls,
+			 (int)(2 * (ts->row_depth[i] < 200 ? ts->row_depth[i] : 200)), "", mark,
+			 node_label(u, ts, n, lab, sizeof(lab)));
+		clrtoeol();
+		if (i == ts->cursor)
+			attroff(A_REVERSE);
+	}
+}
+
+static void draw_report(struct tui *u, int y0, int rows)
+{
+	char tot[32], self[32];
+
+	if (u->report_cursor < u->report_top)
+		u->report_top = u->report_cursor;
+	if (u->report_cursor >= u->report_top + (size_t)rows)
+		u->report_top = u->report_cursor - (size_t)rows + 1;
+	for (int y = 0; y < rows && u->report_top + (size_t)y < u->report_cnt; y++) {
+		size_t i = u->report_top + (size_t)y;
+		const struct report_row *r = &u->report[i];
+		put_time(tot, sizeof(tot), r->st.total, r->st.calls);
+		put_time(self, sizeof(self), r->st.self, r->st.calls);
+		if (i == u->report_cursor)
+			attron(A_REVERSE);
+		mvprintw(y0 + y, 0, "%c%10s %11s %10llu  %s", i == u->report_cursor ? '>' : ' ', tot, self,
+			 (unsigned long long)r->st.calls,
+			 trace_site_name(u->t, r->site));
+		clrtoeol();
+		if (i == u->report_cursor)
+			attroff(A_REVERSE);
+	}
+}
+
+static const char *const help_lines[] = {
+	"needle tui: keys",
+	"",
+	"  up, down, k, j         move",
+	"  page up, page down     move a screen",
+	"  home, end              first, last line",
+	"  enter, space           fold or unfold the call (report: its call graph)",
+	"  left, right            fold, unfold (left on a folded call: to its caller)",
+	"  c                      fold the calls under this one",
+	"  e                      unfold everything under this one",
+	"  g                      the call graph of the whole trace, per thread",
+	"  G                      the call graph of the function under the cursor",
+	"  R                      the report: each function's time and calls",
+	"  /                      search a function by name (part of it); n, N: next, previous",
+	"  h, ?                   this help",
+	"  q                      quit",
+	"",
+	"TOTAL TIME counts a function's outermost calls (a recursion once), SELF TIME",
+	"leaves out the calls it made; '-': no call of it ended in the trace.",
+	"",
+	"any key: back",
+};
+
+static void draw(struct tui *u)
+{
+	int rows = LINES - 3;
+	const char *name = u->screen == SCR_GRAPH    ? "graph"
+			   : u->screen == SCR_REPORT ? "report"
+			   : u->screen == SCR_CALLS  ? "call graph"
+						     : "help";
+
+	erase();
+	attron(A_BOLD);
+	if (u->screen == SCR_CALLS)
+		mvprintw(0, 0, "needle tui: %s: %s of %s", u->path, name, trace_site_name(u->t, u->calls_site));
+	else
+		mvprintw(0, 0, "needle tui: %s: %s", u->path, name);
+	attroff(A_BOLD);
+	if (u->screen == SCR_HELP) {
+		for (size_t i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i + 1 < LINES - 1; i++)
+			mvprintw((int)i + 1, 0, "%s", help_lines[i]);
+	} else {
+		attron(A_UNDERLINE);
+		mvprintw(1, 0, "%11s %11s %10s  %s", "TOTAL TIME", "SELF TIME", "CALLS", "FUNCTION");
+		attroff(A_UNDERLINE);
+		if (rows > 0) {
+			if (u->screen == SCR_REPORT)
+				draw_report(u, 2, rows);
+			else
+				draw_tree(u, u->screen == SCR_GRAPH ? &u->graph : &u->calls, 2, rows);
+		}
+	}
+	if (u->msg[0])
+		mvprintw(LINES - 1, 0, "%s", u->msg);
+	else if (u->loading)
+		mvprintw(LINES - 1, 0, "loading: %llu of %llu events read  (h: help, q: quit)",
+			 (unsigned long long)u->events, (unsigned long long)u->t->end.events);
+	else
+		mvprintw(LINES - 1, 0, "%llu events, %zu threads  (h: help, q: quit)", (unsigned long long)u->events,
+			 u->t->thread_cnt);
+	clrtoeol();
+	refresh();
+}
+
+/* ---- keys ---- */
+
+static void move_cursor(size_t *cursor, size_t cnt, long by)
+{
+	if (!cnt)
+		return;
+	long c = (long)*cursor + by;
+	*cursor = c < 0 ? 0 : (size_t)c >= cnt ? cnt - 1 : (size_t)c;
+}
+
+static void set_fold_under(struct tree_screen *ts, uint32_t n, uint8_t folded, int children_only)
+{
+	uint32_t *stack = malloc((ts->tree.cnt + 1) * sizeof(*stack));
+	size_t sp = 0;
+
+	if (!stack)
+		return;
+	stack[sp++] = n;
+	while (sp) {
+		uint32_t m = stack[--sp];
+		if (m != n || !children_only)
+			ts->folded[m] = folded;
+		if (children_only && m != n)
+			continue;
+		for (uint32_t c = ts->tree.v[m].first_child; c; c = ts->tree.v[c].next_sibling)
+			stack[sp++] = c;
+	}
+	free(stack);
+}
+
+/* Search from the cursor's node on, in the rows' order with every node
+ * unfolded, for a label that contains u->search; unfold its callers and
+ * put the cursor on it. */
+static void search(struct tui *u, struct tree_screen *ts, int backward)
+{
+	char lab[64];
+	size_t n = ts->tree.cnt;
+	uint32_t *order = malloc((n + 1) * sizeof(*order)), *stack = malloc((n + 1) * sizeof(*stack));
+	size_t cnt = 0, sp = 0, at = 0;
+	uint32_t cur = ts->row_cnt ? ts->row_node[ts->cursor] : 0;
+
+	if (!order || !stack || !u->search[0])
+		goto out;
+	for (uint32_t c = ts->tree.v[0].first_child; c; c = ts->tree.v[c].next_sibling)
+		stack[sp++] = c; /* newest first: popped oldest first */
+	while (sp) {
+		uint32_t m = stack[--sp];
+		if (m == cur)
+			at = cnt;
+		order[cnt++] = m;
+		for (uint32_t c = ts->tree.v[m].first_child; c; c = ts->tree.v[c].next_sibling)
+			stack[sp++] = c;
+	}
+	for (size_t k = 1; k <= cnt; k++) {
+		uint32_t m = order[(at + (backward ? cnt - k : k)) % cnt];
+		if (!strstr(node_label(u, ts, m, lab, sizeof(lab)), u->search))
+			continue;
+		for (uint32_t p = ts->tree.v[m].parent; p; p = ts->tree.v[p].parent)
+			ts->folded[p] = 0;
+		if (screen_rows(u, ts))
+			break;
+		for (size_t i = 0; i < ts->row_cnt; i++)
+			if (ts->row_node[i] == m)
+				ts->cursor = i;
+		u->msg[0] = 0;
+		goto out;
+	}
+	snprintf(u->msg, sizeof(u->msg), "no function matches '%s'", u->search);
+out:
+	free(order);
+	free(stack);
+}
+
+static void read_search(struct tui *u)
+{
+	char buf[sizeof(u->search)];
+
+	mvprintw(LINES - 1, 0, "/");
+	clrtoeol();
+	echo();
+	curs_set(1);
+	timeout(-1);
+	int r = getnstr(buf, (int)sizeof(buf) - 1);
+	noecho();
+	curs_set(0);
+	if (r == OK && buf[0])
+		snprintf(u->search, sizeof(u->search), "%s", buf);
+}
+
+/* The site under the cursor, or UINT32_MAX (a thread's line). */
+static uint32_t cursor_site(struct tui *u)
+{
+	if (u->screen == SCR_REPORT)
+		return u->report_cnt ? u->report[u->report_cursor].site : UINT32_MAX;
+	struct tree_screen *ts = u->screen == SCR_GRAPH ? &u->graph : &u->calls;
+	if (!ts->row_cnt)
+		return UINT32_MAX;
+	const struct call_node *c = &ts->tree.v[ts->row_node[ts->cursor]];
+	if ((ts == &u->graph && !c->parent) || c->site >= u->t->site_cap)
+		return UINT32_MAX;
+	return c->site;
+}
+
+static int show_calls(struct tui *u)
+{
+	uint32_t site = cursor_site(u);
+	if (site == UINT32_MAX) {
+		snprintf(u->msg, sizeof(u->msg), "no function here: move to a call first");
+		return 0;
+	}
+	if (build_calls(u, site))
+		return -ENOMEM;
+	u->screen = SCR_CALLS;
+	return 0;
+}
+
+static int show_report(struct tui *u)
+{
+	if (build_report(u))
+		return -ENOMEM;
+	qsort(u->report, u->report_cnt, sizeof(*u->report), report_order);
+	u->report_cursor = u->report_top = 0;
+	u->screen = SCR_REPORT;
+	return 0;
+}
+
+/* 1: quit, 0: go on, negative errno. */
+static int on_key(struct tui *u, int key)
+{
+	if (u->screen == SCR_HELP) {
+		u->screen = u->back;
+		return 0;
+	}
+	if (key == 'q')
+		return 1;
+	u->msg[0] = 0;
+	if (key == 'h' || key == '?') {
+		u->back = u->screen;
+		u->screen = SCR_HELP;
+		return 0;
+	}
+	if (key == 'g') {
+		u->screen = SCR_GRAPH;
+		return 0;
+	}
+	if (key == 'R')
+		return show_report(u);
+	if (key == 'G')
+		return show_calls(u);
+	size_t page = LINES > 4 ? (size_t)LINES - 4 : 1;
+	if (u->screen == SCR_REPORT) {
+		if (key == KEY_UP || key == 'k')
+			move_cursor(&u->report_cursor, u->report_cnt, -1);
+		else if (key == KEY_DOWN || key == 'j')
+			move_cursor(&u->report_cursor, u->report_cnt, 1);
+		else if (key == KEY_PPAGE)
+			move_cursor(&u->report_cursor, u->report_cnt, -(long)page);
+		else if (key == KEY_NPAGE)
+			move_cursor(&u->report_cursor, u->report_cnt, (long)page);
+		else if (key == KEY_HOME)
+			u->report_cursor = 0;
+		else if (key == KEY_END && u->report_cnt)
+			u->report_cursor = u->report_cnt - 1;
+		else if (key == '\n' || key == KEY_ENTER || key == ' ')
+			return show_calls(u);
+		return 0;
+	}
+	struct tree_screen *ts = u->screen == SCR_GRAPH ? &u->graph : &u->calls;
+	uint32_t n = ts->row_cnt ? ts->row_node[ts->cursor] : 0;
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		move_cursor(&ts->cursor, ts->row_cnt, -1);
+		return 0;
+	case KEY_DOWN:
+	case 'j':
+		move_cursor(&ts->cursor, ts->row_cnt, 1);
+		return 0;
+	case KEY_PPAGE:
+		move_cursor(&ts->cursor, ts->row_cnt, -(long)page);
+		return 0;
+	case KEY_NPAGE:
+		move_cursor(&ts->cursor, ts->row_cnt, (long)page);
+		return 0;
+	case KEY_HOME:
+		ts->cursor = 0;
+		return 0;
+	case KEY_END:
+		if (ts->row_cnt)
+			ts->cursor = ts->row_cnt - 1;
+		return 0;
+	case '/':
+		read_search(u);
+		search(u, ts, 0);
+		return 0;
+	case 'n':
+	case 'N':
+		if (!u->search[0])
+			snprintf(u->msg, sizeof(u->msg), "no search yet: / then a name");
+		else
+			search(u, ts, key == 'N');
+		return 0;
+	}
+	if (!n)
+		return 0;
+	switch (key) {
+	case '\n':
+	case KEY_ENTER:
+	case ' ':
+		ts->folded[n] = !ts->folded[n];
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		ts->folded[n] = 0;
+		break;
+	case KEY_LEFT:
+		if (ts->folded[n] || !ts->tree.v[n].first_child) {
+			uint32_t p = ts->tree.v[n].parent;
+			for (size_t i = 0; p && i < ts->row_cnt; i++)
+				if (ts->row_node[i] == p)
+					ts->cursor = i;
+			return 0;
+		}
+		ts->folded[n] = 1;
+		break;
+	case 'c':
+		set_fold_under(ts, n, 1, 1);
+		ts->folded[n] = 0;
+		break;
+	case 'e':
+		set_fold_under(ts, n, 0, 0);
+		break;
+	default:
+		return 0;
+	}
+	return screen_rows(u, ts) ? -ENOMEM : 0;
+}
+
+static const char usage[] = "usage: needle tui [-i FILE] [--tid TID]\n"
+			    "\n"
+			    "Browse a trace in the terminal: the call graph of each thread, folded\n"
+			    "and unfolded by key, the report (R), a function's call graph (G), search (/).\n"
+			    "Press h in it for the keys.\n"
+			    "\n"
+			    "  -i, --input=FILE   the trace (default needle.data)\n"
+			    "      --tid=TID      one thread's calls only\n";
+
+int cmd_tui(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "tid", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = "needle.data";
+	uint32_t tid = 0;
+	int c, status, ret = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "i:d:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+		case 'd':
+			input = optarg;
+			break;
+		case 'T':
+			if (view_parse_tid(optarg, &tid))
+				return 2;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	struct tui u = { .path = input };
+	if (!(u.t = view_start("tui", argc, argv, optind, input, tid, &status)))
+		return status;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		cli_error("tui: needs a terminal on its input and output; for text use needle replay, report or graph");
+		view_close(u.t);
+		return 2;
+	}
+	if (!(u.keys = view_name_keys(u.t)) || call_tree_init(&u.graph.tree, &u.t->work)) {
+		cli_error("tui: out of memory");
+		free(u.keys);
+		view_close(u.t);
+		return 1;
+	}
+	u.graph.tree.site_key = u.keys;
+	u.graph.tree.site_key_cnt = u.t->site_cap;
+	if (trace_iter_init_tree(&u.it, u.t, tid, &u.graph.tree)) {
+		cli_error("tui: %s", u.it.err);
+		call_tree_free(&u.graph.tree);
+		free(u.keys);
+		view_close(u.t);
+		return 1;
+	}
+	u.loading = 1;
+	if (!initscr()) {
+		cli_error("tui: cannot set up the terminal (TERM=%s)", getenv("TERM") ? getenv("TERM") : "");
+		ret = 1;
+		goto done;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	for (;;) {
+		if (u.loading) {
+			int err = load_batch(&u);
+			if (err == -ENOMEM || screen_rows(&u, &u.graph)) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (!u.loading && u.screen == SCR_REPORT && show_report(&u)) {
+				ret = -ENOMEM;
+				break;
+			}
+		}
+		draw(&u);
+		/* While loading, a look at the keyboard between batches. */
+		timeout(u.loading ? 0 : -1);
+		int key = getch();
+		if (key == ERR)
+			continue;
+		if (key == KEY_RESIZE)
+			continue;
+		int r = on_key(&u, key);
+		if (r) {
+			ret = r < 0 ? r : 0;
+			break;
+		}
+	}
+	endwin();
+	if (ret == -ENOMEM)
+		cli_error("tui: out of memory");
+done:
+	trace_iter_free(&u.it);
+	screen_free(&u.graph);
+	screen_free(&u.calls);
+	free(u.report);
+	free(u.keys);
+	view_close(u.t);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# test_tui - needle tui, driven through tmux as a user would drive it
+# (send-keys) and read off the screen (capture-pane): the call graph of
+# each thread, folding and unfolding, the report, a function's call graph,
+# search, help, --tid, and its refusals.  graph_prog's calls are known from
+# its source, so every count and every line of a screen is exact; only the
+# time columns, which vary, are cut off (checked for their form once).
+# Its work grows with the events, not with the depth of the stacks.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/graph_prog"
+
+# A tmux server of the test's own, whatever the user runs.
+export TMUX_TMPDIR="$T"
+S=tui
+trap 'tmux kill-server 2>/dev/null; rm -rf "$T"' EXIT
+
+"$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >"$T/out" 2>"$T/err"
+check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+
+# start ARGS...: needle tui in a 100x30 terminal; its exit status goes to
+# $T/rc when it ends.
+start() {
+	rm -f "$T/rc"
+	tmux new-session -d -s "$S" -x 100 -y 30 "cd '$T' && '$NEEDLE' tui $*; echo \$? >'$T/rc'"
+}
+# The screen as text, its time columns cut (the cursor's mark, then the
+# calls and the function from column 25), thread ids as TID, no blank
+# lines.
+screen() {
+	tmux capture-pane -p -t "$S" | awk '{ l[NR] = $0; if ($0 ~ /[^ ]/) last = NR }
+		END { for (i = 1; i <= last; i++) print (i <= 2 || i == last) ? l[i] : substr(l[i], 1, 1) substr(l[i], 25) }' |
+		sed -E 's/\[[0-9]+\]/[TID]/; s/ +$//' | grep -v '^$'
+}
+raw() { tmux capture-pane -p -t "$S"; }
+# shows TEXT: until the screen shows it (10 s at most).
+shows() {
+	for _ in $(seq 100); do
+		raw | grep -qF -- "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+keys() {
+	tmux send-keys -t "$S" "$@"
+	sleep 0.3
+}
+ended() {
+	for _ in $(seq 50); do
+		[ -s "$T/rc" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+start -i g.data
+check "the whole trace is read: the status line says how much" shows "78 events, 2 threads"
+check_eq "the graph: each thread's calls merged by path, in call order, every count exact" "$(screen)" \
+"needle tui: g.data: graph
+ TOTAL TIME   SELF TIME      CALLS  FUNCTION
+>         0  - [TID] graph_prog
+          1    - main
+          2      - fan
+          4        - mid
+         10            leaf
+          2          leaf
+          1      - other
+          1        - mid
+          1            leaf
+          1      - rec
+          1          leaf
+          1        - rec
+          1            leaf
+          1          - rec
+          1              leaf
+          1              rec
+          0  - [TID] graph_prog
+          1    - worker
+          1      - fan
+          2        - mid
+          5            leaf
+          1          leaf
+78 events, 2 threads  (h: help, q: quit)"
+check "the time columns: a call's total and self time" \
+	grep -qE '^ +[0-9]+\.[0-9]{3} (ns|us|ms|s) +[0-9]+\.[0-9]{3} (ns|us|ms|s) +1    - main$' <(raw)
+check "a thread's line has no time of its own" grep -qE '^> +- +- +0  - \[[0-9]+\] graph_prog$' <(raw)
+
+keys j Enter
+check_eq "enter on main folds it: its calls are gone, the cursor on it" "$(screen | sed -n '3,6p')" \
+"          0  - [TID] graph_prog
+>         1    + main
+          0  - [TID] graph_prog
+          1    - worker"
+keys Enter
+check_eq "enter again unfolds it" "$(screen | sed -n '4,5p')" \
+">         1    - main
+          2      - fan"
+keys c
+check_eq "c folds the calls under main" "$(screen | sed -n '3,8p')" \
+"          0  - [TID] graph_prog
+>         1    - main
+          2      + fan
+          1      + other
+          1      + rec
+          0  - [TID] graph_prog"
+keys j Right
+check_eq "right unfolds fan (c folded its calls only, not theirs)" "$(screen | sed -n '5,9p')" \
+">         2      - fan
+          4        - mid
+         10            leaf
+          2          leaf
+          1      + other"
+keys Left Left
+check_eq "left folds fan, left again goes to its caller" "$(screen | sed -n '4,6p')" \
+">         1    - main
+          2      + fan
+          1      + other"
+keys e
+check_eq "e unfolds everything under main again" "$(screen | wc -l)" 25
+
+# The report: every function once, its calls; main first (it holds the
+# others' time).
+keys R
+check "R: the report" shows "g.data: report"
+check_eq "R: the report's first line is main, under the cursor" "$(screen | sed -n 3p)" ">         1  main"
+check_eq "R: each function's calls, recursion counted per call" "$(screen | sed -n '3,$p' | grep -v 'events' | sed 's/^>/ /' | sort -k2)" \
+"          3  fan
+         22  leaf
+          1  main
+          7  mid
+          1  other
+          4  rec
+          1  worker"
+# The cursor to fan, then its call graph.
+n=$(screen | sed -n '3,$p' | grep -n ' fan$' | cut -d: -f1)
+for _ in $(seq $((n - 1))); do keys j; done
+keys Enter
+check "enter on a report line: that function's call graph" shows "call graph of fan"
+check_eq "the call graph of fan: its callers inverted, its calls merged" "$(screen)" \
+"needle tui: g.data: call graph of fan
+ TOTAL TIME   SELF TIME      CALLS  FUNCTION
+>         3  - callers (backtraces, innermost first)
+          1      worker
+          2      main
+          3  - callees (its calls merged)
+          3    - fan
+          6      - mid
+         15          leaf
+          3        leaf
+78 events, 2 threads  (h: help, q: quit)"
+
+# Search, from the graph.
+keys g
+keys / r e c Enter
+check_eq "/rec: the cursor on the first rec" "$(screen | grep '^>')" ">         1      - rec"
+keys n
+check_eq "n: the next rec, one deeper" "$(screen | grep '^>')" ">         1        - rec"
+keys N
+check_eq "N: back to the first" "$(screen | grep '^>')" ">         1      - rec"
+keys Home / z z z Enter
+check "a search that matches nothing says so" shows "no function matches 'zzz'"
+keys G
+check "G on a thread's line: no function there, said" shows "no function here"
+keys j G
+check "G on main: main's call graph" shows "call graph of main"
+check_eq "main's callees: everything it called, merged" "$(screen | sed -n '5,$p' | grep -v events)" \
+"          1    - main
+          2      - fan
+          4        - mid
+         10            leaf
+          2          leaf
+          1      - other
+          1        - mid
+          1            leaf
+          1      - rec
+          1          leaf
+          1        - rec
+          1            leaf
+          1          - rec
+          1              leaf
+          1              rec"
+keys h
+check "h: the keys" shows "needle tui: keys"
+keys x
+check "any key leaves the help" shows "call graph of main"
+keys q
+check "q: needle tui ends" ended
+check_eq "q: exit status 0" "$(cat "$T/rc" 2>/dev/null)" 0
+
+# --tid: one thread.
+wtid=$("$NEEDLE" replay -i "$T/g.data" | grep -m1 'worker() {' | sed 's/.*\[ *\([0-9]*\)\].*/\1/')
+start -i g.data --tid "$wtid"
+check "--tid: read" shows "events, "
+check_eq "--tid $wtid: its calls only" "$(screen | sed -n '3,$p' | grep -v events)" \
+">         0  - [TID] graph_prog
+          1    - worker
+          1      - fan
+          2        - mid
+          5            leaf
+          1          leaf"
+keys q
+ended
+
+# Refusals, in one line, before the terminal is touched.
+"$NEEDLE" tui -i "$T/nothere.data" </dev/null >"$T/o1" 2>"$T/e1"
+rc=$?
+check "a missing trace: refused (exit $rc)" test "$rc" -ne 0
+check_eq "a missing trace: one line" "$(wc -l <"$T/e1")" 1
+"$NEEDLE" tui -i "$T/g.data" </dev/null >"$T/o2" 2>"$T/e2"
+check_eq "no terminal: exit 2" "$?" 2
+check "no terminal: says to use the text views" grep -q "needs a terminal" "$T/e2"
+"$NEEDLE" tui --bogus >/dev/null 2>&1
+check_eq "an unknown option: exit 2" "$?" 2
+
+# Work linear in the events, not the depth: 200,000 calls 100 deep and
+# 1,000 deep cost the same (NEEDLE_VIEW_WORK counts the reader's and the
+# tree's steps; printed when it ends).
+for d in 100 1000; do
+	"$NEEDLE" record -o "$T/d$d.data" -- "$PROGS/views_deep" 1 $((50000 / d)) "$d" >/dev/null 2>&1
+done
+for d in 100 1000; do
+	rm -f "$T/w$d"
+	tmux new-session -d -s "w$d" -x 100 -y 30 "NEEDLE_VIEW_WORK=1 '$NEEDLE' tui -i '$T/d$d.data' 2>'$T/w$d'"
+	S="w$d"
+	shows "events, 1 threads" || true
+	keys q
+	for _ in $(seq 50); do grep -q "view work" "$T/w$d" 2>/dev/null && break; sleep 0.1; done
+done
+S=tui
+w100=$(awk '/view work:/ {print $4}' "$T/w100")
+w1000=$(awk '/view work:/ {print $4}' "$T/w1000")
+e1000=$("$NEEDLE" info -i "$T/d1000.data" | awk '/^events:/ {print $2}')
+check "its work is counted ($w100, $w1000 steps)" test -n "$w100" -a -n "$w1000"
+check "as much work at depth 1000 as at depth 100 ($w1000 vs $w100)" \
+	awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+check "a bounded number of steps per event ($w1000 for $e1000 events)" \
+	awk -v w="${w1000:-1e18}" -v e="${e1000:-0}" 'BEGIN { exit !(e > 0 && w <= 12 * e) }'
+
