@@ -40,9 +40,27 @@ shows() {
 	done
 	return 1
 }
+# keys KEY...: one at a time, each until the screen changes (1.5 s at
+# most: a key may change nothing), then until it is still, so that a
+# check reads what the keys made of it however slow the machine.
 keys() {
-	tmux send-keys -t "$S" "$@"
-	sleep 0.3
+	local k before
+	for k in "$@"; do
+		before=$(raw 2>/dev/null)
+		tmux send-keys -t "$S" "$k"
+		for _ in $(seq 30); do
+			sleep 0.05
+			[ "$(raw 2>/dev/null)" != "$before" ] && break
+		done
+	done
+	local a b
+	a=$(raw 2>/dev/null)
+	for _ in $(seq 50); do
+		sleep 0.1
+		b=$(raw 2>/dev/null)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
 }
 ended() {
 	for _ in $(seq 50); do
@@ -130,6 +148,19 @@ check_eq "R: each function's calls, recursion counted per call" "$(screen | sed 
           1  other
           4  rec
           1  worker"
+keys s
+check "s: sorted by self time" shows "report, sorted by self"
+keys s s
+check_eq "s s: sorted by name, each function's calls" "$(screen | sed -n '3,$p' | grep -v events | sed 's/^>/ /')" \
+"          3  fan
+         22  leaf
+          1  main
+          7  mid
+          1  other
+          4  rec
+          1  worker"
+keys s
+check "s: back to total time" shows "report, sorted by total"
 # The cursor to fan, then its call graph.
 n=$(screen | sed -n '3,$p' | grep -n ' fan$' | cut -d: -f1)
 for _ in $(seq $((n - 1))); do keys j; done

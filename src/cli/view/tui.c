@@ -75,6 +75,7 @@ struct tui {
 	uint32_t calls_site;
 	struct report_row *report;
 	size_t report_cnt, report_cursor, report_top;
+	int report_sort;             /* enum report_sort */
 	enum tui_screen screen, back;
 	char search[128];
 	char msg[256];
@@ -352,12 +353,33 @@ out:
 	return err;
 }
 
+/* The report's order, as report -s: a key, largest first (names: in
+ * order), ties by name. */
+enum report_sort { SORT_TOTAL, SORT_SELF, SORT_CALLS, SORT_NAME, SORT_COUNT };
+static const char *const report_sort_names[SORT_COUNT] = { "total", "self", "call", "func" };
+static const struct tui *sorting_tui;
+static enum report_sort sorting_key;
+
 static int report_order(const void *a, const void *b)
 {
 	const struct report_row *x = a, *y = b;
-	if (x->st.total != y->st.total)
-		return x->st.total < y->st.total ? 1 : -1;
-	return x->site < y->site ? -1 : x->site > y->site;
+	uint64_t p = 0, q = 0;
+	switch (sorting_key) {
+	case SORT_TOTAL:
+		p = x->st.total, q = y->st.total;
+		break;
+	case SORT_SELF:
+		p = x->st.self, q = y->st.self;
+		break;
+	case SORT_CALLS:
+		p = x->st.calls, q = y->st.calls;
+		break;
+	default:
+		break;
+	}
+	if (p != q)
+		return p < q ? 1 : -1;
+	return strcmp(trace_site_name(sorting_tui->t, x->site), trace_site_name(sorting_tui->t, y->site));
 }
 
 /* The call graph of site: under "callers", each path that led to its
@@ -508,6 +530,7 @@ static const char *const help_lines[] = {
 	"  g                      the call graph of the whole trace, per thread",
 	"  G                      the call graph of the function under the cursor",
 	"  R                      the report: each function's time and calls",
+	"  s                      (report) sort by the next key: total, self, call, func",
 	"  /                      search a function by name (part of it); n, N: next, previous",
 	"  h, ?                   this help",
 	"  q                      quit",
@@ -531,7 +554,8 @@ static void draw(struct tui *u)
 	if (u->screen == SCR_CALLS)
 		mvprintw(0, 0, "needle tui: %s: %s of %s", u->path, name, trace_site_name(u->t, u->calls_site));
 	else
-		mvprintw(0, 0, "needle tui: %s: %s", u->path, name);
+		mvprintw(0, 0, "needle tui: %s: %s%s%s", u->path, name, u->screen == SCR_REPORT ? ", sorted by " : "",
+			 u->screen == SCR_REPORT ? report_sort_names[u->report_sort] : "");
 	attroff(A_BOLD);
 	if (u->screen == SCR_HELP) {
 		for (size_t i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i + 1 < LINES - 1; i++)
@@ -679,6 +703,8 @@ static int show_report(struct tui *u)
 {
 	if (build_report(u))
 		return -ENOMEM;
+	sorting_tui = u;
+	sorting_key = (enum report_sort)u->report_sort;
 	qsort(u->report, u->report_cnt, sizeof(*u->report), report_order);
 	u->report_cursor = u->report_top = 0;
 	u->screen = SCR_REPORT;
@@ -724,6 +750,10 @@ static int on_key(struct tui *u, int key)
 			u->report_cursor = u->report_cnt - 1;
 		else if (key == '\n' || key == KEY_ENTER || key == ' ')
 			return show_calls(u);
+		else if (key == 's') {
+			u->report_sort = (u->report_sort + 1) % SORT_COUNT;
+			return show_report(u);
+		}
 		return 0;
 	}
 	struct tree_screen *ts = u->screen == SCR_GRAPH ? &u->graph : &u->calls;
