@@ -2,8 +2,10 @@
 # test_tui - needle tui, driven through tmux as a user would drive it
 # (send-keys) and read off the screen (capture-pane): the call graph of
 # each thread, folding and unfolding, the report, a function's call graph,
-# search, help, --tid, and its refusals.  graph_prog's calls are known from
-# its source, so every count and every line of a screen is exact; only the
+# search, help, --tid, and its refusals; calls that never ended, a report
+# asked for while the trace is still being read, damaged and cut traces,
+# narrow terminals and deep stacks.  graph_prog's calls are known from its
+# source, so every count and every line of a screen is exact; only the
 # time columns, which vary, are cut off (checked for their form once).
 # Its work grows with the events, not with the depth of the stacks.
 . "$(dirname "$0")/../lib.sh"
@@ -32,9 +34,10 @@ screen() {
 		sed -E 's/\[[0-9]+\]/[TID]/; s/ +$//' | grep -v '^$'
 }
 raw() { tmux capture-pane -p -t "$S"; }
-# shows TEXT: until the screen shows it (10 s at most).
+# shows TEXT [TENTHS]: until the screen shows it (10 s at most, or
+# TENTHS tenths of a second).
 shows() {
-	for _ in $(seq 100); do
+	for _ in $(seq "${2:-100}"); do
 		raw | grep -qF -- "$1" && return 0
 		sleep 0.1
 	done
@@ -161,6 +164,12 @@ check_eq "s s: sorted by name, each function's calls" "$(screen | sed -n '3,$p' 
           1  worker"
 keys s
 check "s: back to total time" shows "report, sorted by total"
+# Search in the report too; escape leaves the search as it was.
+keys / l e a Enter
+check_eq "/lea in the report: the cursor on leaf" "$(screen | grep '^>')" ">        22  leaf"
+keys / z Escape n
+check_eq "escape: the search is still lea, n finds leaf again" "$(screen | grep '^>')" ">        22  leaf"
+keys Home
 # The cursor to fan, then its call graph.
 n=$(screen | sed -n '3,$p' | grep -n ' fan$' | cut -d: -f1)
 for _ in $(seq $((n - 1))); do keys j; done
@@ -228,6 +237,64 @@ check_eq "--tid $wtid: its calls only" "$(screen | sed -n '3,$p' | grep -v event
           2        - mid
           5            leaf
           1          leaf"
+keys q
+ended
+
+# Calls still running when the program died have no time: '-', as
+# report shows them.
+"$NEEDLE" record -o "$T/cr.data" -- "$PROGS/crash" segv 3 >/dev/null 2>&1
+start -i cr.data
+check "crash: read" shows "events, 1 thread  "
+check "crash: main's line" grep -qE '^ +- +- +1    - main$' <(raw)
+check "crash: die's line, inside it" grep -qE '^ +- +- +1        die$' <(raw)
+check "crash: outer's calls ended: timed" grep -qE '^ +[0-9.]+ [nu]s +[0-9.]+ [nu]s +3      - outer$' <(raw)
+keys q
+ended
+
+# A report (and a call graph) asked for while the trace is still being
+# read is built again from all of it when reading ends, the cursor kept.
+"$NEEDLE" record -o "$T/d.data" -- "$PROGS/views_deep" 1 500 100 >/dev/null 2>&1
+want=$("$NEEDLE" report -i "$T/d.data" | awk '$NF == "descend" { print $(NF - 1) }')
+rm -f "$T/rc"
+tmux new-session -d -s "$S" -x 100 -y 30 "cd '$T' && NEEDLE_TUI_BATCH=10 '$NEEDLE' tui -i d.data; echo \$? >'$T/rc'"
+check "slow reading: the first screen while still loading" shows "loading: "
+tmux send-keys -t "$S" R
+check "slow reading: the report while still loading" shows "d.data: report"
+check "slow reading: ... which is still loading" grep -q "^loading: " <(raw)
+check "slow reading: read to the end" shows "events, 2 threads" 900
+check_eq "slow reading: once read, the report counts all of descend's calls ($want)" \
+	"$(raw | awk '$NF == "descend" { print $(NF - 1) }')" "$want"
+keys q
+ended
+
+# A damaged trace: what precedes the damage, and a status line that says
+# so for good; a cut one says the recording did not finish.  Narrow
+# terminals cut lines (none wraps onto the next); deep calls keep their
+# name in sight.
+cp "$T/d.data" "$T/dd.data"
+printf '\377\377\377\377' | dd of="$T/dd.data" bs=1 seek=$(($(stat -c %s "$T/d.data") / 2)) conv=notrunc 2>/dev/null
+start -i dd.data
+check "damaged: said on the status line" shows "damaged: chunk at offset"
+keys j
+check "damaged: still said after a key" grep -q "^damaged: .*fails its CRC check" <(raw)
+keys q
+ended
+cp "$T/d.data" "$T/dt.data"
+truncate -s $(($(stat -c %s "$T/d.data") * 2 / 3)) "$T/dt.data"
+start -i dt.data
+check "cut: the status line says the recording did not finish" shows "(the recording did not finish)"
+keys q
+ended
+start -i d.data
+shows "events, " >/dev/null
+keys End
+check "deep calls: the depth, then the name, in sight (100 columns)" grep -qE '\[depth 10[0-9]\] (leaf|descend)$' <(raw)
+keys q
+ended
+rm -f "$T/rc"
+tmux new-session -d -s "$S" -x 40 -y 30 "cd '$T' && '$NEEDLE' tui -i g.data; echo \$? >'$T/rc'"
+shows "78 events" >/dev/null
+check_eq "40 columns: every line cut, none wrapped (25 lines)" "$(raw | grep -c .)" 25
 keys q
 ended
 

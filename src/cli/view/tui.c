@@ -22,6 +22,7 @@
  */
 #include <curses.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,11 +34,15 @@
 #include "reader/call_tree.h"
 
 /* Events decoded between two looks at the keyboard while loading: about
- * 20 ms of the reader's work on a 2-vCPU VM. */
+ * 20 ms of the reader's work on a 2-vCPU VM.  NEEDLE_TUI_BATCH sets
+ * another (the tests make reading slow enough to act while it goes on). */
 #define LOAD_BATCH 200000u
+static unsigned load_batch_events = LOAD_BATCH;
 
+/* calls: entries; ended: exits with a duration (total and self are
+ * theirs: a call still running, or begun before a snapshot, has none). */
 struct node_stats {
-	uint64_t calls, total, self;
+	uint64_t calls, ended, total, self;
 };
 
 /* A tree as a screen shows it: its nodes' numbers, which are unfolded,
@@ -77,8 +82,10 @@ struct tui {
 	size_t report_cnt, report_cursor, report_top;
 	int report_sort;             /* enum report_sort */
 	enum tui_screen screen, back;
+	size_t threads;              /* threads shown, once read */
 	char search[128];
-	char msg[256];
+	char msg[256];               /* until the next key */
+	char damage[192];            /* why reading stopped early, for good */
 };
 
 static const char *node_label(struct tui *u, struct tree_screen *ts, uint32_t n, char *buf, size_t len)
@@ -94,6 +101,14 @@ static const char *node_label(struct tui *u, struct tree_screen *ts, uint32_t n,
 	if (c->site == SITE_CALLEES)
 		return "callees (its calls merged)";
 	return trace_site_name(u->t, c->site);
+}
+
+static void add_stats(struct node_stats *to, const struct node_stats *from)
+{
+	to->calls += from->calls;
+	to->ended += from->ended;
+	to->total += from->total;
+	to->self += from->self;
 }
 
 /* Room for the tree's nodes in the screen's arrays: new nodes unfolded. */
@@ -259,10 +274,10 @@ static int load_batch(struct tui *u)
 	struct tree_screen *g = &u->graph;
 	struct trace_event ev;
 
-	for (unsigned i = 0; i < LOAD_BATCH; i++) {
+	for (unsigned i = 0; i < load_batch_events; i++) {
 		int r = trace_iter_next(&u->it, &ev);
 		if (r < 0) {
-			snprintf(u->msg, sizeof(u->msg), "the trace is damaged: %.100s (shown up to there)", u->it.err);
+			snprintf(u->damage, sizeof(u->damage), "%.180s", u->it.err);
 			u->loading = 0;
 			return -1;
 		}
@@ -281,6 +296,7 @@ static int load_batch(struct tui *u)
 				s->calls++;
 		} else if (!(ev.flags & TEV_UNTIMED)) {
 			uint64_t d = ev.ns - ev.entry_ns;
+			s->ended++;
 			s->total += d;
 			s->self += d > ev.child_ns ? d - ev.child_ns : 0;
 		}
@@ -288,66 +304,94 @@ static int load_batch(struct tui *u)
 	return 0;
 }
 
+/* The report's row of a site, through an open-addressed table of the
+ * sites seen (any id: a trace whose SITES section is short names its
+ * functions site#N and still has them).  -1 when out of memory. */
+struct site_rows {
+	uint32_t *key, *row; /* key: site + 1, 0 when free */
+	size_t cap;
+};
+
+static long site_row(struct tui *u, struct site_rows *m, uint32_t site)
+{
+	size_t j = (site * 2654435761u) & (m->cap - 1);
+	while (m->key[j] && m->key[j] != site + 1)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->key[j]) {
+		m->key[j] = site + 1;
+		m->row[j] = (uint32_t)u->report_cnt;
+		u->report[u->report_cnt++] = (struct report_row){ .site = site };
+	}
+	return m->row[j];
+}
+
 /* The report: per function (by name), its calls, its self time, and the
  * time of its outermost calls (a recursion's nested calls are inside
  * their caller's time already), from one walk of the tree with a count
- * of each function's nodes open on the path. */
+ * of each function's nodes open on the path.  Functions with no call
+ * counted (open only before a snapshot's window) are left out, as
+ * report leaves them. */
 static int build_report(struct tui *u)
 {
 	struct call_tree *t = &u->graph.tree;
-	size_t nsites = u->t->site_cap;
-	uint32_t *open = calloc(nsites ? nsites : 1, sizeof(*open));
-	size_t *row_of = malloc((nsites ? nsites : 1) * sizeof(*row_of));
-	uint32_t *stack = malloc(t->cnt * sizeof(*stack));
-	uint8_t *leaving = calloc(t->cnt ? t->cnt : 1, 1);
+	size_t n_nodes = t->cnt ? t->cnt : 1;
+	struct site_rows m = { 0 };
+	uint32_t *open = NULL, *stack = malloc(n_nodes * sizeof(*stack));
+	uint8_t *leaving = calloc(n_nodes, 1);
 	int err = -1;
 
+	for (m.cap = 16; m.cap < 2 * n_nodes; m.cap *= 2)
+		;
 	free(u->report);
-	u->report = NULL;
 	u->report_cnt = 0;
-	if (!open || !row_of || !stack || !leaving || !(u->report = calloc(nsites ? nsites : 1, sizeof(*u->report))))
+	u->report = calloc(n_nodes, sizeof(*u->report));
+	m.key = calloc(m.cap, sizeof(*m.key));
+	m.row = malloc(m.cap * sizeof(*m.row));
+	open = calloc(n_nodes, sizeof(*open));
+	if (!stack || !leaving || !u->report || !m.key || !m.row || !open)
 		goto out;
-	for (size_t i = 0; i < nsites; i++)
-		row_of[i] = SIZE_MAX;
 	size_t sp = 0;
 	for (uint32_t c = t->v[0].first_child; c; c = t->v[c].next_sibling)
 		stack[sp++] = c;
 	while (sp) {
 		uint32_t n = stack[sp - 1];
-		uint32_t site = t->v[n].site;
-		int is_call = t->v[n].parent != 0 && site < nsites;
+		int is_call = t->v[n].parent != 0;
+		long row = is_call ? site_row(u, &m, t->v[n].site) : -1;
 		if (leaving[n]) {
 			sp--;
-			if (is_call && leaving[n] == 1)
-				open[site]--;
+			if (row >= 0 && leaving[n] == 1)
+				open[row]--;
 			continue;
 		}
 		leaving[n] = 1;
-		if (is_call) {
-			if (row_of[site] == SIZE_MAX) {
-				row_of[site] = u->report_cnt;
-				u->report[u->report_cnt++].site = site;
-			}
-			struct report_row *r = &u->report[row_of[site]];
+		if (row >= 0) {
+			struct report_row *r = &u->report[row];
 			const struct node_stats *s = &u->graph.st[n];
 			r->st.calls += s->calls;
+			r->st.ended += s->ended;
 			r->st.self += s->self;
-			if (!open[site])
+			if (!open[row])
 				r->st.total += s->total;
 			/* A path whose calls all began before a snapshot's
 			 * window (no call counted) holds none of the others. */
 			if (s->calls)
-				open[site]++;
+				open[row]++;
 			else
 				leaving[n] = 2;
 		}
 		for (uint32_t c = t->v[n].first_child; c; c = t->v[c].next_sibling)
 			stack[sp++] = c;
 	}
+	size_t k = 0;
+	for (size_t i = 0; i < u->report_cnt; i++)
+		if (u->report[i].st.calls)
+			u->report[k++] = u->report[i];
+	u->report_cnt = k;
 	err = 0;
 out:
+	free(m.key);
+	free(m.row);
 	free(open);
-	free(row_of);
 	free(stack);
 	free(leaving);
 	return err;
@@ -425,9 +469,7 @@ static int build_calls(struct tui *u, uint32_t site)
 			for (uint32_t p = t->v[n].parent; p && t->v[p].parent; p = t->v[p].parent) {
 				if (!(at = call_tree_child(&cs->tree, at, t->v[p].site)) || screen_grow(cs))
 					goto out;
-				cs->st[at].calls += s->calls;
-				cs->st[at].total += s->total;
-				cs->st[at].self += s->self;
+				add_stats(&cs->st[at], s);
 			}
 			m = self;
 		} else if (open) {
@@ -438,9 +480,7 @@ static int build_calls(struct tui *u, uint32_t site)
 		}
 		if (m) {
 			map[n] = m;
-			cs->st[m].calls += s->calls;
-			cs->st[m].total += s->total;
-			cs->st[m].self += s->self;
+			add_stats(&cs->st[m], s);
 		}
 		open += mine;
 		for (uint32_t c = t->v[n].first_child; c; c = t->v[c].next_sibling)
@@ -458,17 +498,49 @@ out:
 
 /* ---- drawing ---- */
 
-static void put_time(char *buf, size_t len, uint64_t ns, uint64_t calls)
+/* A time column: '-' when no call of the line ended in the trace. */
+static void put_time(char *buf, size_t len, uint64_t ns, uint64_t ended)
 {
-	if (!calls && !ns)
+	if (!ended)
 		snprintf(buf, len, "-");
 	else
 		cli_format_duration(buf, len, ns);
 }
 
+/* Width of the columns before a line's function: mark, total, self,
+ * calls. */
+#define ROW_PREFIX 36
+
+/* One line of a table, cut at the terminal's width (a line longer than
+ * it would wrap onto the next); the cursor's reversed and marked '>'.
+ * Calls deeper than the width can indent show their depth instead of
+ * more indentation, so that their name stays in sight. */
+static void put_row(int y, int cursor, const struct node_stats *s, uint32_t depth, const char *mark,
+		    const char *label)
+{
+	char tot[32], self[32], line[512], deep[32] = "";
+	int room = COLS - ROW_PREFIX - 24;
+	long indent = 2L * depth;
+
+	if (indent > room) {
+		indent = room > 0 ? room & ~1 : 0;
+		snprintf(deep, sizeof(deep), "[depth %u] ", depth);
+	}
+	put_time(tot, sizeof(tot), s->total, s->ended);
+	put_time(self, sizeof(self), s->self, s->ended);
+	snprintf(line, sizeof(line), "%c%10s %11s %10llu  %*s%s%s%s", cursor ? '>' : ' ', tot, self,
+		 (unsigned long long)s->calls, (int)indent, "", mark, deep, label);
+	if (cursor)
+		attron(A_REVERSE);
+	mvaddnstr(y, 0, line, COLS);
+	clrtoeol();
+	if (cursor)
+		attroff(A_REVERSE);
+}
+
 static void draw_tree(struct tui *u, struct tree_screen *ts, int y0, int rows)
 {
-	char tot[32], self[32], lab[64];
+	char lab[64];
 
 	if (ts->cursor < ts->top)
 		ts->top = ts->cursor;
@@ -477,26 +549,13 @@ static void draw_tree(struct tui *u, struct tree_screen *ts, int y0, int rows)
 	for (int y = 0; y < rows && ts->top + (size_t)y < ts->row_cnt; y++) {
 		size_t i = ts->top + (size_t)y;
 		uint32_t n = ts->row_node[i];
-		const struct node_stats *s = &ts->st[n];
 		const char *mark = !ts->tree.v[n].first_child ? "  " : ts->folded[n] ? "+ " : "- ";
-		put_time(tot, sizeof(tot), s->total, s->calls);
-		put_time(self, sizeof(self), s->self, s->calls);
-		if (i == ts->cursor)
-			attron(A_REVERSE);
-		mvprintw(y0 + y, 0, "%c%10s %11s %10llu  %*s%s%s", i == ts->cursor ? '>' : ' ', tot, self,
-			 (unsigned long long)s->calls,
-			 (int)(2 * (ts->row_depth[i] < 200 ? ts->row_depth[i] : 200)), "", mark,
-			 node_label(u, ts, n, lab, sizeof(lab)));
-		clrtoeol();
-		if (i == ts->cursor)
-			attroff(A_REVERSE);
+		put_row(y0 + y, i == ts->cursor, &ts->st[n], ts->row_depth[i], mark, node_label(u, ts, n, lab, sizeof(lab)));
 	}
 }
 
 static void draw_report(struct tui *u, int y0, int rows)
 {
-	char tot[32], self[32];
-
 	if (u->report_cursor < u->report_top)
 		u->report_top = u->report_cursor;
 	if (u->report_cursor >= u->report_top + (size_t)rows)
@@ -504,16 +563,7 @@ static void draw_report(struct tui *u, int y0, int rows)
 	for (int y = 0; y < rows && u->report_top + (size_t)y < u->report_cnt; y++) {
 		size_t i = u->report_top + (size_t)y;
 		const struct report_row *r = &u->report[i];
-		put_time(tot, sizeof(tot), r->st.total, r->st.calls);
-		put_time(self, sizeof(self), r->st.self, r->st.calls);
-		if (i == u->report_cursor)
-			attron(A_REVERSE);
-		mvprintw(y0 + y, 0, "%c%10s %11s %10llu  %s", i == u->report_cursor ? '>' : ' ', tot, self,
-			 (unsigned long long)r->st.calls,
-			 trace_site_name(u->t, r->site));
-		clrtoeol();
-		if (i == u->report_cursor)
-			attroff(A_REVERSE);
+		put_row(y0 + y, i == u->report_cursor, &r->st, 0, "", trace_site_name(u->t, r->site));
 	}
 }
 
@@ -532,6 +582,7 @@ static const char *const help_lines[] = {
 	"  R                      the report: each function's time and calls",
 	"  s                      (report) sort by the next key: total, self, call, func",
 	"  /                      search a function by name (part of it); n, N: next, previous",
+	"                         (escape: keep the last search)",
 	"  h, ?                   this help",
 	"  q                      quit",
 	"",
@@ -540,6 +591,20 @@ static const char *const help_lines[] = {
 	"",
 	"any key: back",
 };
+
+/* A line of text at row y, cut at the terminal's width (on the last row
+ * one short of it: writing its last cell would scroll the screen). */
+__attribute__((format(printf, 2, 3))) static void put_line(int y, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	mvaddnstr(y, 0, line, y == LINES - 1 && COLS > 1 ? COLS - 1 : COLS);
+	clrtoeol();
+}
 
 static void draw(struct tui *u)
 {
@@ -552,17 +617,17 @@ static void draw(struct tui *u)
 	erase();
 	attron(A_BOLD);
 	if (u->screen == SCR_CALLS)
-		mvprintw(0, 0, "needle tui: %s: %s of %s", u->path, name, trace_site_name(u->t, u->calls_site));
+		put_line(0, "needle tui: %s: %s of %s", u->path, name, trace_site_name(u->t, u->calls_site));
 	else
-		mvprintw(0, 0, "needle tui: %s: %s%s%s", u->path, name, u->screen == SCR_REPORT ? ", sorted by " : "",
+		put_line(0, "needle tui: %s: %s%s%s", u->path, name, u->screen == SCR_REPORT ? ", sorted by " : "",
 			 u->screen == SCR_REPORT ? report_sort_names[u->report_sort] : "");
 	attroff(A_BOLD);
 	if (u->screen == SCR_HELP) {
 		for (size_t i = 0; i < sizeof(help_lines) / sizeof(help_lines[0]) && (int)i + 1 < LINES - 1; i++)
-			mvprintw((int)i + 1, 0, "%s", help_lines[i]);
+			put_line((int)i + 1, "%s", help_lines[i]);
 	} else {
 		attron(A_UNDERLINE);
-		mvprintw(1, 0, "%11s %11s %10s  %s", "TOTAL TIME", "SELF TIME", "CALLS", "FUNCTION");
+		put_line(1, "%11s %11s %10s  %s", "TOTAL TIME", "SELF TIME", "CALLS", "FUNCTION");
 		attroff(A_UNDERLINE);
 		if (rows > 0) {
 			if (u->screen == SCR_REPORT)
@@ -571,15 +636,21 @@ static void draw(struct tui *u)
 				draw_tree(u, u->screen == SCR_GRAPH ? &u->graph : &u->calls, 2, rows);
 		}
 	}
+	/* The file's own count of events (the reader adds closings of
+	 * calls still open at the end, which are none of them). */
+	uint64_t total = u->t->end.events;
+	const char *keys = "  (h: help, q: quit)";
 	if (u->msg[0])
-		mvprintw(LINES - 1, 0, "%s", u->msg);
+		put_line(LINES - 1, "%s", u->msg);
 	else if (u->loading)
-		mvprintw(LINES - 1, 0, "loading: %llu of %llu events read  (h: help, q: quit)",
-			 (unsigned long long)u->events, (unsigned long long)u->t->end.events);
+		put_line(LINES - 1, "loading: %llu%% of %llu events%s",
+			 (unsigned long long)(total && u->events < total ? u->events * 100 / total : 99),
+			 (unsigned long long)total, keys);
+	else if (u->damage[0])
+		put_line(LINES - 1, "damaged: %s; shown up to there%s", u->damage, keys);
 	else
-		mvprintw(LINES - 1, 0, "%llu events, %zu threads  (h: help, q: quit)", (unsigned long long)u->events,
-			 u->t->thread_cnt);
-	clrtoeol();
+		put_line(LINES - 1, "%llu events, %zu thread%s%s%s", (unsigned long long)total, u->threads,
+			 u->threads == 1 ? "" : "s", u->t->incomplete ? " (the recording did not finish)" : "", keys);
 	refresh();
 }
 
@@ -656,23 +727,55 @@ out:
 	free(stack);
 }
 
+/* The search's text, typed on the status line: enter takes it, escape
+ * (or an empty line) keeps the last one, backspace erases.  A resize
+ * redraws the prompt; nothing typed here is taken as a command. */
 static void read_search(struct tui *u)
 {
-	char buf[sizeof(u->search)];
+	char buf[sizeof(u->search)] = "";
+	size_t len = 0;
 
-	mvprintw(LINES - 1, 0, "/");
-	clrtoeol();
-	echo();
 	curs_set(1);
 	timeout(-1);
-	int r = getnstr(buf, (int)sizeof(buf) - 1);
-	noecho();
+	for (;;) {
+		put_line(LINES - 1, "/%s", buf);
+		refresh();
+		int key = getch();
+		if (key == '\n' || key == KEY_ENTER) {
+			if (len)
+				snprintf(u->search, sizeof(u->search), "%s", buf);
+			break;
+		}
+		if (key == 27 || key == ERR)
+			break;
+		if ((key == KEY_BACKSPACE || key == 127 || key == 8) && len)
+			buf[--len] = 0;
+		else if (key >= ' ' && key < 127 && len + 1 < sizeof(buf)) {
+			buf[len++] = (char)key;
+			buf[len] = 0;
+		}
+	}
 	curs_set(0);
-	if (r == OK && buf[0])
-		snprintf(u->search, sizeof(u->search), "%s", buf);
 }
 
-/* The site under the cursor, or UINT32_MAX (a thread's line). */
+/* The report's next line (or previous) whose function contains the
+ * search, from the cursor on, wrapping. */
+static void report_search(struct tui *u, int backward)
+{
+	size_t cnt = u->report_cnt;
+
+	for (size_t k = 1; k <= cnt; k++) {
+		size_t i = (u->report_cursor + (backward ? cnt - k : k)) % cnt;
+		if (strstr(trace_site_name(u->t, u->report[i].site), u->search)) {
+			u->report_cursor = i;
+			return;
+		}
+	}
+	snprintf(u->msg, sizeof(u->msg), "no function matches '%s'", u->search);
+}
+
+/* The site under the cursor, or UINT32_MAX (a thread's line, or one of
+ * a call graph's headings). */
 static uint32_t cursor_site(struct tui *u)
 {
 	if (u->screen == SCR_REPORT)
@@ -681,7 +784,7 @@ static uint32_t cursor_site(struct tui *u)
 	if (!ts->row_cnt)
 		return UINT32_MAX;
 	const struct call_node *c = &ts->tree.v[ts->row_node[ts->cursor]];
-	if ((ts == &u->graph && !c->parent) || c->site >= u->t->site_cap)
+	if (ts == &u->graph ? !c->parent : c->site == SITE_CALLERS || c->site == SITE_CALLEES)
 		return UINT32_MAX;
 	return c->site;
 }
@@ -699,15 +802,45 @@ static int show_calls(struct tui *u)
 	return 0;
 }
 
+/* The report, built again (as the trace read so far has it), the
+ * cursor on the function it was on. */
 static int show_report(struct tui *u)
 {
+	uint32_t at = u->screen == SCR_REPORT && u->report_cnt ? u->report[u->report_cursor].site : UINT32_MAX;
+
 	if (build_report(u))
 		return -ENOMEM;
 	sorting_tui = u;
 	sorting_key = (enum report_sort)u->report_sort;
 	qsort(u->report, u->report_cnt, sizeof(*u->report), report_order);
 	u->report_cursor = u->report_top = 0;
+	for (size_t i = 0; at != UINT32_MAX && i < u->report_cnt; i++)
+		if (u->report[i].site == at)
+			u->report_cursor = i;
 	u->screen = SCR_REPORT;
+	return 0;
+}
+
+/* Reading ended: the screen that was built from part of the trace is
+ * built again from all of it, the cursor where it was. */
+static int loaded(struct tui *u)
+{
+	u->threads = 0;
+	for (uint32_t c = u->graph.tree.v[0].first_child; c; c = u->graph.tree.v[c].next_sibling)
+		u->threads++;
+	if (u->screen == SCR_REPORT || (u->screen == SCR_HELP && u->back == SCR_REPORT)) {
+		enum tui_screen was = u->screen;
+		int err = show_report(u);
+		u->screen = was;
+		return err;
+	}
+	if (u->screen == SCR_CALLS || (u->screen == SCR_HELP && u->back == SCR_CALLS)) {
+		size_t cursor = u->calls.cursor, top = u->calls.top;
+		if (build_calls(u, u->calls_site))
+			return -ENOMEM;
+		move_cursor(&u->calls.cursor, u->calls.row_cnt, (long)cursor);
+		u->calls.top = top;
+	}
 	return 0;
 }
 
@@ -753,6 +886,15 @@ static int on_key(struct tui *u, int key)
 		else if (key == 's') {
 			u->report_sort = (u->report_sort + 1) % SORT_COUNT;
 			return show_report(u);
+		} else if (key == '/') {
+			read_search(u);
+			if (u->search[0])
+				report_search(u, 0);
+		} else if (key == 'n' || key == 'N') {
+			if (!u->search[0])
+				snprintf(u->msg, sizeof(u->msg), "no search yet: / then a name");
+			else
+				report_search(u, key == 'N');
 		}
 		return 0;
 	}
@@ -782,7 +924,8 @@ static int on_key(struct tui *u, int key)
 		return 0;
 	case '/':
 		read_search(u);
-		search(u, ts, 0);
+		if (u->search[0])
+			search(u, ts, 0);
 		return 0;
 	case 'n':
 	case 'N':
@@ -868,6 +1011,9 @@ int cmd_tui(int argc, char **argv)
 		}
 	}
 	struct tui u = { .path = input };
+	const char *batch = getenv("NEEDLE_TUI_BATCH");
+	if (batch && atoi(batch) > 0)
+		load_batch_events = (unsigned)atoi(batch);
 	if (!(u.t = view_start("tui", argc, argv, optind, input, tid, &status)))
 		return status;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -907,7 +1053,7 @@ int cmd_tui(int argc, char **argv)
 				ret = -ENOMEM;
 				break;
 			}
-			if (!u.loading && u.screen == SCR_REPORT && show_report(&u)) {
+			if (!u.loading && loaded(&u)) {
 				ret = -ENOMEM;
 				break;
 			}
