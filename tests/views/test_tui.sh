@@ -167,8 +167,10 @@ check "s: back to total time" shows "report, sorted by total"
 # Search in the report too; escape leaves the search as it was.
 keys / l e a Enter
 check_eq "/lea in the report: the cursor on leaf" "$(screen | grep '^>')" ">        22  leaf"
-keys / z Escape n
-check_eq "escape: the search is still lea, n finds leaf again" "$(screen | grep '^>')" ">        22  leaf"
+keys Home / z Escape
+check_eq "escape: nothing searched, the cursor stays on main" "$(screen | grep '^>')" ">         1  main"
+keys n
+check_eq "n: the last search, lea, finds leaf again" "$(screen | grep '^>')" ">        22  leaf"
 keys Home
 # The cursor to fan, then its call graph.
 n=$(screen | sed -n '3,$p' | grep -n ' fan$' | cut -d: -f1)
@@ -256,7 +258,7 @@ ended
 "$NEEDLE" record -o "$T/d.data" -- "$PROGS/views_deep" 1 500 100 >/dev/null 2>&1
 want=$("$NEEDLE" report -i "$T/d.data" | awk '$NF == "descend" { print $(NF - 1) }')
 rm -f "$T/rc"
-tmux new-session -d -s "$S" -x 100 -y 30 "cd '$T' && NEEDLE_TUI_BATCH=10 '$NEEDLE' tui -i d.data; echo \$? >'$T/rc'"
+tmux new-session -d -s "$S" -x 100 -y 30 "cd '$T' && NEEDLE_TUI_BATCH=2 '$NEEDLE' tui -i d.data; echo \$? >'$T/rc'"
 check "slow reading: the first screen while still loading" shows "loading: "
 tmux send-keys -t "$S" R
 check "slow reading: the report while still loading" shows "d.data: report"
@@ -272,7 +274,22 @@ ended
 # terminals cut lines (none wraps onto the next); deep calls keep their
 # name in sight.
 cp "$T/d.data" "$T/dd.data"
-printf '\377\377\377\377' | dd of="$T/dd.data" bs=1 seek=$(($(stat -c %s "$T/d.data") / 2)) conv=notrunc 2>/dev/null
+# Four bytes flipped inside the events of the middle CHUNK section (type
+# 6; sections: u32 type, u32 crc, u64 length, payload; a 56-byte chunk
+# header), found by walking the sections from the 64-byte file header.
+python3 - "$T/dd.data" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+off, chunks = 64, []
+while off + 16 <= len(b):
+    typ, crc, length = struct.unpack_from('<IIQ', b, off)
+    if typ == 6 and length > 64:
+        chunks.append(off + 16)
+    off += 16 + length
+at = chunks[len(chunks) // 2] + 60
+b[at:at + 4] = b'\xff\xff\xff\xff'
+open(sys.argv[1], 'wb').write(b)
+PY
 start -i dd.data
 check "damaged: said on the status line" shows "damaged: chunk at offset"
 keys j
@@ -295,6 +312,9 @@ rm -f "$T/rc"
 tmux new-session -d -s "$S" -x 40 -y 30 "cd '$T' && '$NEEDLE' tui -i g.data; echo \$? >'$T/rc'"
 shows "78 events" >/dev/null
 check_eq "40 columns: every line cut, none wrapped (25 lines)" "$(raw | grep -c .)" 25
+check_eq "40 columns: no depth said of an outermost line" "$(raw | grep -c 'depth 0')" 0
+keys R
+check "40 columns: the report's first line ends in main's calls and name" grep -qE '^>.* 1  main$' <(raw | sed -n 3p)
 keys q
 ended
 

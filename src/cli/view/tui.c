@@ -519,11 +519,11 @@ static void put_row(int y, int cursor, const struct node_stats *s, uint32_t dept
 		    const char *label)
 {
 	char tot[32], self[32], line[512], deep[32] = "";
-	int room = COLS - ROW_PREFIX - 24;
+	int room = COLS > ROW_PREFIX + 24 ? COLS - ROW_PREFIX - 24 : 0;
 	long indent = 2L * depth;
 
 	if (indent > room) {
-		indent = room > 0 ? room & ~1 : 0;
+		indent = room & ~1;
 		snprintf(deep, sizeof(deep), "[depth %u] ", depth);
 	}
 	put_time(tot, sizeof(tot), s->total, s->ended);
@@ -727,13 +727,15 @@ out:
 	free(stack);
 }
 
-/* The search's text, typed on the status line: enter takes it, escape
- * (or an empty line) keeps the last one, backspace erases.  A resize
+/* The search's text, typed on the status line: enter takes it (1),
+ * escape or an empty line leaves the last one, and the cursor, as they
+ * were (0); backspace erases.  A resize
  * redraws the prompt; nothing typed here is taken as a command. */
-static void read_search(struct tui *u)
+static int read_search(struct tui *u)
 {
 	char buf[sizeof(u->search)] = "";
 	size_t len = 0;
+	int given = 0;
 
 	curs_set(1);
 	timeout(-1);
@@ -744,6 +746,7 @@ static void read_search(struct tui *u)
 		if (key == '\n' || key == KEY_ENTER) {
 			if (len)
 				snprintf(u->search, sizeof(u->search), "%s", buf);
+			given = len != 0;
 			break;
 		}
 		if (key == 27 || key == ERR)
@@ -756,6 +759,7 @@ static void read_search(struct tui *u)
 		}
 	}
 	curs_set(0);
+	return given;
 }
 
 /* The report's next line (or previous) whose function contains the
@@ -806,7 +810,8 @@ static int show_calls(struct tui *u)
  * cursor on the function it was on. */
 static int show_report(struct tui *u)
 {
-	uint32_t at = u->screen == SCR_REPORT && u->report_cnt ? u->report[u->report_cursor].site : UINT32_MAX;
+	int shown = u->screen == SCR_REPORT || (u->screen == SCR_HELP && u->back == SCR_REPORT);
+	uint32_t at = shown && u->report_cnt ? u->report[u->report_cursor].site : UINT32_MAX;
 
 	if (build_report(u))
 		return -ENOMEM;
@@ -835,11 +840,28 @@ static int loaded(struct tui *u)
 		return err;
 	}
 	if (u->screen == SCR_CALLS || (u->screen == SCR_HELP && u->back == SCR_CALLS)) {
-		size_t cursor = u->calls.cursor, top = u->calls.top;
+		/* The cursor's line is found again by its path of sites (node
+		 * numbers are the new tree's); folds start over. */
+		struct tree_screen *cs = &u->calls;
+		uint32_t path[64];
+		size_t len = 0;
+		for (uint32_t n = cs->row_cnt ? cs->row_node[cs->cursor] : 0; n && len < 64; n = cs->tree.v[n].parent)
+			path[len++] = cs->tree.v[n].site;
 		if (build_calls(u, u->calls_site))
 			return -ENOMEM;
-		move_cursor(&u->calls.cursor, u->calls.row_cnt, (long)cursor);
-		u->calls.top = top;
+		uint32_t n = 0;
+		while (len) {
+			uint32_t c = cs->tree.v[n].first_child;
+			while (c && cs->tree.v[c].site != path[len - 1])
+				c = cs->tree.v[c].next_sibling;
+			if (!c)
+				break;
+			n = c;
+			len--;
+		}
+		for (size_t i = 0; n && i < cs->row_cnt; i++)
+			if (cs->row_node[i] == n)
+				cs->cursor = i;
 	}
 	return 0;
 }
@@ -887,8 +909,7 @@ static int on_key(struct tui *u, int key)
 			u->report_sort = (u->report_sort + 1) % SORT_COUNT;
 			return show_report(u);
 		} else if (key == '/') {
-			read_search(u);
-			if (u->search[0])
+			if (read_search(u))
 				report_search(u, 0);
 		} else if (key == 'n' || key == 'N') {
 			if (!u->search[0])
@@ -923,8 +944,7 @@ static int on_key(struct tui *u, int key)
 			ts->cursor = ts->row_cnt - 1;
 		return 0;
 	case '/':
-		read_search(u);
-		if (u->search[0])
+		if (read_search(u))
 			search(u, ts, 0);
 		return 0;
 	case 'n':
