@@ -10,6 +10,9 @@
  *       ev.duration  an exit's call, in ns (None otherwise)
  *       ev.args      an entry's recorded values: a list of (name, value)
  *       ev.retval    an exit's recorded return value
+ *       ev.reads     an entry's or exit's -T FUNC@read= readings: a tuple
+ *                    of (name, value), uftrace's names (vmsize, vmrss and
+ *                    shared in KB; major, minor page faults)
  *
  * Values are Python ints for integers, floats for floating point, str for
  * strings (their text without quotes) and the text replay shows for the
@@ -186,11 +189,12 @@ static PyStructSequence_Field event_fields[] = {
 	{ "args", "an entry: its recorded values, a list of (name, value); else None" },
 	{ "retval", "an exit: its recorded return value; else None" },
 	{ "lost", "a lost event: how many were dropped; else None" },
+	{ "reads", "an entry or exit: its -T read= readings, a tuple of (name, value); else None" },
 	{ NULL, NULL },
 };
 
 static PyStructSequence_Desc event_desc = {
-	"needle.Event", "One event of a trace (an entry, an exit, a loss, ...).", event_fields, 10,
+	"needle.Event", "One event of a trace (an entry, an exit, a loss, ...).", event_fields, 11,
 };
 
 static PyTypeObject *EventType;
@@ -273,7 +277,39 @@ static PyObject *values_of(TraceObject *tr, const struct trace_event *ev, int re
 	}
 	if (ret)
 		Py_RETURN_NONE;
+	if (!PyList_GET_SIZE(list)) {
+		/* Only readings (-T read=), which are ev.reads. */
+		Py_DECREF(list);
+		Py_RETURN_NONE;
+	}
 	return list;
+}
+
+/* The readings -T FUNC@read= took at an entry or exit, as uftrace's
+ * script sees their data: ((name, value), ...), or None. */
+static PyObject *reads_of(const struct trace_event *ev)
+{
+	/* By ARG_READ_* index. */
+	static const char *const names[VIEW_READINGS] = { "", "vmsize", "vmrss", "shared", "major", "minor" };
+	uint64_t v[VIEW_READINGS];
+	unsigned found = ev->data_len ? view_readings(ev->data, ev->data_len, v) : 0;
+	if (!found)
+		Py_RETURN_NONE;
+	PyObject *tuple = PyTuple_New(__builtin_popcount(found));
+	if (!tuple)
+		return NULL;
+	Py_ssize_t k = 0;
+	for (unsigned i = 1; i < VIEW_READINGS; i++) {
+		if (!(found & (1u << i)))
+			continue;
+		PyObject *pair = Py_BuildValue("(sK)", names[i], (unsigned long long)v[i]);
+		if (!pair) {
+			Py_DECREF(tuple);
+			return NULL;
+		}
+		PyTuple_SET_ITEM(tuple, k++, pair);
+	}
+	return tuple;
 }
 
 static PyObject *iter_next(IterObject *self)
@@ -344,7 +380,13 @@ static PyObject *iter_next(IterObject *self)
 		Py_INCREF(Py_None);
 		PyStructSequence_SET_ITEM(e, 9, Py_None);
 	}
-	for (Py_ssize_t i = 0; i < 10; i++)
+	if (call) {
+		PyStructSequence_SET_ITEM(e, 10, reads_of(&ev));
+	} else {
+		Py_INCREF(Py_None);
+		PyStructSequence_SET_ITEM(e, 10, Py_None);
+	}
+	for (Py_ssize_t i = 0; i < 11; i++)
 		if (!PyStructSequence_GET_ITEM(e, i)) {
 			Py_DECREF(e);
 			return NULL;

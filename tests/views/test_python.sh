@@ -71,6 +71,45 @@ wtid=$("$NEEDLE" dump -i "$T/g.data" | awk '/^thread / { n++; if (n == 2) { prin
 check_eq "script --tid: that thread's events" \
 	"$("$NEEDLE" script -S "$T/count.py" -i "$T/g.data" --tid "$wtid" | tail -1)" "end True fan:1 leaf:6 mid:2 worker:1"
 
+# uftrace_event: each -T read= reading, after its function's entry
+# ("read:") and before its exit ("diff:"), args as uftrace's script has
+# them.  mid is called 7 times, rec 4 (recursively).
+"$NEEDLE" record -o "$T/rd.data" --libcall=none -T 'mid@read=proc/statm' -T 'rec@read=page-fault' -- "$P" 3 \
+	>/dev/null 2>"$T/rderr"
+check_eq "recorded with read= triggers ($(tail -1 "$T/rderr"))" "$?" 0
+cat >"$T/event.py" <<'PY'
+import re
+def uftrace_entry(ctx):
+    if ctx["name"] in ("mid", "rec"):
+        print("entry", ctx["name"])
+def uftrace_exit(ctx):
+    if ctx["name"] in ("mid", "rec"):
+        print("exit", ctx["name"])
+def uftrace_event(ctx):
+    assert ctx["timestamp"] > 0 and ctx["address"] > 0
+    form = r"vmsize=-?\d+KB vmrss=-?\d+KB shared=-?\d+KB" if "statm" in ctx["name"] else r"major=-?\d+ minor=-?\d+"
+    print(ctx["name"], "ok" if re.fullmatch(form, ctx["args"]) else "bad args: " + ctx["args"])
+PY
+"$NEEDLE" script -S "$T/event.py" -i "$T/rd.data" >"$T/eout" 2>"$T/eerr"
+check_eq "script uftrace_event: exit 0 ($(head -c 300 "$T/eerr"))" "$?" 0
+check_eq "script uftrace_event: a read after each entry, a diff before each exit, args in uftrace's form" \
+	"$(awk '/^entry/ { e = $2 } /^read:/ { if (e != "") print e, $0; e = "" } /^diff:/ { d = $0 } /^exit/ { print $2, d; d = "" }' "$T/eout" | sort | uniq -c | tr -s ' ' | tr '\n' '/')" \
+	" 7 mid diff:proc/statm ok/ 7 mid read:proc/statm ok/ 4 rec diff:page-fault ok/ 4 rec read:page-fault ok/"
+check_eq "script uftrace_event: one event per reading (11 reads, 11 diffs)" \
+	"$(grep -c ':' "$T/eout")" 22
+cat >"$T/noevent.py" <<'PY'
+import collections
+calls = collections.Counter()
+def uftrace_entry(ctx):
+    calls[ctx["name"], "args" in ctx] += 1
+def uftrace_exit(ctx):
+    calls[ctx["name"], "exit"] += 1
+def uftrace_end():
+    print(" ".join("%s:%s:%d" % (n, w, c) for (n, w), c in sorted(calls.items(), key=str) if n in ("mid", "rec")))
+PY
+check_eq "script without uftrace_event: the readings are no calls of their own, nor args" \
+	"$("$NEEDLE" script -S "$T/noevent.py" -i "$T/rd.data")" "mid:exit:7 mid:False:7 rec:exit:4 rec:False:4"
+
 # --record: the script's "# uftrace-option:" line chooses what is recorded.
 cat >"$T/rec.py" <<'PY'
 # uftrace-option: --libcall=none -A rec@arg1/d32

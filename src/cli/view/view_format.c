@@ -479,9 +479,9 @@ size_t view_format_values_style(char *buf, size_t len, struct trace *t, const st
 	return off;
 }
 
-/* The readings of a data block (ARG_KIND_READ items) into v; a bit per
- * index found. */
-static unsigned readings_of(const uint8_t *data, size_t n, uint64_t v[ARG_READ_LAST + 1])
+_Static_assert(VIEW_READINGS == ARG_READ_LAST + 1, "VIEW_READINGS is one slot per ARG_READ_* index");
+
+unsigned view_readings(const uint8_t *data, size_t n, uint64_t v[VIEW_READINGS])
 {
 	unsigned found = 0;
 	for (size_t at = 0; at + 16 <= n;) {
@@ -503,7 +503,7 @@ static unsigned readings_of(const uint8_t *data, size_t n, uint64_t v[ARG_READ_L
 int view_has_reads(const uint8_t *data, size_t n)
 {
 	uint64_t v[ARG_READ_LAST + 1];
-	return data && readings_of(data, n, v) != 0;
+	return data && view_readings(data, n, v) != 0;
 }
 
 int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,
@@ -515,7 +515,7 @@ int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, cons
 	unsigned want = ((1u << (last + 1)) - 1) & ~((1u << first) - 1);
 	static const char *const names[ARG_READ_LAST + 1] = { "", "size", "rss", "shared", "major", "minor" };
 
-	if (!data || (readings_of(data, n, v) & want) != want || (entry && (readings_of(entry, entry_n, e) & want) != want))
+	if (!data || (view_readings(data, n, v) & want) != want || (entry && (view_readings(entry, entry_n, e) & want) != want))
 		return 0;
 	int off = snprintf(buf, len, "%s:%s (", entry ? "diff" : "read", faults ? "page-fault" : "proc/statm");
 	for (unsigned i = first; i <= last && off >= 0 && (size_t)off < len; i++) {

@@ -36,6 +36,12 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
  * "diff:proc/statm (size=+0KB, ...)".  1 when written, 0 when the block
  * has not those readings. */
 int view_has_reads(const uint8_t *data, size_t n);
+/* The readings of a data block (its ARG_KIND_READ items) into v, by
+ * ARG_READ_* index; returns a bit (1 << index) per index found.  v has
+ * VIEW_READINGS slots (ARG_READ_LAST + 1: this header leaves the record
+ * layout's names to the files that decode it). */
+#define VIEW_READINGS 6
+unsigned view_readings(const uint8_t *data, size_t n, uint64_t v[VIEW_READINGS]);
 int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,
 		      int faults);
 /* How replay writes values.  VIEW_VALUES_EXACT (the form above, and what
