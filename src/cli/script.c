@@ -10,7 +10,10 @@
  *                        function's entry, name "read:proc/statm" or
  *                        "read:page-fault" and args "vmsize=6812KB
  *                        vmrss=780KB shared=716KB" or "major=0 minor=188";
- *                        before its exit, "diff:..." with the differences
+ *                        before its exit, "diff:..." with the differences;
+ *                        and with -E linux:schedule, "linux:sched-out" and
+ *                        "linux:sched-in" where a thread left the CPU and
+ *                        came back inside a call
  *   uftrace_end()        once, at the end
  *
  * and UFTRACE_FUNCS = ["a", "b"] in it keeps those functions' events
@@ -95,6 +98,11 @@ static const char driver[] =
 	"    elif k == 'exit':\n"
 	"        f = exit_\n"
 	"    else:\n"
+	"        continue\n"
+	"    if ev.name == 'linux:schedule':\n"
+	"        if event is not None:\n"
+	"            event({'tid': ev.tid, 'depth': ev.depth, 'timestamp': base + ev.time, 'address': 0,\n"
+	"                   'name': 'linux:sched-out' if k == 'entry' else 'linux:sched-in', 'args': ''})\n"
 	"        continue\n"
 	"    rd = dict(ev.reads) if event is not None and ev.reads is not None else None\n"
 	"    if rd is not None and k == 'exit':\n"

@@ -51,6 +51,7 @@ enum trace_section {
 	SEC_SITE_SIZES = 13, /* records: u32 site id, u32 function bytes, of sites of the SITES sections before */
 	SEC_KERNEL = 14, /* struct sec_kernel + struct kernel_event records: one thread's, in time order */
 	SEC_TASKS = 15,  /* struct task_record records: each thread's process and its parent */
+	SEC_INFO = 16,   /* text: "KEY<tab>VALUE" lines, the machine and the program's use of it (file-format.md) */
 };
 
 /* A thread lifetime (tid, serial, as its chunks name it) and the process

@@ -112,12 +112,69 @@ static int peek_raw(const struct trace *t, const struct trace_cursor *c, uint64_
 	return 1;
 }
 
+/* -E linux:schedule: the pending kernel event, an interval off the CPU
+ * inside a call, as a call of t->sched_site: its entry now, its exit
+ * (when the thread came back) as the close due next.  The exit is held
+ * to the thread's next call event, which the kernel's clock, mapped onto
+ * the trace's, could otherwise pass by a little. */
+static int sched_take(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e, uint64_t ns,
+		      uint64_t off_ns)
+{
+	struct trace *t = it->t;
+	uint64_t end = ns + off_ns, next_raw;
+	if (c->left && peek_raw(t, c, &next_raw)) {
+		uint64_t next = trace_ns(t, next_raw);
+		if (end > next)
+			end = next > ns ? next : ns;
+	}
+	uint32_t node = 0;
+	if (it->tree) {
+		uint32_t key = t->sched_site;
+		if (it->tree->site_key && key < it->tree->site_key_cnt)
+			key = it->tree->site_key[key];
+		uint32_t parent = c->stack.depth ? c->stack.v[c->stack.depth - 1].node : c->root;
+		if (!(node = call_tree_child(it->tree, parent, key))) {
+			reader_error(it->err, sizeof(it->err), "out of memory");
+			return -1;
+		}
+	}
+	*e = (struct trace_event){ .ns = ns, .tid = c->th->tid, .thread = c->index, .site = t->sched_site,
+				   .kind = TEV_ENTRY, .depth = (uint32_t)c->stack.depth, .node = node };
+	if (it->mark)
+		e->mark = it->mark(e, it->mark_arg);
+	if (thread_stack_push(&c->stack, t->sched_site, ns)) {
+		reader_error(it->err, sizeof(it->err), "out of memory");
+		return -1;
+	}
+	struct frame *f = &c->stack.v[c->stack.depth - 1];
+	f->node = node;
+	f->mark = e->mark;
+	f->offcpu_ns = end - ns; /* the callers' share, as the kernel event's */
+	c->close_to = c->stack.depth - 1;
+	c->close_ns = end;
+	c->close_flags = 0;
+	c->last_ns = end;
+	t->work++;
+	return kernel_advance(it, c) ? -1 : 1;
+}
+
 /* The pending kernel event as the thread's next event, at the depth of
- * its calls open, and the one after it read. */
+ * its calls open, and the one after it read: 1, or 0 when it is left out
+ * (trace.sched), or -1. */
 static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
 {
 	struct trace *t = it->t;
 	uint64_t ns = trace_ns(t, c->kev.time);
+	if (t->sched && c->kev.kind == KEV_OFFCPU) {
+		int preempted = c->kev.flags == 1;
+		int call = (t->sched & TRACE_SCHED_CALLS) && (c->stack.depth || (t->sched & TRACE_SCHED_FULL));
+		if ((t->sched & TRACE_SCHED_NONE) || (preempted && (t->sched & TRACE_SCHED_NO_PREEMPT)) ||
+		    ((t->sched & TRACE_SCHED_CALLS) && !call))
+			return kernel_advance(it, c) ? -1 : 0; /* left out */
+		if (call)
+			return sched_take(it, c, e, ns < c->last_ns ? c->last_ns : ns,
+					  trace_ns(t, c->kev.time + c->kev.dur) - ns);
+	}
 
 	*e = (struct trace_event){ .ns = ns < c->last_ns ? c->last_ns : ns, .tid = c->th->tid, .thread = c->index,
 				   .site = UINT32_MAX, .kind = TEV_KERNEL, .depth = (uint32_t)c->stack.depth,
@@ -413,8 +470,12 @@ static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct tra
 			return 1;
 		}
 		uint64_t next_raw;
-		if (c->has_kev && c->left && peek_raw(it->t, c, &next_raw) && c->kev.time <= next_raw)
-			return kernel_take(it, c, e);
+		if (c->has_kev && c->left && peek_raw(it->t, c, &next_raw) && c->kev.time <= next_raw) {
+			int r = kernel_take(it, c, e);
+			if (r)
+				return r;
+			continue;
+		}
 		if (c->left) {
 			int r = decode_one(it, c, e);
 			if (r)
@@ -429,8 +490,12 @@ static int cursor_next(struct trace_iter *it, struct trace_cursor *c, struct tra
 		if (c->ended)
 			return 0;
 		/* Kernel events after the thread's last call event. */
-		if (c->has_kev)
-			return kernel_take(it, c, e);
+		if (c->has_kev) {
+			int r = kernel_take(it, c, e);
+			if (r)
+				return r;
+			continue;
+		}
 		/* The trace ended with frames still open: close them as open. */
 		c->ended = 1;
 		free(c->buf);

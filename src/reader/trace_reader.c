@@ -93,6 +93,64 @@ static int add_site(struct trace *t, uint32_t id, uint32_t module, uint64_t ip, 
 	return 0;
 }
 
+const char *trace_info_value(const struct trace *t, const char *key, const char *after, size_t *len)
+{
+	size_t kl = strlen(key);
+	const char *p = t->info;
+	if (after) {
+		const char *nl = strchr(after, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (n > kl && !strncmp(p, key, kl) && p[kl] == '\t') {
+			*len = n - kl - 1;
+			return p + kl + 1;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	return NULL;
+}
+
+int trace_set_sched(struct trace *t, unsigned mode)
+{
+	static const char sched[] = "linux:schedule";
+	if ((mode & TRACE_SCHED_CALLS) && !t->sched_site) {
+		/* A site after the program's: a name outside the arena, so
+		 * that it can be added once the arena's names are fixed. */
+		uint32_t id = 0;
+		for (size_t i = 0; i < t->site_cap; i++)
+			if (t->sites[i].name)
+				id = (uint32_t)i + 1;
+		if (id >= t->site_cap) {
+			size_t cap = t->site_cap ? t->site_cap * 2 : 1024;
+			struct trace_site *v = realloc(t->sites, cap * sizeof(*v));
+			if (!v)
+				return -ENOMEM;
+			memset(v + t->site_cap, 0, (cap - t->site_cap) * sizeof(*v));
+			t->sites = v;
+			t->site_cap = cap;
+		}
+		t->sites[id] = (struct trace_site){ .id = id, .name = sched, .sym = sched, .flags = TRACE_SITE_EVENT };
+		t->sched_site = id;
+	}
+	t->sched = mode;
+	return 0;
+}
+
+/* -E linux:schedule at record time: its views read the intervals off the
+ * CPU as calls. */
+static int apply_events(struct trace *t)
+{
+	static const char sched[] = "linux:schedule";
+	size_t n;
+	for (const char *v = trace_info_value(t, "event", NULL, &n); v; v = trace_info_value(t, "event", v, &n))
+		if (n == sizeof(sched) - 1 && !memcmp(v, sched, n) && t->kernel_recorded)
+			return trace_set_sched(t, TRACE_SCHED_CALLS);
+	return 0;
+}
+
 static int parse_sites(struct trace *t, const uint8_t *p, uint64_t len)
 {
 	const uint8_t *end = p + len;
@@ -571,6 +629,11 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		free(t->objects);
 		t->objects = strndup((const char *)p, sh->length);
 		break;
+	case SEC_INFO:
+		/* Written once, at the end. */
+		free(t->info);
+		bad = !(t->info = strndup((const char *)p, sh->length));
+		break;
 	case SEC_ATTACH:
 		bad = sh->length != sizeof(t->attach) && sh->length != SEC_ATTACH_V1_SIZE;
 		if (!bad) {
@@ -856,6 +919,10 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		if (t->sites[i].name)
 			t->sites[i].name = t->names + (uintptr_t)t->sites[i].name - 1;
 	demangle_sites(t);
+	if (apply_events(t)) {
+		reader_error(err, errlen, "out of memory");
+		goto fail;
+	}
 	apply_thread_names(t, &os);
 	if (apply_kernel(t, &os)) {
 		reader_error(err, errlen, "out of memory");
@@ -887,6 +954,7 @@ void trace_close(struct trace *t)
 	trace_data_free(t);
 	trace_src_lines_free(t);
 	free(t->objects);
+	free(t->info);
 	free(t->view_opts);
 	arg_names_free(&t->arg_names);
 	for (size_t i = 0; t->argv && t->argv[i]; i++)

@@ -32,7 +32,14 @@ struct trace_site {
 	const char *name;
 	const char *sym;   /* the symbol as recorded (name may be demangled) */
 	uint32_t func_size; /* the function's bytes (SITE_SIZES), 0 unknown */
+	uint32_t flags;    /* TRACE_SITE_* */
 };
+
+/* The site is no function of the program but an event the reader shows
+ * as a call: "linux:schedule", each time off the CPU of a trace recorded
+ * with -E linux:schedule (trace.sched_site).  replay writes it as uftrace
+ * does, a comment with its duration. */
+#define TRACE_SITE_EVENT 1u
 
 struct trace_chunk_ref {
 	uint64_t offset;     /* of the section payload */
@@ -92,6 +99,9 @@ struct trace {
 	int have_snapshot;
 	struct sec_snapshot snapshot; /* a snapshot of overwrite rings (needle record --snapshot) */
 	char *objects;             /* SEC_OBJECTS text, or NULL */
+	char *info;                /* SEC_INFO text ("KEY\tVALUE" lines), or NULL */
+	unsigned sched;           /* TRACE_SCHED_*: how intervals off the CPU are read (trace_set_sched) */
+	uint32_t sched_site;      /* TRACE_SCHED_CALLS: the site of linux:schedule (TRACE_SITE_EVENT) */
 	char *view_opts;           /* SEC_VIEW_OPTS: NUL-terminated words, or NULL */
 	size_t view_opts_len;
 	struct arg_names arg_names; /* SEC_ARGS: the recorded values' names */
@@ -142,6 +152,29 @@ int trace_verify(struct trace *t, char *err, size_t errlen);
 /* The function's name; "site#N" for a site the file has no name for (its
  * metadata was never written). */
 const char *trace_site_name(struct trace *t, uint32_t site);
+/* How the iterators read the intervals off the CPU (--kernel=switch, -E
+ * linux:schedule), as uftrace's schedule events:
+ *   TRACE_SCHED_CALLS       each one inside a call is a call of
+ *                           t->sched_site, "linux:schedule", entered when
+ *                           the thread left the CPU and exited when it came
+ *                           back (outside any call it is left out)
+ *   TRACE_SCHED_FULL        ... and those outside any call too
+ *   TRACE_SCHED_NO_PREEMPT  none where the thread was preempted (it was
+ *                           runnable), only where it blocked
+ *   TRACE_SCHED_NONE        none at all
+ * Without CALLS an interval is a TEV_KERNEL event.  A trace recorded
+ * with -E linux:schedule opens with CALLS; views change it before they
+ * iterate (0, or -ENOMEM). */
+#define TRACE_SCHED_CALLS 1u
+#define TRACE_SCHED_FULL 2u
+#define TRACE_SCHED_NO_PREEMPT 4u
+#define TRACE_SCHED_NONE 8u
+int trace_set_sched(struct trace *t, unsigned mode);
+/* The INFO section's value of key (needle record's "KEY\tVALUE" lines,
+ * file-format.md), not NUL-terminated: its length in *len; NULL if the
+ * trace has none.  after: a value this returned, to find the key's next
+ * line (keys such as "event" repeat). */
+const char *trace_info_value(const struct trace *t, const char *key, const char *after, size_t *len);
 /* How C++ names are shown: simple (the default at open: "ns::Cls::get"),
  * full ("ns::Cls::get(int) const"), or no (the symbol, "_ZNK2ns3Cls3getEi"),
  * as uftrace's --demangle. */

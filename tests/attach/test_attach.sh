@@ -40,6 +40,9 @@ check "info: says the trace was attached, and when" grep -q "^attached:      to 
 check "info: says how it ended" grep -q "^end:           detached; the process ran on" "$T/a.info"
 check "info: the target's pid" grep -q "^pid:           $TPID\$" "$T/a.info"
 check "info: the target's command line" grep -q "attach_target --marks" "$T/a.info"
+check "info: the target's file (its exe image)" grep -q "^# exe image *: .*/attach_target\$" "$T/a.info"
+check_eq "info: no resource use of a process needle record did not start" \
+	"$(grep -cE '^# (elapsed time|cpu time|max rss|exit status) ' "$T/a.info")" 0
 check "report reads the attached trace" sh -c "'$NEEDLE' report -i '$T/a.data' >/dev/null"
 check "export (chrome) reads it" "$NEEDLE" export -f chrome -i "$T/a.data" -o "$T/a.json"
 check "the blocked traced read, entered before recording began, shows" \

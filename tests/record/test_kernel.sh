@@ -8,7 +8,8 @@
 # that held it, a 5 ms pipe read in k_pipe, 1,000 minor faults at the
 # mapping's pages in k_touch, openat's ENOENT in k_fail; two busy
 # threads on one CPU preempted by each other; no kernel event outside
-# the call it is in.  As a user without
+# the call it is in; -E linux:schedule's calls, and a view's -E, --no-sched
+# and --no-sched-preempt.  As a user without
 # privileges (setpriv): system calls are left out and said so in one
 # line, switches and faults still recorded.  --no-kernel hides them;
 # info counts them; a damaged KERNEL section is named, a cut one read as
@@ -333,6 +334,59 @@ check "a file cut inside a KERNEL section: said to be unfinished" grep -q "did n
 check "--kernel alone: system calls, off-CPU intervals and faults" grep -qE \
 	"^kernel events: [0-9]+ \([1-9][0-9]* system calls, [1-9][0-9]* off-CPU intervals, [1-9][0-9]* page faults" \
 	<("$NEEDLE" info -i "$T/all.data")
+
+# ---- -E linux:schedule: uftrace's schedule events ----
+# Each interval off the CPU inside a call is a call to linux:schedule
+# inside it: replay writes it as uftrace does (its duration, then
+# "/* linux:schedule */"), report and graph count it; --no-sched-preempt
+# leaves out the intervals where the thread was preempted, so that
+# k_sleep's one sleep is its only one; --no-sched, none.
+"$NEEDLE" record -E linux:schedule -o "$T/e.data" -- "$P" >"$T/eout" 2>"$T/eerr"
+check_eq "-E linux:schedule: needle record exits 0 ($(tail -1 "$T/eerr"))" "$?" 0
+check "-E linux:schedule: output identical to a run left alone" cmp -s "$T/plain" "$T/eout"
+etids=($(trace_tids "$T/e.data"))
+emain=${etids[0]}
+# inside_opts FILE TID FUNC PATTERN OPTS...: as inside, with replay's OPTS.
+inside_opts() {
+	local f=$1 tid=$2 fn=$3 pat=$4
+	shift 4
+	"$NEEDLE" replay --tid "$tid" -i "$f" "$@" | awk -v f="$fn" -v pat="$pat" '
+		index($0, "| ") && $0 ~ ("\\| +" f "\\(\\) \\{") { in_f = 1 }
+		$0 ~ pat { all++; if (in_f) n++ }
+		$0 ~ ("} /\\* " f " \\*/") { in_f = 0 }
+		END { printf "%d %d\n", n, all }'
+}
+check_eq "-E: k_sleep's sleep is one linux:schedule inside it (--no-sched-preempt)" \
+	"$(inside_opts "$T/e.data" "$emain" k_sleep '[0-9] ms \[ *[0-9]+\] \| +/\* linux:schedule \*/$' --no-sched-preempt | cut -d' ' -f1)" 1
+v=$("$NEEDLE" replay --tid "$emain" -i "$T/e.data" --no-sched-preempt | awk '
+	/k_sleep\(\) \{/ { in_f = 1 } in_f && /linux:schedule/ { print $1; exit }')
+check "-E: that call lasts the sleep, 9 ms or more (${v} ms)" awk -v v="${v:-0}" 'BEGIN { exit !(v >= 9) }'
+check_eq "-E: no interval inside a call is left a comment" \
+	"$(inside_opts "$T/e.data" "$emain" main 'off CPU' | cut -d' ' -f1)" 0
+check_eq "-E: report -F k_sleep: one call to linux:schedule (--no-sched-preempt)" \
+	"$("$NEEDLE" report -i "$T/e.data" --tid "$emain" -F k_sleep --no-sched-preempt | awk '$NF == "linux:schedule" { print $(NF-1) }')" 1
+check "-E: graph k_sleep: linux:schedule beneath it" grep -qE '\(1\) linux:schedule$' \
+	<("$NEEDLE" graph -i "$T/e.data" --no-sched-preempt k_sleep)
+check_eq "--no-sched: no linux:schedule, no interval off the CPU" \
+	"$("$NEEDLE" replay -i "$T/e.data" --no-sched | grep -cE 'linux:schedule|off CPU')" 0
+check "info: the event recorded" grep -q '^# event *: linux:schedule$' <("$NEEDLE" info -i "$T/e.data")
+# A view's -E reads a --kernel trace's intervals the same way.
+check_eq "replay -E on a --kernel trace: k_sleep's sleep is a linux:schedule" \
+	"$(inside_opts "$T/k.data" "$main" k_sleep 'linux:schedule' -E linux:schedule --no-sched-preempt | cut -d' ' -f1)" 1
+check_eq "replay without -E on a --kernel trace: still a comment" \
+	"$(inside_opts "$T/k.data" "$main" k_sleep 'off CPU .* \(sleeping\)' | cut -d' ' -f1)" 1
+# needle script hands them to uftrace_event, a sched-out and a sched-in
+# per call.
+printf 'import collections\nn = collections.Counter()\ndef uftrace_event(ctx):\n    n[ctx["name"]] += 1\ndef uftrace_end():\n    print(n["linux:sched-out"], n["linux:sched-in"])\n' >"$T/sched.py"
+calls=$("$NEEDLE" dump -i "$T/e.data" | grep -c '\[entry\] linux:schedule')
+check "-E: some intervals inside calls ($calls)" test "$calls" -gt 0
+check_eq "script: uftrace_event gets linux:sched-out and linux:sched-in for each" \
+	"$("$NEEDLE" script -S "$T/sched.py" -i "$T/e.data")" "$calls $calls"
+"$NEEDLE" record --libcall=none -o "$T/nok.data" -- "$P" >/dev/null 2>&1
+view_refused "replay -E on a trace without the kernel's events" 1 "no intervals off the CPU" \
+	"$NEEDLE" replay -E linux:schedule -i "$T/nok.data"
+view_refused "report -E of another event" 2 "linux:schedule" "$NEEDLE" report -E linux:bogus -i "$T/e.data"
+bad_input "-E of another event" "needle records the event linux:schedule" -E sched:sched_switch
 
 # ---- bad input ----
 bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus

@@ -38,7 +38,7 @@ check_eq "chrome export: a B and an E per call" \
 	"$(python3 -c "import json,sys; e=json.load(open(sys.argv[1]))['traceEvents']; b=sum(x['ph']=='B' for x in e); print('balanced' if b == sum(x['ph']=='E' for x in e) and b > 0 else 'unbalanced')" "$T/loss.json")" balanced
 "$NEEDLE" info -i "$T/loss.data" >"$T/loss.info"
 check_eq "info: the per-thread LOST column adds up to the total" \
-	"$(awk '/^ *TID/ { rows = 1; next } rows { n += $4 } END { print n + 0 }' "$T/loss.info")" "$lost"
+	"$(awk '/^ *TID/ { rows = 1; next } /^$/ { rows = 0 } rows { n += $4 } END { print n + 0 }' "$T/loss.info")" "$lost"
 "$NEEDLE" report -i "$T/loss.data" >"$T/loss.report"
 check "report says that events were lost" grep -qx "# $lost events lost: times of calls around the loss are incomplete" "$T/loss.report"
 check_eq "report: every recorded leaf() entry is counted" "$(calls "$T/loss.data" leaf 2>/dev/null)" \

@@ -76,7 +76,7 @@ check "info: plain arguments are not quoted" grep -q "views_deep 1 10 3 'x y'" <
 "$NEEDLE" record --poll=60000 --chunk-size=1 -o "$T/names.data" -- "$PROGS/views_deep" 3 200 5 >/dev/null 2>&1
 "$NEEDLE" info -i "$T/names.data" >"$T/names.info"
 check_eq "info: each thread shows the name it set" \
-	"$(awk '/^ *TID/ { rows = 1; next } rows { print $NF }' "$T/names.info" | sort | tr '\n' ' ')" \
+	"$(awk '/^ *TID/ { rows = 1; next } /^$/ { rows = 0 } rows { print $NF }' "$T/names.info" | sort | tr '\n' ' ')" \
 	"deep-0 deep-1 deep-2 views_deep "
 check_eq "folded: threads are labelled with their own names" \
 	"$("$NEEDLE" export --format=folded -i "$T/names.data" -o - | cut -d- -f1,2 | sed 's/-[0-9]*;.*//' | sort -u | tr '\n' ' ')" \

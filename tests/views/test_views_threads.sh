@@ -37,7 +37,7 @@ check "constructed: replay shows the two lifetimes of tid 100 one after the othe
 "$NEEDLE" info -i "$T/two.data" >"$T/two.info" 2>&1
 check_eq "constructed: info lists two threads" "$(awk '/^threads:/ {print $2}' "$T/two.info")" 2
 check_eq "constructed: info gives each its serial and its own name" \
-	"$(awk '/^ *TID/ { rows = 1; next } rows { print $1, $2, $NF }' "$T/two.info" | tr '\n' ' ')" "100 1 first 100 2 second "
+	"$(awk '/^ *TID/ { rows = 1; next } /^$/ { rows = 0 } rows { print $1, $2, $NF }' "$T/two.info" | tr '\n' ' ')" "100 1 first 100 2 second "
 check_eq "constructed: --tid 100 keeps both" "$("$NEEDLE" replay --tid 100 -i "$T/two.data" | grep -c 'run() {')" 2
 check_eq "constructed: report counts both" "$("$NEEDLE" report --csv -s name -i "$T/two.data" | cut -d, -f1-3 | tr '\n' ' ')" \
 	"function,calls,total_ns run,2,2040 step,3,1020 "
@@ -60,7 +60,7 @@ if [ "$(id -u)" = 0 ] && unshare --pid --fork --mount-proc true 2>/dev/null; the
 	check_eq "recorded: the second thread got the first one's id" "$out" same
 	"$NEEDLE" info -i "$T/reuse.data" >"$T/reuse.info"
 	check_eq "recorded: info lists the two threads with one id, and main" \
-		"$(awk '/^ *TID/ { rows = 1; next } rows { print $1 }' "$T/reuse.info" | sort | uniq -c | awk '{print $1}' | sort | tr '\n' ' ')" "1 2 "
+		"$(awk '/^ *TID/ { rows = 1; next } /^$/ { rows = 0 } rows { print $1 }' "$T/reuse.info" | sort | uniq -c | awk '{print $1}' | sort | tr '\n' ' ')" "1 2 "
 	"$NEEDLE" export --format=folded -i "$T/reuse.data" -o "$T/reuse.folded"
 	check_eq "recorded: every stack is body, body;outer or body;outer;inner" \
 		"$(grep -vcE '^[^;]+;(main|main;set_last_pid|body|body;outer|body;outer;inner) [0-9]+$' "$T/reuse.folded")" 0

@@ -307,6 +307,11 @@ static const char dump_usage[] =
 	"values recorded with -A/-R after it.\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"      --tid TID       only this thread\n"
+	"  -E, --event linux:schedule  each time a call was off the\n"
+	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
+	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
+	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
+	"                     (or --no-event): none\n"
 	"  -F, --filter FUNC   only FUNC's calls and what they call (repeatable)\n"
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"  -D, --depth N       at most N levels (below the outermost -F call)\n"
@@ -369,6 +374,7 @@ int cmd_dump(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
 		{ "mermaid", no_argument, NULL, 'M' },       { "time-filter", required_argument, NULL, 't' },
 		{ "no-args", no_argument, NULL, 'A' },       { "sample-time", required_argument, NULL, 'S' },
+		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
@@ -377,9 +383,14 @@ int cmd_dump(int argc, char **argv)
 	uint32_t tid = 0;
 	int c, status, other = 0, callgraph = 0, err = 2;
 
+	struct view_sched sched = { 0 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:F:N:D:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:F:N:D:t:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&sched, c, optarg))
+				return 2;
+			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
@@ -454,7 +465,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	/* uftrace dump takes the program's name too (view_check_program_arg). */
 	const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
-	if (!(d.t = view_start("dump", argc, argv, optind, input, tid, &status))) {
+	if (!(d.t = view_start("dump", argc, argv, optind, input, tid, &sched, &status))) {
 		err = status;
 		goto out;
 	}

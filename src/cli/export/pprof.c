@@ -32,6 +32,7 @@
 
 #include "cli/export/export.h"
 #include "cli/export/protobuf.h"
+#include "cli/util/build_id.h"
 #include "cli/view/view.h"
 #include "cli/view/view_format.h"
 
@@ -158,41 +159,6 @@ static int pprof_event(const struct trace_event *ev, void *arg)
 	x->wall[ev->node] += d;
 	x->self[ev->node] += d > ev->child_ns ? d - ev->child_ns : 0;
 	return 0;
-}
-
-/* The object's GNU build-id, as hex, from its file ("" when it has none
- * or is gone). */
-static void build_id_of(const char *path, char *hex, size_t len)
-{
-	hex[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *data = elf_getdata(scn, NULL);
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
-		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)data->d_buf + name_off, "GNU", 4))
-				continue;
-			const unsigned char *id = (const unsigned char *)data->d_buf + desc_off;
-			size_t k = 0;
-			for (size_t i = 0; i < nh.n_descsz && k + 3 <= len; i++)
-				k += (size_t)snprintf(hex + k, len - k, "%02x", id[i]);
-			elf_end(e);
-			close(fd);
-			return;
-		}
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
 }
 
 /* A value_type message: {type, unit} as string indices. */

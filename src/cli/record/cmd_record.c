@@ -74,10 +74,14 @@ static int reap(struct recording *r)
 {
 	int st;
 	pid_t w;
+	struct rusage ru;
 
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+	while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
 		if (w == r->pid) {
 			r->status = st;
+			r->usage = ru;
+			r->have_usage = 1;
+			r->exit_ns = monotonic_ns();
 			program_done = 1;
 		}
 	}

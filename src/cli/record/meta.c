@@ -290,6 +290,9 @@ void record_write_symbols(struct recording *r)
 			memcpy(p + 4, line + off, plen);
 			trace_writer_section(&r->w, SEC_MODULE, p, 4 + plen);
 			free(p);
+			/* The trace's first object is the program (INFO's exe). */
+			if (idx == 0 && !r->exe)
+				r->exe = strdup(line + off);
 		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
 			fprintf(obj, "%s\n", line);
 			new_objects = 1;

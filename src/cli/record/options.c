@@ -137,6 +137,8 @@ static const char record_usage[] =
 	"                                   (root: raw_syscalls tracepoints; about 1 us per call)\n"
 	"                           fault   page faults taken in user code: address, major or minor\n"
 	"                           all     the three (--kernel alone)\n"
+	"  -E, --event linux:schedule  uftrace's event: --kernel=switch, and the views show each time\n"
+	"                           a call is off the CPU as a call to linux:schedule inside it\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
 	"                           threads keep their ids, a thread of their own each; not a static,\n"
@@ -382,7 +384,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "chunk-size", required_argument, NULL, OPT_CHUNK }, { "help", no_argument, NULL, 'h' },
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
-		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", optional_argument, NULL, OPT_KERNEL }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", optional_argument, NULL, OPT_KERNEL },
+		{ "event", required_argument, NULL, 'E' }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
@@ -428,7 +431,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		return -1;
 	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'A':
 		case 'R':
@@ -454,6 +457,18 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		}
+		case 'E':
+			/* uftrace's events: linux:schedule is the kernel's
+			 * switches (--kernel=switch), shown as calls. */
+			if (strcmp(optarg, "linux:schedule")) {
+				cli_error("-E '%s': needle records the event linux:schedule (each time off the CPU, read "
+					  "as a call); for system calls and page faults use --kernel",
+					  optarg);
+				return -1;
+			}
+			o->kernel |= KERNEL_SWITCH;
+			o->kernel_events |= RECORD_EVENT_SCHEDULE;
+			break;
 		case OPT_NO_FOLLOW_EXEC:
 			o->agent.no_follow_exec = 1;
 			break;

@@ -23,6 +23,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "cli/args/args.h"
@@ -50,6 +51,7 @@ struct record_opts {
 	int bind_now;   /* --no-pltbind: the program runs with LD_BIND_NOW=1 */
 	int srcline;    /* --srcline: nothing to record (the views read DWARF); live shows the lines */
 	unsigned kernel; /* --kernel: KERNEL_* (kernel.h) */
+	unsigned kernel_events; /* -E: RECORD_EVENT_* (uftrace's events, from the kernel's) */
 	pid_t attach_pid;      /* -p: record this running process */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */
@@ -114,6 +116,9 @@ struct image_map {
 	int identity;
 };
 
+/* -E EVENT: uftrace's events needle takes from the kernel's side. */
+#define RECORD_EVENT_SCHEDULE 1u /* linux:schedule: each time off the CPU, read as a call */
+
 struct recording {
 	struct record_opts *o;
 	struct shm_header *shm;
@@ -143,6 +148,10 @@ struct recording {
 	uint64_t drained;       /* events taken from the buffer, written or not */
 	uint64_t sites_traced;  /* from the agent's meta file */
 	int status;             /* the program's wait status */
+	struct rusage usage;    /* the program's resource use, when have_usage (wait4) */
+	int have_usage;
+	uint64_t exit_ns;       /* CLOCK_MONOTONIC when the program was reaped */
+	char *exe;              /* the program's file (the trace's module 0), or NULL */
 	char **argv;            /* the program's command line */
 	int attached;           /* -p: attach describes how */
 	struct sec_attach attach;
@@ -296,6 +305,8 @@ void record_write_symbols(struct recording *r);
 void record_read_result(struct recording *r, uint64_t *sites_traced, char *agent_err, size_t errlen);
 void record_write_threads(struct recording *r);
 void record_write_process(struct recording *r, int status, char **argv);
+/* sysinfo.c: the INFO section (the machine, the program's use of it). */
+void record_write_info(struct recording *r);
 
 /* output.c */
 int record_out_open(struct record_out *out, const char *path, int force);

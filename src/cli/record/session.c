@@ -117,6 +117,7 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 		record_write_symbols(r);
 	write_clock(r, r->raw1, r->ns1);
 	record_write_process(r, r->status, r->argv);
+	record_write_info(r);
 	if (r->attached)
 		trace_writer_section(&r->w, SEC_ATTACH, &r->attach, sizeof(r->attach));
 	if (r->snapshot)

@@ -499,6 +499,11 @@ static const char graph_usage[] =
 	"after the backtraces that led to FUNC.  Without FUNC, the whole program's graph.\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"      --tid TID       only this thread's calls\n"
+	"  -E, --event linux:schedule  each time a call was off the\n"
+	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
+	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
+	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
+	"                     (or --no-event): none\n"
 	"  -D, --depth N       at most N levels below FUNC\n"
 	"  -t, --time-filter TIME  only the calls that lasted TIME or more (e.g. 1ms)\n"
 	"  -f, --output-fields total,self,addr|none\n"
@@ -580,6 +585,7 @@ int cmd_graph(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },	   { "notrace", required_argument, NULL, 'N' },
 		{ "no-libcall", no_argument, NULL, 'B' },	   { "time-filter", required_argument, NULL, 't' },
 		{ "task", no_argument, NULL, 'k' },
+		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
@@ -587,9 +593,14 @@ int cmd_graph(int argc, char **argv)
 	uint32_t tid = 0;
 	int c, status, task = 0, other_opts = 0;
 
+	struct view_sched sched = { 0 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:f:F:N:t:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&sched, c, optarg))
+				return 2;
+			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
@@ -653,7 +664,7 @@ int cmd_graph(int argc, char **argv)
 			view_filter_free(&gr.filter);
 			return 2;
 		}
-		if (!(gr.t = view_start("graph", argc, argv, optind, input, 0, &status)))
+		if (!(gr.t = view_start("graph", argc, argv, optind, input, 0, &sched, &status)))
 			return status;
 		int err = prog_arg && view_check_program_arg(gr.t, "graph", prog_arg) ? 2 : graph_task(gr.t, gr.min_ns);
 		view_close(gr.t);
@@ -668,7 +679,7 @@ int cmd_graph(int argc, char **argv)
 		}
 		gr.is_regex = 1;
 	}
-	if (!(gr.t = view_start("graph", argc, argv, optind, input, tid, &status))) {
+	if (!(gr.t = view_start("graph", argc, argv, optind, input, tid, &sched, &status))) {
 		if (gr.is_regex)
 			regfree(&gr.re);
 		return status;

@@ -264,6 +264,87 @@ static int info_tasks(struct trace *t)
 	return view_close_output(stdout, "standard output");
 }
 
+/* The INFO key's value into buf (NUL-terminated), or 0 if the trace has none. */
+static int info_get(const struct trace *t, const char *key, char *buf, size_t len)
+{
+	size_t n;
+	const char *v = trace_info_value(t, key, NULL, &n);
+	if (!v)
+		return 0;
+	snprintf(buf, len, "%.*s", (int)n, v);
+	return 1;
+}
+
+/* The machine and the program's use of it (INFO), in uftrace info's
+ * layout: a uftrace user finds the fields where they look for them. */
+static void print_system(const struct trace *t)
+{
+	char v[1024];
+	unsigned long long a, b, c, d, e, f, g, h, i;
+	double l1, l5, l15;
+
+	if (!t->info)
+		return;
+	printf("\n# system information\n# ==================\n");
+	if (info_get(t, "version", v, sizeof(v)))
+		printf("# program version     : %s\n", v);
+	if (info_get(t, "recorded_on", v, sizeof(v))) {
+		time_t when = (time_t)strtoll(v, NULL, 10);
+		char date[64];
+		struct tm tm;
+		if (localtime_r(&when, &tm) && strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y", &tm))
+			printf("# recorded on         : %s\n", date);
+	}
+	if (info_get(t, "cmdline", v, sizeof(v)))
+		printf("# cmdline             : %s\n", v);
+	if (info_get(t, "cpu", v, sizeof(v)))
+		printf("# cpu info            : %s\n", v);
+	if (info_get(t, "cpus", v, sizeof(v)) && sscanf(v, "%llu %llu", &a, &b) == 2)
+		printf("# number of cpus      : %llu / %llu (online / possible)\n", a, b);
+	if (info_get(t, "memory", v, sizeof(v)) && sscanf(v, "%llu %llu", &a, &b) == 2)
+		printf("# memory info         : %.1f / %.1f GB (free / total)\n", a / 1048576.0, b / 1048576.0);
+	if (info_get(t, "load", v, sizeof(v)) && sscanf(v, "%lf %lf %lf", &l1, &l5, &l15) == 3)
+		printf("# system load         : %.2f / %.2f / %.2f (1 / 5 / 15 min)\n", l1, l5, l15);
+	if (info_get(t, "kernel", v, sizeof(v)))
+		printf("# kernel version      : %s\n", v);
+	if (info_get(t, "hostname", v, sizeof(v)))
+		printf("# hostname            : %s\n", v);
+	if (info_get(t, "distro", v, sizeof(v)))
+		printf("# distro              : %s\n", v);
+	printf("#\n# process information\n# ===================\n");
+	printf("# number of tasks     : %zu\n", t->thread_cnt);
+	printf("# task list           :");
+	for (size_t k = 0; k < t->thread_cnt; k++)
+		printf("%s %u(%s)", k ? "," : "", t->threads[k].tid, t->threads[k].name[0] ? t->threads[k].name : "?");
+	putchar('\n');
+	if (info_get(t, "exe", v, sizeof(v)))
+		printf("# exe image           : %s\n", v);
+	if (info_get(t, "build_id", v, sizeof(v)))
+		printf("# build id            : %s\n", v);
+	for (const char *ev = trace_info_value(t, "event", NULL, &(size_t){ 0 }); ev;
+	     ev = trace_info_value(t, "event", ev, &(size_t){ 0 }))
+		printf("# event               : %.*s\n", (int)strcspn(ev, "\n"), ev);
+	int st = t->process.wait_status;
+	if (t->have_process && !t->have_attach && !(t->have_snapshot && t->snapshot.number)) {
+		if (WIFEXITED(st))
+			printf("# exit status         : exited with code: %d\n", WEXITSTATUS(st));
+		else if (WIFSIGNALED(st))
+			printf("# exit status         : terminated by signal: %d\n", WTERMSIG(st));
+	}
+	if (info_get(t, "elapsed_ns", v, sizeof(v))) {
+		a = strtoull(v, NULL, 10);
+		printf("# elapsed time        : %llu.%09llu sec\n", a / 1000000000ull, a % 1000000000ull);
+	}
+	if (info_get(t, "usage", v, sizeof(v)) &&
+	    sscanf(v, "%llu %llu %llu %llu %llu %llu %llu %llu %llu", &a, &b, &c, &d, &e, &f, &g, &h, &i) == 9) {
+		printf("# cpu time            : %.3f / %.3f sec (sys / user)\n", a / 1e6, b / 1e6);
+		printf("# context switch      : %llu / %llu (voluntary / involuntary)\n", c, d);
+		printf("# max rss             : %llu KB\n", e);
+		printf("# page fault          : %llu / %llu (major / minor)\n", f, g);
+		printf("# disk iops           : %llu / %llu (read / write)\n", h, i);
+	}
+}
+
 int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -365,7 +446,7 @@ int cmd_info(int argc, char **argv)
 		printf("  [%zu] %s\n", i, t->modules[i]);
 	size_t sites = 0;
 	for (size_t i = 0; i < t->site_cap; i++)
-		sites += t->sites[i].name != NULL;
+		sites += t->sites[i].name && !(t->sites[i].flags & TRACE_SITE_EVENT);
 	if (t->have_end)
 		printf("sites:         %zu known, %llu traced\n", sites, (unsigned long long)t->end.sites_traced);
 	else
@@ -417,6 +498,7 @@ int cmd_info(int argc, char **argv)
 		printf("  %8s  %6s  %12s  %10llu  %8s  %s\n", "-", "-", "0",
 		       (unsigned long long)(t->end.lost_events - t->lost_in_chunks), "-",
 		       "(lost after a thread's last chunk)");
+	print_system(t);
 	view_close(t);
 	return view_close_output(stdout, "standard output");
 }

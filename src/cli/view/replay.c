@@ -283,6 +283,7 @@ struct replay {
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
+	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
 	enum view_values_style values_style; /* --arg-names: VIEW_VALUES_EXACT */
@@ -390,6 +391,11 @@ static const char replay_usage[] =
 	"                     [-L LOCATION] [-Z BYTES] [--ret-ne V | --ret-eq V]\n"
 	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
+	"  -E, --event linux:schedule  each time a call was off the\n"
+	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
+	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
+	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
+	"                     (or --no-event): none\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
 	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object,\n"
 	"                     GLOB@PLT: the program's calls into other objects\n"
@@ -1037,11 +1043,35 @@ static void tree_backtrace(struct replay *r, struct tree_thread *th, uint32_t de
 
 /* A call's line with no calls shown inside it: "name(values) = ret;", or
  * its opening and closing lines with --no-merge. */
+/* An event the reader shows as a call (TRACE_SITE_EVENT: linux:schedule)
+ * is one line, as uftrace writes it: its duration, then its name as a
+ * comment. */
+static int event_site(const struct replay *r, uint32_t site)
+{
+	return site < r->t->site_cap && (r->t->sites[site].flags & TRACE_SITE_EVENT);
+}
+
+static void put_event_call(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth,
+			   uint64_t ns)
+{
+	char dur[32];
+	cli_format_duration(dur, sizeof(dur), ns);
+	line(r, dur, ev->tid, depth);
+	put(r, "/* ");
+	put(r, name);
+	put(r, " */");
+}
+
 static void tree_leaf(struct replay *r, const struct trace_event *ev, const struct tree_frame *f, const char *name,
 		      uint64_t ns)
 {
 	char dur[32];
 
+	if (event_site(r, f->site)) {
+		put_event_call(r, ev, name, f->sdepth, ns);
+		end_line(r);
+		return;
+	}
 	r->at_ns = f->ns;
 	if (r->no_merge) {
 		line(r, "", ev->tid, f->sdepth);
@@ -1368,6 +1398,15 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		return print_at_exit(r, ev);
 	if (r->max_depth && ev->depth >= r->max_depth && ev->kind != TEV_LOST)
 		return 0;
+	if ((ev->kind == TEV_ENTRY || ev->kind == TEV_EXIT) && event_site(r, ev->site)) {
+		/* One line at its end (an exit closed by the trace's end is
+		 * said as any other). */
+		if (ev->kind == TEV_EXIT && !(ev->flags & (TEV_OPEN | TEV_ORPHAN | TEV_BEFORE))) {
+			put_event_call(r, ev, name, ev->depth, ev->ns - ev->entry_ns);
+			end_line(r);
+		}
+		return 0;
+	}
 	switch (ev->kind) {
 	case TEV_KERNEL: {
 		if (r->no_kernel)
@@ -1525,14 +1564,19 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "loc-filter", required_argument, NULL, 'L' },
 		{ "libname", no_argument, NULL, OPT_LIBNAME },
 		{ "size-filter", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' },          VIEW_SCHED_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	char *end;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:Z:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:Z:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&r->sched, c, optarg))
+				return 2;
+			break;
 		case 'Z': {
 			unsigned long long n = strtoull(optarg, &end, 10);
 			if (*end || end == optarg || !n || optarg[0] == '-') {
@@ -1717,7 +1761,7 @@ int cmd_replay(int argc, char **argv)
 	if (optind == argc - 1)
 		prog_arg = argv[--argc];
 	int status;
-	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &status)))
+	if (!(r.t = view_start("replay", argc, argv, optind, input, tid, &r.sched, &status)))
 		return status;
 	if (r.t->view_opts_len) {
 		struct trace *t = r.t;
@@ -1742,8 +1786,9 @@ int cmd_replay(int argc, char **argv)
 			loc_free(r.locs);
 			return st < 0 ? 0 : st;
 		}
-		if (tid && !trace_thread_find(t, tid)) {
-			cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
+		if ((tid && !trace_thread_find(t, tid)) || view_sched_apply(t, &r.sched)) {
+			if (tid && !trace_thread_find(t, tid))
+				cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
 			view_close(t);
 			free(all_argv);
 			pat_free(r.pats);

@@ -699,6 +699,11 @@ static const char report_usage[] =
 	"report; -f +total-avg,total-min,total-max adds the average, shortest and longest call).\n"
 	"  -i, --input FILE   trace file (default needle.data)\n"
 	"      --tid TID      only this thread\n"
+	"  -E, --event linux:schedule  each time a call was off the\n"
+	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
+	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
+	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
+	"                     (or --no-event): none\n"
 	"  -s, --sort KEYS    total (default), self, calls, avg, min, max, self-avg, self-min,\n"
 	"                     self-max, name, or with kernel events (record --kernel) oncpu,\n"
 	"                     offcpu, syscall; several with commas, the next breaking ties\n"
@@ -1060,7 +1065,7 @@ static void format_delta(char *buf, size_t len, double a, double b, int is_time,
 	snprintf(buf, len, "%c%s", v < 0 ? '-' : '+', p);
 }
 
-static int report_diff(struct report *r, size_t n, const char *other_path, uint32_t tid,
+static int report_diff(struct report *r, size_t n, const char *other_path, uint32_t tid, const struct view_sched *sched,
 		       const struct report_columns *fields, int flags, int column, const char *sort_arg)
 {
 	struct report o = { .by_arg = r->by_arg, .filter = r->filter, .min_ns = r->min_ns,
@@ -1077,6 +1082,8 @@ static int report_diff(struct report *r, size_t n, const char *other_path, uint3
 		cli_error("thread %u is not in %s (needle info lists the threads)", tid, o.t->path);
 		goto out;
 	}
+	if (view_sched_apply(o.t, sched))
+		goto out;
 	if (view_filter_active(&o.filter) && view_filter_start(&o.filter, o.t)) {
 		cli_error("out of memory");
 		goto out;
@@ -1186,6 +1193,7 @@ int cmd_report(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
 		{ "task", no_argument, NULL, 'k' },          { "srcline", no_argument, NULL, 'l' },
 		{ "time-range", required_argument, NULL, 'r' },
+		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
@@ -1195,9 +1203,14 @@ int cmd_report(int argc, char **argv)
 	int c, csv = 0, avg = 0;
 	char by_arg[256];
 
+	struct view_sched sched = { 0 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:t:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:s:f:F:N:D:t:r:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&sched, c, optarg))
+				return 2;
+			break;
 		case 'r':
 			if (view_parse_range(optarg, &r.range_start, &r.range_end)) {
 				view_filter_free(&r.filter);
@@ -1325,7 +1338,7 @@ int cmd_report(int argc, char **argv)
 	/* uftrace report takes the program's name too (view_check_program_arg). */
 	const char *prog_arg = optind == argc - 1 ? argv[--argc] : NULL;
 	int status;
-	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &status))) {
+	if (!(r.t = view_start("report", argc, argv, optind, input, tid, &sched, &status))) {
 		view_filter_free(&r.filter);
 		return status;
 	}
@@ -1363,7 +1376,7 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	if (diff_path) {
-		int rc = report_diff(&r, n, diff_path, tid, fields_arg ? &cols : NULL, diff_policy, sort_column, sort_arg);
+		int rc = report_diff(&r, n, diff_path, tid, &sched, fields_arg ? &cols : NULL, diff_policy, sort_column, sort_arg);
 		report_free(&r);
 		return rc;
 	}

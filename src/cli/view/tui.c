@@ -997,7 +997,8 @@ static const char usage[] = "usage: needle tui [-i FILE] [--tid TID]\n"
 			    "Press h in it for the keys.\n"
 			    "\n"
 			    "  -i, --input=FILE   the trace (default needle.data)\n"
-			    "      --tid=TID      one thread's calls only\n";
+			    "      --tid=TID      one thread's calls only\n"
+			    "  -E linux:schedule, --event-full, --no-sched-preempt, --no-sched: as replay's\n";
 
 int cmd_tui(int argc, char **argv)
 {
@@ -1005,15 +1006,21 @@ int cmd_tui(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "tid", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
+		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *input = "needle.data";
 	uint32_t tid = 0;
 	int c, status, ret = 0;
 
+	struct view_sched sched = { 0 };
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&sched, c, optarg))
+				return 2;
+			break;
 		case 'i':
 		case 'd':
 			input = optarg;
@@ -1034,7 +1041,7 @@ int cmd_tui(int argc, char **argv)
 	const char *batch = getenv("NEEDLE_TUI_BATCH");
 	if (batch && atoi(batch) > 0)
 		load_batch_events = (unsigned)atoi(batch);
-	if (!(u.t = view_start("tui", argc, argv, optind, input, tid, &status)))
+	if (!(u.t = view_start("tui", argc, argv, optind, input, tid, &sched, &status)))
 		return status;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		cli_error("tui: needs a terminal on its input and output; for text use needle replay, report or graph");

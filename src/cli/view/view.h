@@ -23,6 +23,37 @@ int cmd_tui(int argc, char **argv);
  * file whose recording did not finish opens, with one warning line. */
 struct trace *view_open(const char *path);
 
+/* uftrace's schedule options, which every view takes: -E linux:schedule
+ * (each interval off the CPU inside a call shown as a call to
+ * linux:schedule; a trace recorded with -E has it already), --event-full
+ * (those outside any call too), --no-sched-preempt (not where the thread
+ * was preempted), --no-sched and --no-event (none).  A view adds
+ * VIEW_SCHED_LONGOPTS to its options and "E:" to its short ones, hands
+ * their codes to view_sched_option, and applies them to the trace it
+ * opened with view_sched_apply, before it iterates. */
+enum { VIEW_OPT_NO_SCHED = 0x4000, VIEW_OPT_NO_SCHED_PREEMPT, VIEW_OPT_EVENT_FULL, VIEW_OPT_NO_EVENT };
+#define VIEW_SCHED_LONGOPTS                                                                                       \
+	{ "event", required_argument, NULL, 'E' }, { "no-sched", no_argument, NULL, VIEW_OPT_NO_SCHED },          \
+		{ "no-sched-preempt", no_argument, NULL, VIEW_OPT_NO_SCHED_PREEMPT },                             \
+		{ "event-full", no_argument, NULL, VIEW_OPT_EVENT_FULL },                                         \
+		{ "no-event", no_argument, NULL, VIEW_OPT_NO_EVENT }
+#define VIEW_SCHED_CASES                                                                                          \
+	case 'E':                                                                                                 \
+	case VIEW_OPT_NO_SCHED:                                                                                   \
+	case VIEW_OPT_NO_SCHED_PREEMPT:                                                                           \
+	case VIEW_OPT_EVENT_FULL:                                                                                 \
+	case VIEW_OPT_NO_EVENT
+struct view_sched {
+	unsigned set;   /* TRACE_SCHED_* asked for */
+	int none;       /* --no-sched, --no-event */
+};
+/* One of VIEW_SCHED_CASES: 0, or -1 after printing why (-E names an
+ * event needle does not have). */
+int view_sched_option(struct view_sched *s, int opt, const char *arg);
+/* The options on t: 0, or -1 after printing why (-E on a trace with no
+ * intervals off the CPU recorded). */
+int view_sched_apply(struct trace *t, const struct view_sched *s);
+
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */
 int view_parse_tid(const char *arg, uint32_t *tid);
 /* By site: the first site of the same name (overloads that demangle
@@ -34,11 +65,12 @@ uint32_t *view_name_keys(struct trace *t);
  * since the trace's first event.  0, or -1 after printing why. */
 int view_parse_range(const char *arg, uint64_t *start, uint64_t *end);
 
-/* After a view's options: refuse leftover arguments, open the trace and
- * check that tid (if not 0) is in it.  NULL after printing the error, with
- * *status the exit status to return. */
+/* After a view's options: refuse leftover arguments, open the trace,
+ * check that tid (if not 0) is in it and apply the schedule options
+ * (sched, or NULL).  NULL after printing the error, with *status the exit
+ * status to return. */
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
-			 int *status);
+			 const struct view_sched *sched, int *status);
 /* uftrace's views take the program's name after the options and ignore
  * it: 0 if arg names the recorded program (its base name), else -1
  * after printing that it is an unexpected argument. */

@@ -25,6 +25,49 @@ struct trace *view_open(const char *path)
 	return t;
 }
 
+int view_sched_option(struct view_sched *s, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'E':
+		if (strcmp(arg, "linux:schedule")) {
+			cli_error("-E '%s': needle's views show the event linux:schedule (the intervals off the CPU "
+				  "recorded with -E linux:schedule or --kernel=switch)",
+				  arg);
+			return -1;
+		}
+		s->set |= TRACE_SCHED_CALLS;
+		break;
+	case VIEW_OPT_EVENT_FULL:
+		s->set |= TRACE_SCHED_FULL;
+		break;
+	case VIEW_OPT_NO_SCHED_PREEMPT:
+		s->set |= TRACE_SCHED_NO_PREEMPT;
+		break;
+	default: /* --no-sched, --no-event */
+		s->none = 1;
+		break;
+	}
+	return 0;
+}
+
+int view_sched_apply(struct trace *t, const struct view_sched *s)
+{
+	unsigned mode = t->sched | s->set;
+	if ((s->set & TRACE_SCHED_CALLS) && !t->kernel_recorded) {
+		cli_error("-E linux:schedule: %s has no intervals off the CPU (record with -E linux:schedule or "
+			  "--kernel=switch)",
+			  t->path);
+		return -1;
+	}
+	if (s->none)
+		mode = TRACE_SCHED_NONE;
+	if (mode != t->sched && trace_set_sched(t, mode)) {
+		cli_error("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 int view_parse_tid(const char *arg, uint32_t *tid)
 {
 	char *end;
@@ -81,7 +124,7 @@ int view_parse_range(const char *arg, uint64_t *start, uint64_t *end)
 }
 
 struct trace *view_start(const char *view, int argc, char **argv, int optind_now, const char *input, uint32_t tid,
-			 int *status)
+			 const struct view_sched *sched, int *status)
 {
 	struct trace *t;
 
@@ -95,6 +138,10 @@ struct trace *view_start(const char *view, int argc, char **argv, int optind_now
 		return NULL;
 	if (tid && !trace_thread_find(t, tid)) {
 		cli_error("thread %u is not in %s (needle info lists the threads)", tid, t->path);
+		trace_close(t);
+		return NULL;
+	}
+	if (sched && view_sched_apply(t, sched)) {
 		trace_close(t);
 		return NULL;
 	}

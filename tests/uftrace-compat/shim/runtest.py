@@ -91,11 +91,38 @@ class TestBase:
     def set_debug(self, dbg):
         self.debug = dbg
 
+    # What uftrace's build found (check-deps/ITEM): needle's only such
+    # dependency is perf_event_open's context switches (-E linux:schedule).
     def check_dependency(self, item):
-        return False
+        return item == 'perf_context_switch' and TestBase._switches_recorded()
 
+    # Whether perf events can be read here: uftrace asks its 'perf'
+    # feature and kernel.perf_event_paranoid; needle is asked by a
+    # recording that must hold an interval off the CPU.
     def check_perf_paranoid(self):
-        return False
+        return TestBase._switches_recorded()
+
+    _switches = None
+
+    @staticmethod
+    def _switches_recorded():
+        if TestBase._switches is None:
+            needle = os.environ.get('NEEDLE', 'needle')
+            d = tempfile.mkdtemp(prefix='needle_uft_probe_')
+            TestBase.made_dirs.append(d)
+            data = os.path.join(d, 'probe.data')
+            ok = False
+            try:
+                sp.run([needle, 'record', '-o', data, '-E', 'linux:schedule', '--', '/bin/sleep', '0.01'],
+                       stdout=sp.DEVNULL, stderr=sp.DEVNULL, timeout=20)
+                info = sp.run([needle, 'info', '-i', data], stdout=sp.PIPE, stderr=sp.DEVNULL,
+                              timeout=20).stdout.decode(errors='replace')
+                m = re.search(r'^kernel events: \d+ \(\d+ system calls, (\d+) off-CPU', info, re.M)
+                ok = bool(m and int(m.group(1)) > 0)
+            except (OSError, sp.SubprocessError):
+                ok = False
+            TestBase._switches = ok
+        return TestBase._switches
 
     def is_32bit(self):
         return False
