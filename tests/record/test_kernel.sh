@@ -386,7 +386,7 @@ check_eq "script: uftrace_event gets linux:sched-out and linux:sched-in for each
 view_refused "replay -E on a trace without the kernel's events" 1 "no intervals off the CPU" \
 	"$NEEDLE" replay -E linux:schedule -i "$T/nok.data"
 view_refused "report -E of another event" 2 "linux:schedule" "$NEEDLE" report -E linux:bogus -i "$T/e.data"
-bad_input "-E of another event" "needle records the event linux:schedule" -E sched:sched_switch
+bad_input "-E of another event" "needle records the events linux:schedule" -E sched:sched_switch
 
 # ---- bad input ----
 bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus

@@ -74,9 +74,15 @@ check_eq "script --tid: that thread's events" \
 # uftrace_event: each -T read= reading, after its function's entry
 # ("read:") and before its exit ("diff:"), args as uftrace's script has
 # them.  mid is called 7 times, rec 4 (recursively).
-"$NEEDLE" record -o "$T/rd.data" --libcall=none -T 'mid@read=proc/statm' -T 'rec@read=page-fault' -- "$P" 3 \
-	>/dev/null 2>"$T/rderr"
-check_eq "recorded with read= triggers ($(tail -1 "$T/rderr"))" "$?" 0
+# (uftrace's -E read:* and -E diff:* name these readings' events: accepted,
+# they are recorded and shown anyway.)
+"$NEEDLE" record -o "$T/rd.data" --libcall=none -T 'mid@read=proc/statm' -T 'rec@read=page-fault' -E 'read:*' \
+	-E 'diff:*' -- "$P" 3 >/dev/null 2>"$T/rderr"
+rc=$?
+check_eq "recorded with read= triggers and -E 'read:*' ($(tail -1 "$T/rderr"))" "$rc" 0
+check "replay -E 'read:*' shows what replay shows" \
+	cmp -s <("$NEEDLE" replay -i "$T/rd.data") <("$NEEDLE" replay -E 'read:*' -E 'diff:*' -i "$T/rd.data")
+check_eq "replay: 11 read: and 11 diff: comments" "$("$NEEDLE" replay -i "$T/rd.data" | grep -cE '/\* (read|diff):')" 22
 cat >"$T/event.py" <<'PY'
 import re
 def uftrace_entry(ctx):

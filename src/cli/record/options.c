@@ -139,6 +139,7 @@ static const char record_usage[] =
 	"                           all     the three (--kernel alone)\n"
 	"  -E, --event linux:schedule  uftrace's event: --kernel=switch, and the views show each time\n"
 	"                           a call is off the CPU as a call to linux:schedule inside it\n"
+	"                           (-E read:*, diff:*: -T FUNC@read='s readings, recorded anyway)\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
 	"                           threads keep their ids, a thread of their own each; not a static,\n"
@@ -457,18 +458,24 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		}
-		case 'E':
+		case 'E': {
 			/* uftrace's events: linux:schedule is the kernel's
-			 * switches (--kernel=switch), shown as calls. */
-			if (strcmp(optarg, "linux:schedule")) {
-				cli_error("-E '%s': needle records the event linux:schedule (each time off the CPU, read "
-					  "as a call); for system calls and page faults use --kernel",
+			 * switches (--kernel=switch), shown as calls; the
+			 * readings of -T read= are recorded with or without it. */
+			unsigned ev = trigger_event_match(optarg);
+			if (!ev) {
+				cli_error("-E '%s': needle records the events linux:schedule (each time off the CPU, read "
+					  "as a call) and read:*, diff:* (-T FUNC@read='s readings); for system calls "
+					  "and page faults use --kernel",
 					  optarg);
 				return -1;
 			}
-			o->kernel |= KERNEL_SWITCH;
-			o->kernel_events |= RECORD_EVENT_SCHEDULE;
+			if (ev & TRIGGER_EVENT_SCHEDULE) {
+				o->kernel |= KERNEL_SWITCH;
+				o->kernel_events |= RECORD_EVENT_SCHEDULE;
+			}
 			break;
+		}
 		case OPT_NO_FOLLOW_EXEC:
 			o->agent.no_follow_exec = 1;
 			break;

@@ -1,5 +1,6 @@
 /* trigger_spec.c - parsing uftrace's -T FUNC@ACTION,... (trigger_spec.h).
  * Pure: no state, no allocation. */
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,4 +137,17 @@ int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, siz
 		return -1;
 	}
 	return 0;
+}
+
+unsigned trigger_event_match(const char *pattern)
+{
+	static const char *const readings[] = { "read:proc/statm", "read:page-fault", "diff:proc/statm",
+						"diff:page-fault" };
+	unsigned bits = 0;
+	if (!fnmatch(pattern, "linux:schedule", 0))
+		bits |= TRIGGER_EVENT_SCHEDULE;
+	for (size_t i = 0; i < sizeof(readings) / sizeof(readings[0]); i++)
+		if (!fnmatch(pattern, readings[i], 0))
+			bits |= TRIGGER_EVENT_READINGS;
+	return bits;
 }

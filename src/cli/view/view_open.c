@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/util/cli_util.h"
+#include "cli/util/trigger_spec.h"
 #include "cli/view/view.h"
 #include "common/shm_layout.h"
 
@@ -28,15 +29,20 @@ struct trace *view_open(const char *path)
 int view_sched_option(struct view_sched *s, int opt, const char *arg)
 {
 	switch (opt) {
-	case 'E':
-		if (strcmp(arg, "linux:schedule")) {
-			cli_error("-E '%s': needle's views show the event linux:schedule (the intervals off the CPU "
-				  "recorded with -E linux:schedule or --kernel=switch)",
+	case 'E': {
+		/* read:*, diff:*: the readings of -T read=, always shown. */
+		unsigned ev = trigger_event_match(arg);
+		if (!ev) {
+			cli_error("-E '%s': needle's views show the events linux:schedule (the intervals off the CPU "
+				  "recorded with -E linux:schedule or --kernel=switch) and read:*, diff:* (-T "
+				  "FUNC@read='s readings)",
 				  arg);
 			return -1;
 		}
-		s->set |= TRACE_SCHED_CALLS;
+		if (ev & TRIGGER_EVENT_SCHEDULE)
+			s->set |= TRACE_SCHED_CALLS;
 		break;
+	}
 	case VIEW_OPT_EVENT_FULL:
 		s->set |= TRACE_SCHED_FULL;
 		break;
