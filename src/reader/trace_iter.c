@@ -169,8 +169,14 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 		int preempted = c->kev.flags == 1;
 		int call = (t->sched & TRACE_SCHED_CALLS) && (c->stack.depth || (t->sched & TRACE_SCHED_FULL));
 		if ((t->sched & TRACE_SCHED_NONE) || (preempted && (t->sched & TRACE_SCHED_NO_PREEMPT)) ||
-		    ((t->sched & TRACE_SCHED_CALLS) && !call))
-			return kernel_advance(it, c) ? -1 : 0; /* left out */
+		    ((t->sched & TRACE_SCHED_CALLS) && !call)) {
+			/* Left out as an event, not as time: the call it is in
+			 * was off the CPU all the same (report's columns). */
+			if (c->stack.depth)
+				c->stack.v[c->stack.depth - 1].offcpu_ns +=
+					trace_ns(t, c->kev.time + c->kev.dur) - trace_ns(t, c->kev.time);
+			return kernel_advance(it, c) ? -1 : 0;
+		}
 		if (call)
 			return sched_take(it, c, e, ns < c->last_ns ? c->last_ns : ns,
 					  trace_ns(t, c->kev.time + c->kev.dur) - ns);

@@ -382,6 +382,24 @@ calls=$("$NEEDLE" dump -i "$T/e.data" | grep -c '\[entry\] linux:schedule')
 check "-E: some intervals inside calls ($calls)" test "$calls" -gt 0
 check_eq "script: uftrace_event gets linux:sched-out and linux:sched-in for each" \
 	"$("$NEEDLE" script -S "$T/sched.py" -i "$T/e.data")" "$calls $calls"
+# Left out as events, the intervals stay time off the CPU: report's
+# Off CPU column is the same with --no-sched.
+offcpu() { "$NEEDLE" report -i "$T/e.data" --tid "$emain" -F k_sleep "$@" | awk '$NF == "k_sleep" { print $5, $6 }'; }
+check_eq "--no-sched: report's Off CPU of k_sleep unchanged ($(offcpu))" "$(offcpu --no-sched)" "$(offcpu)"
+# The views' options kept by record (replay reads them, as live does).
+"$NEEDLE" record -E linux:schedule --no-sched-preempt -o "$T/ep.data" -- "$P" >/dev/null 2>&1
+check_eq "record --no-sched-preempt: kept for replay (k_sleep's sleep alone)" \
+	"$(ptids=($(trace_tids "$T/ep.data")); inside_opts "$T/ep.data" "${ptids[0]}" k_sleep 'linux:schedule' | cut -d' ' -f1)" 1
+# The uftrace export leaves them out (uftrace's own schedule records are
+# not written): no symbol at address 0, the graph as --no-sched has it.
+"$NEEDLE" export --format=uftrace -i "$T/e.data" -o "$T/e.uftrace" 2>"$T/euerr"
+check_eq "export --format=uftrace of an -E trace: exit 0 ($(head -c 200 "$T/euerr"))" "$?" 0
+check_eq "export --format=uftrace: no linux:schedule symbol" "$(cat "$T"/e.uftrace/*.sym | grep -c 'linux:schedule')" 0
+check "export --format=uftrace: no object mapped from address 0" \
+	test "$(cat "$T"/e.uftrace/sid-*.map | grep -c '^0*-')" = 0
+"$NEEDLE" record --kernel=syscall -o "$T/sys.data" -- "$P" >/dev/null 2>&1
+view_refused "replay -E on a trace of system calls only" 1 "no intervals off the CPU" \
+	"$NEEDLE" replay -E linux:schedule -i "$T/sys.data"
 "$NEEDLE" record --libcall=none -o "$T/nok.data" -- "$P" >/dev/null 2>&1
 view_refused "replay -E on a trace without the kernel's events" 1 "no intervals off the CPU" \
 	"$NEEDLE" replay -E linux:schedule -i "$T/nok.data"

@@ -28,6 +28,8 @@ static const char export_usage[] =
 	"                      needle.folded or needle.pb.gz; '-' for standard output), or for\n"
 	"                      uftrace and ctf a directory that does not exist yet (default\n"
 	"                      uftrace.data, needle.ctf)\n"
+	"  -E linux:schedule, --event-full, --no-sched-preempt, --no-sched: as replay's (the\n"
+	"                      times off the CPU as calls to linux:schedule; not in uftrace)\n"
 	"otlp: the calls of the functions --spans names that lasted -t or longer become spans:\n"
 	"      --spans GLOB    the functions (repeatable; default every one)\n"
 	"  -t, --time-filter TIME\n"
@@ -48,7 +50,7 @@ int cmd_export(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
 		{ "spans", required_argument, NULL, 'S' }, { "time-filter", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'J' },
+		{ "json", no_argument, NULL, 'J' },        VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *spans[64];
@@ -57,10 +59,15 @@ int cmd_export(int argc, char **argv)
 	int (*fn)(struct trace *, FILE *) = NULL;
 	const char *def = NULL;
 	int c;
+	struct view_sched sched = { 0 };
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "i:d:f:o:t:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:f:o:t:hE:", longopts, NULL)) != -1) {
 		switch (c) {
+		VIEW_SCHED_CASES:
+			if (view_sched_option(&sched, c, optarg))
+				return 2;
+			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			input = optarg;
@@ -143,6 +150,10 @@ int cmd_export(int argc, char **argv)
 	struct trace *t = view_open(input);
 	if (!t)
 		return 1;
+	if (view_sched_apply(t, &sched)) {
+		trace_close(t);
+		return 1;
+	}
 	/* Never over the trace being read (a file exported onto itself is
 	 * lost): the same file, whatever its name. */
 	struct stat in_st, out_st;

@@ -255,7 +255,8 @@ int export_pprof(struct trace *t, FILE *out)
 			if (site < t->site_cap) {
 				site_used[site] = 1;
 				uint32_t mod = t->sites[site].module;
-				if (mod < t->module_cnt) {
+				/* An event the reader adds (linux:schedule) is in no object. */
+				if (mod < t->module_cnt && !(t->sites[site].flags & TRACE_SITE_EVENT)) {
 					uint64_t ip = t->sites[site].func_ip, end = ip + (t->sites[site].func_size ? t->sites[site].func_size : 1);
 					if (!module_used[mod] || ip < mod_lo[mod])
 						mod_lo[mod] = ip;
@@ -315,9 +316,10 @@ int export_pprof(struct trace *t, FILE *out)
 		struct view_buf ln = { 0 };
 		m.len = 0;
 		pb_uint(&m, 1, (uint64_t)site + 1);
-		if (ts->module < t->module_cnt)
+		if (ts->module < t->module_cnt && !(ts->flags & TRACE_SITE_EVENT)) {
 			pb_uint(&m, 2, (uint64_t)ts->module + 1);
-		pb_uint(&m, 3, ts->func_ip);
+			pb_uint(&m, 3, ts->func_ip);
+		}
 		pb_uint(&ln, 1, (uint64_t)site + 1);
 		if (have_line)
 			pb_uint(&ln, 2, line);

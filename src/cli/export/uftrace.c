@@ -142,7 +142,8 @@ static int plan_modules(struct uft *u)
 		return -1;
 	for (size_t s = 0; s < t->site_cap; s++) {
 		const struct trace_site *ts = &t->sites[s];
-		if (!ts->name || ts->module >= u->mod_cnt)
+		/* An event the reader adds (linux:schedule) is no code. */
+		if (!ts->name || ts->module >= u->mod_cnt || (ts->flags & TRACE_SITE_EVENT))
 			continue;
 		struct uft_module *m = &u->mods[ts->module];
 		uint64_t hi = ts->func_ip + (ts->func_size ? ts->func_size : 1);
@@ -221,7 +222,7 @@ static int write_symbols(struct uft *u)
 			continue;
 		size_t n = 0;
 		for (size_t s = 0; s < t->site_cap; s++)
-			if (t->sites[s].name && t->sites[s].module == mi)
+			if (t->sites[s].name && t->sites[s].module == mi && !(t->sites[s].flags & TRACE_SITE_EVENT))
 				v[n++] = (struct sym_ref){ site_addr(u, (uint32_t)s), (uint32_t)s };
 		qsort(v, n, sizeof(*v), sym_cmp);
 		size_t cap = 256 + n * 96, len = 0;
@@ -513,6 +514,13 @@ static int write_session(struct uft *u, const char *exename)
 int export_uftrace(struct trace *t, const char *dir)
 {
 	struct uft u = { .t = t };
+	/* uftrace's data has its schedule events as records of their own,
+	 * which this export does not write: the intervals off the CPU stay
+	 * the kernel's events, which it leaves out, not calls at address 0. */
+	if ((t->sched & TRACE_SCHED_CALLS) && trace_set_sched(t, t->sched & ~TRACE_SCHED_CALLS)) {
+		cli_error("out of memory");
+		return 1;
+	}
 	int ret = 1;
 
 	if (export_dir_begin(&u.out, dir))

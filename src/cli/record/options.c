@@ -109,6 +109,7 @@ static const char record_usage[] =
 	"                           or leaves to its default is needle's; with it, -T trace_on and\n"
 	"                           trace_off act in the agent too (repeatable)\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
+	"      --no-sched, --no-event, --no-sched-preempt, --event-full  the same (-E's events)\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
 	"                           (uftrace's -F; repeatable); C++ functions by their demangled names\n"
 	"                           too: 'kv::Store::get', 'ns::*', 'scale(double)'; GLOB@depth=N and\n"
@@ -365,6 +366,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	enum { OPT_WAIT = 256, OPT_POLL, OPT_PERCENT, OPT_BUFSIZE, OPT_CHUNK, OPT_CTL, OPT_DURATION, OPT_SITES,
 	       OPT_SNAPSHOT, OPT_TRIGGER, OPT_TRIGGER_AFTER, OPT_MAX_SNAPSHOTS, OPT_SNAPSHOT_GAP, OPT_MAX_STRING, OPT_AUTO_ARGS,
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
+	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
 	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS };
 	static const struct option longopts[] = {
@@ -378,6 +380,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
+		{ "no-sched", no_argument, NULL, OPT_NO_SCHED }, { "no-event", no_argument, NULL, OPT_NO_EVENT },
+		{ "no-sched-preempt", no_argument, NULL, OPT_NO_SCHED_PREEMPT },
+		{ "event-full", no_argument, NULL, OPT_EVENT_FULL },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
 		{ "poll", required_argument, NULL, OPT_POLL }, { "buffer-percent", required_argument, NULL, OPT_PERCENT },
@@ -598,6 +603,18 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_NO_MERGE:
 		case OPT_NO_COMMENT:
 			if (view_opt_add(o, c == OPT_NO_MERGE ? "--no-merge" : "--no-comment"))
+				return -1;
+			break;
+		case OPT_NO_SCHED:
+		case OPT_NO_EVENT:
+		case OPT_NO_SCHED_PREEMPT:
+		case OPT_EVENT_FULL:
+			/* The views' (replay and live read them from the trace):
+			 * needle records no event unless -E asks. */
+			if (view_opt_add(o, c == OPT_NO_SCHED	      ? "--no-sched"
+					    : c == OPT_NO_EVENT	      ? "--no-event"
+					    : c == OPT_NO_SCHED_PREEMPT ? "--no-sched-preempt"
+									  : "--event-full"))
 				return -1;
 			break;
 		case 'F':

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -239,6 +240,8 @@ int record_finish(struct recording *r)
 	}
 	record_images_free(r);
 	record_out_close(&r->out);
+	free(r->exe);
+	r->exe = NULL;
 	return werr ? 1 : 0;
 }
 

@@ -304,6 +304,8 @@ int record_snapshot(struct recording *r, const struct sec_snapshot *info, int fi
 	free(s.task_slots);
 	record_images_free(&s);
 	free(s.objects);
+	if (s.exe != r->exe) /* read from the meta file here, not before */
+		free(s.exe);
 	free(path);
 	return werr || fin < 0 ? -1 : 0;
 }

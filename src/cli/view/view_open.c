@@ -59,10 +59,16 @@ int view_sched_option(struct view_sched *s, int opt, const char *arg)
 int view_sched_apply(struct trace *t, const struct view_sched *s)
 {
 	unsigned mode = t->sched | s->set;
-	if ((s->set & TRACE_SCHED_CALLS) && !t->kernel_recorded) {
+	if ((s->set & TRACE_SCHED_CALLS) && !t->sched_site && !t->kernel_events[KEV_OFFCPU]) {
 		cli_error("-E linux:schedule: %s has no intervals off the CPU (record with -E linux:schedule or "
 			  "--kernel=switch)",
 			  t->path);
+		return -1;
+	}
+	/* The site it adds comes after the named ones: in a file whose
+	 * recording did not finish, events may name sites that are not. */
+	if ((s->set & TRACE_SCHED_CALLS) && !t->sched_site && t->incomplete) {
+		cli_error("-E linux:schedule: %s is incomplete (its functions are not all named): not with -E", t->path);
 		return -1;
 	}
 	if (s->none)
@@ -183,6 +189,9 @@ int view_module_compiled(struct trace *t, uint32_t module, signed char **cache)
 int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache)
 {
 	if (site >= t->site_cap)
+		return 0;
+	/* An event the reader adds (linux:schedule) is no library's. */
+	if (t->sites[site].flags & TRACE_SITE_EVENT)
 		return 0;
 	uint32_t m = t->sites[site].module;
 	/* Module 0 is the program: discovery takes it first. */
