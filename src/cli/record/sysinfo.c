@@ -32,10 +32,11 @@
 #include "common/tsc.h"
 #include "needle.h"
 
+/* The section's text, built in a memory stream. */
 struct info_text {
+	FILE *f;
 	char *p;
-	size_t len, cap;
-	int oom;
+	size_t len;
 };
 
 static void info_put(struct info_text *b, const char *key, const char *fmt, ...)
@@ -52,20 +53,8 @@ static void info_put(struct info_text *b, const char *key, const char *fmt, ...)
 	for (char *c = val; *c; c++)
 		if (*c == '\t' || *c == '\n' || *c == '\r')
 			*c = ' ';
-	size_t need = strlen(key) + 1 + strlen(val) + 2;
-	if (b->len + need > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
-		while (cap < b->len + need)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	b->len += (size_t)snprintf(b->p + b->len, b->cap - b->len, "%s\t%s\n", key, val);
+	if (b->f)
+		fprintf(b->f, "%s\t%s\n", key, val);
 }
 
 /* The first line of file beginning with prefix, its rest into out. */
@@ -169,9 +158,12 @@ static void process_part(struct info_text *b, struct recording *r)
 void record_write_info(struct recording *r)
 {
 	struct info_text b = { 0 };
+	if (!(b.f = open_memstream(&b.p, &b.len)))
+		return; /* out of memory: a trace without the section, as an older needle's */
 	system_part(&b, r);
 	process_part(&b, r);
-	if (!b.oom && b.len)
+	int bad = ferror(b.f);
+	if (fclose(b.f) == 0 && !bad && b.len)
 		trace_writer_section(&r->w, SEC_INFO, b.p, b.len);
 	free(b.p);
 }
