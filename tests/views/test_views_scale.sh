@@ -4,7 +4,7 @@
 # trace.  Work is counted, not timed: with NEEDLE_VIEW_WORK=1 a view prints
 # the inner-loop steps it and the reader took.  Two traces with the same
 # number of events, one from a recursion 100 deep and one 1,000 deep, must
-# cost every view about the same.
+# cost every view about the same (report --diff and needle script too).
 . "$(dirname "$0")/../lib.sh"
 
 # 1 thread: 500 x descend(100) and 50 x descend(1000), 200,000 calls each.
@@ -62,6 +62,27 @@ check "export --format=uftrace: as much work at depth 1000 as at depth 100 ($w10
 check "export --format=uftrace: a bounded number of steps per event ($w1000 for $e1000 events)" \
 	awk -v w="${w1000:-1e18}" -v e="$e1000" 'BEGIN { exit !(w <= 12 * e) }'
 
+# report --diff reads both traces (each says its work); needle script
+# runs a Python script over the module's iteration (which says the
+# reader's).
+printf 'calls = 0\ndef uftrace_entry(ctx):\n    global calls\n    calls += 1\ndef uftrace_exit(ctx):\n    pass\ndef uftrace_end():\n    import resource\n    print(calls, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n' >"$T/count.py"
+sum() { awk '{ n += $1 } END { print n + 0 }'; }
+for v in "report --diff" "script -S $T/count.py"; do
+	if [ "$v" = "report --diff" ]; then
+		w100=$(work report --diff "$T/d100.data" "$T/d100.data" | sum)
+		w1000=$(work report --diff "$T/d1000.data" "$T/d1000.data" | sum)
+		ev=$((2 * e1000))
+	else
+		w100=$(work $v "$T/d100.data" | sum)
+		w1000=$(work $v "$T/d1000.data" | sum)
+		ev=$e1000
+	fi
+	check "$v: as much work at depth 1000 as at depth 100 ($w1000 vs $w100 steps)" \
+		awk -v a="${w100:-0}" -v b="${w1000:-1e18}" 'BEGIN { exit !(a > 0 && b <= 1.5 * a && a <= 1.5 * b) }'
+	check "$v: a bounded number of steps per event ($w1000 for $ev events)" \
+		awk -v w="${w1000:-1e18}" -v e="$ev" 'BEGIN { exit !(w <= 12 * e) }'
+done
+
 # Memory: a trace 10 times longer and as deep is read within a small
 # address-space limit (the views hold a chunk and a stack per thread).
 "$NEEDLE" record -o "$T/long.data" -- "$PROGS/views_deep" 1 500 1000 >/dev/null 2>&1
@@ -72,6 +93,18 @@ for v in "replay" "report" "export --format=folded -o -" "export --format=perfet
 	check_eq "$v of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 done
 
+( ulimit -v $limit_kb; "$NEEDLE" report --diff "$T/long.data" -i "$T/long.data" >/dev/null 2>"$T/err" )
+check_eq "report --diff of 2M events against 2M, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
+# Python's own memory is not the reader's: the script's peak RSS over
+# the long trace is that over a trace 10 times shorter, give or take
+# 4 MiB (Python's allocator keeps some of what a loop frees).
+read -r c1 r1 <<<"$("$NEEDLE" script -S "$T/count.py" -i "$T/d1000.data")"
+read -r c2 r2 <<<"$("$NEEDLE" script -S "$T/count.py" -i "$T/long.data")"
+elong=$("$NEEDLE" info -i "$T/long.data" | awk '/^events:/ {print $2}')
+check_eq "script: every entry of both traces, half their events (${c1:-?}, ${c2:-?})" "$c1 $c2" \
+	"$((e1000 / 2)) $((elong / 2))"
+check "script of 2M events: peak RSS that of 200,000 within 4 MiB (${r2:-?} vs ${r1:-?} KiB)" \
+	awk -v a="${r1:-0}" -v b="${r2:-1e18}" 'BEGIN { exit !(a > 0 && b <= a + 4096) }'
 ( ulimit -v $limit_kb; "$NEEDLE" export --format=ctf -o "$T/long.ctf" -i "$T/long.data" >/dev/null 2>"$T/err" )
 check_eq "export --format=ctf of 2M events, 1,000 deep, within $limit_kb KiB of address space" "$?" 0
 ( ulimit -v $limit_kb; "$NEEDLE" export --format=uftrace -o "$T/long.uftrace" -i "$T/long.data" >/dev/null 2>"$T/err" )
