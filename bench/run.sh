@@ -261,6 +261,20 @@ fi
 note "bench: the views on 50M events of a recursion 1,000 deep (time per million events, peak memory)"
 "$dir/bench_views" run "$NEEDLE" "$dir" >>"$raw" || note "bench: the view benchmark failed"
 
+note "bench: needle script and import needle over 10M events (one thread, 1,000 deep; floor of 3)"
+if "$NEEDLE" record -o "$dir/script10m.data" -- "$dir/../tests/progs/views_deep" 1 2500 1000 >/dev/null 2>&1; then
+	printf 'def uftrace_entry(ctx):\n    pass\ndef uftrace_exit(ctx):\n    pass\n' >"$dir/empty_script.py"
+	ev=$("$NEEDLE" info -i "$dir/script10m.data" | awk '/^events:/ { print $2 }')
+	best() { sort -g | head -1; }
+	secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || return; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'; }
+	s=$(for i in 1 2 3; do secs "$NEEDLE" script -S "$dir/empty_script.py" -i "$dir/script10m.data"; done | best)
+	l=$(for i in 1 2 3; do secs env PYTHONPATH="$dir/../python" /usr/bin/python3 -c 'import needle, sys
+for ev in needle.open(sys.argv[1]).events(): pass' "$dir/script10m.data"; done | best)
+	awk -v s="$s" -v l="$l" -v e="$ev" 'BEGIN { if (s != "" && e > 0) printf "script_s_per_10mevent %.3f\n", s * 1e7 / e
+		if (l != "" && e > 0) printf "python_loop_s_per_10mevent %.3f\n", l * 1e7 / e }' >>"$raw"
+	rm -f "$dir/script10m.data"
+fi
+
 note "bench: the zlib workload (zlib built from Debian source with patchable entries)"
 if "$dir/../../tests/relocate/build_real_programs.sh" "$dir/.." >"$dir/third_party.log" 2>&1 ||
 	[ -x "$dir/../third_party/zlib_driver" ]; then
@@ -637,6 +651,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	done
 	printf '%-34s %10s  %s\n' "otlp_stream_ns_per_span" "$(val otlp_stream_ns_per_span)" \
 		"record --otlp-endpoint, a span per call, over recording alone; $(val otlp_stream_spans_sent_pct)% sent, the rest dropped"
+	printf '%-34s %10s  %s\n' "script_s_per_10mevent" "$(val script_s_per_10mevent)" \
+		"needle script, empty uftrace_entry/exit, 10M events 1,000 deep (goal < 10 s); a Python loop over events(): $(val python_loop_s_per_10mevent) s"
 	printf '%-34s %10s  %s\n' "tui_first_screen_ms" "$(val tui_first_screen_ms)" \
 		"needle tui on a pty: its first screen of calls (goal < 1000 ms), 50M events, 1,000 deep"
 	for v in replay report folded perfetto chrome pprof otlp ctf graph tui; do

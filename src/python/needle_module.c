@@ -165,10 +165,13 @@ static PyGetSetDef trace_getset[] = {
 };
 
 static PyObject *trace_events(TraceObject *self, PyObject *args, PyObject *kw);
+static PyObject *trace_script(TraceObject *self, PyObject *args);
 
 static PyMethodDef trace_methods[] = {
 	{ "events", (PyCFunction)(void (*)(void))trace_events, METH_VARARGS | METH_KEYWORDS,
 	  "events(tid=0): an iterator over the trace's events in time order (one thread's with tid)" },
+	{ "_script", (PyCFunction)(void (*)(void))trace_script, METH_VARARGS,
+	  "_script(entry, exit, reads, sched, keep, tid, base): needle script's loop (see needle_module.c)" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -431,6 +434,190 @@ static PyObject *trace_events(TraceObject *self, PyObject *args, PyObject *kw)
 	return (PyObject *)it;
 }
 
+/* ---- needle script's loop ----
+ *
+ * t._script(entry, exit, reads, sched, keep, tid, base) calls uftrace's
+ * callbacks over the events, as the loop of script.c's driver would in
+ * Python, for a tenth of the cost per event: no Event object, the ctx
+ * dict built here with interned keys.  entry and exit are
+ * uftrace_entry/uftrace_exit or None; keep a set of names (UFTRACE_FUNCS)
+ * or None; tid 0 or one thread's; base the trace's CLOCK_MONOTONIC start.
+ * reads, when not None, is called as reads(kind, tid, depth, timestamp,
+ * address, readings) for every entry (after its callback) and every exit
+ * (before its callback), readings the tuple ev.reads would hold or None:
+ * the driver pairs them into uftrace_event's read:/diff: events.  sched,
+ * when not None, is uftrace_event itself, called for each linux:schedule
+ * entry and exit (-E) as "linux:sched-out" and "linux:sched-in". */
+
+static PyObject *key_tid, *key_depth, *key_timestamp, *key_address, *key_name, *key_args, *key_duration,
+	*key_retval, *name_sched_out, *name_sched_in, *str_empty, *str_entry, *str_exit;
+
+static int ctx_set(PyObject *d, PyObject *key, PyObject *v)
+{
+	if (!v)
+		return -1;
+	int r = PyDict_SetItem(d, key, v);
+	Py_DECREF(v);
+	return r;
+}
+
+/* {tid, depth, timestamp, address, name}: the ctx every callback gets. */
+static PyObject *ctx_new(const struct trace_event *ev, uint64_t base, uint64_t address, PyObject *name)
+{
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (ctx_set(d, key_tid, PyLong_FromUnsignedLong(ev->tid)) ||
+	    ctx_set(d, key_depth, PyLong_FromUnsignedLong(ev->depth)) ||
+	    ctx_set(d, key_timestamp, PyLong_FromUnsignedLongLong(base + ev->ns)) ||
+	    ctx_set(d, key_address, PyLong_FromUnsignedLongLong(address)) || PyDict_SetItem(d, key_name, name)) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int call_with(PyObject *fn, PyObject *arg)
+{
+	if (!arg)
+		return -1;
+	PyObject *r = PyObject_CallOneArg(fn, arg);
+	Py_DECREF(arg);
+	Py_XDECREF(r);
+	return r ? 0 : -1;
+}
+
+static int call_reads(TraceObject *self, PyObject *fn, const struct trace_event *ev, uint64_t base, int entry)
+{
+	PyObject *rd = reads_of(ev);
+	if (!rd)
+		return -1;
+	PyObject *r = PyObject_CallFunction(fn, "OkkKKN", entry ? str_entry : str_exit, (unsigned long)ev->tid,
+					    (unsigned long)ev->depth, (unsigned long long)(base + ev->ns),
+					    (unsigned long long)(ev->site < self->t->site_cap ? self->t->sites[ev->site].func_ip : 0),
+					    rd);
+	Py_XDECREF(r);
+	return r ? 0 : -1;
+}
+
+/* One entry or exit through the callbacks: 0, or -1 with a Python error. */
+static int script_event(TraceObject *self, const struct trace_event *ev, PyObject *const cb[4], PyObject *keep,
+			uint64_t base)
+{
+	int entry = ev->kind == TEV_ENTRY;
+	const struct trace_site *ts = ev->site < self->t->site_cap ? &self->t->sites[ev->site] : NULL;
+	if (ts && (ts->flags & TRACE_SITE_EVENT)) {
+		if (!cb[3])
+			return 0;
+		PyObject *d = ctx_new(ev, base, 0, entry ? name_sched_out : name_sched_in);
+		if (d && PyDict_SetItem(d, key_args, str_empty)) {
+			Py_DECREF(d);
+			return -1;
+		}
+		return call_with(cb[3], d);
+	}
+	if (cb[2] && !entry && call_reads(self, cb[2], ev, base, 0))
+		return -1;
+	PyObject *fn = entry ? cb[0] : cb[1];
+	if (fn) {
+		PyObject *name = site_name(self, ev->site);
+		if (!name)
+			return -1;
+		int wanted = keep ? PySet_Contains(keep, name) : 1;
+		if (wanted < 0) {
+			Py_DECREF(name);
+			return -1;
+		}
+		if (wanted) {
+			PyObject *d = ctx_new(ev, base, ts ? ts->func_ip : 0, name);
+			Py_DECREF(name);
+			if (!d)
+				return -1;
+			int bad = 0;
+			if (entry && ev->data_len) {
+				PyObject *pairs = values_of(self, ev, 0);
+				if (!pairs) {
+					bad = 1;
+				} else if (pairs != Py_None) {
+					Py_ssize_t n = PyList_GET_SIZE(pairs);
+					PyObject *vals = PyList_New(n);
+					for (Py_ssize_t i = 0; vals && i < n; i++) {
+						PyObject *v = PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 1);
+						Py_INCREF(v);
+						PyList_SET_ITEM(vals, i, v);
+					}
+					bad = ctx_set(d, key_args, vals) != 0;
+				}
+				Py_XDECREF(pairs);
+			} else if (!entry) {
+				if (!(ev->flags & (TEV_ORPHAN | TEV_EXIT_LOST | TEV_BEFORE)))
+					bad = ctx_set(d, key_duration, PyLong_FromUnsignedLongLong(ev->ns - ev->entry_ns));
+				if (!bad && ev->data_len) {
+					PyObject *rv = values_of(self, ev, 1);
+					if (!rv)
+						bad = 1;
+					else if (rv == Py_None)
+						Py_DECREF(rv);
+					else
+						bad = ctx_set(d, key_retval, rv) != 0;
+				}
+			}
+			if (bad) {
+				Py_DECREF(d);
+				return -1;
+			}
+			if (call_with(fn, d))
+				return -1;
+		} else {
+			Py_DECREF(name);
+		}
+	}
+	if (cb[2] && entry && call_reads(self, cb[2], ev, base, 1))
+		return -1;
+	return 0;
+}
+
+static PyObject *trace_script(TraceObject *self, PyObject *args)
+{
+	PyObject *cb[4], *keep;
+	unsigned int tid;
+	unsigned long long base;
+	if (!PyArg_ParseTuple(args, "OOOOOIK", &cb[0], &cb[1], &cb[2], &cb[3], &keep, &tid, &base))
+		return NULL;
+	for (int i = 0; i < 4; i++)
+		if (cb[i] == Py_None)
+			cb[i] = NULL;
+	if (keep == Py_None)
+		keep = NULL;
+	if (tid && !trace_thread_find(self->t, tid))
+		return PyErr_Format(needle_error, "thread %u is not in %s", tid, self->t->path);
+	struct trace_iter it;
+	if (trace_iter_init(&it, self->t, tid)) {
+		PyErr_Format(needle_error, "%s: %s", self->t->path, it.err);
+		trace_iter_free(&it);
+		return NULL;
+	}
+	struct trace_event ev;
+	int r, failed = 0;
+	while ((r = trace_iter_next(&it, &ev)) > 0) {
+		if (ev.kind != TEV_ENTRY && ev.kind != TEV_EXIT)
+			continue;
+		/* As events() has them: no inherited entry, no made-up exit. */
+		if ((ev.kind == TEV_ENTRY && (ev.flags & TEV_INHERITED)) || (ev.kind == TEV_EXIT && (ev.flags & TEV_OPEN)))
+			continue;
+		if (script_event(self, &ev, cb, keep, base)) {
+			failed = 1;
+			break;
+		}
+	}
+	if (r < 0 && !failed)
+		PyErr_Format(needle_error, "%s: %s", self->t->path, it.err);
+	trace_iter_free(&it);
+	if (failed || r < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
 /* ---- module ---- */
 
 static PyObject *needle_open(PyObject *module, PyObject *args)
@@ -477,6 +664,27 @@ PyMODINIT_FUNC PyInit_needle(void)
 		return NULL;
 	for (int i = 0; i < 6; i++)
 		if (!(kind_str[i] = PyUnicode_InternFromString(kinds[i])))
+			return NULL;
+	struct {
+		PyObject **p;
+		const char *s;
+	} strs[] = {
+		{ &key_tid, "tid" },
+		{ &key_depth, "depth" },
+		{ &key_timestamp, "timestamp" },
+		{ &key_address, "address" },
+		{ &key_name, "name" },
+		{ &key_args, "args" },
+		{ &key_duration, "duration" },
+		{ &key_retval, "retval" },
+		{ &name_sched_out, "linux:sched-out" },
+		{ &name_sched_in, "linux:sched-in" },
+		{ &str_empty, "" },
+		{ &str_entry, "entry" },
+		{ &str_exit, "exit" },
+	};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		if (!(*strs[i].p = PyUnicode_InternFromString(strs[i].s)))
 			return NULL;
 	needle_error = PyErr_NewException("needle.Error", PyExc_OSError, NULL);
 	Py_XINCREF(needle_error);
