@@ -599,7 +599,13 @@ static PyObject *trace_script(TraceObject *self, PyObject *args)
 	}
 	struct trace_event ev;
 	int r, failed = 0;
+	uint64_t n = 0;
 	while ((r = trace_iter_next(&it, &ev)) > 0) {
+		/* Ctrl-C, even with no callback running Python code. */
+		if (!(++n & 0xffff) && PyErr_CheckSignals()) {
+			failed = 1;
+			break;
+		}
 		if (ev.kind != TEV_ENTRY && ev.kind != TEV_EXIT)
 			continue;
 		/* As events() has them: no inherited entry, no made-up exit. */
