@@ -99,6 +99,8 @@ static const char driver[] =
 	"try:\n"
 	"    t._script(entry, exit_, reads if event is not None else None, event, keep, tid, t.monotonic_base)\n"
 	"except needle.Error as e:\n"
+	"    if e.__traceback__.tb_next is not None:\n"
+	"        raise  # the script's own: its traceback\n"
 	"    sys.stderr.write('needle: %s\\n' % e)\n"
 	"    sys.exit(1)\n"
 	"if end:\n"

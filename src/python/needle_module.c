@@ -523,7 +523,7 @@ static int script_event(TraceObject *self, const struct trace_event *ev, PyObjec
 		PyObject *name = site_name(self, ev->site);
 		if (!name)
 			return -1;
-		int wanted = keep ? PySet_Contains(keep, name) : 1;
+		int wanted = keep ? PySequence_Contains(keep, name) : 1;
 		if (wanted < 0) {
 			Py_DECREF(name);
 			return -1;

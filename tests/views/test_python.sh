@@ -138,6 +138,12 @@ check "script without -S: says so first" sh -c "head -1 '$T/nerr' | grep -q 'giv
 view_refused "script of a missing file" 1 "cannot read" "$NEEDLE" script -S "$T/nosuch.py" -i "$T/g.data"
 view_refused "script on a missing trace" 1 "nosuch.data" "$NEEDLE" script -S "$T/count.py" -i "$T/nosuch.data"
 view_refused "script --tid of another thread" 1 "thread 1 is not" "$NEEDLE" script -S "$T/count.py" -i "$T/g.data" --tid 1
+# A needle.Error of the script's own is the script's: its traceback.
+printf 'import needle\ndef uftrace_entry(ctx):\n    needle.open("/nonexistent.data")\n' >"$T/own.py"
+"$NEEDLE" script -S "$T/own.py" -i "$T/g.data" >/dev/null 2>"$T/oerr"
+check "a script whose needle.open fails: non-zero exit" test $? -ne 0
+check "a script whose needle.open fails: Python's traceback names the script's line" \
+	grep -q 'own.py", line 3, in uftrace_entry' "$T/oerr"
 printf 'def uftrace_entry(ctx):\n    raise ValueError("boom")\n' >"$T/boom.py"
 "$NEEDLE" script -S "$T/boom.py" -i "$T/g.data" >/dev/null 2>"$T/berr"
 check "a script that raises: non-zero exit" test $? -ne 0
