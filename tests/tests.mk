@@ -162,6 +162,10 @@ $(TEST_BUILD)/progs/exit_prog_gcc: tests/agent/exit_prog.c
 $(TEST_BUILD)/progs/exit_prog_xray: tests/agent/exit_prog.c
 	@mkdir -p $(dir $@); clang -std=gnu11 -O2 -Wall -Wextra -Werror -fxray-instrument -fxray-instruction-threshold=1 $< -o $@ -lpthread
 TESTS += $(TEST_BUILD)/progs/exit_prog_gcc $(TEST_BUILD)/progs/exit_prog_xray
+# What the calling trampoline hands through (tests/record/test_direct.sh).
+$(TEST_BUILD)/progs/calling_O0 $(TEST_BUILD)/progs/calling_O2: $(TEST_BUILD)/progs/calling_%: tests/progs/calling.c
+	@mkdir -p $(dir $@); gcc -std=gnu11 -$* -g -Wall -Wextra -Werror $(PFE) $< -o $@
+TESTS += $(TEST_BUILD)/progs/calling_O0 $(TEST_BUILD)/progs/calling_O2
 
 # Programs exec'ed, followed into the recording (tests/record/test_exec_follow.sh).
 $(TEST_BUILD)/progs/exec_prog: tests/record/exec_prog.c

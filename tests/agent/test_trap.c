@@ -66,9 +66,13 @@ int main(void)
 	struct needle_link *link = attach_target();
 
 	/* In flight towards CALL: the handler must emulate the call. */
+	/* The site's first byte while attached: a CALL or, for a calling
+	 * entry, a JMP to its stub. */
+	uint8_t first = *(volatile uint8_t *)(uintptr_t)info.addr;
+	CHECK(first == 0xe8 || first == 0xe9, "attached site is a CALL or a JMP");
 	poke(info.addr, 0xcc);
 	long r = target(5);
-	poke(info.addr, 0xe8);
+	poke(info.addr, first);
 	CHECK_EQ(r, 16, "result through an emulated CALL");
 	CHECK_EQ(entries, 1, "emulated CALL reached the entry handler");
 	CHECK_EQ(program_traps, 0, "needle's own trap not passed to the program");
@@ -97,7 +101,7 @@ int main(void)
 	link = attach_target();
 	poke(info.addr, 0xcc);
 	r = target(7);
-	poke(info.addr, 0xe8);
+	poke(info.addr, first);
 	CHECK_EQ(r, 22, "emulated CALL after the program replaced the handler");
 	CHECK_EQ(entries, 2, "entry handler ran");
 	__asm__ volatile("int3");

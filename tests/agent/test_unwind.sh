@@ -129,3 +129,23 @@ check_eq "cpp-traced-all: thrower called 100 times" "$(calls "$T/cpp-traced-all.
 check_eq "cpp-traced-all: libstdc++'s __cxa_allocate_exception traced, once per throw" \
 	"$(calls "$T/cpp-traced-all.data" __cxa_allocate_exception)" 50
 check_eq "cpp-nested-all: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested-all.replay")" 100
+
+# The cases above ran through the calling trampoline (the recorder's
+# direct path calls each function whose exit it wants, trampoline.S).
+# Once more with every return hijacked instead (NEEDLE_CALLING=0): the
+# same graph, thread by thread, for the program's own functions.
+shape() { replay_threads "$1" | sed 's/^[^|]*| //; s/^task: [0-9]*$/task/'; }
+for o in O0 O2; do
+	P="$PROGS/unwind_c_$o"
+	for m in longjmp siglongjmp signal altstack exit cancel fork backtrace coroutine; do
+		NEEDLE_CALLING=0 same_run "$m-$o-hijacked" "$P" "$m"
+		check_eq "$m-$o: the same graph with returns hijacked" \
+			"$(diff <(shape "$T/$m-$o.data") <(shape "$T/$m-$o-hijacked.data") | head -4)" ""
+	done
+done
+P="$PROGS/unwind_cpp"
+for m in traced untraced rethrow nested cancel; do
+	NEEDLE_CALLING=0 same_run "cpp-$m-hijacked" "$P" "$m"
+	check_eq "cpp-$m: the same graph with returns hijacked" \
+		"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-hijacked.data") | head -4)" ""
+done

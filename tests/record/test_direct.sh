@@ -2,11 +2,14 @@
 # test_direct.sh - the recorder's direct path (recorder_direct.c, reached
 # through dispatch_direct.c) records what the full path records: the same
 # graph, thread by thread, for programs that take its every branch and
-# decline (threads, longjmp, sibling calls and exit sites, C++
+# decline (threads, longjmp, sibling calls and exit sites, the calling
+# trampoline's arguments and return values, C++
 # exceptions, -F/-N subtrees, -D, -A (integer values: written by the
 # direct path) and -R, the flight recorder, relocated
 # sites), with
-# NEEDLE_DIRECT=0 (every call on the full path) as the reference.  And
+# NEEDLE_DIRECT=0 (every call on the full path) as the reference, and
+# NEEDLE_CALLING=0 (the direct path hijacking returns rather than calling
+# the function from the calling trampoline) alike.  And
 # the code that runs with only the general-purpose registers saved has no
 # vector or x87 instruction and calls nothing but through a register (the
 # handlers), in every build of the agent.
@@ -27,18 +30,36 @@ same() {
 	local rc1=$?
 	NEEDLE_DIRECT=0 "$NEEDLE" record "$@" -o "$T/f.data" -- "$prog" >"$T/f.out" 2>"$T/f.err"
 	local rc2=$?
-	check_eq "$name: both recorded" "$rc1 $rc2" "0 0"
+	NEEDLE_CALLING=0 "$NEEDLE" record "$@" -o "$T/h.data" -- "$prog" >"$T/h.out" 2>"$T/h.err"
+	local rc3=$?
+	check_eq "$name: all three recorded" "$rc1 $rc2 $rc3" "0 0 0"
 	graph "$T/d.data" >"$T/d.graph"
 	graph "$T/f.data" >"$T/f.graph"
+	graph "$T/h.data" >"$T/h.graph"
 	check "$name: a graph to compare ($(wc -l <"$T/d.graph") lines)" test "$(wc -l <"$T/d.graph")" -gt 10
 	check_eq "$name: the same graph, thread by thread" \
 		"$(diff "$T/f.graph" "$T/d.graph" >/dev/null && echo same || diff "$T/f.graph" "$T/d.graph" | head -4)" same
+	check_eq "$name: the same graph with the direct path's returns hijacked (NEEDLE_CALLING=0)" \
+		"$(diff "$T/h.graph" "$T/d.graph" >/dev/null && echo same || diff "$T/h.graph" "$T/d.graph" | head -4)" same
 	check "$name: the program's output the same" cmp -s "$T/d.out" "$T/f.out"
+	check "$name: the program's output the same (NEEDLE_CALLING=0)" cmp -s "$T/d.out" "$T/h.out"
 }
 
 same "exit_prog (threads, longjmp, sibling calls, NOP5 entries)" "$PROGS/exit_prog_gcc" --sites=compiled
 NEEDLE_EXIT_SITES=0 same "exit_prog with its return hook (NEEDLE_EXIT_SITES=0)" "$PROGS/exit_prog_gcc" --sites=compiled
 same "threads" "$PROGS/threads"
+# The calling trampoline: stack arguments, varargs, structs and x87
+# returns, sibling calls and recursion, each function called a known
+# number of times (c_rec's recursion is a loop at -O2).
+for o in O0 O2; do
+	P="$PROGS/calling_$o"
+	same "calling-$o" "$P"
+	check_eq "calling-$o: the output of an untraced run" "$(cat "$T/d.out")" "$("$P")"
+	for f in c_stack c_fstack c_varargs c_big c_pair c_dpair c_ldbl c_i128 c_tail c_tail_to; do
+		check_eq "calling-$o: $f called 1000 times" "$(calls "$T/d.data" "$f")" 1000
+	done
+	check_eq "calling-$o: c_rec's calls" "$(calls "$T/d.data" c_rec)" "$([ $o = O0 ] && echo 4000 || echo 1000)"
+done
 same "C++ exceptions (unwind_cpp)" "$PROGS/unwind_cpp"
 same "-F/-N subtrees" "$PROGS/exit_prog_gcc" -F e_round -N e_jump
 same "-D 3" "$PROGS/exit_prog_gcc" -D 3

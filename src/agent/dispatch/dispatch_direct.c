@@ -63,12 +63,13 @@ static inline int direct_thread_data(const struct consumer *c, struct thread_sta
 	return *td || !c->tdata_size;
 }
 
-int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs)
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs, int calling)
 {
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK
 	(void)site;
 	(void)ret_slot;
 	(void)regs;
+	(void)calling;
 	return 0;
 #else
 	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
@@ -129,8 +130,15 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 		ts->shadow_top += sizeof(*e) + sizeof(*h);
 		if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 			ts->shadow_high = ts->shadow_top;
-		if (!at_exit_site)
+		if (!at_exit_site) {
+			rcu_read_unlock(ts, 0);
+			/* The calling trampoline puts needle_calling_return in
+			 * the slot itself, with the call that hooks it. */
+			if (calling)
+				return 2;
 			*ret_slot = return_trampoline_for(site);
+			return 1;
+		}
 	}
 	rcu_read_unlock(ts, 0);
 	return 1;

@@ -9,11 +9,14 @@ struct site;
 struct needle_regs;
 
 /* A compiled entry site's call: 1 when the site's only consumer's direct
- * entry handler took it (the frame is pushed and the return hijacked as
- * the full path would), 0 to go the full path.  ret_slot points at the
+ * entry handler took it (the frame, if the exit is wanted, pushed and the
+ * return hijacked as the full path would), 0 to go the full path.  From
+ * the calling trampoline (calling = 1), a call whose return would be
+ * hijacked returns 2 instead, with the frame pushed and the slot left
+ * alone: the trampoline calls the function.  ret_slot points at the
  * traced function's return address; regs at the argument registers as
  * the trampoline saved them (struct needle_regs's integer part only). */
-int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs);
+int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs, int calling);
 /* A hijacked return at sp: where the function really returns, once the
  * direct exit handler took it and the frame is popped; 0 to go the full
  * path. */

@@ -53,9 +53,15 @@ static inline uint64_t return_trampoline_for(const struct site *s)
 						: (uint64_t)needle_return_trampoline;
 }
 
+/* Is addr a hooked return: a hijacked one, or the return into the calling
+ * trampoline (trampoline.S), which is the same to everything that
+ * restores, re-hijacks or walks them?  A calling frame's return address,
+ * restored and hijacked again (an exception caught below it, backtrace),
+ * goes to needle_return_trampoline: right, and one misprediction. */
 static inline int is_return_trampoline(uint64_t addr)
 {
-	return addr == (uint64_t)needle_return_trampoline || addr == (uint64_t)needle_return_trampoline_full;
+	return addr == (uint64_t)needle_return_trampoline || addr == (uint64_t)needle_return_trampoline_full ||
+	       addr == (uint64_t)needle_calling_return;
 }
 
 static inline struct frame_header *frame_top(struct thread_state *ts)

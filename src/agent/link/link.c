@@ -125,6 +125,8 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 	op->want_call = (uint8_t)enable;
 	if (enable && s->form == NEEDLE_FORM_RELOCATED)
 		arch_site_jump(op->bytes, s->func.site_addr, s->detour);
+	else if (enable && s->jmp_entry)
+		arch_site_jump(op->bytes, s->func.site_addr, s->stub);
 	else if (enable)
 		arch_site_call(op->bytes, s->func.site_addr, s->stub);
 	else

@@ -73,6 +73,8 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 		/* An XRay exit sled is a ret, or becomes "NOP5; ret": either
 		 * way, off means return. */
 		arch_ucontext_return(uc);
+	} else if (want_call && site->jmp_entry) {
+		arch_ucontext_set_pc(uc, site->stub);
 	} else if (want_call) {
 		arch_ucontext_call(uc, site->func.site_addr + ARCH_SITE_LEN, site->stub);
 	} else {

@@ -53,6 +53,22 @@ int site_discover_get_kinds(void)
 	return kinds;
 }
 
+/* Compiled entries are JMPs to the calling trampoline (site_table.h's
+ * jmp_entry), unless NEEDLE_CALLING=0 (the benchmarks' ablation: every
+ * entry a CALL, every exit wanted a hijacked return).  Read once, under
+ * the control lock, before the first object's stubs are made: a site's
+ * form of entry never changes. */
+static int calling_entries(void)
+{
+	static int calling = -1;
+
+	if (calling < 0) {
+		const char *env = getenv("NEEDLE_CALLING");
+		calling = !(env && !strcmp(env, "0"));
+	}
+	return calling;
+}
+
 struct found {
 	uint64_t addr;
 	int form;
@@ -745,7 +761,10 @@ int site_discover(struct module *m, struct discovery *d)
 			for (size_t i = 0; i < n; i++) {
 				struct site *s = i < d->site_cnt ? d->sites[i] : &m->exit_sites[i - d->site_cnt];
 				io[i] = (uint64_t)(uintptr_t)s;
-				kind[i] = !site_is_exit(s) ? (s->form == NEEDLE_FORM_RELOCATED ? STUB_ENTRY_FULL : STUB_ENTRY)
+				s->jmp_entry = !site_is_exit(s) && s->form != NEEDLE_FORM_RELOCATED && calling_entries();
+				kind[i] = !site_is_exit(s) ? (s->form == NEEDLE_FORM_RELOCATED ? STUB_ENTRY_FULL
+								 : s->jmp_entry		     ? STUB_ENTRY_CALLING
+											     : STUB_ENTRY)
 							   : site_exit_returns(s) ? STUB_EXIT_RET : STUB_EXIT;
 			}
 			err = stub_area_create(io, kind, n, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, io + n,

@@ -129,6 +129,7 @@
 	movq	%r11, %rdi
 	leaq	80 + \ret_at(%rsp), %rsi
 	movq	%rsp, %rdx
+	xorl	%ecx, %ecx              /* the return is hijacked, not called */
 	call	*needle_direct_entry_slot(%rip)
 	movq	0(%rsp), %rdi
 	movq	8(%rsp), %rsi
@@ -313,6 +314,19 @@ needle_exit_trampoline_ret:
 	.cfi_endproc
 	.size	needle_exit_trampoline_ret, .-needle_exit_trampoline_ret
 
+	/* A calling site's stub jumps here (see needle_calling_trampoline):
+	 * the trampoline lives in libneedle, where its unwind information
+	 * is, and the slot below holds its address in each copy. */
+	.globl	needle_calling_thunk
+	.hidden	needle_calling_thunk
+	.type	needle_calling_thunk, @function
+	.p2align 4
+needle_calling_thunk:
+	.cfi_startproc
+	jmp	*needle_calling_slot(%rip)
+	.cfi_endproc
+	.size	needle_calling_thunk, .-needle_calling_thunk
+
 	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
 	 * is copied next to each object's stubs (a stub's jmp rel32 must
 	 * reach it).  The slots travel with it and each copy's slots are
@@ -340,6 +354,10 @@ needle_direct_users_slot:
 	.globl	needle_direct_exit_site_slot
 	.hidden	needle_direct_exit_site_slot
 needle_direct_exit_site_slot:
+	.quad	0
+	.globl	needle_calling_slot
+	.hidden	needle_calling_slot
+needle_calling_slot:
 	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end
@@ -484,6 +502,161 @@ needle_return_trampoline_full:
 	jmp	*-8(%rsp)
 	.cfi_endproc
 	.size	needle_return_trampoline_full, .-needle_return_trampoline_full
+
+	/* The calling trampoline: the entry of a compiled site that is a JMP
+	 * to its stub rather than a CALL (site_table.h, jmp_entry).  Where
+	 * the direct path takes a call and wants its exit, this trampoline
+	 * calls the function's code itself instead of hijacking its return:
+	 * the function's ret then comes back here as the return stack buffer
+	 * predicts (a hijacked return is mispredicted every time), and this
+	 * trampoline's own ret goes to the real return address, which is
+	 * what the buffer holds next, because the site's JMP pushed nothing.
+	 *   [rsp] = the traced function's return address, r11 = struct site *.
+	 * The return address is popped before the call, so the function
+	 * finds its stack arguments where its caller put them; the real one
+	 * is in the shadow frame, which is the hijacked return's frame in
+	 * every respect: the slot at sp - 8 holds needle_calling_return
+	 * instead of needle_return_trampoline (shadow_frame.h counts both as
+	 * hooked), and everything that restores, re-hijacks or unwinds
+	 * hijacked returns treats it the same.  A call the direct path does
+	 * not take, or takes without an exit, goes to the function's code
+	 * with a jmp, with the return hijacked by the full path as before. */
+	.globl	needle_calling_trampoline
+	.hidden	needle_calling_trampoline
+	.type	needle_calling_trampoline, @function
+	.p2align 4
+needle_calling_trampoline:
+	.cfi_startproc
+	endbr64
+	cmpl	$0, consumer_direct_users(%rip)
+	je	needle_calling_full
+	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
+	jne	needle_calling_full
+	/* struct needle_regs's integer part, then r11; 88 bytes below the
+	 * return address: 16-byte aligned for the call. */
+	subq	$88, %rsp
+	.cfi_adjust_cfa_offset 88
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
+	movq	%r11, %rdi
+	leaq	88(%rsp), %rsi          /* the return address's slot */
+	movq	%rsp, %rdx
+	movl	$1, %ecx                /* calling */
+	call	needle_direct_dispatch_entry
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
+	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
+	leaq	88(%rsp), %rsp
+	.cfi_adjust_cfa_offset -88
+	jb	needle_calling_full
+	movq	SITE_ADDR_OFFSET(%r11), %r11
+	leaq	SITE_LEN(%r11), %r11    /* the function's code past the site */
+	je	1f
+	/* The return address lives on in the frame: its slot is where the
+	 * call below puts needle_calling_return. */
+	leaq	8(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	jmp	needle_calling_call
+1:	jmp	*%r11
+	.cfi_endproc
+	.size	needle_calling_trampoline, .-needle_calling_trampoline
+
+	/* The call itself, with the hijacked return's unwind information
+	 * (see needle_return_trampoline): an unwinder meets the return
+	 * address needle_calling_return, looks up the call before it, and a
+	 * forced unwind is sent to needle_unwind_landing with rsp the stack
+	 * pointer after the function's return, as from a hijacked return. */
+	.p2align 4
+	.cfi_startproc
+	.cfi_personality 0x9b, needle_personality_ref
+needle_calling_call:
+	.cfi_undefined rip
+	call	*%r11
+	.globl	needle_calling_return
+	.hidden	needle_calling_return
+needle_calling_return:
+	/* rsp: the caller's stack pointer after the return; rax:rdx and
+	 * xmm0:xmm1 the return value.  The slot below gets the real return
+	 * address and the final ret goes through it. */
+	subq	$8, %rsp
+	pushq	%rax
+	pushq	%rdx
+	cmpl	$0, consumer_direct_users(%rip)
+	je	1f
+	subq	$8, %rsp
+	leaq	32(%rsp), %rdi
+	call	needle_direct_dispatch_exit
+	addq	$8, %rsp
+	testq	%rax, %rax
+	jz	1f
+	movq	%rax, 16(%rsp)
+	popq	%rdx
+	popq	%rax
+	ret
+1:	popq	%rdx
+	popq	%rax
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$CTX_SIZE, %rsp
+	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%rdx, 16(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_exit
+	movq	%rax, 8(%rbp)           /* into the slot */
+	movq	48(%rsp), %rax
+	movq	16(%rsp), %rdx
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	leave
+	ret
+	.cfi_endproc
+	.size	needle_calling_return, .-needle_calling_return
+
+	/* The full path of a calling site: needle_entry_trampoline's, with
+	 * the return address on top instead of the site's, then a jmp to
+	 * the function's code (the return is hijacked, or not, by C). */
+	.globl	needle_calling_full
+	.hidden	needle_calling_full
+	.type	needle_calling_full, @function
+	.p2align 4
+needle_calling_full:
+	.cfi_startproc
+	CTX_FRAME 0, 0
+	SAVE_ARGS
+	movq	%rsp, %rdi
+	leaq	8(%rbp), %rsi           /* the return address's slot */
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_entry
+	RESTORE_ARGS
+	movq	CTX_FUNC(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 8
+	movq	SITE_ADDR_OFFSET(%r11), %r11
+	leaq	SITE_LEN(%r11), %r11
+	jmp	*%r11
+	.cfi_endproc
+	.size	needle_calling_full, .-needle_calling_full
 
 	.globl	needle_unwind_landing
 	.hidden	needle_unwind_landing

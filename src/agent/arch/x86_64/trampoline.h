@@ -28,6 +28,14 @@ extern const char needle_exit_dispatch_slot[];
 extern const char needle_direct_entry_slot[];
 extern const char needle_direct_users_slot[];
 extern const char needle_direct_exit_site_slot[];
+/* A calling site's stub jumps to the thunk (in the copied blob), which
+ * jumps through the slot to the calling trampoline; the function's code,
+ * called by it, returns to needle_calling_return.  Its full path is
+ * needle_calling_full.  All three are libneedle's (trampoline.S). */
+void needle_calling_thunk(void);
+extern const char needle_calling_slot[];
+void needle_calling_trampoline(void);
+void needle_calling_return(void);
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 /* The same for a relocated site's function: every register comes back. */
