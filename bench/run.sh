@@ -120,6 +120,14 @@ awk -v p="$rplain" -v t="$rtraced" 'BEGIN { if (p != "" && t != "") printf "relo
 # the floor of the same run.
 full=$(min_ns_per_call 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
 sfull=$(min_ns_per_call 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$loop" $calls)
+# The calling trampoline's ablation (NEEDLE_CALLING=0: entries are CALLs
+# and the direct path hijacks the return, mispredicted at every return).
+hijacked=$(min_ns_per_call 3 env NEEDLE_CALLING=0 "$NEEDLE" record --sites=compiled -o "$dir/loop.data" -- "$loop" $calls)
+shijacked=$(min_ns_per_call 3 env NEEDLE_CALLING=0 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" \
+	-- "$loop" $calls)
+awk -v p="$plain" -v h="$hijacked" -v s="$shijacked" 'BEGIN {
+	if (h != "") printf "graph_record_hijacked_ns_per_call %.3f\n", h - p
+	if (s != "") printf "snapshot_record_hijacked_ns_per_call %.3f\n", s - p }' >>"$raw"
 esnap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$eloop" $calls)
 awk -v p="$plain" -v f="$full" -v s="$sfull" -v ep="$eplain" -v e="$esnap" -v t="$traced" -v r="$fring" 'BEGIN {
 	if (f != "") printf "graph_record_full_path_ns_per_call %.3f\n", f - p
@@ -235,6 +243,8 @@ if "$dir/../../bench/build_sqlite.sh" "$dir/.." >"$dir/sqlite_build.log" 2>&1; t
 	sqsnap=$(sq_best 3 "$NEEDLE" record --sites=compiled --snapshot=4 -o "$trace" -- "$sq/speedtest1_pfe" "${args[@]}")
 	sqfull=$(sq_best 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=compiled --snapshot=4 -o "$trace" -- \
 		"$sq/speedtest1_pfe" "${args[@]}")
+	sqhij=$(sq_best 3 env NEEDLE_CALLING=0 "$NEEDLE" record --sites=compiled --snapshot=4 -o "$trace" -- \
+		"$sq/speedtest1_pfe" "${args[@]}")
 	sqrec=$(sq_best 3 "$NEEDLE" record --sites=compiled -o "$trace" -- "$sq/speedtest1_pfe" "${args[@]}")
 	sqcalls=$("$NEEDLE" report --csv -i "$trace" | awk -F, 'NR > 1 {n += $2} END {print n + 0}')
 	rm -f "$trace"
@@ -246,12 +256,14 @@ if "$dir/../../bench/build_sqlite.sh" "$dir/.." >"$dir/sqlite_build.log" 2>&1; t
 		squ=$(sq_best 3 uft_sq "$sq/speedtest1_pfe" "${args[@]}")
 		rm -rf /dev/shm/needle-bench-uftrace
 	fi
-	awk -v p="$sqplain" -v f="$sqfloor" -v s="$sqsnap" -v x="$sqfull" -v r="$sqrec" -v u="$squ" -v c="$sqcalls" 'BEGIN {
+	awk -v p="$sqplain" -v f="$sqfloor" -v s="$sqsnap" -v x="$sqfull" -v h="$sqhij" -v r="$sqrec" -v u="$squ" \
+		-v c="$sqcalls" 'BEGIN {
 		if (p == "" || c <= 0) exit
 		printf "sqlite_calls %d\nsqlite_untraced_s %.3f\n", c, p
 		if (f != "") printf "sqlite_floor_ns_per_call %.3f\n", (f - p) * 1e9 / c
 		if (s != "") printf "sqlite_snapshot_ns_per_call %.3f\n", (s - p) * 1e9 / c
 		if (x != "") printf "sqlite_snapshot_full_path_ns_per_call %.3f\n", (x - p) * 1e9 / c
+		if (h != "") printf "sqlite_snapshot_hijacked_ns_per_call %.3f\n", (h - p) * 1e9 / c
 		if (r != "") printf "sqlite_record_ns_per_call %.3f\n", (r - p) * 1e9 / c
 		if (u != "") printf "sqlite_uftrace_ns_per_call %.3f\n", (u - p) * 1e9 / c }' >>"$raw"
 else
@@ -594,6 +606,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 		"graph_record_ns_per_call over floor_hooks_ring_ns_per_call, this run (goal <= 1.4)"
 	printf '%-34s %10s  %s\n' "graph_record_full_path_ns_per_call" "$(val graph_record_full_path_ns_per_call)" \
 		"NEEDLE_DIRECT=0: every call through the full path (ctx, consumer list); flight recorder: $(val snapshot_record_full_path_ns_per_call)"
+	printf '%-34s %10s  %s\n' "graph_record_hijacked_ns_per_call" "$(val graph_record_hijacked_ns_per_call)" \
+		"NEEDLE_CALLING=0: the direct path hijacks the return instead of calling the function; flight recorder: $(val snapshot_record_hijacked_ns_per_call)"
 	printf '%-34s %10s  %s\n' "exit_site_snapshot_record_ns_per_call" "$(val exit_site_snapshot_record_ns_per_call)" \
 		"the exit-site build in the flight recorder: no hijacked return to mispredict"
 	printf '%-34s %10s  %s\n' "relocated_record_ns_per_call" "$(val relocated_record_ns_per_call)" \
@@ -601,7 +615,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "sqlite_floor_ns_per_call" "$(val sqlite_floor_ns_per_call)" \
 		"SQLite speedtest1 --size 10 ($(val sqlite_calls) calls, $(val sqlite_untraced_s) s untraced): the floor's hooks"
 	printf '%-34s %10s  %s\n' "sqlite_snapshot_ns_per_call" "$(val sqlite_snapshot_ns_per_call)" \
-		"needle --snapshot=4: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") the floor (goal <= 1.2x); full path: $(val sqlite_snapshot_full_path_ns_per_call)"
+		"needle --snapshot=4: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") the floor (goal <= 1.2x); full path: $(val sqlite_snapshot_full_path_ns_per_call); returns hijacked: $(val sqlite_snapshot_hijacked_ns_per_call)"
 	printf '%-34s %10s  %s\n' "sqlite_record_ns_per_call" "$(val sqlite_record_ns_per_call)" \
 		"needle streaming to tmpfs: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_record_ns_per_call)") the floor (goal <= 1.5x)"
 	printf '%-34s %10s  %s\n' "sqlite_uftrace_ns_per_call" "$(val sqlite_uftrace_ns_per_call)" \

@@ -53,6 +53,7 @@ static inline void frame_push(struct thread_state *ts, struct site *site, uint32
 	h->entry_cnt = n;
 	h->frame_bytes = bytes;
 	h->at_exit_site = (uint32_t)at_exit_site;
+	h->called = 0;
 	ts->shadow_top += bytes + sizeof(*h);
 	if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 		ts->shadow_high = ts->shadow_top;
@@ -446,6 +447,12 @@ uint64_t needle_unwind_pop(uint64_t sp)
 		shadow_stack_lost(sp);
 	uint64_t saved = rcu_read_lock(ts);
 	struct frame_header *h = frame_for_return(ts, sp);
+	/* A tail call's frame sits at its caller's sp, with the caller's
+	 * hook as its return address: the unwind goes on from the bottom
+	 * hooked frame at sp, whose return address is the real one, and
+	 * closes them all. */
+	for (struct frame_header *b; (b = frame_below(ts, h)) && b->sp == sp && frame_hijacked(b);)
+		h = b;
 	uint64_t return_addr = h->return_addr;
 	shadow_close_unwound(ts, sp);
 	rcu_read_unlock(ts, saved);

@@ -127,6 +127,7 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 		h->entry_cnt = 1;
 		h->frame_bytes = sizeof(*e);
 		h->at_exit_site = (uint32_t)at_exit_site;
+		h->called = calling && !at_exit_site;
 		ts->shadow_top += sizeof(*e) + sizeof(*h);
 		if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
 			ts->shadow_high = ts->shadow_top;

@@ -34,8 +34,10 @@ struct frame_header {
 	uint64_t sp;          /* stack pointer just after that return; the
 			       * hijacked return address sits at sp - 8 */
 	uint32_t entry_cnt;
-	uint32_t frame_bytes : 31; /* entries and their call data, below the header */
+	uint32_t frame_bytes : 30; /* entries and their call data, below the header */
 	uint32_t at_exit_site : 1; /* the return is not hijacked: an exit site pops it */
+	uint32_t called : 1;       /* the calling trampoline called the function: its
+				    * return goes to needle_calling_return */
 };
 
 /* Is h's return hijacked (its machine-stack slot ours to restore)? */
@@ -53,11 +55,17 @@ static inline uint64_t return_trampoline_for(const struct site *s)
 						: (uint64_t)needle_return_trampoline;
 }
 
+/* Where h's return goes while it is hooked: for a call the calling
+ * trampoline made, back into it (its call is on the return stack
+ * buffer, so the return stays predicted); else the return trampoline. */
+static inline uint64_t frame_hook_for(const struct frame_header *h)
+{
+	return h->called ? (uint64_t)needle_calling_return : return_trampoline_for(h->site);
+}
+
 /* Is addr a hooked return: a hijacked one, or the return into the calling
  * trampoline (trampoline.S), which is the same to everything that
- * restores, re-hijacks or walks them?  A calling frame's return address,
- * restored and hijacked again (an exception caught below it, backtrace),
- * goes to needle_return_trampoline: right, and one misprediction. */
+ * restores, re-hijacks or walks them. */
 static inline int is_return_trampoline(uint64_t addr)
 {
 	return addr == (uint64_t)needle_return_trampoline || addr == (uint64_t)needle_return_trampoline_full ||

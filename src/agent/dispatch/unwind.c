@@ -46,7 +46,7 @@ static void rehijack_returns(struct thread_state *ts)
 	for (struct frame_header *h = ts->shadow_top ? frame_top(ts) : NULL; h; h = frame_below(ts, h)) {
 		uint64_t *slot = frame_ret_slot(h);
 		if (frame_hijacked(h) && *slot == h->return_addr)
-			*slot = return_trampoline_for(h->site);
+			*slot = frame_hook_for(h);
 	}
 }
 

@@ -568,9 +568,11 @@ needle_calling_trampoline:
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
+	.cfi_remember_state
 	leaq	8(%rsp), %rsp
 	.cfi_adjust_cfa_offset -8
 	jmp	needle_calling_call
+	.cfi_restore_state
 1:	jmp	*%r11
 	.cfi_endproc
 	.size	needle_calling_trampoline, .-needle_calling_trampoline
@@ -631,6 +633,7 @@ needle_calling_return:
 	leave
 	ret
 	.cfi_endproc
+	.type	needle_calling_return, @function
 	.size	needle_calling_return, .-needle_calling_return
 
 	/* The full path of a calling site: needle_entry_trampoline's, with
