@@ -94,6 +94,61 @@
 	.cfi_adjust_cfa_offset -8
 .endm
 
+/* The full path of a hooked return, rsp the caller's stack pointer after
+ * the return (less 8 for the return trampoline's slot): an rbp frame, a
+ * ctx holding the return value (rax:rdx, xmm0:xmm1), and
+ * needle_dispatch_exit's answer in rax; then the return value back and
+ * the frame gone. */
+.macro HOOKED_RETURN_FULL
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$CTX_SIZE, %rsp
+	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
+	movq	%rax, 48(%rsp)
+	movq	%rdx, 16(%rsp)
+	movaps	%xmm0, 64(%rsp)
+	movaps	%xmm1, 80(%rsp)
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_exit
+.endm
+.macro HOOKED_RETURN_RESTORE
+	movq	48(%rsp), %rax
+	movq	16(%rsp), %rdx
+	movaps	64(%rsp), %xmm0
+	movaps	80(%rsp), %xmm1
+	leave
+.endm
+
+/* The direct path's saves at rsp: struct needle_regs's integer part
+ * (rdi, rsi, rdx, rcx, r8, r9, the program's rax from `rax`, r10), then
+ * r11 (the site) at 64; and all of them back but rax. */
+.macro DIRECT_SAVE rax
+	movq	%rdi, 0(%rsp)
+	movq	%rsi, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rcx, 24(%rsp)
+	movq	%r8, 32(%rsp)
+	movq	%r9, 40(%rsp)
+	movq	\rax, %rdi
+	movq	%rdi, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
+.endm
+.macro DIRECT_RESTORE
+	movq	0(%rsp), %rdi
+	movq	8(%rsp), %rsi
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rcx
+	movq	32(%rsp), %r8
+	movq	40(%rsp), %r9
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+.endm
+
 /* The direct path (dispatch_direct.c), tried first while some consumer
  * has direct handlers: only the general-purpose registers are saved (the
  * C it calls is built to leave the vector registers alone: that is what
@@ -116,29 +171,13 @@
 	 * after rax's push: 16-byte aligned for the call. */
 	subq	$72, %rsp
 	.cfi_adjust_cfa_offset 72
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	72(%rsp), %rdi          /* the program's rax, pushed first */
-	movq	%rdi, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	%r11, 64(%rsp)
+	DIRECT_SAVE 72(%rsp)
 	movq	%r11, %rdi
 	leaq	80 + \ret_at(%rsp), %rsi
 	movq	%rsp, %rdx
 	xorl	%ecx, %ecx              /* the return is hijacked, not called */
 	call	*needle_direct_entry_slot(%rip)
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	56(%rsp), %r10
-	movq	64(%rsp), %r11
+	DIRECT_RESTORE
 	addq	$72, %rsp
 	.cfi_adjust_cfa_offset -72
 	testl	%eax, %eax
@@ -399,26 +438,9 @@ needle_return_trampoline:
 1:	popq	%rdx
 	popq	%rax
 	subq	$8, %rsp
-	pushq	%rbp
-	movq	%rsp, %rbp
-	subq	$CTX_SIZE, %rsp
-	andq	$-16, %rsp
-	movl	$1, CTX_IS_EXIT(%rsp)
-	movl	$0, CTX_EXIT_FLAGS(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%rdx, 16(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movq	%rsp, %rdi
-	leaq	16(%rbp), %rsi
-	movq	%rsi, CTX_SP(%rsp)
-	call	needle_dispatch_exit
+	HOOKED_RETURN_FULL
 	movq	%rax, %r11
-	movq	48(%rsp), %rax
-	movq	16(%rsp), %rdx
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	leave
+	HOOKED_RETURN_RESTORE
 	addq	$8, %rsp
 	/* An indirect jump, not push + ret: a ret here would pop a return
 	 * stack buffer entry that belongs to an outer frame and mispredict
@@ -536,28 +558,13 @@ needle_calling_trampoline:
 	 * return address: 16-byte aligned for the call. */
 	subq	$88, %rsp
 	.cfi_adjust_cfa_offset 88
-	movq	%rdi, 0(%rsp)
-	movq	%rsi, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rcx, 24(%rsp)
-	movq	%r8, 32(%rsp)
-	movq	%r9, 40(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	%r11, 64(%rsp)
+	DIRECT_SAVE %rax
 	movq	%r11, %rdi
 	leaq	88(%rsp), %rsi          /* the return address's slot */
 	movq	%rsp, %rdx
 	movl	$1, %ecx                /* calling */
 	call	needle_direct_dispatch_entry
-	movq	0(%rsp), %rdi
-	movq	8(%rsp), %rsi
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rcx
-	movq	32(%rsp), %r8
-	movq	40(%rsp), %r9
-	movq	56(%rsp), %r10
-	movq	64(%rsp), %r11
+	DIRECT_RESTORE
 	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
 	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
 	leaq	88(%rsp), %rsp
@@ -611,26 +618,9 @@ needle_calling_return:
 	ret
 1:	popq	%rdx
 	popq	%rax
-	pushq	%rbp
-	movq	%rsp, %rbp
-	subq	$CTX_SIZE, %rsp
-	andq	$-16, %rsp
-	movl	$1, CTX_IS_EXIT(%rsp)
-	movl	$0, CTX_EXIT_FLAGS(%rsp)
-	movq	%rax, 48(%rsp)
-	movq	%rdx, 16(%rsp)
-	movaps	%xmm0, 64(%rsp)
-	movaps	%xmm1, 80(%rsp)
-	movq	%rsp, %rdi
-	leaq	16(%rbp), %rsi
-	movq	%rsi, CTX_SP(%rsp)
-	call	needle_dispatch_exit
+	HOOKED_RETURN_FULL
 	movq	%rax, 8(%rbp)           /* into the slot */
-	movq	48(%rsp), %rax
-	movq	16(%rsp), %rdx
-	movaps	64(%rsp), %xmm0
-	movaps	80(%rsp), %xmm1
-	leave
+	HOOKED_RETURN_RESTORE
 	ret
 	.cfi_endproc
 	.type	needle_calling_return, @function
