@@ -85,7 +85,7 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+	@echo "  CC $@"; $(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -MMD -MP -c $< -o $@
 
 $(DEPS_LIBS):
 	@echo "needle: $@ is missing: run scripts/setup.sh (it builds libneedle's static libraries with scripts/build_deps.sh)" >&2; exit 1
@@ -109,7 +109,7 @@ $(BUILD)/asan/obj/%.o: src/%.c
 
 $(BUILD)/asan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	$(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+	$(CC) -fPIC $(AGENT_INC) $(ASFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/asan/$(LIBNEEDLE_SONAME): $(ASAN_OBJ) $(LIBNEEDLE_MAP)
 	$(CC) $(ASAN) $(LIBNEEDLE_LDFLAGS) $(ASAN_OBJ) -o $@ $(AGENT_LIBS)

@@ -106,10 +106,14 @@ BENCH_PROGS += $(BENCH_BUILD)/bench_threads
 ABLATION_OBJ := $(patsubst $(BUILD)/obj/%,$(BUILD)/ablation/obj/%,$(AGENT_OBJ))
 $(BUILD)/ablation/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -DNEEDLE_RCU_ABLATION_RWLOCK -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -c $< -o $@
+	@echo "  CC $@"; $(CC) $(BASE_CFLAGS) -DNEEDLE_RCU_ABLATION_RWLOCK -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) \
+		-MMD -MP -c $< -o $@
 $(BUILD)/ablation/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	$(CC) -fPIC $(AGENT_INC) -c $< -o $@
+	$(CC) -fPIC $(AGENT_INC) -MMD -MP -c $< -o $@
+# Rebuilt when a header changes, as the agent is: objects built against
+# an older struct layout made a library that traced nothing.
+-include $(ABLATION_OBJ:.o=.d)
 $(BUILD)/ablation/$(LIBNEEDLE_SONAME): $(ABLATION_OBJ) $(LIBNEEDLE_MAP)
 	$(CC) $(LIBNEEDLE_LDFLAGS) $(ABLATION_OBJ) -o $@ $(AGENT_LIBS)
 

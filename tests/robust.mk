@@ -22,7 +22,7 @@ $(BUILD)/ubsan/obj/%.o: src/%.c
 	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(UBSAN) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/ubsan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -MMD -MP -c $< -o $@
 $(LIBNEEDLE_UBSAN): $(UBSAN_OBJ)
 	@echo "  LD $@"; gcc $(UBSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
@@ -75,7 +75,7 @@ $(BUILD)/tsan/obj/%.o: src/%.c
 	@echo "  CC $@"; gcc $(BASE_CFLAGS) $(TSAN_FILE) -fPIC -fvisibility=hidden $(AGENT_INC) $(FILE_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/tsan/obj/%.o: src/%.S
 	@mkdir -p $(dir $@)
-	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -c $< -o $@
+	@echo "  CC $@"; gcc -fPIC $(AGENT_INC) $(ASFLAGS) -MMD -MP -c $< -o $@
 $(LIBNEEDLE_TSAN): $(TSAN_OBJ)
 	@echo "  LD $@"; gcc $(TSAN) -shared -Wl,-z,defs -Wl,-soname,libneedle.so $^ -o $@ $(AGENT_LIBS)
 
