@@ -250,7 +250,8 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  * the thread).  The entry one gets the return address (ret_addr) and
  * returns 0, NEEDLE_SKIP_EXIT, NEEDLE_DIRECT_DECLINE or
  * NEEDLE_DIRECT_DECLINE_FUNC; the exit one
- * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hijacked return, or at
+ * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hooked return (into
+ * the trampoline that called the function, or a hijacked one), or at
  * an exit site before a ret, of any call of the link, whichever entry
  * handler took it (the cookie can tell them apart); never for an unwound
  * call or before a sibling call (the ordinary exit handler sees those).  needle declines for them too: a thread's first
