@@ -60,7 +60,10 @@ static inline uint64_t return_trampoline_for(const struct site *s)
  * buffer, so the return stays predicted); else the return trampoline. */
 static inline uint64_t frame_hook_for(const struct frame_header *h)
 {
-	return h->called ? (uint64_t)needle_calling_return : return_trampoline_for(h->site);
+	if (!h->called)
+		return return_trampoline_for(h->site);
+	return h->site->form == NEEDLE_FORM_RELOCATED ? (uint64_t)needle_calling_return_relocated
+						      : (uint64_t)needle_calling_return;
 }
 
 /* Is addr a hooked return: a hijacked one, or the return into the calling
@@ -69,7 +72,7 @@ static inline uint64_t frame_hook_for(const struct frame_header *h)
 static inline int is_return_trampoline(uint64_t addr)
 {
 	return addr == (uint64_t)needle_return_trampoline || addr == (uint64_t)needle_return_trampoline_full ||
-	       addr == (uint64_t)needle_calling_return;
+	       addr == (uint64_t)needle_calling_return || addr == (uint64_t)needle_calling_return_relocated;
 }
 
 static inline struct frame_header *frame_top(struct thread_state *ts)

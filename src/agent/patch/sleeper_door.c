@@ -129,7 +129,7 @@ int door_prepare(uint64_t pc)
 	 * thread enters at its body.  It is pointed at the body itself so
 	 * that nothing needs a stub. */
 	uint64_t at = (uint64_t)(uintptr_t)code.at;
-	if (reloc_emit(&plan, at, at + RELOC_DETOUR_BODY, out, off) != RELOC_OK) {
+	if (reloc_emit(&plan, at, at + RELOC_DETOUR_BODY, 0, out, off) != RELOC_OK) {
 		stub_area_release(&code);
 		return -EINVAL;
 	}

@@ -668,7 +668,7 @@ static void build_detours(struct module *m, struct discovery *d)
 						   .insn_cnt = s->insn_cnt };
 			memcpy(plan.insn_off, s->insn_off, sizeof(plan.insn_off));
 			uint8_t *at = m->detours.at + k * RELOC_DETOUR_SIZE;
-			why = reloc_emit(&plan, (uint64_t)(uintptr_t)at, s->stub, at, s->detour_off);
+			why = reloc_emit(&plan, (uint64_t)(uintptr_t)at, s->stub, s->jmp_entry, at, s->detour_off);
 			if (why == RELOC_OK)
 				s->detour = (uint64_t)(uintptr_t)at;
 		}
@@ -761,11 +761,13 @@ int site_discover(struct module *m, struct discovery *d)
 			for (size_t i = 0; i < n; i++) {
 				struct site *s = i < d->site_cnt ? d->sites[i] : &m->exit_sites[i - d->site_cnt];
 				io[i] = (uint64_t)(uintptr_t)s;
-				s->jmp_entry = !site_is_exit(s) && s->form != NEEDLE_FORM_RELOCATED && calling_entries();
-				kind[i] = !site_is_exit(s) ? (s->form == NEEDLE_FORM_RELOCATED ? STUB_ENTRY_FULL
-								 : s->jmp_entry		     ? STUB_ENTRY_CALLING
-											     : STUB_ENTRY)
-							   : site_exit_returns(s) ? STUB_EXIT_RET : STUB_EXIT;
+				s->jmp_entry = !site_is_exit(s) && calling_entries();
+				if (site_is_exit(s))
+					kind[i] = site_exit_returns(s) ? STUB_EXIT_RET : STUB_EXIT;
+				else if (s->form == NEEDLE_FORM_RELOCATED)
+					kind[i] = s->jmp_entry ? STUB_ENTRY_CALLING_RELOCATED : STUB_ENTRY_FULL;
+				else
+					kind[i] = s->jmp_entry ? STUB_ENTRY_CALLING : STUB_ENTRY;
 			}
 			err = stub_area_create(io, kind, n, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, io + n,
 					       &m->stubs);

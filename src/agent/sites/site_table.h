@@ -45,10 +45,12 @@ struct site {
 	struct module *module;
 	uint64_t func_size; /* bytes, from the symbol or the function's extent (0: unknown) */
 	uint64_t stub;      /* this site's stub: the CALL's (or JMP's) target */
-	/* A compiled entry switched to a JMP to its stub, not a CALL: the
-	 * calling trampoline (trampoline.S) calls the function's code past
-	 * the site, so that its return is predicted.  Set at discovery, with
-	 * the stub; NEEDLE_CALLING=0 keeps every entry a CALL. */
+	/* An entry that reaches its stub by a JMP, not a CALL (a compiled
+	 * entry's own bytes, a relocated entry's detour): the calling
+	 * trampoline (trampoline.S) calls the function's code past the site
+	 * (or the detour's body), so that its return is predicted.  Set at
+	 * discovery, with the stub; NEEDLE_CALLING=0 keeps every entry a
+	 * CALL. */
 	uint8_t jmp_entry;
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
 	uint8_t form;       /* enum needle_site_form */
@@ -85,6 +87,8 @@ struct site {
 };
 
 _Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET, "trampoline_layout.h");
+_Static_assert(offsetof(struct site, detour) == SITE_DETOUR_OFFSET && DETOUR_BODY_OFFSET == RELOC_DETOUR_BODY,
+	       "trampoline_layout.h");
 _Static_assert(offsetof(struct site, func.site_addr) == SITE_ADDR_OFFSET && SITE_LEN == ARCH_SITE_LEN,
 	       "trampoline_layout.h");
 

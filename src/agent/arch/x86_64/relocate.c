@@ -339,15 +339,15 @@ static size_t reencode(const ZydisDecodedInstruction *insn, const ZydisDecodedOp
 	return len;
 }
 
-enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uint64_t stub, uint8_t *out,
-			     uint8_t detour_off[RELOC_MAX_INSNS])
+enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uint64_t stub, int jump_to_stub,
+			     uint8_t *out, uint8_t detour_off[RELOC_MAX_INSNS])
 {
 	size_t pos = RELOC_DETOUR_BODY;
 
 	memset(out, 0xcc, RELOC_DETOUR_SIZE);
 	out[0] = 0x41; /* push %r11 */
 	out[1] = 0x53;
-	if (!encode_rel32(out + 2, 0xe8, detour + 2, stub))
+	if (!encode_rel32(out + 2, jump_to_stub ? 0xe9 : 0xe8, detour + 2, stub))
 		return RELOC_NO_MEMORY;
 	out[7] = 0x41; /* pop %r11 */
 	out[8] = 0x5b;

@@ -36,7 +36,7 @@ void reloc_set_moved_calls(int on);
 
 #define RELOC_MAX_INSNS 8
 #define RELOC_DETOUR_SIZE 64 /* bytes of detour per site */
-/* The detour's first bytes: push %r11; call stub; pop %r11 (the stub
+/* The detour's first bytes: push %r11; call (or jmp) stub; pop %r11 (the stub
  * loads the site into r11, which the function's callers may hold a value
  * in).  The moved instructions start after them. */
 #define RELOC_DETOUR_BODY 9
@@ -108,13 +108,15 @@ int reloc_jump_table(uint64_t func, uint64_t jmp, int (*readable)(const void *ct
 
 /* Write the detour for plan at detour (RELOC_DETOUR_SIZE bytes, written
  * into out, which will be placed there):
- *   push %r11; call stub; pop %r11;
+ *   push %r11; call stub (jmp stub, when jump_to_stub); pop %r11;
  *   the covered instructions, re-encoded for their new place;
  *   jmp site + covered.
+ * With jump_to_stub the pop is never run: the calling trampoline enters
+ * the body itself, with r11 put back (trampoline.S).
  * detour_off[i] receives where covered instruction i starts in the
  * detour, for moving a stopped thread's PC.  RELOC_OK or the reason
  * (RELOC_UNMOVABLE: out of reach, or too long). */
-enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uint64_t stub, uint8_t *out,
-			     uint8_t detour_off[RELOC_MAX_INSNS]);
+enum reloc_reason reloc_emit(const struct reloc_plan *plan, uint64_t detour, uint64_t stub, int jump_to_stub,
+			     uint8_t *out, uint8_t detour_off[RELOC_MAX_INSNS]);
 
 #endif

@@ -127,6 +127,9 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 	       sizeof(direct_exit_site));
 	uint64_t calling = (uint64_t)(uintptr_t)needle_calling_trampoline;
 	memcpy(a->base + (needle_calling_slot - (const char *)needle_entry_trampoline), &calling, sizeof(calling));
+	calling = (uint64_t)(uintptr_t)needle_calling_trampoline_relocated;
+	memcpy(a->base + (needle_calling_relocated_slot - (const char *)needle_entry_trampoline), &calling,
+	       sizeof(calling));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;
@@ -202,6 +205,8 @@ static void stub_write(uint8_t *stub, uint64_t cookie, uint8_t kind, const struc
 		to += (uint64_t)((const char *)needle_entry_trampoline_full - blob);
 	} else if (kind == STUB_ENTRY_CALLING) {
 		to += (uint64_t)((const char *)needle_calling_thunk - blob);
+	} else if (kind == STUB_ENTRY_CALLING_RELOCATED) {
+		to += (uint64_t)((const char *)needle_calling_thunk_relocated - blob);
 	}
 	/* movabs $cookie, %r11 */
 	*p++ = 0x49;

@@ -27,6 +27,7 @@ enum stub_kind {
 	STUB_ENTRY,      /* a compiled entry: the entry trampoline */
 	STUB_ENTRY_CALLING, /* a compiled entry the site JMPs to: the calling trampoline */
 	STUB_ENTRY_FULL, /* a relocated entry (r11 pushed by its detour): every register back */
+	STUB_ENTRY_CALLING_RELOCATED, /* a relocated entry whose detour JMPs: the calling trampoline */
 	STUB_EXIT,       /* an exit site: pushes r11 itself, the exit trampoline */
 	STUB_EXIT_RET,   /* an exit site before a ret: the one that keeps the return value */
 };

@@ -366,6 +366,19 @@ needle_calling_thunk:
 	.cfi_endproc
 	.size	needle_calling_thunk, .-needle_calling_thunk
 
+	/* The same for a relocated site, whose detour jumps to its stub. */
+	.globl	needle_calling_thunk_relocated
+	.hidden	needle_calling_thunk_relocated
+	.type	needle_calling_thunk_relocated, @function
+	.p2align 4
+needle_calling_thunk_relocated:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r11, -16
+	jmp	*needle_calling_relocated_slot(%rip)
+	.cfi_endproc
+	.size	needle_calling_thunk_relocated, .-needle_calling_thunk_relocated
+
 	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
 	 * is copied next to each object's stubs (a stub's jmp rel32 must
 	 * reach it).  The slots travel with it and each copy's slots are
@@ -397,6 +410,10 @@ needle_direct_exit_site_slot:
 	.globl	needle_calling_slot
 	.hidden	needle_calling_slot
 needle_calling_slot:
+	.quad	0
+	.globl	needle_calling_relocated_slot
+	.hidden	needle_calling_relocated_slot
+needle_calling_relocated_slot:
 	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end
@@ -650,6 +667,167 @@ needle_calling_full:
 	jmp	*%r11
 	.cfi_endproc
 	.size	needle_calling_full, .-needle_calling_full
+
+	/* The calling trampoline of a relocated site (site_table.h's
+	 * jmp_entry): its detour pushed the program's r11 and jumped to the
+	 * stub, which loaded the site:
+	 *   [rsp] = the program's r11, [rsp + 8] = the traced function's
+	 *   return address, r11 = struct site *.
+	 * As needle_calling_trampoline, with two differences.  The function's
+	 * code is its detour's body (the instructions moved there, then a jmp
+	 * back), entered with the program's r11, so no register is free for
+	 * the target: it is stored below the stack, in the red zone a signal
+	 * frame never writes (24 bytes under the caller's stack pointer, below
+	 * the slot the call writes), and the call or jmp goes through it.  And
+	 * the function's callers may keep a value in any register the function
+	 * leaves alone (gcc's -fipa-ra), so its return lands in
+	 * needle_calling_return_relocated, which puts every one back. */
+	.globl	needle_calling_trampoline_relocated
+	.hidden	needle_calling_trampoline_relocated
+	.type	needle_calling_trampoline_relocated, @function
+	.p2align 4
+needle_calling_trampoline_relocated:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r11, -16
+	endbr64
+	cmpl	$0, consumer_direct_users(%rip)
+	je	needle_calling_full_relocated
+	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
+	jne	needle_calling_full_relocated
+	/* As in needle_calling_trampoline, 80 bytes below the program's r11:
+	 * 16-byte aligned for the call. */
+	subq	$80, %rsp
+	.cfi_adjust_cfa_offset 80
+	DIRECT_SAVE %rax
+	movq	%r11, %rdi
+	leaq	88(%rsp), %rsi          /* the return address's slot */
+	movq	%rsp, %rdx
+	movl	$1, %ecx                /* calling */
+	call	needle_direct_dispatch_entry
+	DIRECT_RESTORE
+	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
+	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
+	leaq	80(%rsp), %rsp
+	.cfi_adjust_cfa_offset -80
+	jb	needle_calling_full_relocated
+	movq	SITE_DETOUR_OFFSET(%r11), %r11
+	leaq	DETOUR_BODY_OFFSET(%r11), %r11
+	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
+	movq	(%rsp), %r11            /* the program's */
+	je	1f
+	.cfi_remember_state
+	leaq	16(%rsp), %rsp          /* the return address lives on in the frame */
+	.cfi_adjust_cfa_offset -16
+	jmp	needle_calling_call_relocated
+	.cfi_restore_state
+1:	leaq	8(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r11
+	jmp	*-16(%rsp)
+	.cfi_endproc
+	.size	needle_calling_trampoline_relocated, .-needle_calling_trampoline_relocated
+
+	/* As needle_calling_call, for a relocated function: the return comes
+	 * back to needle_calling_return_relocated. */
+	.p2align 4
+	.cfi_startproc
+	.cfi_personality 0x9b, needle_personality_ref
+needle_calling_call_relocated:
+	.cfi_undefined rip
+	call	*-24(%rsp)
+	.globl	needle_calling_return_relocated
+	.hidden	needle_calling_return_relocated
+needle_calling_return_relocated:
+	/* rsp: the caller's stack pointer after the return; rax:rdx and
+	 * xmm0:xmm1 the return value, every other register the caller's.
+	 * The slot below gets the real return address and the final ret goes
+	 * through it (the return stack buffer holds that address next, as
+	 * at needle_calling_return).  The direct path first: every
+	 * general-purpose register the C may change saved, the vector
+	 * registers left alone by it, as in needle_return_trampoline_full. */
+	subq	$8, %rsp
+	cmpl	$0, consumer_direct_users(%rip)
+	je	1f
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
+	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
+	call	needle_direct_dispatch_exit
+	movq	%rax, 72(%rsp)          /* into the slot */
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	cmpq	$0, (%rsp)
+	je	1f
+	ret
+1:	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$CTX_SIZE + 144, %rsp
+	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
+	movq	%r11, CTX_SIZE + 128(%rsp)
+	SAVE_ARGS
+	SAVE_XMM_HIGH
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_exit
+	movq	%rax, 8(%rbp)           /* into the slot */
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
+	movq	CTX_SIZE + 128(%rsp), %r11
+	leave
+	ret
+	.cfi_endproc
+	.type	needle_calling_return_relocated, @function
+	.size	needle_calling_return_relocated, .-needle_calling_return_relocated
+
+	/* The full path of a relocated calling site: needle_entry_trampoline_full's,
+	 * with the program's r11 and the return address on top, then a jmp to
+	 * the detour's body as above (the return is hijacked, or not, by C). */
+	.globl	needle_calling_full_relocated
+	.hidden	needle_calling_full_relocated
+	.type	needle_calling_full_relocated, @function
+	.p2align 4
+needle_calling_full_relocated:
+	.cfi_startproc
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r11, -16
+	CTX_FRAME 128, 0, 16
+	SAVE_ARGS
+	SAVE_XMM_HIGH
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi          /* the return address's slot */
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_entry
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
+	movq	CTX_FUNC(%rsp), %r11
+	leave
+	.cfi_def_cfa %rsp, 16
+	movq	SITE_DETOUR_OFFSET(%r11), %r11
+	leaq	DETOUR_BODY_OFFSET(%r11), %r11
+	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
+	popq	%r11                    /* the program's */
+	.cfi_def_cfa_offset 8
+	.cfi_restore %r11
+	jmp	*-16(%rsp)
+	.cfi_endproc
+	.size	needle_calling_full_relocated, .-needle_calling_full_relocated
 
 	.globl	needle_unwind_landing
 	.hidden	needle_unwind_landing

@@ -31,11 +31,17 @@ extern const char needle_direct_exit_site_slot[];
 /* A calling site's stub jumps to the thunk (in the copied blob), which
  * jumps through the slot to the calling trampoline; the function's code,
  * called by it, returns to needle_calling_return.  Its full path is
- * needle_calling_full.  All three are libneedle's (trampoline.S). */
+ * needle_calling_full.  All three are libneedle's (trampoline.S).  A
+ * relocated site's detour jumps to its stub likewise, and the _relocated
+ * three put back every register. */
 void needle_calling_thunk(void);
 extern const char needle_calling_slot[];
 void needle_calling_trampoline(void);
 void needle_calling_return(void);
+void needle_calling_thunk_relocated(void);
+extern const char needle_calling_relocated_slot[];
+void needle_calling_trampoline_relocated(void);
+void needle_calling_return_relocated(void);
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 /* The same for a relocated site's function: every register comes back. */

@@ -11,5 +11,10 @@
  * function's own code resumes right after them. */
 #define SITE_ADDR_OFFSET 8
 #define SITE_LEN 5
+/* struct site's detour (a relocated site's moved instructions), and where
+ * in it they start (relocate.h's RELOC_DETOUR_BODY): the calling
+ * trampoline of a relocated site runs them from there. */
+#define SITE_DETOUR_OFFSET 112
+#define DETOUR_BODY_OFFSET 9
 
 #endif
