@@ -69,6 +69,17 @@ same "the flight recorder" "$PROGS/exit_prog_gcc" --snapshot=16
 # functions too): the full trampolines take the direct path as well.
 same "relocated sites (libc_workload, --sites=all)" "$BUILD/tests/relocate/libc_workload" --sites=all \
 	--buffer-size=256 -P 'wl_*'
+# The library-call view (uftrace's default): the program's calls into the
+# C library are recorded, through the direct path too (a return into
+# another object the code map holds is hooked there), and the library's
+# calls of its own functions are skipped by the direct entry once the
+# full path has seen a return address in that library.
+same "library calls (libc_workload, --sites=all)" "$BUILD/tests/relocate/libc_workload" --sites=all \
+	--buffer-size=256
+for f in qsort realloc wl_memory; do
+	check_eq "library calls: $f called 8000 times" "$(calls "$T/d.data" "$f")" 8000
+done
+check_eq "library calls: free called 8004 times" "$(calls "$T/d.data" free)" 8004
 
 # The code itself, in every build of the agent there is.
 n=0

@@ -14,7 +14,8 @@
  *     trampoline then runs the full path (dispatch.c), which decides
  *     again and handles what this one will not: a thread's first traced
  *     call, a raw fork's child, a longjmp or coroutine switch just seen,
- *     a return outside the callee's object, call data, a shared site.
+ *     a return address the code map does not hold, call data, a shared
+ *     site.
  *   - The frames pushed here are dispatch.c's frames (shadow_frame.h),
  *     with the link's slot, ops and generation, so that every slow path
  *     (an unwind, an exit site, a detach, thread exit) closes them with
@@ -34,6 +35,7 @@
 #include "agent/dispatch/dispatch_direct.h"
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/rcu/rcu.h"
+#include "agent/sites/code_map.h"
 #include "agent/sites/module.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
@@ -85,16 +87,23 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
 	uint64_t ra = *ret_slot;
 	const struct module *m = site->module;
-	/* The return is hooked only where the full path's first test says it
-	 * may be (a return into the callee's own object, outside a runtime's
-	 * code); the binary search over every object is the full path's. */
-	if (!at_exit_site && (dispatch_shadow_stack_enabled || !m || ra < m->exec[0].lo || ra >= m->exec[0].hi ||
-			      (ra >= m->foreign_lo && ra < m->foreign_hi)))
+	if (!at_exit_site && dispatch_shadow_stack_enabled)
 		return 0;
 	if (ts->shadow_cap - ts->shadow_top < sizeof(struct frame_entry) + sizeof(struct frame_header))
 		return 0;
 
 	rcu_read_lock_outer(ts);
+	/* The return is hooked only where the full path's return_hookable
+	 * says it may be: a return into the callee's own object, outside a
+	 * runtime's code (two compares), or into another object's code the
+	 * code map holds (a library call: its binary search, under the read
+	 * section that keeps the map).  An address the map does not hold
+	 * (a JIT's code, an object loaded since the map was built) is the
+	 * full path's, which asks the loader too. */
+	if (!at_exit_site &&
+	    !(m && ra >= m->exec[0].lo && ra < m->exec[0].hi && (ra < m->foreign_lo || ra >= m->foreign_hi)) &&
+	    !code_map_holds(ra))
+		goto decline;
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (!list || list->cnt != 1)
 		goto skip_site;

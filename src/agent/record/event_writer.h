@@ -56,6 +56,11 @@ struct rec_thread {
 	 * by the innermost -F call open. */
 	uint32_t in_count, out_count, limit;
 	uint8_t lib_top;       /* the innermost call recorded is a library call */
+	/* The span of the library the full path last found a library call's
+	 * return address in (libcall_recorded): a return address there is a
+	 * library's call of its own function, which the direct entry skips
+	 * without the search.  Spans never change while the process runs. */
+	uint64_t lib_lo, lib_hi;
 	uint32_t tid;          /* 0 until the first chunk */
 	uint32_t lost;         /* events dropped since the last chunk */
 	uint32_t serial;       /* shm_chunk.serial of this thread lifetime */

@@ -118,8 +118,8 @@ static __attribute__((noinline)) void entry_only_note(uint32_t site_id)
 enum {
 	SF_SUBTREE = 1, /* -F: its calls open a recorded subtree */
 	SF_DROP = 2,    /* -N: its calls and their subtrees are not recorded */
-	SF_LIB = 4,     /* a relocated function of a library: a library call */
-	SF_HIDE = 8,    /* never recorded (the C library's start-up) */
+	/* SF_LIB (4, recorder_direct.h): a relocated function of a library: a library call */
+	/* SF_HIDE (8, recorder_direct.h): never recorded (the C library's start-up) */
 	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
 	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
 	SF_REAL = 64,   /* a library function libneedle interposes and calls for the program (is_real_of_interposer) */
@@ -170,6 +170,8 @@ static char *cur_on, *cur_off, *cur_finish;
 int rec_have_subtree;
 int rec_have_flags;
 static int libcall_mode; /* LIBCALL_* */
+int rec_libcall_program;
+uint64_t rec_program_lo, rec_program_hi;
 static uint64_t min_size; /* -Z: functions smaller than this are not patched */
 /* uftrace's -P: it selects which of the program's functions are patched;
  * the calls it makes into libraries are still recorded as --libcall says.
@@ -236,6 +238,10 @@ static int add_obj(struct dl_phdr_info *info, size_t size, void *arg)
 	objs[n].lo = lo;
 	objs[n].hi = hi;
 	objs[n].loader = !main_prog && info->dlpi_addr && info->dlpi_addr == getauxval(AT_BASE);
+	if (!n) {
+		rec_program_lo = lo;
+		rec_program_hi = hi;
+	}
 	atomic_store_explicit(&objs[n].instrumented, main_prog, memory_order_relaxed);
 	/* Pairs with obj_of's acquire: a reader that sees n + 1 objects sees
 	 * the new one's fields. */
@@ -289,7 +295,7 @@ static int called_through_plt(uint64_t ret, const struct needle_func *f)
  * return address says who called it. */
 static struct obj_span *self_obj; /* libneedle's */
 
-static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_thread *rt, unsigned fl)
+static int libcall_recorded(const struct needle_ctx *ctx, struct rec_thread *rt, unsigned fl)
 {
 	uint64_t ret = ctx->sp ? *(const uint64_t *)(uintptr_t)ctx->sp : 0;
 	struct obj_span *from = obj_of(ret);
@@ -323,7 +329,13 @@ static int libcall_recorded(const struct needle_ctx *ctx, const struct rec_threa
 	 * dlopen): the loader has no PLT calls and is never traced. */
 	if (libcall_mode == LIBCALL_NEST)
 		return (from != obj_of(ctx->func->ip) && !from->loader) || called_through_plt(ret, ctx->func);
-	return from == &objs[0];
+	if (from != &objs[0]) {
+		/* Remembered for the direct entry (recorder_direct.c). */
+		rt->lib_lo = from->lo;
+		rt->lib_hi = from->hi;
+		return 0;
+	}
+	return 1;
 }
 
 /* A call of a function a trace_on, trace_off or finish names, or any
@@ -1657,6 +1669,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	    (err = args_configure(rc->args, rc->arg_filters)))
 		return fail(meta_fd, err, err == -ENOENT ? "-A/-R: no traceable function matches" : "-A/-R: a spec it cannot use");
 	libcall_mode = (int)rc->libcall;
+	rec_libcall_program = libcall_mode == LIBCALL_PROGRAM;
 	min_size = rc->min_size > 0 ? (uint64_t)rc->min_size : 0;
 	patch_keeps_libcalls = rc->patch_keeps_libcalls > 0;
 	rec_have_subtree = rc->subtree && *rc->subtree;

@@ -1,7 +1,9 @@
 /* recorder_direct.c - the function_graph tracer's direct handlers
  * (needle.h, needle_direct_entry_fn): the common call recorded with no
  * needle_ctx and no vector register saved.  They do what graph_entry and
- * graph_exit do for a call with no site flag, no -R spec, -A values in
+ * graph_exit do for a call with no site flag (but a duration trigger's,
+ * and a library function's in uftrace's library-call view, below), no
+ * -R spec, -A values in
  * integer registers only, under the depth limit, timed by the TSC, in a
  * chunk with room for the event, and decline everything else before any
  * store, so that graph_entry and
@@ -30,7 +32,6 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 {
 	struct rec_thread *rt = thread_data;
 	uint32_t id = func->site_id;
-	(void)ret_addr;
 	(void)user_data;
 
 	if (!rec_active || !use_tsc || !rt)
@@ -38,21 +39,36 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	/* A site flag or a spec stays the site's until a reconfiguration
 	 * (which updates the link): the full path, without this try.  A
 	 * duration trigger's function is timed here; an entry trigger's
-	 * fires in graph_entry. */
+	 * fires in graph_entry.  A library's function in uftrace's
+	 * library-call view, and a hidden one, are decided here call by
+	 * call. */
 	unsigned fl = rec_site_flag(id);
 	const struct arg_spec *as = args_for(id);
-	if ((fl & ~SF_TRIGGER) || (as && !as->entry_direct))
+	int lib_view = (fl & (SF_LIB | SF_HIDE)) && !(fl & ~(SF_LIB | SF_HIDE)) && rec_libcall_program;
+	if (((fl & ~SF_TRIGGER) && !lib_view) || (as && !as->entry_direct))
 		return NEEDLE_DIRECT_DECLINE_FUNC;
 	/* Paused (--signal's trace_off, a finish): neither recorded nor
 	 * hooked, here, without the full path; a trigger's function goes
 	 * there to be timed. */
 	if (atomic_load_explicit(&rec_paused, memory_order_relaxed))
 		return fl ? NEEDLE_DIRECT_DECLINE : NEEDLE_SKIP_EXIT;
+	if (lib_view) {
+		/* graph_record_entry's answer for these flags, without its
+		 * search of the objects.  Hidden, or a library's call of its
+		 * own function (its return address in a library the full path
+		 * found one in): neither recorded nor hooked.  Called from the
+		 * program: recorded, as a library call.  Any other caller
+		 * (libneedle, code in no object): the full path decides. */
+		if ((fl & SF_HIDE) || (ret_addr >= rt->lib_lo && ret_addr < rt->lib_hi))
+			return NEEDLE_SKIP_EXIT;
+		if (ret_addr < rec_program_lo || ret_addr >= rec_program_hi)
+			return NEEDLE_DIRECT_DECLINE;
+	}
 	/* No chunk yet (a thread whose first event this is): the full path
 	 * takes one. */
 	if (!rt->chunk)
 		return NEEDLE_DIRECT_DECLINE;
-	const struct trigger_site *ts = fl ? trigger_folded_site(id) : NULL;
+	const struct trigger_site *ts = fl && !lib_view ? trigger_folded_site(id) : NULL;
 	if (ts && ts->on_entry)
 		return NEEDLE_DIRECT_DECLINE;
 	if (rt->out_count || rec_have_subtree)
@@ -84,7 +100,7 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	rt->depth++;
 	if (rt->lib_top)
 		*cookie |= COOKIE_LIB_TOP;
-	rt->lib_top = 0; /* a call with no flag is no library call */
+	rt->lib_top = (uint8_t)lib_view; /* graph_record_entry's (fl & SF_LIB) != 0 */
 	return 0;
 }
 

@@ -55,9 +55,20 @@ static inline unsigned rec_site_flag(uint32_t id)
 #define COOKIE_SKIPPED (1ull << 59)
 #define COOKIE_TIME_MASK ((1ull << 59) - 1)
 
-/* The site flag of a function whose --trigger the recorder times
- * (trigger_fold); recorder.c has the others. */
+/* The site flags the direct handlers act on; recorder.c has the others.
+ * SF_LIB: a relocated function of a library, whose calls are recorded
+ * when the library-call view says so (recorder.c, libcall_recorded).
+ * SF_HIDE: never recorded (the C library's start-up).  SF_TRIGGER: a
+ * function whose --trigger the recorder times (trigger_fold). */
+#define SF_LIB 4u
+#define SF_HIDE 8u
 #define SF_TRIGGER 128u
+/* The library-call view is uftrace's default (the program's calls into
+ * libraries, not the libraries' calls of their own functions), and the
+ * program's address span (the first object dl_iterate_phdr reports):
+ * a library function called from there is a recorded library call. */
+extern int rec_libcall_program;
+extern uint64_t rec_program_lo, rec_program_hi;
 
 /* The function_graph tracer's direct handlers (needle.h's contract):
  * a call of a function with no flag but a trigger's, no -R, -A values in
