@@ -66,8 +66,9 @@ static void trap_handler(int sig, siginfo_t *info, void *ucv)
 	}
 	int want_call = atomic_load_explicit(&site->want_call, memory_order_relaxed);
 	if (site->form == NEEDLE_FORM_RELOCATED) {
-		/* The detour calls the stub, then runs the instructions the
-		 * site covers; past its call, it runs them alone. */
+		/* The detour calls (or jumps to) the stub, and the
+		 * instructions the site covers run after; past its head,
+		 * they run alone. */
 		arch_ucontext_set_pc(uc, want_call ? site->detour : site->detour + RELOC_DETOUR_BODY);
 	} else if (site->form == SITE_EXIT_XRAY_RET && !want_call) {
 		/* An XRay exit sled is a ret, or becomes "NOP5; ret": either

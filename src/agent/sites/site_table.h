@@ -61,10 +61,11 @@ struct site {
 	uint8_t gone;       /* its object was unloaded (dlclose): in no index, never patched */
 	_Atomic uint8_t want_call; /* what a thread trapped on this site's int3 emulates */
 	/* NEEDLE_FORM_RELOCATED: the function's first instructions, covered
-	 * bytes of them, run in the detour (call stub; the instructions
-	 * moved; jmp back), and the site is switched between those bytes and
-	 * a jmp to the detour.  insn_off/detour_off: where each covered
-	 * instruction starts here and there, for moving a stopped thread. */
+	 * bytes of them, run in the detour (call or jmp stub; the
+	 * instructions moved; jmp back), and the site is switched between
+	 * those bytes and a jmp to the detour.  insn_off/detour_off: where
+	 * each covered instruction starts here and there, for moving a
+	 * stopped thread. */
 	uint8_t covered;
 	uint8_t insn_cnt;
 	uint8_t insn_off[RELOC_MAX_INSNS];

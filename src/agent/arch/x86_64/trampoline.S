@@ -819,6 +819,7 @@ needle_calling_full_relocated:
 	movq	CTX_FUNC(%rsp), %r11
 	leave
 	.cfi_def_cfa %rsp, 16
+	.cfi_restore %rbp               /* its slot is about to hold the body's address */
 	movq	SITE_DETOUR_OFFSET(%r11), %r11
 	leaq	DETOUR_BODY_OFFSET(%r11), %r11
 	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
