@@ -56,6 +56,18 @@ min_ns_per_call() {
 	echo "$best"
 }
 now_ns() { date +%s%N; }
+# stdout_floor N AWK CMD...: the smallest number AWK extracts from CMD's
+# standard output over N runs (runs that print none are skipped).
+stdout_floor() {
+	local n=$1 ext=$2 b="" v
+	shift 2
+	for _ in $(seq "$n"); do
+		v=$("$@" 2>/dev/null | awk "$ext")
+		[ -n "$v" ] || continue
+		b=$(awk -v a="${b:-1e18}" -v v="$v" 'BEGIN {print (v < a) ? v : a}')
+	done
+	echo "$b"
+}
 
 note "bench: function_graph recording, $calls calls, needle and uftrace"
 plain=$(min_ns_per_call 3 "$loop" $calls)
@@ -122,19 +134,10 @@ awk -v p="$rplain" -v t="$rtraced" -v h="$rhijacked" 'BEGIN {
 # a pointer (bench_libc_hits, built without flags), recorded as a library
 # call by the flight recorder (no drain), against the full path.  The
 # program prints its ns_per_call on stdout.
-min_stdout_ns_per_call() {
-	local n=$1 best="" v
-	shift
-	for _ in $(seq "$n"); do
-		v=$("$@" 2>/dev/null | awk '/^ns_per_call/ {print $2}')
-		[ -n "$v" ] || continue
-		best=$(awk -v a="${best:-1e18}" -v b="$v" 'BEGIN {print (b < a) ? b : a}')
-	done
-	echo "$best"
-}
-lplain=$(min_stdout_ns_per_call 3 "$dir/bench_libc_hits" $calls)
-ltraced=$(min_stdout_ns_per_call 3 "$NEEDLE" record --sites=all --snapshot=16 -o "$dir/libcall.data" -- "$dir/bench_libc_hits" $calls)
-lfull=$(min_stdout_ns_per_call 3 env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=all --snapshot=16 -o "$dir/libcall.data" -- "$dir/bench_libc_hits" $calls)
+lhits() { stdout_floor 3 '/^ns_per_call/ { print $2 }' "$@"; }
+lplain=$(lhits "$dir/bench_libc_hits" $calls)
+ltraced=$(lhits "$NEEDLE" record --sites=all --snapshot=16 -o "$dir/libcall.data" -- "$dir/bench_libc_hits" $calls)
+lfull=$(lhits env NEEDLE_DIRECT=0 "$NEEDLE" record --sites=all --snapshot=16 -o "$dir/libcall.data" -- "$dir/bench_libc_hits" $calls)
 rm -f "$dir/libcall.data"
 awk -v p="$lplain" -v t="$ltraced" -v f="$lfull" 'BEGIN {
 	if (p != "" && t != "") printf "libcall_snapshot_ns_per_call %.3f\n", t - p
@@ -252,14 +255,9 @@ if "$dir/../../bench/build_sqlite.sh" "$dir/.." >"$dir/sqlite_build.log" 2>&1; t
 	# The time speedtest1 itself reports (its TOTAL line, seconds), the
 	# floor of N runs.
 	sq_best() {
-		local n=$1 b="" v
+		local n=$1
 		shift
-		for _ in $(seq "$n"); do
-			v=$("$@" 2>/dev/null | awk '/TOTAL/ { v = $NF; sub(/s$/, "", v); print v }')
-			[ -n "$v" ] || continue
-			b=$(awk -v a="${b:-1e18}" -v v="$v" 'BEGIN {print (v < a) ? v : a}')
-		done
-		echo "$b"
+		stdout_floor "$n" '/TOTAL/ { v = $NF; sub(/s$/, "", v); print v }' "$@"
 	}
 	args=(--size 10 --memdb)
 	trace=/dev/shm/needle-bench-sqlite.data

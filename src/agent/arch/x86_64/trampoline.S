@@ -123,6 +123,57 @@
 	leave
 .endm
 
+/* The return of a relocated site's function, rsp at the slot its final
+ * jump or ret goes through (the caller's stack pointer after the return,
+ * less 8).  The caller may keep a value in any register (-fipa-ra), so
+ * every one comes back: the direct exit with every general-purpose
+ * register the C may change saved (it leaves the vector ones alone), its
+ * answer in the slot (the real return address, or 0 for the full path);
+ * the full exit with every register saved, its answer in the slot. */
+.macro RELOCATED_RETURN_DIRECT
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
+	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
+	call	needle_direct_dispatch_exit
+	movq	%rax, 72(%rsp)          /* into the slot */
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+.endm
+.macro RELOCATED_RETURN_FULL
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$CTX_SIZE + 144, %rsp
+	andq	$-16, %rsp
+	movl	$1, CTX_IS_EXIT(%rsp)
+	movl	$0, CTX_EXIT_FLAGS(%rsp)
+	movq	%r11, CTX_SIZE + 128(%rsp)
+	SAVE_ARGS
+	SAVE_XMM_HIGH
+	movq	%rsp, %rdi
+	leaq	16(%rbp), %rsi
+	movq	%rsi, CTX_SP(%rsp)
+	call	needle_dispatch_exit
+	movq	%rax, 8(%rbp)           /* into the slot */
+	RESTORE_ARGS
+	RESTORE_XMM_HIGH
+	movq	CTX_SIZE + 128(%rsp), %r11
+	leave
+.endm
+
 /* The direct path's saves at rsp: struct needle_regs's integer part
  * (rdi, rsi, rdx, rcx, r8, r9, the program's rax from `rax`, r10), then
  * r11 (the site) at 64; and all of them back but rax. */
@@ -479,57 +530,18 @@ needle_return_trampoline:
 needle_return_trampoline_full:
 	subq	$8, %rsp                /* the slot the final jump goes through */
 	.cfi_undefined rip
-	/* The direct path first: every general-purpose register the C may
-	 * change saved (the caller may keep a value in any of them), the
-	 * vector registers left alone by it.  The slot gets its answer: the
-	 * real return address, or 0 for the full path below. */
+	/* The direct path first; the slot reads 0 (the full path) unless it
+	 * answers. */
 	movq	$0, (%rsp)
 	cmpl	$0, consumer_direct_users(%rip)
 	je	1f
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
-	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
-	call	needle_direct_dispatch_exit
-	movq	%rax, 72(%rsp)          /* into the slot */
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+	RELOCATED_RETURN_DIRECT
 	cmpq	$0, (%rsp)
 	je	1f
 	leaq	8(%rsp), %rsp           /* as below: through the popped slot */
 	jmp	*-8(%rsp)
 1:
-	pushq	%rbp
-	movq	%rsp, %rbp
-	subq	$CTX_SIZE + 144, %rsp
-	andq	$-16, %rsp
-	movl	$1, CTX_IS_EXIT(%rsp)
-	movl	$0, CTX_EXIT_FLAGS(%rsp)
-	movq	%r11, CTX_SIZE + 128(%rsp)
-	SAVE_ARGS
-	SAVE_XMM_HIGH
-	movq	%rsp, %rdi
-	leaq	16(%rbp), %rsi
-	movq	%rsi, CTX_SP(%rsp)
-	call	needle_dispatch_exit
-	movq	%rax, 8(%rbp)                    /* where the final jump goes */
-	RESTORE_ARGS
-	RESTORE_XMM_HIGH
-	movq	CTX_SIZE + 128(%rsp), %r11
-	leave
+	RELOCATED_RETURN_FULL
 	/* [rsp] = the real return address.  r11 must come back, so no jmp
 	 * *%r11; and not a ret either: the traced function's ret already
 	 * took this call's entry off the return stack buffer, so a second
@@ -743,54 +755,16 @@ needle_calling_return_relocated:
 	 * xmm0:xmm1 the return value, every other register the caller's.
 	 * The slot below gets the real return address and the final ret goes
 	 * through it (the return stack buffer holds that address next, as
-	 * at needle_calling_return).  The direct path first: every
-	 * general-purpose register the C may change saved, the vector
-	 * registers left alone by it, as in needle_return_trampoline_full. */
+	 * at needle_calling_return).  The direct path first, as in
+	 * needle_return_trampoline_full. */
 	subq	$8, %rsp
 	cmpl	$0, consumer_direct_users(%rip)
 	je	1f
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11                    /* 9 pushes + the slot: 16-byte aligned */
-	leaq	80(%rsp), %rdi          /* the stack pointer after the return */
-	call	needle_direct_dispatch_exit
-	movq	%rax, 72(%rsp)          /* into the slot */
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+	RELOCATED_RETURN_DIRECT
 	cmpq	$0, (%rsp)
 	je	1f
 	ret
-1:	pushq	%rbp
-	movq	%rsp, %rbp
-	subq	$CTX_SIZE + 144, %rsp
-	andq	$-16, %rsp
-	movl	$1, CTX_IS_EXIT(%rsp)
-	movl	$0, CTX_EXIT_FLAGS(%rsp)
-	movq	%r11, CTX_SIZE + 128(%rsp)
-	SAVE_ARGS
-	SAVE_XMM_HIGH
-	movq	%rsp, %rdi
-	leaq	16(%rbp), %rsi
-	movq	%rsi, CTX_SP(%rsp)
-	call	needle_dispatch_exit
-	movq	%rax, 8(%rbp)           /* into the slot */
-	RESTORE_ARGS
-	RESTORE_XMM_HIGH
-	movq	CTX_SIZE + 128(%rsp), %r11
-	leave
+1:	RELOCATED_RETURN_FULL
 	ret
 	.cfi_endproc
 	.type	needle_calling_return_relocated, @function
