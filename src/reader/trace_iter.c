@@ -165,6 +165,9 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 {
 	struct trace *t = it->t;
 	uint64_t ns = trace_ns(t, c->kev.time);
+	/* Its length on the trace's clock: the difference of the two ends,
+	 * each converted, as every other duration. */
+	uint64_t len = trace_ns(t, c->kev.time + c->kev.dur) - ns;
 	if (t->sched && c->kev.kind == KEV_OFFCPU) {
 		int preempted = c->kev.flags == 1;
 		int call = (t->sched & TRACE_SCHED_CALLS) && (c->stack.depth || (t->sched & TRACE_SCHED_FULL));
@@ -173,19 +176,17 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 			/* Left out as an event, not as time: the call it is in
 			 * was off the CPU all the same (report's columns). */
 			if (c->stack.depth)
-				c->stack.v[c->stack.depth - 1].offcpu_ns +=
-					trace_ns(t, c->kev.time + c->kev.dur) - trace_ns(t, c->kev.time);
+				c->stack.v[c->stack.depth - 1].offcpu_ns += len;
 			return kernel_advance(it, c) ? -1 : 0;
 		}
 		if (call)
-			return sched_take(it, c, e, ns < c->last_ns ? c->last_ns : ns,
-					  trace_ns(t, c->kev.time + c->kev.dur) - ns);
+			return sched_take(it, c, e, ns < c->last_ns ? c->last_ns : ns, len);
 	}
 
 	*e = (struct trace_event){ .ns = ns < c->last_ns ? c->last_ns : ns, .tid = c->th->tid, .thread = c->index,
 				   .site = UINT32_MAX, .kind = TEV_KERNEL, .depth = (uint32_t)c->stack.depth,
 				   .kev = c->kev };
-	e->kev_ns = trace_ns(t, c->kev.time + c->kev.dur) - trace_ns(t, c->kev.time);
+	e->kev_ns = len;
 	if (c->stack.depth) {
 		struct frame *f = &c->stack.v[c->stack.depth - 1];
 		e->site = f->site;
