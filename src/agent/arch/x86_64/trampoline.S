@@ -200,6 +200,36 @@
 	movq	64(%rsp), %r11
 .endm
 
+/* A calling trampoline's try of the direct path, r11 the site, the
+ * return address at 88(%rsp) once `below` bytes are taken for the saves
+ * (the integer part of struct needle_regs, then r11): a call it declines
+ * goes to `full` with every register as it came; one it takes leaves
+ * r11 = the function's code (the address at `code` in the site, plus
+ * `past`), rax the program's, and the flags of eax's compare with 1:
+ * equal, taken without its exit; above, taken to be called. */
+.macro CALLING_DIRECT full, below, code, past
+	cmpl	$0, consumer_direct_users(%rip)
+	je	\full
+	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
+	jne	\full
+	subq	$\below, %rsp
+	.cfi_adjust_cfa_offset \below
+	DIRECT_SAVE %rax
+	movq	%r11, %rdi
+	leaq	88(%rsp), %rsi          /* the return address's slot */
+	movq	%rsp, %rdx
+	movl	$1, %ecx                /* calling */
+	call	needle_direct_dispatch_entry
+	DIRECT_RESTORE
+	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
+	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
+	leaq	\below(%rsp), %rsp
+	.cfi_adjust_cfa_offset -\below
+	jb	\full
+	movq	\code(%r11), %r11
+	leaq	\past(%r11), %r11
+.endm
+
 /* The direct path (dispatch_direct.c), tried first while some consumer
  * has direct handlers: only the general-purpose registers are saved (the
  * C it calls is built to leave the vector registers alone: that is what
@@ -579,28 +609,9 @@ needle_return_trampoline_full:
 needle_calling_trampoline:
 	.cfi_startproc
 	endbr64
-	cmpl	$0, consumer_direct_users(%rip)
-	je	needle_calling_full
-	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
-	jne	needle_calling_full
 	/* struct needle_regs's integer part, then r11; 88 bytes below the
 	 * return address: 16-byte aligned for the call. */
-	subq	$88, %rsp
-	.cfi_adjust_cfa_offset 88
-	DIRECT_SAVE %rax
-	movq	%r11, %rdi
-	leaq	88(%rsp), %rsi          /* the return address's slot */
-	movq	%rsp, %rdx
-	movl	$1, %ecx                /* calling */
-	call	needle_direct_dispatch_entry
-	DIRECT_RESTORE
-	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
-	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
-	leaq	88(%rsp), %rsp
-	.cfi_adjust_cfa_offset -88
-	jb	needle_calling_full
-	movq	SITE_ADDR_OFFSET(%r11), %r11
-	leaq	SITE_LEN(%r11), %r11    /* the function's code past the site */
+	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
@@ -703,28 +714,8 @@ needle_calling_trampoline_relocated:
 	.cfi_def_cfa_offset 16
 	.cfi_offset %r11, -16
 	endbr64
-	cmpl	$0, consumer_direct_users(%rip)
-	je	needle_calling_full_relocated
-	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
-	jne	needle_calling_full_relocated
-	/* As in needle_calling_trampoline, 80 bytes below the program's r11:
-	 * 16-byte aligned for the call. */
-	subq	$80, %rsp
-	.cfi_adjust_cfa_offset 80
-	DIRECT_SAVE %rax
-	movq	%r11, %rdi
-	leaq	88(%rsp), %rsi          /* the return address's slot */
-	movq	%rsp, %rdx
-	movl	$1, %ecx                /* calling */
-	call	needle_direct_dispatch_entry
-	DIRECT_RESTORE
-	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
-	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
-	leaq	80(%rsp), %rsp
-	.cfi_adjust_cfa_offset -80
-	jb	needle_calling_full_relocated
-	movq	SITE_DETOUR_OFFSET(%r11), %r11
-	leaq	DETOUR_BODY_OFFSET(%r11), %r11
+	/* 80 bytes below the program's r11: 16-byte aligned for the call. */
+	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET
 	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
 	movq	(%rsp), %r11            /* the program's */
 	je	1f
