@@ -470,6 +470,11 @@ struct needle_stats {
 	uint64_t shadow_overflows; /* exits not hooked: the shadow stack was full */
 	uint64_t threads_refused;  /* threads running untraced: the state pool was full */
 	uint64_t threads_shared_tls; /* threads running untraced: they shared another's TLS (raw clone) */
+	/* Calls the direct path took in C.  needle record's function_graph
+	 * calls are taken in its own assembly trampoline instead, once a
+	 * site's first call has been (docs/design.md, "The recorder's own
+	 * path"): a count that grows with the calls says that one declines. */
+	uint64_t direct_c_entries;
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 

@@ -116,6 +116,10 @@ $(TEST_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 $(TEST_BUILD)/progs/srclines: tests/progs/srclines_part.h
+# It reads needle_stats (needle.h) from the libneedle in its process.
+$(TEST_BUILD)/progs/graph_asm: tests/progs/graph_asm.c include/needle.h
+	@mkdir -p $(dir $@)
+	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude $(PFE) $< -o $@ -lpthread
 
 TESTS += $(CLI_PROGS) $(NEEDLE) $(BUILD)/demo/kvstore
 

@@ -31,6 +31,7 @@
 #include "needle.h"
 #include "agent/rcu/rcu.h"
 #include "agent/patch/sigmask_watch.h"
+#include "agent/graph_direct.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
 #include "agent/arch/arch.h"
@@ -46,6 +47,10 @@ static void agent_init(void)
 	err = thread_state_init();
 
 	dispatch_init();
+	/* NEEDLE_GRAPH_ASM=0: the recorder's calls stay on the C direct path
+	 * (the benchmarks' ablation, the tests' reference). */
+	const char *graph_asm = getenv("NEEDLE_GRAPH_ASM");
+	graph_asm_enabled = !(graph_asm && !strcmp(graph_asm, "0"));
 	reloc_set_moved_calls(dispatch_returns_hookable());
 	sigmask_watch_init();
 	if (!err)

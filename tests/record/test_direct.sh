@@ -12,7 +12,8 @@
 # the function from the calling trampoline) alike.  And
 # the code that runs with only the general-purpose registers saved has no
 # vector or x87 instruction and calls nothing but through a register (the
-# handlers), in every build of the agent.
+# handlers) or into itself, in every build of the agent; the recorder's
+# assembly path none.
 . "$(dirname "$0")/../lib.sh"
 
 # graph FILE [OPTS]: each thread's calls with neither durations nor tids.
@@ -32,17 +33,23 @@ same() {
 	local rc2=$?
 	NEEDLE_CALLING=0 "$NEEDLE" record "$@" -o "$T/h.data" -- "$prog" >"$T/h.out" 2>"$T/h.err"
 	local rc3=$?
-	check_eq "$name: all three recorded" "$rc1 $rc2 $rc3" "0 0 0"
+	NEEDLE_GRAPH_ASM=0 "$NEEDLE" record "$@" -o "$T/c.data" -- "$prog" >"$T/c.out" 2>"$T/c.err"
+	local rc4=$?
+	check_eq "$name: all four recorded" "$rc1 $rc2 $rc3 $rc4" "0 0 0 0"
 	graph "$T/d.data" >"$T/d.graph"
 	graph "$T/f.data" >"$T/f.graph"
 	graph "$T/h.data" >"$T/h.graph"
+	graph "$T/c.data" >"$T/c.graph"
 	check "$name: a graph to compare ($(wc -l <"$T/d.graph") lines)" test "$(wc -l <"$T/d.graph")" -gt 10
 	check_eq "$name: the same graph, thread by thread" \
 		"$(diff "$T/f.graph" "$T/d.graph" >/dev/null && echo same || diff "$T/f.graph" "$T/d.graph" | head -4)" same
 	check_eq "$name: the same graph with the direct path's returns hijacked (NEEDLE_CALLING=0)" \
 		"$(diff "$T/h.graph" "$T/d.graph" >/dev/null && echo same || diff "$T/h.graph" "$T/d.graph" | head -4)" same
+	check_eq "$name: the same graph with the recorder's calls in C (NEEDLE_GRAPH_ASM=0)" \
+		"$(diff "$T/c.graph" "$T/d.graph" >/dev/null && echo same || diff "$T/c.graph" "$T/d.graph" | head -4)" same
 	check "$name: the program's output the same" cmp -s "$T/d.out" "$T/f.out"
 	check "$name: the program's output the same (NEEDLE_CALLING=0)" cmp -s "$T/d.out" "$T/h.out"
+	check "$name: the program's output the same (NEEDLE_GRAPH_ASM=0)" cmp -s "$T/d.out" "$T/c.out"
 }
 
 same "exit_prog (threads, longjmp, sibling calls, NOP5 entries)" "$PROGS/exit_prog_gcc" --sites=compiled
@@ -81,15 +88,41 @@ for f in qsort realloc wl_memory; do
 done
 check_eq "library calls: free called 8004 times" "$(calls "$T/d.data" free)" 8004
 
+# The recorder's own path (agent/graph_trampoline.S): 4 threads' calls,
+# all taken in assembly but each site's first (needle_get_stats, read by
+# the program from the libneedle in its process), with exact counts.
+same "the recorder's assembly path (graph_asm, 4 threads)" "$PROGS/graph_asm" --sites=compiled
+check_eq "graph_asm: the output of an untraced run" "$(cat "$T/d.out")" "$("$PROGS/graph_asm")"
+check_eq "graph_asm: ga_leaf called 1000000 times" "$(calls "$T/d.data" ga_leaf)" 1000000
+check_eq "graph_asm: ga_mid called 200000 times" "$(calls "$T/d.data" ga_mid)" 200000
+check_eq "graph_asm: ga_thread called 4 times" "$(calls "$T/d.data" ga_thread)" 4
+c_entries=$(sed -n 's/^direct_c_entries //p' "$T/d.err")
+check "graph_asm: at most a few calls taken in C, not in assembly ($c_entries of 1.2M)" \
+	test -n "$c_entries" -a "${c_entries:-99999}" -le 16
+c_ablation=$(sed -n 's/^direct_c_entries //p' "$T/c.err")
+check "graph_asm: NEEDLE_GRAPH_ASM=0 takes them in C ($c_ablation)" test "${c_ablation:-0}" -ge 1000000
+
 # The code itself, in every build of the agent there is.
 n=0
-for o in "$BUILD"/obj/agent/*/*_direct.o "$BUILD"/{asan,ubsan,tsan,ablation}/obj/agent/*/*_direct.o; do
+for o in "$BUILD"/obj/agent/*_direct.o "$BUILD"/obj/agent/*/*_direct.o \
+	"$BUILD"/{asan,ubsan,tsan,ablation}/obj/agent/*_direct.o "$BUILD"/{asan,ubsan,tsan,ablation}/obj/agent/*/*_direct.o; do
 	[ -e "$o" ] || continue
 	n=$((n + 1))
 	objdump -d --no-show-raw-insn "$o" >"$T/dis"
 	check_eq "$(basename "$(dirname "$(dirname "$(dirname "$o")")")")/$(basename "$o"): no vector or x87 instruction" \
 		"$(grep -cE '%[xyz]mm|%st|\bf(ld|st|add|mul)|\bv[a-z]+ ' "$T/dis")" 0
-	check_eq "$(basename "$o"): no call but through a register (the handlers)" \
-		"$(grep -E '\bcall' "$T/dis" | grep -vcE 'call +\*')" 0
+	# Direct calls only into the direct path itself (graph_direct.c's
+	# into dispatch_direct.c's), named by their relocations.
+	objdump -dr --no-show-raw-insn "$o" |
+		awk '/\<call/ && !/call +\*/ { want = 1; next } want { print $NF; want = 0 }' |
+		grep -vc '^needle_direct_dispatch_[a-z_]*-0x4$' >"$T/calls"
+	check_eq "$(basename "$o"): no call but through a register (the handlers) or into the direct path" \
+		"$(cat "$T/calls")" 0
 done
-check "the direct objects of the default build were checked ($n)" test "$n" -ge 2
+check "the direct objects of the default build were checked ($n)" test "$n" -ge 3
+# The recorder's assembly: no vector or x87 instruction, no call at all.
+objdump -d --no-show-raw-insn "$BUILD/obj/agent/graph_trampoline.o" >"$T/dis"
+check "graph_trampoline.o: disassembled" grep -q '<needle_graph_return>:' "$T/dis"
+check_eq "graph_trampoline.o: no vector or x87 instruction" \
+	"$(grep -cE '%[xyz]mm|%st|\bf(ld|st|add|mul)|\bv[a-z]+ ' "$T/dis")" 0
+check_eq "graph_trampoline.o: no call" "$(grep -cE '\bcall' "$T/dis")" 0

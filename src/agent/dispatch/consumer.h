@@ -34,6 +34,7 @@ struct consumer_ops {
 	needle_entry_fn entry;
 	needle_exit_fn exit;
 	uint32_t call_data_size; /* per-call storage, a multiple of 16 */
+	uint16_t index;          /* in consumer_ops_table (a frame's ops) */
 	/* The link's direct handlers (dispatch_direct.c), or NULL: they go
 	 * with this entry and exit only. */
 	needle_direct_entry_fn direct_entry;
@@ -98,7 +99,7 @@ const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_f
 					    needle_direct_entry_fn direct_entry, needle_direct_exit_fn direct_exit);
 static inline uint16_t consumer_ops_index(const struct consumer_ops *ops)
 {
-	return (uint16_t)(ops - consumer_ops_table);
+	return ops->index;
 }
 
 /* NULL when out of slots, ops, memory or per-thread storage (*err says

@@ -32,6 +32,7 @@
 
 #include "agent/base/control_lock.h"
 #include "agent/dispatch/consumer.h"
+#include "agent/dispatch/direct_path.h"
 #include "agent/dispatch/dispatch_direct.h"
 #include "agent/dispatch/shadow_frame.h"
 #include "agent/rcu/rcu.h"
@@ -39,31 +40,6 @@
 #include "agent/sites/module.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
-
-/* The thread, when it may take the direct path at sp at all: not inside
- * the agent or a handler, with a state it owns, in the process the state
- * was made in (a raw fork's child fixes its pool on the full path). */
-static inline struct thread_state *direct_thread(uint64_t sp)
-{
-	struct thread_state *ts = needle_thread;
-
-	if (__builtin_expect(needle_agent_busy != 0 || !thread_state_valid(ts) || thread_state_forked(), 0))
-		return NULL;
-	if (__builtin_expect((sp >> STACK_BLOCK_SHIFT) - ts->stack_window >= STACK_WINDOW_BLOCKS, 0))
-		return NULL;
-	if (__builtin_expect(rcu_read_nested(ts), 0))
-		return NULL;
-	return ts;
-}
-
-/* c's storage in the thread, if it has claimed it already (claiming
- * zeroes it, a memset: the full path does that).  1 with *td set (NULL
- * for a consumer with none), 0 to decline. */
-static inline int direct_thread_data(const struct consumer *c, struct thread_state *ts, void **td)
-{
-	*td = consumer_thread_data_if_used(c, ts);
-	return *td || !c->tdata_size;
-}
 
 int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs, int calling)
 {
@@ -123,23 +99,7 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	if (ret == NEEDLE_DIRECT_DECLINE)
 		goto decline;
 	if (!(ret & NEEDLE_SKIP_EXIT) && ops->exit) {
-		/* dispatch.c's frame_push for one entry with no call data. */
-		struct frame_entry *e = (struct frame_entry *)(ts->shadow + ts->shadow_top);
-		struct frame_header *h = (struct frame_header *)(e + 1);
-		e->slot = (uint16_t)c->slot;
-		e->ops = consumer_ops_index(ops);
-		e->generation = generation;
-		e->cookie = cookie;
-		h->return_addr = ra;
-		h->site = site;
-		h->sp = sp;
-		h->entry_cnt = 1;
-		h->frame_bytes = sizeof(*e);
-		h->at_exit_site = (uint32_t)at_exit_site;
-		h->called = calling && !at_exit_site;
-		ts->shadow_top += sizeof(*e) + sizeof(*h);
-		if (__builtin_expect(ts->shadow_top > ts->shadow_high, 0))
-			ts->shadow_high = ts->shadow_top;
+		direct_frame_push(ts, c, ops, generation, cookie, ra, site, sp, at_exit_site, calling);
 		if (!at_exit_site) {
 			rcu_read_unlock(ts, 0);
 			/* The calling trampoline puts needle_calling_return in

@@ -103,7 +103,7 @@ NEEDLE_API int needle_site_find(const char *name)
 }
 
 struct counter_sum {
-	uint64_t recursion_skips, shadow_overflows;
+	uint64_t recursion_skips, shadow_overflows, direct_c_entries;
 };
 
 static void add_counters(struct thread_state *ts, void *arg)
@@ -111,13 +111,14 @@ static void add_counters(struct thread_state *ts, void *arg)
 	struct counter_sum *sum = arg;
 	sum->recursion_skips += ts->recursion_skips;
 	sum->shadow_overflows += ts->shadow_overflows;
+	sum->direct_c_entries += ts->direct_c_entries;
 }
 
 NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 {
 	struct needle_stats out;
 	struct patch_stats ps;
-	struct counter_sum sum = { 0, 0 };
+	struct counter_sum sum = { 0, 0, 0 };
 	int err;
 
 	if (!stats || stats->sz < sizeof(size_t))
@@ -137,6 +138,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	thread_state_for_each(add_counters, &sum);
 	out.recursion_skips = sum.recursion_skips;
 	out.shadow_overflows = sum.shadow_overflows;
+	out.direct_c_entries = sum.direct_c_entries;
 	out.threads_refused = thread_state_refused();
 	out.threads_shared_tls = thread_state_shared_tls();
 	control_unlock();

@@ -245,6 +245,7 @@ static struct consumer_list *site_swap_consumers(struct site *s, struct consumer
 {
 	struct consumer_list *old = atomic_exchange_explicit(&s->consumers, list, memory_order_acq_rel);
 	atomic_store_explicit(&s->direct_skip, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->direct_graph, 0, memory_order_relaxed);
 	return old;
 }
 
@@ -487,8 +488,10 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 	int err = consumer_set_ops(link->consumer, entry, exit);
 
 	/* New handlers may take the direct path where the old declined. */
-	for (size_t i = 0; !err && i < link->site_cnt; i++)
+	for (size_t i = 0; !err && i < link->site_cnt; i++) {
 		atomic_store_explicit(&link->sites[i]->direct_skip, 0, memory_order_relaxed);
+		atomic_store_explicit(&link->sites[i]->direct_graph, 0, memory_order_relaxed);
+	}
 	if (!err)
 		err = synchronize_and_reclaim();
 	return err;

@@ -2,7 +2,8 @@
  * their direct twins (recorder_direct.c) share: the recording's switches
  * and per-site flags (written by recorder.c on the cold side, read on the
  * hot one with plain or relaxed loads), the cookie bits, and the direct
- * handlers themselves.  Only recorder.c and recorder_direct.c include it. */
+ * handlers themselves, and the plain call's entry for the top layer.
+ * Included by recorder.c, recorder_direct.c and agent/graph_direct.c. */
 #ifndef NEEDLE_RECORDER_DIRECT_H
 #define NEEDLE_RECORDER_DIRECT_H
 
@@ -78,5 +79,42 @@ extern uint64_t rec_program_lo, rec_program_hi;
 int rec_graph_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
 			   void *thread_data, uint64_t *cookie, void *user_data);
 int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
+
+/* For the top layer's entry of the recorder (agent/graph_direct.c),
+ * built with -mgeneral-regs-only (the *_direct.c rule). */
+#ifdef NEEDLE_RECORDER_DIRECT_BODIES
+#include "agent/record/args.h"
+#include "agent/record/event_writer.h"
+
+/* The plain call, whole: a function with no site flag and no -A or -R
+ * spec, in a thread inside no -F or -N call, recorded as graph_entry
+ * records it (rec_graph_direct_entry's path with every branch for
+ * something else taken away).  1, or 0 with nothing done, for the caller
+ * to try the general handler.  Its exit is rec_graph_direct_exit's. */
+static inline __attribute__((always_inline)) int rec_graph_plain_entry(struct rec_thread *rt, uint32_t id,
+								       uint64_t *cookie)
+{
+	if (!rec_active || !use_tsc || rec_have_subtree || atomic_load_explicit(&rec_paused, memory_order_relaxed) ||
+	    !rt->chunk || rt->out_count || rec_site_flag(id) || args_for(id))
+		return 0;
+	uint32_t depth = rt->depth;
+	if (depth >= (rt->limit ? rt->limit : rec_max_depth))
+		return 0;
+	uint64_t now = tsc_read(), delta = now - rt->base;
+	uint64_t *p = rt->pos;
+	if (p + 1 > rt->end || delta > EV_DELTA_MASK)
+		return 0;
+	*p = ev_make(EV_ENTRY, id, delta);
+	rt->pos = p + 1;
+	events_publish(rt);
+	if (depth < REC_OPEN_SITES)
+		rt->open_site[depth] = id;
+	rt->depth = depth + 1;
+	*cookie = rt->lib_top ? COOKIE_LIB_TOP : 0;
+	rt->lib_top = 0;
+	return 1;
+}
+
+#endif /* NEEDLE_RECORDER_DIRECT_BODIES */
 
 #endif

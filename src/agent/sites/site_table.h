@@ -42,6 +42,12 @@ struct site {
 	 * it, link.c clears it when they do): the entry trampoline skips the
 	 * try.  Read by the trampoline at SITE_DIRECT_SKIP_OFFSET. */
 	_Atomic uint8_t direct_skip;
+	/* The recorder's C path took a call of this site (agent/
+	 * graph_direct.c sets it; link.c clears it with direct_skip): the
+	 * calling trampoline tries the recorder's assembly path first.  A
+	 * hint only: that path tests every condition on every call.  Read
+	 * at SITE_DIRECT_GRAPH_OFFSET. */
+	_Atomic uint8_t direct_graph;
 	struct module *module;
 	uint64_t func_size; /* bytes, from the symbol or the function's extent (0: unknown) */
 	uint64_t stub;      /* this site's stub: the CALL's (or JMP's) target */
@@ -87,7 +93,9 @@ struct site {
 	char *cxx_name;
 };
 
-_Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET, "trampoline_layout.h");
+_Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET &&
+		       offsetof(struct site, direct_graph) == SITE_DIRECT_GRAPH_OFFSET,
+	       "trampoline_layout.h");
 _Static_assert(offsetof(struct site, detour) == SITE_DETOUR_OFFSET && DETOUR_BODY_OFFSET == RELOC_DETOUR_BODY,
 	       "trampoline_layout.h");
 _Static_assert(offsetof(struct site, func.site_addr) == SITE_ADDR_OFFSET && SITE_LEN == ARCH_SITE_LEN,

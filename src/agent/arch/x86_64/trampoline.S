@@ -207,19 +207,28 @@
  * r11 = the function's code (the address at `code` in the site, plus
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
-.macro CALLING_DIRECT full, below, code, past
+.macro CALLING_DIRECT full, below, code, past, graph
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
 	jne	\full
-	subq	$\below, %rsp
+	/* The recorder's own path first where it took a call before
+	 * (agent/graph_trampoline.S): every register as it came, the flags
+	 * "above" when it took this one, "equal" when it declined. */
+	cmpb	$0, SITE_DIRECT_GRAPH_OFFSET(%r11)
+	je	2f
+	call	\graph
+	je	2f
+	movq	\code(%r11), %r11
+	leaq	\past(%r11), %r11
+	jmp	3f
+2:	subq	$\below, %rsp
 	.cfi_adjust_cfa_offset \below
 	DIRECT_SAVE %rax
 	movq	%r11, %rdi
 	leaq	88(%rsp), %rsi          /* the return address's slot */
 	movq	%rsp, %rdx
-	movl	$1, %ecx                /* calling */
-	call	needle_direct_dispatch_entry
+	call	needle_graph_calling_c  /* agent/graph_direct.c */
 	DIRECT_RESTORE
 	cmpl	$1, %eax                /* 0: declined, 1: taken, 2: taken, call */
 	movq	48(%rsp), %rax          /* neither mov nor lea touches the flags */
@@ -228,6 +237,7 @@
 	jb	\full
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
+3:
 .endm
 
 /* The direct path (dispatch_direct.c), tried first while some consumer
@@ -611,7 +621,7 @@ needle_calling_trampoline:
 	endbr64
 	/* struct needle_regs's integer part, then r11; 88 bytes below the
 	 * return address: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN
+	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
@@ -642,7 +652,12 @@ needle_calling_return:
 	 * xmm0:xmm1 the return value.  The slot below gets the real return
 	 * address and the final ret goes through it. */
 	subq	$8, %rsp
-	pushq	%rax
+	cmpb	$0, needle_graph_live(%rip)
+	je	2f
+	call	needle_graph_return     /* the recorder's own path (graph_trampoline.S) */
+	jbe	2f
+	ret
+2:	pushq	%rax
 	pushq	%rdx
 	cmpl	$0, consumer_direct_users(%rip)
 	je	1f
@@ -715,7 +730,7 @@ needle_calling_trampoline_relocated:
 	.cfi_offset %r11, -16
 	endbr64
 	/* 80 bytes below the program's r11: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET
+	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET, needle_graph_entry_relocated
 	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
 	movq	(%rsp), %r11            /* the program's */
 	je	1f
@@ -751,7 +766,12 @@ needle_calling_return_relocated:
 	subq	$8, %rsp
 	cmpl	$0, consumer_direct_users(%rip)
 	je	1f
-	RELOCATED_RETURN_DIRECT
+	cmpb	$0, needle_graph_live(%rip)
+	je	2f
+	call	needle_graph_return     /* the recorder's own path (graph_trampoline.S) */
+	jbe	2f
+	ret
+2:	RELOCATED_RETURN_DIRECT
 	cmpq	$0, (%rsp)
 	je	1f
 	ret

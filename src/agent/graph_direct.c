@@ -1,0 +1,171 @@
+/* graph_direct.c - needle record's calls on the calling trampolines'
+ * direct path, in C: the kernel gives an ftrace_ops alone on a function a
+ * trampoline of its own, and needle's recorder, alone on a site, has one
+ * in assembly (graph_trampoline.S).  This file is the C side of it:
+ *   - the calling trampoline's call into C (needle_graph_calling_c): the
+ *     recorder's plain call is taken here the first time, with the same
+ *     tests and stores as the assembly, and the site handed to the
+ *     assembly path (its direct_graph byte); anything else goes on to the
+ *     direct path (dispatch_direct.c), as before;
+ *   - the layout the assembly relies on, asserted (graph_layout.h);
+ *   - NEEDLE_GRAPH_ASM=0, which keeps every site in C.
+ *
+ * Invariants:
+ *   - Built with -mgeneral-regs-only (the Makefile's *_direct.c rule):
+ *     the calling trampoline saved only the general-purpose registers.
+ *   - It lives in the top layer because it is the one layer that may see
+ *     both the dispatch layer's frames and the recorder's storage.
+ *   - The frames it pushes are the direct path's (direct_path.h), closed
+ *     by any exit path. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/dispatch/direct_path.h"
+#include "agent/dispatch/dispatch_direct.h"
+#include "agent/graph_direct.h"
+#include "agent/graph_layout.h"
+#include "agent/sites/module.h"
+#include "agent/sites/site_table.h"
+#define NEEDLE_RECORDER_DIRECT_BODIES
+#include "agent/record/recorder_direct.h"
+
+/* graph_layout.h, against what it copies. */
+#define LAYOUT(cond) _Static_assert(cond, "graph_layout.h: " #cond)
+LAYOUT(offsetof(struct thread_state, rcu_word) == G_TS_RCU_WORD);
+LAYOUT(offsetof(struct thread_state, shadow) == G_TS_SHADOW);
+LAYOUT(offsetof(struct thread_state, shadow_top) == G_TS_SHADOW_TOP);
+LAYOUT(offsetof(struct thread_state, shadow_cap) == G_TS_SHADOW_CAP);
+LAYOUT(offsetof(struct thread_state, context) == G_TS_CONTEXT);
+LAYOUT(offsetof(struct thread_state, stack_window) == G_TS_STACK_WINDOW);
+LAYOUT(offsetof(struct thread_state, shadow_high) == G_TS_SHADOW_HIGH);
+LAYOUT(offsetof(struct thread_state, data) == G_TS_DATA);
+LAYOUT(offsetof(struct thread_state, data_used) == G_TS_DATA_USED);
+LAYOUT(THREAD_STATE_SENTINEL_MAX == G_THREAD_STATE_SENTINEL_MAX);
+LAYOUT(STACK_BLOCK_SHIFT == G_STACK_BLOCK_SHIFT && STACK_WINDOW_BLOCKS == G_STACK_WINDOW_BLOCKS);
+LAYOUT(RCU_NEST_BITS == G_RCU_NEST_BITS && RCU_NEST_MASK == 0xffff);
+LAYOUT(offsetof(struct site, func.site_id) == G_SITE_ID && sizeof(((struct site *)0)->func.site_id) == 4);
+LAYOUT(offsetof(struct site, direct_skip) == G_SITE_DIRECT_SKIP);
+LAYOUT(offsetof(struct site, direct_graph) == G_SITE_DIRECT_GRAPH);
+LAYOUT(offsetof(struct site, module) == G_SITE_MODULE);
+LAYOUT(offsetof(struct site, consumers) == G_SITE_CONSUMERS);
+LAYOUT(offsetof(struct site, exits_live) == G_SITE_EXITS_LIVE);
+LAYOUT(offsetof(struct module, exec[0].lo) == G_MOD_EXEC_LO && offsetof(struct module, exec[0].hi) == G_MOD_EXEC_HI);
+LAYOUT(offsetof(struct module, foreign_lo) == G_MOD_FOREIGN_LO);
+LAYOUT(offsetof(struct module, foreign_hi) == G_MOD_FOREIGN_HI);
+LAYOUT(offsetof(struct consumer_list, cnt) == G_LIST_CNT && offsetof(struct consumer_list, items) == G_LIST_ITEMS);
+LAYOUT(offsetof(struct consumer, ops) == G_C_OPS && offsetof(struct consumer, generation) == G_C_GENERATION);
+LAYOUT(offsetof(struct consumer, slot) == G_C_SLOT && CONSUMER_MAX <= 65536);
+LAYOUT(offsetof(struct consumer, tdata_off) == G_C_TDATA_OFF);
+LAYOUT(offsetof(struct consumer, tdata_idx) == G_C_TDATA_IDX);
+LAYOUT(offsetof(struct consumer, tdata_tag) == G_C_TDATA_TAG);
+LAYOUT(sizeof(struct consumer) == G_C_SIZE);
+LAYOUT(offsetof(struct consumer_ops, index) == G_OPS_INDEX);
+LAYOUT(offsetof(struct consumer_ops, direct_entry) == G_OPS_DIRECT_ENTRY);
+LAYOUT(offsetof(struct consumer_ops, direct_exit) == G_OPS_DIRECT_EXIT);
+LAYOUT(sizeof(struct consumer_ops) == G_OPS_SIZE);
+LAYOUT(sizeof(struct frame_entry) + sizeof(struct frame_header) == G_FRAME_BYTES);
+LAYOUT(sizeof(struct frame_header) == G_FH_HEADER && sizeof(struct frame_entry) == 16);
+LAYOUT(offsetof(struct frame_entry, slot) == 0 && offsetof(struct frame_entry, ops) == 2);
+LAYOUT(offsetof(struct frame_entry, generation) == 4 && offsetof(struct frame_entry, cookie) == 8);
+LAYOUT(offsetof(struct frame_header, return_addr) == G_FH_RETURN_ADDR);
+LAYOUT(offsetof(struct frame_header, site) == G_FH_SITE && offsetof(struct frame_header, sp) == G_FH_SP);
+LAYOUT(offsetof(struct frame_header, entry_cnt) == G_FH_COUNTS);
+LAYOUT(offsetof(struct rec_thread, chunk) == G_RT_CHUNK && offsetof(struct rec_thread, pos) == G_RT_POS);
+LAYOUT(offsetof(struct rec_thread, end) == G_RT_END && offsetof(struct rec_thread, base) == G_RT_BASE);
+LAYOUT(offsetof(struct rec_thread, depth) == G_RT_DEPTH);
+LAYOUT(offsetof(struct rec_thread, out_count) == G_RT_OUT_COUNT);
+LAYOUT(offsetof(struct rec_thread, limit) == G_RT_LIMIT);
+LAYOUT(offsetof(struct rec_thread, lib_top) == G_RT_LIB_TOP);
+LAYOUT(offsetof(struct rec_thread, open_site) == G_RT_OPEN_SITE && REC_OPEN_SITES == G_REC_OPEN_SITES);
+LAYOUT(offsetof(struct shm_chunk, used) == G_CHUNK_USED && sizeof(struct shm_chunk) == G_CHUNK_EVENTS);
+LAYOUT(EV_SITE_SHIFT == G_EV_SITE_SHIFT && EV_SITE_MASK == G_EV_SITE_MASK);
+LAYOUT(EV_DELTA_MASK == (1ull << G_EV_DELTA_BITS) - 1 && EV_SITE_SHIFT == G_EV_DELTA_BITS);
+LAYOUT(EV_ENTRY == 0 && EV_TYPE_SHIFT == G_EV_EXIT_BIT && EV_EXIT == 1);
+LAYOUT(COOKIE_LIB_TOP == 1ull << G_COOKIE_LIB_TOP_BIT);
+LAYOUT((COOKIE_IN | COOKIE_OUT | COOKIE_TIMED | COOKIE_SKIPPED) == G_COOKIE_NOT_PLAIN);
+LAYOUT(SITE_FLAG_IDS == G_SITE_FLAG_IDS);
+LAYOUT(offsetof(struct args_table, specs) == 0 && offsetof(struct args_table, cnt) == 8);
+
+/* NEEDLE_GRAPH_ASM=0 (the benchmarks' ablation, and the tests'
+ * reference): no site is handed to the assembly path, so every call the
+ * direct path takes is taken in C.  Set by agent.c at start-up, before
+ * any site is patched. */
+int graph_asm_enabled = 1;
+/* Some site was handed to the assembly path: the calling trampolines'
+ * returns try it (trampoline.S reads the byte).  Set once, never cleared:
+ * a return it declines costs the try, never a wrong exit. */
+uint8_t needle_graph_live;
+
+#ifndef NEEDLE_RCU_ABLATION_RWLOCK
+/* The recorder's call from the calling trampoline, lean: the site's only
+ * consumer is the recorder, its return goes back into the program's own
+ * object (no library call, no exit site), and the call is plain
+ * (rec_graph_plain_entry).  The direct path's tests that such a call
+ * cannot fail, and the general handler's branches, are not made.  2 with
+ * the frame pushed; 0 for the direct path, which decides the call whole.
+ * The assembly path (graph_trampoline.S) makes the same tests and
+ * stores. */
+static inline __attribute__((always_inline)) int graph_calling_entry(struct site *site, uint64_t *ret_slot)
+{
+	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
+	struct thread_state *ts = direct_thread(sp);
+
+	if (!ts)
+		return 0;
+	size_t top = ts->shadow_top;
+	if (top ? frame_top(ts)->sp <= sp : ts->context != NULL)
+		return 0;
+	if (ts->shadow_cap - top < sizeof(struct frame_entry) + sizeof(struct frame_header) ||
+	    atomic_load_explicit(&site->exits_live, memory_order_relaxed))
+		return 0;
+	uint64_t ra = *ret_slot;
+	const struct module *m = site->module;
+	if (!m || ra < m->exec[0].lo || ra >= m->exec[0].hi || (ra >= m->foreign_lo && ra < m->foreign_hi))
+		return 0;
+
+	rcu_read_lock_outer(ts);
+	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
+	if (!list || list->cnt != 1)
+		goto decline;
+	struct consumer *c = list->items[0];
+	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
+	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	if (ops->direct_entry != rec_graph_direct_entry || !(generation & 1))
+		goto decline;
+	struct rec_thread *rt = consumer_thread_data_if_used(c, ts);
+	uint64_t cookie;
+	if (!rt || !rec_graph_plain_entry(rt, site->func.site_id, &cookie))
+		goto decline;
+	direct_frame_push(ts, c, ops, generation, cookie, ra, site, sp, 0, 1);
+	rcu_read_unlock(ts, 0);
+	/* The site's next calls try the assembly path first (a hint: it
+	 * tests everything again). */
+	if (graph_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed)) {
+		needle_graph_live = 1;
+		atomic_store_explicit(&site->direct_graph, 1, memory_order_relaxed);
+	}
+	return 2;
+decline:
+	rcu_read_unlock(ts, 0);
+	return 0;
+}
+#endif
+
+int needle_graph_calling_c(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs)
+{
+	int ret = 0;
+
+#ifndef NEEDLE_RCU_ABLATION_RWLOCK
+	/* A site not yet handed to the assembly path, while needle record
+	 * records (an API consumer's calls never stop here). */
+	if (graph_asm_enabled && rec_active && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
+		ret = graph_calling_entry(site, ret_slot);
+#endif
+	if (!ret)
+		ret = needle_direct_dispatch_entry(site, ret_slot, regs, 1);
+	/* Counted for needle_get_stats: the calls not taken in assembly. */
+	if (ret)
+		needle_thread->direct_c_entries++;
+	return ret;
+}

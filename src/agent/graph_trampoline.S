@@ -1,0 +1,471 @@
+/* graph_trampoline.S - the recorder's own path in assembly: a call of a
+ * function whose only consumer is needle record's function_graph tracer,
+ * from the calling trampoline (arch/x86_64/trampoline.S) to its event,
+ * and back from its return, with no C, no needle_ctx, no indirect call:
+ * the kernel gives an ftrace_ops alone on a function a trampoline of its
+ * own; this is needle's.
+ *
+ * Three subroutines, called by the calling trampolines:
+ *   needle_graph_entry            from needle_calling_trampoline
+ *   needle_graph_entry_relocated  from needle_calling_trampoline_relocated
+ *   needle_graph_return           from needle_calling_return(_relocated)
+ * Their contract with the trampolines:
+ *   - Every general-purpose register comes back as it came; only the
+ *     flags change, and no vector register is touched.  That is what a
+ *     relocated function's callers need (-fipa-ra), and it keeps the
+ *     trampolines as they are around the call.
+ *   - They return the flags of an unsigned compare: "above" when the call
+ *     was taken (the entry's event written and its frame pushed, for the
+ *     trampoline to call the function; the exit's event written, its
+ *     frame popped and the real return address in the slot), "equal"
+ *     when it was declined with nothing done (the trampoline goes on to
+ *     the C direct path, then the full path, which decide it whole).
+ *
+ * Invariants:
+ *   - The same call, the same bytes: each test, store and barrier is one
+ *     that the C direct path (dispatch/direct_path.h and
+ *     record/recorder_direct.h, rec_graph_plain_entry and
+ *     rec_graph_exit_inline) makes for the same call, in the same order
+ *     where order matters: the frame is written before shadow_top moves;
+ *     the real return address is read before the frame is popped; the
+ *     read section's word is stored before the consumer list is loaded
+ *     and cleared after the last load of consumer data.  A frame pushed
+ *     here is closed by any exit path, and one pushed in C is closed
+ *     here, as graph_entry's and graph_exit's calls are by each other.
+ *   - Taken only when everything holds: the thread has a state it owns,
+ *     is inside no handler, no read section and no fork's stale copy; the
+ *     site's list is the recorder's consumer alone, live (odd
+ *     generation), with its direct handlers; the recording is on and not
+ *     paused; the site has no flag and no -A or -R spec; the thread has a
+ *     chunk with room, is in no -F or -N call and under the depth limit;
+ *     the return goes back into the function's own object (entries); the
+ *     frame is the calling trampoline's one-entry frame at this stack
+ *     pointer (exits).  Anything else declines.
+ *   - The site's direct_graph byte is only a hint (set by graph_direct.c
+ *     when its C path took a call of the site, cleared with direct_skip
+ *     whenever the site's list or handlers change): every condition
+ *     above is tested on every call, so a stale byte costs a decline,
+ *     never a wrong event.
+ *   - The read section (rcu.h): a detach swaps the site's list, retires
+ *     the consumer (its generation), then waits for a grace period.  A
+ *     thread that stored its read-section word before that grace period
+ *     began is waited for; one that stores it later loads the new list
+ *     (membarrier, rcu.h) and declines.  So when the grace period ends no
+ *     thread is between here and its last use of the consumer or its
+ *     thread data, and a frame pushed before carries the old generation,
+ *     whose exit declines to the full path, which skips it. */
+#include "agent/graph_layout.h"
+
+	.text
+
+/* Save and restore what the subroutines use (9 registers; r11 is the
+ * site on entry, the frame's site on return). */
+.macro GRAPH_SAVE
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rcx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdi
+	.cfi_adjust_cfa_offset 8
+	pushq	%r8
+	.cfi_adjust_cfa_offset 8
+	pushq	%r9
+	.cfi_adjust_cfa_offset 8
+	pushq	%r10
+	.cfi_adjust_cfa_offset 8
+	pushq	%r11
+	.cfi_adjust_cfa_offset 8
+.endm
+#define GRAPH_SAVED 72
+.macro GRAPH_RESTORE_RET
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	popq	%r10
+	.cfi_adjust_cfa_offset -8
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
+	popq	%r8
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	ret
+.endm
+
+/* rcx = the calling thread's state, if it may take this path at rdi (the
+ * stack pointer the traced function's return leaves): a state (not a
+ * sentinel), not inside the agent, no raw fork's child, its own stack,
+ * no read section open; else to \decline.  rax is clobbered.
+ * dispatch/direct_path.h's direct_thread. */
+.macro GRAPH_THREAD decline, check_stack=1
+	movq	needle_thread@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rcx
+	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
+	jbe	\decline
+	movq	thread_state_fork_word(%rip), %rax
+	cmpq	$0, (%rax)
+	je	\decline
+	.if \check_stack
+	movq	needle_agent_busy@gottpoff(%rip), %rax
+	cmpl	$0, %fs:(%rax)
+	jne	\decline
+	movq	%rdi, %rax
+	shrq	$G_STACK_BLOCK_SHIFT, %rax
+	subq	G_TS_STACK_WINDOW(%rcx), %rax
+	cmpq	$G_STACK_WINDOW_BLOCKS - 1, %rax
+	ja	\decline
+	.endif
+	testw	$0xffff, G_TS_RCU_WORD(%rcx)
+	jne	\decline
+.endm
+
+/* The read section (rcu.h's rcu_read_lock_outer): the generation and a
+ * nesting of 1 in the thread's word, one store, no fence (the writer's
+ * membarrier orders it).  rax is clobbered. */
+.macro GRAPH_READ_LOCK
+	movq	rcu_gp_generation(%rip), %rax
+	shlq	$G_RCU_NEST_BITS, %rax
+	orq	$1, %rax
+	movq	%rax, G_TS_RCU_WORD(%rcx)
+.endm
+/* rcu_read_unlock(ts, 0): a plain store, a release under TSO (rcu.h). */
+.macro GRAPH_READ_UNLOCK
+	movq	$0, G_TS_RCU_WORD(%rcx)
+.endm
+
+/* rsi = the thread's rec_thread: r8 the consumer, whose storage the
+ * thread has claimed (consumer.h's consumer_thread_data_if_used); else to
+ * \decline.  rax is clobbered. */
+.macro GRAPH_THREAD_DATA decline
+	cmpb	$0, G_TS_DATA_USED(%rcx)
+	je	\decline
+	movq	G_TS_DATA(%rcx), %rax
+	movl	G_C_TDATA_IDX(%r8), %esi
+	movl	(%rax,%rsi,4), %esi
+	cmpl	G_C_TDATA_TAG(%r8), %esi
+	jne	\decline
+	movzwl	G_C_TDATA_OFF(%r8), %esi
+	addq	%rax, %rsi
+.endm
+
+/* The recording's switches: on, timed by the TSC, not paused (a
+ * trace_off, a finish); else to \decline. */
+.macro GRAPH_RECORDING decline
+	cmpl	$0, rec_active(%rip)
+	je	\decline
+	cmpl	$0, use_tsc(%rip)
+	je	\decline
+	cmpl	$0, rec_paused(%rip)
+	jne	\decline
+.endm
+
+/* r10d = the site's id (r11 the site), with no site flag and no -A or -R
+ * spec (recorder_direct.h's rec_site_flag and args.h's args_for); else to
+ * \decline.  rax and r9 are clobbered. */
+.macro GRAPH_PLAIN_SITE decline
+	movl	G_SITE_ID(%r11), %r10d
+	cmpl	$0, rec_have_flags(%rip)
+	je	1f
+	cmpl	$G_SITE_FLAG_IDS, %r10d
+	jae	1f
+	leaq	rec_site_flags(%rip), %rax
+	cmpw	$0, (%rax,%r10,2)
+	jne	\decline
+1:	movq	args_table(%rip), %rax
+	testq	%rax, %rax
+	jz	2f
+	cmpl	args_table+8(%rip), %r10d
+	jae	2f
+	cmpq	$0, (%rax,%r10,8)
+	jne	\decline
+2:
+.endm
+
+/* rax = the TSC's delta from the chunk's base (rsi the rec_thread), rdx
+ * = where the event goes, with room for one word and a delta that fits;
+ * else to \decline.  event_writer.h's event_room, for the common case. */
+.macro GRAPH_CLOCK decline
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	G_RT_BASE(%rsi), %rax
+	movq	%rax, %rdx
+	shrq	$G_EV_DELTA_BITS, %rdx
+	jnz	\decline
+	movq	G_RT_POS(%rsi), %rdx
+	cmpq	G_RT_END(%rsi), %rdx
+	jae	\decline
+.endm
+
+/* Store the event in r9 at rdx and publish it (event_writer.h's
+ * events_publish: the chunk's used bytes, a plain store, which x86-TSO
+ * orders after the event's).  rdx, r9 are clobbered. */
+.macro GRAPH_STORE
+	movq	%r9, (%rdx)
+	addq	$8, %rdx
+	movq	%rdx, G_RT_POS(%rsi)
+	movq	G_RT_CHUNK(%rsi), %r9
+	subq	%r9, %rdx
+	subq	$G_CHUNK_EVENTS, %rdx
+	movl	%edx, G_CHUNK_USED(%r9)
+.endm
+
+/* The entry, [rsp + ra] holding the traced function's return address
+ * once the registers are saved. */
+.macro GRAPH_ENTRY ra
+	GRAPH_SAVE
+	leaq	\ra + 8(%rsp), %rdi     /* the stack pointer after the return */
+	GRAPH_THREAD 9f
+	/* dispatch/direct_path.h's entry: no frame at or below sp (a longjmp
+	 * skipped it), no coroutine switch to sort out, room for a frame, no
+	 * exit sites, a return into the function's own object. */
+	movq	G_TS_SHADOW_TOP(%rcx), %rsi
+	testq	%rsi, %rsi
+	jz	1f
+	movq	G_TS_SHADOW(%rcx), %rax
+	cmpq	%rdi, G_FH_SP - G_FH_HEADER(%rax,%rsi)
+	jbe	9f
+	jmp	2f
+1:	cmpq	$0, G_TS_CONTEXT(%rcx)
+	jne	9f
+2:	movq	G_TS_SHADOW_CAP(%rcx), %rax
+	subq	%rsi, %rax
+	cmpq	$G_FRAME_BYTES, %rax
+	jb	9f
+	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
+	jne	9f
+	movq	\ra(%rsp), %rdx
+	movq	G_SITE_MODULE(%r11), %rax
+	testq	%rax, %rax
+	jz	9f
+	cmpq	G_MOD_EXEC_LO(%rax), %rdx
+	jb	9f
+	cmpq	G_MOD_EXEC_HI(%rax), %rdx
+	jae	9f
+	cmpq	G_MOD_FOREIGN_LO(%rax), %rdx
+	jb	3f
+	cmpq	G_MOD_FOREIGN_HI(%rax), %rdx
+	jb	9f
+3:	GRAPH_READ_LOCK
+	/* The recorder's consumer alone on the site, live. */
+	movq	G_SITE_CONSUMERS(%r11), %rax
+	testq	%rax, %rax
+	jz	8f
+	cmpl	$1, G_LIST_CNT(%rax)
+	jne	8f
+	movq	G_LIST_ITEMS(%rax), %r8
+	movq	G_C_OPS(%r8), %r9
+	leaq	rec_graph_direct_entry(%rip), %rax
+	cmpq	%rax, G_OPS_DIRECT_ENTRY(%r9)
+	jne	8f
+	/* The frame's first word, {slot, ops, generation}, with the
+	 * generation read once: the one tested is the one the exit compares. */
+	movl	G_C_GENERATION(%r8), %edx
+	testl	$1, %edx
+	jz	8f
+	shlq	$32, %rdx
+	movzwl	G_OPS_INDEX(%r9), %eax
+	shll	$16, %eax
+	orq	%rax, %rdx
+	movzwl	G_C_SLOT(%r8), %eax
+	orq	%rax, %rdx
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	GRAPH_THREAD_DATA 7f
+	GRAPH_RECORDING 7f
+	GRAPH_PLAIN_SITE 7f
+	/* recorder_direct.h's rec_graph_plain_entry. */
+	cmpl	$0, rec_have_subtree(%rip)
+	jne	7f
+	cmpq	$0, G_RT_CHUNK(%rsi)
+	je	7f
+	cmpl	$0, G_RT_OUT_COUNT(%rsi)
+	jne	7f
+	movl	G_RT_LIMIT(%rsi), %eax
+	testl	%eax, %eax
+	jnz	4f
+	movl	rec_max_depth(%rip), %eax
+4:	cmpl	%eax, G_RT_DEPTH(%rsi)
+	jae	7f
+	GRAPH_CLOCK 7f
+	movl	%r10d, %r9d
+	andl	$G_EV_SITE_MASK, %r9d
+	shlq	$G_EV_SITE_SHIFT, %r9
+	orq	%rax, %r9               /* EV_ENTRY is 0 */
+	GRAPH_STORE
+	movl	G_RT_DEPTH(%rsi), %eax
+	cmpl	$G_REC_OPEN_SITES, %eax
+	jae	5f
+	movl	%r10d, G_RT_OPEN_SITE(%rsi,%rax,4)
+5:	incl	%eax
+	movl	%eax, G_RT_DEPTH(%rsi)
+	/* The cookie: the thread's lib_top before this call, which is none. */
+	xorl	%r9d, %r9d
+	cmpb	$0, G_RT_LIB_TOP(%rsi)
+	je	6f
+	btsq	$G_COOKIE_LIB_TOP_BIT, %r9
+	movb	$0, G_RT_LIB_TOP(%rsi)
+6:	/* The frame (direct_path.h's direct_frame_push), then shadow_top. */
+	popq	%r8                     /* {slot, ops, generation} */
+	.cfi_adjust_cfa_offset -8
+	movq	G_TS_SHADOW_TOP(%rcx), %rdx
+	movq	G_TS_SHADOW(%rcx), %rsi
+	addq	%rdx, %rsi
+	movq	%r8, (%rsi)
+	movq	%r9, 8(%rsi)
+	movq	\ra(%rsp), %rax
+	movq	%rax, 16 + G_FH_RETURN_ADDR(%rsi)
+	movq	%r11, 16 + G_FH_SITE(%rsi)
+	movq	%rdi, 16 + G_FH_SP(%rsi)
+	movabsq	$G_FRAME_CALLED_ONE, %rax
+	movq	%rax, 16 + G_FH_COUNTS(%rsi)
+	addq	$G_FRAME_BYTES, %rdx
+	movq	%rdx, G_TS_SHADOW_TOP(%rcx)
+	cmpq	G_TS_SHADOW_HIGH(%rcx), %rdx
+	jbe	10f
+	movq	%rdx, G_TS_SHADOW_HIGH(%rcx)
+10:	GRAPH_READ_UNLOCK
+	movl	$1, %eax
+	cmpl	$0, %eax                /* above: taken, to be called */
+	GRAPH_RESTORE_RET
+	.cfi_adjust_cfa_offset GRAPH_SAVED
+7:	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+8:	GRAPH_READ_UNLOCK
+9:	xorl	%eax, %eax
+	cmpl	$0, %eax                /* equal: declined */
+	GRAPH_RESTORE_RET
+.endm
+
+	/* From needle_calling_trampoline: [rsp + 8] = the traced function's
+	 * return address, r11 = struct site *. */
+	.globl	needle_graph_entry
+	.hidden	needle_graph_entry
+	.type	needle_graph_entry, @function
+	.p2align 4
+needle_graph_entry:
+	.cfi_startproc
+	GRAPH_ENTRY GRAPH_SAVED + 8
+	.cfi_endproc
+	.size	needle_graph_entry, .-needle_graph_entry
+
+	/* From needle_calling_trampoline_relocated: [rsp + 8] = the
+	 * program's r11, [rsp + 16] = the return address. */
+	.globl	needle_graph_entry_relocated
+	.hidden	needle_graph_entry_relocated
+	.type	needle_graph_entry_relocated, @function
+	.p2align 4
+needle_graph_entry_relocated:
+	.cfi_startproc
+	GRAPH_ENTRY GRAPH_SAVED + 16
+	.cfi_endproc
+	.size	needle_graph_entry_relocated, .-needle_graph_entry_relocated
+
+	/* From a calling trampoline's return, [rsp + 8] = the slot its final
+	 * ret goes through, just below the caller's stack pointer; rax:rdx
+	 * the return value (xmm0:xmm1 are never touched). */
+	.globl	needle_graph_return
+	.hidden	needle_graph_return
+	.type	needle_graph_return, @function
+	.p2align 4
+needle_graph_return:
+	.cfi_startproc
+	GRAPH_SAVE
+	leaq	GRAPH_SAVED + 16(%rsp), %rdi    /* the stack pointer after the return */
+	/* A hooked return runs its exit even inside the agent (as the C
+	 * path's needle_direct_dispatch_exit does). */
+	GRAPH_THREAD 9f, 0
+	/* The top frame: the calling trampoline's, of one entry, at sp. */
+	movq	G_TS_SHADOW_TOP(%rcx), %rsi
+	testq	%rsi, %rsi
+	jz	9f
+	addq	G_TS_SHADOW(%rcx), %rsi
+	subq	$G_FH_HEADER, %rsi      /* the header */
+	cmpq	%rdi, G_FH_SP(%rsi)
+	jne	9f
+	movabsq	$G_FRAME_CALLED_ONE, %rax
+	cmpq	%rax, G_FH_COUNTS(%rsi)
+	jne	9f
+	movq	G_FH_SITE(%rsi), %r11
+	cmpb	$0, G_SITE_DIRECT_GRAPH(%r11)
+	je	9f
+	/* Its consumer: the slot's, if the generation is still the one the
+	 * entry saw (a retired consumer's exit is the full path's, which
+	 * skips it), with the recorder's direct exit in the frame's ops. */
+	movzwl	-16(%rsi), %r8d
+	imulq	$G_C_SIZE, %r8, %r8
+	leaq	consumer_table(%rip), %rax
+	addq	%rax, %r8
+	GRAPH_READ_LOCK
+	movl	-12(%rsi), %eax
+	cmpl	G_C_GENERATION(%r8), %eax
+	jne	8f
+	movzwl	-14(%rsi), %eax
+	imulq	$G_OPS_SIZE, %rax, %rax
+	leaq	consumer_ops_table(%rip), %r9
+	leaq	rec_graph_direct_exit(%rip), %r10
+	cmpq	%r10, G_OPS_DIRECT_EXIT(%r9,%rax)
+	jne	8f
+	/* recorder_direct.h's rec_graph_exit_inline, for a plain call. */
+	movq	-8(%rsi), %r10          /* the cookie */
+	movabsq	$G_COOKIE_NOT_PLAIN, %rax
+	testq	%rax, %r10
+	jnz	8f
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	pushq	%r10
+	.cfi_adjust_cfa_offset 8
+	GRAPH_THREAD_DATA 7f
+	GRAPH_RECORDING 7f
+	GRAPH_PLAIN_SITE 7f
+	cmpq	$0, G_RT_CHUNK(%rsi)
+	je	7f
+	GRAPH_CLOCK 7f
+	movl	%r10d, %r9d
+	andl	$G_EV_SITE_MASK, %r9d
+	shlq	$G_EV_SITE_SHIFT, %r9
+	orq	%rax, %r9
+	btsq	$G_EV_EXIT_BIT, %r9
+	GRAPH_STORE
+	popq	%r10                    /* the cookie */
+	.cfi_adjust_cfa_offset -8
+	btq	$G_COOKIE_LIB_TOP_BIT, %r10
+	setc	G_RT_LIB_TOP(%rsi)
+	movl	G_RT_DEPTH(%rsi), %eax
+	testl	%eax, %eax
+	jz	1f
+	decl	%eax
+	movl	%eax, G_RT_DEPTH(%rsi)
+1:	popq	%rsi                    /* the header */
+	.cfi_adjust_cfa_offset -8
+	/* The real return address into the slot, before the pop: a signal
+	 * handler's call may push a frame over the popped one. */
+	movq	G_FH_RETURN_ADDR(%rsi), %rax
+	movq	%rax, GRAPH_SAVED + 8(%rsp)
+	subq	$G_FRAME_BYTES, G_TS_SHADOW_TOP(%rcx)
+	GRAPH_READ_UNLOCK
+	movl	$1, %eax
+	cmpl	$0, %eax                /* above: taken */
+	GRAPH_RESTORE_RET
+	.cfi_adjust_cfa_offset GRAPH_SAVED
+7:	addq	$16, %rsp
+	.cfi_adjust_cfa_offset -16
+8:	GRAPH_READ_UNLOCK
+9:	xorl	%eax, %eax
+	cmpl	$0, %eax                /* equal: declined */
+	GRAPH_RESTORE_RET
+	.cfi_endproc
+	.size	needle_graph_return, .-needle_graph_return
+
+	.section .note.GNU-stack, "", @progbits
