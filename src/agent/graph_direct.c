@@ -85,6 +85,16 @@ LAYOUT(COOKIE_LIB_TOP == 1ull << G_COOKIE_LIB_TOP_BIT);
 LAYOUT((COOKIE_IN | COOKIE_OUT | COOKIE_TIMED | COOKIE_SKIPPED) == G_COOKIE_NOT_PLAIN);
 LAYOUT(SITE_FLAG_IDS == G_SITE_FLAG_IDS);
 LAYOUT(offsetof(struct args_table, specs) == 0 && offsetof(struct args_table, cnt) == 8);
+LAYOUT(offsetof(struct arg_spec, entry_cnt) == G_AS_ENTRY_CNT && offsetof(struct arg_spec, exit_cnt) == G_AS_EXIT_CNT);
+LAYOUT(offsetof(struct arg_spec, entry_direct) == G_AS_ENTRY_DIRECT && offsetof(struct arg_spec, entry) == G_AS_ENTRY);
+LAYOUT(sizeof(struct arg_item) == G_AI_SIZE && offsetof(struct arg_item, shift) == G_AI_SHIFT);
+LAYOUT(offsetof(struct arg_item, reg) == G_AI_REG && sizeof(((struct arg_item *)0)->reg) == 2);
+LAYOUT(offsetof(struct arg_item, mask) == G_AI_MASK && offsetof(struct arg_item, word) == G_AI_WORD);
+LAYOUT(((uint64_t)EV_SWITCH << EV_TYPE_SHIFT | (uint64_t)(EV_DATA_SITE & EV_SITE_MASK) << EV_SITE_SHIFT) == G_EV_DATA_SITE_SWITCH);
+LAYOUT(offsetof(struct needle_regs, rdi) == 0 && offsetof(struct needle_regs, rsi) == 8);
+LAYOUT(offsetof(struct needle_regs, rdx) == 16 && offsetof(struct needle_regs, rcx) == 24);
+LAYOUT(offsetof(struct needle_regs, r8) == 32 && offsetof(struct needle_regs, r9) == 40);
+LAYOUT(offsetof(struct needle_regs, rax) == 48 && offsetof(struct needle_regs, r10) == 56);
 
 /* NEEDLE_GRAPH_ASM=0 (the benchmarks' ablation, and the tests'
  * reference): no site is handed to the assembly path, so every call the
@@ -105,7 +115,8 @@ uint8_t needle_graph_live;
  * the frame pushed; 0 for the direct path, which decides the call whole.
  * The assembly path (graph_trampoline.S) makes the same tests and
  * stores. */
-static inline __attribute__((always_inline)) int graph_calling_entry(struct site *site, uint64_t *ret_slot)
+static inline __attribute__((always_inline)) int graph_calling_entry(struct site *site, uint64_t *ret_slot,
+								     const struct needle_regs *regs)
 {
 	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
 	struct thread_state *ts = direct_thread(sp);
@@ -135,7 +146,7 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 		goto decline;
 	struct rec_thread *rt = consumer_thread_data_if_used(c, ts);
 	uint64_t cookie;
-	if (!rt || !rec_graph_plain_entry(rt, site->func.site_id, &cookie))
+	if (!rt || !rec_graph_plain_entry(rt, site->func.site_id, regs, &cookie))
 		goto decline;
 	direct_frame_push(ts, c, ops, generation, cookie, ra, site, sp, 0, 1);
 	rcu_read_unlock(ts, 0);
@@ -160,7 +171,7 @@ int needle_graph_calling_c(struct site *site, uint64_t *ret_slot, const struct n
 	/* A site not yet handed to the assembly path, while needle record
 	 * records (an API consumer's calls never stop here). */
 	if (graph_asm_enabled && rec_active && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
-		ret = graph_calling_entry(site, ret_slot);
+		ret = graph_calling_entry(site, ret_slot, regs);
 #endif
 	if (!ret)
 		ret = needle_direct_dispatch_entry(site, ret_slot, regs, 1);

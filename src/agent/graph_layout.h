@@ -86,5 +86,18 @@
  * graph_exit takes. */
 #define G_COOKIE_NOT_PLAIN 0xd800000000000000
 #define G_SITE_FLAG_IDS 0x200000
+/* struct arg_spec and struct arg_item (record/args.h), and the word that
+ * opens a call's values (event_write_fixed's ev_make(EV_SWITCH,
+ * EV_DATA_SITE, words), words 0). */
+#define G_AS_ENTRY_CNT 0
+#define G_AS_EXIT_CNT 1
+#define G_AS_ENTRY_DIRECT 4
+#define G_AS_ENTRY 56
+#define G_AI_SIZE 24
+#define G_AI_SHIFT 4
+#define G_AI_REG 6
+#define G_AI_MASK 8
+#define G_AI_WORD 16
+#define G_EV_DATA_SITE_SWITCH 0xdfffff0000000000
 
 #endif

@@ -36,7 +36,8 @@
  *     is inside no handler, no read section and no fork's stale copy; the
  *     site's list is the recorder's consumer alone, live (odd
  *     generation), with its direct handlers; the recording is on and not
- *     paused; the site has no flag and no -A or -R spec; the thread has a
+ *     paused; the site has no flag, and -A values only in integer
+ *     registers (no -R at its exit); the thread has a
  *     chunk with room, is in no -F or -N call and under the depth limit;
  *     the return goes back into the function's own object (entries); the
  *     frame is the calling trampoline's one-entry frame at this stack
@@ -58,50 +59,39 @@
 
 	.text
 
-/* Save and restore what the subroutines use (9 registers; r11 is the
- * site on entry, the frame's site on return). */
-.macro GRAPH_SAVE
-	pushq	%rax
+/* Save and restore registers: GRAPH_RESTORE_RET takes them in the
+ * reverse order, then returns. */
+.macro GRAPH_SAVE regs:vararg
+	.irp r, \regs
+	pushq	%\r
 	.cfi_adjust_cfa_offset 8
-	pushq	%rcx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdx
-	.cfi_adjust_cfa_offset 8
-	pushq	%rsi
-	.cfi_adjust_cfa_offset 8
-	pushq	%rdi
-	.cfi_adjust_cfa_offset 8
-	pushq	%r8
-	.cfi_adjust_cfa_offset 8
-	pushq	%r9
-	.cfi_adjust_cfa_offset 8
-	pushq	%r10
-	.cfi_adjust_cfa_offset 8
-	pushq	%r11
-	.cfi_adjust_cfa_offset 8
+	.endr
 .endm
-#define GRAPH_SAVED 72
-.macro GRAPH_RESTORE_RET
-	popq	%r11
+.macro GRAPH_RESTORE_RET regs:vararg
+	.irp r, \regs
+	popq	%\r
 	.cfi_adjust_cfa_offset -8
-	popq	%r10
-	.cfi_adjust_cfa_offset -8
-	popq	%r9
-	.cfi_adjust_cfa_offset -8
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
+	.endr
 	ret
 .endm
+/* What the entry uses: every argument register (rax: the count of vector
+ * arguments; r10: the static chain), pushed so that they lie as struct
+ * needle_regs's integer part (rdi lowest), where -A values are read
+ * from.  r11, the site, is left alone. */
+#define ENTRY_SAVE r10, rax, r9, r8, rcx, rdx, rsi, rdi
+#define ENTRY_RESTORE rdi, rsi, rdx, rcx, r8, r9, rax, r10
+#define ENTRY_SAVED 64
+/* What the return uses, for a relocated function, whose callers may keep
+ * a value in any register it leaves alone (-fipa-ra)... */
+#define RETURN_SAVE_ALL rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11
+#define RETURN_RESTORE_ALL r11, r10, r9, r8, rdi, rsi, rdx, rcx, rax
+#define RETURN_SAVED_ALL 72
+/* ... and for a compiled one, whose callers keep nothing in the
+ * caller-saved registers but the return value (needle_calling_return
+ * calls C with no more saved). */
+#define RETURN_SAVE_VALUE rax, rdx
+#define RETURN_RESTORE_VALUE rdx, rax
+#define RETURN_SAVED_VALUE 16
 
 /* rcx = the calling thread's state, if it may take this path at rdi (the
  * stack pointer the traced function's return leaves): a state (not a
@@ -170,26 +160,46 @@
 	jne	\decline
 .endm
 
-/* r10d = the site's id (r11 the site), with no site flag and no -A or -R
- * spec (recorder_direct.h's rec_site_flag and args.h's args_for); else to
- * \decline.  rax and r9 are clobbered. */
-.macro GRAPH_PLAIN_SITE decline
+/* r8 = the site's -A/-R spec or 0, r10d = the site's id (r11 the site)
+ * (args.h's args_for).  rax is clobbered. */
+.macro GRAPH_SPEC
 	movl	G_SITE_ID(%r11), %r10d
-	cmpl	$0, rec_have_flags(%rip)
+	xorl	%r8d, %r8d
+	movq	args_table(%rip), %rax
+	testq	%rax, %rax
+	jz	2f
+	cmpl	args_table+8(%rip), %r10d
+	jae	2f
+	movq	(%rax,%r10,8), %r8
+2:
+.endm
+/* The exit's test: no -R values wanted (rec_graph_direct_exit's); else to
+ * \decline.  r8, r10 and rax as GRAPH_SPEC leaves them. */
+.macro GRAPH_NO_EXIT_VALUES decline
+	GRAPH_SPEC
+	testq	%r8, %r8
+	jz	3f
+	cmpb	$0, G_AS_EXIT_CNT(%r8)
+	jne	\decline
+3:
+.endm
+/* The entry's: no site flag (recorder_direct.h's rec_site_flag), and -A
+ * values, if any, from integer registers with no filter (the spec's
+ * entry_direct: rec_graph_direct_entry's test); else to \decline. */
+.macro GRAPH_PLAIN_SITE decline
+	GRAPH_SPEC
+	testq	%r8, %r8
+	jz	3f
+	cmpb	$0, G_AS_ENTRY_DIRECT(%r8)
+	je	\decline
+3:	cmpl	$0, rec_have_flags(%rip)
 	je	1f
 	cmpl	$G_SITE_FLAG_IDS, %r10d
 	jae	1f
 	leaq	rec_site_flags(%rip), %rax
 	cmpw	$0, (%rax,%r10,2)
 	jne	\decline
-1:	movq	args_table(%rip), %rax
-	testq	%rax, %rax
-	jz	2f
-	cmpl	args_table+8(%rip), %r10d
-	jae	2f
-	cmpq	$0, (%rax,%r10,8)
-	jne	\decline
-2:
+1:
 .endm
 
 /* rax = the TSC's delta from the chunk's base (rsi the rec_thread), rdx
@@ -208,23 +218,27 @@
 	jae	\decline
 .endm
 
-/* Store the event in r9 at rdx and publish it (event_writer.h's
+/* Publish the events up to rdx, the thread's new position (event_writer.h's
  * events_publish: the chunk's used bytes, a plain store, which x86-TSO
- * orders after the event's).  rdx, r9 are clobbered. */
-.macro GRAPH_STORE
-	movq	%r9, (%rdx)
-	addq	$8, %rdx
+ * orders after the events').  rdx and r9 are clobbered. */
+.macro GRAPH_PUBLISH
 	movq	%rdx, G_RT_POS(%rsi)
 	movq	G_RT_CHUNK(%rsi), %r9
 	subq	%r9, %rdx
 	subq	$G_CHUNK_EVENTS, %rdx
 	movl	%edx, G_CHUNK_USED(%r9)
 .endm
+/* Store the event in r9 at rdx and publish it.  rdx and r9 are clobbered. */
+.macro GRAPH_STORE
+	movq	%r9, (%rdx)
+	addq	$8, %rdx
+	GRAPH_PUBLISH
+.endm
 
 /* The entry, [rsp + ra] holding the traced function's return address
  * once the registers are saved. */
 .macro GRAPH_ENTRY ra
-	GRAPH_SAVE
+	GRAPH_SAVE ENTRY_SAVE
 	leaq	\ra + 8(%rsp), %rdi     /* the stack pointer after the return */
 	GRAPH_THREAD 9f
 	/* dispatch/direct_path.h's entry: no frame at or below sp (a longjmp
@@ -303,8 +317,48 @@
 	andl	$G_EV_SITE_MASK, %r9d
 	shlq	$G_EV_SITE_SHIFT, %r9
 	orq	%rax, %r9               /* EV_ENTRY is 0 */
-	GRAPH_STORE
-	movl	G_RT_DEPTH(%rsi), %eax
+	testq	%r8, %r8
+	jz	11f
+	movzbl	G_AS_ENTRY_CNT(%r8), %eax
+	testl	%eax, %eax
+	jnz	12f
+11:	GRAPH_STORE
+	jmp	13f
+12:	/* -A values: event_write_fixed's block after the event, its
+	 * EV_DATA_SITE word then each item's word and value, read from
+	 * the saved registers (the recorder's args_value_in). */
+	shll	$4, %eax
+	leaq	16(%rdx,%rax), %rax     /* past the block */
+	cmpq	G_RT_END(%rsi), %rax
+	ja	7f
+	movq	%r9, (%rdx)
+	movzbl	G_AS_ENTRY_CNT(%r8), %r9d
+	leal	(%r9,%r9), %eax         /* the block's words */
+	movabsq	$G_EV_DATA_SITE_SWITCH, %r9
+	orq	%rax, %r9
+	movq	%r9, 8(%rdx)
+	addq	$16, %rdx
+	movzbl	G_AS_ENTRY_CNT(%r8), %r9d
+	addq	$G_AS_ENTRY, %r8
+	pushq	%rcx                    /* the thread: cl takes the shift */
+	.cfi_adjust_cfa_offset 8
+14:	movq	G_AI_WORD(%r8), %rax
+	movq	%rax, (%rdx)
+	movzwl	G_AI_REG(%r8), %eax
+	movq	16(%rsp,%rax), %rax     /* past rcx and the frame's word */
+	movzbl	G_AI_SHIFT(%r8), %ecx
+	shll	$3, %ecx
+	shrq	%cl, %rax
+	andq	G_AI_MASK(%r8), %rax
+	movq	%rax, 8(%rdx)
+	addq	$16, %rdx
+	addq	$G_AI_SIZE, %r8
+	decl	%r9d
+	jnz	14b
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	GRAPH_PUBLISH
+13:	movl	G_RT_DEPTH(%rsi), %eax
 	cmpl	$G_REC_OPEN_SITES, %eax
 	jae	5f
 	movl	%r10d, G_RT_OPEN_SITE(%rsi,%rax,4)
@@ -338,14 +392,14 @@
 10:	GRAPH_READ_UNLOCK
 	movl	$1, %eax
 	cmpl	$0, %eax                /* above: taken, to be called */
-	GRAPH_RESTORE_RET
-	.cfi_adjust_cfa_offset GRAPH_SAVED
+	GRAPH_RESTORE_RET ENTRY_RESTORE
+	.cfi_adjust_cfa_offset ENTRY_SAVED + 8
 7:	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 8:	GRAPH_READ_UNLOCK
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
-	GRAPH_RESTORE_RET
+	GRAPH_RESTORE_RET ENTRY_RESTORE
 .endm
 
 	/* From needle_calling_trampoline: [rsp + 8] = the traced function's
@@ -356,7 +410,7 @@
 	.p2align 4
 needle_graph_entry:
 	.cfi_startproc
-	GRAPH_ENTRY GRAPH_SAVED + 8
+	GRAPH_ENTRY ENTRY_SAVED + 8
 	.cfi_endproc
 	.size	needle_graph_entry, .-needle_graph_entry
 
@@ -368,21 +422,28 @@ needle_graph_entry:
 	.p2align 4
 needle_graph_entry_relocated:
 	.cfi_startproc
-	GRAPH_ENTRY GRAPH_SAVED + 16
+	GRAPH_ENTRY ENTRY_SAVED + 16
 	.cfi_endproc
 	.size	needle_graph_entry_relocated, .-needle_graph_entry_relocated
 
-	/* From a calling trampoline's return, [rsp + 8] = the slot its final
-	 * ret goes through, just below the caller's stack pointer; rax:rdx
-	 * the return value (xmm0:xmm1 are never touched). */
-	.globl	needle_graph_return
-	.hidden	needle_graph_return
-	.type	needle_graph_return, @function
-	.p2align 4
-needle_graph_return:
-	.cfi_startproc
-	GRAPH_SAVE
-	leaq	GRAPH_SAVED + 16(%rsp), %rdi    /* the stack pointer after the return */
+/* The return, saving the return value only, or every register (`all`):
+ * [rsp + saved + 8] the slot once saved. */
+.macro GRAPH_RETURN_RESTORE all
+	.if \all
+	GRAPH_RESTORE_RET RETURN_RESTORE_ALL
+	.else
+	GRAPH_RESTORE_RET RETURN_RESTORE_VALUE
+	.endif
+.endm
+.macro GRAPH_RETURN all
+	.if \all
+	GRAPH_SAVE RETURN_SAVE_ALL
+	saved = RETURN_SAVED_ALL
+	.else
+	GRAPH_SAVE RETURN_SAVE_VALUE
+	saved = RETURN_SAVED_VALUE
+	.endif
+	leaq	saved + 16(%rsp), %rdi    /* the stack pointer after the return */
 	/* A hooked return runs its exit even inside the agent (as the C
 	 * path's needle_direct_dispatch_exit does). */
 	GRAPH_THREAD 9f, 0
@@ -428,7 +489,7 @@ needle_graph_return:
 	.cfi_adjust_cfa_offset 8
 	GRAPH_THREAD_DATA 7f
 	GRAPH_RECORDING 7f
-	GRAPH_PLAIN_SITE 7f
+	GRAPH_NO_EXIT_VALUES 7f
 	cmpq	$0, G_RT_CHUNK(%rsi)
 	je	7f
 	GRAPH_CLOCK 7f
@@ -452,20 +513,44 @@ needle_graph_return:
 	/* The real return address into the slot, before the pop: a signal
 	 * handler's call may push a frame over the popped one. */
 	movq	G_FH_RETURN_ADDR(%rsi), %rax
-	movq	%rax, GRAPH_SAVED + 8(%rsp)
+	movq	%rax, saved + 8(%rsp)
 	subq	$G_FRAME_BYTES, G_TS_SHADOW_TOP(%rcx)
 	GRAPH_READ_UNLOCK
 	movl	$1, %eax
 	cmpl	$0, %eax                /* above: taken */
-	GRAPH_RESTORE_RET
-	.cfi_adjust_cfa_offset GRAPH_SAVED
+	GRAPH_RETURN_RESTORE \all
+	.cfi_adjust_cfa_offset saved + 16
 7:	addq	$16, %rsp
 	.cfi_adjust_cfa_offset -16
 8:	GRAPH_READ_UNLOCK
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
-	GRAPH_RESTORE_RET
+	GRAPH_RETURN_RESTORE \all
+.endm
+
+	/* From needle_calling_return, [rsp + 8] = the slot its final ret
+	 * goes through, just below the caller's stack pointer; rax:rdx the
+	 * return value (xmm0:xmm1 are never touched). */
+	.globl	needle_graph_return
+	.hidden	needle_graph_return
+	.type	needle_graph_return, @function
+	.p2align 4
+needle_graph_return:
+	.cfi_startproc
+	GRAPH_RETURN 0
 	.cfi_endproc
 	.size	needle_graph_return, .-needle_graph_return
+
+	/* From needle_calling_return_relocated: the same, every register
+	 * put back. */
+	.globl	needle_graph_return_relocated
+	.hidden	needle_graph_return_relocated
+	.type	needle_graph_return_relocated, @function
+	.p2align 4
+needle_graph_return_relocated:
+	.cfi_startproc
+	GRAPH_RETURN 1
+	.cfi_endproc
+	.size	needle_graph_return_relocated, .-needle_graph_return_relocated
 
 	.section .note.GNU-stack, "", @progbits

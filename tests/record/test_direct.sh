@@ -101,6 +101,14 @@ check "graph_asm: at most a few calls taken in C, not in assembly ($c_entries of
 	test -n "$c_entries" -a "${c_entries:-99999}" -le 16
 c_ablation=$(sed -n 's/^direct_c_entries //p' "$T/c.err")
 check "graph_asm: NEEDLE_GRAPH_ASM=0 takes them in C ($c_ablation)" test "${c_ablation:-0}" -ge 1000000
+# -A values from integer registers: written by the assembly path too.
+same "graph_asm with -A values" "$PROGS/graph_asm" --sites=compiled --buffer-size=512 \
+	-A 'ga_leaf@arg2' -A 'ga_mid@arg2/x,arg2/u8'
+check_eq "graph_asm -A: ga_leaf's values recorded 1000000 times" \
+	"$(replay_threads "$T/d.data" | grep -cE 'ga_leaf\([0-9]+\)')" 1000000
+c_entries=$(sed -n 's/^direct_c_entries //p' "$T/d.err")
+check "graph_asm -A: at most a few calls taken in C ($c_entries of 1.2M)" \
+	test -n "$c_entries" -a "${c_entries:-99999}" -le 16
 
 # The code itself, in every build of the agent there is.
 n=0

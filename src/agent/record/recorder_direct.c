@@ -24,6 +24,7 @@
 
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
+#define NEEDLE_RECORDER_DIRECT_BODIES
 #include "agent/record/recorder_direct.h"
 #include "agent/record/trigger.h"
 
@@ -81,23 +82,9 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 	uint64_t now = tsc_read(), delta = now - rt->base;
 	if (rt->pos + 1 + (words ? 1 + words : 0) > rt->end || delta > EV_DELTA_MASK)
 		return NEEDLE_DIRECT_DECLINE;
-	uint64_t *p = rt->pos;
-	p[0] = ev_make(EV_ENTRY, id, delta);
-	if (words) {
-		p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, words);
-		for (uint8_t k = 0; k < as->entry_cnt; k++) {
-			p[2 + 2 * k] = as->entry[k].word;
-			p[3 + 2 * k] = args_value_in(&as->entry[k], regs);
-		}
-		p += 1 + words;
-	}
-	rt->pos = p + 1;
-	events_publish(rt);
+	rec_entry_store(rt, id, as, words, regs, delta);
 	if (ts && ts->threshold)
 		*cookie |= COOKIE_TIMED | (now & COOKIE_TIME_MASK);
-	if (rt->depth < REC_OPEN_SITES)
-		rt->open_site[rt->depth] = id;
-	rt->depth++;
 	if (rt->lib_top)
 		*cookie |= COOKIE_LIB_TOP;
 	rt->lib_top = (uint8_t)lib_view; /* graph_record_entry's (fl & SF_LIB) != 0 */

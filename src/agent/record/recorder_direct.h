@@ -80,36 +80,61 @@ int rec_graph_direct_entry(const struct needle_func *func, const struct needle_r
 			   void *thread_data, uint64_t *cookie, void *user_data);
 int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 
-/* For the top layer's entry of the recorder (agent/graph_direct.c),
- * built with -mgeneral-regs-only (the *_direct.c rule). */
+/* For recorder_direct.c and the top layer's entry of the recorder
+ * (agent/graph_direct.c), both built with -mgeneral-regs-only (the
+ * *_direct.c rule). */
 #ifdef NEEDLE_RECORDER_DIRECT_BODIES
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
 
-/* The plain call, whole: a function with no site flag and no -A or -R
- * spec, in a thread inside no -F or -N call, recorded as graph_entry
- * records it (rec_graph_direct_entry's path with every branch for
- * something else taken away).  1, or 0 with nothing done, for the caller
- * to try the general handler.  Its exit is rec_graph_direct_exit's. */
-static inline __attribute__((always_inline)) int rec_graph_plain_entry(struct rec_thread *rt, uint32_t id,
-								       uint64_t *cookie)
+/* The entry's event at the thread's position, with the -A block after
+ * it when `words` (2 per value of as, read from regs: event_write_fixed's
+ * layout), and the thread's open site and depth; room and delta were
+ * checked by the caller. */
+static inline __attribute__((always_inline)) void rec_entry_store(struct rec_thread *rt, uint32_t id,
+								   const struct arg_spec *as, uint32_t words,
+								   const struct needle_regs *regs, uint64_t delta)
 {
-	if (!rec_active || !use_tsc || rec_have_subtree || atomic_load_explicit(&rec_paused, memory_order_relaxed) ||
-	    !rt->chunk || rt->out_count || rec_site_flag(id) || args_for(id))
-		return 0;
-	uint32_t depth = rt->depth;
-	if (depth >= (rt->limit ? rt->limit : rec_max_depth))
-		return 0;
-	uint64_t now = tsc_read(), delta = now - rt->base;
 	uint64_t *p = rt->pos;
-	if (p + 1 > rt->end || delta > EV_DELTA_MASK)
-		return 0;
-	*p = ev_make(EV_ENTRY, id, delta);
+
+	p[0] = ev_make(EV_ENTRY, id, delta);
+	if (words) {
+		p[1] = ev_make(EV_SWITCH, EV_DATA_SITE, words);
+		for (uint8_t k = 0; k < as->entry_cnt; k++) {
+			p[2 + 2 * k] = as->entry[k].word;
+			p[3 + 2 * k] = args_value_in(&as->entry[k], regs);
+		}
+		p += 1 + words;
+	}
 	rt->pos = p + 1;
 	events_publish(rt);
-	if (depth < REC_OPEN_SITES)
-		rt->open_site[depth] = id;
-	rt->depth = depth + 1;
+	if (rt->depth < REC_OPEN_SITES)
+		rt->open_site[rt->depth] = id;
+	rt->depth++;
+}
+
+/* The plain call, whole: a function with no site flag, -A values only in
+ * integer registers and no filter on them, in a thread inside no -F or
+ * -N call, recorded as graph_entry records it (rec_graph_direct_entry's
+ * path with every branch for something else taken away).  1, or 0 with
+ * nothing done, for the caller to try the general handler.  Its exit is
+ * rec_graph_direct_exit's. */
+static inline __attribute__((always_inline)) int rec_graph_plain_entry(struct rec_thread *rt, uint32_t id,
+								       const struct needle_regs *regs,
+								       uint64_t *cookie)
+{
+	const struct arg_spec *as = args_for(id);
+
+	if (!rec_active || !use_tsc || rec_have_subtree || atomic_load_explicit(&rec_paused, memory_order_relaxed) ||
+	    !rt->chunk || rt->out_count || rec_site_flag(id) || (as && !as->entry_direct))
+		return 0;
+	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
+		return 0;
+	uint32_t words = as ? 2u * as->entry_cnt : 0;
+	uint64_t delta = tsc_read() - rt->base;
+	if (rt->pos + 1 + (words ? 1 + words : 0) > rt->end || delta > EV_DELTA_MASK)
+		return 0;
+	rec_entry_store(rt, id, as, words, regs, delta);
 	*cookie = rt->lib_top ? COOKIE_LIB_TOP : 0;
 	rt->lib_top = 0;
 	return 1;

@@ -768,7 +768,7 @@ needle_calling_return_relocated:
 	je	1f
 	cmpb	$0, needle_graph_live(%rip)
 	je	2f
-	call	needle_graph_return     /* the recorder's own path (graph_trampoline.S) */
+	call	needle_graph_return_relocated /* the recorder's own path (graph_trampoline.S) */
 	jbe	2f
 	ret
 2:	RELOCATED_RETURN_DIRECT
