@@ -116,8 +116,8 @@ $(TEST_BUILD)/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror $(PFE) $< -o $@ -lpthread
 $(TEST_BUILD)/progs/srclines: tests/progs/srclines_part.h
-# It reads needle_stats (needle.h) from the libneedle in its process.
-$(TEST_BUILD)/progs/graph_asm: tests/progs/graph_asm.c include/needle.h
+# They use the libneedle in their process through needle.h (dlsym).
+$(TEST_BUILD)/progs/graph_asm $(TEST_BUILD)/progs/graph_switch: $(TEST_BUILD)/progs/%: tests/progs/%.c include/needle.h
 	@mkdir -p $(dir $@)
 	gcc -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude $(PFE) $< -o $@ -lpthread
 

@@ -110,6 +110,25 @@ c_entries=$(sed -n 's/^direct_c_entries //p' "$T/d.err")
 check "graph_asm -A: at most a few calls taken in C ($c_entries of 1.2M)" \
 	test -n "$c_entries" -a "${c_entries:-99999}" -le 16
 
+# Switching under load: the program attaches a counting link of its own
+# to sw_target and detaches it 1000 times, so that the function goes from
+# the recorder's assembly path to the shared (full) path and back, while
+# 4 threads call it in windows (the link's count of each window is
+# exact: the program checks it) and a fifth calls it across every switch.
+# Every call is in the recording, each an entry with its exit.
+for mode in asm c; do
+	env $([ $mode = c ] && echo NEEDLE_GRAPH_ASM=0) "$NEEDLE" record --sites=compiled --buffer-size=256 \
+		-o "$T/sw.data" -- "$PROGS/graph_switch" >"$T/sw.out" 2>"$T/sw.err"
+	check_eq "switching ($mode): the program ran" "$?" 0
+	check_eq "switching ($mode): every window's count exact" "$(cat "$T/sw.out")" \
+		"1000 switches, 0 windows miscounted"
+	runner=$(sed -n 's/^runner_calls //p' "$T/sw.err")
+	check "switching ($mode): the fifth thread called ($runner)" test "${runner:-0}" -gt 0
+	check_eq "switching ($mode): every call recorded, entry and exit" \
+		"$(replay_threads "$T/sw.data" | grep -c 'sw_target();')" "$((4 * 2000 * 50 + ${runner:-0}))"
+	check_eq "switching ($mode): no event lost" "$(grep -c LOST "$T/sw.err")" 0
+done
+
 # The code itself, in every build of the agent there is.
 n=0
 for o in "$BUILD"/obj/agent/*_direct.o "$BUILD"/obj/agent/*/*_direct.o \
