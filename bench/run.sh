@@ -156,6 +156,11 @@ shijacked=$(min_ns_per_call 3 env NEEDLE_CALLING=0 "$NEEDLE" record --sites=comp
 awk -v p="$plain" -v h="$hijacked" -v s="$shijacked" 'BEGIN {
 	if (h != "") printf "graph_record_hijacked_ns_per_call %.3f\n", h - p
 	if (s != "") printf "snapshot_record_hijacked_ns_per_call %.3f\n", s - p }' >>"$raw"
+# The recorder's assembly path's ablation (NEEDLE_GRAPH_ASM=0: its calls
+# taken by the C direct path), in the flight recorder.
+sc=$(min_ns_per_call 3 env NEEDLE_GRAPH_ASM=0 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" \
+	-- "$loop" $calls)
+awk -v p="$plain" -v s="$sc" 'BEGIN { if (s != "") printf "snapshot_record_c_path_ns_per_call %.3f\n", s - p }' >>"$raw"
 esnap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$eloop" $calls)
 awk -v p="$plain" -v f="$full" -v s="$sfull" -v ep="$eplain" -v e="$esnap" -v t="$traced" -v r="$fring" 'BEGIN {
 	if (f != "") printf "graph_record_full_path_ns_per_call %.3f\n", f - p
@@ -182,6 +187,12 @@ args="$dir/bench_args"
 aplain=$(min_ns_per_call 5 "$args" $calls)
 anone=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -o "$dir/args.data" -- "$args" $calls)
 aint2=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled -A 'bench_args2@arg1/d,arg2/d' -o "$dir/args.data" -- "$args" $calls)
+# The same in the flight recorder: the capture itself, without the reader
+# draining 5 more words a call beside the program.
+asnone=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/args.data" -- "$args" $calls)
+asint2=$(min_ns_per_call 5 "$NEEDLE" record --sites=compiled --snapshot=16 -A 'bench_args2@arg1/d,arg2/d' \
+	-o "$dir/args.data" -- "$args" $calls)
+awk -v n="$asnone" -v a="$asint2" 'BEGIN { if (n != "" && a != "") printf "args_int2_added_snapshot_ns %.3f\n", a - n }' >>"$raw"
 # The string function the same way: untraced, recorded without its
 # string, recorded with it (a fault-tolerant copy, no system call).
 scalls=$calls
@@ -624,7 +635,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "exit_site_record_ns_per_call" "$(val exit_site_record_ns_per_call)" \
 		"the loop built with gcc's exit sites (-minstrument-return=nop5 -mrecord-return); the same binary with the return hook instead: $(val exit_site_binary_return_hook_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "snapshot_record_ns_per_call" "$(val snapshot_record_ns_per_call)" \
-		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call)"
+		"the flight recorder (--snapshot=16, nothing drained); streaming: $(val graph_record_ns_per_call); NEEDLE_GRAPH_ASM=0 (the recorder's calls in C): $(val snapshot_record_c_path_ns_per_call)"
 	printf '%-34s %10s  %s\n' "graph_record_to_floor_ratio" "$(val graph_record_to_floor_ratio)" \
 		"graph_record_ns_per_call over floor_hooks_ring_ns_per_call, this run (goal <= 1.4)"
 	printf '%-34s %10s  %s\n' "graph_record_full_path_ns_per_call" "$(val graph_record_full_path_ns_per_call)" \
@@ -646,7 +657,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "sqlite_uftrace_ns_per_call" "$(val sqlite_uftrace_ns_per_call)" \
 		"uftrace --no-libcall -P .: needle's flight recorder is $(ratio "$(val sqlite_uftrace_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") of it (goal <= 0.25)"
 	printf '%-34s %10s  %s\n' "args_int2_record_ns_per_call" "$(val args_int2_record_ns_per_call)" \
-		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call), so the capture adds $(val args_int2_added_ns) (goal < 3); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
+		"two integer arguments captured (-A); the same function recorded without: $(val args_none_record_ns_per_call), so the capture adds $(val args_int2_added_ns) (goal < 3; in the flight recorder, no drain: $(val args_int2_added_snapshot_ns)); uftrace -A: $(val uftrace_args_int2_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "args_str16_record_ns_per_call" "$(val args_str16_record_ns_per_call)" \
 		"a 16-byte string argument captured (/s, safe_copy_str); recorded without: $(val args_str_none_record_ns_per_call), so the string adds $(val args_str16_added_ns) (goal < 15); uftrace -A /s: $(val uftrace_args_str16_record_ns_per_call)"
 	printf '%-34s %10s  %s\n' "trigger_check_ns" "$(val trigger_check_ns)" \

@@ -126,8 +126,11 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	size_t top = ts->shadow_top;
 	if (top ? frame_top(ts)->sp <= sp : ts->context != NULL)
 		return 0;
+	/* No exit sites (their frames are the C path's); no hooked return
+	 * under CET shadow stacks (dispatch.c): the assembly path takes only
+	 * sites this function handed it, so the test here covers both. */
 	if (ts->shadow_cap - top < sizeof(struct frame_entry) + sizeof(struct frame_header) ||
-	    atomic_load_explicit(&site->exits_live, memory_order_relaxed))
+	    atomic_load_explicit(&site->exits_live, memory_order_relaxed) || dispatch_shadow_stack_enabled)
 		return 0;
 	uint64_t ra = *ret_slot;
 	const struct module *m = site->module;

@@ -24,7 +24,7 @@
 /* struct site (sites/site_table.h) and struct module (sites/module.h). */
 #define G_SITE_ID 24
 #define G_SITE_DIRECT_SKIP 32
-#define G_SITE_DIRECT_GRAPH 33
+#define G_SITE_DIRECT_GRAPH 33 /* the byte after: one word compare reads both */
 #define G_SITE_MODULE 40
 #define G_SITE_CONSUMERS 72
 #define G_SITE_EXITS_LIVE 132

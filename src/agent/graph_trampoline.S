@@ -5,15 +5,18 @@
  * the kernel gives an ftrace_ops alone on a function a trampoline of its
  * own; this is needle's.
  *
- * Three subroutines, called by the calling trampolines:
- *   needle_graph_entry            from needle_calling_trampoline
- *   needle_graph_entry_relocated  from needle_calling_trampoline_relocated
- *   needle_graph_return           from needle_calling_return(_relocated)
+ * Four subroutines, called by the calling trampolines:
+ *   needle_graph_entry              from needle_calling_trampoline
+ *   needle_graph_entry_relocated    from needle_calling_trampoline_relocated
+ *   needle_graph_return             from needle_calling_return
+ *   needle_graph_return_relocated   from needle_calling_return_relocated
  * Their contract with the trampolines:
- *   - Every general-purpose register comes back as it came; only the
- *     flags change, and no vector register is touched.  That is what a
- *     relocated function's callers need (-fipa-ra), and it keeps the
- *     trampolines as they are around the call.
+ *   - Registers: the entries put back every general-purpose register
+ *     (all argument registers are live), and so does the relocated return
+ *     (a relocated function's callers may keep a value in any register,
+ *     -fipa-ra); the compiled return keeps rax and rdx, the return value,
+ *     as needle_calling_return's call into C always did.  Only the flags
+ *     change otherwise, and no vector register is touched.
  *   - They return the flags of an unsigned compare: "above" when the call
  *     was taken (the entry's event written and its frame pushed, for the
  *     trampoline to call the function; the exit's event written, its
@@ -25,7 +28,7 @@
  *   - The same call, the same bytes: each test, store and barrier is one
  *     that the C direct path (dispatch/direct_path.h and
  *     record/recorder_direct.h, rec_graph_plain_entry and
- *     rec_graph_exit_inline) makes for the same call, in the same order
+ *     rec_graph_direct_exit) makes for the same call, in the same order
  *     where order matters: the frame is written before shadow_top moves;
  *     the real return address is read before the frame is popped; the
  *     read section's word is stored before the consumer list is loaded
@@ -37,11 +40,12 @@
  *     site's list is the recorder's consumer alone, live (odd
  *     generation), with its direct handlers; the recording is on and not
  *     paused; the site has no flag, and -A values only in integer
- *     registers (no -R at its exit); the thread has a
+ *     registers; the thread has a
  *     chunk with room, is in no -F or -N call and under the depth limit;
  *     the return goes back into the function's own object (entries); the
  *     frame is the calling trampoline's one-entry frame at this stack
- *     pointer (exits).  Anything else declines.
+ *     pointer, of a site no C entry declined for good (exits).  Anything
+ *     else declines.
  *   - The site's direct_graph byte is only a hint (set by graph_direct.c
  *     when its C path took a call of the site, cleared with direct_skip
  *     whenever the site's list or handlers change): every condition
@@ -458,9 +462,12 @@ needle_graph_entry_relocated:
 	movabsq	$G_FRAME_CALLED_ONE, %rax
 	cmpq	%rax, G_FH_COUNTS(%rsi)
 	jne	9f
+	/* A site handed to this path (direct_graph) that the C entry has not
+	 * declined for good since (direct_skip, whose exits the C path
+	 * leaves to graph_exit too): both bytes in one compare. */
 	movq	G_FH_SITE(%rsi), %r11
-	cmpb	$0, G_SITE_DIRECT_GRAPH(%r11)
-	je	9f
+	cmpw	$0x0100, G_SITE_DIRECT_SKIP(%r11)
+	jne	9f
 	/* Its consumer: the slot's, if the generation is still the one the
 	 * entry saw (a retired consumer's exit is the full path's, which
 	 * skips it), with the recorder's direct exit in the frame's ops. */
@@ -478,7 +485,8 @@ needle_graph_entry_relocated:
 	leaq	rec_graph_direct_exit(%rip), %r10
 	cmpq	%r10, G_OPS_DIRECT_EXIT(%r9,%rax)
 	jne	8f
-	/* recorder_direct.h's rec_graph_exit_inline, for a plain call. */
+	/* recorder_direct.c's rec_graph_direct_exit, for a plain call (and no
+	 * -R values: the site's spec has no exit items). */
 	movq	-8(%rsi), %r10          /* the cookie */
 	movabsq	$G_COOKIE_NOT_PLAIN, %rax
 	testq	%rax, %r10

@@ -7,7 +7,8 @@
 # untraced frames, rethrown and nested.  The program's output and exit
 # status are byte-identical to an untraced run, and the trace's nesting is
 # exact: calls skipped by an unwind are closed "(unwound)" where the unwind
-# happened.
+# happened.  Each case runs through the recorder's assembly path, and again
+# with returns hijacked and with its calls in C.
 . "$(dirname "$0")/../lib.sh"
 
 # same_run NAME PROG ARGS...: record PROG, compare with an untraced run.
@@ -148,4 +149,23 @@ for m in traced untraced rethrow nested cancel; do
 	NEEDLE_CALLING=0 same_run "cpp-$m-hijacked" "$P" "$m"
 	check_eq "cpp-$m: the same graph with returns hijacked" \
 		"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-hijacked.data") | head -4)" ""
+done
+
+# And with the recorder's calls taken by the C direct path instead of its
+# assembly path (NEEDLE_GRAPH_ASM=0, agent/graph_trampoline.S): the
+# frames each pushes are closed by the other's exits and by every unwind
+# above, so the graphs are the same.
+for o in O0 O2; do
+	P="$PROGS/unwind_c_$o"
+	for m in longjmp siglongjmp signal altstack exit cancel fork backtrace coroutine; do
+		NEEDLE_GRAPH_ASM=0 same_run "$m-$o-c" "$P" "$m"
+		check_eq "$m-$o: the same graph with the recorder's calls in C" \
+			"$(diff <(shape "$T/$m-$o.data") <(shape "$T/$m-$o-c.data") | head -4)" ""
+	done
+done
+P="$PROGS/unwind_cpp"
+for m in traced untraced rethrow nested cancel; do
+	NEEDLE_GRAPH_ASM=0 same_run "cpp-$m-c" "$P" "$m"
+	check_eq "cpp-$m: the same graph with the recorder's calls in C" \
+		"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-c.data") | head -4)" ""
 done

@@ -9,7 +9,10 @@
 # sites), with
 # NEEDLE_DIRECT=0 (every call on the full path) as the reference, and
 # NEEDLE_CALLING=0 (the direct path hijacking returns rather than calling
-# the function from the calling trampoline) alike.  And
+# the function from the calling trampoline) and NEEDLE_GRAPH_ASM=0 (the
+# recorder's calls in C rather than in its assembly path,
+# agent/graph_trampoline.S) alike.  A function switched between the
+# recorder's path and the shared one under load loses no call.  And
 # the code that runs with only the general-purpose registers saved has no
 # vector or x87 instruction and calls nothing but through a register (the
 # handlers) or into itself, in every build of the agent; the recorder's
