@@ -28,6 +28,7 @@
 #include "agent/sites/site_table.h"
 #define NEEDLE_RECORDER_DIRECT_BODIES
 #include "agent/record/recorder_direct.h"
+#include "agent/record/trigger.h"
 
 /* graph_layout.h, against what it copies. */
 #define LAYOUT(cond) _Static_assert(cond, "graph_layout.h: " #cond)
@@ -82,7 +83,13 @@ LAYOUT(EV_SITE_SHIFT == G_EV_SITE_SHIFT && EV_SITE_MASK == G_EV_SITE_MASK);
 LAYOUT(EV_DELTA_MASK == (1ull << G_EV_DELTA_BITS) - 1 && EV_SITE_SHIFT == G_EV_DELTA_BITS);
 LAYOUT(EV_ENTRY == 0 && EV_TYPE_SHIFT == G_EV_EXIT_BIT && EV_EXIT == 1);
 LAYOUT(COOKIE_LIB_TOP == 1ull << G_COOKIE_LIB_TOP_BIT);
-LAYOUT((COOKIE_IN | COOKIE_OUT | COOKIE_TIMED | COOKIE_SKIPPED) == G_COOKIE_NOT_PLAIN);
+LAYOUT((COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED) == G_COOKIE_NOT_PLAIN);
+LAYOUT(COOKIE_TIMED == 1ull << G_COOKIE_TIMED_BIT && COOKIE_TIME_MASK == (1ull << G_COOKIE_TIME_BITS) - 1);
+LAYOUT(SF_TRIGGER == G_SF_TRIGGER);
+LAYOUT(offsetof(struct trigger_table, cnt) == G_TT_CNT && offsetof(struct trigger_table, site) == G_TT_SITE);
+LAYOUT(sizeof(struct trigger_site) == 1u << G_TS_SHIFT && offsetof(struct trigger_site, id) == G_TS_ID);
+LAYOUT(offsetof(struct trigger_site, on_entry) == G_TS_ON_ENTRY);
+LAYOUT(offsetof(struct trigger_site, threshold) == G_TS_THRESHOLD);
 LAYOUT(SITE_FLAG_IDS == G_SITE_FLAG_IDS);
 LAYOUT(offsetof(struct args_table, specs) == 0 && offsetof(struct args_table, cnt) == 8);
 LAYOUT(offsetof(struct arg_spec, entry_cnt) == G_AS_ENTRY_CNT && offsetof(struct arg_spec, exit_cnt) == G_AS_EXIT_CNT);
@@ -119,6 +126,15 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 								     const struct needle_regs *regs)
 {
 	uint64_t sp = (uint64_t)(uintptr_t)(ret_slot + 1);
+	uint32_t id = site->func.site_id;
+	/* A flag (the library-call view's, a filter's, but a trigger's) is
+	 * the general handler's for as long as the site's link stays as it
+	 * is: the site stays in C, without this try (link.c clears the
+	 * byte). */
+	if (rec_site_flag(id) & ~SF_TRIGGER) {
+		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_C, memory_order_relaxed);
+		return 0;
+	}
 	struct thread_state *ts = direct_thread(sp);
 
 	if (!ts)
@@ -138,18 +154,21 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 		return 0;
 
 	rcu_read_lock_outer(ts);
-	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
-	if (!list || list->cnt != 1)
+	const struct consumer_ops *ops;
+	uint32_t generation;
+	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
+	if (!c || ops->direct_entry != rec_graph_direct_entry || !(generation & 1))
 		goto decline;
-	struct consumer *c = list->items[0];
-	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
-	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
-	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
-	if (ops->direct_entry != rec_graph_direct_entry || !(generation & 1))
+	/* So is a spec with values the assembly does not read (strings,
+	 * stack words, floating point, a filter). */
+	const struct arg_spec *as = args_for(id);
+	if (as && !as->entry_direct) {
+		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_C, memory_order_relaxed);
 		goto decline;
+	}
 	struct rec_thread *rt = consumer_thread_data_if_used(c, ts);
 	uint64_t cookie;
-	if (!rt || !rec_graph_plain_entry(rt, site->func.site_id, regs, &cookie))
+	if (!rt || !rec_graph_plain_entry(rt, id, regs, &cookie))
 		goto decline;
 	direct_frame_push(ts, c, ops, generation, cookie, ra, site, sp, 0, 1);
 	rcu_read_unlock(ts, 0);
@@ -157,7 +176,7 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	 * tests everything again). */
 	if (graph_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed)) {
 		needle_graph_live = 1;
-		atomic_store_explicit(&site->direct_graph, 1, memory_order_relaxed);
+		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_ASM, memory_order_relaxed);
 	}
 	return 2;
 decline:
@@ -171,8 +190,9 @@ int needle_graph_calling_c(struct site *site, uint64_t *ret_slot, const struct n
 	int ret = 0;
 
 #ifndef NEEDLE_RCU_ABLATION_RWLOCK
-	/* A site not yet handed to the assembly path, while needle record
-	 * records (an API consumer's calls never stop here). */
+	/* A site neither handed to the assembly path nor kept in C yet,
+	 * while needle record records (an API consumer's calls never stop
+	 * here). */
 	if (graph_asm_enabled && rec_active && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
 		ret = graph_calling_entry(site, ret_slot, regs);
 #endif

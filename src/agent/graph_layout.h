@@ -82,9 +82,19 @@
 #define G_EV_DELTA_BITS 40
 #define G_EV_EXIT_BIT 62
 #define G_COOKIE_LIB_TOP_BIT 61
-/* COOKIE_IN | COOKIE_OUT | COOKIE_TIMED | COOKIE_SKIPPED: an exit only
- * graph_exit takes. */
-#define G_COOKIE_NOT_PLAIN 0xd800000000000000
+#define G_COOKIE_TIMED_BIT 60
+#define G_COOKIE_TIME_BITS 59
+/* COOKIE_IN | COOKIE_OUT | COOKIE_SKIPPED: an exit only graph_exit
+ * takes. */
+#define G_COOKIE_NOT_PLAIN 0xc800000000000000
+#define G_SF_TRIGGER 128
+/* struct trigger_table and struct trigger_site (record/trigger.h). */
+#define G_TT_CNT 0
+#define G_TT_SITE 8
+#define G_TS_SHIFT 4 /* sizeof(struct trigger_site) == 16 */
+#define G_TS_ID 0
+#define G_TS_ON_ENTRY 4
+#define G_TS_THRESHOLD 8
 #define G_SITE_FLAG_IDS 0x200000
 /* struct arg_spec and struct arg_item (record/args.h), and the word that
  * opens a call's values (event_write_fixed's ev_make(EV_SWITCH,

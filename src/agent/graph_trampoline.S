@@ -39,8 +39,8 @@
  *     is inside no handler, no read section and no fork's stale copy; the
  *     site's list is the recorder's consumer alone, live (odd
  *     generation), with its direct handlers; the recording is on and not
- *     paused; the site has no flag, and -A values only in integer
- *     registers; the thread has a
+ *     paused; the site has no flag but a duration trigger's, and -A
+ *     values only in integer registers; the thread has a
  *     chunk with room, is in no -F or -N call and under the depth limit;
  *     the return goes back into the function's own object (entries); the
  *     frame is the calling trampoline's one-entry frame at this stack
@@ -101,12 +101,16 @@
  * stack pointer the traced function's return leaves): a state (not a
  * sentinel), not inside the agent, no raw fork's child, its own stack,
  * no read section open; else to \decline.  rax is clobbered.
- * dispatch/direct_path.h's direct_thread. */
+ * dispatch/direct_path.h's direct_thread.  check_stack=0 (an exit): rcx
+ * is loaded and tested already, and neither the agent nor the stack is
+ * tested. */
 .macro GRAPH_THREAD decline, check_stack=1
+	.if \check_stack
 	movq	needle_thread@gottpoff(%rip), %rax
 	movq	%fs:(%rax), %rcx
 	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
 	jbe	\decline
+	.endif
 	movq	thread_state_fork_word(%rip), %rax
 	cmpq	$0, (%rax)
 	je	\decline
@@ -187,10 +191,11 @@
 	jne	\decline
 3:
 .endm
-/* The entry's: no site flag (recorder_direct.h's rec_site_flag), and -A
- * values, if any, from integer registers with no filter (the spec's
- * entry_direct: rec_graph_direct_entry's test); else to \decline. */
-.macro GRAPH_PLAIN_SITE decline
+/* The entry's: no site flag (recorder_direct.h's rec_site_flag) but a
+ * --trigger's (SF_TRIGGER: to \trigger, with no spec), and -A values, if
+ * any, from integer registers with no filter (the spec's entry_direct:
+ * rec_graph_direct_entry's test); else to \decline. */
+.macro GRAPH_PLAIN_SITE decline, trigger
 	GRAPH_SPEC
 	testq	%r8, %r8
 	jz	3f
@@ -201,9 +206,57 @@
 	cmpl	$G_SITE_FLAG_IDS, %r10d
 	jae	1f
 	leaq	rec_site_flags(%rip), %rax
-	cmpw	$0, (%rax,%r10,2)
+	movzwl	(%rax,%r10,2), %eax
+	testl	%eax, %eax
+	jz	1f
+	cmpl	$G_SF_TRIGGER, %eax
 	jne	\decline
+	testq	%r8, %r8
+	jz	\trigger
+	jmp	\decline
 1:
+.endm
+
+/* r8 = the --trigger table's entry for site r10d (trigger.h's
+ * trigger_folded_site: a binary search of the table trigger_fold
+ * published, which a grace period keeps while the read section is
+ * held), or 0.  rax and r9 are clobbered. */
+.macro GRAPH_TRIGGER_SITE
+	xorl	%r8d, %r8d
+	movq	trigger_folded(%rip), %rax
+	testq	%rax, %rax
+	jz	27f
+	pushq	%rcx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	xorl	%edx, %edx              /* lo */
+	movq	G_TT_CNT(%rax), %r9     /* hi */
+21:	cmpq	%r9, %rdx
+	jae	23f
+	leaq	(%rdx,%r9), %rcx
+	shrq	$1, %rcx                /* mid */
+	movq	%rcx, %r8
+	shlq	$G_TS_SHIFT, %r8
+	cmpl	%r10d, G_TT_SITE + G_TS_ID(%rax,%r8)
+	jae	22f
+	leaq	1(%rcx), %rdx
+	jmp	21b
+22:	movq	%rcx, %r9
+	jmp	21b
+23:	xorl	%r8d, %r8d
+	cmpq	G_TT_CNT(%rax), %rdx
+	jae	26f
+	shlq	$G_TS_SHIFT, %rdx
+	leaq	G_TT_SITE(%rax,%rdx), %r9
+	cmpl	%r10d, G_TS_ID(%r9)
+	jne	26f
+	movq	%r9, %r8
+26:	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+27:
 .endm
 
 /* rax = the TSC's delta from the chunk's base (rsi the rec_thread), rdx
@@ -300,9 +353,27 @@
 	orq	%rax, %rdx
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
+	/* The cookie's word: nonzero once a --trigger's threshold wants the
+	 * call timed. */
+	pushq	$0
+	.cfi_adjust_cfa_offset 8
 	GRAPH_THREAD_DATA 7f
 	GRAPH_RECORDING 7f
-	GRAPH_PLAIN_SITE 7f
+	GRAPH_PLAIN_SITE 7f, 30f
+	jmp	31f
+30:	/* A --trigger's function (trigger_fold): an entry trigger is the C
+	 * path's to fire; a duration trigger's call is timed, its entry
+	 * clock in the cookie (rec_graph_direct_entry). */
+	GRAPH_TRIGGER_SITE
+	testq	%r8, %r8
+	jz	31f
+	cmpl	$0, G_TS_ON_ENTRY(%r8)
+	jne	7f
+	cmpq	$0, G_TS_THRESHOLD(%r8)
+	je	32f
+	movq	$1, (%rsp)
+32:	xorl	%r8d, %r8d              /* no spec */
+31:
 	/* recorder_direct.h's rec_graph_plain_entry. */
 	cmpl	$0, rec_have_subtree(%rip)
 	jne	7f
@@ -317,7 +388,16 @@
 4:	cmpl	%eax, G_RT_DEPTH(%rsi)
 	jae	7f
 	GRAPH_CLOCK 7f
-	movl	%r10d, %r9d
+	cmpq	$0, (%rsp)
+	je	15f
+	/* COOKIE_TIMED | (the clock & COOKIE_TIME_MASK). */
+	movq	%rax, %r9
+	addq	G_RT_BASE(%rsi), %r9
+	shlq	$64 - G_COOKIE_TIME_BITS, %r9
+	shrq	$64 - G_COOKIE_TIME_BITS, %r9
+	btsq	$G_COOKIE_TIMED_BIT, %r9
+	movq	%r9, (%rsp)
+15:	movl	%r10d, %r9d
 	andl	$G_EV_SITE_MASK, %r9d
 	shlq	$G_EV_SITE_SHIFT, %r9
 	orq	%rax, %r9               /* EV_ENTRY is 0 */
@@ -349,7 +429,7 @@
 14:	movq	G_AI_WORD(%r8), %rax
 	movq	%rax, (%rdx)
 	movzwl	G_AI_REG(%r8), %eax
-	movq	16(%rsp,%rax), %rax     /* past rcx and the frame's word */
+	movq	24(%rsp,%rax), %rax     /* past rcx, the cookie's and the frame's words */
 	movzbl	G_AI_SHIFT(%r8), %ecx
 	shll	$3, %ecx
 	shrq	%cl, %rax
@@ -368,8 +448,10 @@
 	movl	%r10d, G_RT_OPEN_SITE(%rsi,%rax,4)
 5:	incl	%eax
 	movl	%eax, G_RT_DEPTH(%rsi)
-	/* The cookie: the thread's lib_top before this call, which is none. */
-	xorl	%r9d, %r9d
+	/* The cookie: the trigger's clock, and the thread's lib_top before
+	 * this call, which is none. */
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
 	cmpb	$0, G_RT_LIB_TOP(%rsi)
 	je	6f
 	btsq	$G_COOKIE_LIB_TOP_BIT, %r9
@@ -397,9 +479,9 @@
 	movl	$1, %eax
 	cmpl	$0, %eax                /* above: taken, to be called */
 	GRAPH_RESTORE_RET ENTRY_RESTORE
-	.cfi_adjust_cfa_offset ENTRY_SAVED + 8
-7:	popq	%rdx
-	.cfi_adjust_cfa_offset -8
+	.cfi_adjust_cfa_offset ENTRY_SAVED + 16
+7:	addq	$16, %rsp               /* the frame's and the cookie's words */
+	.cfi_adjust_cfa_offset -16
 8:	GRAPH_READ_UNLOCK
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
@@ -448,9 +530,12 @@ needle_graph_entry_relocated:
 	saved = RETURN_SAVED_VALUE
 	.endif
 	leaq	saved + 16(%rsp), %rdi    /* the stack pointer after the return */
-	/* A hooked return runs its exit even inside the agent (as the C
-	 * path's needle_direct_dispatch_exit does). */
-	GRAPH_THREAD 9f, 0
+	/* The thread's state (not a sentinel) and its top frame first: a
+	 * return of a site not handed to this path declines soonest. */
+	movq	needle_thread@gottpoff(%rip), %rax
+	movq	%fs:(%rax), %rcx
+	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
+	jbe	9f
 	/* The top frame: the calling trampoline's, of one entry, at sp. */
 	movq	G_TS_SHADOW_TOP(%rcx), %rsi
 	testq	%rsi, %rsi
@@ -468,6 +553,10 @@ needle_graph_entry_relocated:
 	movq	G_FH_SITE(%rsi), %r11
 	cmpw	$0x0100, G_SITE_DIRECT_SKIP(%r11)
 	jne	9f
+	/* The rest of direct_thread's tests but the two an exit skips (a
+	 * hooked return runs its exit even inside the agent, on any stack,
+	 * as the C path's needle_direct_dispatch_exit does). */
+	GRAPH_THREAD 9f, 0
 	/* Its consumer: the slot's, if the generation is still the one the
 	 * entry saw (a retired consumer's exit is the full path's, which
 	 * skips it), with the recorder's direct exit in the frame's ops. */
@@ -501,7 +590,28 @@ needle_graph_entry_relocated:
 	cmpq	$0, G_RT_CHUNK(%rsi)
 	je	7f
 	GRAPH_CLOCK 7f
-	movl	%r10d, %r9d
+	/* A duration trigger's call that took longer than its threshold:
+	 * graph_exit fires it (rec_graph_direct_exit's compare). */
+	btq	$G_COOKIE_TIMED_BIT, (%rsp)
+	jnc	17f
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	GRAPH_TRIGGER_SITE
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	testq	%r8, %r8
+	jz	17f
+	movq	G_TS_THRESHOLD(%r8), %r9
+	testq	%r9, %r9
+	jz	17f
+	movq	%rax, %r8
+	addq	G_RT_BASE(%rsi), %r8
+	subq	(%rsp), %r8
+	shlq	$64 - G_COOKIE_TIME_BITS, %r8
+	shrq	$64 - G_COOKIE_TIME_BITS, %r8
+	cmpq	%r9, %r8
+	ja	7f
+17:	movl	%r10d, %r9d
 	andl	$G_EV_SITE_MASK, %r9d
 	shlq	$G_EV_SITE_SHIFT, %r9
 	orq	%rax, %r9

@@ -132,40 +132,33 @@ check_eq "cpp-traced-all: libstdc++'s __cxa_allocate_exception traced, once per 
 check_eq "cpp-nested-all: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested-all.replay")" 100
 
 # The cases above ran through the calling trampoline (the recorder's
-# direct path calls each function whose exit it wants, trampoline.S).
-# Once more with every return hijacked instead (NEEDLE_CALLING=0): the
-# same graph, thread by thread, for the program's own functions.
+# direct path calls each function whose exit it wants, trampoline.S), in
+# the recorder's assembly path (agent/graph_trampoline.S).  Once more with
+# every return hijacked instead (NEEDLE_CALLING=0), and with the
+# recorder's calls taken by the C direct path (NEEDLE_GRAPH_ASM=0): the
+# frames each pushes are closed by the others' exits and by every unwind
+# above, so the graph is the same, thread by thread, for the program's
+# own functions.
 shape() { replay_threads "$1" | sed 's/^[^|]*| //; s/^task: [0-9]*$/task/'; }
-for o in O0 O2; do
-	P="$PROGS/unwind_c_$o"
-	for m in longjmp siglongjmp signal altstack exit cancel fork backtrace coroutine; do
-		NEEDLE_CALLING=0 same_run "$m-$o-hijacked" "$P" "$m"
-		check_eq "$m-$o: the same graph with returns hijacked" \
-			"$(diff <(shape "$T/$m-$o.data") <(shape "$T/$m-$o-hijacked.data") | head -4)" ""
+# again SUFFIX VAR=VALUE WHAT: every case once more with VAR=VALUE in the
+# environment, against the above (same_run's checks print their lines
+# from the subshell; tests/run.sh counts the lines).
+again() {
+	local suffix=$1 env=$2 what=$3 o m P
+	for o in O0 O2; do
+		P="$PROGS/unwind_c_$o"
+		for m in longjmp siglongjmp signal altstack exit cancel fork backtrace coroutine; do
+			(export "${env?}" && same_run "$m-$o-$suffix" "$P" "$m")
+			check_eq "$m-$o: the same graph $what" \
+				"$(diff <(shape "$T/$m-$o.data") <(shape "$T/$m-$o-$suffix.data") | head -4)" ""
+		done
 	done
-done
-P="$PROGS/unwind_cpp"
-for m in traced untraced rethrow nested cancel; do
-	NEEDLE_CALLING=0 same_run "cpp-$m-hijacked" "$P" "$m"
-	check_eq "cpp-$m: the same graph with returns hijacked" \
-		"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-hijacked.data") | head -4)" ""
-done
-
-# And with the recorder's calls taken by the C direct path instead of its
-# assembly path (NEEDLE_GRAPH_ASM=0, agent/graph_trampoline.S): the
-# frames each pushes are closed by the other's exits and by every unwind
-# above, so the graphs are the same.
-for o in O0 O2; do
-	P="$PROGS/unwind_c_$o"
-	for m in longjmp siglongjmp signal altstack exit cancel fork backtrace coroutine; do
-		NEEDLE_GRAPH_ASM=0 same_run "$m-$o-c" "$P" "$m"
-		check_eq "$m-$o: the same graph with the recorder's calls in C" \
-			"$(diff <(shape "$T/$m-$o.data") <(shape "$T/$m-$o-c.data") | head -4)" ""
+	P="$PROGS/unwind_cpp"
+	for m in traced untraced rethrow nested cancel; do
+		(export "${env?}" && same_run "cpp-$m-$suffix" "$P" "$m")
+		check_eq "cpp-$m: the same graph $what" \
+			"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-$suffix.data") | head -4)" ""
 	done
-done
-P="$PROGS/unwind_cpp"
-for m in traced untraced rethrow nested cancel; do
-	NEEDLE_GRAPH_ASM=0 same_run "cpp-$m-c" "$P" "$m"
-	check_eq "cpp-$m: the same graph with the recorder's calls in C" \
-		"$(diff <(shape "$T/cpp-$m.data") <(shape "$T/cpp-$m-c.data") | head -4)" ""
-done
+}
+again hijacked NEEDLE_CALLING=0 "with returns hijacked"
+again c NEEDLE_GRAPH_ASM=0 "with the recorder's calls in C"

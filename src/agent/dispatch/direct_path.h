@@ -41,6 +41,24 @@ static inline int direct_thread_data(const struct consumer *c, struct thread_sta
 	return *td || !c->tdata_size;
 }
 
+/* The site's only consumer, with its ops and its generation read once (the
+ * one tested is the one the frame keeps); NULL when the site's list is
+ * not one consumer.  Inside the read section. */
+static inline __attribute__((always_inline)) struct consumer *direct_sole_consumer(const struct site *site,
+										     const struct consumer_ops **ops,
+										     uint32_t *generation)
+{
+	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
+
+	if (!list || list->cnt != 1)
+		return NULL;
+	struct consumer *c = list->items[0];
+	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
+	*ops = atomic_load_explicit(&c->ops, memory_order_acquire);
+	*generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
+	return c;
+}
+
 /* dispatch.c's frame_push for one entry with no call data (room checked
  * by the caller). */
 static inline __attribute__((always_inline)) void direct_frame_push(struct thread_state *ts, const struct consumer *c,

@@ -80,13 +80,11 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	    !(m && ra >= m->exec[0].lo && ra < m->exec[0].hi && (ra < m->foreign_lo || ra >= m->foreign_hi)) &&
 	    !code_map_holds(ra))
 		goto decline;
-	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
-	if (!list || list->cnt != 1)
+	const struct consumer_ops *ops;
+	uint32_t generation;
+	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
+	if (!c)
 		goto skip_site;
-	struct consumer *c = list->items[0];
-	/* Acquire: pairs with consumer_set_ops' release, as in dispatch.c. */
-	const struct consumer_ops *ops = atomic_load_explicit(&c->ops, memory_order_acquire);
-	uint32_t generation = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	void *td;
 	if (!ops->direct_entry || ops->call_data_size)
 		goto skip_site;

@@ -86,6 +86,7 @@ int rec_graph_direct_exit(const struct needle_func *func, uint64_t cookie, void 
 #ifdef NEEDLE_RECORDER_DIRECT_BODIES
 #include "agent/record/args.h"
 #include "agent/record/event_writer.h"
+#include "agent/record/trigger.h"
 
 /* The entry's event at the thread's position, with the -A block after
  * it when `words` (2 per value of as, read from regs: event_write_fixed's
@@ -113,29 +114,40 @@ static inline __attribute__((always_inline)) void rec_entry_store(struct rec_thr
 	rt->depth++;
 }
 
-/* The plain call, whole: a function with no site flag, -A values only in
- * integer registers and no filter on them, in a thread inside no -F or
- * -N call, recorded as graph_entry records it (rec_graph_direct_entry's
- * path with every branch for something else taken away).  1, or 0 with
- * nothing done, for the caller to try the general handler.  Its exit is
- * rec_graph_direct_exit's. */
+/* The plain call, whole: a function with no site flag but a duration
+ * trigger's, -A values only in integer registers and no filter on them,
+ * in a thread inside no -F or -N call, recorded as graph_entry records
+ * it (rec_graph_direct_entry's path with every branch for something else
+ * taken away).  1, or 0 with nothing done, for the caller to try the
+ * general handler.  Its exit is rec_graph_direct_exit's. */
 static inline __attribute__((always_inline)) int rec_graph_plain_entry(struct rec_thread *rt, uint32_t id,
 								       const struct needle_regs *regs,
 								       uint64_t *cookie)
 {
 	const struct arg_spec *as = args_for(id);
+	unsigned fl = rec_site_flag(id);
+	const struct trigger_site *trig = NULL;
 
 	if (!rec_active || !use_tsc || rec_have_subtree || atomic_load_explicit(&rec_paused, memory_order_relaxed) ||
-	    !rt->chunk || rt->out_count || rec_site_flag(id) || (as && !as->entry_direct))
+	    !rt->chunk || rt->out_count || (as && !as->entry_direct))
 		return 0;
+	if (fl) {
+		if (fl != SF_TRIGGER || as)
+			return 0;
+		trig = trigger_folded_site(id);
+		if (trig && trig->on_entry)
+			return 0;
+	}
 	if (rt->depth >= (rt->limit ? rt->limit : rec_max_depth))
 		return 0;
 	uint32_t words = as ? 2u * as->entry_cnt : 0;
-	uint64_t delta = tsc_read() - rt->base;
+	uint64_t now = tsc_read(), delta = now - rt->base;
 	if (rt->pos + 1 + (words ? 1 + words : 0) > rt->end || delta > EV_DELTA_MASK)
 		return 0;
 	rec_entry_store(rt, id, as, words, regs, delta);
 	*cookie = rt->lib_top ? COOKIE_LIB_TOP : 0;
+	if (trig && trig->threshold)
+		*cookie |= COOKIE_TIMED | (now & COOKIE_TIME_MASK);
 	rt->lib_top = 0;
 	return 1;
 }

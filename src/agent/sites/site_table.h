@@ -42,11 +42,13 @@ struct site {
 	 * it, link.c clears it when they do): the entry trampoline skips the
 	 * try.  Read by the trampoline at SITE_DIRECT_SKIP_OFFSET. */
 	_Atomic uint8_t direct_skip;
-	/* The recorder's C path took a call of this site (agent/
-	 * graph_direct.c sets it; link.c clears it with direct_skip): the
-	 * calling trampoline tries the recorder's assembly path first.  A
-	 * hint only: that path tests every condition on every call.  Read
-	 * at SITE_DIRECT_GRAPH_OFFSET. */
+	/* The recorder's C path took a plain call of this site
+	 * (SITE_GRAPH_ASM: the calling trampoline tries the recorder's
+	 * assembly path first), or found a reason in the site itself why it
+	 * never will (SITE_GRAPH_C: a flag, a spec the assembly does not
+	 * write): agent/graph_direct.c sets it, link.c clears it with
+	 * direct_skip.  A hint only: the assembly path tests every condition
+	 * on every call.  Read at SITE_DIRECT_GRAPH_OFFSET. */
 	_Atomic uint8_t direct_graph;
 	struct module *module;
 	uint64_t func_size; /* bytes, from the symbol or the function's extent (0: unknown) */
@@ -100,6 +102,9 @@ _Static_assert(offsetof(struct site, detour) == SITE_DETOUR_OFFSET && DETOUR_BOD
 	       "trampoline_layout.h");
 _Static_assert(offsetof(struct site, func.site_addr) == SITE_ADDR_OFFSET && SITE_LEN == ARCH_SITE_LEN,
 	       "trampoline_layout.h");
+
+#define SITE_GRAPH_C 2
+_Static_assert(SITE_GRAPH_ASM == 1, "the exit's compare in agent/graph_trampoline.S");
 
 static inline int site_is_exit(const struct site *s)
 {

@@ -215,8 +215,8 @@
 	/* The recorder's own path first where it took a call before
 	 * (agent/graph_trampoline.S): every register as it came, the flags
 	 * "above" when it took this one, "equal" when it declined. */
-	cmpb	$0, SITE_DIRECT_GRAPH_OFFSET(%r11)
-	je	2f
+	cmpb	$SITE_GRAPH_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
+	jne	2f
 	call	\graph
 	je	2f
 	movq	\code(%r11), %r11

@@ -7,9 +7,11 @@
 /* struct site's direct_skip byte (sites/site_table.h): nonzero, the entry
  * trampoline goes straight to the full path. */
 #define SITE_DIRECT_SKIP_OFFSET 32
-/* struct site's direct_graph byte: nonzero, the calling trampoline tries
- * the recorder's own path (agent/graph_trampoline.S) first. */
+/* struct site's direct_graph byte: SITE_GRAPH_ASM (site_table.h), the
+ * calling trampoline tries the recorder's own path
+ * (agent/graph_trampoline.S) first. */
 #define SITE_DIRECT_GRAPH_OFFSET 33
+#define SITE_GRAPH_ASM 1
 /* struct site's func.site_addr: where the site's 5 bytes are; the
  * function's own code resumes right after them. */
 #define SITE_ADDR_OFFSET 8
