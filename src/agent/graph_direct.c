@@ -187,19 +187,21 @@ decline:
 
 int needle_graph_calling_c(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs)
 {
-	int ret = 0;
-
 #ifndef NEEDLE_RCU_ABLATION_RWLOCK
 	/* A site neither handed to the assembly path nor kept in C yet,
 	 * while needle record records (an API consumer's calls never stop
 	 * here). */
-	if (graph_asm_enabled && rec_active && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
-		ret = graph_calling_entry(site, ret_slot, regs);
+	if (__builtin_expect(!atomic_load_explicit(&site->direct_graph, memory_order_relaxed), 0) && graph_asm_enabled &&
+	    rec_active) {
+		int ret = graph_calling_entry(site, ret_slot, regs);
+		/* Counted for needle_get_stats: the calls not taken in
+		 * assembly (needle_direct_dispatch_entry counts its own). */
+		if (ret) {
+			needle_thread->direct_c_entries++;
+			return ret;
+		}
+	}
 #endif
-	if (!ret)
-		ret = needle_direct_dispatch_entry(site, ret_slot, regs, 1);
-	/* Counted for needle_get_stats: the calls not taken in assembly. */
-	if (ret)
-		needle_thread->direct_c_entries++;
-	return ret;
+	/* A tail call: this function costs the decided sites one test. */
+	return needle_direct_dispatch_entry(site, ret_slot, regs, 1);
 }

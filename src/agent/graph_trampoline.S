@@ -87,15 +87,26 @@
 #define ENTRY_SAVED 64
 /* What the return uses, for a relocated function, whose callers may keep
  * a value in any register it leaves alone (-fipa-ra)... */
-#define RETURN_SAVE_ALL rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11
-#define RETURN_RESTORE_ALL r11, r10, r9, r8, rdi, rsi, rdx, rcx, rax
+#define RETURN_SAVE_ALL rax, rcx, rsi, rdx, rdi, r8, r9, r10, r11
+#define RETURN_RESTORE_ALL r11, r10, r9, r8, rdi, rdx, rsi, rcx, rax
 #define RETURN_SAVED_ALL 72
+/* The first tests (a return of a site not handed to this path declines
+ * soonest) use rax, rcx and rsi only: saved first, and alone on that
+ * decline. */
+#define RETURN_SAVE_ALL_EARLY rax, rcx, rsi
+#define RETURN_SAVE_ALL_LATE rdx, rdi, r8, r9, r10, r11
+#define RETURN_RESTORE_ALL_EARLY rsi, rcx, rax
+#define RETURN_SAVED_ALL_EARLY 24
 /* ... and for a compiled one, whose callers keep nothing in the
  * caller-saved registers but the return value (needle_calling_return
  * calls C with no more saved). */
 #define RETURN_SAVE_VALUE rax, rdx
 #define RETURN_RESTORE_VALUE rdx, rax
 #define RETURN_SAVED_VALUE 16
+#define RETURN_SAVE_VALUE_EARLY rax
+#define RETURN_SAVE_VALUE_LATE rdx
+#define RETURN_RESTORE_VALUE_EARLY rax
+#define RETURN_SAVED_VALUE_EARLY 8
 
 /* rcx = the calling thread's state, if it may take this path at rdi (the
  * stack pointer the traced function's return leaves): a state (not a
@@ -523,36 +534,45 @@ needle_graph_entry_relocated:
 .endm
 .macro GRAPH_RETURN all
 	.if \all
-	GRAPH_SAVE RETURN_SAVE_ALL
+	GRAPH_SAVE RETURN_SAVE_ALL_EARLY
+	early = RETURN_SAVED_ALL_EARLY
 	saved = RETURN_SAVED_ALL
 	.else
-	GRAPH_SAVE RETURN_SAVE_VALUE
+	GRAPH_SAVE RETURN_SAVE_VALUE_EARLY
+	early = RETURN_SAVED_VALUE_EARLY
 	saved = RETURN_SAVED_VALUE
 	.endif
-	leaq	saved + 16(%rsp), %rdi    /* the stack pointer after the return */
 	/* The thread's state (not a sentinel) and its top frame first: a
 	 * return of a site not handed to this path declines soonest. */
 	movq	needle_thread@gottpoff(%rip), %rax
 	movq	%fs:(%rax), %rcx
 	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
-	jbe	9f
+	jbe	19f
 	/* The top frame: the calling trampoline's, of one entry, at sp. */
 	movq	G_TS_SHADOW_TOP(%rcx), %rsi
 	testq	%rsi, %rsi
-	jz	9f
+	jz	19f
 	addq	G_TS_SHADOW(%rcx), %rsi
 	subq	$G_FH_HEADER, %rsi      /* the header */
-	cmpq	%rdi, G_FH_SP(%rsi)
-	jne	9f
+	leaq	early + 16(%rsp), %rax  /* the stack pointer after the return */
+	cmpq	%rax, G_FH_SP(%rsi)
+	jne	19f
 	movabsq	$G_FRAME_CALLED_ONE, %rax
 	cmpq	%rax, G_FH_COUNTS(%rsi)
-	jne	9f
+	jne	19f
 	/* A site handed to this path (direct_graph) that the C entry has not
 	 * declined for good since (direct_skip, whose exits the C path
 	 * leaves to graph_exit too): both bytes in one compare. */
+	movq	G_FH_SITE(%rsi), %rax
+	cmpw	$0x0100, G_SITE_DIRECT_SKIP(%rax)
+	jne	19f
+	.if \all
+	GRAPH_SAVE RETURN_SAVE_ALL_LATE
+	.else
+	GRAPH_SAVE RETURN_SAVE_VALUE_LATE
+	.endif
+	leaq	saved + 16(%rsp), %rdi    /* the stack pointer after the return */
 	movq	G_FH_SITE(%rsi), %r11
-	cmpw	$0x0100, G_SITE_DIRECT_SKIP(%r11)
-	jne	9f
 	/* The rest of direct_thread's tests but the two an exit skips (a
 	 * hooked return runs its exit even inside the agent, on any stack,
 	 * as the C path's needle_direct_dispatch_exit does). */
@@ -644,6 +664,14 @@ needle_graph_entry_relocated:
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
 	GRAPH_RETURN_RESTORE \all
+	.cfi_adjust_cfa_offset early
+19:	xorl	%eax, %eax
+	cmpl	$0, %eax                /* equal: declined */
+	.if \all
+	GRAPH_RESTORE_RET RETURN_RESTORE_ALL_EARLY
+	.else
+	GRAPH_RESTORE_RET RETURN_RESTORE_VALUE_EARLY
+	.endif
 .endm
 
 	/* From needle_calling_return, [rsp + 8] = the slot its final ret

@@ -101,9 +101,13 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 		if (!at_exit_site) {
 			rcu_read_unlock(ts, 0);
 			/* The calling trampoline puts needle_calling_return in
-			 * the slot itself, with the call that hooks it. */
-			if (calling)
+			 * the slot itself, with the call that hooks it.  The
+			 * call is counted (needle_get_stats): needle record's
+			 * are taken in its assembly path but a site's first. */
+			if (calling) {
+				ts->direct_c_entries++;
 				return 2;
+			}
 			*ret_slot = return_trampoline_for(site);
 			return 1;
 		}
