@@ -130,8 +130,14 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	/* A flag (the library-call view's, a filter's, but a trigger's) is
 	 * the general handler's for as long as the site's link stays as it
 	 * is: the site stays in C, without this try (link.c clears the
-	 * byte). */
-	if (rec_site_flag(id) & ~SF_TRIGGER) {
+	 * byte).  The assembly path takes only sites this function handed
+	 * it, so these tests cover it too. */
+	/* So are exit sites (their frames are the C path's) and CET shadow
+	 * stacks (no hooked return, dispatch.c).  A site whose exit sites are
+	 * turned off later stays in C until its list changes: slower, never
+	 * wrong. */
+	if ((rec_site_flag(id) & ~SF_TRIGGER) || atomic_load_explicit(&site->exits_live, memory_order_relaxed) ||
+	    dispatch_shadow_stack_enabled) {
 		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_C, memory_order_relaxed);
 		return 0;
 	}
@@ -142,11 +148,7 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	size_t top = ts->shadow_top;
 	if (top ? frame_top(ts)->sp <= sp : ts->context != NULL)
 		return 0;
-	/* No exit sites (their frames are the C path's); no hooked return
-	 * under CET shadow stacks (dispatch.c): the assembly path takes only
-	 * sites this function handed it, so the test here covers both. */
-	if (ts->shadow_cap - top < sizeof(struct frame_entry) + sizeof(struct frame_header) ||
-	    atomic_load_explicit(&site->exits_live, memory_order_relaxed) || dispatch_shadow_stack_enabled)
+	if (ts->shadow_cap - top < sizeof(struct frame_entry) + sizeof(struct frame_header))
 		return 0;
 	uint64_t ra = *ret_slot;
 	const struct module *m = site->module;

@@ -55,13 +55,13 @@ struct thread_state {
 	 * path never writes a cache line another thread writes. */
 	uint64_t recursion_skips;
 	uint64_t shadow_overflows;
-	uint64_t direct_c_entries; /* calls the direct path took in C (agent/graph_direct.c) */
 	uint64_t next_free;        /* pool link, see thread_state.c */
 	/* Consumers' per-thread storage (dispatch/consumer.c): a block of
 	 * THREAD_DATA_BYTES reserved beside the shadow stack, whose first
 	 * THREAD_DATA_HEADER bytes say which reservation each slot holds. */
 	uint8_t *data;
 	uint8_t data_used;         /* the block was written: clear it at exit */
+	uint64_t direct_c_entries; /* calls the direct path took in C (agent/graph_direct.c) */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
