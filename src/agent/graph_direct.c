@@ -129,13 +129,12 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	uint32_t id = site->func.site_id;
 	/* A flag (the library-call view's, a filter's, but a trigger's) is
 	 * the general handler's for as long as the site's link stays as it
-	 * is: the site stays in C, without this try (link.c clears the
-	 * byte).  The assembly path takes only sites this function handed
-	 * it, so these tests cover it too. */
-	/* So are exit sites (their frames are the C path's) and CET shadow
-	 * stacks (no hooked return, dispatch.c).  A site whose exit sites are
-	 * turned off later stays in C until its list changes: slower, never
-	 * wrong. */
+	 * is, and so are exit sites (their frames are the C path's) and CET
+	 * shadow stacks (no hooked return, dispatch.c): the site stays in C,
+	 * without this try (link.c clears the byte).  The assembly path takes
+	 * only sites this function handed it, so these tests cover it too.
+	 * A site whose exit sites are turned off later stays in C until its
+	 * list changes: slower, never wrong. */
 	if ((rec_site_flag(id) & ~SF_TRIGGER) || atomic_load_explicit(&site->exits_live, memory_order_relaxed) ||
 	    dispatch_shadow_stack_enabled) {
 		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_C, memory_order_relaxed);
@@ -175,8 +174,9 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 	direct_frame_push(ts, c, ops, generation, cookie, ra, site, sp, 0, 1);
 	rcu_read_unlock(ts, 0);
 	/* The site's next calls try the assembly path first (a hint: it
-	 * tests everything again). */
-	if (graph_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed)) {
+	 * tests everything again).  Only reached with graph_asm_enabled
+	 * (needle_graph_calling_c's test). */
+	if (!atomic_load_explicit(&site->direct_graph, memory_order_relaxed)) {
 		needle_graph_live = 1;
 		atomic_store_explicit(&site->direct_graph, SITE_GRAPH_ASM, memory_order_relaxed);
 	}
