@@ -192,9 +192,12 @@ int needle_graph_calling_c(struct site *site, uint64_t *ret_slot, const struct n
 #ifndef NEEDLE_RCU_ABLATION_RWLOCK
 	/* A site neither handed to the assembly path nor kept in C yet,
 	 * while needle record records (an API consumer's calls never stop
-	 * here). */
+	 * here).  Not while the recording is paused (--disable, a trace_off
+	 * trigger): every such try would decline in rec_graph_plain_entry
+	 * after the read section, and the direct path then decide the call
+	 * again; the site is handed over at its first call once resumed. */
 	if (__builtin_expect(!atomic_load_explicit(&site->direct_graph, memory_order_relaxed), 0) && graph_asm_enabled &&
-	    rec_active) {
+	    rec_active && !atomic_load_explicit(&rec_paused, memory_order_relaxed)) {
 		int ret = graph_calling_entry(site, ret_slot, regs);
 		/* Counted for needle_get_stats: the calls not taken in
 		 * assembly (needle_direct_dispatch_entry counts its own). */
