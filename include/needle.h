@@ -475,6 +475,12 @@ struct needle_stats {
 	 * site's first call has been (docs/design.md, "The recorder's own
 	 * path"): a count that grows with the calls says that one declines. */
 	uint64_t direct_c_entries;
+	/* Calls the full path dispatched (a needle_ctx built, every consumer
+	 * of the site called in turn): those of shared sites, of handlers
+	 * with no direct twin, and the calls the direct path declines (a
+	 * longjmp's skipped frames to close, a coroutine switch, a full
+	 * shadow stack). */
+	uint64_t full_path_entries;
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);
 

@@ -144,14 +144,16 @@ static inline __attribute__((always_inline)) int graph_calling_entry(struct site
 
 	if (!ts)
 		return 0;
-	size_t top = ts->shadow_top;
-	if (top ? frame_top(ts)->sp <= sp : ts->context != NULL)
-		return 0;
-	if (ts->shadow_cap - top < sizeof(struct frame_entry) + sizeof(struct frame_header))
-		return 0;
 	uint64_t ra = *ret_slot;
+	/* A tail call returns through its caller's hooked return, not into
+	 * the function's object. */
+	int order = direct_call_order(ts, sp, ra);
+	if (order < 0)
+		return 0;
+	if (ts->shadow_cap - ts->shadow_top < sizeof(struct frame_entry) + sizeof(struct frame_header))
+		return 0;
 	const struct module *m = site->module;
-	if (!m || ra < m->exec[0].lo || ra >= m->exec[0].hi || (ra >= m->foreign_lo && ra < m->foreign_hi))
+	if (!m || (!order && (ra < m->exec[0].lo || ra >= m->exec[0].hi || (ra >= m->foreign_lo && ra < m->foreign_hi))))
 		return 0;
 
 	rcu_read_lock_outer(ts);

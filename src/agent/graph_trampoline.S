@@ -309,16 +309,42 @@
 	GRAPH_SAVE ENTRY_SAVE
 	leaq	\ra + 8(%rsp), %rdi     /* the stack pointer after the return */
 	GRAPH_THREAD 9f
-	/* dispatch/direct_path.h's entry: no frame at or below sp (a longjmp
-	 * skipped it), no coroutine switch to sort out, room for a frame, no
-	 * exit sites, a return into the function's own object. */
+	/* dispatch/direct_path.h's entry (direct_call_order): no frame at
+	 * or below sp (a longjmp skipped it) but a tail call's caller, no
+	 * coroutine switch to sort out, room for a frame, no exit sites, a
+	 * return into the function's own object or, for a tail call, into
+	 * its caller's hooked return. */
+	movq	\ra(%rsp), %rdx
 	movq	G_TS_SHADOW_TOP(%rcx), %rsi
 	testq	%rsi, %rsi
 	jz	1f
 	movq	G_TS_SHADOW(%rcx), %rax
 	cmpq	%rdi, G_FH_SP - G_FH_HEADER(%rax,%rsi)
-	jbe	9f
-	jmp	2f
+	ja	2f
+	jb	9f
+	/* At the top frame's sp: a tail call if the return address is a
+	 * hooked return (shadow_frame.h's is_return_trampoline). */
+	leaq	needle_calling_return(%rip), %rax
+	cmpq	%rax, %rdx
+	je	4f
+	leaq	needle_calling_return_relocated(%rip), %rax
+	cmpq	%rax, %rdx
+	je	4f
+	leaq	needle_return_trampoline(%rip), %rax
+	cmpq	%rax, %rdx
+	je	4f
+	leaq	needle_return_trampoline_full(%rip), %rax
+	cmpq	%rax, %rdx
+	jne	9f
+4:	movq	G_TS_SHADOW_CAP(%rcx), %rax
+	subq	%rsi, %rax
+	cmpq	$G_FRAME_BYTES, %rax
+	jb	9f
+	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
+	jne	9f
+	cmpq	$0, G_SITE_MODULE(%r11)
+	je	9f
+	jmp	3f
 1:	cmpq	$0, G_TS_CONTEXT(%rcx)
 	jne	9f
 2:	movq	G_TS_SHADOW_CAP(%rcx), %rax
@@ -327,7 +353,6 @@
 	jb	9f
 	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
 	jne	9f
-	movq	\ra(%rsp), %rdx
 	movq	G_SITE_MODULE(%r11), %rax
 	testq	%rax, %rax
 	jz	9f

@@ -1,8 +1,11 @@
 /* graph_asm.c - calls for the recorder's assembly path
  * (tests/record/test_direct.sh): 4 threads, each making a known number of
- * calls at two depths, then, when libneedle is in the process, how many
- * calls its direct path took in C (needle_stats.direct_c_entries) on
- * stderr: the assembly path takes all but a site's first. */
+ * calls at two depths and a chain of tail calls (ga_tail jumps to
+ * ga_tail_mid, which jumps to ga_tail_leaf: built at -O2, the test checks
+ * the jumps are there), then, when libneedle is in the process, how many
+ * calls its direct path took in C (needle_stats.direct_c_entries) and its
+ * full path dispatched (full_path_entries) on stderr: the assembly path
+ * takes all but a site's first, tail calls too. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -27,6 +30,23 @@ NOINLINE unsigned long ga_mid(volatile unsigned long *sink, unsigned long v)
 	return v * 3;
 }
 
+NOINLINE unsigned long ga_tail_leaf(volatile unsigned long *sink, unsigned long v)
+{
+	*sink += v;
+	return v ^ 5;
+}
+
+NOINLINE unsigned long ga_tail_mid(volatile unsigned long *sink, unsigned long v)
+{
+	*sink += 1;
+	return ga_tail_leaf(sink, v + 1);
+}
+
+NOINLINE unsigned long ga_tail(volatile unsigned long *sink, unsigned long v)
+{
+	return ga_tail_mid(sink, v * 2);
+}
+
 NOINLINE void *ga_thread(void *arg)
 {
 	volatile unsigned long sink = 0;
@@ -35,6 +55,7 @@ NOINLINE void *ga_thread(void *arg)
 	for (unsigned long i = 0; i < CALLS; i++) {
 		ga_leaf(&sink, i);
 		acc += ga_mid(&sink, i);
+		acc += ga_tail(&sink, i);
 	}
 	return (void *)(acc + sink);
 }
@@ -57,6 +78,7 @@ int main(void)
 	memset(&st, 0, sizeof(st));
 	st.sz = sizeof(st);
 	if (get && !get(&st))
-		fprintf(stderr, "direct_c_entries %llu\n", (unsigned long long)st.direct_c_entries);
+		fprintf(stderr, "direct_c_entries %llu\nfull_path_entries %llu\n", (unsigned long long)st.direct_c_entries,
+			(unsigned long long)st.full_path_entries);
 	return 0;
 }

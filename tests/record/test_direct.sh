@@ -102,6 +102,22 @@ check_eq "graph_asm: ga_thread called 4 times" "$(calls "$T/d.data" ga_thread)" 
 c_entries=$(sed -n 's/^direct_c_entries //p' "$T/d.err")
 check "graph_asm: at most a few calls taken in C, not in assembly ($c_entries of 1.2M)" \
 	test -n "$c_entries" -a "${c_entries:-99999}" -le 16
+# Tail calls (ga_tail jumps to ga_tail_mid, which jumps to ga_tail_leaf):
+# each callee's frame sits on its caller's at the same stack pointer, and
+# the assembly path takes them too; the full path dispatches only the
+# calls that find their chunk full (one per chunk at most), not 400000.
+for f in ga_tail ga_tail_mid ga_tail_leaf; do
+	check_eq "graph_asm: $f called 200000 times" "$(calls "$T/d.data" $f)" 200000
+done
+check "graph_asm: ga_tail and ga_tail_mid end in tail calls (jmp)" sh -c \
+	"objdump -d --no-show-raw-insn '$PROGS/graph_asm' | awk '/<ga_tail>:/,/^\$/' | grep -q 'jmp.*<ga_tail_mid>' &&
+	 objdump -d --no-show-raw-insn '$PROGS/graph_asm' | awk '/<ga_tail_mid>:/,/^\$/' | grep -q 'jmp.*<ga_tail_leaf>'"
+check_eq "graph_asm: a tail call nests in its caller" \
+	"$(grep -m1 -A4 'ga_tail() {' "$T/d.graph" | sed 's/^ *//' | tr '\n' ' ')" \
+	"ga_tail() { ga_tail_mid() { ga_tail_leaf(); } /* ga_tail_mid */ } /* ga_tail */ "
+full_entries=$(sed -n 's/^full_path_entries //p' "$T/d.err")
+check "graph_asm: tail calls not sent to the full path ($full_entries full-path entries of 1.8M calls)" \
+	test -n "$full_entries" -a "${full_entries:-999999}" -lt 20000
 c_ablation=$(sed -n 's/^direct_c_entries //p' "$T/c.err")
 check "graph_asm: NEEDLE_GRAPH_ASM=0 takes them in C ($c_ablation)" test "${c_ablation:-0}" -ge 1000000
 # -A values from integer registers: written by the assembly path too.

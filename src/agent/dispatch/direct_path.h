@@ -32,6 +32,26 @@ static inline struct thread_state *direct_thread(uint64_t sp)
 	return ts;
 }
 
+/* Where a call at sp with return address ra stands among the thread's
+ * frames.  The usual call is below every frame (0).  A call at the top
+ * frame's own sp whose return address is a hooked return is a tail call
+ * of that frame's function (the caller jumped, leaving its hooked return
+ * in the slot): its frame goes on top of its caller's at the same sp, as
+ * the full path pushes it, and its return goes through both (1).  Any
+ * other frame at or below sp was skipped by a longjmp (or this runs on an
+ * alternate signal stack), and a thread with no frame may be back from a
+ * coroutine switch: the full path sorts those out (-1, decline).  The
+ * same tests as dispatch.c's needle_dispatch_entry. */
+static inline int direct_call_order(const struct thread_state *ts, uint64_t sp, uint64_t ra)
+{
+	if (!ts->shadow_top)
+		return ts->context ? -1 : 0;
+	uint64_t top = frame_top((struct thread_state *)ts)->sp;
+	if (top > sp)
+		return 0;
+	return top == sp && is_return_trampoline(ra) ? 1 : -1;
+}
+
 /* c's storage in the thread, if it has claimed it already (claiming
  * zeroes it, a memset: the full path does that).  1 with *td set (NULL
  * for a consumer with none), 0 to decline. */

@@ -277,6 +277,7 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 	 * code is in the map). */
 	const struct consumer_list *list = atomic_load_explicit(&site->consumers, memory_order_acquire);
 	if (__builtin_expect(list != NULL, 1)) {
+		ts->full_entries++; /* needle_get_stats; the thread's own line */
 		/* A lone consumer's ops are read once, so that one with no
 		 * exit handler (a counter, the function tracer), which never
 		 * hooks the return, skips the lookup of the return address

@@ -55,13 +55,14 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 
 	if (!ts)
 		return 0;
-	/* A frame at or below sp was skipped by a longjmp (or this runs on
-	 * an alternate signal stack), and a thread with no frame may be
-	 * back from a coroutine switch: the full path sorts both out. */
-	if (ts->shadow_top ? frame_top(ts)->sp <= sp : ts->context != NULL)
-		return 0;
 	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
 	uint64_t ra = *ret_slot;
+	/* A tail call is taken (its return address, a hooked return, is in
+	 * the code map: libneedle's), but not at exit sites, whose frames
+	 * the full path keeps. */
+	int order = direct_call_order(ts, sp, ra);
+	if (order < 0 || (order && at_exit_site))
+		return 0;
 	const struct module *m = site->module;
 	if (!at_exit_site && dispatch_shadow_stack_enabled)
 		return 0;

@@ -103,7 +103,7 @@ NEEDLE_API int needle_site_find(const char *name)
 }
 
 struct counter_sum {
-	uint64_t recursion_skips, shadow_overflows, direct_c_entries;
+	uint64_t recursion_skips, shadow_overflows, direct_c_entries, full_entries;
 };
 
 static void add_counters(struct thread_state *ts, void *arg)
@@ -112,13 +112,14 @@ static void add_counters(struct thread_state *ts, void *arg)
 	sum->recursion_skips += ts->recursion_skips;
 	sum->shadow_overflows += ts->shadow_overflows;
 	sum->direct_c_entries += ts->direct_c_entries;
+	sum->full_entries += ts->full_entries;
 }
 
 NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 {
 	struct needle_stats out;
 	struct patch_stats ps;
-	struct counter_sum sum = { 0, 0, 0 };
+	struct counter_sum sum = { 0, 0, 0, 0 };
 	int err;
 
 	if (!stats || stats->sz < sizeof(size_t))
@@ -139,6 +140,7 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats)
 	out.recursion_skips = sum.recursion_skips;
 	out.shadow_overflows = sum.shadow_overflows;
 	out.direct_c_entries = sum.direct_c_entries;
+	out.full_path_entries = sum.full_entries;
 	out.threads_refused = thread_state_refused();
 	out.threads_shared_tls = thread_state_shared_tls();
 	control_unlock();

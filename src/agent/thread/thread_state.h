@@ -62,6 +62,7 @@ struct thread_state {
 	uint8_t *data;
 	uint8_t data_used;         /* the block was written: clear it at exit */
 	uint64_t direct_c_entries; /* calls the direct path took in C (agent/graph_direct.c) */
+	uint64_t full_entries;     /* calls the full path dispatched (dispatch.c) */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
