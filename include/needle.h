@@ -247,8 +247,9 @@ typedef void (*needle_exit_fn)(const struct needle_ctx *ctx, uint64_t cookie, vo
  *     for the same call) runs instead, with its needle_ctx.
  * They run in the same contexts as the ordinary handlers (any traced
  * thread, signal handlers included, never nested in another handler of
- * the thread).  The entry one gets the return address (ret_addr) and
- * returns 0, NEEDLE_SKIP_EXIT, NEEDLE_DIRECT_DECLINE or
+ * the thread).  The entry one gets the return address (ret_addr: for a
+ * tail call of a traced function, needle's return hook, which
+ * needle_is_return_hook tells) and returns 0, NEEDLE_SKIP_EXIT, NEEDLE_DIRECT_DECLINE or
  * NEEDLE_DIRECT_DECLINE_FUNC; the exit one
  * returns 0 or NEEDLE_DIRECT_DECLINE and runs at a hooked return (into
  * the trampoline that called the function, or a hijacked one), or at
@@ -477,9 +478,9 @@ struct needle_stats {
 	uint64_t direct_c_entries;
 	/* Calls the full path dispatched (a needle_ctx built, every consumer
 	 * of the site called in turn): those of shared sites, of handlers
-	 * with no direct twin, and the calls the direct path declines (a
-	 * longjmp's skipped frames to close, a coroutine switch, a full
-	 * shadow stack). */
+	 * with no direct twin, and the calls the direct paths decline (a
+	 * thread's first, a longjmp's skipped frames to close, a coroutine
+	 * switch, a recording's chunk found full). */
 	uint64_t full_path_entries;
 };
 NEEDLE_API int needle_get_stats(struct needle_stats *stats);

@@ -76,8 +76,9 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	 * code map holds (a library call: its binary search, under the read
 	 * section that keeps the map).  An address the map does not hold
 	 * (a JIT's code, an object loaded since the map was built) is the
-	 * full path's, which asks the loader too. */
-	if (!at_exit_site &&
+	 * full path's, which asks the loader too.  A tail call's is a hook,
+	 * libneedle's: hookable, no search. */
+	if (!at_exit_site && !order &&
 	    !(m && ra >= m->exec[0].lo && ra < m->exec[0].hi && (ra < m->foreign_lo || ra >= m->foreign_hi)) &&
 	    !code_map_holds(ra))
 		goto decline;
