@@ -69,7 +69,8 @@
 	X(15, rec_meta_fd, "... and of the meta file (0 with rec_pid: exec'ed programs are not followed)") \
 	X(16, no_follow_exec, "--no-follow-exec: the programs it exec's are not recorded")           \
 	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)") \
-	X(18, start_paused, "--disable: nothing is recorded until a trace_on trigger or signal")
+	X(18, start_paused, "--disable: nothing is recorded until a trace_on trigger or signal") \
+	X(19, estimate_return, "--estimate-return: function_graph with no return hooked; a call ends at the next entry at or above its stack")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \

@@ -22,6 +22,11 @@ uint32_t rec_image;
  * thread takes a chunk (the slow path), valid for the thread's life. */
 static __thread struct rec_thread *rec_self __attribute__((tls_model("initial-exec")));
 
+struct rec_thread *rec_thread_self(void)
+{
+	return rec_self;
+}
+
 /* Clock units between two reads of a thread's name: 2 ms of a 2 GHz TSC,
  * 4 ms of CLOCK_MONOTONIC. */
 #define NAME_REFRESH (1ull << 22)

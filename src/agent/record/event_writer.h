@@ -77,7 +77,15 @@ struct rec_thread {
 	/* The thread switched contexts (swapcontext): its depth and open
 	 * sites mix the calls of its contexts, which are no one stack. */
 	uint8_t switched;
+	/* --estimate-return: the calls open, by stack pointer (recorder.c,
+	 * estimate_entry); mapped at the thread's first such call. */
+	struct estimated_call *est;
+	uint32_t est_top, est_cap;
 };
+
+/* The calling thread's recording state once it has taken a chunk (NULL
+ * before), for what runs outside a handler: the process's exit. */
+struct rec_thread *rec_thread_self(void);
 
 /* Publish the thread's chunk: to the ring for needle record's drain, or,
  * in snapshot mode, to the thread's own list of full chunks. */

@@ -538,14 +538,14 @@ static void graph_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 	graph_exit_record(ctx, cookie);
 }
 
-static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie)
+/* The thread's state at the end of a call entered with cookie: 1 if its
+ * exit is to be written. */
+static int graph_exit_account(struct rec_thread *rt, uint64_t cookie)
 {
-	struct rec_thread *rt = ctx->thread_data;
-
 	if (cookie & COOKIE_OUT) {
 		if (rt->out_count)
 			rt->out_count--;
-		return;
+		return 0;
 	}
 	if (cookie & COOKIE_IN) {
 		if (rt->in_count)
@@ -560,7 +560,14 @@ static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie)
 	 * graph stays whole (those entered while off were not hooked); after
 	 * a finish nothing is written: the calls open then stay open, as
 	 * uftrace lists them. */
-	int writing = rec_active && !(atomic_load_explicit(&rec_paused, memory_order_relaxed) & PAUSE_FINISHED);
+	return rec_active && !(atomic_load_explicit(&rec_paused, memory_order_relaxed) & PAUSE_FINISHED);
+}
+
+static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie)
+{
+	struct rec_thread *rt = ctx->thread_data;
+	int writing = graph_exit_account(rt, cookie);
+
 	if (writing && ctx->is_exit == NEEDLE_EXIT_UNWOUND)
 		event_write(rt, EV_UNWIND, ctx->func->site_id); /* no return value */
 	else if (writing)
@@ -568,6 +575,98 @@ static void graph_exit_record(const struct needle_ctx *ctx, uint64_t cookie)
 		 * the registers yet; the exit has none. */
 		event_write_args(rt, EV_EXIT, ctx->func->site_id, ctx,
 				 ctx->exit_flags & NEEDLE_EXIT_NO_RETVAL ? NULL : args_for(ctx->func->site_id), 1);
+}
+
+/* --estimate-return (uftrace's): function_graph with no return hooked,
+ * for programs whose returns must not be touched (a JIT's own frames, a
+ * runtime that walks or rewrites return addresses, CET shadow stacks).
+ * A call ends, as estimated, at the next entry the thread makes at or
+ * above its stack pointer (the call has returned by then: its caller, or
+ * a caller of its caller, calls again) and its exit is written then, with
+ * that entry's time, so a duration counts up to the next traced call; at
+ * the thread's end the calls still open end.  Entries at the same stack
+ * pointer (a tail call) end their predecessor: the callee shows as the
+ * caller's sibling.  The calls open are kept per thread by stack pointer,
+ * in an array mapped at the thread's first call (one mmap, then an mremap
+ * per doubling: no malloc, which a signal handler's call could interrupt).
+ * A call the array has no room for ends at once (a leaf). */
+static int estimate_return;
+
+struct estimated_call {
+	uint64_t sp;     /* the entry's stack pointer (its return address's slot) */
+	uint64_t cookie; /* graph_entry's */
+	uint32_t id;
+};
+
+#define ESTIMATE_INITIAL 4096u
+#define ESTIMATE_MAX (1u << 22)
+
+static void estimate_exit(struct rec_thread *rt, const struct estimated_call *e)
+{
+	if (e->cookie & COOKIE_TIMED) {
+		uint64_t now = trigger_clock();
+		if (!(e->cookie & COOKIE_SKIPPED) && graph_exit_account(rt, e->cookie))
+			event_write(rt, EV_EXIT, e->id);
+		trigger_exit(e->id, e->cookie, now);
+		return;
+	}
+	if (graph_exit_account(rt, e->cookie))
+		event_write(rt, EV_EXIT, e->id);
+}
+
+/* End the calls open at or below sp (UINT64_MAX: all), innermost first. */
+static void estimate_close(struct rec_thread *rt, uint64_t sp)
+{
+	while (rt->est_top && rt->est[rt->est_top - 1].sp <= sp) {
+		rt->est_top--;
+		estimate_exit(rt, &rt->est[rt->est_top]);
+	}
+}
+
+static int estimate_room(struct rec_thread *rt)
+{
+	if (rt->est_top < rt->est_cap)
+		return 1;
+	size_t old = (size_t)rt->est_cap * sizeof(*rt->est);
+	uint32_t cap = rt->est_cap ? rt->est_cap * 2 : ESTIMATE_INITIAL;
+	if (cap > ESTIMATE_MAX)
+		return 0;
+	size_t len = (size_t)cap * sizeof(*rt->est);
+	void *p = rt->est ? mremap(rt->est, old, len, MREMAP_MAYMOVE)
+			  : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 0;
+	rt->est = p;
+	rt->est_cap = cap;
+	return 1;
+}
+
+static int estimate_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	struct rec_thread *rt = ctx->thread_data;
+	uint64_t ck = 0;
+
+	(void)cookie;
+	estimate_close(rt, ctx->sp);
+	if (graph_entry(ctx, &ck, data) != 0)
+		return NEEDLE_SKIP_EXIT;
+	struct estimated_call e = { .sp = ctx->sp, .cookie = ck, .id = ctx->func->site_id };
+	if (!estimate_room(rt)) {
+		estimate_exit(rt, &e);
+		return NEEDLE_SKIP_EXIT;
+	}
+	rt->est[rt->est_top++] = e;
+	return NEEDLE_SKIP_EXIT;
+}
+
+/* At the process's exit, in the thread that exits (main's, which ends
+ * with no thread_exit): its calls still open end. */
+__attribute__((destructor)) static void estimate_at_exit(void)
+{
+	struct rec_thread *rt = rec_thread_self();
+
+	if (estimate_return && rt && rt->est_top && rt->tid == (uint32_t)gettid())
+		estimate_close(rt, UINT64_MAX);
 }
 
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
@@ -640,6 +739,12 @@ static void thread_exit(void *thread_data, void *user_data)
 {
 	struct rec_thread *rt = thread_data;
 	(void)user_data;
+	if (rt->est) {
+		estimate_close(rt, UINT64_MAX);
+		munmap(rt->est, (size_t)rt->est_cap * sizeof(*rt->est));
+		rt->est = NULL;
+		rt->est_top = rt->est_cap = 0;
+	}
 	/* The reader would salvage the chunk anyway; publishing it now lets
 	 * it be written out, and reused, before the process ends. */
 	if (rec_active && rt->chunk) {
@@ -1180,7 +1285,8 @@ static int reconfigure(const struct record_config *change, char *msg, size_t msg
 		rec_max_depth = change->depth ? (uint32_t)change->depth : UINT32_MAX;
 	int graph = change->graph != 0;
 	if (RECORD_CONFIG_HAS(change, graph) && graph != graph_tracer) {
-		err = needle_link_set_handlers(rec_link, graph ? graph_entry : function_entry, graph ? graph_exit : NULL);
+		err = needle_link_set_handlers(rec_link, graph ? (estimate_return ? estimate_entry : graph_entry) : function_entry,
+					       graph && !estimate_return ? graph_exit : NULL);
 		if (err < 0) {
 			snprintf(msg, msglen, "cannot switch the tracer (%d)", err);
 			return err;
@@ -1649,6 +1755,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	if (overwrite_init(shm))
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	rec_max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
+	estimate_return = rc->estimate_return > 0;
 	/* A later session (needle record -p again) counts its own. */
 	if (atomic_exchange(&entry_only_used, 0))
 		memset(entry_only_seen, 0, sizeof(entry_only_seen));
@@ -1725,8 +1832,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		.sz = sizeof(o),
 		.addrs = addrs,
 		.addr_cnt = n,
-		.entry = graph ? graph_entry : function_entry,
-		.exit = graph ? graph_exit : NULL,
+		.entry = graph ? (estimate_return ? estimate_entry : graph_entry) : function_entry,
+		.exit = graph && !estimate_return ? graph_exit : NULL,
 		.thread_data_size = sizeof(struct rec_thread),
 		.thread_exit = thread_exit,
 		.thread_fork = after_fork_child,
@@ -1735,7 +1842,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	/* The direct path (recorder_direct.c) for function_graph; NEEDLE_DIRECT=0
 	 * leaves every call to the full one (benchmarks measure both). */
 	const char *direct = getenv("NEEDLE_DIRECT");
-	if (graph && !(direct && *direct == '0')) {
+	if (graph && !estimate_return && !(direct && *direct == '0')) {
 		o.direct_entry = rec_graph_direct_entry;
 		o.direct_exit = rec_graph_direct_exit;
 	}

@@ -78,6 +78,9 @@ static const char record_usage[] =
 	"      --force              overwrite FILE even if it is not a needle trace\n"
 	"  -f, --output-fields LIST the views' columns (uftrace's -f: see needle replay --help)\n"
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
+	"      --estimate-return    function_graph without hooking any return (uftrace's): a call\n"
+	"                           ends at the thread's next traced entry at or above its stack\n"
+	"                           pointer, so its duration runs to that entry; no -R values\n"
 	"  -t, --time-filter TIME   the views show only calls of TIME or more (e.g. 1ms) and the calls\n"
 	"                           they are in (uftrace's -t; the trace keeps every call)\n"
 	"  -T FUNC@ACTION,...       uftrace's triggers, for the views (see needle replay --help); the\n"
@@ -368,7 +371,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS };
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
+	       OPT_ESTIMATE_RETURN };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -391,7 +395,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "ctl", no_argument, NULL, OPT_CTL }, { "force", no_argument, NULL, OPT_FORCE },
 		{ "output-fields", required_argument, NULL, 'f' },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", optional_argument, NULL, OPT_KERNEL },
-		{ "event", required_argument, NULL, 'E' }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "event", required_argument, NULL, 'E' }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC },
+		{ "estimate-return", no_argument, NULL, OPT_ESTIMATE_RETURN }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
@@ -481,6 +486,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		}
+		case OPT_ESTIMATE_RETURN:
+			o->agent.estimate_return = 1;
+			break;
 		case OPT_NO_FOLLOW_EXEC:
 			o->agent.no_follow_exec = 1;
 			break;
@@ -909,6 +917,16 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->duration_ns && !o->attach_pid) {
 		cli_error("record: --duration needs -p (a program started by needle record is recorded to its end)");
+		return -1;
+	}
+	if (o->agent.estimate_return && !o->agent.graph) {
+		cli_error("record: --estimate-return is function_graph's (the function tracer has no returns): "
+			  "leave out -t function");
+		return -1;
+	}
+	if (o->agent.estimate_return && o->values.specs &&
+	    (o->values.specs[0] == 'R' || strstr(o->values.specs, "\nR"))) {
+		cli_error("record: -R records return values, which --estimate-return never sees (no return is hooked)");
 		return -1;
 	}
 	if (!o->agent.graph && o->values.specs &&

@@ -143,6 +143,10 @@ static void process_part(struct info_text *b, struct recording *r)
 		if (id[0])
 			info_put(b, "build_id", "%s", id);
 	}
+	/* --estimate-return: every exit's time is an estimate (the views say
+	 * so in info). */
+	if (r->o->agent.estimate_return)
+		info_put(b, "returns", "estimated");
 	if (r->o->kernel_events & RECORD_EVENT_SCHEDULE)
 		info_put(b, "event", "linux:schedule");
 	if (!r->have_usage)

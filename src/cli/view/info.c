@@ -398,7 +398,11 @@ int cmd_info(int argc, char **argv)
 		       t->have_process ? "" : "; no metadata (function names show as site#N)");
 	else
 		printf("status:        complete\n");
-	printf("tracer:        %s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph");
+	char returns[32];
+	printf("tracer:        %s%s\n", t->tracer == TRACER_FUNCTION ? "function" : "function_graph",
+	       t->tracer != TRACER_FUNCTION && info_get(t, "returns", returns, sizeof(returns)) && !strcmp(returns, "estimated")
+		       ? " (--estimate-return: a call ends at the thread's next entry at or above it)"
+		       : "");
 	if (t->view_opts_len) {
 		/* The views' default options, as record took them. */
 		fputs("view options: ", stdout);
