@@ -324,18 +324,12 @@
 	jb	9f
 	/* At the top frame's sp: a tail call if the return address is a
 	 * hooked return (shadow_frame.h's is_return_trampoline). */
-	leaq	needle_calling_return(%rip), %rax
+	.irp	hook, needle_calling_return, needle_calling_return_relocated, needle_return_trampoline, needle_return_trampoline_full
+	leaq	\hook(%rip), %rax
 	cmpq	%rax, %rdx
 	je	4f
-	leaq	needle_calling_return_relocated(%rip), %rax
-	cmpq	%rax, %rdx
-	je	4f
-	leaq	needle_return_trampoline(%rip), %rax
-	cmpq	%rax, %rdx
-	je	4f
-	leaq	needle_return_trampoline_full(%rip), %rax
-	cmpq	%rax, %rdx
-	jne	9f
+	.endr
+	jmp	9f
 4:	movq	G_TS_SHADOW_CAP(%rcx), %rax
 	subq	%rsi, %rax
 	cmpq	$G_FRAME_BYTES, %rax

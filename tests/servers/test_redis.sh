@@ -36,6 +36,8 @@ state_check before first "$pid"
 load_stop
 
 count_calls "$pid" redis "$port" setCommand 1000
+# --estimate-return: not one return of the server hooked, the same count.
+count_calls "$pid" redis "$port" setCommand 1000 -F setCommand --estimate-return
 check_eq "$SRV: answers after the detaches" "$(python3 "$LOAD_PY" count redis "$port" 20)" "ok 20 failed 0"
 output_check "$T/redis/output" output.before
 check "$SRV: redis-server alive at the end" kill -0 "$pid"
