@@ -441,7 +441,9 @@ count_calls() {
 	shift 5
 	[ $# -gt 0 ] || set -- -F "$func"
 	name=count_$(echo "$func" | tr -c 'A-Za-z0-9_\n' _)
-	rm -f "$T/$name.go" "$T/$name.go.ready" "$T/$name.go.end"
+	# A count of the same function before this one left its files: its
+	# .err would say "recording" and its .rc "ended" at once.
+	rm -f "$T/$name".*
 	python3 "$LOAD_PY" count "$proto" "$port" "$n" "$T/$name.go" >"$T/$name.client" 2>&1 &
 	local cpid=$!
 	srv_track "$cpid"

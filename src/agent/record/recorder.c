@@ -601,6 +601,12 @@ struct estimated_call {
 #define ESTIMATE_INITIAL 4096u
 #define ESTIMATE_MAX (1u << 22)
 
+/* The thread's array, kept across recordings (needle record -p again: a
+ * new link's thread data starts zeroed, and the old one's is not told
+ * the session ended); unmapped at the thread's end. */
+static __thread struct estimated_call *est_kept __attribute__((tls_model("initial-exec")));
+static __thread uint32_t est_kept_cap __attribute__((tls_model("initial-exec")));
+
 static void estimate_exit(struct rec_thread *rt, const struct estimated_call *e)
 {
 	if (e->cookie & COOKIE_TIMED) {
@@ -627,6 +633,12 @@ static int estimate_room(struct rec_thread *rt)
 {
 	if (rt->est_top < rt->est_cap)
 		return 1;
+	if (!rt->est && est_kept) {
+		rt->est = est_kept;
+		rt->est_cap = est_kept_cap;
+		if (rt->est_top < rt->est_cap)
+			return 1;
+	}
 	size_t old = (size_t)rt->est_cap * sizeof(*rt->est);
 	uint32_t cap = rt->est_cap ? rt->est_cap * 2 : ESTIMATE_INITIAL;
 	if (cap > ESTIMATE_MAX)
@@ -636,8 +648,8 @@ static int estimate_room(struct rec_thread *rt)
 			  : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 0;
-	rt->est = p;
-	rt->est_cap = cap;
+	rt->est = est_kept = p;
+	rt->est_cap = est_kept_cap = cap;
 	return 1;
 }
 
@@ -742,8 +754,8 @@ static void thread_exit(void *thread_data, void *user_data)
 	if (rt->est) {
 		estimate_close(rt, UINT64_MAX);
 		munmap(rt->est, (size_t)rt->est_cap * sizeof(*rt->est));
-		rt->est = NULL;
-		rt->est_top = rt->est_cap = 0;
+		rt->est = est_kept = NULL;
+		rt->est_top = rt->est_cap = est_kept_cap = 0;
 	}
 	/* The reader would salvage the chunk anyway; publishing it now lets
 	 * it be written out, and reused, before the process ends. */
