@@ -59,10 +59,14 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	uint64_t ra = *ret_slot;
 	/* A tail call is taken (its return address, a hooked return, is in
 	 * the code map: libneedle's), but not at exit sites, whose frames
-	 * the full path keeps. */
-	int order = direct_call_order(ts, sp, ra);
-	if (order < 0 || (order && at_exit_site))
-		return 0;
+	 * the full path keeps.  The usual call's test first, alone: the
+	 * order's computation on every call cost 2 ns here. */
+	int order = 0;
+	if (__builtin_expect(ts->shadow_top ? frame_top(ts)->sp <= sp : ts->context != NULL, 0)) {
+		order = direct_call_order(ts, sp, ra);
+		if (order < 0 || at_exit_site)
+			return 0;
+	}
 	const struct module *m = site->module;
 	if (!at_exit_site && dispatch_shadow_stack_enabled)
 		return 0;
