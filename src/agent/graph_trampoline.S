@@ -316,6 +316,15 @@
 	 * its caller's hooked return. */
 	movq	\ra(%rsp), %rdx
 	movq	G_TS_SHADOW_TOP(%rcx), %rsi
+	movq	G_TS_SHADOW_CAP(%rcx), %rax
+	subq	%rsi, %rax
+	cmpq	$G_FRAME_BYTES, %rax
+	jb	9f
+	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
+	jne	9f
+	movq	G_SITE_MODULE(%r11), %r8
+	testq	%r8, %r8
+	jz	9f
 	testq	%rsi, %rsi
 	jz	1f
 	movq	G_TS_SHADOW(%rcx), %rax
@@ -323,40 +332,23 @@
 	ja	2f
 	jb	9f
 	/* At the top frame's sp: a tail call if the return address is a
-	 * hooked return (shadow_frame.h's is_return_trampoline). */
+	 * hooked return (shadow_frame.h's is_return_trampoline), which
+	 * needs no range test. */
 	.irp	hook, needle_calling_return, needle_calling_return_relocated, needle_return_trampoline, needle_return_trampoline_full
 	leaq	\hook(%rip), %rax
 	cmpq	%rax, %rdx
-	je	4f
+	je	3f
 	.endr
 	jmp	9f
-4:	movq	G_TS_SHADOW_CAP(%rcx), %rax
-	subq	%rsi, %rax
-	cmpq	$G_FRAME_BYTES, %rax
-	jb	9f
-	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
-	jne	9f
-	cmpq	$0, G_SITE_MODULE(%r11)
-	je	9f
-	jmp	3f
 1:	cmpq	$0, G_TS_CONTEXT(%rcx)
 	jne	9f
-2:	movq	G_TS_SHADOW_CAP(%rcx), %rax
-	subq	%rsi, %rax
-	cmpq	$G_FRAME_BYTES, %rax
+2:	cmpq	G_MOD_EXEC_LO(%r8), %rdx
 	jb	9f
-	cmpb	$0, G_SITE_EXITS_LIVE(%r11)
-	jne	9f
-	movq	G_SITE_MODULE(%r11), %rax
-	testq	%rax, %rax
-	jz	9f
-	cmpq	G_MOD_EXEC_LO(%rax), %rdx
-	jb	9f
-	cmpq	G_MOD_EXEC_HI(%rax), %rdx
+	cmpq	G_MOD_EXEC_HI(%r8), %rdx
 	jae	9f
-	cmpq	G_MOD_FOREIGN_LO(%rax), %rdx
+	cmpq	G_MOD_FOREIGN_LO(%r8), %rdx
 	jb	3f
-	cmpq	G_MOD_FOREIGN_HI(%rax), %rdx
+	cmpq	G_MOD_FOREIGN_HI(%r8), %rdx
 	jb	9f
 3:	GRAPH_READ_LOCK
 	/* The recorder's consumer alone on the site, live. */
