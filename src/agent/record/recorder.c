@@ -681,6 +681,20 @@ __attribute__((destructor)) static void estimate_at_exit(void)
 		estimate_close(rt, UINT64_MAX);
 }
 
+static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data);
+
+/* The recorder's handlers for a tracer: function_graph (returns hooked, or
+ * estimated) or function. */
+static needle_entry_fn tracer_entry(int graph)
+{
+	return graph ? (estimate_return ? estimate_entry : graph_entry) : function_entry;
+}
+
+static needle_exit_fn tracer_exit(int graph)
+{
+	return graph && !estimate_return ? graph_exit : NULL;
+}
+
 static int function_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 {
 	(void)cookie;
@@ -1297,8 +1311,7 @@ static int reconfigure(const struct record_config *change, char *msg, size_t msg
 		rec_max_depth = change->depth ? (uint32_t)change->depth : UINT32_MAX;
 	int graph = change->graph != 0;
 	if (RECORD_CONFIG_HAS(change, graph) && graph != graph_tracer) {
-		err = needle_link_set_handlers(rec_link, graph ? (estimate_return ? estimate_entry : graph_entry) : function_entry,
-					       graph && !estimate_return ? graph_exit : NULL);
+		err = needle_link_set_handlers(rec_link, tracer_entry(graph), tracer_exit(graph));
 		if (err < 0) {
 			snprintf(msg, msglen, "cannot switch the tracer (%d)", err);
 			return err;
@@ -1844,8 +1857,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		.sz = sizeof(o),
 		.addrs = addrs,
 		.addr_cnt = n,
-		.entry = graph ? (estimate_return ? estimate_entry : graph_entry) : function_entry,
-		.exit = graph && !estimate_return ? graph_exit : NULL,
+		.entry = tracer_entry(graph),
+		.exit = tracer_exit(graph),
 		.thread_data_size = sizeof(struct rec_thread),
 		.thread_exit = thread_exit,
 		.thread_fork = after_fork_child,
