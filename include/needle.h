@@ -224,6 +224,11 @@ NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ct
  * slot to find their frames, so needle leaves it alone.  Exit sites are
  * not affected: with them the exit is seen. */
 #define NEEDLE_ENTRY_NO_EXIT 2u
+/* With NEEDLE_ENTRY_NO_EXIT: no call of this function ever has its exit
+ * seen, whoever calls it.  It finds its caller by its return address
+ * (dlopen, dlsym, dlvsym, dlmopen: the caller's RUNPATH, $ORIGIN,
+ * namespace, RTLD_NEXT), which a hooked return would change. */
+#define NEEDLE_ENTRY_NO_EXIT_FUNC 4u
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit
  * handler (of the same link) does not run.  *cookie starts at 0 and is

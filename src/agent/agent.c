@@ -408,7 +408,18 @@ __asm__("	.text\n"
 	"	testq	%r11, %r11\n"
 	"	jz	2f\n"
 	"	jmp	*%r11\n"
-	"2:	pushq	%rdi\n"
+	/* A call: the program's dlopen is a site here, as the compiler
+	 * lays one out (listed in __patchable_function_entries), past the
+	 * test above so that a return through the caller's stub is none.
+	 * The stack is as the caller left it, so the site sees its return
+	 * address; an entry-only site (caller_names in site_discover.c),
+	 * whose return is never hooked, since the loader reads it. */
+	"2:	nop; nop; nop; nop; nop\n"
+	"	.pushsection __patchable_function_entries, \"aw\", @progbits\n"
+	"	.balign	8\n"
+	"	.quad	2b\n"
+	"	.popsection\n"
+	"	pushq	%rdi\n"
 	"	.cfi_adjust_cfa_offset 8\n"
 	"	pushq	%rsi\n"
 	"	.cfi_adjust_cfa_offset 8\n"

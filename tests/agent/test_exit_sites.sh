@@ -36,7 +36,7 @@ for build in gcc xray; do
 	n=$(grep -o 'exit_prog_[a-z]*: [0-9]* exit sites' "$T/err" | awk '{print $2}')
 	check "$build: exit sites found (${n:-none})" test "${n:-0}" -ge 14
 	check_counts "$build" "$T/$build.data" "$T/plain"
-	replay_threads "$T/$build.data" >"$T/replay"
+	replay_threads "$T/$build.data" --mark-unwound >"$T/replay"
 	check_eq "$build: replay reads the trace" "$?" 0
 	# Line by line order within a thread: each worker's calls alone.
 	: >"$T/seq"

@@ -22,7 +22,7 @@ same_run() {
 	ts=$?
 	check_eq "$name: output byte-identical" "$traced" "$plain"
 	check_eq "$name: exit status identical" "$ts" "$ps"
-	"$NEEDLE" replay -i "$T/$name.data" >"$T/$name.replay"
+	"$NEEDLE" replay --mark-unwound -i "$T/$name.data" >"$T/$name.replay"
 	"$NEEDLE" export --format=folded -i "$T/$name.data" -o "$T/$name.folded"
 }
 count() { grep -c -- "$1" "$2" | tr -d ' '; }
@@ -129,6 +129,18 @@ done
 check_eq "cpp-traced-all: thrower called 100 times" "$(calls "$T/cpp-traced-all.data" thrower)" 100
 check_eq "cpp-traced-all: libstdc++'s __cxa_allocate_exception traced, once per throw" \
 	"$(calls "$T/cpp-traced-all.data" __cxa_allocate_exception)" 50
+# uftrace's view, replay's default: the C++ runtime's exception machinery
+# (__cxa_throw, __cxa_rethrow, the catches, and __cxa_end_catch's tail
+# calls of __cxa_free_exception and free) is no line, and a call the
+# unwinding left closes as a return, with no mark.
+"$NEEDLE" replay -i "$T/cpp-rethrow-all.data" >"$T/cpp-rethrow-all.default"
+check_eq "cpp-rethrow-all (default view): no line of the exception machinery" \
+	"$(grep -cE '__cxa_(throw|rethrow|begin_catch|end_catch|free_exception)|_Unwind|[| ]free\(' "$T/cpp-rethrow-all.default")" 0
+check_eq "cpp-rethrow-all (default view): the throw's allocation, the program's call, is a line 50 times" \
+	"$(count '__cxa_allocate_exception();' "$T/cpp-rethrow-all.default")" 50
+check_eq "cpp-rethrow-all (default view): no call marked unwound" "$(count 'unwound' "$T/cpp-rethrow-all.default")" 0
+check_eq "cpp-rethrow-all (default view): rethrower closes 100 times, 50 of them unwound" \
+	"$(count '} /\* rethrower \*/$' "$T/cpp-rethrow-all.default")" 100
 check_eq "cpp-nested-all: nested returns every time" "$(count '} /\* nested \*/' "$T/cpp-nested-all.replay")" 100
 
 # The cases above ran through the calling trampoline (the recorder's

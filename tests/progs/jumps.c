@@ -1,8 +1,11 @@
 /* jumps.c - calls to functions libneedle interposes without tracing
- * them (longjmp, dlopen) and to one it interposes and traces (ppoll):
- * the interposers' own work (errno, a system call of theirs) is not a
- * call of the program's; ppoll, which the interposer calls for the
- * program, is (tests/record/test_interposed.sh).  Prints what it did. */
+ * them (longjmp), to one it interposes and traces (ppoll), and to those
+ * that find their caller by their return address (dlopen, dlsym), whose
+ * calls are lines with no exit: the interposers' own work (errno, a
+ * system call of theirs) is not a call of the program's; ppoll, which
+ * the interposer calls for the program, is; dlsym(RTLD_NEXT), traced,
+ * finds what the program's own references are bound to, as untraced
+ * (tests/record/test_interposed.sh).  Prints what it did. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <poll.h>
@@ -36,9 +39,10 @@ int main(void)
 		r = after(1);
 	void *h = dlopen("libm.so.6", RTLD_NOW);
 	int have = h && dlsym(h, "cos");
+	int next_bound = dlsym(RTLD_NEXT, "ppoll") == (void *)&ppoll;
 	sigemptyset(&mask);
 	struct timespec zero = { 0, 0 };
 	int p = ppoll(NULL, 0, &zero, &mask);
-	printf("jumped %d, libm %d, ppoll %d\n", r, have, p);
+	printf("jumped %d, libm %d, ppoll %d, next is the bound ppoll %d\n", r, have, p, next_bound);
 	return 0;
 }

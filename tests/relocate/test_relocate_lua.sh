@@ -213,7 +213,7 @@ check_eq "info: the C library's functions that return twice (setjmp, _setjmp, __
 	"$(grep -o 'libc\.so\.6: .*' "$T/n0.info" | grep -o 'returns twice [0-9]*')" "returns twice 5"
 
 # The replay is a few hundred MB: only what is checked is kept.
-"$NEEDLE" replay -i "$T/n0.data" 2>"$T/replay.err" |
+"$NEEDLE" replay --mark-unwound -i "$T/n0.data" 2>"$T/replay.err" |
 	awk '{ n++ } / lua_yieldk \(unwound\) \*\/$/ { y++ } END { print n + 0, y + 0 }' >"$T/replay.sum"
 rc=${PIPESTATUS[0]}
 read -r rlines ryield <"$T/replay.sum"

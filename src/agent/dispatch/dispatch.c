@@ -284,8 +284,10 @@ void needle_dispatch_entry(struct needle_ctx *ctx, uint64_t *ret_slot)
 		 * (a binary search when it misses the callee's object). */
 		const struct consumer_ops *ops = list->cnt == 1 ? consumer_ops_of(list->items[0]) : NULL;
 		ctx->exit_flags = 0;
-		if ((!ops || ops->exit) && !atomic_load_explicit(&site->exits_live, memory_order_relaxed) &&
-		    __builtin_expect(!return_hookable(site, *ret_slot), 0))
+		if (__builtin_expect(site->entry_only, 0))
+			ctx->exit_flags = NEEDLE_ENTRY_NO_EXIT | NEEDLE_ENTRY_NO_EXIT_FUNC;
+		else if ((!ops || ops->exit) && !atomic_load_explicit(&site->exits_live, memory_order_relaxed) &&
+			 __builtin_expect(!return_hookable(site, *ret_slot), 0))
 			ctx->exit_flags = NEEDLE_ENTRY_NO_EXIT;
 		if (__builtin_expect(ops != NULL, 1))
 			dispatch_one(ts, site, list->items[0], ops, ctx, ret_slot);

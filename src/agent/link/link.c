@@ -244,7 +244,8 @@ static int no_sites_error(void)
 static struct consumer_list *site_swap_consumers(struct site *s, struct consumer_list *list)
 {
 	struct consumer_list *old = atomic_exchange_explicit(&s->consumers, list, memory_order_acq_rel);
-	atomic_store_explicit(&s->direct_skip, 0, memory_order_relaxed);
+	/* An entry-only site's never goes: the direct paths hook returns. */
+	atomic_store_explicit(&s->direct_skip, s->entry_only, memory_order_relaxed);
 	atomic_store_explicit(&s->direct_graph, 0, memory_order_relaxed);
 	return old;
 }
@@ -489,7 +490,7 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 
 	/* New handlers may take the direct path where the old declined. */
 	for (size_t i = 0; !err && i < link->site_cnt; i++) {
-		atomic_store_explicit(&link->sites[i]->direct_skip, 0, memory_order_relaxed);
+		atomic_store_explicit(&link->sites[i]->direct_skip, link->sites[i]->entry_only, memory_order_relaxed);
 		atomic_store_explicit(&link->sites[i]->direct_graph, 0, memory_order_relaxed);
 	}
 	if (!err)

@@ -119,7 +119,7 @@ enum {
 	SF_SUBTREE = 1, /* -F: its calls open a recorded subtree */
 	SF_DROP = 2,    /* -N: its calls and their subtrees are not recorded */
 	/* SF_LIB (4, recorder_direct.h): a relocated function of a library: a library call */
-	/* SF_HIDE (8, recorder_direct.h): never recorded (the C library's start-up) */
+	/* SF_HIDE (8, recorder_direct.h): never recorded (runtime_plumbing) */
 	SF_AGENT = 16,  /* an interposer of libneedle's (with SF_LIB) */
 	SF_TWIN = 32,   /* a library function the program has one of its own name of (twin_of) */
 	SF_REAL = 64,   /* a library function libneedle interposes and calls for the program (is_real_of_interposer) */
@@ -450,7 +450,10 @@ static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 	/* Its exit will not be seen: an entry of its own, as the function
 	 * tracer writes it, which nests nothing under it. */
 	if (__builtin_expect(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT, 0)) {
-		entry_only_note(ctx->func->site_id);
+		/* needle info counts the functions called from generated
+		 * code; dlsym's kind is entry-only by nature. */
+		if (!(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT_FUNC))
+			entry_only_note(ctx->func->site_id);
 		event_write_args(rt, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 		return NEEDLE_SKIP_EXIT;
 	}
@@ -1027,6 +1030,29 @@ static int prog_name_cmp(const void *a, const void *b)
  * interposers first whether it was preloaded or loaded into a running
  * process. */
 static void *self_handle;
+/* Library calls the program's code does not make itself, though they
+ * leave from its object, and uftrace hides: 1 for the C library's
+ * start-up, which runs main and never returns, and its tear-down of the
+ * program's objects (both called from the compiler's start files),
+ * never recorded nor hooked; 2 for the C++ runtime's exception
+ * machinery, which the compiler emits for throw, catch and cleanups (a
+ * throw shows as the calls it leaves, a catch as the code after it):
+ * dropped as -N drops a function, with what it calls, so that
+ * __cxa_end_catch's tail call of __cxa_free_exception, and that one's
+ * of free, whose return addresses are the program's, are not taken for
+ * the program's calls.  _Unwind_Resume never returns: not hooked. */
+static int runtime_plumbing(const char *name)
+{
+	static const char *const names[] = {
+		"__libc_start_main", "__cxa_finalize",	   "_Unwind_Resume",  "__cxa_throw",
+		"__cxa_rethrow",     "__cxa_begin_catch", "__cxa_end_catch", "__gxx_personality_v0",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return i < 3 ? 1 : 2;
+	return 0;
+}
+
 static int is_real_of_interposer(const char *name)
 {
 	if (!self_handle) {
@@ -1181,6 +1207,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		 * library's) is one as the C library's would be, and never one
 		 * libneedle makes. */
 		unsigned fl = 0;
+		int plumbing = 0;
 		struct obj_span *o = obj_of(info.func_ip);
 		if (o && o == self_obj)
 			fl |= SF_AGENT;
@@ -1209,11 +1236,8 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			if (min_size > PLT_ENTRY_BYTES)
 				continue;
 			fl |= SF_LIB;
-			/* The C library's start-up, which runs main and never
-			 * returns, and its tear-down of the program's objects
-			 * (called from the compiler's start files): not calls
-			 * the program's code makes. */
-			if (!strcmp(info.name, "__libc_start_main") || !strcmp(info.name, "__cxa_finalize"))
+			plumbing = runtime_plumbing(info.name);
+			if (plumbing == 1)
 				fl |= SF_HIDE;
 			if (self_obj && is_real_of_interposer(info.name))
 				fl |= SF_REAL;
@@ -1225,6 +1249,8 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 		}
 		if (cur_subtree && glob_list_match(cur_subtree, (uint32_t)id))
 			fl |= SF_SUBTREE;
+		else if (plumbing == 2)
+			fl |= SF_DROP; /* unless -F names it */
 		if (cur_drop && glob_list_match(cur_drop, (uint32_t)id) &&
 		    (!(fl & SF_SUBTREE) || drop_wins((uint32_t)id))) {
 			fl &= ~SF_SUBTREE;

@@ -59,7 +59,7 @@ static inline unsigned rec_site_flag(uint32_t id)
 /* The site flags the direct handlers act on; recorder.c has the others.
  * SF_LIB: a relocated function of a library, whose calls are recorded
  * when the library-call view says so (recorder.c, libcall_recorded).
- * SF_HIDE: never recorded (the C library's start-up).  SF_TRIGGER: a
+ * SF_HIDE: never recorded (start-up, C++ exception machinery).  SF_TRIGGER: a
  * function whose --trigger the recorder times (trigger_fold). */
 #define SF_LIB 4u
 #define SF_HIDE 8u

@@ -298,6 +298,35 @@ static const char *unnamed(const struct module *m, uint64_t ip)
 	return name;
 }
 
+/* Functions that return twice: the return address they save (setjmp's
+ * jmp_buf, vfork's child sharing the stack, getcontext's ucontext) is
+ * used again after their first return, so a hooked return would be
+ * taken a second time without its shadow frame.  Names as the C library
+ * exports them, and its internal aliases. */
+static const char *const twice_names[] = { "setjmp",	  "_setjmp",	  "__setjmp",	  "sigsetjmp",
+					   "__sigsetjmp", "vfork",	  "__vfork",	  "getcontext",
+					   "__getcontext", "__libc_vfork", "savectx",	  NULL };
+
+/* Functions that find their caller by their return address: the loader's
+ * dlopen and dlsym look up the calling object (its RUNPATH and $ORIGIN,
+ * RTLD_NEXT, its namespace), which a hooked return would make
+ * libneedle's trampoline.  They are sites whose return is never hooked
+ * (site->entry_only): the program's call is a line, without its exit. */
+static const char *const caller_names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode",
+					    "__libc_dlsym", "__libc_dlvsym", NULL };
+
+static int named(const char *name, const char *const *names)
+{
+	if (!name)
+		return 0;
+	if (!strncmp(name, "__GI_", 5))
+		name += 5;
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
 static int make_site(struct module *m, const struct elf_image *img, const struct found *fd, struct discovery *d)
 {
 	struct site proto, *s;
@@ -312,6 +341,10 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	proto.func.ip = relocated ? fd->func : f ? f->addr : addr;
 	proto.func.name = relocated ? (fd->name ? fd->name : unnamed(m, fd->func)) : f ? f->name : unnamed(m, addr);
 	proto.func_size = relocated ? fd->func_size : f ? f->size : 0;
+	/* Never the direct paths, which hook returns (link.c keeps
+	 * direct_skip set). */
+	proto.entry_only = (uint8_t)named(proto.func.name, caller_names);
+	proto.direct_skip = proto.entry_only;
 	if (form == NEEDLE_FORM_RELOCATED) {
 		proto.covered = fd->plan.covered;
 		proto.insn_cnt = fd->plan.insn_cnt;
@@ -362,34 +395,6 @@ static int entered_without_call(const char *name)
 	return name && (!strcmp(name, "_start") || !strcmp(name, "__restore_rt") || !strcmp(name, "_dl_start") ||
 			!strcmp(name, "_dl_start_user") || !strcmp(name, "__start_context") ||
 			strstr(name, ".cold"));
-}
-
-/* Functions that return twice: the return address they save (setjmp's
- * jmp_buf, vfork's child sharing the stack, getcontext's ucontext) is
- * used again after their first return, so a hooked return would be
- * taken a second time without its shadow frame.  Names as the C library
- * exports them, and its internal aliases. */
-static const char *const twice_names[] = { "setjmp",	  "_setjmp",	  "__setjmp",	  "sigsetjmp",
-					   "__sigsetjmp", "vfork",	  "__vfork",	  "getcontext",
-					   "__getcontext", "__libc_vfork", "savectx",	  NULL };
-
-/* Functions that find their caller by their return address: the loader's
- * dlopen and dlsym look up the calling object (its RUNPATH and $ORIGIN,
- * RTLD_NEXT, its namespace), which a hooked return would make
- * libneedle's trampoline. */
-static const char *const caller_names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode",
-					    "__libc_dlsym", "__libc_dlvsym", NULL };
-
-static int named(const char *name, const char *const *names)
-{
-	if (!name)
-		return 0;
-	if (!strncmp(name, "__GI_", 5))
-		name += 5;
-	for (size_t i = 0; names[i]; i++)
-		if (!strcmp(name, names[i]))
-			return 1;
-	return 0;
 }
 
 /* V8's embedded builtins, when the object has them: m->foreign_lo/hi.
@@ -606,7 +611,6 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		 * are walked by its stack walker. */
 		enum reloc_reason why = in_v8_builtins(m, f)		  ? RELOC_RUNTIME_CODE
 					: named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
-					: named(f->name, caller_names) ? RELOC_READS_CALLER
 					: f->name && interpose_is_interposed(f->name)
 						? RELOC_INTERPOSED
 						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
@@ -761,7 +765,9 @@ int site_discover(struct module *m, struct discovery *d)
 			for (size_t i = 0; i < n; i++) {
 				struct site *s = i < d->site_cnt ? d->sites[i] : &m->exit_sites[i - d->site_cnt];
 				io[i] = (uint64_t)(uintptr_t)s;
-				s->jmp_entry = !site_is_exit(s) && calling_entries();
+				/* A calling entry calls the function: its return
+				 * is the trampoline's. */
+				s->jmp_entry = !site_is_exit(s) && !s->entry_only && calling_entries();
 				if (site_is_exit(s))
 					kind[i] = site_exit_returns(s) ? STUB_EXIT_RET : STUB_EXIT;
 				else if (s->form == NEEDLE_FORM_RELOCATED)

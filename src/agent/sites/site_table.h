@@ -60,6 +60,11 @@ struct site {
 	 * discovery, with the stub; NEEDLE_CALLING=0 keeps every entry a
 	 * CALL. */
 	uint8_t jmp_entry;
+	/* A function that finds its caller by its return address (dlopen,
+	 * dlsym): its return is never hooked, its entry handlers see
+	 * NEEDLE_ENTRY_NO_EXIT | NEEDLE_ENTRY_NO_EXIT_FUNC, and direct_skip
+	 * stays set (the direct paths hook returns).  Set at discovery. */
+	uint8_t entry_only;
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
 	uint8_t form;       /* enum needle_site_form */
 	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */

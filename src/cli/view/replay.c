@@ -282,6 +282,7 @@ struct replay {
 	size_t open_cnt, open_cap;
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
+	int mark_unwound; /* --mark-unwound: a call left without returning says so in its comment */
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
 	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
@@ -388,7 +389,7 @@ static const char replay_usage[] =
 	"usage: needle replay [-i FILE] [--tid TID] [-F GLOB] [-N GLOB] [-C GLOB] [-H GLOB] [-T TRIGGER]\n"
 	"                     [-D DEPTH] [-t TIME] [--disable] [--no-merge] [--no-comment] [--arg-names]\n"
 	"                     [--demangle=simple|full|no] [-f FIELDS] [--no-libcall] [--srcline]\n"
-	"                     [-L LOCATION] [-Z BYTES] [--ret-ne V | --ret-eq V]\n"
+	"                     [-L LOCATION] [-Z BYTES] [--ret-ne V | --ret-eq V] [--mark-unwound]\n"
 	"  -i, --input FILE   trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --tid TID      only this thread\n"
 	"  -E, --event linux:schedule  each time a call was off the\n"
@@ -422,6 +423,9 @@ static const char replay_usage[] =
 	"  -t, --time TIME    only calls that took TIME or more (e.g. 10us), and the calls they are in\n"
 	"      --no-merge     a call with no calls shown opens and closes as the others do\n"
 	"      --no-comment   no /* name */ after a closing brace\n"
+	"      --mark-unwound a call left without returning (longjmp, a C++ exception, a thread's\n"
+	"                     exit) ends in } /* NAME (unwound) */; by default, as uftrace, in\n"
+	"                     } /* NAME */ where the unwinding passed it\n"
 	"      --no-kernel    no line for the kernel's events (record --kernel)\n"
 	"      --libname      a library's function as NAME@LIBRARY (uftrace's)\n"
 	"      --no-args      no values shown (those recorded with -A, -R, --auto-args)\n"
@@ -609,6 +613,14 @@ static int copy_values(uint8_t **buf, size_t *cap, const struct trace_event *ev)
 
 static int put_ret(struct replay *r, const struct trace_event *ev);
 
+/* TEV_UNWOUND when a call left without returning is marked as such
+ * (--mark-unwound), else 0: uftrace closes it as a return, where the
+ * unwinding passed it (a leaf of it is then one line). */
+static uint32_t marked_unwound(const struct replay *r)
+{
+	return r->mark_unwound ? TEV_UNWOUND : 0;
+}
+
 /* The closing line of a call that returned, ns after its entry, begun but
  * not ended. */
 static void put_closed(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth,
@@ -622,10 +634,11 @@ static void put_closed(struct replay *r, const struct trace_event *ev, const cha
 	 * ("} = 0;", then the name's comment): uftrace's form. */
 	if (put_ret(r, ev))
 		put(r, ";");
-	if (!r->no_comment || (ev->flags & (TEV_UNWOUND | TEV_UNMATCHED))) {
+	uint32_t marked = ev->flags & (marked_unwound(r) | TEV_UNMATCHED);
+	if (!r->no_comment || marked) {
 		put(r, " /* ");
 		put(r, name);
-		put(r, ev->flags & TEV_UNWOUND     ? " (unwound) */"
+		put(r, marked & TEV_UNWOUND        ? " (unwound) */"
 		       : ev->flags & TEV_UNMATCHED ? " (return not recorded) */"
 						   : " */");
 	}
@@ -1309,7 +1322,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			tree_open_callers(r, th, ev->depth, ev->tid);
 			/* A call with readings (-T read=) has them inside. */
 			int reads = view_has_reads(f->data, f->data_len);
-			if (done && !(ev->flags & (TEV_UNWOUND | TEV_UNMATCHED)) && !reads) {
+			if (done && !(ev->flags & (marked_unwound(r) | TEV_UNMATCHED)) && !reads) {
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
 			}
@@ -1448,7 +1461,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		 * event between them splits it into an opening and an end, as
 		 * uftrace shows a call that other threads ran during. */
 		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | TEV_UNWOUND | TEV_EXIT_LOST)) &&
+		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | marked_unwound(r) | TEV_EXIT_LOST)) &&
 		    trace_iter_next_is_same_thread(it)) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
@@ -1543,7 +1556,8 @@ static void fields_header(const struct replay *r)
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_LIBNAME };
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_LIBNAME,
+	       OPT_MARK_UNWOUND };
 	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },   { "tid", required_argument, NULL, OPT_TID },
@@ -1552,6 +1566,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "ret-eq", required_argument, NULL, OPT_RET_EQ }, { "ret-ne", required_argument, NULL, OPT_RET_NE },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "caller-filter", required_argument, NULL, 'C' }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
+		{ "mark-unwound", no_argument, NULL, OPT_MARK_UNWOUND },
 		{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
 		{ "trigger", required_argument, NULL, 'T' }, { "hide", required_argument, NULL, 'H' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "disable", no_argument, NULL, OPT_DISABLE },
@@ -1666,6 +1681,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_NO_COMMENT:
 			r->no_comment = 1;
+			break;
+		case OPT_MARK_UNWOUND:
+			r->mark_unwound = 1;
 			break;
 		case OPT_NO_KERNEL:
 			r->no_kernel = 1;
