@@ -71,7 +71,8 @@ enum kernel_event_kind {
 	KEV_SYSCALL = 1, /* a system call: a = number, b = return value (-errno) */
 	KEV_OFFCPU = 2,  /* off the CPU for dur: flags = enum kev_state, a = the thread that woke it (0: not seen) */
 	KEV_FAULT = 3,   /* a page fault taken in user code: a = address, b = ip, flags KEV_FAULT_MAJOR */
-	KEV_KINDS = 4,
+	KEV_COMM = 4,    /* the thread's name (comm) changed: a, b = the new name, NUL-padded; flags KEV_COMM_EXEC */
+	KEV_KINDS = 5,
 };
 
 /* How a thread left the CPU. */
@@ -82,6 +83,7 @@ enum kev_state {
 	KEV_STATE_BLOCKED = 4,   /* blocked, S or D not known (no sched_switch tracepoint) */
 };
 #define KEV_FAULT_MAJOR 1
+#define KEV_COMM_EXEC 1 /* KEV_COMM: the name an exec gave (the program's), not a rename */
 
 #define SEC_KERNEL_VERSION 1
 struct sec_kernel {
@@ -97,7 +99,7 @@ struct kernel_event {
 	uint64_t dur;   /* raw clock units: in the system call, off the CPU; 0 for a fault */
 	uint64_t a, b;  /* by kind (enum kernel_event_kind) */
 	uint16_t kind;  /* enum kernel_event_kind */
-	uint16_t flags; /* KEV_OFFCPU: enum kev_state; KEV_FAULT: KEV_FAULT_MAJOR */
+	uint16_t flags; /* KEV_OFFCPU: enum kev_state; KEV_FAULT: KEV_FAULT_MAJOR; KEV_COMM: KEV_COMM_EXEC */
 	uint32_t cpu;   /* where it began */
 };
 

@@ -9,6 +9,7 @@
  *   k_touch      touches each of 1,000 fresh pages of a mapping at a
  *                fixed address (one minor fault each)
  *   k_fail       opens a file that does not exist (ENOENT)
+ *   k_rename     renames the main thread "k-renamed" (prctl), last
  * Its output is the same traced or not.
  *
  * kernel_prog loop: both threads call k_syscalls(10) and k_nap until
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -111,6 +113,11 @@ __attribute__((noinline)) int k_fail(void)
 	return fd < 0 && errno == ENOENT;
 }
 
+__attribute__((noinline)) int k_rename(void)
+{
+	return prctl(PR_SET_NAME, "k-renamed", 0, 0, 0) == 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -195,6 +202,8 @@ int main(int argc, char **argv)
 	int failed = k_fail();
 	pthread_create(&t, NULL, second, NULL);
 	pthread_join(t, &r);
-	printf("syscalls %ld + %ld, pages %d, pipe %d, ENOENT %d\n", a, (long)r, pages, got, failed);
+	int renamed = k_rename();
+	printf("syscalls %ld + %ld, pages %d, pipe %d, ENOENT %d, renamed %d\n", a, (long)r, pages, got, failed,
+	       renamed);
 	return 0;
 }

@@ -8,8 +8,10 @@
 # that held it, a 5 ms pipe read in k_pipe, 1,000 minor faults at the
 # mapping's pages in k_touch, openat's ENOENT in k_fail; two busy
 # threads on one CPU preempted by each other; no kernel event outside
-# the call it is in; -E linux:schedule's calls, and a view's -E, --no-sched
-# and --no-sched-preempt.  As a user without
+# the call it is in; the main thread's rename in k_rename (one
+# linux:task-name line there, -f task's names before and after it, the
+# Chrome trace's thread name), the exec's name no line; -E linux:schedule's
+# calls, and a view's -E, --no-sched and --no-sched-preempt.  As a user without
 # privileges (setpriv): system calls are left out and said so in one
 # line, switches and faults still recorded.  --no-kernel hides them;
 # info counts them; a damaged KERNEL section is named, a cut one read as
@@ -87,15 +89,32 @@ check_eq "getpid lines indented one level below k_syscalls" \
 	"$(awk '{ i = index($0, "| "); s = substr($0, i + 2); n = match(s, /[^ ]/) - 1 }
 		/k_syscalls\(\) \{/ { d = n; in_f = 1 } /} \/\* k_syscalls \*\// { in_f = 0 }
 		in_f && /getpid\(\)/ && n != d + 2 { bad++ } END { print bad + 0 }' "$T/main.replay")" 0
+check_eq "k_rename: the main thread's one rename, inside it" \
+	"$(inside "$T/k.data" "$main" k_rename '/\* linux:task-name \(comm="k-renamed"\) \*/')" "1 1"
+check_eq "no other rename in any thread (the exec's name is no line)" \
+	"$("$NEEDLE" replay -i "$T/k.data" | grep -c 'linux:task-name')" 1
+"$NEEDLE" replay --tid "$main" -f task -i "$T/k.data" >"$T/task.replay"
+# (The execve that started the program is before the exec's name: it shows
+# the name the trace ends with, the thread's name before any is known.)
+check_eq "-f task: the program's name from the exec on, up to k_rename's opening, then the new one" \
+	"$(grep -v 'execve() = ' "$T/task.replay" | awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }')" \
+	"kernel_prog,k-renamed"
+check "-f task: k_rename opens under the old name" grep -qE '^ +kernel_prog [|] +k_rename\(\) \{' "$T/task.replay"
+"$NEEDLE" export --format=chrome -i "$T/k.data" -o "$T/k-names.json" 2>/dev/null
+check_eq "Chrome: the rename is the main thread's and the process's name from k_rename on" \
+	"$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+at = next(i for i, e in enumerate(ev) if e.get("ph") == "B" and e.get("name") == "k_rename")
+print(sorted(e["name"] for e in ev[at:] if e.get("ph") == "M" and e["args"]["name"] == "k-renamed" and e.get("tid", int(sys.argv[2])) == int(sys.argv[2])))' "$T/k-names.json" "$main")" "['process_name', 'thread_name']"
 info=$("$NEEDLE" info -i "$T/k.data")
-check "info counts the kernel's events" grep -qE "^kernel events: [0-9]+ \([0-9]+ system calls, [0-9]+ off-CPU intervals, [0-9]+ page faults\), 0 records the kernel dropped" <<<"$info"
+check "info counts the kernel's events" grep -qE "^kernel events: [0-9]+ \([0-9]+ system calls, [0-9]+ off-CPU intervals, [0-9]+ page faults, 2 names\), 0 records the kernel dropped" <<<"$info"
 sys=$(sed -n 's/^kernel events: [0-9]* (\([0-9]*\) system calls.*/\1/p' <<<"$info")
 check "info: at least the 150 getpid and the program's other calls ($sys)" test "${sys:-0}" -ge 160
 
 # --no-kernel: the graph without them, the rest unchanged.
 "$NEEDLE" replay --no-kernel -i "$T/k.data" >"$T/nok"
-"$NEEDLE" replay -i "$T/k.data" | grep -vE '\| +([a-z_0-9]+\(\) = .* /\* syscall, |/\* off CPU |/\* page fault )' >"$T/filtered"
-check "--no-kernel: no kernel line" test "$(grep -cE 'syscall, |off CPU|page fault' "$T/nok")" = 0
+"$NEEDLE" replay -i "$T/k.data" | grep -vE '\| +([a-z_0-9]+\(\) = .* /\* syscall, |/\* off CPU |/\* page fault |/\* linux:task-name )' >"$T/filtered"
+check "--no-kernel: no kernel line" test "$(grep -cE 'syscall, |off CPU|page fault|linux:task-name' "$T/nok")" = 0
 check "--no-kernel: the graph otherwise the same" cmp -s "$T/nok" "$T/filtered"
 "$NEEDLE" export --format=perfetto -i "$T/k.data" -o "$T/k.pftrace" 2>/dev/null
 check_eq "Perfetto: exported" "$?" 0

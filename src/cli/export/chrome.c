@@ -32,7 +32,7 @@ static void put(struct chrome *c, const char *s, size_t n)
 	view_buf_put(&c->b, s, n);
 }
 
-#define PUT(c, lit) put(c, lit, sizeof(lit) - 1)
+#define PUT(c, lit) put(c, "" lit, sizeof(lit) - 1) /* a literal only: its sizeof is its length */
 
 static void put_u64(struct chrome *c, uint64_t v)
 {
@@ -143,7 +143,30 @@ static int chrome_call(const struct trace_event *ev, void *arg)
 {
 	struct chrome *c = arg;
 
-	if (ev->kind == TEV_KERNEL) {
+	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM) {
+		/* A rename: the thread's name from here on (the viewers keep
+		 * the last), and the process's when it is its first thread,
+		 * as uftrace writes it.  An exec's name is the program's. */
+		if (ev->kev.flags & KEV_COMM_EXEC)
+			return 0;
+		char comm[16];
+		view_kernel_comm(&ev->kev, comm);
+		for (int thread = ev->tid != c->t->process.pid; thread < 2; thread++) {
+			sep(c);
+			if (thread)
+				PUT(c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+			else
+				PUT(c, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+			put_u64(c, c->t->process.pid);
+			if (thread) {
+				PUT(c, ",\"tid\":");
+				put_u64(c, ev->tid);
+			}
+			PUT(c, ",\"args\":{\"name\":");
+			json_string(c, comm);
+			PUT(c, "}}");
+		}
+	} else if (ev->kind == TEV_KERNEL) {
 		/* A complete slice ("X") on the thread: a system call or an
 		 * interval off the CPU nests inside the call that made it;
 		 * a fault is an instant. */

@@ -137,10 +137,11 @@ static void put_annotations(struct perfetto *x, const struct trace_event *ev)
 }
 
 /* A thread's kernel tracks (--kernel), children of its track: system
- * calls, thread state off the CPU, page faults.  Each is its own packet
+ * calls, thread state off the CPU, page faults, renames.  Each is its own packet
  * sequence, its slices begun and ended in order there: a system call
  * that blocks holds an off-CPU interval, which is on the other track. */
-static const char *const kernel_track_name[KEV_KINDS] = { "", "system calls", "thread state", "page faults" };
+static const char *const kernel_track_name[KEV_KINDS] = { "", "system calls", "thread state", "page faults",
+							  "task names" };
 
 static uint64_t kernel_uuid(uint32_t thread, unsigned kind)
 {
@@ -176,7 +177,11 @@ static void kernel_packet(struct perfetto *x, const struct trace_event *ev, int 
 		pb_string(&x->event, 23, name);
 	if (type != 2 && *detail) {
 		x->annotation.len = 0;
-		pb_string(&x->annotation, 10, kind == KEV_FAULT ? "address" : kind == KEV_OFFCPU ? "woken by" : "return");
+		pb_string(&x->annotation, 10,
+			  kind == KEV_FAULT    ? "address"
+			  : kind == KEV_OFFCPU ? "woken by"
+			  : kind == KEV_COMM   ? "comm"
+					       : "return");
 		pb_string(&x->annotation, 6, detail);
 		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
 	}
@@ -209,7 +214,7 @@ static int kernel_event(struct perfetto *x, const struct trace_event *ev)
 		}
 		x->back_on_cpu[ev->thread] = ev->ns + ev->kev_ns + 1;
 	}
-	if (kind == KEV_FAULT) {
+	if (kind == KEV_FAULT || kind == KEV_COMM) {
 		kernel_packet(x, ev, 3, ev->ns, name, detail);
 	} else {
 		kernel_packet(x, ev, 1, ev->ns, name, detail);

@@ -1,6 +1,7 @@
 /* kernel.c - the kernel's side of each traced thread: its system calls,
- * its time off the CPU and the page faults it takes, on the same timeline
- * as its function calls (needle record --kernel=switch,syscall,fault).
+ * its time off the CPU, the page faults it takes and the names it is
+ * given, on the same timeline as its function calls (needle record
+ * --kernel=switch,syscall,fault,comm).
  *
  * Source: perf_event_open, one ring per CPU for the traced process
  * (pid, cpu, inherit: its exec, threads and children are followed; the
@@ -12,7 +13,9 @@
  * preempted), system calls from the raw_syscalls tracepoints and the
  * S/D state of a blocked thread from sched:sched_switch (both need root
  * or kernel.perf_event_paranoid <= -1), faults from the software fault
- * events in user mode.  What cannot be opened is left out and named in
+ * events in user mode, names from PERF_RECORD_COMM (a dummy event with
+ * comm set: a rename by prctl(PR_SET_NAME) or pthread_setname_np, and the
+ * program's name at each exec).  What cannot be opened is left out and named in
  * one line; the recording never fails for it.
  *
  * Time: the events carry CLOCK_MONOTONIC_RAW (use_clockid), mapped onto
@@ -56,7 +59,7 @@
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
 
-enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING, S_LOST };
+enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING, S_COMM, S_LOST };
 
 struct kernel_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
@@ -143,17 +146,19 @@ int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen)
 			*bits |= KERNEL_SYSCALL;
 		else if (!strcmp(w, "fault"))
 			*bits |= KERNEL_FAULT;
+		else if (!strcmp(w, "comm"))
+			*bits |= KERNEL_COMM;
 		else if (!strcmp(w, "all"))
-			*bits |= KERNEL_SWITCH | KERNEL_SYSCALL | KERNEL_FAULT;
+			*bits |= KERNEL_SWITCH | KERNEL_SYSCALL | KERNEL_FAULT | KERNEL_COMM;
 		else {
-			snprintf(why, whylen, "--kernel: unknown '%s' (switch, syscall, fault or all)", w);
+			snprintf(why, whylen, "--kernel: unknown '%s' (switch, syscall, fault, comm or all)", w);
 			err = -1;
 			break;
 		}
 	}
 	free(copy);
 	if (!err && !*bits) {
-		snprintf(why, whylen, "--kernel needs a list: switch, syscall, fault or all");
+		snprintf(why, whylen, "--kernel needs a list: switch, syscall, fault, comm or all");
 		err = -1;
 	}
 	return err;
@@ -340,6 +345,18 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 				k->got |= KERNEL_FAULT;
 			else if (err != ENODEV)
 				left_out(k, "fault", refusal(err));
+		}
+		if (k->asked & KERNEL_COMM) {
+			/* A dummy event that never samples: its side-band
+			 * records of renames and execs are the point. */
+			attr_base(&a, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_DUMMY, 0);
+			a.comm = 1;
+			a.comm_exec = 1;
+			a.exclude_kernel = 1;
+			if (!ring_add(ring, &a, pid, cpu, S_COMM, 0, &err))
+				k->got |= KERNEL_COMM;
+			else if (err != ENODEV)
+				left_out(k, "comm", refusal(err));
 		}
 	}
 }
@@ -596,6 +613,9 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 	case S_FAULT:
 		emit(k, t, KEV_FAULT, s->flags, s->time, s->time, s->a, s->b, s->cpu);
 		break;
+	case S_COMM:
+		emit(k, t, KEV_COMM, s->flags, s->time, s->time, s->a, s->b, s->cpu);
+		break;
 	default:
 		break;
 	}
@@ -682,6 +702,30 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 		int out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
 		s.type = out ? S_SWITCH_OUT : S_SWITCH_IN;
 		s.flags = out && (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		push_sample(k, &s);
+		return;
+	}
+	if (h.type == PERF_RECORD_COMM) {
+		/* pid, tid, the name (NUL-terminated, padded to 8 bytes),
+		 * then sample_id: pid, tid; time; cpu, res; identifier. */
+		if (end - p < 8 + 8 + 32)
+			return;
+		uint32_t pt[2];
+		memcpy(pt, p, 8);
+		const uint8_t *id_at = end - 32;
+		memcpy(&s.time, id_at + 8, 8);
+		memcpy(&s.cpu, id_at + 16, 4);
+		s.pid = pt[0];
+		s.tid = pt[1];
+		char name[16] = { 0 };
+		size_t n = (size_t)(id_at - (p + 8));
+		memcpy(name, p + 8, n < sizeof(name) - 1 ? n : sizeof(name) - 1);
+		name[sizeof(name) - 1] = 0;
+		memset(name + strlen(name), 0, sizeof(name) - strlen(name));
+		memcpy(&s.a, name, 8);
+		memcpy(&s.b, name + 8, 8);
+		s.type = S_COMM;
+		s.flags = (h.misc & PERF_RECORD_MISC_COMM_EXEC) ? KEV_COMM_EXEC : 0;
 		push_sample(k, &s);
 		return;
 	}

@@ -1,5 +1,5 @@
 /* kernel.h - the kernel's side of each traced thread (needle record
- * --kernel=switch,syscall,fault), read with perf_event_open (kernel.c). */
+ * --kernel=switch,syscall,fault,comm), read with perf_event_open (kernel.c). */
 #ifndef NEEDLE_RECORD_KERNEL_H
 #define NEEDLE_RECORD_KERNEL_H
 
@@ -16,6 +16,7 @@
 #define KERNEL_SWITCH (1u << KEV_OFFCPU)
 #define KERNEL_SYSCALL (1u << KEV_SYSCALL)
 #define KERNEL_FAULT (1u << KEV_FAULT)
+#define KERNEL_COMM (1u << KEV_COMM)
 
 struct kernel_ring;
 struct kernel_thread;
@@ -55,7 +56,7 @@ struct kernel_rec {
 	char left_out[256];        /* what could not be opened and why, one line */
 };
 
-/* Parse --kernel's LIST ("switch,syscall,fault", repeatable: bits add up).
+/* Parse --kernel's LIST ("switch,syscall,fault,comm", repeatable: bits add up).
  * 0, or -1 with why filled in. */
 int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen);
 

@@ -140,9 +140,12 @@ static const char record_usage[] =
 	"                           syscall every system call: number, time in the kernel, result\n"
 	"                                   (root: raw_syscalls tracepoints; about 1 us per call)\n"
 	"                           fault   page faults taken in user code: address, major or minor\n"
-	"                           all     the three (--kernel alone)\n"
+	"                           comm    each rename of a thread (prctl, pthread_setname_np) and the\n"
+	"                                   program's name at each exec: -f task follows them\n"
+	"                           all     the four (--kernel alone)\n"
 	"  -E, --event linux:schedule  uftrace's event: --kernel=switch, and the views show each time\n"
 	"                           a call is off the CPU as a call to linux:schedule inside it\n"
+	"  -E, --event linux:task-name  uftrace's event: --kernel=comm, each rename a line\n"
 	"                           (-E read:*, diff:*: -T FUNC@read='s readings, recorded anyway)\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
@@ -475,8 +478,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			unsigned ev = trigger_event_match(optarg);
 			if (!ev) {
 				cli_error("-E '%s': needle records the events linux:schedule (each time off the CPU, read "
-					  "as a call) and read:*, diff:* (-T FUNC@read='s readings); for system calls "
-					  "and page faults use --kernel",
+					  "as a call), linux:task-name (each rename of a thread) and read:*, diff:* (-T "
+					  "FUNC@read='s readings); for system calls and page faults use --kernel",
 					  optarg);
 				return -1;
 			}
@@ -484,6 +487,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				o->kernel |= KERNEL_SWITCH;
 				o->kernel_events |= RECORD_EVENT_SCHEDULE;
 			}
+			if (ev & TRIGGER_EVENT_TASK_NAME)
+				o->kernel |= KERNEL_COMM;
 			break;
 		}
 		case OPT_ESTIMATE_RETURN:

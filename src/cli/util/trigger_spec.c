@@ -146,6 +146,8 @@ unsigned trigger_event_match(const char *pattern)
 	unsigned bits = 0;
 	if (!fnmatch(pattern, "linux:schedule", 0))
 		bits |= TRIGGER_EVENT_SCHEDULE;
+	if (!fnmatch(pattern, "linux:task-name", 0))
+		bits |= TRIGGER_EVENT_TASK_NAME;
 	for (size_t i = 0; i < sizeof(readings) / sizeof(readings[0]); i++)
 		if (!fnmatch(pattern, readings[i], 0))
 			bits |= TRIGGER_EVENT_READINGS;

@@ -72,12 +72,14 @@ enum trigger_read {
 int trigger_spec_parse(const char *arg, struct trigger_spec *out, char *err, size_t errlen);
 
 /* uftrace's -E EVENT (a glob) against the events needle has: linux:schedule
- * (the kernel's switches, read as calls) and the readings of -T read=
+ * (the kernel's switches, read as calls), linux:task-name (a thread's
+ * renames: --kernel=comm) and the readings of -T read=
  * (read:proc/statm, read:page-fault, diff:... at the exit), which needle
  * records whenever -T asks, -E or not.  The TRIGGER_EVENT_* bits it
  * matches; 0 for none. */
 #define TRIGGER_EVENT_SCHEDULE 1u
 #define TRIGGER_EVENT_READINGS 2u
+#define TRIGGER_EVENT_TASK_NAME 4u
 unsigned trigger_event_match(const char *pattern);
 
 /* FUNC@MODULE's module is matched by module_name_matches (pattern.h). */

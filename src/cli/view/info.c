@@ -460,11 +460,11 @@ int cmd_info(int argc, char **argv)
 	       (unsigned long long)t->end.salvaged_chunks);
 	printf("lost events:   %llu\n", (unsigned long long)t->end.lost_events);
 	if (t->kernel_recorded)
-		printf("kernel events: %llu (%llu system calls, %llu off-CPU intervals, %llu page faults), %llu records "
-		       "the kernel dropped (its rings full)\n",
+		printf("kernel events: %llu (%llu system calls, %llu off-CPU intervals, %llu page faults, %llu names), "
+		       "%llu records the kernel dropped (its rings full)\n",
 		       (unsigned long long)t->kernel_events[0], (unsigned long long)t->kernel_events[KEV_SYSCALL],
 		       (unsigned long long)t->kernel_events[KEV_OFFCPU], (unsigned long long)t->kernel_events[KEV_FAULT],
-		       (unsigned long long)t->kernel_lost);
+		       (unsigned long long)t->kernel_events[KEV_COMM], (unsigned long long)t->kernel_lost);
 	if (t->have_end)
 		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
 	if (t->have_snapshot)

@@ -598,6 +598,10 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 		n = snprintf(buf, len, "/* page fault (%s) at %#llx */", k->flags & KEV_FAULT_MAJOR ? "major" : "minor",
 			     (unsigned long long)k->a);
 		break;
+	case KEV_COMM:
+		view_kernel_comm(k, name);
+		n = snprintf(buf, len, "/* linux:task-name (comm=\"%s\") */", name);
+		break;
 	default:
 		n = snprintf(buf, len, "/* kernel event %u */", k->kind);
 	}
@@ -630,9 +634,23 @@ void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len
 		snprintf(name, name_len, "page fault (%s)", k->flags & KEV_FAULT_MAJOR ? "major" : "minor");
 		snprintf(detail, detail_len, "%#llx", (unsigned long long)k->a);
 		break;
+	case KEV_COMM: {
+		char comm[16];
+		view_kernel_comm(k, comm);
+		snprintf(name, name_len, "task-name");
+		snprintf(detail, detail_len, "%s", comm);
+		break;
+	}
 	default:
 		snprintf(name, name_len, "kernel event %u", k->kind);
 	}
+}
+
+void view_kernel_comm(const struct kernel_event *k, char name[16])
+{
+	memcpy(name, &k->a, 8);
+	memcpy(name + 8, &k->b, 8);
+	name[15] = 0;
 }
 
 /* The prefix of a node's line (line set: its branch "+-") or of the blank

@@ -79,13 +79,16 @@ int view_ret_equals(const uint8_t *data, size_t n, const struct view_int *v);
 int view_format_prefix(char *buf, const char *dur, uint32_t tid);
 /* A kernel event (TEV_KERNEL) as replay shows it: a system call as
  * "read() = 42" and a comment with its time in the kernel, time off the
- * CPU and a page fault as comments.  Returns the length. */
+ * CPU, a page fault and a thread's new name as comments (the last as
+ * uftrace's event: linux:task-name (comm="NAME")).  Returns the length. */
 size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev);
+/* KEV_COMM's name, NUL-terminated: into name (16 bytes). */
+void view_kernel_comm(const struct kernel_event *k, char name[16]);
 /* A kernel event as a slice's name and its detail, for the exports: the
  * system call's name and its result; the thread state off the CPU, as
  * Perfetto names them ("Runnable (Preempted)", "Sleeping",
  * "Uninterruptible Sleep", "Blocked"); "page fault (minor)" and its
- * address. */
+ * address; "task-name" and the name. */
 void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len, char *detail, size_t detail_len);
 /* A system call's name by its x86-64 number ("syscall_N" for one the
  * table does not know): into buf. */

@@ -34,7 +34,8 @@ int view_sched_option(struct view_sched *s, int opt, const char *arg)
 		unsigned ev = trigger_event_match(arg);
 		if (!ev) {
 			cli_error("-E '%s': needle's views show the events linux:schedule (the intervals off the CPU "
-				  "recorded with -E linux:schedule or --kernel=switch) and read:*, diff:* (-T "
+				  "recorded with -E linux:schedule or --kernel=switch), linux:task-name (the renames "
+				  "recorded with -E linux:task-name or --kernel=comm) and read:*, diff:* (-T "
 				  "FUNC@read='s readings)",
 				  arg);
 			return -1;
