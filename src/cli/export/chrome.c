@@ -246,12 +246,19 @@ int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filte
 	const char *prog = t->argv && t->argv[0] ? t->argv[0] : "", *slash = strrchr(prog, '/');
 
 	PUT(&c, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-	/* The process, named by its program, as the viewers list it. */
+	/* The process, named by its program, as the viewers list it; with
+	 * its names recorded (--kernel=comm), as the kernel names its first
+	 * thread at the end, its renames following (chrome_call). */
+	const char *pname = slash ? slash + 1 : prog;
+	if (t->kernel_events[KEV_COMM])
+		for (size_t i = 0; i < t->thread_cnt; i++)
+			if (t->threads[i].tid == t->process.pid && t->threads[i].name[0])
+				pname = t->threads[i].name;
 	sep(&c);
 	PUT(&c, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
 	put_u64(&c, t->process.pid);
 	PUT(&c, ",\"args\":{\"name\":");
-	json_string(&c, slash ? slash + 1 : prog);
+	json_string(&c, pname);
 	PUT(&c, "}}");
 	flush_line(&c);
 	for (size_t i = 0; i < t->thread_cnt; i++) {
