@@ -227,7 +227,9 @@ NEEDLE_LAYOUT_(offsetof(struct needle_ctx, sp) == 224 && sizeof(struct needle_ct
 /* With NEEDLE_ENTRY_NO_EXIT: no call of this function ever has its exit
  * seen, whoever calls it.  It finds its caller by its return address
  * (dlopen, dlsym, dlvsym, dlmopen: the caller's RUNPATH, $ORIGIN,
- * namespace, RTLD_NEXT), which a hooked return would change. */
+ * namespace, RTLD_NEXT), which a hooked return would change, returns
+ * twice (setjmp, getcontext) or switches stacks (longjmp, siglongjmp,
+ * swapcontext, setcontext). */
 #define NEEDLE_ENTRY_NO_EXIT_FUNC 4u
 
 /* Entry handlers return 0, or NEEDLE_SKIP_EXIT so that this call's exit

@@ -83,7 +83,8 @@ static size_t header_api(char **out, size_t max)
 	return n;
 }
 
-/* Every NEEDLE_API and NEEDLE_INTERPOSER of the agent's .c files. */
+/* Every NEEDLE_API, NEEDLE_INTERPOSER and NEEDLE_INTERPOSER_SITE of the
+ * agent's .c files. */
 #define SRC_MAX 256
 static char *src_api[SRC_MAX], *src_ip[SRC_MAX];
 static size_t src_api_cnt, src_ip_cnt, src_files;
@@ -98,6 +99,7 @@ static int scan_source(const char *path, const struct stat *st, int type, struct
 		src_files++;
 		marked(path, "NEEDLE_API ", src_api, &src_api_cnt, SRC_MAX);
 		marked(path, "NEEDLE_INTERPOSER ", src_ip, &src_ip_cnt, SRC_MAX);
+		marked(path, "NEEDLE_INTERPOSER_SITE ", src_ip, &src_ip_cnt, SRC_MAX);
 	}
 	return 0;
 }

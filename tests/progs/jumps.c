@@ -1,9 +1,10 @@
-/* jumps.c - calls to functions libneedle interposes without tracing
- * them (longjmp), to one it interposes and traces (ppoll), and to those
- * that find their caller by their return address (dlopen, dlsym), whose
- * calls are lines with no exit: the interposers' own work (errno, a
- * system call of theirs) is not a call of the program's; ppoll, which
- * the interposer calls for the program, is; dlsym(RTLD_NEXT), traced,
+/* jumps.c - calls to functions libneedle interposes (longjmp, ppoll),
+ * and to those that return twice (setjmp) or find their caller by their
+ * return address (dlopen, dlsym), whose calls are lines with no exit:
+ * the interposers' own work (errno, a system call of theirs) is not a
+ * call of the program's; ppoll, which the interposer calls for the
+ * program, is; setjmp is one line, not also the C library's functions
+ * it jumps to (__sigsetjmp, __sigjmp_save); dlsym(RTLD_NEXT), traced,
  * finds what the program's own references are bound to, as untraced
  * (tests/record/test_interposed.sh).  Prints what it did. */
 #define _GNU_SOURCE

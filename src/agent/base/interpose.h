@@ -110,7 +110,9 @@ enum interposed {
  * for interposers whose work is safe to trace around: an entry hook that
  * runs before a stack switch (swapcontext, longjmp) or an unwind's first
  * step (_Unwind_RaiseException) would push a frame the switch then has to
- * account for, so those stay plain NEEDLE_INTERPOSER. */
+ * account for, unless the site is entry-only (site_discover.c's
+ * switch_names: longjmp and its kin, swapcontext, setcontext, whose
+ * returns are never hooked); the unwinder's stay plain NEEDLE_INTERPOSER. */
 #define NEEDLE_INTERPOSER_SITE __attribute__((visibility("default"), patchable_function_entry(5, 0)))
 
 extern void *interposed_real[IP_COUNT] __attribute__((visibility("hidden")));

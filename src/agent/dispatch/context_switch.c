@@ -140,7 +140,7 @@ int context_recover(struct thread_state *ts, uint64_t sp)
 	return atomic_load_explicit(&store, memory_order_relaxed) ? bring_back(ts, NULL, sp) : 0;
 }
 
-NEEDLE_INTERPOSER int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
+NEEDLE_INTERPOSER_SITE int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 {
 	struct thread_state *ts = thread_state_self();
 
@@ -162,7 +162,7 @@ NEEDLE_INTERPOSER int swapcontext(ucontext_t *oucp, const ucontext_t *ucp)
 	return r;
 }
 
-NEEDLE_INTERPOSER int setcontext(const ucontext_t *ucp)
+NEEDLE_INTERPOSER_SITE int setcontext(const ucontext_t *ucp)
 {
 	struct thread_state *ts = thread_state_self();
 

@@ -307,7 +307,7 @@ static void jump_mask(const struct __jmp_buf_tag *env)
 }
 
 #define LONGJMP_WRAPPER(name, which)                                                  \
-	NEEDLE_INTERPOSER void name(struct __jmp_buf_tag env[1], int val)             \
+	NEEDLE_INTERPOSER_SITE void name(struct __jmp_buf_tag env[1], int val)        \
 	{                                                                             \
 		void (*real)(struct __jmp_buf_tag *, int) = interpose_next(which);    \
 		int saved = errno;                                                    \

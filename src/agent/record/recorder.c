@@ -291,6 +291,50 @@ static int called_through_plt(uint64_t ret, const struct needle_func *f)
 	return s[k] == 0xff && s[k + 1] == 0x25;
 }
 
+/* An entry-only function (NEEDLE_ENTRY_NO_EXIT_FUNC) entered by a jump
+ * from another one, not called: glibc's _setjmp jumps to __sigsetjmp,
+ * both entry-only, so no frame tells the jump from a call.  The call
+ * before the return address names what the caller called: a `call
+ * rel32` to this function, or to a PLT stub whose GOT slot holds it or
+ * is not bound yet, or a `call *slot(%rip)` likewise, is this call; one
+ * to anything else called another function, which jumped here.  Any
+ * other form of call is taken for this one. */
+static int entered_by_jump(const struct needle_ctx *ctx)
+{
+	const struct needle_func *f = ctx->func;
+	uint64_t ret = *(const uint64_t *)(uintptr_t)ctx->sp, slot, v;
+	uint8_t b[16];
+	int32_t rel;
+
+	if (!read16(ret - 6, b) && b[(ret - 6) & 7] == 0xff && b[((ret - 6) & 7) + 1] == 0x15) {
+		memcpy(&rel, b + ((ret - 6) & 7) + 2, 4);
+		slot = ret + (uint64_t)(int64_t)rel;
+	} else if (!read16(ret - 5, b) && b[(ret - 5) & 7] == 0xe8) {
+		memcpy(&rel, b + ((ret - 5) & 7) + 1, 4);
+		uint64_t target = ret + (uint64_t)(int64_t)rel;
+		if (target == f->ip || target == f->site_addr || read16(target, b))
+			return 0;
+		const uint8_t *s = b + (target & 7);
+		size_t k = 0;
+		if (s[0] == 0xf3 && s[1] == 0x0f && s[2] == 0x1e && s[3] == 0xfa)
+			k = 4; /* endbr64 */
+		if (s[k] == 0xf2)
+			k++; /* bnd */
+		if (s[k] != 0xff || s[k + 1] != 0x25)
+			return 1; /* straight to another function */
+		if (read16(target + k + 2, b))
+			return 0;
+		memcpy(&rel, b + ((target + k + 2) & 7), 4);
+		slot = target + k + 6 + (uint64_t)(int64_t)rel;
+	} else {
+		return 0;
+	}
+	if (safe_copy_word(&v, (const void *)(uintptr_t)slot) || v == f->ip || v == f->site_addr)
+		return 0;
+	/* Lazy binding: the slot still leads back into the caller's PLT. */
+	return obj_of(v) != obj_of(ret);
+}
+
 /* Is this call of a library's function one the view records?  Its
  * return address says who called it. */
 static struct obj_span *self_obj; /* libneedle's */
@@ -454,6 +498,8 @@ static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 		 * code; dlsym's kind is entry-only by nature. */
 		if (!(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT_FUNC))
 			entry_only_note(ctx->func->site_id);
+		else if (entered_by_jump(ctx))
+			return NEEDLE_SKIP_EXIT;
 		event_write_args(rt, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
 		return NEEDLE_SKIP_EXIT;
 	}
@@ -1040,16 +1086,18 @@ static void *self_handle;
  * dropped as -N drops a function, with what it calls, so that
  * __cxa_end_catch's tail call of __cxa_free_exception, and that one's
  * of free, whose return addresses are the program's, are not taken for
- * the program's calls.  _Unwind_Resume never returns: not hooked. */
+ * the program's calls.  _Unwind_Resume never returns: not hooked.  Nor
+ * __sigjmp_save, the C library's own tail of setjmp (setjmp's line is
+ * the program's call). */
 static int runtime_plumbing(const char *name)
 {
 	static const char *const names[] = {
-		"__libc_start_main", "__cxa_finalize",	   "_Unwind_Resume",  "__cxa_throw",
+		"__libc_start_main", "__cxa_finalize",	   "_Unwind_Resume", "__sigjmp_save", "__cxa_throw",
 		"__cxa_rethrow",     "__cxa_begin_catch", "__cxa_end_catch", "__gxx_personality_v0",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
-			return i < 3 ? 1 : 2;
+			return i < 4 ? 1 : 2;
 	return 0;
 }
 

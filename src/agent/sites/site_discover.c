@@ -299,13 +299,17 @@ static const char *unnamed(const struct module *m, uint64_t ip)
 }
 
 /* Functions that return twice: the return address they save (setjmp's
- * jmp_buf, vfork's child sharing the stack, getcontext's ucontext) is
- * used again after their first return, so a hooked return would be
- * taken a second time without its shadow frame.  Names as the C library
- * exports them, and its internal aliases. */
-static const char *const twice_names[] = { "setjmp",	  "_setjmp",	  "__setjmp",	  "sigsetjmp",
-					   "__sigsetjmp", "vfork",	  "__vfork",	  "getcontext",
-					   "__getcontext", "__libc_vfork", "savectx",	  NULL };
+ * jmp_buf, getcontext's ucontext) is used again after their first
+ * return, so a hooked return would be taken a second time without its
+ * shadow frame.  Names as the C library exports them, and its internal
+ * aliases.  They are entry-only sites (site->entry_only). */
+static const char *const twice_names[] = { "setjmp",	    "_setjmp",	    "__setjmp", "sigsetjmp", "__sigsetjmp",
+					   "getcontext", "__getcontext", "savectx",  NULL };
+
+/* vfork returns twice too, and its child shares the parent's stack and
+ * thread: libneedle interposes it to run the child untraced, and the C
+ * library's is never a site, not even entry-only. */
+static const char *const vfork_names[] = { "vfork", "__vfork", "__libc_vfork", NULL };
 
 /* Functions that find their caller by their return address: the loader's
  * dlopen and dlsym look up the calling object (its RUNPATH and $ORIGIN,
@@ -314,6 +318,15 @@ static const char *const twice_names[] = { "setjmp",	  "_setjmp",	  "__setjmp",	
  * (site->entry_only): the program's call is a line, without its exit. */
 static const char *const caller_names[] = { "dlopen", "dlmopen", "dlsym", "dlvsym", "__libc_dlopen_mode",
 					    "__libc_dlsym", "__libc_dlvsym", NULL };
+
+/* libneedle's interposers of functions that switch the stack and never
+ * return where they were called (longjmp and its kin, setcontext) or
+ * return in another context first (swapcontext): an entry site that
+ * hooked the return would push a frame the switch then has to account
+ * for; an entry-only one pushes none (base/interpose.h,
+ * NEEDLE_INTERPOSER_SITE). */
+static const char *const switch_names[] = { "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+					    "swapcontext", "setcontext", NULL };
 
 static int named(const char *name, const char *const *names)
 {
@@ -343,7 +356,8 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	proto.func_size = relocated ? fd->func_size : f ? f->size : 0;
 	/* Never the direct paths, which hook returns (link.c keeps
 	 * direct_skip set). */
-	proto.entry_only = (uint8_t)named(proto.func.name, caller_names);
+	proto.entry_only = (uint8_t)(named(proto.func.name, caller_names) || named(proto.func.name, twice_names) ||
+				     named(proto.func.name, switch_names));
 	proto.direct_skip = proto.entry_only;
 	if (form == NEEDLE_FORM_RELOCATED) {
 		proto.covered = fd->plan.covered;
@@ -610,7 +624,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		 * lands nowhere), call each other with V8's own conventions and
 		 * are walked by its stack walker. */
 		enum reloc_reason why = in_v8_builtins(m, f)		  ? RELOC_RUNTIME_CODE
-					: named(f->name, twice_names)    ? RELOC_RETURNS_TWICE
+					: named(f->name, vfork_names)	  ? RELOC_RETURNS_TWICE
 					: f->name && interpose_is_interposed(f->name)
 						? RELOC_INTERPOSED
 						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);

@@ -21,7 +21,7 @@ enum reloc_reason {
 	RELOC_UNMOVABLE,      /* ret, int3, jrcxz/loop, a rip-relative operand out of reach... */
 	RELOC_CHANGED,        /* the bytes in memory differ from the file's */
 	RELOC_NO_MEMORY,      /* no detour memory within reach */
-	RELOC_RETURNS_TWICE,  /* setjmp, vfork...: a hooked return would be taken twice */
+	RELOC_RETURNS_TWICE,  /* vfork (setjmp and getcontext are entry-only sites) */
 	RELOC_READS_CALLER,   /* no longer given (dlopen, dlsym are entry-only sites); kept: the numbers are the API's */
 	RELOC_INTERPOSED,     /* libneedle interposes it: its interposer calls it mid-switch or mid-unwind */
 	RELOC_RUNTIME_CODE,   /* V8's embedded builtins: copied at run time, walked and left by V8's own rules */
