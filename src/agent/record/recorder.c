@@ -261,74 +261,75 @@ static int read16(uint64_t addr, uint8_t out[16])
 	return 0;
 }
 
-/* Did the call that returns to ret go through a PLT entry (a `call rel32`
- * to a stub that jumps through the GOT: .plt.sec's endbr64 and bnd jmp,
- * or .plt's jmp) rather than straight to f?  A library calling its own
- * exported function does so, and uftrace's --nest-libcall shows that as
- * a library call.  Read with safe_copy_word: bytes before a call through
- * a register that only look like a call are read safely, and a target
- * that is no stub says no.  With --nest-libcall only, for calls within
- * one object.  A call among the first instructions of a relocated
- * function runs from its detour, where the bytes before the return
- * address are the patch's: it is not seen as one. */
-static int called_through_plt(uint64_t ret, const struct needle_func *f)
+/* The call that returns to ret, its bytes read with safe_copy_word
+ * (bytes before a call through a register that only look like a call
+ * are read safely): 1 for a `call rel32`, *target its destination and
+ * *slot the GOT slot it jumps through when that is a PLT stub
+ * ("[endbr64] [bnd] jmp *slot(%rip)"), else 0; 2 for a `call
+ * *slot(%rip)` (-fno-plt); 0 for any other call, or bytes unreadable
+ * (the call's or its destination's). */
+static int call_before(uint64_t ret, uint64_t *target, uint64_t *slot)
 {
 	uint8_t b[16];
 	int32_t rel;
 
+	*target = *slot = 0;
+	if (!read16(ret - 6, b) && b[(ret - 6) & 7] == 0xff && b[((ret - 6) & 7) + 1] == 0x15) {
+		memcpy(&rel, b + ((ret - 6) & 7) + 2, 4);
+		*slot = ret + (uint64_t)(int64_t)rel;
+		return 2;
+	}
 	if (read16(ret - 5, b) || b[(ret - 5) & 7] != 0xe8)
 		return 0;
 	memcpy(&rel, b + ((ret - 5) & 7) + 1, 4);
-	uint64_t target = ret + (uint64_t)(int64_t)rel;
-	if (target == f->ip || target == f->site_addr || read16(target, b))
+	*target = ret + (uint64_t)(int64_t)rel;
+	if (read16(*target, b))
 		return 0;
-	const uint8_t *s = b + (target & 7);
+	const uint8_t *s = b + (*target & 7);
 	size_t k = 0;
 	if (s[0] == 0xf3 && s[1] == 0x0f && s[2] == 0x1e && s[3] == 0xfa)
 		k = 4; /* endbr64 */
 	if (s[k] == 0xf2)
 		k++; /* bnd */
-	return s[k] == 0xff && s[k + 1] == 0x25;
+	if (s[k] != 0xff || s[k + 1] != 0x25 || read16(*target + k + 2, b))
+		return 1;
+	memcpy(&rel, b + ((*target + k + 2) & 7), 4);
+	*slot = *target + k + 6 + (uint64_t)(int64_t)rel;
+	return 1;
+}
+
+/* Did the call that returns to ret go through a PLT entry (a `call rel32`
+ * to a stub that jumps through the GOT) rather than straight to f?  A
+ * library calling its own exported function does so, and uftrace's
+ * --nest-libcall shows that as a library call.  With --nest-libcall
+ * only, for calls within one object.  A call among the first
+ * instructions of a relocated function runs from its detour, where the
+ * bytes before the return address are the patch's: it is not seen as
+ * one. */
+static int called_through_plt(uint64_t ret, const struct needle_func *f)
+{
+	uint64_t target, slot;
+	return call_before(ret, &target, &slot) == 1 && target != f->ip && target != f->site_addr && slot;
 }
 
 /* An entry-only function (NEEDLE_ENTRY_NO_EXIT_FUNC) entered by a jump
  * from another one, not called: glibc's _setjmp jumps to __sigsetjmp,
  * both entry-only, so no frame tells the jump from a call.  The call
- * before the return address names what the caller called: a `call
- * rel32` to this function, or to a PLT stub whose GOT slot holds it or
- * is not bound yet, or a `call *slot(%rip)` likewise, is this call; one
- * to anything else called another function, which jumped here.  Any
- * other form of call is taken for this one. */
+ * before the return address names what the caller called: a call of
+ * this function, or through a PLT stub or GOT slot that holds it or is
+ * not bound yet, is this call; one of anything else called another
+ * function, which jumped here.  Any other form of call is taken for
+ * this one. */
 static int entered_by_jump(const struct needle_ctx *ctx)
 {
 	const struct needle_func *f = ctx->func;
-	uint64_t ret = *(const uint64_t *)(uintptr_t)ctx->sp, slot, v;
-	uint8_t b[16];
-	int32_t rel;
+	uint64_t ret = *(const uint64_t *)(uintptr_t)ctx->sp, target, slot, v;
+	int kind = call_before(ret, &target, &slot);
 
-	if (!read16(ret - 6, b) && b[(ret - 6) & 7] == 0xff && b[((ret - 6) & 7) + 1] == 0x15) {
-		memcpy(&rel, b + ((ret - 6) & 7) + 2, 4);
-		slot = ret + (uint64_t)(int64_t)rel;
-	} else if (!read16(ret - 5, b) && b[(ret - 5) & 7] == 0xe8) {
-		memcpy(&rel, b + ((ret - 5) & 7) + 1, 4);
-		uint64_t target = ret + (uint64_t)(int64_t)rel;
-		if (target == f->ip || target == f->site_addr || read16(target, b))
-			return 0;
-		const uint8_t *s = b + (target & 7);
-		size_t k = 0;
-		if (s[0] == 0xf3 && s[1] == 0x0f && s[2] == 0x1e && s[3] == 0xfa)
-			k = 4; /* endbr64 */
-		if (s[k] == 0xf2)
-			k++; /* bnd */
-		if (s[k] != 0xff || s[k + 1] != 0x25)
-			return 1; /* straight to another function */
-		if (read16(target + k + 2, b))
-			return 0;
-		memcpy(&rel, b + ((target + k + 2) & 7), 4);
-		slot = target + k + 6 + (uint64_t)(int64_t)rel;
-	} else {
+	if (!kind || (kind == 1 && (target == f->ip || target == f->site_addr)))
 		return 0;
-	}
+	if (!slot)
+		return 1; /* straight to another function */
 	if (safe_copy_word(&v, (const void *)(uintptr_t)slot) || v == f->ip || v == f->site_addr)
 		return 0;
 	/* Lazy binding: the slot still leads back into the caller's PLT. */
