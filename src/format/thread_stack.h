@@ -25,7 +25,11 @@ struct frame {
 	uint64_t ns;        /* entry time (reader) */
 	uint64_t child_ns;  /* time spent in children (views) */
 	uint32_t mark;      /* the view's mark of the call (reader, trace_iter_init_mark) */
-	uint32_t before;    /* entered before a snapshot's window (reader): its time is unknown */
+	/* The reader's: the call's entry is not in this thread's recording,
+	 * and its time is not known: TEV_BEFORE (entered before a snapshot's
+	 * window) or TEV_INHERITED (a forked child's, entered in its parent),
+	 * which its exit carries; 0 for any other. */
+	uint32_t before;
 	/* The kernel's share of the call, its children's included (reader,
 	 * --kernel): in system calls, and off the CPU. */
 	uint64_t syscall_ns, offcpu_ns;

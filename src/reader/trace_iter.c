@@ -254,7 +254,7 @@ static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns
 		.node = f->node,
 		.mark = f->mark,
 		.kind = TEV_EXIT,
-		.flags = (uint8_t)(flags | (f->before ? TEV_BEFORE : 0)),
+		.flags = (uint8_t)(flags | f->before),
 	};
 	if (c->stack.depth) {
 		struct frame *parent = &c->stack.v[c->stack.depth - 1];
@@ -418,7 +418,7 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			}
 			c->stack.v[c->stack.depth - 1].node = node;
 			c->stack.v[c->stack.depth - 1].mark = e->mark;
-			c->stack.v[c->stack.depth - 1].before = (inherited & TEV_BEFORE) != 0;
+			c->stack.v[c->stack.depth - 1].before = inherited & TEV_BEFORE ? TEV_BEFORE : inherited;
 		}
 		return 1;
 	}

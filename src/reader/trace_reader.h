@@ -226,7 +226,8 @@ enum trace_event_kind {
 /* An entry a forked child's thread begins inside: its process's parent
  * had the call open when it forked (file-format.md), and the child's
  * recording enters it again at its first event.  Views show no line for
- * it; its exit closes it as any other. */
+ * it; its exit, which carries the flag too, closes it as any other, with
+ * no duration in replay (the call began in the parent). */
 #define TEV_INHERITED 0x40
 /* A call open where a snapshot's window of the thread begins (the chunk
  * says which, file-format.md): its entry carries TEV_INHERITED too (no

@@ -33,6 +33,9 @@ check_eq "daemon: the child's graph continues its parent's main" \
 	"$(replay_threads "$T/d.data" | grep "\[ *$child\]" | sed 's/^[^|]*| //' | sort | uniq -c | sed 's/^ *//')" \
 	"3000   child_work();
 1 } /* main */"
+check_eq "daemon: the child's return from main has no duration (main began in the parent)" \
+	"$(replay_threads "$T/d.data" | grep "\[ *$child\] | } /\* main \*/")" \
+	"$(printf '%10s [%6u] | } /* main */' '' "$child")"
 check_eq "daemon: main counted for both processes" "$(calls "$T/d.data" main)" 2
 
 # A daemon that stays: SIGINT to needle record stops the recording.

@@ -670,8 +670,11 @@ static uint32_t marked_unwound(const struct replay *r)
 static void put_closed(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth,
 		       uint64_t ns)
 {
-	char dur[32];
-	cli_format_duration(dur, sizeof(dur), ns);
+	char dur[32] = "";
+	/* A forked child's return from a call its parent made: when it
+	 * began is its parent's to say. */
+	if (!(ev->kind == TEV_EXIT && (ev->flags & TEV_INHERITED)))
+		cli_format_duration(dur, sizeof(dur), ns);
 	line(r, dur, ev->tid, depth);
 	put(r, "}");
 	/* A call's end with its value is a statement, as a leaf's is
