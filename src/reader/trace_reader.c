@@ -274,6 +274,13 @@ struct open_state {
 	 * a file whose recording did not finish, unless a section follows. */
 	uint64_t bad_kernel_off, bad_kernel_len;
 	uint64_t kernel_first;    /* raw time of the earliest kernel event */
+	/* KEV_COMM events, with their tid, given to threads as the KERNEL
+	 * sections are (apply_kernel). */
+	struct pending_rename {
+		uint32_t tid;
+		struct trace_rename r;
+	} *renames;
+	size_t rename_cnt, rename_cap;
 };
 
 /* A KERNEL section: checked whole (its CRC, its version, its length),
@@ -316,6 +323,26 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		memcpy(&ev, p + sizeof(k) + (size_t)e * sizeof(ev), sizeof(ev));
 		if (ev.kind && ev.kind < KEV_KINDS)
 			t->kernel_events[ev.kind]++;
+		if (ev.kind == KEV_COMM && k.tid) {
+			if (os->rename_cnt == os->rename_cap) {
+				size_t cap = os->rename_cap ? 2 * os->rename_cap : 16;
+				struct pending_rename *v = realloc(os->renames, cap * sizeof(*v));
+				if (!v) {
+					free(p);
+					reader_error(err, errlen, "out of memory");
+					return -1;
+				}
+				os->renames = v;
+				os->rename_cap = cap;
+			}
+			struct pending_rename *pr = &os->renames[os->rename_cnt++];
+			pr->tid = k.tid;
+			pr->r.raw = ev.time;
+			pr->r.exec = ev.flags & KEV_COMM_EXEC;
+			memcpy(pr->r.name, &ev.a, 8);
+			memcpy(pr->r.name + 8, &ev.b, 8);
+			pr->r.name[15] = 0;
+		}
 		if (!os->kernel_first || ev.time < os->kernel_first)
 			os->kernel_first = ev.time;
 	}
@@ -376,6 +403,44 @@ static int kernel_add(struct trace_thread *th, struct trace_kernel_ref ref)
 	}
 	th->kernel[th->kernel_cnt++] = ref;
 	th->kernel_events += ref.count;
+	return 0;
+}
+
+static int rename_cmp(const void *a, const void *b)
+{
+	const struct trace_rename *x = a, *y = b;
+	return x->raw < y->raw ? -1 : x->raw > y->raw;
+}
+
+/* The renames to their threads, as the kernel events are (the tid's
+ * thread running then); ts: the threads' starts, by tid. */
+static int apply_renames(struct trace *t, struct open_state *os, const struct tid_start *ts, size_t nts)
+{
+	for (size_t i = 0; i < os->rename_cnt; i++) {
+		const struct pending_rename *pr = &os->renames[i];
+		size_t lo = 0, hi = nts;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (ts[mid].tid < pr->tid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == nts || ts[lo].tid != pr->tid)
+			continue; /* a tid with no chunk: named by no line */
+		size_t w = lo;
+		while (w + 1 < nts && ts[w + 1].tid == pr->tid && ts[w + 1].start <= pr->r.raw)
+			w++;
+		struct trace_thread *th = &t->threads[ts[w].index];
+		struct trace_rename *v = realloc(th->renames, (th->rename_cnt + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		th->renames = v;
+		th->renames[th->rename_cnt++] = pr->r;
+	}
+	for (size_t i = 0; i < t->thread_cnt; i++)
+		if (t->threads[i].rename_cnt > 1)
+			qsort(t->threads[i].renames, t->threads[i].rename_cnt, sizeof(struct trace_rename), rename_cmp);
 	return 0;
 }
 
@@ -444,6 +509,8 @@ static int apply_kernel(struct trace *t, struct open_state *os)
 		}
 		free(ev);
 	}
+	if (!err)
+		err = apply_renames(t, os, ts, nts);
 	free(ts);
 	if (err)
 		return -1;
@@ -934,10 +1001,12 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 			      chunk_cmp);
 	free(os.names);
 	free(os.kernel);
+	free(os.renames);
 	return t;
 fail:
 	free(os.names);
 	free(os.kernel);
+	free(os.renames);
 	trace_close(t);
 	return NULL;
 }
@@ -963,6 +1032,7 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		free(t->threads[i].chunks);
 		free(t->threads[i].kernel);
+		free(t->threads[i].renames);
 	}
 	free(t->threads);
 	free(t->thread_slots);
@@ -1126,4 +1196,45 @@ uint64_t trace_ns(const struct trace *t, uint64_t raw)
 	if (!(ns < 18446744073709549568.0))
 		return ns != ns ? 0 : UINT64_MAX;
 	return (uint64_t)ns;
+}
+
+static uint64_t thread_start_raw(const struct trace_thread *th)
+{
+	uint64_t start = UINT64_MAX;
+	for (size_t c = 0; c < th->chunk_cnt; c++)
+		if (th->chunks[c].base < start)
+			start = th->chunks[c].base;
+	return start;
+}
+
+static const char *name_at(const struct trace *t, const struct trace_thread *th, uint64_t ns, int hops)
+{
+	if (!th->rename_cnt)
+		return th->name;
+	size_t lo = 0, hi = th->rename_cnt; /* the renames at or before ns */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (trace_ns(t, th->renames[mid].raw) <= ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		return th->renames[lo - 1].name;
+	/* Before its first: the name it began with. */
+	if (th->tid == t->process.pid && trace_thread_find((struct trace *)t, th->tid) == th && t->argv &&
+	    t->argv[0]) {
+		const char *slash = strrchr(t->argv[0], '/');
+		return slash ? slash + 1 : t->argv[0];
+	}
+	uint32_t up_tid = th->tid != th->pid ? th->pid : th->ppid;
+	const struct trace_thread *up = th->pid && up_tid ? trace_thread_find((struct trace *)t, up_tid) : NULL;
+	if (up && up != th && hops < 8)
+		return name_at(t, up, trace_ns(t, thread_start_raw(th)), hops + 1);
+	return th->name;
+}
+
+const char *trace_thread_name_at(const struct trace *t, const struct trace_thread *th, uint64_t ns)
+{
+	return name_at(t, th, ns, 0);
 }

@@ -50,6 +50,14 @@ struct trace_chunk_ref {
 	uint64_t base;       /* raw clock of its first event's delta base */
 };
 
+/* A name the kernel gave a thread (KEV_COMM: --kernel=comm), kept by the
+ * reader for trace_thread_name_at. */
+struct trace_rename {
+	uint64_t raw;   /* when (raw clock) */
+	uint32_t exec;  /* KEV_COMM_EXEC: the name an exec gave */
+	char name[16];
+};
+
 /* A KERNEL section of a thread (--kernel): its events are read when the
  * thread's cursor reaches them. */
 struct trace_kernel_ref {
@@ -81,6 +89,9 @@ struct trace_thread {
 	/* Its process and that process's parent (a TASKS record); 0 when the
 	 * file has none (older files, an unfinished recording). */
 	uint32_t pid, ppid;
+	/* The names the kernel gave it, in time order (--kernel=comm). */
+	struct trace_rename *renames;
+	size_t rename_cnt;
 };
 
 struct trace {
@@ -198,6 +209,15 @@ void trace_src_lines_free(struct trace *t);
 const struct arg_names_func *trace_site_arg_names(struct trace *t, uint32_t site);
 /* Nanoseconds since the first event of the trace. */
 uint64_t trace_ns(const struct trace *t, uint64_t raw);
+/* The thread's name at ns (trace_ns's time) in a trace with names
+ * recorded (--kernel=comm), else the name it ends with (th->name).
+ * Before the first name the kernel gave it, the name it began with: a
+ * thread is named as the thread that created it, most often its
+ * process's first thread, whose name then is taken; a process's first
+ * thread, as its parent process's; the recorded program's first
+ * thread, by its file (the kernel's name after an exec).  A thread with
+ * no rename kept its name: th->name.  Memory: the renames only. */
+const char *trace_thread_name_at(const struct trace *t, const struct trace_thread *th, uint64_t ns);
 /* CLOCK_MONOTONIC nanoseconds of the trace's first event (the CLOCK
  * section's line through its samples), for views that print absolute
  * times as uftrace does; 1 s when the trace has no usable clock. */

@@ -10,6 +10,8 @@
  *                fixed address (one minor fault each)
  *   k_fail       opens a file that does not exist (ENOENT)
  *   k_rename     renames the main thread "k-renamed" (prctl), last
+ *   k_name_self  the second thread names itself "k-second"
+ *                (pthread_setname_np), first
  * Its output is the same traced or not.
  *
  * kernel_prog loop: both threads call k_syscalls(10) and k_nap until
@@ -118,6 +120,11 @@ __attribute__((noinline)) int k_rename(void)
 	return prctl(PR_SET_NAME, "k-renamed", 0, 0, 0) == 0;
 }
 
+__attribute__((noinline)) int k_name_self(void)
+{
+	return pthread_setname_np(pthread_self(), "k-second") == 0;
+}
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -165,6 +172,7 @@ static void *spinner(void *arg)
 static void *second(void *arg)
 {
 	(void)arg;
+	k_name_self();
 	return (void *)k_syscalls(50);
 }
 

@@ -91,15 +91,18 @@ check_eq "getpid lines indented one level below k_syscalls" \
 		in_f && /getpid\(\)/ && n != d + 2 { bad++ } END { print bad + 0 }' "$T/main.replay")" 0
 check_eq "k_rename: the main thread's one rename, inside it" \
 	"$(inside "$T/k.data" "$main" k_rename '/\* linux:task-name \(comm="k-renamed"\) \*/')" "1 1"
+check_eq "k_name_self: the second thread's one rename, inside it" \
+	"$(inside "$T/k.data" "$second" k_name_self '/\* linux:task-name \(comm="k-second"\) \*/')" "1 1"
 check_eq "no other rename in any thread (the exec's name is no line)" \
-	"$("$NEEDLE" replay -i "$T/k.data" | grep -c 'linux:task-name')" 1
+	"$("$NEEDLE" replay -i "$T/k.data" | grep -c 'linux:task-name')" 2
 "$NEEDLE" replay --tid "$main" -f task -i "$T/k.data" >"$T/task.replay"
-# (The execve that started the program is before the exec's name: it shows
-# the name the trace ends with, the thread's name before any is known.)
-check_eq "-f task: the program's name from the exec on, up to k_rename's opening, then the new one" \
-	"$(grep -v 'execve() = ' "$T/task.replay" | awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }')" \
+check_eq "-f task: the program's name up to k_rename's opening, then the new one" \
+	"$(awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }' "$T/task.replay")" \
 	"kernel_prog,k-renamed"
 check "-f task: k_rename opens under the old name" grep -qE '^ +kernel_prog [|] +k_rename\(\) \{' "$T/task.replay"
+check_eq "-f task: the second thread, named by its creator, then by itself from inside k_name_self" \
+	"$("$NEEDLE" replay --tid "$second" -f task -i "$T/k.data" | awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }')" \
+	"kernel_prog,k-second"
 "$NEEDLE" export --format=chrome -i "$T/k.data" -o "$T/k-names.json" 2>/dev/null
 check_eq "Chrome: the rename is the main thread's and the process's name from k_rename on" \
 	"$(python3 -c 'import json, sys
@@ -107,7 +110,7 @@ ev = json.load(open(sys.argv[1]))["traceEvents"]
 at = next(i for i, e in enumerate(ev) if e.get("ph") == "B" and e.get("name") == "k_rename")
 print(sorted(e["name"] for e in ev[at:] if e.get("ph") == "M" and e["args"]["name"] == "k-renamed" and e.get("tid", int(sys.argv[2])) == int(sys.argv[2])))' "$T/k-names.json" "$main")" "['process_name', 'thread_name']"
 info=$("$NEEDLE" info -i "$T/k.data")
-check "info counts the kernel's events" grep -qE "^kernel events: [0-9]+ \([0-9]+ system calls, [0-9]+ off-CPU intervals, [0-9]+ page faults, 2 names\), 0 records the kernel dropped" <<<"$info"
+check "info counts the kernel's events" grep -qE "^kernel events: [0-9]+ \([0-9]+ system calls, [0-9]+ off-CPU intervals, [0-9]+ page faults, 3 names\), 0 records the kernel dropped" <<<"$info"
 sys=$(sed -n 's/^kernel events: [0-9]* (\([0-9]*\) system calls.*/\1/p' <<<"$info")
 check "info: at least the 150 getpid and the program's other calls ($sys)" test "${sys:-0}" -ge 160
 

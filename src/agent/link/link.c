@@ -168,11 +168,12 @@ static int apply_batch(struct patch_op *ops, size_t n)
 	return err;
 }
 
-/* Can every site end its calls without hijacking a return (CET)? */
+/* Can every site end its calls without hijacking a return (CET)?  An
+ * entry-only site never hijacks one. */
 static int all_have_exits(struct site *const *sites, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!sites[i]->exit_cnt)
+		if (!sites[i]->exit_cnt && !sites[i]->entry_only)
 			return 0;
 	return 1;
 }

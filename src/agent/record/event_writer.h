@@ -81,6 +81,12 @@ struct rec_thread {
 	 * estimate_entry); mapped at the thread's first such call. */
 	struct estimated_call *est;
 	uint32_t est_top, est_cap;
+	/* The last entry recorded of a function that jumps to another
+	 * entry-only one (SF_JUMPS: setjmp to __sigsetjmp): its stack
+	 * pointer, and where the thread's next event goes after it
+	 * (recorder.c, jumped_to). */
+	uint64_t jump_sp;
+	uint64_t *jump_pos;
 };
 
 /* The calling thread's recording state once it has taken a chunk (NULL

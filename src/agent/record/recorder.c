@@ -127,6 +127,8 @@ enum {
 	SF_TRACE_ON = 256,  /* -T FUNC@trace_on: recording resumes at its entry */
 	SF_TRACE_OFF = 512, /* -T FUNC@trace_off: recording pauses at its entry */
 	SF_FINISH = 1024,   /* -T FUNC@finish: its entry is the last event */
+	SF_JUMPS = 2048,     /* setjmp, _setjmp: jump to __sigsetjmp (jumped_to) */
+	SF_JUMPED_TO = 4096, /* __sigsetjmp */
 };
 #define SF_SWITCHES (SF_TRACE_ON | SF_TRACE_OFF | SF_FINISH)
 
@@ -312,28 +314,29 @@ static int called_through_plt(uint64_t ret, const struct needle_func *f)
 	return call_before(ret, &target, &slot) == 1 && target != f->ip && target != f->site_addr && slot;
 }
 
-/* An entry-only function (NEEDLE_ENTRY_NO_EXIT_FUNC) entered by a jump
- * from another one, not called: glibc's _setjmp jumps to __sigsetjmp,
- * both entry-only, so no frame tells the jump from a call.  The call
- * before the return address names what the caller called: a call of
- * this function, or through a PLT stub or GOT slot that holds it or is
- * not bound yet, is this call; one of anything else called another
- * function, which jumped here.  Any other form of call is taken for
- * this one. */
-static int entered_by_jump(const struct needle_ctx *ctx)
-{
-	const struct needle_func *f = ctx->func;
-	uint64_t ret = *(const uint64_t *)(uintptr_t)ctx->sp, target, slot, v;
-	int kind = call_before(ret, &target, &slot);
+/* The C library's setjmp and _setjmp set one argument and jump to
+ * __sigsetjmp, which a program also calls (sigsetjmp is a macro of it).
+ * All three are entry-only sites: no frame tells the jump from a call.
+ * An entry of __sigsetjmp (SF_JUMPED_TO) with the stack pointer of the
+ * thread's last recorded entry of one of the two (SF_JUMPS), and no
+ * event since, is that call's jump, not a call of its own.  Only
+ * compares: no memory of the program is read (a read of its code costs
+ * two system calls where the program blocks SIGSEGV, as dash does
+ * around its setjmp calls). */
+static const char *const jumps_names[] = { "setjmp", "_setjmp", NULL };
+static const char *const jumped_to_names[] = { "__sigsetjmp", NULL };
 
-	if (!kind || (kind == 1 && (target == f->ip || target == f->site_addr)))
-		return 0;
-	if (!slot)
-		return 1; /* straight to another function */
-	if (safe_copy_word(&v, (const void *)(uintptr_t)slot) || v == f->ip || v == f->site_addr)
-		return 0;
-	/* Lazy binding: the slot still leads back into the caller's PLT. */
-	return obj_of(v) != obj_of(ret);
+static int name_in(const char *name, const char *const *names)
+{
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+static int jumped_to(const struct rec_thread *rt, const struct needle_ctx *ctx, unsigned fl)
+{
+	return (fl & SF_JUMPED_TO) && rt->jump_pos == rt->pos && rt->jump_sp == ctx->sp;
 }
 
 /* Is this call of a library's function one the view records?  Its
@@ -499,9 +502,13 @@ static int graph_record_entry(const struct needle_ctx *ctx, uint64_t *cookie)
 		 * code; dlsym's kind is entry-only by nature. */
 		if (!(ctx->exit_flags & NEEDLE_ENTRY_NO_EXIT_FUNC))
 			entry_only_note(ctx->func->site_id);
-		else if (entered_by_jump(ctx))
+		else if (jumped_to(rt, ctx, fl))
 			return NEEDLE_SKIP_EXIT;
 		event_write_args(rt, EV_ENTRY, ctx->func->site_id | EV_ENTRY_FLAT, ctx, as, 0);
+		if (fl & SF_JUMPS) {
+			rt->jump_sp = ctx->sp;
+			rt->jump_pos = rt->pos;
+		}
 		return NEEDLE_SKIP_EXIT;
 	}
 	if (!event_write_args(rt, EV_ENTRY, ctx->func->site_id, ctx, as, 0)) {
@@ -1288,6 +1295,10 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 			plumbing = runtime_plumbing(info.name);
 			if (plumbing == 1)
 				fl |= SF_HIDE;
+			if (name_in(info.name, jumps_names))
+				fl |= SF_JUMPS;
+			if (name_in(info.name, jumped_to_names))
+				fl |= SF_JUMPED_TO;
 			if (self_obj && is_real_of_interposer(info.name))
 				fl |= SF_REAL;
 			struct prog_name key = { .name = info.name }, *twin;

@@ -196,7 +196,9 @@ static int kernel_event(struct perfetto *x, const struct trace_event *ev)
 	char name[64], detail[64];
 	unsigned kind = ev->kev.kind;
 
-	if (!kind || kind >= KEV_KINDS)
+	/* An exec's name is the program's, no rename (as replay and the
+	 * Chrome export leave it). */
+	if (!kind || kind >= KEV_KINDS || (kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC)))
 		return 0;
 	if (!x->kernel_tracks && !(x->kernel_tracks = calloc(x->t->thread_cnt ? x->t->thread_cnt : 1, 1)))
 		return x->oom = 1;

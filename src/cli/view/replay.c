@@ -283,7 +283,6 @@ struct replay {
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
 	int mark_unwound; /* --mark-unwound: a call left without returning says so in its comment */
-	struct task_names *task_names; /* by thread, once a rename was seen (-E linux:task-name) */
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
 	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
@@ -520,48 +519,13 @@ static void note_line_site(struct replay *r)
 /* Start a line: "%10s [%6u] | " and two spaces per level.  The output
  * grows with the depth (that is the format); the work to make it is a
  * memset. */
-/* The names a thread was given (KEV_COMM: --kernel=comm, -E
- * linux:task-name), the newest TASK_NAMES_KEPT, so that -f task shows
- * each line's thread by the name it had then: an opening line is written
- * when what it holds shows, after the renames in between.  A line older
- * than every name kept shows the oldest kept; a thread never renamed,
- * the name the trace ends with. */
-#define TASK_NAMES_KEPT 16
-struct task_names {
-	uint32_t cnt; /* names given, the newest TASK_NAMES_KEPT kept */
-	uint64_t ns[TASK_NAMES_KEPT];
-	char name[TASK_NAMES_KEPT][16];
-};
-
-/* A rename of the thread: kept.  1 if it has no line of its own (an
- * exec's name, which uftrace, starting in the new program, never sees). */
-static int task_renamed(struct replay *r, const struct trace_event *ev)
-{
-	if (!r->task_names && ev->thread < r->t->thread_cnt)
-		r->task_names = calloc(r->t->thread_cnt, sizeof(*r->task_names));
-	if (r->task_names && ev->thread < r->t->thread_cnt) {
-		struct task_names *tn = &r->task_names[ev->thread];
-		uint32_t i = tn->cnt++ % TASK_NAMES_KEPT;
-		tn->ns[i] = ev->ns;
-		view_kernel_comm(&ev->kev, tn->name[i]);
-	}
-	return (ev->kev.flags & KEV_COMM_EXEC) != 0;
-}
-
-/* The name of the thread of the line being written (r->at_thread), as
- * of its time (r->at_ns). */
+/* -f task: each line's thread by the name it had at that line's time
+ * (trace_thread_name_at: the kernel's names, --kernel=comm). */
 static const char *task_name_at(const struct replay *r)
 {
 	if (r->at_thread >= r->t->thread_cnt)
 		return "";
-	const struct task_names *tn = r->task_names ? &r->task_names[r->at_thread] : NULL;
-	if (!tn || !tn->cnt)
-		return r->t->threads[r->at_thread].name;
-	uint32_t kept = tn->cnt < TASK_NAMES_KEPT ? tn->cnt : TASK_NAMES_KEPT;
-	uint32_t i = (tn->cnt - 1) % TASK_NAMES_KEPT;
-	for (uint32_t k = 1; k < kept && tn->ns[i] > r->at_ns; k++)
-		i = (i + TASK_NAMES_KEPT - 1) % TASK_NAMES_KEPT;
-	return tn->name[i];
+	return trace_thread_name_at(r->t, &r->t->threads[r->at_thread], r->at_ns);
 }
 
 /* -f's columns, then " | " (nothing with -f none): their length. */
@@ -1446,7 +1410,9 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	r->at_ns = ev->ns;
 	r->at_site = ev->site;
 	r->at_thread = ev->thread;
-	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && task_renamed(r, ev))
+	/* An exec's name has no line: uftrace, starting in the new program,
+	 * never sees it (-f task shows it). */
+	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC))
 		return 0;
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
@@ -1950,7 +1916,6 @@ int cmd_replay(int argc, char **argv)
 	free(r.site_time);
 	free(r.module_compiled);
 	free(r.column);
-	free(r.task_names);
 	pat_free(r.pats);
 	loc_free(r.locs);
 	free(all_argv);

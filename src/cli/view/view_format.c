@@ -598,10 +598,20 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 		n = snprintf(buf, len, "/* page fault (%s) at %#llx */", k->flags & KEV_FAULT_MAJOR ? "major" : "minor",
 			     (unsigned long long)k->a);
 		break;
-	case KEV_COMM:
-		view_kernel_comm(k, name);
-		n = snprintf(buf, len, "/* linux:task-name (comm=\"%s\") */", name);
+	case KEV_COMM: {
+		/* Any byte but NUL may be in a name: quotes, backslashes and
+		 * control bytes escaped, so that the line stays one line. */
+		char comm[16], shown[16 * 4 + 1];
+		size_t o = 0;
+		view_kernel_comm(k, comm);
+		for (const unsigned char *c = (const unsigned char *)comm; *c; c++)
+			o += (size_t)(*c == '"' || *c == '\\' ? snprintf(shown + o, sizeof(shown) - o, "\\%c", *c)
+				      : *c < 0x20 || *c == 0x7f ? snprintf(shown + o, sizeof(shown) - o, "\\x%02x", *c)
+								 : snprintf(shown + o, sizeof(shown) - o, "%c", *c));
+		shown[o] = 0;
+		n = snprintf(buf, len, "/* linux:task-name (comm=\"%s\") */", shown);
 		break;
+	}
 	default:
 		n = snprintf(buf, len, "/* kernel event %u */", k->kind);
 	}
