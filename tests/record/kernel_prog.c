@@ -5,7 +5,9 @@
  *   k_sleep      sleeps 10 ms in nanosleep (off the CPU, S)
  *   k_lock       blocks on a mutex k_hold's thread holds for 5 ms (woken
  *                by that thread)
- *   k_pipe       reads a pipe that k_fill's thread fills after 5 ms
+ *   k_pipe       reads a pipe that k_fill's thread fills 5 ms after main
+ *                says it is about to read (so that the read waits 5 ms
+ *                however late main is scheduled after k_lock)
  *   k_touch      touches each of 1,000 fresh pages of a mapping at a
  *                fixed address (one minor fault each)
  *   k_fail       opens a file that does not exist (ENOENT)
@@ -54,7 +56,7 @@ __attribute__((noinline)) void k_sleep(void)
 }
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int held[2], pipefd[2];
+static int held[2], pipefd[2], ready[2];
 
 /* Holds the lock 5 ms, once main is about to take it. */
 __attribute__((noinline)) void k_hold(void)
@@ -75,6 +77,9 @@ __attribute__((noinline)) void k_lock(void)
 
 __attribute__((noinline)) void k_fill(void)
 {
+	char c;
+	if (read(ready[0], &c, 1) != 1)
+		return;
 	nap_ms(5);
 	if (write(pipefd[1], "x", 1) != 1)
 		return;
@@ -195,7 +200,7 @@ int main(int argc, char **argv)
 		printf("spun %d\n", a > 0 && (long)r > 0);
 		return 0;
 	}
-	if (pipe(held) || pipe(pipefd))
+	if (pipe(held) || pipe(pipefd) || pipe(ready))
 		return 1;
 	long a = k_syscalls(100);
 	k_sleep();
@@ -204,6 +209,8 @@ int main(int argc, char **argv)
 	if (read(held[0], &c, 1) != 1)
 		return 1;
 	k_lock();
+	if (write(ready[1], &c, 1) != 1)
+		return 1;
 	int got = k_pipe();
 	pthread_join(h, NULL);
 	int pages = k_touch();
