@@ -68,6 +68,31 @@ replay_threads() {
 	done
 }
 
+# trace_sections FILE: the section types in file order (3 module, 4 sites,
+# 1 clock, 6 chunk, 2 process, 5 thread, 7 end), a run of one type shown
+# once, then "cut" if the file ends inside a section, "crc" at a damaged
+# one.
+trace_sections() {
+	python3 - "$1" <<'PY'
+import struct, sys, zlib
+d = open(sys.argv[1], 'rb').read()
+if d[:8] != b'NEEDLE\x00\x01':
+    print('bad-magic'); sys.exit()
+off, out = 64, []
+while off < len(d):
+    if off + 16 > len(d):
+        out.append('cut'); break
+    t, crc, n = struct.unpack_from('<IIQ', d, off)
+    if off + 16 + n > len(d):
+        out.append('cut'); break
+    if zlib.crc32(d[off + 16:off + 16 + n]) != crc:
+        out.append('crc'); break
+    if not (out and out[-1] == str(t)):
+        out.append(str(t))
+    off += 16 + n
+print(' '.join(out))
+PY
+}
 wait_for() { # wait_for COMMAND...: until it succeeds (30 s at most)
 	for _ in $(seq 1 600); do
 		"$@" && return 0

@@ -38,6 +38,11 @@ static const char *output_given(int argc, char **argv, int *status, int *srcline
 		return NULL;
 	}
 	*srcline = o.srcline;
+	if (o.host) {
+		cli_error("live: the trace is shown here; to send it to 'needle recv', use needle record --host");
+		*status = 2;
+		return NULL;
+	}
 	for (int i = 1; i < argc; i++)
 		if (o.output >= argv[i] && o.output < argv[i] + strlen(argv[i]) + 1)
 			return o.output;

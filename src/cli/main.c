@@ -12,6 +12,7 @@
 #include "cli/otlp_stream.h"
 #include "cli/export/export.h"
 #include "cli/record/record.h"
+#include "cli/recv.h"
 #include "cli/script.h"
 #include "cli/util/cli_util.h"
 #include "cli/view/view.h"
@@ -30,6 +31,7 @@ static const char usage[] =
 	"  tui    [-i FILE]                  browse the trace in the terminal (graph, report, search)\n"
 	"  info   [-i FILE]                  header, threads and losses\n"
 	"  ctl    PID COMMAND                change what a running recording traces\n"
+	"  recv   [-d DIR] [--port N]        store the traces needle record --host sends\n"
 	"\n"
 	"Run 'needle <command> --help' for the options of a command.\n";
 
@@ -43,6 +45,7 @@ int main(int argc, char **argv)
 		{ "export", cmd_export }, { "info", cmd_info },     { "ctl", cmd_ctl },
 		{ "live", cmd_live },     { "graph", cmd_graph },
 		{ "dump", cmd_dump },     { "script", cmd_script }, { "tui", cmd_tui },
+		{ "recv", cmd_recv },
 	};
 
 	/* record's span stream lives a layer above it (otlp_stream.c). */

@@ -64,6 +64,7 @@
 #include "cli/otlp_stream.h"
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
+#include "cli/util/remote.h"
 #include "common/pattern.h"
 #include "common/shm_layout.h"
 #include "common/tsc.h"
@@ -542,21 +543,6 @@ static int connect_collector(struct stream *s)
 	return s->fd >= 0 ? 0 : -1;
 }
 
-static int send_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n) {
-		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		c += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The response to one POST: its status, or -1 (the connection is then
  * closed).  The body is read and dropped (Content-Length or chunked);
  * *keep is 0 when the connection cannot carry another request. */
@@ -624,7 +610,7 @@ static int post(struct stream *s, const struct batch *b)
 				  s->url.path, s->url.host, s->url.port, body.len);
 		int keep = 0, status = -1, err = 0;
 		errno = 0;
-		if (!send_all(s->fd, head, (size_t)hn) && !send_all(s->fd, body.p, body.len))
+		if (!remote_send_all(s->fd, head, (size_t)hn) && !remote_send_all(s->fd, body.p, body.len))
 			status = read_response(s, &keep);
 		err = errno;
 		if (status < 0 || !keep)

@@ -8,32 +8,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 reads() { "$NEEDLE" info -i "$1" >/dev/null 2>&1; }
-# sections FILE: the section types in file order (3 module, 4 sites,
-# 1 clock, 6 chunk, 2 process, 5 thread, 7 end), a run of one type shown
-# once, then "cut" if the file ends inside a section, "crc" at a damaged
-# one.
-sections() {
-	python3 - "$1" <<'PY'
-import struct, sys, zlib
-d = open(sys.argv[1], 'rb').read()
-if d[:8] != b'NEEDLE\x00\x01':
-    print('bad-magic'); sys.exit()
-off, out = 64, []
-while off < len(d):
-    if off + 16 > len(d):
-        out.append('cut'); break
-    t, crc, n = struct.unpack_from('<IIQ', d, off)
-    if off + 16 + n > len(d):
-        out.append('cut'); break
-    if zlib.crc32(d[off + 16:off + 16 + n]) != crc:
-        out.append('crc'); break
-    if not (out and out[-1] == str(t)):
-        out.append(str(t))
-    off += 16 + n
-print(' '.join(out))
-PY
-}
-has_chunks() { sections "$1" | grep -qw 6; }
+has_chunks() { trace_sections "$1" | grep -qw 6; }
 
 # (1) SIGKILL of needle record while the program runs: the file is at its
 # own name, with the symbols and the clock first, then the chunks drained.
@@ -50,7 +25,7 @@ exec 2>&4 4>&-
 exec 3>&-
 check_eq "killed recording: no temporary file is left" "$(ls "$T" | grep -c tmp)" 0
 check_eq "killed recording: modules, sites and their sizes, objects and clock, then chunks, nothing damaged" \
-	"$(sections "$T/k.data" | sed 's/ cut$//')" "3 4 13 9 1 6"
+	"$(trace_sections "$T/k.data" | sed 's/ cut$//')" "3 4 13 9 1 6"
 "$NEEDLE" info -i "$T/k.data" >/dev/null 2>&1
 check "killed recording: info does not crash on it" test $? -le 1
 
@@ -62,7 +37,7 @@ full_disk() { # full_disk NAME DIR: record into DIR until it is full
 	check_eq "$1: one line says so" "$(grep -c . "$T/$1.err")" 1
 	check "$1: the line names the file and what was kept" grep -q "cannot write $2/f.data: .*; kept the first [0-9]* events" "$T/$1.err"
 	check "$1: the trace reads" reads "$2/f.data"
-	check_eq "$1: the trace is complete: it ends with its END section" "$(sections "$2/f.data" | awk '{print $NF}')" 7
+	check_eq "$1: the trace is complete: it ends with its END section" "$(trace_sections "$2/f.data" | awk '{print $NF}')" 7
 	local got
 	got=$(calls "$2/f.data" step)
 	check "$1: it holds some of the calls, not all ($got of 800000)" test "$got" -gt 0 -a "$got" -lt 800000

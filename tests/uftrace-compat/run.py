@@ -127,9 +127,14 @@ def one(suite, name, verbose, cflags):
             rc = p.returncode
             err = p.stderr.decode(errors='ignore')
         except subprocess.TimeoutExpired:
+            tc.postrun(-1)
             res['reason'] = 'timed out (%ds)' % TIMEOUT
             return res
-        rc = tc.postrun(rc) if rc in (0,) else rc
+        # Always: a case's postrun stops what its prerun started (a recv
+        # server), which would otherwise outlive this process and hold
+        # its output open.
+        post = tc.postrun(rc)
+        rc = post if rc == 0 else rc
         refusals = []
         if os.path.exists(log):
             with open(log) as f:

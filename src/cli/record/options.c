@@ -76,6 +76,10 @@ static const char record_usage[] =
 	"                           in the environment sets the default\n"
 	"  -o, --output FILE        trace file (default needle.data); -d FILE, uftrace's spelling, too\n"
 	"      --force              overwrite FILE even if it is not a needle trace\n"
+	"      --host HOST          send the trace to 'needle recv' on HOST (uftrace's --host) while\n"
+	"                           recording, under -o's file name, instead of writing it here; it\n"
+	"                           is said to be stored only when the receiver has all of it\n"
+	"      --port N             the receiver's TCP port (default 8090, uftrace's)\n"
 	"  -f, --output-fields LIST the views' columns (uftrace's -f: see needle replay --help)\n"
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
 	"      --estimate-return    function_graph without hooking any return (uftrace's): a call\n"
@@ -375,7 +379,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
 	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
-	       OPT_ESTIMATE_RETURN };
+	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -415,6 +419,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "trigger-after", required_argument, NULL, OPT_TRIGGER_AFTER },
 		{ "max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS },
 		{ "snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_GAP },
+		{ "host", required_argument, NULL, OPT_HOST }, { "port", required_argument, NULL, OPT_PORT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -459,6 +464,18 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_FORCE:
 			o->force = 1;
 			break;
+		case OPT_HOST:
+			o->host = optarg;
+			break;
+		case OPT_PORT: {
+			unsigned long port = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !port || port > 65535) {
+				cli_error("--port needs a TCP port number (1-65535), not '%s'", optarg);
+				return -1;
+			}
+			o->port = optarg;
+			break;
+		}
 		case OPT_NO_PLTBIND:
 			o->bind_now = 1;
 			break;
@@ -955,6 +972,24 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	if (o->otlp_endpoint && !o->agent.graph) {
 		cli_error("record: --otlp-endpoint sends calls with their durations: not with the function tracer");
 		return -1;
+	}
+	if (o->port && !o->host) {
+		cli_error("record: --port is where --host sends the trace: give the host too");
+		return -1;
+	}
+	if (o->host) {
+		if (!o->port)
+			o->port = REMOTE_DEFAULT_PORT;
+		if (o->snapshot) {
+			cli_error("record: --host streams the trace while recording; --snapshot writes files when asked: "
+				  "record the snapshots here and copy them");
+			return -1;
+		}
+		if (!remote_name_ok(remote_file_name(o->output))) {
+			cli_error("record: --host sends the trace under the name of -o's file, and '%s' is not one the "
+				  "receiver can store (no hidden or empty name)", o->output);
+			return -1;
+		}
 	}
 	if (o->snapshot && wake_given) {
 		cli_error("record: --wait, --poll and --buffer-percent choose how a streaming reader wakes; "

@@ -22,6 +22,13 @@
  *    no chunk is written; at the end the file is cut back to the newest
  *    mark and closed with the END section, stepping back one mark at a
  *    time (and then leaving out the thread names) until that fits.
+ *  - With --host the same bytes go to needle recv instead, over one TCP
+ *    connection opened (and answered "ready") before the program starts;
+ *    nothing is written here.  The stream cannot be cut back, so it is a
+ *    pipe's case: after a write error it ends where it broke, and the
+ *    receiver keeps that as a trace without END.  The recording is said
+ *    to be stored only when the receiver answers that its file ends with
+ *    END (record_out_confirm).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +36,7 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -125,6 +133,71 @@ fail:
 		unlink(path);
 	close(fd);
 	return -1;
+}
+
+int record_out_connect(struct record_out *out, const char *host, const char *port, const char *name)
+{
+	unsigned char hello[REMOTE_HELLO_BYTES];
+	char err[256], line[REMOTE_LINE_MAX];
+	size_t n = strlen(name);
+
+	memset(out, 0, sizeof(*out));
+	out->fd = -1;
+	out->remote = 1;
+	snprintf(out->where, sizeof(out->where), "%s at %s:%s", name, host, port);
+	out->path = out->where;
+	int fd = remote_connect(host, port, 2000, err, sizeof(err));
+	if (fd < 0) {
+		cli_error("--host: cannot connect to %s port %s: %s (is 'needle recv --port %s' running there?)", host,
+			  port, err, port);
+		return -1;
+	}
+	remote_hello(hello, n);
+	if (remote_send_all(fd, hello, sizeof(hello)) || remote_send_all(fd, name, n)) {
+		cli_error("--host: cannot send to %s port %s: %s", host, port, strerror(errno));
+		goto fail;
+	}
+	if (remote_read_line(fd, line, sizeof(line), 10000, err, sizeof(err)) < 0) {
+		cli_error("--host: %s port %s did not answer as needle recv does: %s", host, port, err);
+		goto fail;
+	}
+	if (strcmp(line, "ready")) {
+		cli_error("--host: %s port %s: %s", host, port,
+			  strncmp(line, "refused: ", 9) ? "not needle recv (an unknown answer)" : line);
+		goto fail;
+	}
+	if (!(out->f = fdopen(fd, "w"))) {
+		cli_error("--host: %s", strerror(errno));
+		goto fail;
+	}
+	out->fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+int record_out_confirm(struct record_out *out)
+{
+	char err[256], line[REMOTE_LINE_MAX];
+	unsigned long long bytes;
+	char verdict[16];
+
+	if (fflush(out->f) || shutdown(out->fd, SHUT_WR)) {
+		cli_error("cannot send %s: %s", out->where, strerror(errno));
+		return -1;
+	}
+	/* The receiver answers once the file is in place and its --run-cmd
+	 * has run: as long as a replay of the trace may take. */
+	if (remote_read_line(out->fd, line, sizeof(line), 3600 * 1000, err, sizeof(err)) < 0) {
+		cli_error("sent %s, but the receiver did not say it stored it: %s", out->where, err);
+		return -1;
+	}
+	if (sscanf(line, "stored %llu %15s", &bytes, verdict) != 2 || strcmp(verdict, "complete")) {
+		cli_error("sent %s, but the receiver answered '%s'", out->where, line);
+		return -1;
+	}
+	return 0;
 }
 
 int record_out_begin(struct recording *r)

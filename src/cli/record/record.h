@@ -31,6 +31,7 @@
 #include "common/record_config.h"
 #include "common/shm_layout.h"
 #include "format/trace_writer.h"
+#include "cli/util/remote.h"
 
 struct record_opts {
 	/* What the agent gets (common/record_config.h), filled here as the
@@ -42,6 +43,7 @@ struct record_opts {
 	struct record_config agent;
 	/* needle record's own */
 	const char *output;
+	const char *host, *port; /* --host, --port: the trace goes to needle recv there */
 	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
 	int wake_mode;
 	int wake_arg;   /* poll ms or percent */
@@ -99,6 +101,8 @@ struct record_out {
 	int begun;      /* the header is written: the old contents are gone */
 	int err;        /* first write error (positive errno): no chunk written after */
 	int have_base;
+	int remote;     /* a connection to needle recv (--host): path is "NAME at HOST:PORT" */
+	char where[REMOTE_NAME_MAX + 300];
 	struct out_mark base;            /* after the header and the symbols */
 	struct out_mark marks[OUT_MARKS]; /* the last chunks written, a ring */
 	unsigned mark_next, mark_cnt;
@@ -232,7 +236,7 @@ int record_attach(struct recording *r, const char *agent);
 /* The signals whose disposition needle record changes for itself; which of
  * them the caller had ignored (bit per signal number), noted before any is
  * changed, so that the program gets them as the caller left them. */
-#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD }
+#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE }
 void record_note_inherited_signals(void);
 int record_signal_was_ignored(int sig);
 int record_find_agent(char *out, size_t len);
@@ -317,6 +321,14 @@ void record_out_commit(struct recording *r);
  * complete; 1: complete but shorter than what was drained; -1: no END. */
 int record_out_finish(struct recording *r, int (*tail)(struct recording *, const struct out_mark *, int minimal),
 		      struct out_mark *kept);
+/* --host: connect to needle recv at host:port and have it ready to store
+ * the trace as name (the output's file name), before the program starts.
+ * 0, or -1 with the error said. */
+int record_out_connect(struct record_out *out, const char *host, const char *port, const char *name);
+/* --host, the file's last section sent: end the stream and wait for the
+ * receiver's word that it stored all of it.  0, or -1 with the error
+ * said. */
+int record_out_confirm(struct record_out *out);
 /* Close FILE, the lock with it. */
 void record_out_close(struct record_out *out);
 /* Nothing was recorded: a file created for the recording is removed, an

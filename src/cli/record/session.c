@@ -45,7 +45,13 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
 	signal(SIGXFSZ, SIG_IGN);
-	if (record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))
+	/* --host: a receiver gone is a write error (EPIPE), said as one,
+	 * not the death of needle record.  The program gets its own
+	 * disposition back (RECORD_OWN_SIGNALS). */
+	if (o->host)
+		signal(SIGPIPE, SIG_IGN);
+	if (o->host ? record_out_connect(&r->out, o->host, o->port, remote_file_name(o->output))
+		    : record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))
 		return -1;
 	if (!(r->shm = record_buffer_create(o, &r->buf_fd))) {
 		cli_error("cannot create a %llu MiB trace buffer: %s%s", (unsigned long long)(o->buffer_bytes >> 20),
@@ -182,7 +188,7 @@ void record_kernel_drain(struct recording *r, int final)
 
 int record_finish(struct recording *r)
 {
-	const char *output = r->o->output;
+	const char *output = r->out.remote ? r->out.where : r->o->output;
 
 	record_drain(r, 1);
 	record_salvage(r);
@@ -196,10 +202,17 @@ int record_finish(struct recording *r)
 	int fin = record_out_finish(r, record_write_tail, &kept);
 	int werr = r->out.err;
 	trace_writer_finish(&r->w); /* frees; the file is already flushed */
-	if (fin < 0 && !r->out.have_base) {
+	if (!fin && !werr && r->out.remote && record_out_confirm(&r->out))
+		werr = EIO; /* said: the receiver did not store all of it */
+	else if (fin < 0 && !r->out.have_base) {
 		/* Not even the header and the symbols fit: nothing to read. */
-		unlink(output);
+		if (!r->out.remote)
+			unlink(output);
 		cli_error("cannot write %s: %s; no trace was kept", output, strerror(werr));
+	} else if (fin < 0 && r->out.remote) {
+		cli_error("cannot send %s: %s; the receiver keeps what reached it, without an END section (%llu events "
+			  "were sent; %llu more not)", output, strerror(werr), (unsigned long long)kept.events,
+			  (unsigned long long)(r->drained - kept.events));
 	} else if (fin < 0) {
 		cli_error("cannot write %s: %s; kept the first %llu events (%llu more not written), without an END "
 			  "section: views read it up to its last chunk", output, strerror(werr),
