@@ -2,10 +2,16 @@
  * (uftrace recv's counterpart; the exchange is in cli/util/remote.h).
  *
  * Invariants:
- *  - A trace is written under a hidden name of its own (".NAME.recv-PID-N")
- *    and renamed to NAME only when its sender is done or gone, so a file
- *    under a sender's name is never one still being written, and an older
- *    NAME stays until a newer one replaces it whole or cut short.
+ *  - A trace is written under a hidden name of its own (".recv-PID-N")
+ *    and renamed to NAME only when its sender is done or gone and sent at
+ *    least the file's header, so a file under a sender's name is never one
+ *    still being written, and an older NAME stays until a newer one
+ *    replaces it whole or cut short (a recording that never began, which
+ *    closes with nothing sent, leaves it as it was).
+ *  - NAME is replaced only if it is absent or a needle trace (as needle
+ *    record's -o refuses another file), and only one sender at a time
+ *    sends a NAME: a second is refused at its hello, before its program
+ *    runs, as a second local recording to one file is.
  *  - Whether a trace is whole is read from its bytes, not taken from the
  *    sender: the stream is followed section by section (file header, then
  *    {type, crc, length} headers and payloads) and is complete only if it
@@ -13,11 +19,13 @@
  *    (the views read such a file up to its last whole chunk) and is said
  *    to be cut; the sender is told, and says so too.
  *  - One sender's slowness or death never stalls another: every socket is
- *    read as poll says it is ready, --run-cmd runs in a child, one at a
- *    time in the order the traces ended, and its sender's answer waits
- *    for it.
+ *    read as poll says it is ready (only the fsync of a trace that ended
+ *    holds the loop), --run-cmd runs in a child, one at a time in the
+ *    order the traces ended, and its sender's answer waits for it.
  *  - Nothing but the receiver's own files is written: a name with a '/',
- *    a hidden one or "." / ".." is refused at the hello. */
+ *    a hidden one or "." / ".." is refused at the hello.
+ *  - A --run-cmd child gets the signal mask and dispositions recv was
+ *    given (recv ignores nothing: its socket writes are MSG_NOSIGNAL). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -72,11 +80,11 @@ struct client {
 	uint64_t bytes;
 	int write_err;
 	/* The stream's shape: the file header, then sections. */
-	unsigned char head[sizeof(struct trace_section_header)];
-	size_t head_got;       /* of the file header (64), then of a section's header */
+	unsigned char head[sizeof(struct trace_file_header)];
+	size_t head_got;       /* of the file header, then of a section's header */
 	int in_file_header;
 	uint64_t body_left;    /* of the current section's payload */
-	uint32_t last_type;    /* the last section whose payload was whole */
+	uint32_t last_type;    /* the type of the last section header read */
 	int bad;               /* not a needle trace: refused, nothing kept */
 	int complete;
 	uint64_t seq;          /* order of ending, for --run-cmd */
@@ -126,30 +134,25 @@ static void scan(struct client *c, const unsigned char *p, size_t n)
 			n -= k;
 			continue;
 		}
-		if (c->in_file_header) {
-			/* The file header: its magic, then header_size bytes. */
-			size_t want = sizeof(struct trace_file_header) - c->head_got;
-			size_t k = n < want ? n : want;
-			if (c->head_got < 8 && memcmp(p, &TRACE_MAGIC[c->head_got],
-						      k < 8 - c->head_got ? k : 8 - c->head_got))
-				c->bad = 1;
-			c->head_got += k;
-			p += k;
-			n -= k;
-			if (c->head_got == sizeof(struct trace_file_header)) {
-				c->in_file_header = 0;
-				c->head_got = 0;
-			}
-			continue;
-		}
-		size_t want = sizeof(c->head) - c->head_got;
-		size_t k = n < want ? n : want;
+		size_t size = c->in_file_header ? sizeof(struct trace_file_header) : sizeof(struct trace_section_header);
+		size_t k = n < size - c->head_got ? n : size - c->head_got;
 		memcpy(c->head + c->head_got, p, k);
 		c->head_got += k;
 		p += k;
 		n -= k;
-		if (c->head_got < sizeof(c->head))
+		if (c->head_got < size)
 			continue;
+		if (c->in_file_header) {
+			/* As the reader takes it: the magic, a version it reads,
+			 * a 64-byte header. */
+			struct trace_file_header fh;
+			memcpy(&fh, c->head, sizeof(fh));
+			c->bad = memcmp(fh.magic, TRACE_MAGIC, sizeof(fh.magic)) || fh.version < TRACE_VERSION_MIN ||
+				 fh.version > TRACE_VERSION || fh.header_size != sizeof(fh);
+			c->in_file_header = 0;
+			c->head_got = 0;
+			continue;
+		}
 		struct trace_section_header h;
 		memcpy(&h, c->head, sizeof(h));
 		c->head_got = 0;
@@ -182,6 +185,28 @@ static void take_hello(struct client *c, const char *dir)
 	(void)dir;
 }
 
+/* Can a trace replace name here: absent, empty, or a needle trace (as
+ * needle record's -o takes a file)?  NULL, or why not. */
+static const char *not_replaceable(const char *name)
+{
+	struct stat st;
+	char magic[8];
+
+	if (lstat(name, &st))
+		return errno == ENOENT ? NULL : strerror(errno);
+	if (!S_ISREG(st.st_mode))
+		return "it exists here and is not a regular file";
+	if (!st.st_size)
+		return NULL;
+	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t got = fd < 0 ? -1 : read(fd, magic, sizeof(magic));
+	if (fd >= 0)
+		close(fd);
+	if (got != (ssize_t)sizeof(magic) || memcmp(magic, TRACE_MAGIC, sizeof(magic)))
+		return "it exists here and is not a needle trace";
+	return NULL;
+}
+
 static void take_name(struct client *c, const char *dir)
 {
 	char line[REMOTE_LINE_MAX];
@@ -194,7 +219,19 @@ static void take_name(struct client *c, const char *dir)
 		client_close(c);
 		return;
 	}
-	snprintf(c->tmp, sizeof(c->tmp), ".%s.recv-%d-%u", c->name, (int)getpid(), serial++);
+	const char *why = not_replaceable(c->name);
+	for (size_t i = 0; i < client_cnt && !why; i++)
+		if (&clients[i] != c && (clients[i].stage == STREAM || clients[i].stage == WAITING_CMD) &&
+		    !strcmp(clients[i].name, c->name))
+			why = "another sender is sending it";
+	if (why) {
+		snprintf(line, sizeof(line), "refused: %s: %s\n", c->name, why);
+		answer(c, line);
+		fprintf(stderr, "needle: recv: refused %s from %s: %s\n", c->name, c->peer, why);
+		client_close(c);
+		return;
+	}
+	snprintf(c->tmp, sizeof(c->tmp), ".recv-%d-%u", (int)getpid(), serial++);
 	c->out_fd = open(c->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	if (c->out_fd < 0) {
 		snprintf(line, sizeof(line), "refused: cannot write in %s: %s\n", dir, strerror(errno));
@@ -221,10 +258,29 @@ static int store(struct client *c, const char *dir, int have_cmd)
 		client_close(c);
 		return 0;
 	}
+	/* A recording that never began closes with nothing sent (or less
+	 * than a header): an older trace of that name stays. */
+	if (c->in_file_header) {
+		fprintf(stderr, "needle: recv: nothing came from %s for %s (its recording did not begin): %s\n", c->peer,
+			c->name, access(c->name, F_OK) ? "nothing stored" : "the trace stored before stays");
+		answer(c, "refused: nothing was sent\n");
+		client_close(c);
+		return 0;
+	}
 	if (!c->write_err && fsync(c->out_fd))
 		c->write_err = errno;
 	close(c->out_fd);
 	c->out_fd = -1;
+	const char *why = not_replaceable(c->name);
+	if (why) {
+		/* Made since the hello, by someone else. */
+		fprintf(stderr, "needle: recv: cannot store %s from %s: %s; nothing kept\n", c->name, c->peer, why);
+		unlink(c->tmp);
+		snprintf(line, sizeof(line), "refused: %s: %s\n", c->name, why);
+		answer(c, line);
+		client_close(c);
+		return 0;
+	}
 	if (c->write_err || rename(c->tmp, c->name)) {
 		int e = c->write_err ? c->write_err : errno;
 		fprintf(stderr, "needle: recv: cannot store %s from %s in %s: %s; nothing kept\n", c->name, c->peer,
@@ -283,6 +339,10 @@ static void take_bytes(struct client *c, const char *dir, int have_cmd)
 		return;
 	}
 	scan(c, buf, (size_t)n);
+	if (c->bad) {
+		store(c, dir, have_cmd);
+		return;
+	}
 	c->bytes += (uint64_t)n;
 	for (ssize_t off = 0; !c->write_err && off < n;) {
 		ssize_t w = write(c->out_fd, buf + off, (size_t)(n - off));
@@ -313,7 +373,7 @@ static int listen_on(const char *port, int *fds, int *bound_port)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE },
 			*res, *ai;
-	int n = 0, err = 0, one = 1;
+	int n = 0, err = 0, one = 1, in_use = 0;
 	int gai = getaddrinfo(NULL, port, &hints, &res);
 
 	if (gai) {
@@ -341,6 +401,9 @@ static int listen_on(const char *port, int *fds, int *bound_port)
 			if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
 				err = errno;
 				close(fd);
+				/* Another process on this port for one family
+				 * would take that family's senders. */
+				in_use |= err == EADDRINUSE;
 				continue;
 			}
 			struct sockaddr_storage ss;
@@ -351,7 +414,10 @@ static int listen_on(const char *port, int *fds, int *bound_port)
 			fds[n++] = fd;
 		}
 	freeaddrinfo(res);
-	if (!n) {
+	if (!n || in_use) {
+		err = in_use ? EADDRINUSE : err;
+		while (n)
+			close(fds[--n]);
 		cli_error("recv: cannot listen on port %s: %s", port, strerror(err));
 		return -1;
 	}
@@ -438,13 +504,15 @@ int cmd_recv(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
+	/* Ignored, SIGCHLD would reap --run-cmd unseen: its end would
+	 * never come. */
+	signal(SIGCHLD, SIG_DFL);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0) {
 		cli_error("recv: %s", strerror(errno));
 		return 1;
 	}
-	signal(SIGPIPE, SIG_IGN);
 	fprintf(stderr, "needle: recv: listening on port %d, storing traces in %s\n", bound, dir);
 
 	pid_t cmd_pid = 0;
@@ -462,9 +530,10 @@ int cmd_recv(int argc, char **argv)
 				cmd_seq = cmd_client->seq;
 				cmd_pid = run_cmd(cmd, cmd_client->name, &old);
 				if (cmd_pid < 0) {
-					cli_error("recv: cannot run --run-cmd: %s", strerror(errno));
+					cli_error("recv: cannot run --run-cmd on %s: %s", cmd_client->name, strerror(errno));
 					cmd_pid = 0;
-					cmd_client->seq = 0; /* answered below as if it ran */
+					answer_stored(cmd_client);
+					continue;
 				}
 			}
 		}
@@ -496,7 +565,7 @@ int cmd_recv(int argc, char **argv)
 		if (cmd && !cmd_pid) {
 			for (size_t i = 0; i < client_cnt; i++) {
 				struct client *w = &clients[i];
-				if (w->stage != WAITING_CMD || (w->seq != cmd_seq && w->seq))
+				if (w->stage != WAITING_CMD || w->seq != cmd_seq)
 					continue;
 				answer_stored(w);
 				break;

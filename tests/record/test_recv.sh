@@ -69,7 +69,7 @@ mkfifo "$T/in"
 rec=$!
 exec 3>"$T/in"
 check "killed sender: the program ran" wait_for grep -q '^ready' "$T/k.out"
-has_chunk() { trace_sections "$R/.cut.data".* 2>/dev/null | grep -qw 6; }
+has_chunk() { trace_sections "$(ls -d "$R"/.recv-* | head -1)" 2>/dev/null | grep -qw 6; }
 check "killed sender: chunks reached the receiver while the program ran" wait_for has_chunk
 exec 4>&2 2>/dev/null
 kill -KILL "$rec"
@@ -107,6 +107,65 @@ check "a name with a path: nothing written outside" test ! -e "$T/x.data"
 "$NEEDLE" record --host localhost --port "$port" -o after.data -- "$PROGS/graph_prog" >/dev/null 2>&1
 check_eq "the next sender is served" "$?" "$plain_rc"
 check "the next sender's trace is stored" test -s "$R/after.data"
+
+# (4b) What the receiver keeps is not replaced by what is not a trace:
+# a recording that never began (a static program, not traced) leaves
+# the trace of that name; a file of that name that is not a trace, or a
+# name another sender is sending, is refused before the program runs.
+size=$(stat -c %s "$R/after.data")
+"$NEEDLE" record --host localhost --port "$port" -o after.data -- /sbin/ldconfig -p >/dev/null 2>"$T/static.err"
+check "a recording that never began: the stored trace of its name stays" test "$(stat -c %s "$R/after.data")" = "$size"
+check "a recording that never began: the receiver says nothing came" wait_for grep -q "nothing came from .* for after.data" "$T/r2.err"
+echo 'all: ; true' >"$R/Makefile"
+# refused_name DESCRIPTION PATTERN NAME: a sender of NAME is refused
+# before its program runs, in one line.
+refused_name() {
+	"$NEEDLE" record --host localhost --port "$port" -o "$3" -- "$PROGS/graph_prog" >"$T/rn.out" 2>"$T/rn.err"
+	local rc=$?
+	check "$1: refused (exit $rc), one line" test "$rc" -ne 0 -a "$(wc -l <"$T/rn.err")" -eq 1
+	check "$1: says so" grep -q "$2" "$T/rn.err"
+	check "$1: the program did not run" test ! -s "$T/rn.out"
+}
+refused_name "a file there that is not a trace" "Makefile: it exists here and is not a needle trace" Makefile
+check_eq "a file there that is not a trace: left as it was" "$(cat "$R/Makefile")" 'all: ; true'
+mkfifo "$T/in3"
+"$NEEDLE" record --host localhost --port "$port" -o busy.data -- "$PROGS/waiter" 100 <"$T/in3" >"$T/b.out" 2>"$T/b.err" &
+rec=$!
+exec 3>"$T/in3"
+check "a name being sent: the first sender's program runs" wait_for grep -q '^ready' "$T/b.out"
+refused_name "a name being sent" "busy.data: another sender is sending it" busy.data
+exec 3>&-
+wait "$rec"
+check_eq "a name being sent: the first sender's trace is whole" "$(calls "$R/busy.data" work)" 200
+kill "$recv_pid"
+wait "$recv_pid"
+
+# (4c) A slow --run-cmd: its sender waits, but a signal ends the wait
+# (non-zero, said); a receiver started with SIGCHLD ignored still sees
+# its --run-cmd end.
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$NEEDLE" recv -d "$R" --port 0 --run-cmd 'sleep 30' >"$T/r4.out" 2>"$T/r4.err" &
+recv_pid=$!
+wait_for grep -q 'listening on port [0-9]' "$T/r4.err"
+port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/r4.err")
+"$NEEDLE" record --host localhost --port "$port" -o slow.data -- "$PROGS/graph_prog" >/dev/null 2>"$T/slow.err" &
+rec=$!
+check "slow --run-cmd: the trace is stored" wait_for grep -q "stored $R/slow.data" "$T/r4.err"
+sleep 0.3
+check "slow --run-cmd: its sender waits" kill -0 "$rec"
+kill -TERM "$rec"
+wait "$rec"
+check "slow --run-cmd: a signal ends the sender's wait, non-zero" test $? -ne 0
+check "slow --run-cmd: and it says so" grep -q "slow.data at localhost:$port.*interrupted" "$T/slow.err"
+kill "$recv_pid"
+wait "$recv_pid"
+python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
+	"$NEEDLE" recv -d "$R" --port 0 --run-cmd 'true' >"$T/r6.out" 2>"$T/r6.err" &
+recv_pid=$!
+wait_for grep -q 'listening on port [0-9]' "$T/r6.err"
+port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/r6.err")
+timeout 60 "$NEEDLE" record --host localhost --port "$port" -o ign.data -- "$PROGS/graph_prog" >/dev/null 2>&1
+check_eq "SIGCHLD ignored by recv's parent: the sender is answered after --run-cmd" "$?" "$plain_rc"
 kill "$recv_pid"
 wait "$recv_pid"
 

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,28 @@ fail:
 	return -1;
 }
 
+/* The socket as the writer's FILE: send() with MSG_NOSIGNAL (a receiver
+ * gone is EPIPE, a write error said as such, never a SIGPIPE of needle
+ * record's), a signal's EINTR retried (needle record's SIGCHLD has no
+ * SA_RESTART, and stdio would take EINTR for an error and end the
+ * stream) unless it asked the recording to stop: then a receiver that
+ * stopped reading cannot hold needle record. */
+static ssize_t socket_write(void *cookie, const char *buf, size_t n)
+{
+	int fd = (int)(intptr_t)cookie;
+
+	for (;;) {
+		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
+		if (w >= 0 || errno != EINTR || record_stop)
+			return w;
+	}
+}
+
+static int socket_close(void *cookie)
+{
+	return close((int)(intptr_t)cookie);
+}
+
 int record_out_connect(struct record_out *out, const char *host, const char *port, const char *name)
 {
 	unsigned char hello[REMOTE_HELLO_BYTES];
@@ -157,7 +180,7 @@ int record_out_connect(struct record_out *out, const char *host, const char *por
 		cli_error("--host: cannot send to %s port %s: %s", host, port, strerror(errno));
 		goto fail;
 	}
-	if (remote_read_line(fd, line, sizeof(line), 10000, err, sizeof(err)) < 0) {
+	if (remote_read_line(fd, line, sizeof(line), 10000, NULL, err, sizeof(err)) < 0) {
 		cli_error("--host: %s port %s did not answer as needle recv does: %s", host, port, err);
 		goto fail;
 	}
@@ -166,11 +189,13 @@ int record_out_connect(struct record_out *out, const char *host, const char *por
 			  strncmp(line, "refused: ", 9) ? "not needle recv (an unknown answer)" : line);
 		goto fail;
 	}
-	if (!(out->f = fdopen(fd, "w"))) {
+	out->fd = fd;
+	cookie_io_functions_t io = { .write = socket_write, .close = socket_close };
+	if (!(out->f = fopencookie((void *)(intptr_t)fd, "w", io))) {
 		cli_error("--host: %s", strerror(errno));
+		out->fd = -1;
 		goto fail;
 	}
-	out->fd = fd;
 	return 0;
 fail:
 	close(fd);
@@ -189,7 +214,7 @@ int record_out_confirm(struct record_out *out)
 	}
 	/* The receiver answers once the file is in place and its --run-cmd
 	 * has run: as long as a replay of the trace may take. */
-	if (remote_read_line(out->fd, line, sizeof(line), 3600 * 1000, err, sizeof(err)) < 0) {
+	if (remote_read_line(out->fd, line, sizeof(line), 3600 * 1000, &record_stop, err, sizeof(err)) < 0) {
 		cli_error("sent %s, but the receiver did not say it stored it: %s", out->where, err);
 		return -1;
 	}

@@ -236,7 +236,7 @@ int record_attach(struct recording *r, const char *agent);
 /* The signals whose disposition needle record changes for itself; which of
  * them the caller had ignored (bit per signal number), noted before any is
  * changed, so that the program gets them as the caller left them. */
-#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD, SIGPIPE }
+#define RECORD_OWN_SIGNALS { SIGINT, SIGQUIT, SIGXFSZ, SIGTERM, SIGHUP, SIGCHLD }
 void record_note_inherited_signals(void);
 int record_signal_was_ignored(int sig);
 int record_find_agent(char *out, size_t len);

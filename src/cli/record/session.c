@@ -45,11 +45,6 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
 	signal(SIGXFSZ, SIG_IGN);
-	/* --host: a receiver gone is a write error (EPIPE), said as one,
-	 * not the death of needle record.  The program gets its own
-	 * disposition back (RECORD_OWN_SIGNALS). */
-	if (o->host)
-		signal(SIGPIPE, SIG_IGN);
 	if (o->host ? record_out_connect(&r->out, o->host, o->port, remote_file_name(o->output))
 		    : record_out_open(&r->out, o->output, o->force) || (o->snapshot && record_snapshot_check(r)))
 		return -1;
@@ -208,7 +203,8 @@ int record_finish(struct recording *r)
 		/* Not even the header and the symbols fit: nothing to read. */
 		if (!r->out.remote)
 			unlink(output);
-		cli_error("cannot write %s: %s; no trace was kept", output, strerror(werr));
+		cli_error("cannot %s %s: %s; no trace was %s", r->out.remote ? "send" : "write", output, strerror(werr),
+			  r->out.remote ? "stored" : "kept");
 	} else if (fin < 0 && r->out.remote) {
 		cli_error("cannot send %s: %s; the receiver keeps what reached it, without an END section (%llu events "
 			  "were sent; %llu more not)", output, strerror(werr), (unsigned long long)kept.events,

@@ -74,7 +74,8 @@ int remote_connect(const char *host, const char *port, unsigned wait_ms, char *e
 	return fd;
 }
 
-int remote_read_line(int fd, char *line, size_t len, int timeout_ms, char *err, size_t errlen)
+int remote_read_line(int fd, char *line, size_t len, int timeout_ms, volatile sig_atomic_t *stop, char *err,
+		     size_t errlen)
 {
 	size_t n = 0;
 	uint64_t until = now_ms() + (uint64_t)timeout_ms;
@@ -83,10 +84,12 @@ int remote_read_line(int fd, char *line, size_t len, int timeout_ms, char *err, 
 		uint64_t now = now_ms();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int r = now >= until ? 0 : poll(&p, 1, (int)(until - now));
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && errno == EINTR && !(stop && *stop))
 			continue;
 		if (r <= 0) {
-			if (r)
+			if (r && errno == EINTR)
+				snprintf(err, errlen, "interrupted before it answered");
+			else if (r)
 				snprintf(err, errlen, "%s", strerror(errno));
 			else
 				snprintf(err, errlen, "no answer within %d s", timeout_ms / 1000);
@@ -96,10 +99,11 @@ int remote_read_line(int fd, char *line, size_t len, int timeout_ms, char *err, 
 		 * trace follows "ready"), and these lines are few. */
 		char c;
 		ssize_t got = recv(fd, &c, 1, 0);
-		if (got < 0 && errno == EINTR)
+		if (got < 0 && errno == EINTR && !(stop && *stop))
 			continue;
 		if (got <= 0) {
-			snprintf(err, errlen, "%s", got ? strerror(errno) : "the receiver closed the connection");
+			snprintf(err, errlen, "%s", !got ? "the receiver closed the connection"
+					      : errno == EINTR ? "interrupted before it answered" : strerror(errno));
 			return -1;
 		}
 		if (c == '\n') {

@@ -15,6 +15,7 @@
 #ifndef NEEDLE_REMOTE_H
 #define NEEDLE_REMOTE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,8 +49,10 @@ void remote_hello(unsigned char *out, size_t name_len);
 int remote_connect(const char *host, const char *port, unsigned wait_ms, char *err, size_t errlen);
 
 /* One line from fd, without its newline, within timeout_ms: its length,
- * or -1 (closed, timed out, too long: why in err). */
-int remote_read_line(int fd, char *line, size_t len, int timeout_ms, char *err, size_t errlen);
+ * or -1 (closed, timed out, too long: why in err).  A signal that sets
+ * *stop (when stop is not NULL) ends the wait. */
+int remote_read_line(int fd, char *line, size_t len, int timeout_ms, volatile sig_atomic_t *stop, char *err,
+		     size_t errlen);
 
 /* Write all of p to a socket (MSG_NOSIGNAL: a closed peer is an error,
  * never a SIGPIPE).  0 or -1 with errno. */
