@@ -10,11 +10,13 @@
 . "$(dirname "$0")/../lib.sh"
 
 R="$T/recvd"
-# start_recv NAME [OPTIONS]: a receiver into $R, its port in $port.
+# start_recv NAME [OPTIONS]: a receiver into $R, its port in $port (run
+# by $wrap, when set: a command that runs its arguments).
+wrap=
 start_recv() {
 	local name=$1
 	shift
-	"$NEEDLE" recv -d "$R" --port 0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
+	$wrap "$NEEDLE" recv -d "$R" --port 0 "$@" >"$T/$name.out" 2>"$T/$name.err" &
 	recv_pid=$!
 	port=
 	wait_for grep -q 'listening on port [0-9]' "$T/$name.err" &&
@@ -143,11 +145,11 @@ wait "$recv_pid"
 # (4c) A slow --run-cmd: its sender waits, but a signal ends the wait
 # (non-zero, said); a receiver started with SIGCHLD ignored still sees
 # its --run-cmd end.
-python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
-	"$NEEDLE" recv -d "$R" --port 0 --run-cmd 'sleep 30' >"$T/r4.out" 2>"$T/r4.err" &
-recv_pid=$!
-wait_for grep -q 'listening on port [0-9]' "$T/r4.err"
-port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/r4.err")
+ignoring_sigchld() {
+	python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+wrap=ignoring_sigchld
+start_recv r4 --run-cmd 'sleep 30'
 "$NEEDLE" record --host localhost --port "$port" -o slow.data -- "$PROGS/graph_prog" >/dev/null 2>"$T/slow.err" &
 rec=$!
 check "slow --run-cmd: the trace is stored" wait_for grep -q "stored $R/slow.data" "$T/r4.err"
@@ -159,11 +161,8 @@ check "slow --run-cmd: a signal ends the sender's wait, non-zero" test $? -ne 0
 check "slow --run-cmd: and it says so" grep -q "slow.data at localhost:$port.*interrupted" "$T/slow.err"
 kill "$recv_pid"
 wait "$recv_pid"
-python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' \
-	"$NEEDLE" recv -d "$R" --port 0 --run-cmd 'true' >"$T/r6.out" 2>"$T/r6.err" &
-recv_pid=$!
-wait_for grep -q 'listening on port [0-9]' "$T/r6.err"
-port=$(sed -n 's/.*listening on port \([0-9]*\).*/\1/p' "$T/r6.err")
+start_recv r6 --run-cmd true
+wrap=
 timeout 60 "$NEEDLE" record --host localhost --port "$port" -o ign.data -- "$PROGS/graph_prog" >/dev/null 2>&1
 check_eq "SIGCHLD ignored by recv's parent: the sender is answered after --run-cmd" "$?" "$plain_rc"
 kill "$recv_pid"
@@ -177,8 +176,10 @@ mkfifo "$T/in2"
 rec=$!
 exec 3>"$T/in2"
 check "receiver killed: the program ran" wait_for grep -q '^ready' "$T/g.out"
+exec 4>&2 2>/dev/null # the shell's "Killed" notice
 kill -KILL "$recv_pid"
-wait "$recv_pid" 2>/dev/null
+wait "$recv_pid"
+exec 2>&4 4>&-
 exec 3>&-
 wait "$rec"
 rc=$?
