@@ -63,6 +63,13 @@ check_eq "first sender: exit 0" "$?" 0
 check_eq "first sender's trace: every call" "$(calls "$R/one.data" step)" 160000
 check_eq "second sender's trace, under needle.data: every call" "$(calls "$R/needle.data" step)" 120000
 check_eq "receiver: both said stored" "$(grep -c 'stored .* bytes)$' "$T/r2.err")" 2
+# IPv6, where the machine has a loopback for it (some containers have
+# none): the address said in brackets.
+if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	"$NEEDLE" record --host ::1 --port "$port" -o six.data -- "$PROGS/graph_prog" >/dev/null 2>"$T/six.err"
+	check "IPv6: stored" test -s "$R/six.data"
+	check "IPv6: the address said in brackets" grep -q "into six.data at \[::1\]:$port" "$T/six.err"
+fi
 
 # (3) A sender killed while it streams: what arrived is kept under its
 # name, said to be cut short, and the views read it.

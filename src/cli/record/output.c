@@ -167,7 +167,9 @@ int record_out_connect(struct record_out *out, const char *host, const char *por
 	memset(out, 0, sizeof(*out));
 	out->fd = -1;
 	out->remote = 1;
-	snprintf(out->where, sizeof(out->where), "%s at %s:%s", name, host, port);
+	/* An IPv6 address in brackets, as in a URL: [::1]:8090. */
+	int v6 = strchr(host, ':') != NULL;
+	snprintf(out->where, sizeof(out->where), "%s at %s%s%s:%s", name, v6 ? "[" : "", host, v6 ? "]" : "", port);
 	out->path = out->where;
 	int fd = remote_connect(host, port, 2000, err, sizeof(err));
 	if (fd < 0) {
