@@ -39,7 +39,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev libncurses-dev tmux dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest golang-go babeltrace2
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev libncurses-dev tmux dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest systemtap-sdt-dev golang-go babeltrace2
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()

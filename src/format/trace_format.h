@@ -52,6 +52,7 @@ enum trace_section {
 	SEC_KERNEL = 14, /* struct sec_kernel + struct kernel_event records: one thread's, in time order */
 	SEC_TASKS = 15,  /* struct task_record records: each thread's process and its parent */
 	SEC_INFO = 16,   /* text: "KEY<tab>VALUE" lines, the machine and the program's use of it (file-format.md) */
+	SEC_PROBES = 17, /* text: the USDT probes -E asked for, "INDEX<tab>PROVIDER:NAME<tab>OBJECT<tab>OFFSET" lines */
 };
 
 /* A thread lifetime (tid, serial, as its chunks name it) and the process
@@ -72,7 +73,8 @@ enum kernel_event_kind {
 	KEV_OFFCPU = 2,  /* off the CPU for dur: flags = enum kev_state, a = the thread that woke it (0: not seen) */
 	KEV_FAULT = 3,   /* a page fault taken in user code: a = address, b = ip, flags KEV_FAULT_MAJOR */
 	KEV_COMM = 4,    /* the thread's name (comm) changed: a, b = the new name, NUL-padded; flags KEV_COMM_EXEC */
-	KEV_KINDS = 5,
+	KEV_PROBE = 5,   /* a USDT probe fired (-E PROVIDER:NAME): a = its index in the PROBES section */
+	KEV_KINDS = 6,
 };
 
 /* How a thread left the CPU. */

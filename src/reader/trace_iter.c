@@ -187,6 +187,10 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 				   .site = UINT32_MAX, .kind = TEV_KERNEL, .depth = (uint32_t)c->stack.depth,
 				   .kev = c->kev };
 	e->kev_ns = len;
+	if (c->kev.kind == KEV_PROBE && c->kev.a < t->probe_cnt) {
+		e->data = (const uint8_t *)t->probe_names[c->kev.a];
+		e->data_len = (uint16_t)strlen(t->probe_names[c->kev.a]);
+	}
 	if (c->stack.depth) {
 		struct frame *f = &c->stack.v[c->stack.depth - 1];
 		e->site = f->site;

@@ -696,6 +696,31 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		free(t->objects);
 		t->objects = strndup((const char *)p, sh->length);
 		break;
+	case SEC_PROBES: {
+		/* "INDEX\tPROVIDER:NAME\tOBJECT\tOFFSET" lines, indexes from 0
+		 * in order. */
+		const char *q = (const char *)p, *end = q + sh->length;
+		while (!bad && q < end) {
+			const char *nl = memchr(q, '\n', (size_t)(end - q));
+			const char *tab = memchr(q, '\t', (size_t)((nl ? nl : end) - q));
+			const char *tab2 = tab ? memchr(tab + 1, '\t', (size_t)((nl ? nl : end) - tab - 1)) : NULL;
+			if (!nl || !tab2 || strtoull(q, NULL, 10) != t->probe_cnt) {
+				bad = 1;
+				break;
+			}
+			char **v = realloc(t->probe_names, (t->probe_cnt + 1) * sizeof(*v));
+			if (!v || !(v[t->probe_cnt] = strndup(tab + 1, (size_t)(tab2 - tab - 1)))) {
+				if (v)
+					t->probe_names = v;
+				bad = 1;
+				break;
+			}
+			t->probe_names = v;
+			t->probe_cnt++;
+			q = nl + 1;
+		}
+		break;
+	}
 	case SEC_INFO:
 		/* Written once, at the end. */
 		free(t->info);
@@ -1024,6 +1049,9 @@ void trace_close(struct trace *t)
 	trace_src_lines_free(t);
 	free(t->objects);
 	free(t->info);
+	for (size_t i = 0; i < t->probe_cnt; i++)
+		free(t->probe_names[i]);
+	free(t->probe_names);
 	free(t->view_opts);
 	arg_names_free(&t->arg_names);
 	for (size_t i = 0; t->argv && t->argv[i]; i++)

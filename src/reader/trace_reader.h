@@ -111,6 +111,10 @@ struct trace {
 	struct sec_snapshot snapshot; /* a snapshot of overwrite rings (needle record --snapshot) */
 	char *objects;             /* SEC_OBJECTS text, or NULL */
 	char *info;                /* SEC_INFO text ("KEY\tVALUE" lines), or NULL */
+	/* SEC_PROBES: each USDT probe's "provider:name", by its index
+	 * (KEV_PROBE's a); NULL where the section named none. */
+	char **probe_names;
+	size_t probe_cnt;
 	unsigned sched;           /* TRACE_SCHED_*: how intervals off the CPU are read (trace_set_sched) */
 	uint32_t sched_site;      /* TRACE_SCHED_CALLS: the site of linux:schedule (TRACE_SITE_EVENT) */
 	char *view_opts;           /* SEC_VIEW_OPTS: NUL-terminated words, or NULL */
@@ -277,7 +281,9 @@ struct trace_event {
 	const uint8_t *data;      /* valid until a few more events of the thread are read */
 	/* TEV_KERNEL: the event as recorded; .ns is its start, and
 	 * kev_ns its length in nanoseconds.  .site and .mark are those of
-	 * the thread's innermost call open (UINT32_MAX and 0 outside any). */
+	 * the thread's innermost call open (UINT32_MAX and 0 outside any).
+	 * A USDT probe's (KEV_PROBE): data is its name, "provider:name"
+	 * (data_len bytes, no NUL), or NULL when the trace names none. */
 	struct kernel_event kev;
 	uint64_t kev_ns;
 };

@@ -179,9 +179,11 @@ static int chrome_call(const struct trace_event *ev, void *arg)
 			PUT(c, ",\"cat\":\"syscall\"");
 		else if (ev->kev.kind == KEV_OFFCPU)
 			PUT(c, ",\"cat\":\"sched\"");
+		else if (ev->kev.kind == KEV_PROBE)
+			PUT(c, ",\"cat\":\"usdt\"");
 		else
 			PUT(c, ",\"cat\":\"fault\"");
-		if (ev->kev.kind == KEV_FAULT) {
+		if (ev->kev.kind == KEV_FAULT || ev->kev.kind == KEV_PROBE) {
 			PUT(c, ",\"ph\":\"i\",\"s\":\"t\"");
 		} else {
 			PUT(c, ",\"ph\":\"X\",\"dur\":");

@@ -141,7 +141,7 @@ static void put_annotations(struct perfetto *x, const struct trace_event *ev)
  * sequence, its slices begun and ended in order there: a system call
  * that blocks holds an off-CPU interval, which is on the other track. */
 static const char *const kernel_track_name[KEV_KINDS] = { "", "system calls", "thread state", "page faults",
-							  "task names" };
+							  "task names", "USDT probes" };
 
 static uint64_t kernel_uuid(uint32_t thread, unsigned kind)
 {
@@ -216,7 +216,7 @@ static int kernel_event(struct perfetto *x, const struct trace_event *ev)
 		}
 		x->back_on_cpu[ev->thread] = ev->ns + ev->kev_ns + 1;
 	}
-	if (kind == KEV_FAULT || kind == KEV_COMM) {
+	if (kind == KEV_FAULT || kind == KEV_COMM || kind == KEV_PROBE) {
 		kernel_packet(x, ev, 3, ev->ns, name, detail);
 	} else {
 		kernel_packet(x, ev, 1, ev->ns, name, detail);

@@ -711,6 +711,8 @@ int record_attach(struct recording *r, const char *agent)
 abandon:
 	record_out_abandon(&r->out);
 out:
+	/* Its descriptors, and -E's uprobes out of tracefs. */
+	kernel_close(&r->kernel);
 	if (sock >= 0)
 		close(sock);
 	if (lfd >= 0)

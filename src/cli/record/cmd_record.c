@@ -298,8 +298,11 @@ int cmd_record(int argc, char **argv)
 	 * agent's patch batches (hold.c). */
 	static struct record_hold hold;
 	record_hold_start(&hold, r.shm, r.pid);
-	if (o.snapshot)
-		return snapshot_run(&r);
+	if (o.snapshot) {
+		int rc = snapshot_run(&r);
+		kernel_close(&r.kernel);
+		return rc;
+	}
 	for (;;) {
 		sig_atomic_t seen = record_sigchld;
 		if (!r.out.begun && atomic_load(&r.shm->agent_state) == AGENT_RECORDING)
@@ -318,8 +321,11 @@ int cmd_record(int argc, char **argv)
 	uint32_t state = atomic_load(&r.shm->agent_state);
 	if (!r.out.begun && state == AGENT_RECORDING)
 		record_begin(&r);
-	if (!r.out.begun)
-		return not_traced(&r, state);
+	if (!r.out.begun) {
+		int rc = not_traced(&r, state);
+		kernel_close(&r.kernel); /* -E's uprobes out of tracefs */
+		return rc;
+	}
 	follow_descendants(&r);
 	int werr = record_finish(&r);
 	kernel_close(&r.kernel);
@@ -329,5 +335,6 @@ int cmd_record(int argc, char **argv)
 
 abandon:
 	record_out_abandon(&r.out);
+	kernel_close(&r.kernel);
 	return ret;
 }

@@ -38,6 +38,8 @@
  *    event is held while an interval that began before it is still open
  *    (a system call around a switch). */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +61,7 @@
 #define HORIZON_NS 2000000ull       /* records younger than this wait for the next drain */
 #define SECTION_EVENTS 65536        /* events per KERNEL section at most */
 
-enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING, S_COMM, S_LOST };
+enum sample_type { S_ENTER, S_EXIT, S_SWITCH_OUT, S_SWITCH_IN, S_SCHED_OUT, S_FAULT, S_WAKING, S_COMM, S_PROBE, S_LOST };
 
 struct kernel_sample {
 	uint64_t time; /* CLOCK_MONOTONIC ns */
@@ -346,6 +348,24 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 			else if (err != ENODEV)
 				left_out(k, "fault", refusal(err));
 		}
+		if (k->asked & KERNEL_PROBE) {
+			/* Each probe's tracepoint (open_probes), inherited as
+			 * the others are. */
+			int ok = 1;
+			for (size_t i = 0; ok && i < k->probe_cnt; i++) {
+				if (!k->probes[i].id) {
+					ok = 0;
+					break;
+				}
+				attr_base(&a, PERF_TYPE_TRACEPOINT, k->probes[i].id, 0);
+				if (ring_add(ring, &a, pid, cpu, S_PROBE, (uint16_t)i, &err)) {
+					left_out(k, "USDT probes", refusal(err));
+					ok = 0;
+				}
+			}
+			if (ok && k->probe_cnt)
+				k->got |= KERNEL_PROBE;
+		}
 		if (k->asked & KERNEL_COMM) {
 			/* A dummy event that never samples: its side-band
 			 * records of renames and execs are the point. */
@@ -359,6 +379,102 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 				left_out(k, "comm", refusal(err));
 		}
 	}
+}
+
+/* -E PROVIDER:NAME: each probe a uprobe made in tracefs
+ * ("p:needle_PID/pN OBJECT:OFFSET(SEMAPHORE)"), opened as a tracepoint,
+ * as perf probe does.  Not the uprobe PMU: the kernel reads its path from
+ * the opener's memory again for each inherited copy, in the task that
+ * forks (clone fails with EFAULT), and a system-wide one would count up
+ * the semaphores of every process that maps the object.  A tracepoint
+ * event is inherited like the others, and the kernel installs the
+ * breakpoint, and counts the semaphore, only in the processes the events
+ * are of.  Removed by kernel_close (remove_probes). */
+static void open_probes(struct kernel_rec *k)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], def[4096 + 128];
+	int fd = -1;
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]) && fd < 0; r++) {
+		snprintf(k->uprobe_events, sizeof(k->uprobe_events), "%s/uprobe_events", roots[r]);
+		fd = open(k->uprobe_events, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		left_out(k, "USDT probes", errno == EACCES || errno == EPERM ? "tracefs's uprobe_events needs root"
+										 : "no tracefs with uprobe_events");
+		k->uprobe_events[0] = 0;
+		return;
+	}
+	/* Those a needle record killed before its kernel_close left (its
+	 * pid gone): they would trap in every process that maps their
+	 * objects until removed.  One write each: the kernel takes a
+	 * definition per write. */
+	FILE *old = fopen(k->uprobe_events, "re");
+	char line[4096 + 128];
+	while (old && fgets(line, sizeof(line), old)) {
+		int owner = 0, n = 0;
+		char group[64];
+		if (sscanf(line, "p:needle_%d/%63s %n", &owner, group, &n) == 2 && n && owner > 0 &&
+		    kill(owner, 0) && errno == ESRCH) {
+			int len = snprintf(def, sizeof(def), "-:needle_%d/%s\n", owner, group);
+			if (write(fd, def, (size_t)len) != len)
+				break;
+		}
+	}
+	if (old)
+		fclose(old);
+	for (size_t i = 0; i < k->probe_cnt; i++) {
+		struct kernel_probe *p = &k->probes[i];
+		if (strpbrk(p->object, " \t\n")) {
+			left_out(k, "USDT probes", "an object's path has a space");
+			break;
+		}
+		int n = p->sema_off ? snprintf(def, sizeof(def), "p:needle_%d/p%zu %s:%#llx(%#llx)\n", (int)getpid(), i,
+					       p->object, (unsigned long long)p->off, (unsigned long long)p->sema_off)
+				    : snprintf(def, sizeof(def), "p:needle_%d/p%zu %s:%#llx\n", (int)getpid(), i, p->object,
+					       (unsigned long long)p->off);
+		if (write(fd, def, (size_t)n) != n) {
+			left_out(k, "USDT probes", strerror(errno));
+			break;
+		}
+		snprintf(path, sizeof(path), "%.*s/events/needle_%d/p%zu/id",
+			 (int)(strlen(k->uprobe_events) - strlen("/uprobe_events")), k->uprobe_events, (int)getpid(), i);
+		FILE *idf = fopen(path, "re");
+		unsigned id = 0;
+		if (!idf || fscanf(idf, "%u", &id) != 1 || !id) {
+			if (idf)
+				fclose(idf);
+			left_out(k, "USDT probes", "tracefs made no event of a uprobe");
+			break;
+		}
+		fclose(idf);
+		p->id = id;
+	}
+	close(fd);
+}
+
+/* Take needle's uprobes out of tracefs (their events closed first: the
+ * kernel refuses to remove one in use). */
+static void remove_probes(struct kernel_rec *k)
+{
+	char def[64];
+
+	if (!k->uprobe_events[0])
+		return;
+	int fd = open(k->uprobe_events, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < k->probe_cnt; i++) {
+		if (!k->probes[i].id)
+			continue;
+		int n = snprintf(def, sizeof(def), "-:needle_%d/p%zu\n", (int)getpid(), i);
+		if (write(fd, def, (size_t)n) != n)
+			break;
+		k->probes[i].id = 0;
+	}
+	close(fd);
+	k->uprobe_events[0] = 0;
 }
 
 /* What every task's events share: the rings (one per CPU), the
@@ -391,6 +507,8 @@ static int open_begin(struct kernel_rec *k)
 		if (!k->have_sys)
 			left_out(k, "syscall", "the raw_syscalls tracepoints cannot be read: needs root and tracefs");
 	}
+	if (k->asked & KERNEL_PROBE)
+		open_probes(k);
 	if (k->asked & KERNEL_SWITCH) {
 		k->have_sched = tracepoint("sched/sched_switch", "prev_state", &k->switch_id, &k->off_prev_state);
 		k->have_waking = tracepoint("sched/sched_waking", "pid", &k->waking_id, &k->off_wakee);
@@ -419,6 +537,25 @@ int kernel_open(struct kernel_rec *k, pid_t pid)
 		return -1;
 	open_task(k, pid);
 	return open_end(k);
+}
+
+int kernel_add_probe(struct kernel_rec *k, const char *object, const char *name, uint64_t off, uint64_t sema_off)
+{
+	if (k->probe_cnt >= KERNEL_PROBES_MAX)
+		return -1;
+	struct kernel_probe *v = realloc(k->probes, (k->probe_cnt + 1) * sizeof(*v));
+	if (!v)
+		return -1;
+	k->probes = v;
+	struct kernel_probe *p = &v[k->probe_cnt];
+	*p = (struct kernel_probe){ .object = strdup(object), .name = strdup(name), .off = off, .sema_off = sema_off };
+	if (!p->object || !p->name) {
+		free(p->object);
+		free(p->name);
+		return -1;
+	}
+	k->probe_cnt++;
+	return 0;
 }
 
 static int tid_cmp(const void *x, const void *y)
@@ -616,6 +753,9 @@ static void pair(struct kernel_rec *k, const struct kernel_sample *s)
 	case S_COMM:
 		emit(k, t, KEV_COMM, s->flags, s->time, s->time, s->a, s->b, s->cpu);
 		break;
+	case S_PROBE:
+		emit(k, t, KEV_PROBE, 0, s->time, s->time, s->a, 0, s->cpu);
+		break;
 	default:
 		break;
 	}
@@ -765,6 +905,11 @@ static void parse_record(struct kernel_rec *k, const struct kernel_ring *ring, c
 	s.pid = pt[0];
 	s.tid = pt[1];
 	s.type = (uint16_t)kind;
+	if (kind == S_PROBE) {
+		s.a = major; /* the probe's index */
+		push_sample(k, &s);
+		return;
+	}
 	if (kind == S_FAULT) {
 		s.a = addr;
 		s.b = ip;
@@ -1065,6 +1210,14 @@ void kernel_close(struct kernel_rec *k)
 		}
 	}
 	free(k->rings);
+	remove_probes(k);
+	for (size_t i = 0; i < k->probe_cnt; i++) {
+		free(k->probes[i].object);
+		free(k->probes[i].name);
+	}
+	free(k->probes);
+	k->probes = NULL;
+	k->probe_cnt = 0;
 	for (size_t i = 0; i < k->thread_cap; i++) {
 		free(k->threads[i].ev);
 		free(k->threads[i].kept);

@@ -17,6 +17,7 @@
 #define KERNEL_SYSCALL (1u << KEV_SYSCALL)
 #define KERNEL_FAULT (1u << KEV_FAULT)
 #define KERNEL_COMM (1u << KEV_COMM)
+#define KERNEL_PROBE (1u << KEV_PROBE) /* -E PROVIDER:NAME: USDT probes, as uprobes (kernel_add_probe) */
 
 struct kernel_ring;
 struct kernel_thread;
@@ -54,7 +55,19 @@ struct kernel_rec {
 	uint64_t lost_written;     /* ... of which the file says (sec_kernel.lost) */
 	uint64_t counts[KEV_KINDS];
 	char left_out[256];        /* what could not be opened and why, one line */
+	/* -E PROVIDER:NAME: the USDT probes to open, by index (KEV_PROBE's a). */
+	struct kernel_probe {
+		char *object, *name; /* the file, "provider:name" */
+		uint64_t off, sema_off; /* in the file (sema_off 0: no semaphore) */
+		uint32_t id;    /* its tracepoint's id once made in tracefs, 0: none */
+	} *probes;
+	size_t probe_cnt;
+	char uprobe_events[64]; /* tracefs's uprobe_events, where ours were made ("": none) */
 };
+#define KERNEL_PROBES_MAX 65535 /* an index fits ring_event.major */
+/* Add a USDT probe for kernel_open (before it): 0, or -1 (out of memory,
+ * too many). */
+int kernel_add_probe(struct kernel_rec *k, const char *object, const char *name, uint64_t off, uint64_t sema_off);
 
 /* Parse --kernel's LIST ("switch,syscall,fault,comm", repeatable: bits add up).
  * 0, or -1 with why filled in. */

@@ -150,6 +150,9 @@ static const char record_usage[] =
 	"  -E, --event linux:schedule  uftrace's event: --kernel=switch, and the views show each time\n"
 	"                           a call is off the CPU as a call to linux:schedule inside it\n"
 	"  -E, --event linux:task-name  uftrace's event: --kernel=comm, each rename a line\n"
+	"  -E, --event PROVIDER:NAME  a USDT probe (sys/sdt.h) of the program or a library it loads\n"
+	"                           (globs: 'python:*'), each hit a line /* PROVIDER:NAME */ in the\n"
+	"                           call it is in; the kernel's uprobes (root), semaphores counted\n"
 	"                           (-E read:*, diff:*: -T FUNC@read='s readings, recorded anyway)\n"
 	"      --no-follow-exec     do not record the programs it exec's (by default a program that\n"
 	"                           execve's or posix_spawn's is recorded into the same trace: its\n"
@@ -493,9 +496,19 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			 * switches (--kernel=switch), shown as calls; the
 			 * readings of -T read= are recorded with or without it. */
 			unsigned ev = trigger_event_match(optarg);
+			const char *colon = strchr(optarg, ':');
+			if (!ev && colon && colon > optarg && colon[1] && strncmp(optarg, "linux:", 6) &&
+			    strncmp(optarg, "read:", 5) && strncmp(optarg, "diff:", 5)) {
+				/* PROVIDER:NAME (globs): USDT probes, as the
+				 * kernel's uprobes. */
+				if (append_glob(&o->probe_globs, optarg))
+					return -1;
+				o->kernel |= KERNEL_PROBE;
+				break;
+			}
 			if (!ev) {
 				cli_error("-E '%s': needle records the events linux:schedule (each time off the CPU, read "
-					  "as a call), linux:task-name (each rename of a thread) and read:*, diff:* (-T "
+					  "as a call), linux:task-name (each rename of a thread), PROVIDER:NAME (a USDT probe) and read:*, diff:* (-T "
 					  "FUNC@read='s readings); for system calls and page faults use --kernel",
 					  optarg);
 				return -1;

@@ -44,6 +44,7 @@ struct record_opts {
 	/* needle record's own */
 	const char *output;
 	const char *host, *port; /* --host, --port: the trace goes to needle recv there */
+	char *probe_globs;       /* -E PROVIDER:NAME: USDT probes, newline-separated globs */
 	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */
 	int wake_mode;
 	int wake_arg;   /* poll ms or percent */
@@ -311,6 +312,13 @@ void record_write_threads(struct recording *r);
 void record_write_process(struct recording *r, int status, char **argv);
 /* sysinfo.c: the INFO section (the machine, the program's use of it). */
 void record_write_info(struct recording *r);
+
+/* probes.c: -E PROVIDER:NAME.  Resolve the patterns to the USDT probes
+ * of exe and libs (into r->kernel): 0, or -1 with the error said. */
+struct program_libs;
+int record_probes_resolve(struct recording *r, const char *exe, const struct program_libs *libs);
+/* The PROBES section, if probes were asked for. */
+void record_write_probes(struct recording *r);
 
 /* output.c */
 int record_out_open(struct record_out *out, const char *path, int force);

@@ -25,7 +25,7 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 	struct record_opts *o = r->o;
 	struct program_libs libs = { 0 };
 
-	if (arg_plan_wanted(&o->values)) {
+	if (arg_plan_wanted(&o->values) || o->probe_globs) {
 		if (pid)
 			program_libs_of_process(pid, &libs);
 		else
@@ -36,7 +36,8 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 		{ &o->agent.trace_on, 0 }, { &o->agent.trace_off, 0 }, { &o->agent.finish, 0 },
 	};
 	int err = arg_plan_resolve(&o->values, exe, &libs) ||
-		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0]));
+		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0])) ||
+		  (o->probe_globs && record_probes_resolve(r, exe, &libs));
 	program_libs_free(&libs);
 	if (err)
 		return -1;
@@ -82,6 +83,7 @@ void record_begin_file(struct recording *r)
 {
 	if (!record_out_begin(r)) {
 		record_write_symbols(r);
+		record_write_probes(r);
 		if (r->o->values.arg_labels)
 			trace_writer_section(&r->w, SEC_ARGS, r->o->values.arg_labels, strlen(r->o->values.arg_labels));
 		if (r->o->view_opts_len)

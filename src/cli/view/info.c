@@ -465,6 +465,9 @@ int cmd_info(int argc, char **argv)
 		       (unsigned long long)t->kernel_events[0], (unsigned long long)t->kernel_events[KEV_SYSCALL],
 		       (unsigned long long)t->kernel_events[KEV_OFFCPU], (unsigned long long)t->kernel_events[KEV_FAULT],
 		       (unsigned long long)t->kernel_events[KEV_COMM], (unsigned long long)t->kernel_lost);
+	if (t->probe_cnt)
+		printf("USDT probes:   %llu hits of the %zu probes -E named\n",
+		       (unsigned long long)t->kernel_events[KEV_PROBE], t->probe_cnt);
 	if (t->have_end)
 		printf("reader wakeups by the program: %llu\n", (unsigned long long)t->end.producer_wakeups);
 	if (t->have_snapshot)

@@ -1363,12 +1363,13 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 	case TEV_LOST:
 	case TEV_KERNEL:
 		/* Under -t, a kernel event shows when it took TIME or more
-		 * (a system call, time off the CPU), and a rename always:
-		 * either opens the calls it is in. */
+		 * (a system call, time off the CPU), and a rename or a USDT
+		 * probe always: either opens the calls it is in. */
 		if (th->off || th->out || (r->have_sel && !th->in) || r->have_callers ||
 		    (ev->kind == TEV_KERNEL && r->no_kernel) ||
 		    (th->threshold && (ev->kind != TEV_KERNEL ||
-				       (ev->kev.kind != KEV_COMM && ev->kev_ns < th->threshold))))
+				       (ev->kev.kind != KEV_COMM && ev->kev.kind != KEV_PROBE &&
+					ev->kev_ns < th->threshold))))
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
 		line(r, "", ev->tid, th->sdepth);

@@ -612,6 +612,13 @@ size_t view_format_kernel(char *buf, size_t len, const struct trace_event *ev)
 		n = snprintf(buf, len, "/* linux:task-name (comm=\"%s\") */", shown);
 		break;
 	}
+	case KEV_PROBE:
+		/* uftrace's line for an SDT event. */
+		if (ev->data)
+			n = snprintf(buf, len, "/* %.*s */", (int)ev->data_len, (const char *)ev->data);
+		else
+			n = snprintf(buf, len, "/* USDT probe %llu */", (unsigned long long)k->a);
+		break;
 	default:
 		n = snprintf(buf, len, "/* kernel event %u */", k->kind);
 	}
@@ -651,6 +658,12 @@ void view_kernel_slice(const struct trace_event *ev, char *name, size_t name_len
 		snprintf(detail, detail_len, "%s", comm);
 		break;
 	}
+	case KEV_PROBE:
+		if (ev->data)
+			snprintf(name, name_len, "%.*s", (int)ev->data_len, (const char *)ev->data);
+		else
+			snprintf(name, name_len, "USDT probe %llu", (unsigned long long)k->a);
+		break;
 	default:
 		snprintf(name, name_len, "kernel event %u", k->kind);
 	}

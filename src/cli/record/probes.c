@@ -1,0 +1,120 @@
+/* probes.c - -E PROVIDER:NAME: the USDT probes of the program and the
+ * libraries it loads (or a running process maps) that the patterns name,
+ * found before the program starts and handed to kernel.c as uprobes, and
+ * their names for the trace (the PROBES section).
+ *
+ * Invariants: a pattern that names no probe is refused before the program
+ * runs (as -F refuses a function that is not there); a probe's index is
+ * its place in r->kernel.probes, which the KERNEL events carry and the
+ * PROBES section names. */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/record/record.h"
+#include "cli/util/cli_util.h"
+#include "cli/util/usdt.h"
+
+struct probe_scan {
+	struct recording *r;
+	const char *object;
+	const char *globs;   /* newline-separated */
+	unsigned *matched;   /* per glob */
+	size_t seen;
+	int err;
+	char example[256];   /* a probe there, for the refusal */
+};
+
+static int take_note(void *arg, const struct usdt_note *n)
+{
+	struct probe_scan *s = arg;
+	char name[256];
+	unsigned g = 0;
+	int want = 0;
+
+	snprintf(name, sizeof(name), "%s:%s", n->provider, n->name);
+	if (!s->example[0])
+		snprintf(s->example, sizeof(s->example), "%s", name);
+	s->seen++;
+	for (const char *p = s->globs; *p; g++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char glob[256];
+		snprintf(glob, sizeof(glob), "%.*s", (int)len, p);
+		if (!fnmatch(glob, name, 0)) {
+			s->matched[g]++;
+			want = 1;
+		}
+		p += len + (nl != NULL);
+	}
+	if (want && kernel_add_probe(&s->r->kernel, s->object, name, n->pc_off, n->sema_off)) {
+		s->err = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int record_probes_resolve(struct recording *r, const char *exe, const struct program_libs *libs)
+{
+	const char *globs = r->o->probe_globs;
+	size_t n_globs = 1;
+
+	for (const char *p = globs; *p; p++)
+		n_globs += *p == '\n';
+	struct probe_scan s = { .r = r, .globs = globs, .matched = calloc(n_globs, sizeof(unsigned)) };
+	if (!s.matched)
+		return -1;
+	for (size_t i = 0; i <= libs->cnt && !s.err; i++) {
+		s.object = i ? libs->v[i - 1].file : exe;
+		usdt_each(s.object, take_note, &s);
+	}
+	int ret = 0;
+	if (s.err) {
+		cli_error("-E: more USDT probes than needle opens (%u)", KERNEL_PROBES_MAX);
+		ret = -1;
+	}
+	unsigned g = 0;
+	for (const char *p = globs; *p && !ret; g++) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (!s.matched[g]) {
+			if (s.seen)
+				cli_error("-E '%.*s': no USDT probe of %s or the libraries it loads is named so (%zu there, "
+					  "e.g. %s)", (int)len, p, exe, s.seen, s.example);
+			else
+				cli_error("-E '%.*s': %s and the libraries it loads have no USDT probe (no .note.stapsdt)",
+					  (int)len, p, exe);
+			ret = -1;
+		}
+		p += len + (nl != NULL);
+	}
+	free(s.matched);
+	return ret;
+}
+
+void record_write_probes(struct recording *r)
+{
+	const struct kernel_rec *k = &r->kernel;
+	size_t cap = 0, len = 0;
+	char *text = NULL;
+
+	for (size_t i = 0; i < k->probe_cnt; i++) {
+		const struct kernel_probe *p = &k->probes[i];
+		size_t need = strlen(p->name) + strlen(p->object) + 64;
+		if (len + need > cap) {
+			cap = 2 * (len + need);
+			char *t = realloc(text, cap);
+			if (!t) {
+				free(text);
+				return;
+			}
+			text = t;
+		}
+		len += (size_t)snprintf(text + len, cap - len, "%zu\t%s\t%s\t%#llx\n", i, p->name, p->object,
+					(unsigned long long)p->off);
+	}
+	if (len)
+		trace_writer_section(&r->w, SEC_PROBES, text, len);
+	free(text);
+}

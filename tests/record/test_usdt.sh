@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# test_usdt - -E PROVIDER:NAME records the program's USDT probes (sys/sdt.h)
+# as the kernel's uprobes: each hit a line /* PROVIDER:NAME */ inside the
+# call it fired in, exactly as many as the program fired, semaphores
+# counted up only for the probes asked for, globs, a running process
+# (-p), the program's output and status untouched, tracefs left as it
+# was (and what a killed recording left there removed), and bad input
+# refused before the program runs.
+. "$(dirname "$0")/../lib.sh"
+
+P="$PROGS/usdt_prog"
+EVENTS=/sys/kernel/tracing/uprobe_events
+[ -e "$EVENTS" ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+check "tracefs's uprobe_events is there (root, tracefs)" test -w "$EVENTS"
+ours() { grep -c '^p:needle_' "$EVENTS"; }
+before=$(ours)
+
+# inside TRACE PROBE FUNC: the probe's lines, each directly inside a
+# call of FUNC (the line before it opens FUNC), thread by thread.
+inside() {
+	replay_threads "$1" | sed 's/^.*| *//' | awk -v p="/* $2 */" -v f="$3() {" \
+		'$0 == p { n++; if (prev == f) in_f++ } { prev = $0 } END { print n + 0, in_f + 0 }'
+}
+
+"$P" 200 >"$T/plain.out"
+plain_rc=$?
+"$NEEDLE" record -E 'usdt_test:*' -o "$T/all.data" -- "$P" 200 >"$T/all.out" 2>"$T/all.err"
+check_eq "all probes: exit status is the program's" "$?" "$plain_rc"
+check "all probes: output byte-identical" cmp -s "$T/plain.out" "$T/all.out"
+check_eq "all probes: step's 200, each inside step()" "$(inside "$T/all.data" usdt_test:step step)" "200 200"
+check_eq "all probes: the guarded probe's 200, its semaphore counted up" \
+	"$(inside "$T/all.data" usdt_test:guarded guarded)" "200 200"
+check_eq "all probes: the thread's 200, inside work()" "$(inside "$T/all.data" usdt_test:worker work)" "200 200"
+check "all probes: info counts the hits" grep -q "USDT probes: *600 hits of the 3 probes" <("$NEEDLE" info -i "$T/all.data")
+check "all probes: the record line counts them" grep -q "and 600 of the kernel's" "$T/all.err"
+check_eq "all probes: tracefs as it was" "$(ours)" "$before"
+
+# Only step: the guarded probe's semaphore stays 0, so it never fires.
+"$NEEDLE" record -E 'usdt_test:step' -o "$T/step.data" -- "$P" 200 >/dev/null 2>&1
+check_eq "one probe: its 200" "$(inside "$T/step.data" usdt_test:step step)" "200 200"
+check_eq "one probe: no other's line" "$("$NEEDLE" replay -i "$T/step.data" | grep -c 'usdt_test:[gw]')" 0
+check "one probe: info says 200 hits of 1" grep -q "USDT probes: *200 hits of the 1 probes" <("$NEEDLE" info -i "$T/step.data")
+"$NEEDLE" record -E 'usdt_test:w*' -o "$T/glob.data" -- "$P" 50 >/dev/null 2>&1
+check_eq "a glob: the worker's 50 alone" "$("$NEEDLE" replay -i "$T/glob.data" | grep -c 'usdt_test:')" 50
+
+# The views: under -t a probe's line still shows, with the calls it is
+# in; dump and the Chrome export name it.
+check_eq "replay -t 1s: the probes still show" "$("$NEEDLE" replay -t 1s -i "$T/step.data" | grep -c 'usdt_test:step')" 200
+check_eq "dump names them" "$("$NEEDLE" dump -i "$T/step.data" | grep -c '/\* usdt_test:step \*/')" 200
+"$NEEDLE" export --format=chrome -i "$T/step.data" -o "$T/step.json" 2>/dev/null
+check_eq "the Chrome export: an instant each" "$(grep -o '"name":"usdt_test:step","cat":"usdt","ph":"i"' "$T/step.json" | wc -l)" 200
+
+# A running process: what it fires after the attach.
+mkfifo "$T/in"
+"$P" 100 wait <"$T/in" >"$T/w.out" &
+prog=$!
+exec 3>"$T/in"
+check "attach: the program runs" wait_for grep -q '^ready' "$T/w.out"
+"$NEEDLE" record -p "$prog" -E 'usdt_test:step' -o "$T/attach.data" >/dev/null 2>"$T/attach.err" 3>&- &
+rec=$!
+check "attach: recording" wait_for grep -q 'recording process' "$T/attach.err"
+exec 3>&-
+wait "$prog"
+check_eq "attach: the program's status" "$?" 0
+wait "$rec"
+check_eq "attach: the 100 steps after the attach" "$(inside "$T/attach.data" usdt_test:step step)" "100 100"
+check_eq "attach: tracefs as it was" "$(ours)" "$before"
+
+# A recording killed leaves its uprobes; the next one removes them.
+echo "p:needle_999999/p0 $P:0x1000" >>"$EVENTS" 2>/dev/null
+"$NEEDLE" record -E 'usdt_test:step' -o "$T/after.data" -- "$P" 10 >/dev/null 2>&1
+check_eq "a dead recording's uprobe removed by the next" "$(grep -c '^p:needle_999999/' "$EVENTS")" 0
+
+# Bad input, before the program runs.
+bad_input "a probe not there" "no USDT probe of .* is named so (3 there, e.g. usdt_test:" -E 'usdt_test:nosuch'
+P="$PROGS/graph_prog"
+bad_input "a program without probes" "have no USDT probe" -E 'x:y'
+check_eq "after the refusals: tracefs as it was" "$(ours)" "$before"
