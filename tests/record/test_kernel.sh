@@ -426,7 +426,8 @@ view_refused "replay -E on a trace of system calls only" 1 "no intervals off the
 view_refused "replay -E on a trace without the kernel's events" 1 "no intervals off the CPU" \
 	"$NEEDLE" replay -E linux:schedule -i "$T/nok.data"
 view_refused "report -E of another event" 2 "linux:schedule" "$NEEDLE" report -E linux:bogus -i "$T/e.data"
-bad_input "-E of another event" "needle records the events linux:schedule" -E sched:sched_switch
+bad_input "-E of another event" "needle records the events linux:schedule" -E linux:bogus
+bad_input "-E of a probe the program does not have" "have no USDT probe.*other events are linux:schedule" -E sched:sched_switch
 
 # ---- bad input ----
 bad_input "--kernel=bogus" "unknown 'bogus'" --kernel=bogus

@@ -83,7 +83,8 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 				cli_error("-E '%.*s': no USDT probe of %s or the libraries it loads is named so (%zu there, "
 					  "e.g. %s)", (int)len, p, exe, s.seen, s.example);
 			else
-				cli_error("-E '%.*s': %s and the libraries it loads have no USDT probe (no .note.stapsdt)",
+				cli_error("-E '%.*s': %s and the libraries it loads have no USDT probe (no .note.stapsdt); "
+					  "needle's other events are linux:schedule, linux:task-name, read:* and diff:*",
 					  (int)len, p, exe);
 			ret = -1;
 		}
