@@ -43,6 +43,13 @@ check "one probe: info says 200 hits of 1" grep -q "USDT probes: *200 hits of th
 "$NEEDLE" record -E 'usdt_test:w*' -o "$T/glob.data" -- "$P" 50 >/dev/null 2>&1
 check_eq "a glob: the worker's 50 alone" "$("$NEEDLE" replay -i "$T/glob.data" | grep -c 'usdt_test:')" 50
 
+# PATTERN@OBJECT: a file the program does not load at start (here one
+# a shell exec's), read too; the probes fire once it maps it.
+"$NEEDLE" record --sites=all -E "usdt_test:step@$P" -o "$T/obj.data" -- /bin/sh -c "$P 30" >/dev/null 2>&1
+check_eq "PATTERN@OBJECT: the 30 steps of the program the shell exec'd" \
+	"$("$NEEDLE" replay -i "$T/obj.data" | grep -c 'usdt_test:step')" 30
+bad_input "an OBJECT that is not there" "cannot read /nonexistent as an ELF object" -E 'usdt_test:step@/nonexistent'
+
 # The views: under -t a probe's line still shows, with the calls it is
 # in; dump and the Chrome export name it.
 check_eq "replay -t 1s: the probes still show" "$("$NEEDLE" replay -t 1s -i "$T/step.data" | grep -c 'usdt_test:step')" 200

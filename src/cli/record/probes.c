@@ -3,6 +3,10 @@
  * found before the program starts and handed to kernel.c as uprobes, and
  * their names for the trace (the PROBES section).
  *
+ * A pattern PATTERN@OBJECT names the probes of that file alone, which is
+ * read too: a library the program dlopen's (the JVM's libjvm.so), whose
+ * uprobes the kernel places when it is mapped.
+ *
  * Invariants: a pattern that names no probe is refused before the program
  * runs (as -F refuses a function that is not there); a probe's index is
  * its place in r->kernel.probes, which the KERNEL events carry and the
@@ -40,9 +44,12 @@ static int take_note(void *arg, const struct usdt_note *n)
 	for (const char *p = s->globs; *p; g++) {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-		char glob[256];
+		char glob[4096];
 		snprintf(glob, sizeof(glob), "%.*s", (int)len, p);
-		if (!fnmatch(glob, name, 0)) {
+		char *at = strchr(glob, '@');
+		if (at)
+			*at++ = 0;
+		if ((!at || !strcmp(at, s->object)) && !fnmatch(glob, name, 0)) {
 			s->matched[g]++;
 			want = 1;
 		}
@@ -69,7 +76,33 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		s.object = i ? libs->v[i - 1].file : exe;
 		usdt_each(s.object, take_note, &s);
 	}
+	/* The objects PATTERN@OBJECT names, each once, unless read above. */
 	int ret = 0;
+	for (const char *p = globs; *p && !s.err && !ret;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		const char *at = memchr(p, '@', len);
+		char object[4096];
+		snprintf(object, sizeof(object), "%.*s", at ? (int)(len - (size_t)(at + 1 - p)) : 0, at ? at + 1 : "");
+		int done = !at || !strcmp(object, exe);
+		for (size_t i = 0; !done && i < libs->cnt; i++)
+			done = !strcmp(object, libs->v[i].file);
+		for (const char *q = globs; !done && q < p;) {
+			const char *qnl = strchr(q, '\n');
+			size_t qlen = qnl ? (size_t)(qnl - q) : strlen(q);
+			const char *qat = memchr(q, '@', qlen);
+			done = qat && (size_t)(q + qlen - qat - 1) == strlen(object) && !memcmp(qat + 1, object, strlen(object));
+			q += qlen + (qnl != NULL);
+		}
+		if (!done) {
+			s.object = object;
+			if (usdt_each(object, take_note, &s) < 0) {
+				cli_error("-E '%.*s': cannot read %s as an ELF object", (int)len, p, object);
+				ret = -1;
+			}
+		}
+		p += len + (nl != NULL);
+	}
 	if (s.err) {
 		cli_error("-E: more USDT probes than needle opens (%u)", KERNEL_PROBES_MAX);
 		ret = -1;
