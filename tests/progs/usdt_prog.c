@@ -1,4 +1,4 @@
-/* usdt_prog N [wait] - USDT probes (<sys/sdt.h>) at known places, each
+/* usdt_prog N [wait|sema] - USDT probes (<sys/sdt.h>) at known places, each
  * with a semaphore, as the programs that guard costly probe arguments have:
  *   step(i)    fires usdt_test:step with i, N times
  *   guarded(i) fires usdt_test:guarded with i only while a tracer holds its
@@ -6,7 +6,8 @@
  *   a thread   fires usdt_test:worker N times, in work()
  * and prints the sum of step's results.  With "wait", it then prints
  * "ready pid=PID", waits for its stdin to reach end of file, and calls
- * step(i) N times more (a test attaches meanwhile). */
+ * step(i) N times more (a test attaches meanwhile).  With "sema", it
+ * prints its semaphores' values at the end (a tracer's count of each). */
 #define _SDT_HAS_SEMAPHORES 1
 #include <pthread.h>
 #include <stdio.h>
@@ -70,6 +71,9 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n; i++)
 			s += step(i);
 	}
+	if (argc > 2 && !strcmp(argv[2], "sema"))
+		printf("semaphores step=%u guarded=%u worker=%u\n", usdt_test_step_semaphore, usdt_test_guarded_semaphore,
+		       usdt_test_worker_semaphore);
 	printf("sum %ld\n", s);
 	return 0;
 }

@@ -40,6 +40,11 @@ check_eq "all probes: tracefs as it was" "$(ours)" "$before"
 check_eq "one probe: its 200" "$(inside "$T/step.data" usdt_test:step step)" "200 200"
 check_eq "one probe: no other's line" "$("$NEEDLE" replay -i "$T/step.data" | grep -c 'usdt_test:[gw]')" 0
 check "one probe: info says 200 hits of 1" grep -q "USDT probes: *200 hits of the 1 probes" <("$NEEDLE" info -i "$T/step.data")
+"$NEEDLE" record -E 'usdt_test:step' -o "$T/sema.data" -- "$P" 1 sema 2>/dev/null | grep semaphores >"$T/sema.out"
+# (one count per event the kernel has open on it: a CPU's each)
+check_eq "one probe: only its semaphore is counted up" "$(sed 's/step=[1-9][0-9]*/step=N/' "$T/sema.out")" \
+	"semaphores step=N guarded=0 worker=0"
+check_eq "untraced: no semaphore counted" "$("$P" 1 sema | grep semaphores)" "semaphores step=0 guarded=0 worker=0"
 "$NEEDLE" record -E 'usdt_test:w*' -o "$T/glob.data" -- "$P" 50 >/dev/null 2>&1
 check_eq "a glob: the worker's 50 alone" "$("$NEEDLE" replay -i "$T/glob.data" | grep -c 'usdt_test:')" 50
 
@@ -74,9 +79,9 @@ check_eq "attach: the 100 steps after the attach" "$(inside "$T/attach.data" usd
 check_eq "attach: tracefs as it was" "$(ours)" "$before"
 
 # A recording killed leaves its uprobes; the next one removes them.
-echo "p:needle_999999/p0 $P:0x1000" >>"$EVENTS" 2>/dev/null
+for i in 0 1 2 3 4 5 6 7 8 9; do echo "p:needle_999999_1/p$i $P:0x1000" >>"$EVENTS"; done 2>/dev/null
 "$NEEDLE" record -E 'usdt_test:step' -o "$T/after.data" -- "$P" 10 >/dev/null 2>&1
-check_eq "a dead recording's uprobe removed by the next" "$(grep -c '^p:needle_999999/' "$EVENTS")" 0
+check_eq "a dead recording's 10 uprobes removed by the next" "$(grep -c '^p:needle_999999_1/' "$EVENTS")" 0
 
 # Bad input, before the program runs.
 bad_input "a probe not there" "no USDT probe of .* is named so (3 there, e.g. usdt_test:" -E 'usdt_test:nosuch'

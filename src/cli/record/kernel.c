@@ -359,7 +359,10 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 				}
 				attr_base(&a, PERF_TYPE_TRACEPOINT, k->probes[i].id, 0);
 				if (ring_add(ring, &a, pid, cpu, S_PROBE, (uint16_t)i, &err)) {
-					left_out(k, "USDT probes", refusal(err));
+					/* ENODEV: a CPU that is offline, as
+					 * for the other kinds. */
+					if (err != ENODEV)
+						left_out(k, "USDT probes", refusal(err));
 					ok = 0;
 				}
 			}
@@ -381,15 +384,76 @@ static void open_task(struct kernel_rec *k, pid_t pid)
 	}
 }
 
+/* A process's start time (clock ticks since boot, /proc/PID/stat's 22nd
+ * field), 0 if it is gone. */
+static unsigned long long proc_start(int pid)
+{
+	char path[64], buf[1024];
+	unsigned long long start = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	/* After the command's ")": state is field 3, start time field 22. */
+	char *q = strrchr(buf, ')');
+	if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			&start) != 1)
+		start = 0;
+	return start;
+}
+
+/* Remove the uprobes of needle records that are gone (killed before their
+ * kernel_close): group needle_PID_START whose PID is no longer the process
+ * that started then.  The whole list is read first: the kernel serves the
+ * file by position in a list that each removal shortens. */
+static void remove_stale_probes(const char *events, int fd)
+{
+	FILE *f = fopen(events, "re");
+	char line[4096 + 128], def[128];
+	char (*gone)[96] = NULL;
+	size_t cnt = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		int owner = 0;
+		unsigned long long start = 0;
+		char event[64];
+		if (sscanf(line, "p:needle_%d_%llu/%63s", &owner, &start, event) != 3 || owner <= 0 ||
+		    proc_start(owner) == start)
+			continue;
+		char (*v)[96] = realloc(gone, (cnt + 1) * sizeof(*v));
+		if (!v)
+			break;
+		gone = v;
+		snprintf(gone[cnt++], sizeof(gone[0]), "needle_%d_%llu/%s", owner, start, event);
+	}
+	if (f)
+		fclose(f);
+	/* One write each (the kernel takes a definition per write); one that
+	 * fails (in use by a live needle of another pid namespace) stops
+	 * nothing. */
+	for (size_t i = 0; i < cnt; i++) {
+		int n = snprintf(def, sizeof(def), "-:%s\n", gone[i]);
+		if (write(fd, def, (size_t)n) != n)
+			continue;
+	}
+	free(gone);
+}
+
 /* -E PROVIDER:NAME: each probe a uprobe made in tracefs
- * ("p:needle_PID/pN OBJECT:OFFSET(SEMAPHORE)"), opened as a tracepoint,
- * as perf probe does.  Not the uprobe PMU: the kernel reads its path from
- * the opener's memory again for each inherited copy, in the task that
- * forks (clone fails with EFAULT), and a system-wide one would count up
- * the semaphores of every process that maps the object.  A tracepoint
- * event is inherited like the others, and the kernel installs the
- * breakpoint, and counts the semaphore, only in the processes the events
- * are of.  Removed by kernel_close (remove_probes). */
+ * ("p:needle_PID_START/pN OBJECT:OFFSET(SEMAPHORE)", START the process's
+ * start time, so that a pid reused, or the same pid in another container,
+ * is told apart), opened as a tracepoint, as perf probe does.  Not the
+ * uprobe PMU: the kernel reads its path from the opener's memory again
+ * for each inherited copy, in the task that forks (clone fails with
+ * EFAULT), and a system-wide one would count up the semaphores of every
+ * process that maps the object.  A tracepoint event is inherited like the
+ * others, and the kernel installs the breakpoint, and counts the
+ * semaphore, only in the processes the events are of.  Removed by
+ * kernel_close (remove_probes). */
 static void open_probes(struct kernel_rec *k)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -406,40 +470,25 @@ static void open_probes(struct kernel_rec *k)
 		k->uprobe_events[0] = 0;
 		return;
 	}
-	/* Those a needle record killed before its kernel_close left (its
-	 * pid gone): they would trap in every process that maps their
-	 * objects until removed.  One write each: the kernel takes a
-	 * definition per write. */
-	FILE *old = fopen(k->uprobe_events, "re");
-	char line[4096 + 128];
-	while (old && fgets(line, sizeof(line), old)) {
-		int owner = 0, n = 0;
-		char group[64];
-		if (sscanf(line, "p:needle_%d/%63s %n", &owner, group, &n) == 2 && n && owner > 0 &&
-		    kill(owner, 0) && errno == ESRCH) {
-			int len = snprintf(def, sizeof(def), "-:needle_%d/%s\n", owner, group);
-			if (write(fd, def, (size_t)len) != len)
-				break;
-		}
-	}
-	if (old)
-		fclose(old);
+	remove_stale_probes(k->uprobe_events, fd);
+	snprintf(k->probe_group, sizeof(k->probe_group), "needle_%d_%llu", (int)getpid(), proc_start((int)getpid()));
 	for (size_t i = 0; i < k->probe_cnt; i++) {
 		struct kernel_probe *p = &k->probes[i];
 		if (strpbrk(p->object, " \t\n")) {
 			left_out(k, "USDT probes", "an object's path has a space");
 			break;
 		}
-		int n = p->sema_off ? snprintf(def, sizeof(def), "p:needle_%d/p%zu %s:%#llx(%#llx)\n", (int)getpid(), i,
+		int n = p->sema_off ? snprintf(def, sizeof(def), "p:%s/p%zu %s:%#llx(%#llx)\n", k->probe_group, i,
 					       p->object, (unsigned long long)p->off, (unsigned long long)p->sema_off)
-				    : snprintf(def, sizeof(def), "p:needle_%d/p%zu %s:%#llx\n", (int)getpid(), i, p->object,
+				    : snprintf(def, sizeof(def), "p:%s/p%zu %s:%#llx\n", k->probe_group, i, p->object,
 					       (unsigned long long)p->off);
 		if (write(fd, def, (size_t)n) != n) {
 			left_out(k, "USDT probes", strerror(errno));
 			break;
 		}
-		snprintf(path, sizeof(path), "%.*s/events/needle_%d/p%zu/id",
-			 (int)(strlen(k->uprobe_events) - strlen("/uprobe_events")), k->uprobe_events, (int)getpid(), i);
+		p->made = 1;
+		snprintf(path, sizeof(path), "%.*s/events/%s/p%zu/id",
+			 (int)(strlen(k->uprobe_events) - strlen("/uprobe_events")), k->uprobe_events, k->probe_group, i);
 		FILE *idf = fopen(path, "re");
 		unsigned id = 0;
 		if (!idf || fscanf(idf, "%u", &id) != 1 || !id) {
@@ -455,10 +504,10 @@ static void open_probes(struct kernel_rec *k)
 }
 
 /* Take needle's uprobes out of tracefs (their events closed first: the
- * kernel refuses to remove one in use). */
+ * kernel refuses to remove one in use), each that was made. */
 static void remove_probes(struct kernel_rec *k)
 {
-	char def[64];
+	char def[128];
 
 	if (!k->uprobe_events[0])
 		return;
@@ -466,11 +515,11 @@ static void remove_probes(struct kernel_rec *k)
 	if (fd < 0)
 		return;
 	for (size_t i = 0; i < k->probe_cnt; i++) {
-		if (!k->probes[i].id)
+		if (!k->probes[i].made)
 			continue;
-		int n = snprintf(def, sizeof(def), "-:needle_%d/p%zu\n", (int)getpid(), i);
-		if (write(fd, def, (size_t)n) != n)
-			break;
+		int n = snprintf(def, sizeof(def), "-:%s/p%zu\n", k->probe_group, i);
+		if (write(fd, def, (size_t)n) == n)
+			k->probes[i].made = 0;
 		k->probes[i].id = 0;
 	}
 	close(fd);

@@ -60,9 +60,11 @@ struct kernel_rec {
 		char *object, *name; /* the file, "provider:name" */
 		uint64_t off, sema_off; /* in the file (sema_off 0: no semaphore) */
 		uint32_t id;    /* its tracepoint's id once made in tracefs, 0: none */
+		int made;       /* defined in tracefs: to be removed */
 	} *probes;
 	size_t probe_cnt;
 	char uprobe_events[64]; /* tracefs's uprobe_events, where ours were made ("": none) */
+	char probe_group[48];   /* their group there, needle_PID_START */
 };
 #define KERNEL_PROBES_MAX 65535 /* an index fits ring_event.major */
 /* Add a USDT probe for kernel_open (before it): 0, or -1 (out of memory,

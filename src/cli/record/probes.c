@@ -38,6 +38,10 @@ static int take_note(void *arg, const struct usdt_note *n)
 	int want = 0;
 
 	snprintf(name, sizeof(name), "%s:%s", n->provider, n->name);
+	/* A line of the PROBES section and of the views each. */
+	for (char *c = name; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	if (!s->example[0])
 		snprintf(s->example, sizeof(s->example), "%s", name);
 	s->seen++;
@@ -145,8 +149,14 @@ void record_write_probes(struct recording *r)
 			}
 			text = t;
 		}
+		size_t at = len;
 		len += (size_t)snprintf(text + len, cap - len, "%zu\t%s\t%s\t%#llx\n", i, p->name, p->object,
 					(unsigned long long)p->off);
+		/* A path's control bytes would cut the line (such an object's
+		 * probes are not opened: open_probes). */
+		for (size_t c = at + strlen(p->name) + 1; c < len - 1; c++)
+			if ((unsigned char)text[c] < 0x20 && text[c] != '\t')
+				text[c] = '?';
 	}
 	if (len)
 		trace_writer_section(&r->w, SEC_PROBES, text, len);

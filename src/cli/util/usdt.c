@@ -19,8 +19,10 @@
 #define NT_STAPSDT 3
 
 /* The file offset of vaddr, by the PT_LOAD segment that holds it; 0 if
- * none does (the file has no bytes there). */
-static uint64_t file_offset(Elf *e, uint64_t vaddr)
+ * none does (the file has no bytes there).  in_memory: up to the
+ * segment's size in memory, as the kernel takes a semaphore anywhere in
+ * the object's mapping (one in .bss, not .probes). */
+static uint64_t file_offset(Elf *e, uint64_t vaddr, int in_memory)
 {
 	size_t n;
 
@@ -30,7 +32,7 @@ static uint64_t file_offset(Elf *e, uint64_t vaddr)
 		GElf_Phdr ph;
 		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz)
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + (in_memory ? ph.p_memsz : ph.p_filesz))
 			return vaddr - ph.p_vaddr + ph.p_offset;
 	}
 	return 0;
@@ -88,7 +90,7 @@ int usdt_each(const char *path, int (*cb)(void *arg, const struct usdt_note *n),
 					sema += base_now - base;
 			}
 			struct usdt_note n = { .provider = provider, .name = name + 1, .args = args + 1,
-					       .pc_off = file_offset(e, pc), .sema_off = sema ? file_offset(e, sema) : 0 };
+					       .pc_off = file_offset(e, pc, 0), .sema_off = sema ? file_offset(e, sema, 1) : 0 };
 			if (!n.pc_off || (sema && !n.sema_off))
 				continue;
 			count++;
