@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli/args/program_libs.h"
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
 #include "cli/util/usdt.h"
@@ -23,6 +25,8 @@
 struct probe_scan {
 	struct recording *r;
 	const char *object;
+	dev_t object_dev;    /* its identity: PATTERN@OBJECT names it by any path */
+	ino_t object_ino;
 	const char *globs;   /* newline-separated */
 	unsigned *matched;   /* per glob */
 	size_t seen;
@@ -53,7 +57,10 @@ static int take_note(void *arg, const struct usdt_note *n)
 		char *at = strchr(glob, '@');
 		if (at)
 			*at++ = 0;
-		if ((!at || !strcmp(at, s->object)) && !fnmatch(glob, name, 0)) {
+		struct stat sa;
+		if ((!at || !strcmp(at, s->object) ||
+		     (!stat(at, &sa) && sa.st_dev == s->object_dev && sa.st_ino == s->object_ino)) &&
+		    !fnmatch(glob, name, 0)) {
 			s->matched[g]++;
 			want = 1;
 		}
@@ -64,6 +71,19 @@ static int take_note(void *arg, const struct usdt_note *n)
 		return 1;
 	}
 	return 0;
+}
+
+static int scan_object(struct probe_scan *s)
+{
+	struct stat st;
+
+	s->object_dev = 0;
+	s->object_ino = 0;
+	if (!stat(s->object, &st)) {
+		s->object_dev = st.st_dev;
+		s->object_ino = st.st_ino;
+	}
+	return usdt_each(s->object, take_note, s);
 }
 
 int record_probes_resolve(struct recording *r, const char *exe, const struct program_libs *libs)
@@ -78,7 +98,7 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		return -1;
 	for (size_t i = 0; i <= libs->cnt && !s.err; i++) {
 		s.object = i ? libs->v[i - 1].file : exe;
-		usdt_each(s.object, take_note, &s);
+		scan_object(&s);
 	}
 	/* The objects PATTERN@OBJECT names, each once, unless read above. */
 	int ret = 0;
@@ -88,9 +108,15 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		const char *at = memchr(p, '@', len);
 		char object[4096];
 		snprintf(object, sizeof(object), "%.*s", at ? (int)(len - (size_t)(at + 1 - p)) : 0, at ? at + 1 : "");
-		int done = !at || !strcmp(object, exe);
+		/* The same file by another name is read once: two uprobes at
+		 * one place would record each hit twice. */
+		struct stat so, se;
+		int have = at && !stat(object, &so);
+		int done = !at || !strcmp(object, exe) ||
+			   (have && !stat(exe, &se) && se.st_dev == so.st_dev && se.st_ino == so.st_ino);
 		for (size_t i = 0; !done && i < libs->cnt; i++)
-			done = !strcmp(object, libs->v[i].file);
+			done = !strcmp(object, libs->v[i].file) ||
+			       (have && libs->v[i].dev == (uint64_t)so.st_dev && libs->v[i].ino == (uint64_t)so.st_ino);
 		for (const char *q = globs; !done && q < p;) {
 			const char *qnl = strchr(q, '\n');
 			size_t qlen = qnl ? (size_t)(qnl - q) : strlen(q);
@@ -100,7 +126,7 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		}
 		if (!done) {
 			s.object = object;
-			if (usdt_each(object, take_note, &s) < 0) {
+			if (scan_object(&s) < 0) {
 				cli_error("-E '%.*s': cannot read %s as an ELF object", (int)len, p, object);
 				ret = -1;
 			}
