@@ -588,7 +588,8 @@ int kernel_open(struct kernel_rec *k, pid_t pid)
 	return open_end(k);
 }
 
-int kernel_add_probe(struct kernel_rec *k, const char *object, const char *name, uint64_t off, uint64_t sema_off)
+int kernel_add_probe(struct kernel_rec *k, const char *object, const char *shown, const char *name, uint64_t off,
+		     uint64_t sema_off)
 {
 	if (k->probe_cnt >= KERNEL_PROBES_MAX)
 		return -1;
@@ -597,9 +598,12 @@ int kernel_add_probe(struct kernel_rec *k, const char *object, const char *name,
 		return -1;
 	k->probes = v;
 	struct kernel_probe *p = &v[k->probe_cnt];
-	*p = (struct kernel_probe){ .object = strdup(object), .name = strdup(name), .off = off, .sema_off = sema_off };
-	if (!p->object || !p->name) {
+	*p = (struct kernel_probe){
+		.object = strdup(object), .shown = strdup(shown), .name = strdup(name), .off = off, .sema_off = sema_off
+	};
+	if (!p->object || !p->shown || !p->name) {
 		free(p->object);
+		free(p->shown);
 		free(p->name);
 		return -1;
 	}
@@ -1262,6 +1266,7 @@ void kernel_close(struct kernel_rec *k)
 	remove_probes(k);
 	for (size_t i = 0; i < k->probe_cnt; i++) {
 		free(k->probes[i].object);
+		free(k->probes[i].shown);
 		free(k->probes[i].name);
 	}
 	free(k->probes);

@@ -57,7 +57,8 @@ struct kernel_rec {
 	char left_out[256];        /* what could not be opened and why, one line */
 	/* -E PROVIDER:NAME: the USDT probes to open, by index (KEV_PROBE's a). */
 	struct kernel_probe {
-		char *object, *name; /* the file, "provider:name" */
+		char *object, *name; /* the file (as the kernel is to open it), "provider:name" */
+		char *shown;         /* the file as the trace names it (a -p target's mapping: its path) */
 		uint64_t off, sema_off; /* in the file (sema_off 0: no semaphore) */
 		uint32_t id;    /* its tracepoint's id once made in tracefs, 0: none */
 		int made;       /* defined in tracefs: to be removed */
@@ -69,7 +70,8 @@ struct kernel_rec {
 #define KERNEL_PROBES_MAX 65535 /* an index fits ring_event.major */
 /* Add a USDT probe for kernel_open (before it): 0, or -1 (out of memory,
  * too many). */
-int kernel_add_probe(struct kernel_rec *k, const char *object, const char *name, uint64_t off, uint64_t sema_off);
+int kernel_add_probe(struct kernel_rec *k, const char *object, const char *shown, const char *name, uint64_t off,
+		     uint64_t sema_off);
 
 /* Parse --kernel's LIST ("switch,syscall,fault,comm", repeatable: bits add up).
  * 0, or -1 with why filled in. */

@@ -25,6 +25,7 @@
 struct probe_scan {
 	struct recording *r;
 	const char *object;
+	const char *shown;   /* its path, as the trace names it */
 	dev_t object_dev;    /* its identity: PATTERN@OBJECT names it by any path */
 	ino_t object_ino;
 	const char *globs;   /* newline-separated */
@@ -66,7 +67,7 @@ static int take_note(void *arg, const struct usdt_note *n)
 		}
 		p += len + (nl != NULL);
 	}
-	if (want && kernel_add_probe(&s->r->kernel, s->object, name, n->pc_off, n->sema_off)) {
+	if (want && kernel_add_probe(&s->r->kernel, s->object, s->shown, name, n->pc_off, n->sema_off)) {
 		s->err = 1;
 		return 1;
 	}
@@ -98,6 +99,7 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		return -1;
 	for (size_t i = 0; i <= libs->cnt && !s.err; i++) {
 		s.object = i ? libs->v[i - 1].file : exe;
+		s.shown = i ? libs->v[i - 1].path : exe;
 		scan_object(&s);
 	}
 	/* The objects PATTERN@OBJECT names, each once, unless read above. */
@@ -125,7 +127,7 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 			q += qlen + (qnl != NULL);
 		}
 		if (!done) {
-			s.object = object;
+			s.object = s.shown = object;
 			if (scan_object(&s) < 0) {
 				cli_error("-E '%.*s': cannot read %s as an ELF object", (int)len, p, object);
 				ret = -1;
@@ -165,7 +167,7 @@ void record_write_probes(struct recording *r)
 
 	for (size_t i = 0; i < k->probe_cnt; i++) {
 		const struct kernel_probe *p = &k->probes[i];
-		size_t need = strlen(p->name) + strlen(p->object) + 64;
+		size_t need = strlen(p->name) + strlen(p->shown) + 64;
 		if (len + need > cap) {
 			cap = 2 * (len + need);
 			char *t = realloc(text, cap);
@@ -176,7 +178,7 @@ void record_write_probes(struct recording *r)
 			text = t;
 		}
 		size_t at = len;
-		len += (size_t)snprintf(text + len, cap - len, "%zu\t%s\t%s\t%#llx\n", i, p->name, p->object,
+		len += (size_t)snprintf(text + len, cap - len, "%zu\t%s\t%s\t%#llx\n", i, p->name, p->shown,
 					(unsigned long long)p->off);
 		/* A path's control bytes would cut the line (such an object's
 		 * probes are not opened: open_probes). */
