@@ -3,7 +3,8 @@
 # tests/format/corpus/: tiny traces recorded from the command-line test
 # programs (each feature of the format at least once: several threads,
 # the function tracer, a crash with salvaged chunks, longjmp unwinds, a
-# coroutine switch, a forked child, values with their names and enums),
+# coroutine switch, a forked child, values with their names and enums,
+# USDT probes with their PROBES section: root),
 # then truncated and corrupted copies.
 # Only the needle command is used: nothing here knows the format.
 set -euo pipefail
@@ -16,7 +17,7 @@ trap 'rm -rf "$t"' EXIT
 # The programs run from a scratch directory: the traces name no build tree.
 progs="$t/bin"
 mkdir "$progs"
-cp "$build/tests/progs/"{marker,threads,crash,unwind_c_O2,auto_prog} "$progs/"
+cp "$build/tests/progs/"{marker,threads,crash,unwind_c_O2,auto_prog,usdt_prog} "$progs/"
 
 rec() { # rec NAME [record options] -- PROG ARGS
 	local name=$1
@@ -38,6 +39,7 @@ rec coroutine -- "$progs/unwind_c_O2" coroutine
 rec fork -- "$progs/unwind_c_O2" fork
 rec cancel -- "$progs/unwind_c_O2" cancel
 rec values --sites=compiled --auto-args -F 't_[a-m]*' -- "$progs/auto_prog"
+rec usdt --sites=compiled -E 'usdt_test:*' -- "$progs/usdt_prog" 2
 
 # Damaged copies of one trace: truncated in the middle and just before the
 # end, a byte flipped in its first and in its last third, zeroed tail.
