@@ -107,9 +107,9 @@ static void client_close(struct client *c)
 
 static void answer(struct client *c, const char *line)
 {
-	/* A sender gone by now learns nothing; its trace is stored anyway. */
-	if (remote_send_all(c->fd, line, strlen(line)))
-		return;
+	/* A sender gone by now learns nothing (the error is not one of
+	 * ours): its trace is stored anyway. */
+	(void)remote_send_all(c->fd, line, strlen(line));
 }
 
 /* The sender's last word: its trace is in place (and --run-cmd ran). */
@@ -166,7 +166,7 @@ static void scan(struct client *c, const unsigned char *p, size_t n)
 	c->complete = !c->bad && !c->in_file_header && !c->head_got && !c->body_left && c->last_type == SEC_END;
 }
 
-static void take_hello(struct client *c, const char *dir)
+static void take_hello(struct client *c)
 {
 	if (memcmp(c->hello, REMOTE_MAGIC, 12) || (c->hello[12] | c->hello[13] << 8) != REMOTE_VERSION) {
 		answer(c, "refused: not needle record --host of this version\n");
@@ -182,7 +182,6 @@ static void take_hello(struct client *c, const char *dir)
 	}
 	c->stage = NAME;
 	c->got = 0;
-	(void)dir;
 }
 
 /* Can a trace replace name here: absent, empty, or a needle trace (as
@@ -326,7 +325,7 @@ static void take_bytes(struct client *c, const char *dir, int have_cmd)
 		if (c->got < (c->stage == HELLO ? sizeof(c->hello) : c->name_len))
 			return;
 		if (c->stage == HELLO)
-			take_hello(c, dir);
+			take_hello(c);
 		else
 			take_name(c, dir);
 		return;

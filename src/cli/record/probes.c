@@ -35,12 +35,26 @@ struct probe_scan {
 	char example[256];   /* a probe there, for the refusal */
 };
 
+/* The next of the newline-separated globs at *it (its length in *len),
+ * *it moved past it; NULL after the last. */
+static const char *next_glob(const char **it, size_t *len)
+{
+	const char *g = *it;
+	if (!*g)
+		return NULL;
+	const char *nl = strchr(g, '\n');
+	*len = nl ? (size_t)(nl - g) : strlen(g);
+	*it = g + *len + (nl != NULL);
+	return g;
+}
+
 static int take_note(void *arg, const struct usdt_note *n)
 {
 	struct probe_scan *s = arg;
 	char name[256];
 	unsigned g = 0;
 	int want = 0;
+	size_t len;
 
 	snprintf(name, sizeof(name), "%s:%s", n->provider, n->name);
 	/* A line of the PROBES section and of the views each. */
@@ -50,9 +64,7 @@ static int take_note(void *arg, const struct usdt_note *n)
 	if (!s->example[0])
 		snprintf(s->example, sizeof(s->example), "%s", name);
 	s->seen++;
-	for (const char *p = s->globs; *p; g++) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	for (const char *it = s->globs, *p; (p = next_glob(&it, &len)); g++) {
 		char glob[4096];
 		snprintf(glob, sizeof(glob), "%.*s", (int)len, p);
 		char *at = strchr(glob, '@');
@@ -65,7 +77,6 @@ static int take_note(void *arg, const struct usdt_note *n)
 			s->matched[g]++;
 			want = 1;
 		}
-		p += len + (nl != NULL);
 	}
 	if (want && kernel_add_probe(&s->r->kernel, s->object, s->shown, name, n->pc_off, n->sema_off)) {
 		s->err = 1;
@@ -104,9 +115,8 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 	}
 	/* The objects PATTERN@OBJECT names, each once, unless read above. */
 	int ret = 0;
-	for (const char *p = globs; *p && !s.err && !ret;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	size_t len, qlen;
+	for (const char *it = globs, *p; !s.err && !ret && (p = next_glob(&it, &len));) {
 		const char *at = memchr(p, '@', len);
 		char object[4096];
 		snprintf(object, sizeof(object), "%.*s", at ? (int)(len - (size_t)(at + 1 - p)) : 0, at ? at + 1 : "");
@@ -119,12 +129,9 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 		for (size_t i = 0; !done && i < libs->cnt; i++)
 			done = !strcmp(object, libs->v[i].file) ||
 			       (have && libs->v[i].dev == (uint64_t)so.st_dev && libs->v[i].ino == (uint64_t)so.st_ino);
-		for (const char *q = globs; !done && q < p;) {
-			const char *qnl = strchr(q, '\n');
-			size_t qlen = qnl ? (size_t)(qnl - q) : strlen(q);
+		for (const char *qi = globs, *q; !done && (q = next_glob(&qi, &qlen)) && q < p;) {
 			const char *qat = memchr(q, '@', qlen);
 			done = qat && (size_t)(q + qlen - qat - 1) == strlen(object) && !memcmp(qat + 1, object, strlen(object));
-			q += qlen + (qnl != NULL);
 		}
 		if (!done) {
 			s.object = s.shown = object;
@@ -133,16 +140,13 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 				ret = -1;
 			}
 		}
-		p += len + (nl != NULL);
 	}
 	if (s.err) {
 		cli_error("-E: more USDT probes than needle opens (%u)", KERNEL_PROBES_MAX);
 		ret = -1;
 	}
 	unsigned g = 0;
-	for (const char *p = globs; *p && !ret; g++) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	for (const char *it = globs, *p; !ret && (p = next_glob(&it, &len)); g++) {
 		if (!s.matched[g]) {
 			if (s.seen)
 				cli_error("-E '%.*s': no USDT probe of %s or the libraries it loads is named so (%zu there, "
@@ -153,7 +157,6 @@ int record_probes_resolve(struct recording *r, const char *exe, const struct pro
 					  (int)len, p, exe);
 			ret = -1;
 		}
-		p += len + (nl != NULL);
 	}
 	free(s.matched);
 	return ret;
