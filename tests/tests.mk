@@ -294,6 +294,12 @@ $(TEST_BUILD)/attach/leftover_target: tests/attach/leftover_target.c
 $(TEST_BUILD)/attach/test_attach_leftovers: tests/attach/test_attach_leftovers.sh $(TEST_BUILD)/attach/leftover_target $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/attach/test_attach_leftovers
+# needle record -p again and again while threads and children come and go.
+$(TEST_BUILD)/attach/churn_target: tests/attach/churn_target.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -pthread $< -o $@
+$(TEST_BUILD)/attach/test_attach_churn: tests/attach/test_attach_churn.sh $(TEST_BUILD)/attach/churn_target $(ATTACH_DEPS)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/attach/test_attach_churn
 # needle record -p killed between the agent's connect and its hello.
 $(TEST_BUILD)/attach/kill_at_hello: tests/attach/kill_at_hello.c
 	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $< -o $@

@@ -107,9 +107,10 @@ static long mask_scan_max(void)
 	return max;
 }
 
-/* A thread being created runs with every signal blocked for a moment (and
- * runs no traced code then): look again a few times before concluding that
- * a thread blocks SIGTRAP for good.  Interposition (sigmask_watch.c) sees
+/* A thread being created runs with every signal blocked for a moment
+ * (and runs only the C library's code then, which an int3 batch does not
+ * touch: batches with relocated sites stop every thread): look again a
+ * few times before concluding that a thread blocks SIGTRAP for good.  Interposition (sigmask_watch.c) sees
  * masks set through the C library in O(1); a raw rt_sigprocmask is seen
  * only in /proc, read before every batch while the process has at most
  * mask_scan_max() threads, so that the batches of a process with 100,000
@@ -220,7 +221,7 @@ static int doors_for_sleepers(struct text_window *dw)
 		for (size_t i = 0; i < list.cnt; i++) {
 			uint64_t args[6], pc;
 			long nr = task_syscall_args(list.tids[i], args, &pc);
-			if (nr >= 0 && door_syscall_keeps_mask(nr, args) && !door_prepare(pc))
+			if (nr >= 0 && door_syscall_allowed(nr, args) && !door_prepare(pc))
 				pcs[cnt++] = pc;
 		}
 		qsort(pcs, cnt, sizeof(*pcs), u64_cmp);
@@ -373,10 +374,17 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 			return patch_rewrite_stopped(ops, n);
 	int all_block_stop = 0, stopped = 0;
 	struct task_list blockers = { 0 };
+	/* Who blocks SIGTRAP is looked at once, below: from then until the
+	 * last int3 is gone no thread may start to (sigmask_watch.c). */
+	if (sigmask_gate_close()) {
+		pr_info("a thread is slow to change its signal mask: patching %zu sites with threads stopped\n", n);
+		return patch_rewrite_stopped(ops, n);
+	}
 	int blocked = sigtrap_blocked_somewhere(&all_block_stop, &blockers);
 	if (blocked < 0) {
 		/* Who blocks SIGTRAP cannot be told: every thread stops. */
 		task_list_free(&blockers);
+		sigmask_gate_open();
 		pr_info("cannot tell which threads block SIGTRAP: patching %zu sites with threads stopped\n", n);
 		return patch_rewrite_stopped(ops, n);
 	}
@@ -384,12 +392,14 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	 * hold malloc's lock), everything that frees after they resume. */
 	if ((err = trap_install()) || (err = open_window(ops, n, &w))) {
 		task_list_free(&blockers);
+		sigmask_gate_open();
 		return err;
 	}
 	if (blocked)
 		stopped = stop_blockers(ops, n, &blockers, all_block_stop);
 	if (stopped < 0) {
 		task_list_free(&blockers);
+		sigmask_gate_open();
 		text_window_close(&w);
 		return stopped;
 	}
@@ -415,6 +425,7 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 	core_sync(); /* no CPU still runs the int3: the trap handler is done with ops */
 	if (stopped)
 		resume_blockers();
+	sigmask_gate_open();
 	task_list_free(&blockers);
 	mark_enabled(ops, n);
 	count_batch(n, before);

@@ -13,6 +13,18 @@
  * every thread's SigBlk from /proc before each batch, when the process
  * has at most NEEDLE_MASK_SCAN_MAX threads (default 64; patch_batch.c).
  *
+ * That look is taken once, before the int3s go in, so no thread may
+ * start blocking SIGTRAP after it: an int3 batch closes a gate
+ * (sigmask_gate_close) that pthread_sigmask waits at before a mask that
+ * blocks SIGTRAP lands, and pthread_create before a blocking thread makes
+ * another that inherits its mask.  The thread counts itself in
+ * gate_passers, then looks at batch_gate; the batch raises batch_gate,
+ * then waits for gate_passers to drain before it looks.  Both sides store
+ * then load, sequentially consistent (a Dekker pair): either the batch
+ * sees the thread counted, waits for its mask to land and finds it in
+ * its look (and stops it for the batch), or the thread sees the gate and
+ * waits for the batch to end before it blocks.
+ *
  * Signal handlers.  While a handler runs, its sa_mask is added to the
  * thread's mask by the kernel, where no interposition sees it.  So
  * sigaction (and signal) are interposed to change what the kernel gets:
@@ -57,12 +69,14 @@
  * Nothing here takes a thread state or calls dlsym: pthread_sigmask and
  * sigprocmask are async-signal-safe and run inside signal handlers. */
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <pthread.h>
 #include <signal.h>
@@ -70,6 +84,7 @@
 #include <stdlib.h>
 
 #include "agent/base/interpose.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/base/safe_copy.h"
 #include "agent/base/signal_front.h"
 #include "needle.h"
@@ -109,6 +124,62 @@ static void adopted_claim(void)
 	}
 }
 
+/* The int3 batch gate (see top).  gate_owner: the thread running the
+ * batch, which never waits at its own gate (a handler of the program may
+ * run on it meanwhile). */
+static _Atomic uint32_t batch_gate;
+static _Atomic uint32_t gate_passers;
+static __thread uint8_t gate_owner __attribute__((tls_model("initial-exec")));
+
+static void gate_leave(void)
+{
+	if (atomic_fetch_sub(&gate_passers, 1) == 1 && atomic_load(&batch_gate))
+		raw_syscall6(SYS_futex, (long)&gate_passers, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
+}
+
+/* Raw futex calls: errno stays the program's, and this runs inside
+ * signal handlers.  A wait ended by a signal looks again. */
+static void gate_enter(void)
+{
+	for (;;) {
+		atomic_fetch_add(&gate_passers, 1);
+		if (!atomic_load(&batch_gate) || gate_owner)
+			return;
+		gate_leave();
+		raw_syscall6(SYS_futex, (long)&batch_gate, FUTEX_WAIT_PRIVATE, 1, 0, 0, 0);
+	}
+}
+
+void sigmask_gate_open(void)
+{
+	atomic_store(&batch_gate, 0);
+	raw_syscall6(SYS_futex, (long)&batch_gate, FUTEX_WAKE_PRIVATE, INT32_MAX, 0, 0, 0);
+	gate_owner = 0;
+}
+
+int sigmask_gate_close(void)
+{
+	uint32_t n;
+	int waits = 0;
+
+	gate_owner = 1;
+	atomic_store(&batch_gate, 1);
+	/* A passer is inside one pthread_sigmask or pthread_create: the wait
+	 * is that long, unless the passer waits for a lock the patching
+	 * thread holds (a batch made from a constructor, inside dlopen, and
+	 * a pthread_create waiting for the loader's TLS lock): after 50 ms
+	 * the caller patches another way. */
+	while ((n = atomic_load(&gate_passers)) != 0) {
+		if (waits++ == 50) {
+			sigmask_gate_open();
+			return -ETIMEDOUT;
+		}
+		struct timespec t = { 0, 1000 * 1000 };
+		raw_syscall6(SYS_futex, (long)&gate_passers, FUTEX_WAIT_PRIVATE, n, (long)&t, 0, 0);
+	}
+	return 0;
+}
+
 static void set_blocking(int blocks)
 {
 	/* Only while adopted threads remain: one gettid per mask change. */
@@ -124,6 +195,9 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 {
 	sigset_t before, now;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
+	int gated = set && how != SIG_UNBLOCK && sigismember(set, SIGTRAP) == 1;
+	if (gated)
+		gate_enter();
 	/* Until the mask is known below, a handler may run under either. */
 	int token = safe_copy_mask_enter();
 	int r = fn(how, set, old ? old : &before);
@@ -144,6 +218,8 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 	} else {
 		safe_copy_mask_leave(token);
 	}
+	if (gated)
+		gate_leave();
 	return r;
 }
 
@@ -177,18 +253,25 @@ NEEDLE_INTERPOSER_SITE int pthread_create(pthread_t *thread, const pthread_attr_
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		interpose_next(IP_PTHREAD_CREATE);
 
+	/* A thread that blocked SIGTRAP before libneedle was loaded. */
+	if (__builtin_expect(atomic_load_explicit(&adopted_cnt, memory_order_relaxed) != 0, 0))
+		adopted_claim();
 	if (blocks_sigtrap) {
 		/* The new thread starts with our mask: SIGTRAP blocked. */
 		struct start *s = malloc(sizeof(*s));
+		int r;
+		gate_enter();
 		if (s) {
 			s->fn = fn;
 			s->arg = arg;
-			int r = create(thread, attr, start_blocking, s);
-			if (r)
+			if ((r = create(thread, attr, start_blocking, s)))
 				free(s);
-			return r;
+		} else {
+			check_always = 1;
+			r = create(thread, attr, fn, arg);
 		}
-		check_always = 1;
+		gate_leave();
+		return r;
 	}
 	return create(thread, attr, fn, arg);
 }

@@ -13,6 +13,13 @@ void sigmask_watch_init(void);
  * the program's calls reach the interposers from now on, so later changes
  * are seen without reading /proc. */
 void sigmask_watch_adopt(int interposed);
+/* The int3 batch gate: from close to open, no thread starts blocking
+ * SIGTRAP through pthread_sigmask, and no blocking thread creates one
+ * (they wait).  Close returns 0 once none is on its way, -ETIMEDOUT
+ * (the gate open again) if one stays on its way for 50 ms.  The
+ * patching thread itself passes. */
+int sigmask_gate_close(void);
+void sigmask_gate_open(void);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
 

@@ -11,7 +11,7 @@
  * SIGTRAP (sigmask_watch.c already takes it out of every mask the program
  * sets through the C library).  The thread's own mask at PC is its mask
  * while asleep, except for the calls that swap masks, which get no door
- * (door_syscall_keeps_mask): one that blocks SIGTRAP on the way back
+ * (door_syscall_allowed): one that blocks SIGTRAP on the way back
  * would be killed by the int3.
  *
  * The copy.  A parked thread continues in a detour holding the door's
@@ -34,6 +34,7 @@
 #include "agent/base/raw_syscall.h"
 #include "agent/patch/core_sync.h"
 #include "agent/patch/sleeper_door.h"
+#include "agent/patch/task_list.h"
 #include "agent/patch/thread_stop.h"
 #include "agent/sites/module.h"
 
@@ -73,8 +74,10 @@ static int same_insn(const struct door *d)
 	return !memcmp((const void *)(uintptr_t)atomic_load_explicit(&d->pc, memory_order_relaxed), d->insn, d->len);
 }
 
-int door_syscall_keeps_mask(long nr, const uint64_t args[6])
+int door_syscall_allowed(long nr, const uint64_t args[6])
 {
+	if (task_syscall_shares_memory(nr, args))
+		return 0;
 	switch (nr) {
 	case SYS_rt_sigsuspend:
 	case SYS_rt_sigtimedwait:

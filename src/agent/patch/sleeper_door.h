@@ -29,12 +29,16 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* Whether a system call of number nr, with arguments args, keeps the
- * thread's signal mask as it is while it sleeps: 0 for rt_sigsuspend,
- * and for ppoll, pselect6, epoll_pwait(2) and io_pgetevents given a mask,
- * where the mask on the way back (the saved one) cannot be read, and for
- * rt_sigtimedwait, which unblocks the signals it waits for. */
-int door_syscall_keeps_mask(long nr, const uint64_t args[6]);
+/* Whether a thread asleep in system call nr, with arguments args, may be
+ * left asleep behind a door.  The call must keep the thread's signal
+ * mask as it is: 0 for rt_sigsuspend, and for ppoll, pselect6,
+ * epoll_pwait(2) and io_pgetevents given a mask, where the mask on the
+ * way back (the saved one) cannot be read, and for rt_sigtimedwait,
+ * which unblocks the signals it waits for.  And no child may run in the
+ * process's memory meanwhile (task_syscall_shares_memory: posix_spawn's
+ * parent, asleep while its child runs the C library until its exec):
+ * such a parent is stopped instead, which waits for that exec. */
+int door_syscall_allowed(long nr, const uint64_t args[6]);
 /* Make sure a door can be closed at pc in this batch: its instruction
  * copied to a detour of its own, the door armed (the caller makes its
  * page writable).  0, or negative errno when no door can be made there

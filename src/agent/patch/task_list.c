@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -141,6 +142,11 @@ long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc)
 	strtoull(p, &p, 16);
 	*pc = strtoull(p, &p, 16);
 	return nr;
+}
+
+int task_syscall_shares_memory(long nr, const uint64_t args[6])
+{
+	return nr == SYS_vfork || nr == SYS_clone3 || (nr == SYS_clone && (args[0] & CLONE_VM));
 }
 
 long task_syscall_pc(pid_t tid, uint64_t *pc)

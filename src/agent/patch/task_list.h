@@ -31,6 +31,13 @@ long task_syscall(pid_t tid);
 long task_syscall_pc(pid_t tid, uint64_t *pc);
 /* The same, and the call's six arguments in args (NULL: not wanted). */
 long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc);
+/* Whether a thread asleep in system call nr (arguments args) waits for a
+ * child that runs in this process's memory meanwhile: a vfork, a clone
+ * with CLONE_VM, or a clone3 (its flags are behind a pointer).  The C
+ * library's posix_spawn, system and popen make such a child, which runs
+ * the C library's code with every signal blocked until its exec: stopping
+ * or holding its parent does not stop it. */
+int task_syscall_shares_memory(long nr, const uint64_t args[6]);
 /* How long ago thread tid was created, in milliseconds (10 ms steps), or
  * negative errno. */
 long task_age_ms(pid_t tid);

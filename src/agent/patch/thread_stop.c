@@ -324,13 +324,17 @@ static void wait_stopped(const pid_t *sent, size_t n)
  * every batch (jemalloc's background thread, in a futex wait with every
  * signal blocked).  A young one may be a thread being created, waiting
  * for its creator (start_thread's lock) with every signal blocked: it is
- * waited for, as before. */
+ * waited for, as before.  So is posix_spawn's parent, asleep in its
+ * clone with every signal blocked until the child's exec: held, it would
+ * leave that child running in the process's memory. */
 static int blocks_for_good(pid_t tid, int held)
 {
 	for (int tries = 0; tries < 200; tries++) {
 		if (task_blocks_signal(tid, stop_signal) != 1)
 			return 0;
-		if (held && task_syscall(tid) >= 0 && task_age_ms(tid) > 200)
+		uint64_t args[6], pc;
+		long nr = held ? task_syscall_args(tid, args, &pc) : -1;
+		if (nr >= 0 && !task_syscall_shares_memory(nr, args) && task_age_ms(tid) > 200)
 			return 1;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
@@ -636,8 +640,54 @@ static int sleeps_behind_door(pid_t tid, uint64_t *pc)
 	uint64_t args[6];
 	long nr = task_syscall_args(tid, args, pc);
 
-	return nr >= 0 && door_syscall_keeps_mask(nr, args) && !pc_in_sites(*pc) && door_ready(*pc) &&
+	return nr >= 0 && door_syscall_allowed(nr, args) && !pc_in_sites(*pc) && door_ready(*pc) &&
 	       task_blocks_signal(tid, SIGTRAP) == 0;
+}
+
+/* Signal every thread not yet signalled, held or asleep behind a door,
+ * reading /proc/self/task again after each round's stops until it shows
+ * nobody new.  A thread may be created while the others stop: by a
+ * creator that unblocked its signals after the clone and was signalled
+ * only then, or by a sleeper that woke before its door closed and ran on
+ * until its own stop.  Such a thread begins in the C library
+ * (start_thread, with every signal blocked), which may be the very code
+ * the batch rewrites: left running, it would meet a half-written site or
+ * an int3 it cannot take (SIGTRAP blocked kills the process).  The
+ * threads in *skip are left alone; while doors may still be chosen
+ * (add, the same list), a new thread asleep at one joins it; once they
+ * are closed (add NULL), a new thread is stopped whatever it is doing. */
+static int stop_until_nobody_new(struct sleepers *add, const struct sleepers *skip)
+{
+	int err;
+
+	for (;;) {
+		size_t n = 0, rest = 0, fresh;
+		if ((err = task_list_read_into(round_tids, sent_cap, &n)))
+			return err;
+		for (size_t i = 0; i < n && !err; i++) {
+			pid_t tid = round_tids[i];
+			uint64_t pc;
+			if (contains(sent_tids, sent_total, tid) || hold_listed(tid) ||
+			    (skip && contains(skip->tids, skip->cnt, tid)))
+				continue;
+			if (add && sleeps_behind_door(tid, &pc)) {
+				if (add->cnt < sent_cap) {
+					add->tids[add->cnt] = tid;
+					add->pcs[add->cnt++] = pc;
+				} else {
+					err = -EAGAIN;
+				}
+				continue;
+			}
+			round_tids[rest++] = tid;
+		}
+		fresh = err ? 0 : stop_these(round_tids, rest, &err);
+		if (err)
+			return err;
+		wait_stopped(sent_tids, sent_total);
+		if (!fresh)
+			return 0;
+	}
 }
 
 int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asleep)
@@ -655,34 +705,7 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
 			return -ENOMEM;
 		}
 	}
-	for (;;) {
-		size_t n = 0, rest = 0, fresh;
-		if ((err = task_list_read_into(round_tids, sent_cap, &n)))
-			break;
-		for (size_t i = 0; i < n && !err; i++) {
-			pid_t tid = round_tids[i];
-			uint64_t pc;
-			if (contains(sent_tids, sent_total, tid) || hold_listed(tid) ||
-			    (asleep && contains(asleep->tids, asleep->cnt, tid)))
-				continue;
-			if (asleep && sleeps_behind_door(tid, &pc)) {
-				if (asleep->cnt < sent_cap) {
-					asleep->tids[asleep->cnt] = tid;
-					asleep->pcs[asleep->cnt++] = pc;
-				} else {
-					err = -EAGAIN;
-				}
-				continue;
-			}
-			round_tids[rest++] = tid;
-		}
-		fresh = err ? 0 : stop_these(round_tids, rest, &err);
-		if (err)
-			break;
-		wait_stopped(sent_tids, sent_total);
-		if (!fresh)
-			break;
-	}
+	err = stop_until_nobody_new(asleep, asleep);
 	if (!err)
 		err = hold_finish();
 	if (err)
@@ -706,6 +729,12 @@ int thread_stop_woken(const struct sleepers *asleep)
 	}
 	if (stop_these(round_tids, woken, &err))
 		wait_stopped(sent_tids, sent_total);
+	/* A sleeper awake before its door closed may have created threads
+	 * (a pthread_join that returned, then a pthread_create: a thread
+	 * pool's churn), and may have done so even if it is back asleep at
+	 * the same door now. */
+	if (!err)
+		err = stop_until_nobody_new(NULL, asleep);
 	if (!err)
 		err = hold_finish(); /* listed now, if none was before: a second hold would release the first */
 	return err;
