@@ -76,7 +76,8 @@ for build in gcc xray; do
 	# CET shadow stacks forbid hijacked returns: with exit sites on every
 	# function, exit handlers work all the same.
 	NEEDLE_ASSUME_SHSTK=1 "$NEEDLE" record -o "$T/c.data" -- "$P" >"$T/cout" 2>"$T/cerr"
-	check_eq "$build, CET: recorded with exits ($(tail -1 "$T/cerr"))" "$?" 0
+	st=$?
+	check_eq "$build, CET: recorded with exits ($(tail -1 "$T/cerr"))" "$st" 0
 	check "$build, CET: output identical" cmp -s "$T/plain" "$T/cout"
 	check_counts "$build, CET" "$T/c.data" "$T/plain"
 

@@ -1,16 +1,25 @@
 /* churn_target - threads and children that come and go while needle
  * attaches and detaches (tests/attach/test_attach_churn.sh).
  *
- *   churn_target PLAIN BLOCKING SPAWNERS
+ *   churn_target [--plain N] [--blocking N] [--spawners N] [--slow-ms MS]
+ *                [--togglers N] [--fill-creators N] [--forkers N]
  *
- * PLAIN threads each create and join, again and again, a thread that
- * calls churn_work; BLOCKING threads do the same with SIGTRAP blocked,
- * so that their threads begin with it blocked; SPAWNERS run /bin/true
- * with posix_spawn again and again.  A new thread begins in the C
+ * --plain threads each create and join, again and again, a thread that
+ * calls churn_work; --blocking threads do the same with SIGTRAP blocked,
+ * so that their threads begin with it blocked; --spawners run /bin/true
+ * with posix_spawn again and again; with --slow-ms, one more thread, with
+ * every signal blocked, vforks a child that sleeps MS before it execs
+ * /bin/true, again and again.  --togglers block SIGTRAP, call churn_work,
+ * unblock it and call it again, in a loop; --fill-creators block every
+ * signal, create a detached thread (which begins with every signal
+ * blocked, unblocks them and calls churn_work) and restore their mask,
+ * as jemalloc and many servers do; --forkers fork children that block
+ * every signal with sigprocmask and exit.  A new thread begins in the C
  * library with every signal blocked, and so does a spawned child until
  * its exec, in the same memory: code a patch batch rewrites (with
  * --sites=all, the C library's own functions) runs there, where an int3
- * kills the process.
+ * kills the process; a mask change or a fork in the middle of a batch
+ * must not slip past it, nor hang.
  *
  * Prints "ready" once every thread runs; at the end of its input, stops,
  * joins and prints "errors E" (every check that failed is described on
@@ -19,12 +28,16 @@
 #define _GNU_SOURCE
 #endif
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -104,21 +117,163 @@ static void *spawner(void *arg)
 	return arg;
 }
 
+/* The parent sleeps in vfork with every signal blocked for as long as
+ * its child does: a thread no signal stops, and whose child runs in its
+ * memory. */
+static void *slow_spawner(void *arg)
+{
+	long ms = (long)arg;
+	char *argv[] = { "true", NULL };
+	sigset_t all, old;
+
+	sigfillset(&all);
+	while (!atomic_load(&stopping)) {
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		pid_t pid = vfork();
+		if (pid == 0) {
+			struct timespec t = { ms / 1000, ms % 1000 * 1000000 };
+			syscall(SYS_nanosleep, &t, NULL);
+			execve("/bin/true", argv, environ);
+			_exit(127);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		int status;
+		if (pid < 0)
+			error("vfork", -1, 0);
+		else if (waitpid(pid, &status, 0) != pid)
+			error("waitpid", -1, pid);
+		else if (status != 0)
+			error("a vforked child's status", status, 0);
+	}
+	return NULL;
+}
+
+static void *toggler(void *arg)
+{
+	sigset_t trap;
+
+	sigemptyset(&trap);
+	sigaddset(&trap, SIGTRAP);
+	while (!atomic_load(&stopping)) {
+		long sum = 0;
+		pthread_sigmask(SIG_BLOCK, &trap, NULL);
+		for (long i = 0; i < 10; i++)
+			sum += churn_work(i);
+		pthread_sigmask(SIG_UNBLOCK, &trap, NULL);
+		for (long i = 0; i < 10; i++)
+			sum += churn_work(i);
+		if (sum != 2 * (10 * 9 / 2 * 3 + 10))
+			error("a toggler's sum", sum, 2 * (10 * 9 / 2 * 3 + 10));
+	}
+	return arg;
+}
+
+static atomic_long fill_done;
+
+static void *fill_child(void *arg)
+{
+	sigset_t none;
+	long sum = 0;
+
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	for (long i = 0; i < 50; i++)
+		sum += churn_work(i);
+	if (sum != 50 * 49 / 2 * 3 + 50)
+		error("a detached thread's sum", sum, 50 * 49 / 2 * 3 + 50);
+	atomic_fetch_add(&fill_done, 1);
+	return arg;
+}
+
+static void *fill_creator(void *arg)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	long made = 0;
+
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	while (!atomic_load(&stopping)) {
+		pthread_t t;
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		int r = pthread_create(&t, &attr, fill_child, NULL);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (r) {
+			error("pthread_create (detached)", r, 0);
+			break;
+		}
+		/* Not too far ahead of them. */
+		while (++made - atomic_load(&fill_done) > 8 && !atomic_load(&stopping))
+			usleep(100);
+	}
+	return arg;
+}
+
+static void *forker(void *arg)
+{
+	while (!atomic_load(&stopping)) {
+		pid_t pid = fork();
+		if (pid == 0) {
+			sigset_t all;
+			sigfillset(&all);
+			sigprocmask(SIG_SETMASK, &all, NULL);
+			_exit(0);
+		}
+		if (pid < 0) {
+			error("fork", -1, 0);
+			break;
+		}
+		/* Waited for 5 s at most, by polling: a child that hangs is
+		 * said, and killed. */
+		int status = -1;
+		struct timespec t0, t;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (t = t0; t.tv_sec - t0.tv_sec < 5; clock_gettime(CLOCK_MONOTONIC, &t)) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			sched_yield();
+		}
+		if (status == -1) {
+			error("a forked child hung, pid", pid, 0);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		} else if (status != 0) {
+			error("a forked child's status", status, 0);
+		}
+	}
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: churn_target PLAIN BLOCKING SPAWNERS\n");
-		return 2;
-	}
-	int plain = atoi(argv[1]), blocking = atoi(argv[2]), spawners = atoi(argv[3]);
-	int n = plain + blocking + spawners;
-	pthread_t *t = calloc((size_t)n, sizeof(*t));
-	char line[64];
+	static const char *const names[] = { "--plain", "--blocking", "--spawners", "--slow-ms",
+					     "--togglers", "--fill-creators", "--forkers" };
+	void *(*const roles[])(void *) = { creator, creator, spawner, slow_spawner, toggler, fill_creator, forker };
+	long count[7] = { 0 };
+	int n = 0;
 
-	for (int i = 0; i < n; i++) {
-		void *(*fn)(void *) = i < plain + blocking ? creator : spawner;
-		if (pthread_create(&t[i], NULL, fn, (void *)(long)(i >= plain && i < plain + blocking)))
-			return 1;
+	for (int a = 1; a < argc; a += 2) {
+		int k = 0;
+		while (k < 7 && strcmp(argv[a], names[k]))
+			k++;
+		if (k == 7 || a + 1 >= argc) {
+			fprintf(stderr, "usage: churn_target [--plain N] [--blocking N] [--spawners N] [--slow-ms MS] "
+					"[--togglers N] [--fill-creators N] [--forkers N]\n");
+			return 2;
+		}
+		count[k] = atol(argv[a + 1]);
+	}
+	pthread_t t[256];
+	char line[64];
+	for (int k = 0; k < 7; k++) {
+		/* --slow-ms is one thread; the argument of the others is their
+		 * count; a creator's argument says whether it blocks SIGTRAP,
+		 * the slow spawner's is its child's sleep. */
+		long threads = k == 3 ? count[k] > 0 : count[k];
+		for (long i = 0; i < threads && n < 256; i++)
+			if (pthread_create(&t[n++], NULL, roles[k], (void *)(k == 3 ? count[k] : k == 1)))
+				return 1;
 	}
 	printf("ready\n");
 	fflush(stdout);

@@ -39,7 +39,8 @@ for round in 1 2 3 compiled; do
 	mark
 	kill -INT "$rec"
 	wait "$rec"
-	check_eq "attach $round: recorded and detached ($(tail -1 "$T/$round.rec"))" "$?" 0
+	st=$?
+	check_eq "attach $round: recorded and detached ($(tail -1 "$T/$round.rec"))" "$st" 0
 	check_eq "attach $round: the 2 marks made while recorded" "$(calls "$T/$round.data" blk_mark)" 2
 	n=$(calls "$T/$round.data" blk_work)
 	check "attach $round: the spinning thread's calls traced ($n)" test "$n" -gt 0 2>/dev/null
@@ -52,11 +53,13 @@ rec=$!
 wait_for grep -q "recording process" "$T/ctl.rec"
 mark
 "$NEEDLE" ctl "$pid" filter blk_mark blk_work >"$T/ctl.out" 2>&1
-check_eq "ctl: the filter widened ($(head -c 200 "$T/ctl.out"))" "$?" 0
+st=$?
+check_eq "ctl: the filter widened ($(head -c 200 "$T/ctl.out"))" "$st" 0
 mark
 kill -INT "$rec"
 wait "$rec"
-check_eq "ctl: recorded and detached ($(tail -1 "$T/ctl.rec"))" "$?" 0
+st=$?
+check_eq "ctl: recorded and detached ($(tail -1 "$T/ctl.rec"))" "$st" 0
 check_eq "ctl: both marks" "$(calls "$T/ctl.data" blk_mark)" 2
 n=$(calls "$T/ctl.data" blk_work)
 check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>/dev/null

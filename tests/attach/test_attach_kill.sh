@@ -63,7 +63,8 @@ check_eq "none was left in it but the $held it holds" \
 	"$(grep -vxFf "$T/fd.0" "$T/fd.1" | grep -c ' /dev/null$') $(grep -vxFf "$T/fd.0" "$T/fd.1" | grep -vc ' /dev/null$')" "$held 0"
 
 "$NEEDLE" record -p "$TPID" -o "$T/b.data" --duration=0.3 2>"$T/b.rec"
-check_eq "after the kills, an attach works ($(tail -1 "$T/b.rec"))" "$?" 0
+st=$?
+check_eq "after the kills, an attach works ($(tail -1 "$T/b.rec"))" "$st" 0
 target_round
 check_eq "a round of checks after it" "$RR" "round $TROUND ok"
 target_quit

@@ -19,7 +19,8 @@ wait_for grep -q '^ready' "$T/out"
 echo go >&9
 for i in 1 2 3; do
 	"$NEEDLE" record -p "$pid" -o "$T/a$i.data" --duration=0.2 2>"$T/a$i.err"
-	check_eq "attach $i: recorded and detached ($(tail -1 "$T/a$i.err"))" "$?" 0
+	st=$?
+	check_eq "attach $i: recorded and detached ($(tail -1 "$T/a$i.err"))" "$st" 0
 done
 exec 9>&-
 wait "$pid"

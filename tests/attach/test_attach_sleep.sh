@@ -12,7 +12,8 @@ for mode in nanosleep poll; do
 	pid=$!
 	sleep 0.3
 	"$NEEDLE" record -p "$pid" -o "$T/s.data" --duration=0.2 2>"$T/err"
-	check_eq "$mode: attached and detached ($(tail -1 "$T/err"))" "$?" 0
+	st=$?
+	check_eq "$mode: attached and detached ($(tail -1 "$T/err"))" "$st" 0
 	wait "$pid"
 	check_eq "$mode: the process exits 0" "$?" 0
 	check_eq "$mode: its call returned normally, no EINTR" "$(cat "$T/out")" "$mode 0 ok"

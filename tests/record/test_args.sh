@@ -18,7 +18,8 @@ setarch -R "$NEEDLE" record -o "$T/a.data" \
 	-A 'a_ptr@arg1/p,arg2/u' -R 'a_ptr@retval/p' \
 	-A 'a_neg@arg1/d32' -R 'a_neg@retval/d32' \
 	-A 'a_str@arg1/s,arg2/d' -R 'a_str@retval/d' -- "$P" >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 replay_threads "$T/a.data" --arg-names >"$T/r"
 check_eq "replay reads it" "$?" 0

@@ -13,7 +13,8 @@ P="$PROGS/auto_prog"
 
 "$P" >"$T/plain"
 "$NEEDLE" record -o "$T/a.data" --auto-args -F 't_*' -- "$P" >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 check "output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 "$NEEDLE" replay --arg-names -i "$T/a.data" >"$T/r"
 check_eq "replay reads it" "$?" 0
@@ -218,7 +219,8 @@ rm -f "$T/stop"
 pid=$!
 sleep 0.3
 "$NEEDLE" record -p "$pid" --duration=0.3 -o "$T/p.data" --auto-args -F 't_count@i>=0' >/dev/null 2>"$T/perr"
-check_eq "-p --auto-args: recorded ($(tail -1 "$T/perr"))" "$?" 0
+st=$?
+check_eq "-p --auto-args: recorded ($(tail -1 "$T/perr"))" "$st" 0
 touch "$T/stop"
 wait "$pid"
 check_eq "-p: the process ends normally" "$?" 0
@@ -292,7 +294,8 @@ rm -f "$T/stop"
 pid=$!
 sleep 0.2
 "$NEEDLE" record -p "$pid" --sites=all --duration=0.2 -o "$T/lp.data" --auto-args -F usleep >/dev/null 2>"$T/lperr"
-check_eq "-p --auto-args with the libraries the process maps: recorded ($(tail -1 "$T/lperr"))" "$?" 0
+st=$?
+check_eq "-p --auto-args with the libraries the process maps: recorded ($(tail -1 "$T/lperr"))" "$st" 0
 touch "$T/stop"
 wait "$pid"
 "$NEEDLE" replay --arg-names -i "$T/lp.data" | sed -n 's/.*| *//p' | grep -E '^usleep\(.*;$' >"$T/lp.got"
@@ -309,7 +312,8 @@ pid=$!
 sleep 0.2
 rm "$T/srv"
 "$NEEDLE" record -p "$pid" --duration=0.2 -o "$T/del.data" --auto-args -F t_count >/dev/null 2>"$T/delerr"
-check_eq "-p on a deleted program: recorded ($(tail -1 "$T/delerr"))" "$?" 0
+st=$?
+check_eq "-p on a deleted program: recorded ($(tail -1 "$T/delerr"))" "$st" 0
 touch "$T/stop"
 wait "$pid"
 check_eq "-p on a deleted program: it ends normally" "$?" 0

@@ -23,7 +23,8 @@ tracing_ready || true
 "$P" >"$T/plain"
 
 "$NEEDLE" record --kernel=all -o "$T/k.data" -- "$P" >"$T/out" 2>"$T/err"
-check_eq "root: needle record exits 0 ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "root: needle record exits 0 ($(tail -1 "$T/err"))" "$st" 0
 check "root: output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 check "root: nothing left out (stderr: $(grep -c 'left out' "$T/err") lines)" test "$(grep -c 'left out' "$T/err")" = 0
 
@@ -199,7 +200,8 @@ PY
 
 # ---- two busy threads on one CPU: preempted by each other ----
 taskset -c 0 "$NEEDLE" record --kernel=switch -o "$T/spin.data" -- "$P" spin >"$T/sout" 2>"$T/serr"
-check_eq "spin: recorded on one CPU ($(cat "$T/sout"))" "$?" 0
+st=$?
+check_eq "spin: recorded on one CPU ($(cat "$T/sout"))" "$st" 0
 for t in $(trace_tids "$T/spin.data"); do
 	check "spin: thread $t preempted inside k_busy" \
 		test "$(inside "$T/spin.data" "$t" k_busy 'off CPU [0-9.]+ .s \(preempted\)' | cut -d' ' -f1)" -ge 1
@@ -250,10 +252,12 @@ check "exec --no-follow-exec: not the 150 getpid of the unrecorded program (the 
 lpid=$!
 sleep 0.3
 "$NEEDLE" record -p "$lpid" --kernel=all --duration=1 -o "$T/p.data" >/dev/null 2>"$T/perr"
-check_eq "-p: needle record exits 0 ($(tail -1 "$T/perr"))" "$?" 0
+st=$?
+check_eq "-p: needle record exits 0 ($(tail -1 "$T/perr"))" "$st" 0
 kill -TERM "$lpid"
 wait "$lpid"
-check_eq "-p: the process ran on and ended as it would ($(cat "$T/lout"))" "$?" 0
+st=$?
+check_eq "-p: the process ran on and ended as it would ($(cat "$T/lout"))" "$st" 0
 check_eq "-p: the program's two threads, not libneedle's (needle-attach)" "$(trace_tids "$T/p.data" | wc -l)" 2
 # Each k_syscalls call made once the kernel's events were on holds its
 # 10 getpid calls, no more, no less.
@@ -364,7 +368,8 @@ check "--kernel alone: system calls, off-CPU intervals and faults" grep -qE \
 # leaves out the intervals where the thread was preempted, so that
 # k_sleep's one sleep is its only one; --no-sched, none.
 "$NEEDLE" record -E linux:schedule -o "$T/e.data" -- "$P" >"$T/eout" 2>"$T/eerr"
-check_eq "-E linux:schedule: needle record exits 0 ($(tail -1 "$T/eerr"))" "$?" 0
+st=$?
+check_eq "-E linux:schedule: needle record exits 0 ($(tail -1 "$T/eerr"))" "$st" 0
 check "-E linux:schedule: output identical to a run left alone" cmp -s "$T/plain" "$T/eout"
 etids=($(trace_tids "$T/e.data"))
 emain=${etids[0]}
@@ -415,7 +420,8 @@ check_eq "record --no-sched-preempt: kept for replay (k_sleep's sleep alone)" \
 # The uftrace export leaves them out (uftrace's own schedule records are
 # not written): no symbol at address 0, the graph as --no-sched has it.
 "$NEEDLE" export --format=uftrace -i "$T/e.data" -o "$T/e.uftrace" 2>"$T/euerr"
-check_eq "export --format=uftrace of an -E trace: exit 0 ($(head -c 200 "$T/euerr"))" "$?" 0
+st=$?
+check_eq "export --format=uftrace of an -E trace: exit 0 ($(head -c 200 "$T/euerr"))" "$st" 0
 check_eq "export --format=uftrace: no linux:schedule symbol" "$(cat "$T"/e.uftrace/*.sym | grep -c 'linux:schedule')" 0
 check "export --format=uftrace: no object mapped from address 0" \
 	test "$(cat "$T"/e.uftrace/sid-*.map | grep -c '^0*-')" = 0

@@ -8,7 +8,8 @@ unset NEEDLE_SITES # the library has no patchable entries: relocated
 P="$PROGS/nest_prog"
 
 "$NEEDLE" record -o "$T/n.data" --nest-libcall -- "$P" >"$T/out" 2>"$T/err"
-check_eq "--nest-libcall: recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "--nest-libcall: recorded ($(tail -1 "$T/err"))" "$st" 0
 check_eq "output identical to a run left alone" "$(cat "$T/out")" "$("$P")"
 check_eq "--nest-libcall: nl_outer's call of nl_inner through its PLT, not its call of the static nl_helper" \
 	"$("$NEEDLE" replay -i "$T/n.data" -F nl_outer | sed -n 's/^[^|]*| //p')" "nl_outer() {

@@ -27,7 +27,8 @@ lost() { sed -n 's/.* \([0-9]*\) LOST.*/\1/p' "$1"; }
 
 receiver ok ok
 "$NEEDLE" record -o "$T/ok.data" --otlp-endpoint "http://127.0.0.1:$PORT" -- "$P" 2 100 >"$T/out" 2>"$T/err"
-check_eq "--otlp-endpoint: recorded, exit 0 ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "--otlp-endpoint: recorded, exit 0 ($(tail -1 "$T/err"))" "$st" 0
 stop_receiver
 check_eq "the program's output is its own" "$(cat "$T/out")" "$("$P" 2 100)"
 check_eq "the last line: every call sent, none lost" "$(sent "$T/err")/$(lost "$T/err")" "$(( $("$NEEDLE" info -i "$T/ok.data" | awk '/^events:/ { print $2 }') / 2 ))/"

@@ -13,7 +13,8 @@ body() { "$NEEDLE" replay -i "$1" | sed -n 's/^[^|]*| //p' | sed '/^$/,$d' | tr 
 # uftrace's own case (t214): finish after the program's handler returns;
 # raise and main stay open and are listed as such.
 "$NEEDLE" record -o "$T/f.data" --signal SIGUSR1@finish -- "$P" raise >"$T/out" 2>"$T/err"
-check_eq "--signal SIGUSR1@finish: recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "--signal SIGUSR1@finish: recorded ($(tail -1 "$T/err"))" "$st" 0
 check_eq "the program's output (its handler ran, errno kept, the action it set read back with the C library's flags) is byte-identical to a run left alone" \
 	"$(cat "$T/out")" "$("$P" raise)"
 check_eq "finish after the handler: its calls recorded, nothing after" "$(body "$T/f.data")" \
@@ -50,7 +51,8 @@ for _ in $(seq 500); do grep -q recording "$T/perr" 2>/dev/null && break; sleep 
 sleep 0.2
 kill -USR1 "$W"
 wait "$R"
-check_eq "-p --signal USR1@trace_off: needle record ended well ($(tail -1 "$T/perr"))" "$?" 0
+st=$?
+check_eq "-p --signal USR1@trace_off: needle record ended well ($(tail -1 "$T/perr"))" "$st" 0
 check "... the program survived the signal while needle was there" kill -0 "$W"
 n1=$(calls "$T/p.data" work)
 check "... work was recorded before the signal ($n1 calls)" test "$n1" -gt 0

@@ -11,7 +11,8 @@ P="$PROGS/notrace_prog"
 body() { "$NEEDLE" replay -i "$1" | sed -n 's/^[^|]*| //p' | tr -d ' \n'; }
 
 "$NEEDLE" record -o "$T/all.data" -- "$P" >"$T/out" 2>"$T/err"
-check_eq "--sites=all: recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "--sites=all: recorded ($(tail -1 "$T/err"))" "$st" 0
 check_eq "output identical to a run left alone" "$(cat "$T/out")" "$("$P")"
 check_eq "--sites=all: left_out, which its compiler left without an entry, is not traced; printf is" \
 	"$(body "$T/all.data")" "main(){traced();printf();}/*main*/"

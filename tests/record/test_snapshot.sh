@@ -17,7 +17,8 @@ trap 'pkill -f "$P spin" 2>/dev/null; rm -rf "$T"' EXIT
 
 # ---- a duration trigger ----
 "$NEEDLE" record --snapshot=16 --trigger 'handler>30ms' -o "$T/s.data" -- "$P" >"$T/out" 2>"$T/err"
-check_eq "trigger: needle record exits as the program ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "trigger: needle record exits as the program ($(tail -1 "$T/err"))" "$st" 0
 check "trigger: output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 check_eq "trigger: exactly one snapshot" "$(ls "$T" | grep -c '^s\.data')" 1
 check "trigger: it is s.data.1 (no end-of-program snapshot with triggers)" test -f "$T/s.data.1"
@@ -198,7 +199,8 @@ wait_for grep -q "flight recorder" "$T/perr"
 sleep 0.2
 kill -USR2 "$rec"
 wait "$rec"
-check_eq "-p: needle record ends after --duration ($(tail -1 "$T/perr"))" "$?" 0
+st=$?
+check_eq "-p: needle record ends after --duration ($(tail -1 "$T/perr"))" "$st" 0
 check "-p: the asked-for snapshot" test -f "$T/p.data.1"
 check "-p: the last snapshot, at the end of the recording" grep -q "the recording ended" <("$NEEDLE" info -i "$T/p.data")
 n=$("$NEEDLE" report --csv -i "$T/p.data.1" | awk -F, '$1 == "handler" { print $2 }')

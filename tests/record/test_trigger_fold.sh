@@ -25,7 +25,8 @@ fold_case() {
 	rm -f "$T"/s.data*
 	env NEEDLE_DEBUG=1 "${envs[@]}" "$NEEDLE" record --snapshot=8 "$@" --trigger 'handler>30ms' \
 		-o "$T/s.data" -- "$P" >"$T/out" 2>"$T/err"
-	check_eq "$name: needle record exits 0 ($(grep -v '^needle' "$T/err" | tail -1))" "$?" 0
+	st=$?
+	check_eq "$name: needle record exits 0 ($(grep -v '^needle' "$T/err" | tail -1))" "$st" 0
 	check "$name: output identical to a run left alone" cmp -s "$T/plain" "$T/out"
 	check_eq "$name: the trigger's functions, timed by the recorder and by a link" \
 		"$(sed -n "s/.*trigger 'handler': \([0-9]*\) functions timed by the recorder, \([0-9]*\) by a link.*/\1 \2/p" "$T/err" | head -1)" \

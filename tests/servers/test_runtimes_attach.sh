@@ -39,7 +39,8 @@ server_test() {
 	local lpid=$!
 	for k in 1 2 3 4 5; do
 		"$NEEDLE" record -p "$spid" -o "$T/$name.$k.data" --duration=1 2>"$T/$name.$k.rec"
-		check_eq "$name: attach $k with the defaults ends 0 ($(tail -1 "$T/$name.$k.rec"))" "$?" 0
+		st=$?
+		check_eq "$name: attach $k with the defaults ends 0 ($(tail -1 "$T/$name.$k.rec"))" "$st" 0
 		check "$name: attach $k detached, the process runs on" grep -q "detached from process $spid; it runs on" "$T/$name.$k.rec"
 		kill -0 "$spid" 2>/dev/null || break
 	done
@@ -51,7 +52,8 @@ server_test() {
 
 	"$NEEDLE" record -p "$spid" -o "$T/$name.s.data" --snapshot --trigger 'write>1us' --duration=1.5 \
 		2>"$T/$name.s.rec"
-	check_eq "$name: --snapshot --trigger attach ends 0 ($(tail -1 "$T/$name.s.rec"))" "$?" 0
+	st=$?
+	check_eq "$name: --snapshot --trigger attach ends 0 ($(tail -1 "$T/$name.s.rec"))" "$st" 0
 	check "$name: the trigger took a snapshot" test -s "$T/$name.s.data.1"
 
 	"$NEEDLE" record -p "$spid" -o "$T/$name.c.data" -F write --ctl 2>"$T/$name.c.rec" &
@@ -63,7 +65,8 @@ server_test() {
 	sleep 1
 	kill -INT "$npid"
 	wait "$npid"
-	check_eq "$name: the --ctl session ends 0 ($(tail -1 "$T/$name.c.rec"))" "$?" 0
+	st=$?
+	check_eq "$name: the --ctl session ends 0 ($(tail -1 "$T/$name.c.rec"))" "$st" 0
 	n=$(traced_calls "$T/$name.c.data")
 	check "$name: the widened session's trace holds traced calls ($n)" test "$n" -gt 100
 

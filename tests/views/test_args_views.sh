@@ -10,7 +10,8 @@ P="$PROGS/args_views_prog"
 
 "$NEEDLE" record -o "$T/a.data" -A 'lookup@arg1/d32' -R 'lookup@retval/d32' -A 'kv_get@arg1/s' \
 	-A 'spread@arg1/d32' -A 'co_step@arg1/d32' -R 'co_step@retval/d32' -- "$P" >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 pid=$(awk '$1 == "pid" { print $2 }' "$T/out")
 spread=$(awk '$1 == "spread" { print $2 }' "$T/out")
 check "the program says what it called" test -n "$pid" -a -n "$spread" -a "$(grep -c '^call lookup ' "$T/out")" = 10

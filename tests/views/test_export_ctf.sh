@@ -15,15 +15,18 @@ fi
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -A 'rec@arg1/d32' -R 'rec@retval/d32' \
 	-- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 
 # same NAME TRACE: babeltrace2's reading of its CTF export = needle dump.
 same() {
 	rm -rf "$T/$1.ctf"
 	"$NEEDLE" export -i "$2" --format=ctf -o "$T/$1.ctf" 2>"$T/xerr"
-	check_eq "$1: export --format=ctf, exit 0 ($(head -1 "$T/xerr"))" "$?" 0
+	st=$?
+	check_eq "$1: export --format=ctf, exit 0 ($(head -1 "$T/xerr"))" "$st" 0
 	babeltrace2 --clock-seconds "$T/$1.ctf" >"$T/$1.bt" 2>"$T/bterr"
-	check_eq "$1: babeltrace2 reads it (exit 0; $(head -c 200 "$T/bterr"))" "$?" 0
+	st=$?
+	check_eq "$1: babeltrace2 reads it (exit 0; $(head -c 200 "$T/bterr"))" "$st" 0
 	"$NEEDLE" dump -i "$2" >"$T/$1.dump"
 	python3 - "$T/$1.bt" "$T/$1.dump" >"$T/$1.cmp" <<'PY'
 import collections, re, sys

@@ -13,7 +13,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 otel_modules || exit 0
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" dump -i "$T/g.data" >"$T/dump"
 
 # spans NAME ARGS...: export with ARGS, decode, one line per span:
@@ -22,9 +23,11 @@ spans() {
 	local name=$1
 	shift
 	"$NEEDLE" export -i "$T/g.data" --format=otlp "$@" -o "$T/$name.pb" 2>"$T/$name.err"
-	check_eq "$name: exported (exit 0; $(head -1 "$T/$name.err"))" "$?" 0
+	st=$?
+	check_eq "$name: exported (exit 0; $(head -1 "$T/$name.err"))" "$st" 0
 	OTEL_MODULES="$MODS" node "$HERE/otlp_decode.js" "$T/$name.pb" >"$T/$name.json" 2>"$T/$name.nerr"
-	check_eq "$name: OpenTelemetry's decoder reads it ($(head -c 200 "$T/$name.nerr"))" "$?" 0
+	st=$?
+	check_eq "$name: OpenTelemetry's decoder reads it ($(head -c 200 "$T/$name.nerr"))" "$st" 0
 	python3 - "$T/$name.json" >"$T/$name.spans" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

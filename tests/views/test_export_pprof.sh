@@ -17,15 +17,18 @@ export HOME=${HOME:-$T} GOCACHE="$T/gocache" GOFLAGS=-mod=mod
 pp() { go tool pprof "$@" 2>"$T/pp.err"; }
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" export -i "$T/g.data" --format=pprof -o "$T/g.pb.gz" 2>"$T/err"
-check_eq "export --format=pprof: exit 0 ($(head -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "export --format=pprof: exit 0 ($(head -1 "$T/err"))" "$st" 0
 check "the profile is gzipped" sh -c "gzip -t '$T/g.pb.gz'"
 "$NEEDLE" report --csv -i "$T/g.data" | awk -F, 'NR > 1 { print $1, $2, $3, $4 }' | sort >"$T/report"
 
 # pprof -top, every function, in nanoseconds: flat and cum of self-time.
 pp -top -unit=ns -nodefraction=0 -edgefraction=0 -nodecount=1000 "$T/g.pb.gz" >"$T/top"
-check_eq "go tool pprof reads it (exit 0; $(head -1 "$T/pp.err"))" "$?" 0
+st=$?
+check_eq "go tool pprof reads it (exit 0; $(head -1 "$T/pp.err"))" "$st" 0
 check "pprof: the default sample type is self-time" grep -q '^Type: self-time' "$T/top"
 awk '$1 ~ /^[0-9]+ns$/ && $4 ~ /^[0-9]+ns$/ { sub(/ns/, "", $1); sub(/ns/, "", $4); print $NF, $4, $1 }' "$T/top" | sort >"$T/top.ns"
 check_eq "pprof -top: cum = report's total and flat = report's self, per function, to the nanosecond" \

@@ -29,9 +29,11 @@ same_replay() {
 
 # ---- threads ----
 "$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "graph_prog recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "graph_prog recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" export -i "$T/g.data" --format=uftrace -o "$T/g.uftrace" 2>"$T/err"
-check_eq "export --format=uftrace: exit 0 ($(head -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "export --format=uftrace: exit 0 ($(head -1 "$T/err"))" "$st" 0
 check "export: the data directory's files" test -f "$T/g.uftrace/info" -a -f "$T/g.uftrace/task.txt" \
 	-a -f "$T/g.uftrace/graph_prog.sym"
 check_eq "export: a .dat file per thread" "$(ls "$T/g.uftrace" | grep -c '^[0-9]*\.dat$')" 2
@@ -64,7 +66,8 @@ check_eq "uftrace dump of the export: every event (entries and exits)" \
 
 # ---- a forked child that execs a program: one task per tid ----
 NEEDLE_SITES=compiled "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >/dev/null 2>"$T/err"
-check_eq "exec_prog fork recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "exec_prog fork recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" export -i "$T/f.data" -f uftrace -o "$T/f.uftrace"
 check_eq "fork + exec: exported" "$?" 0
 check_eq "fork + exec: a task per tid, the child's a FORK line" \

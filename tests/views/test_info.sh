@@ -12,7 +12,8 @@ P="$PROGS/exitwith"
 rc=$?
 check_eq "recorded: the program's status is needle record's ($(tail -1 "$T/err"))" "$rc" 3
 "$NEEDLE" info -i "$T/x.data" >"$T/info" 2>"$T/ierr"
-check_eq "info: exit 0 ($(head -c 200 "$T/ierr"))" "$?" 0
+st=$?
+check_eq "info: exit 0 ($(head -c 200 "$T/ierr"))" "$st" 0
 field() { sed -n "s/^# $1 *: //p" "$T/info"; }
 check_eq "the system block, after needle's own lines" "$(grep -c -e '^# system information$' -e '^# process information$' "$T/info")" 2
 check "cmdline: needle record's own, quotes and backslashes escaped as uftrace does" \

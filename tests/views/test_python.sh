@@ -9,7 +9,8 @@ P="$PROGS/graph_prog"
 HERE=$(cd "$(dirname "$0")" && pwd)
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" report --csv -i "$T/g.data" >"$T/report.csv"
 
 # ---- the module, through pytest ----
@@ -48,7 +49,8 @@ def uftrace_end():
     print("end", sorted(entries.items()) == sorted(exits.items()), " ".join("%s:%d" % kv for kv in sorted(entries.items())))
 PY
 "$NEEDLE" script -S "$T/count.py" -i "$T/g.data" >"$T/out" 2>"$T/serr"
-check_eq "script: exit 0 ($(head -c 300 "$T/serr"))" "$?" 0
+st=$?
+check_eq "script: exit 0 ($(head -c 300 "$T/serr"))" "$st" 0
 check_eq "script: uftrace_begin first, with the command line" "$(head -1 "$T/out")" "begin False 3"
 check_eq "script: every entry and exit, once each" "$(tail -1 "$T/out")" \
 	"end True fan:3 leaf:22 main:1 mid:7 other:1 rec:4 worker:1"
@@ -97,7 +99,8 @@ def uftrace_event(ctx):
     print(ctx["name"], "ok" if re.fullmatch(form, ctx["args"]) else "bad args: " + ctx["args"])
 PY
 "$NEEDLE" script -S "$T/event.py" -i "$T/rd.data" >"$T/eout" 2>"$T/eerr"
-check_eq "script uftrace_event: exit 0 ($(head -c 300 "$T/eerr"))" "$?" 0
+st=$?
+check_eq "script uftrace_event: exit 0 ($(head -c 300 "$T/eerr"))" "$st" 0
 check_eq "script uftrace_event: a read after each entry, a diff before each exit, args in uftrace's form" \
 	"$(awk '/^entry/ { e = $2 } /^read:/ { if (e != "") print e, $0; e = "" } /^diff:/ { d = $0 } /^exit/ { print $2, d; d = "" }' "$T/eout" | sort | uniq -c | tr -s ' ' | tr '\n' '/')" \
 	" 7 mid diff:proc/statm ok/ 7 mid read:proc/statm ok/ 4 rec diff:page-fault ok/ 4 rec read:page-fault ok/"
@@ -126,7 +129,8 @@ def uftrace_exit(ctx):
     pass
 PY
 (cd "$T" && "$NEEDLE" script -S rec.py -i r.data --record "$P" 2 >"$T/rout" 2>"$T/rerr")
-check_eq "script --record: exit 0 ($(tail -1 "$T/rerr"))" "$?" 0
+st=$?
+check_eq "script --record: exit 0 ($(tail -1 "$T/rerr"))" "$st" 0
 check_eq "script --record: recorded with the script's options (the program's own line, then the script's)" "$(tr '\n' ' ' <"$T/rout")" \
 	"leaf 21 rec(2) rec(1) rec(0) "
 check "script --record: the trace is kept" test -s "$T/r.data"

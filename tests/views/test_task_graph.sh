@@ -11,7 +11,8 @@ V1="$(cd "$(dirname "$0")" && pwd)/data/views_v1.data"
 cd "$T" || exit 1
 
 "$NEEDLE" record -o "$T/t.data" -- "$P" >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 tid() { awk -v r="$1" '$1 == r { print $2 }' "$T/out"; }
 pid() { awk -v r="$1" '$1 == r { print $3 }' "$T/out"; }
 ppid() { awk -v r="$1" '$1 == r { print $4 }' "$T/out"; }
@@ -19,7 +20,8 @@ check_eq "the program ran its five tasks" "$(awk '{ print $1 }' "$T/out" | sort 
 	"child grandchild tasks worker1 worker2 "
 
 "$NEEDLE" graph -i "$T/t.data" --task >"$T/g" 2>"$T/gerr"
-check_eq "graph --task: exit 0 ($(head -1 "$T/gerr"))" "$?" 0
+st=$?
+check_eq "graph --task: exit 0 ($(head -1 "$T/gerr"))" "$st" 0
 # The tree after the " : ", trailing blanks cut; then the tids in order.
 check_eq "graph --task: threads under their process, a forked process one level further and set apart" \
 	"$(sed -n 's/^[^:]*: //p' "$T/g" | sed 's/ *$//')" "tasks
@@ -53,7 +55,8 @@ check_eq "--snapshot: its tids, in the tree's order" \
 # export --format=uftrace: TASK lines with each thread's process, FORK
 # lines with each forked process's parent.
 "$NEEDLE" export -i "$T/t.data" --format=uftrace -o "$T/u.data" 2>"$T/xerr"
-check_eq "export --format=uftrace: exit 0 ($(head -1 "$T/xerr"))" "$?" 0
+st=$?
+check_eq "export --format=uftrace: exit 0 ($(head -1 "$T/xerr"))" "$st" 0
 check_eq "task.txt: a thread's TASK line names its process" \
 	"$(awk '$1 == "TASK" { print $3, $4 }' "$T/u.data/task.txt" | sort)" \
 	"$(printf 'tid=%s pid=%s\n' "$(tid tasks)" "$(pid tasks)" "$(tid worker1)" "$(pid worker1)" \

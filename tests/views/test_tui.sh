@@ -17,7 +17,8 @@ S=tui
 trap 'tmux kill-server 2>/dev/null; rm -rf "$T"' EXIT
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 
 # start ARGS...: needle tui in a 100x30 terminal; its exit status goes to
 # $T/rc when it ends.

@@ -9,9 +9,11 @@
 P="$PROGS/graph_prog"
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -A 'mid@arg1/d32' -R 'rec@retval/d32' -- "$P" 3 >/dev/null 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 "$NEEDLE" dump -i "$T/g.data" >"$T/dump" 2>"$T/derr"
-check_eq "dump: exit 0 ($(head -1 "$T/derr"))" "$?" 0
+st=$?
+check_eq "dump: exit 0 ($(head -1 "$T/derr"))" "$st" 0
 
 events=$("$NEEDLE" info -i "$T/g.data" | awk '/^events:/ { print $2 }')
 check_eq "dump: a line per event" "$(grep -c '\[\(entry\|exit \)\]' "$T/dump")" "$events"
@@ -121,7 +123,8 @@ check_eq "--mermaid -F fan -D 2: the flowchart's edges, depth_id nodes" \
 # A forked child: --graphviz merges its calls under the parent's path.
 env -u NEEDLE_SITES "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >/dev/null 2>&1
 "$NEEDLE" dump -i "$T/f.data" --graphviz >"$T/f.dot" 2>"$T/f.err"
-check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$?" 0
+st=$?
+check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$st" 0
 check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"
 view_refused "dump with two output forms" 2 "one of --chrome" "$NEEDLE" dump -i "$T/g.data" --chrome --graphviz
 

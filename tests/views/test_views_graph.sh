@@ -7,7 +7,8 @@
 P="$PROGS/graph_prog"
 
 "$NEEDLE" record -o "$T/g.data" --libcall=none -- "$P" 3 >"$T/out" 2>"$T/err"
-check_eq "recorded ($(tail -1 "$T/err"))" "$?" 0
+st=$?
+check_eq "recorded ($(tail -1 "$T/err"))" "$st" 0
 check_eq "the program ran: 22 calls of leaf" "$(cat "$T/out")" "leaf 22"
 
 g() { "$NEEDLE" graph -i "$T/g.data" "$@"; }

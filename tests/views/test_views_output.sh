@@ -46,7 +46,8 @@ mknod "$T/null" c 1 3 2>/dev/null || mkfifo "$T/null"
 for f in folded chrome perfetto pprof otlp; do
 	if [ -p "$T/null" ]; then (cat "$T/null" >/dev/null &); fi
 	"$NEEDLE" export --format=$f -i "$T/t.data" -o "$T/null" 2>"$T/err"
-	check_eq "export $f to a device (or a pipe): exit 0 ($(head -1 "$T/err"))" "$?" 0
+	st=$?
+	check_eq "export $f to a device (or a pipe): exit 0 ($(head -1 "$T/err"))" "$st" 0
 	check "export $f to a device (or a pipe): it is still one" test -c "$T/null" -o -p "$T/null"
 done
 check_eq "no temporary file left beside it" "$(ls "$T" | grep -c '^null\.tmp')" 0

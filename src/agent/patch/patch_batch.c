@@ -62,35 +62,64 @@ static void count_batch(size_t n, uint64_t syncs_before)
 	stats.last_sites = n;
 }
 
-/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process;
- * they are listed in *blockers (the caller frees it).  -1 if it cannot be
- * told.  *all_block_stop: every such thread also blocks the stop signal
- * (they look like helper threads that block every signal, not program
- * threads with a SIGTRAP-blocking mask). */
-static int sigtrap_blocked_now(int *all_block_stop, struct task_list *blockers)
+/* What an int3 batch needs between the gate's close and its open,
+ * allocated before the close: a thread that waits at the gate may hold
+ * malloc's lock (a handler that interrupted malloc and then blocks
+ * signals), so nothing there allocates or frees. */
+struct int3_room {
+	pid_t *tids;             /* one reading of /proc/self/task */
+	size_t cap;
+	struct task_list blockers; /* room for cap */
+	struct site **sites;     /* the ops' sites, for the stop handlers */
+};
+
+static int room_alloc(struct int3_room *r, struct patch_op *ops, size_t n)
 {
-	struct task_list list;
+	long threads = task_count_fast();
+
+	r->cap = (size_t)(threads > 0 ? threads : 64) * 2 + 64;
+	r->tids = malloc(r->cap * sizeof(*r->tids));
+	r->blockers.tids = malloc(r->cap * sizeof(*r->blockers.tids));
+	r->blockers.cnt = 0;
+	r->sites = malloc(n * sizeof(*r->sites));
+	if (!r->tids || !r->blockers.tids || !r->sites || thread_stop_reserve(r->cap))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		r->sites[i] = ops[i].site;
+	return 0;
+}
+
+static void room_free(struct int3_room *r)
+{
+	free(r->tids);
+	free(r->blockers.tids);
+	free(r->sites);
+	memset(r, 0, sizeof(*r));
+}
+
+/* 1 if some other thread blocks SIGTRAP: an int3 would kill the process;
+ * they are listed in r->blockers, but for those waiting at the gate with
+ * every signal blocked, which run nothing until it opens.  -1 if it
+ * cannot be told.  *all_block_stop: every such thread also blocks the
+ * stop signal (they look like helper threads that block every signal,
+ * not program threads with a SIGTRAP-blocking mask). */
+static int sigtrap_blocked_now(int *all_block_stop, struct int3_room *r)
+{
+	size_t cnt = 0;
 
 	*all_block_stop = 0;
-	task_list_free(blockers);
-	if (task_list_read(&list))
+	r->blockers.cnt = 0;
+	if (task_list_read_into(r->tids, r->cap, &cnt))
 		return -1; /* cannot tell: take the safe path */
 	*all_block_stop = 1;
-	for (size_t i = 0; i < list.cnt; i++) {
-		if (task_blocks_signal(list.tids[i], SIGTRAP) != 1)
+	for (size_t i = 0; i < cnt; i++) {
+		if (task_blocks_signal(r->tids[i], SIGTRAP) != 1 || sigmask_gate_parked(r->tids[i]))
 			continue;
-		pid_t *t = realloc(blockers->tids, (blockers->cnt + 1) * sizeof(*t));
-		if (!t) {
-			task_list_free(&list);
-			return -1;
-		}
-		blockers->tids = t;
-		blockers->tids[blockers->cnt++] = list.tids[i];
-		if (task_blocks_signal(list.tids[i], thread_stop_signal()) != 1)
+		r->blockers.tids[r->blockers.cnt++] = r->tids[i];
+		if (task_blocks_signal(r->tids[i], thread_stop_signal()) != 1)
 			*all_block_stop = 0;
 	}
-	task_list_free(&list);
-	return blockers->cnt > 0;
+	return r->blockers.cnt > 0;
 }
 
 /* Threads above which the per-batch /proc scan is skipped when
@@ -115,9 +144,9 @@ static long mask_scan_max(void)
  * only in /proc, read before every batch while the process has at most
  * mask_scan_max() threads, so that the batches of a process with 100,000
  * threads stay O(1) in threads. */
-static int sigtrap_blocked_somewhere(int *all_block_stop, struct task_list *blockers)
+static int sigtrap_blocked_somewhere(int *all_block_stop, struct int3_room *r)
 {
-	int r = 0;
+	int blocked = 0;
 
 	if (!sigmask_may_block_sigtrap()) {
 		long threads = task_count_fast();
@@ -125,47 +154,25 @@ static int sigtrap_blocked_somewhere(int *all_block_stop, struct task_list *bloc
 			return 0;
 	}
 	for (int tries = 0; tries < 20; tries++) {
-		if ((r = sigtrap_blocked_now(all_block_stop, blockers)) <= 0)
-			return r;
+		if ((blocked = sigtrap_blocked_now(all_block_stop, r)) <= 0)
+			return blocked;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
 	}
-	return r;
-}
-
-/* The sites the stopped blockers' handlers may be reading. */
-static struct site **stopped_sites;
-
-static void resume_blockers(void)
-{
-	thread_resume_all();
-	free(stopped_sites);
-	stopped_sites = NULL;
+	return blocked;
 }
 
 /* Stop the threads that block SIGTRAP for the length of an int3 batch
  * that every other thread runs through: only they could die of an int3.
- * 1 when they are stopped (thread_resume_all ends it), 0 when the batch
- * may go on without stopping anyone, negative errno when it must not
- * run at all. */
-static int stop_blockers(struct patch_op *ops, size_t n, const struct task_list *blockers, int all_block_stop)
+ * 1 when they are stopped (thread_resume_all ends it; the stop handlers
+ * read r->sites until then), 0 when the batch may go on without
+ * stopping anyone, negative errno when it must not run at all. */
+static int stop_blockers(size_t n, struct int3_room *r, int all_block_stop)
 {
-	struct site **sites = malloc(n * sizeof(*sites));
-	int err;
-
-	if (!sites)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		sites[i] = ops[i].site;
-	pr_info("%zu thread(s) block SIGTRAP: they are stopped while %zu sites are patched\n", blockers->cnt, n);
-	err = thread_stop_list(sites, n, blockers);
-	/* The stop handlers read sites until thread_resume_all: the array
-	 * is freed by the caller after that, through stopped_sites. */
-	if (!err) {
-		stopped_sites = sites;
+	pr_info("%zu thread(s) block SIGTRAP: they are stopped while %zu sites are patched\n", r->blockers.cnt, n);
+	int err = thread_stop_list(r->sites, n, &r->blockers);
+	if (!err)
 		return 1;
-	}
-	free(sites);
 	if (err != -EDEADLK)
 		return err;
 	if (sigmask_may_block_sigtrap() || !all_block_stop) {
@@ -373,35 +380,30 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 		if (ops[i].site->form == NEEDLE_FORM_RELOCATED)
 			return patch_rewrite_stopped(ops, n);
 	int all_block_stop = 0, stopped = 0;
-	struct task_list blockers = { 0 };
-	/* Who blocks SIGTRAP is looked at once, below: from then until the
-	 * last int3 is gone no thread may start to (sigmask_watch.c). */
-	if (sigmask_gate_close()) {
-		pr_info("a thread is slow to change its signal mask: patching %zu sites with threads stopped\n", n);
-		return patch_rewrite_stopped(ops, n);
-	}
-	int blocked = sigtrap_blocked_somewhere(&all_block_stop, &blockers);
-	if (blocked < 0) {
-		/* Who blocks SIGTRAP cannot be told: every thread stops. */
-		task_list_free(&blockers);
-		sigmask_gate_open();
-		pr_info("cannot tell which threads block SIGTRAP: patching %zu sites with threads stopped\n", n);
-		return patch_rewrite_stopped(ops, n);
-	}
-	/* Everything that allocates comes before the blockers stop (one may
-	 * hold malloc's lock), everything that frees after they resume. */
-	if ((err = trap_install()) || (err = open_window(ops, n, &w))) {
-		task_list_free(&blockers);
-		sigmask_gate_open();
+	struct int3_room room = { 0 };
+	if ((err = trap_install()) || (err = open_window(ops, n, &w)))
+		return err;
+	if ((err = room_alloc(&room, ops, n))) {
+		room_free(&room);
+		text_window_close(&w);
 		return err;
 	}
-	if (blocked)
-		stopped = stop_blockers(ops, n, &blockers, all_block_stop);
-	if (stopped < 0) {
-		task_list_free(&blockers);
-		sigmask_gate_open();
+	/* Who blocks SIGTRAP is looked at once, below: from then until the
+	 * last int3 is gone no thread may start to (sigmask_watch.c). */
+	int blocked = sigmask_gate_close() ? -2 : sigtrap_blocked_somewhere(&all_block_stop, &room);
+	if (blocked > 0)
+		stopped = stop_blockers(n, &room, all_block_stop);
+	if (blocked < 0 || stopped < 0) {
+		if (blocked != -2)
+			sigmask_gate_open();
+		room_free(&room);
 		text_window_close(&w);
-		return stopped;
+		if (stopped < 0)
+			return stopped;
+		/* Who blocks SIGTRAP cannot be told (or a thread is slow to
+		 * change its mask): every thread stops. */
+		pr_info("cannot tell which threads block SIGTRAP: patching %zu sites with threads stopped\n", n);
+		return patch_rewrite_stopped(ops, n);
 	}
 	/* Ordering.  x86-TSO keeps stores in program order for every other
 	 * CPU, so want_call is visible before the int3 that makes a thread
@@ -424,9 +426,9 @@ int patch_batch_apply(struct patch_op *ops, size_t n)
 		*(volatile uint8_t *)ops[i].site->func.site_addr = ops[i].bytes[0];
 	core_sync(); /* no CPU still runs the int3: the trap handler is done with ops */
 	if (stopped)
-		resume_blockers();
+		thread_resume_all();
 	sigmask_gate_open();
-	task_list_free(&blockers);
+	room_free(&room);
 	mark_enabled(ops, n);
 	count_batch(n, before);
 	return text_window_close(&w);

@@ -126,10 +126,31 @@ static void adopted_claim(void)
 
 /* The int3 batch gate (see top).  gate_owner: the thread running the
  * batch, which never waits at its own gate (a handler of the program may
- * run on it meanwhile). */
+ * run on it meanwhile).  gate_pid: the process whose batch closed it: a
+ * child forked meanwhile inherits a closed gate that nobody will open,
+ * and passers counted in its parent; it takes the gate for open
+ * (sigmask_gate_forked resets it in the child). */
 static _Atomic uint32_t batch_gate;
 static _Atomic uint32_t gate_passers;
+static _Atomic pid_t gate_pid;
 static __thread uint8_t gate_owner __attribute__((tls_model("initial-exec")));
+
+/* Threads waiting at the gate with every signal blocked: they run
+ * nothing, not even a handler, until it opens, so the batch need not
+ * stop them although they block SIGTRAP (a creator that blocked every
+ * signal around its pthread_create, as jemalloc and many servers do).
+ * A thread is listed before it looks at the gate and stays listed, and
+ * waiting, until it sees the gate open; the batch's look comes after
+ * the close.  Full, a thread waits unlisted (the batch then treats it as
+ * any thread that blocks SIGTRAP). */
+#define PARKED_MAX 64
+static _Atomic pid_t parked[PARKED_MAX];
+
+static int gate_closed_here(void)
+{
+	return atomic_load(&batch_gate) && !gate_owner &&
+	       atomic_load_explicit(&gate_pid, memory_order_relaxed) == (pid_t)raw_syscall4(SYS_getpid, 0, 0, 0, 0);
+}
 
 static void gate_leave(void)
 {
@@ -137,17 +158,49 @@ static void gate_leave(void)
 		raw_syscall6(SYS_futex, (long)&gate_passers, FUTEX_WAKE_PRIVATE, 1, 0, 0, 0);
 }
 
-/* Raw futex calls: errno stays the program's, and this runs inside
+/* Every catchable signal blocked but the C library's own two (SIGCANCEL
+ * and SIGSETXID, which pthread_sigmask never blocks, and whose handlers
+ * run no code of the program's). */
+static int blocks_everything(void)
+{
+	uint64_t mask = 0;
+	if (raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&mask, 8))
+		return 0;
+	uint64_t want = ~0ull & ~(1ull << (SIGKILL - 1)) & ~(1ull << (SIGSTOP - 1)) & ~(1ull << 31) & ~(1ull << 32);
+	return (mask & want) == want;
+}
+
+/* Raw system calls: errno stays the program's, and this runs inside
  * signal handlers.  A wait ended by a signal looks again. */
 static void gate_enter(void)
 {
 	for (;;) {
 		atomic_fetch_add(&gate_passers, 1);
-		if (!atomic_load(&batch_gate) || gate_owner)
+		if (!gate_closed_here())
 			return;
 		gate_leave();
-		raw_syscall6(SYS_futex, (long)&batch_gate, FUTEX_WAIT_PRIVATE, 1, 0, 0, 0);
+		int slot = -1;
+		if (blocks_everything()) {
+			pid_t tid = (pid_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0);
+			for (int i = 0; i < PARKED_MAX && slot < 0; i++) {
+				pid_t none = 0;
+				if (atomic_compare_exchange_strong(&parked[i], &none, tid))
+					slot = i;
+			}
+		}
+		while (gate_closed_here())
+			raw_syscall6(SYS_futex, (long)&batch_gate, FUTEX_WAIT_PRIVATE, 1, 0, 0, 0);
+		if (slot >= 0)
+			atomic_store(&parked[slot], 0);
 	}
+}
+
+int sigmask_gate_parked(pid_t tid)
+{
+	for (int i = 0; i < PARKED_MAX; i++)
+		if (atomic_load(&parked[i]) == tid)
+			return 1;
+	return 0;
 }
 
 void sigmask_gate_open(void)
@@ -157,20 +210,29 @@ void sigmask_gate_open(void)
 	gate_owner = 0;
 }
 
+static uint64_t gate_clock_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t); /* the vDSO */
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
 int sigmask_gate_close(void)
 {
 	uint32_t n;
-	int waits = 0;
+	uint64_t until = gate_clock_ms() + 50;
 
 	gate_owner = 1;
+	atomic_store_explicit(&gate_pid, getpid(), memory_order_relaxed);
 	atomic_store(&batch_gate, 1);
 	/* A passer is inside one pthread_sigmask or pthread_create: the wait
 	 * is that long, unless the passer waits for a lock the patching
 	 * thread holds (a batch made from a constructor, inside dlopen, and
-	 * a pthread_create waiting for the loader's TLS lock): after 50 ms
-	 * the caller patches another way. */
+	 * a pthread_create waiting for the loader's TLS lock), or a handler
+	 * left the passer's call with siglongjmp and the count with it:
+	 * after 50 ms the caller patches another way. */
 	while ((n = atomic_load(&gate_passers)) != 0) {
-		if (waits++ == 50) {
+		if (gate_clock_ms() >= until) {
 			sigmask_gate_open();
 			return -ETIMEDOUT;
 		}
@@ -178,6 +240,15 @@ int sigmask_gate_close(void)
 		raw_syscall6(SYS_futex, (long)&gate_passers, FUTEX_WAIT_PRIVATE, n, (long)&t, 0, 0);
 	}
 	return 0;
+}
+
+void sigmask_gate_forked(void)
+{
+	atomic_store(&batch_gate, 0);
+	atomic_store(&gate_passers, 0);
+	for (int i = 0; i < PARKED_MAX; i++)
+		atomic_store(&parked[i], 0);
+	gate_owner = 0;
 }
 
 static void set_blocking(int blocks)
@@ -195,7 +266,11 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 {
 	sigset_t before, now;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
-	int gated = set && how != SIG_UNBLOCK && sigismember(set, SIGTRAP) == 1;
+	/* A thread that blocks SIGTRAP already changes nothing the batch's
+	 * look has seen (an adopted one is claimed first). */
+	if (__builtin_expect(atomic_load_explicit(&adopted_cnt, memory_order_relaxed) != 0, 0) && set)
+		adopted_claim();
+	int gated = set && how != SIG_UNBLOCK && sigismember(set, SIGTRAP) == 1 && !blocks_sigtrap;
 	if (gated)
 		gate_enter();
 	/* Until the mask is known below, a handler may run under either. */
@@ -240,11 +315,14 @@ struct start {
 	void *arg;
 };
 
+/* A thread made by one that blocks SIGTRAP: counted in blockers by its
+ * creator, inside the gate, before it exists (a batch's look must not
+ * miss it), so it only takes over the count here. */
 static void *start_blocking(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
-	set_blocking(1);
+	blocks_sigtrap = 1;
 	return s.fn(s.arg);
 }
 
@@ -264,8 +342,11 @@ NEEDLE_INTERPOSER_SITE int pthread_create(pthread_t *thread, const pthread_attr_
 		if (s) {
 			s->fn = fn;
 			s->arg = arg;
-			if ((r = create(thread, attr, start_blocking, s)))
+			atomic_fetch_add(&blockers, 1);
+			if ((r = create(thread, attr, start_blocking, s))) {
+				atomic_fetch_sub(&blockers, 1);
 				free(s);
+			}
 		} else {
 			check_always = 1;
 			r = create(thread, attr, fn, arg);
@@ -478,6 +559,8 @@ void sigmask_watch_init(void)
 {
 	static const struct thread_callbacks cb = { .on_exit = thread_exit };
 	thread_state_register(&cb);
+	/* A raw fork runs no atfork handler: gate_pid covers that child. */
+	pthread_atfork(NULL, NULL, sigmask_gate_forked);
 	thread_stop_signal();
 	long n = task_count();
 	if (n != 1)

@@ -4,6 +4,7 @@
 #define NEEDLE_SIGMASK_WATCH_H
 
 #include <signal.h>
+#include <sys/types.h>
 
 struct thread_state;
 
@@ -20,6 +21,11 @@ void sigmask_watch_adopt(int interposed);
  * patching thread itself passes. */
 int sigmask_gate_close(void);
 void sigmask_gate_open(void);
+/* Whether thread tid waits at the closed gate with every signal blocked,
+ * running nothing until it opens: a batch need not stop it. */
+int sigmask_gate_parked(pid_t tid);
+/* In a child just forked: the gate its parent may have closed is open. */
+void sigmask_gate_forked(void);
 /* 0 when no thread is known or suspected to block SIGTRAP. */
 int sigmask_may_block_sigtrap(void);
 

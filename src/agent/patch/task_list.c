@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent/patch/task_list.h"
@@ -146,7 +147,23 @@ long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc)
 
 int task_syscall_shares_memory(long nr, const uint64_t args[6])
 {
-	return nr == SYS_vfork || nr == SYS_clone3 || (nr == SYS_clone && (args[0] & CLONE_VM));
+	uint64_t flags = args[0];
+
+	if (nr == SYS_vfork)
+		return 1;
+	if (nr == SYS_clone3) {
+		/* The flags are the first word of the caller's struct clone_args,
+		 * in this process's memory; read without a fault whatever the
+		 * pointer (the thread may have left the call since).  Unread,
+		 * it is taken for a spawn. */
+		struct iovec local = { &flags, sizeof(flags) }, remote = { (void *)(uintptr_t)args[0], sizeof(flags) };
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(flags))
+			return 1;
+	} else if (nr != SYS_clone) {
+		return 0;
+	}
+	/* A thread (pthread_create's clone) shows in the task list itself. */
+	return (flags & CLONE_VM) && !(flags & CLONE_THREAD);
 }
 
 long task_syscall_pc(pid_t tid, uint64_t *pc)

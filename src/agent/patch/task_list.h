@@ -32,8 +32,8 @@ long task_syscall_pc(pid_t tid, uint64_t *pc);
 /* The same, and the call's six arguments in args (NULL: not wanted). */
 long task_syscall_args(pid_t tid, uint64_t args[6], uint64_t *pc);
 /* Whether a thread asleep in system call nr (arguments args) waits for a
- * child that runs in this process's memory meanwhile: a vfork, a clone
- * with CLONE_VM, or a clone3 (its flags are behind a pointer).  The C
+ * child that runs in this process's memory meanwhile: a vfork, or a clone
+ * or clone3 with CLONE_VM and without CLONE_THREAD.  The C
  * library's posix_spawn, system and popen make such a child, which runs
  * the C library's code with every signal blocked until its exec: stopping
  * or holding its parent does not stop it. */

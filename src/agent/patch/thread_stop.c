@@ -325,21 +325,26 @@ static void wait_stopped(const pid_t *sent, size_t n)
  * signal blocked).  A young one may be a thread being created, waiting
  * for its creator (start_thread's lock) with every signal blocked: it is
  * waited for, as before.  So is posix_spawn's parent, asleep in its
- * clone with every signal blocked until the child's exec: held, it would
- * leave that child running in the process's memory. */
+ * clone with every signal blocked until the child's exec, and for up to
+ * 2 s: held, it would leave that child running in the process's memory.
+ * 1: it blocks the signal for good, 2: it is such a parent still. */
 static int blocks_for_good(pid_t tid, int held)
 {
-	for (int tries = 0; tries < 200; tries++) {
+	uint64_t began = stop_clock_ns();
+
+	for (;;) {
 		if (task_blocks_signal(tid, stop_signal) != 1)
 			return 0;
-		uint64_t args[6], pc;
-		long nr = held ? task_syscall_args(tid, args, &pc) : -1;
-		if (nr >= 0 && !task_syscall_shares_memory(nr, args) && task_age_ms(tid) > 200)
+		uint64_t args[6], pc, waited = stop_clock_ns() - began;
+		long nr = task_syscall_args(tid, args, &pc);
+		int spawning = nr >= 0 && task_syscall_shares_memory(nr, args);
+		if (held && nr >= 0 && !spawning && task_age_ms(tid) > 200)
 			return 1;
+		if (waited >= (spawning ? 2000 : 100) * 1000000ull)
+			return spawning ? 2 : 1;
 		struct timespec t = { 0, 500 * 1000 };
 		nanosleep(&t, NULL);
 	}
-	return 1;
 }
 
 int thread_stop_signal(void)
@@ -367,6 +372,7 @@ static pid_t *sent_tids;     /* every thread signalled (they wait in the handler
 static size_t sent_total, sent_cap;
 static pid_t *round_tids;    /* one reading of /proc/self/task */
 static pid_t blocked_tid;    /* a thread that blocks the stop signal, said after the resume */
+static int blocked_spawning; /* ... because it waits for its vfork child (blocks_for_good's 2) */
 
 /* Threads that block the stop signal, to be held from outside
  * (thread_hold.h): listed by stop_wanted, asked for by hold_ask before
@@ -509,8 +515,9 @@ static int hold_finish(void)
 static int stop_wanted(pid_t tid, int *err)
 {
 	int can_hold = holder && !holding && tid != getpid() && hold_cnt < THREAD_HOLD_MAX;
-	if (blocks_for_good(tid, can_hold)) {
-		if (can_hold) {
+	int blocks = blocks_for_good(tid, can_hold);
+	if (blocks) {
+		if (can_hold && blocks == 1) {
 			if (!hold_listed(tid)) {
 				uint64_t pc = 0;
 				hold_cpu[hold_cnt] = task_cpu_ns(tid);
@@ -520,6 +527,7 @@ static int stop_wanted(pid_t tid, int *err)
 			return 0;
 		}
 		blocked_tid = tid;
+		blocked_spawning = blocks == 2;
 		*err = -EDEADLK;
 		return 0;
 	}
@@ -561,30 +569,51 @@ static size_t stop_these(pid_t *tids, size_t n, int *err)
 	return sent;
 }
 
-static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
+/* The tid arrays, grown here and never shrunk or freed: room for the
+ * threads there are, those created while stopping, and extra. */
+static size_t tids_room;
+
+int thread_stop_reserve(size_t extra)
+{
+	long threads = task_count_fast();
+	size_t want = (size_t)(threads > 0 ? threads : 64) * 2 + 64 + extra;
+
+	if (want <= tids_room)
+		return 0;
+	pid_t *s = realloc(sent_tids, want * sizeof(*sent_tids));
+	if (!s)
+		return -ENOMEM;
+	sent_tids = s;
+	pid_t *r = realloc(round_tids, want * sizeof(*round_tids));
+	if (!r)
+		return -ENOMEM;
+	round_tids = r;
+	tids_room = want;
+	return 0;
+}
+
+/* may_grow 0: the caller reserved room (thread_stop_reserve) and nothing
+ * may be allocated now (thread_stop_list, inside sigmask_watch.c's gate,
+ * where a parked thread may hold malloc's lock); a thread beyond the room
+ * fails the stop with -EAGAIN. */
+static int stop_begin(struct site *const *sites, size_t cnt, size_t extra, int may_grow)
 {
 	int err = install();
-	long threads = task_count_fast();
 
+	if (!err && may_grow)
+		err = thread_stop_reserve(extra);
 	if (err)
 		return err;
-	/* Room for the threads there are, those created while stopping, and
-	 * extra: allocated now, while no thread is stopped. */
-	sent_cap = (size_t)(threads > 0 ? threads : 64) * 2 + 64 + extra;
-	sent_tids = malloc(sent_cap * sizeof(*sent_tids));
-	round_tids = malloc(sent_cap * sizeof(*round_tids));
-	if (!sent_tids || !round_tids) {
-		free(sent_tids);
-		free(round_tids);
-		sent_tids = round_tids = NULL;
-		return -ENOMEM;
-	}
+	if (!tids_room || tids_room < extra)
+		return -EAGAIN;
+	sent_cap = tids_room;
 	stopped_set_cap = sent_cap * 2 < STOPPED_SET_MAX ? sent_cap * 2 : STOPPED_SET_MAX;
 	memset((void *)stopped_set, 0, stopped_set_cap * sizeof(*stopped_set));
 	fix_sites = sites;
 	fix_cnt = cnt;
 	sent_total = 0;
 	blocked_tid = 0;
+	blocked_spawning = 0;
 	hold_cnt = 0;
 	holding = asked = 0;
 	holder = thread_hold_offered();
@@ -597,28 +626,31 @@ static int stop_begin(struct site *const *sites, size_t cnt, size_t extra)
 	return 0;
 }
 
-static void stop_failed(void)
+/* After a failure, before the release: every signalled thread must be in
+ * the handler, since one whose signal is still pending would enter after
+ * it, read the new generation and wait for the next batch's release (the
+ * process hung, seen with 1,000 threads when one blocked the stop
+ * signal); and a hold asked for is waited for, its threads let go where
+ * they were by the release. */
+static void stop_settle(void)
 {
-	/* Every signalled thread must be in the handler before the release:
-	 * one whose signal is still pending would enter after it, read the
-	 * new generation and wait for the next batch's release (the process
-	 * hung, seen with 1,000 threads when one blocked the stop signal). */
 	wait_stopped(sent_tids, sent_total);
 	if (asked) {
-		/* Asked for: waited for, and let go where they were. */
 		asked = 0;
 		holding = !holder->hold_end(hold_pcs, asked_cnt);
 		hold_cnt = asked_cnt;
 	}
+}
+
+static void stop_failed(void)
+{
+	stop_settle();
 	thread_resume_all();
-	if (blocked_tid)
-		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)blocked_tid,
-			stop_signal);
 }
 
 int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_list *tids)
 {
-	int err = stop_begin(sites, cnt, tids->cnt);
+	int err = stop_begin(sites, cnt, tids->cnt, 0);
 
 	if (err)
 		return err;
@@ -692,7 +724,7 @@ static int stop_until_nobody_new(struct sleepers *add, const struct sleepers *sk
 
 int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asleep)
 {
-	int err = stop_begin(sites, cnt, 0);
+	int err = stop_begin(sites, cnt, 0, 1);
 
 	if (err)
 		return err;
@@ -723,7 +755,8 @@ int thread_stop_woken(const struct sleepers *asleep)
 		/* Asleep at the same door, it has been there since before
 		 * the door closed, or came back to it before: either way it
 		 * can only leave through it. */
-		if (task_syscall_pc(asleep->tids[i], &pc) >= 0 && pc == asleep->pcs[i])
+		if (task_syscall_pc(asleep->tids[i], &pc) >= 0 && pc == asleep->pcs[i] &&
+		    task_blocks_signal(asleep->tids[i], SIGTRAP) == 0)
 			continue;
 		round_tids[woken++] = asleep->tids[i];
 	}
@@ -737,6 +770,8 @@ int thread_stop_woken(const struct sleepers *asleep)
 		err = stop_until_nobody_new(NULL, asleep);
 	if (!err)
 		err = hold_finish(); /* listed now, if none was before: a second hold would release the first */
+	if (err)
+		stop_settle(); /* the caller's thread_resume_all releases them */
 	return err;
 }
 
@@ -779,8 +814,12 @@ void thread_resume_all(void)
 	}
 	atomic_store(&stop_active, 0);
 	asleep_clear();
-	free(sent_tids);
-	free(round_tids);
-	sent_tids = round_tids = NULL;
 	sent_total = sent_cap = 0;
+	if (blocked_tid && blocked_spawning)
+		pr_warn("thread %d has waited 2 s for a child that runs in its memory (vfork, posix_spawn) "
+			"with every signal blocked, so it cannot be stopped for patching\n", (int)blocked_tid);
+	else if (blocked_tid)
+		pr_warn("thread %d blocks signal %d, so it cannot be stopped for patching\n", (int)blocked_tid,
+			stop_signal);
+	blocked_tid = 0;
 }

@@ -46,6 +46,10 @@ int thread_stop_all(struct site *const *sites, size_t cnt, struct sleepers *asle
  * may reach), for an int3 batch that the others run through.  Same
  * errors as thread_stop_all; thread_resume_all ends it. */
 int thread_stop_list(struct site *const *sites, size_t cnt, const struct task_list *tids);
+/* Room for a stop of the threads there are and extra more, made now:
+ * thread_stop_list allocates nothing, and fails with -EAGAIN beyond it.
+ * 0 or -ENOMEM. */
+int thread_stop_reserve(size_t extra);
 /* Stop those of the threads listed asleep that are no longer asleep at
  * their door: one may have woken before it closed.  0 or negative errno. */
 int thread_stop_woken(const struct sleepers *asleep);
