@@ -21,6 +21,10 @@
  * kills the process; a mask change or a fork in the middle of a batch
  * must not slip past it, nor hang.
  *
+ * A line "timer" on stdin makes a SIGEV_THREAD timer (every 200 us)
+ * whose notify function calls churn_work and checks that it sees every
+ * signal blocked, as glibc runs it; prints "timer made".
+ *
  * Prints "ready" once every thread runs; at the end of its input, stops,
  * joins and prints "errors E" (every check that failed is described on
  * stderr) and exits with 1 if E is not 0.  Nothing else goes to stdout. */
@@ -245,6 +249,38 @@ static void *forker(void *arg)
 	return arg;
 }
 
+static atomic_long timer_calls;
+
+static void timer_notify(union sigval v)
+{
+	sigset_t m;
+	long sum = 0;
+
+	pthread_sigmask(SIG_BLOCK, NULL, &m);
+	if (sigismember(&m, SIGTRAP) != 1 || sigismember(&m, SIGUSR1) != 1)
+		error("a timer's notify function sees SIGTRAP (or SIGUSR1) unblocked", 1, 0);
+	for (long i = 0; i < 20; i++)
+		sum += churn_work(i);
+	if (sum != 20 * 19 / 2 * 3 + 20)
+		error("a timer's sum", sum, 20 * 19 / 2 * 3 + 20);
+	atomic_fetch_add(&timer_calls, v.sival_int);
+}
+
+static void make_timer(void)
+{
+	struct sigevent ev = { 0 };
+	struct itimerspec every = { { 0, 200000 }, { 0, 200000 } };
+	timer_t t;
+
+	ev.sigev_notify = SIGEV_THREAD;
+	ev.sigev_notify_function = timer_notify;
+	ev.sigev_value.sival_int = 1;
+	if (timer_create(CLOCK_MONOTONIC, &ev, &t) || timer_settime(t, 0, &every, NULL))
+		error("timer_create", -1, 0);
+	printf("timer made\n");
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static const char *const names[] = { "--plain", "--blocking", "--spawners", "--slow-ms",
@@ -278,7 +314,8 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin))
-		;
+		if (!strcmp(line, "timer\n"))
+			make_timer();
 	atomic_store(&stopping, 1);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);

@@ -15,7 +15,8 @@
 # (sigmask_watch.c) is crossed by threads that toggle SIGTRAP, by
 # creators that block every signal around pthread_create, and by forks
 # whose children block every signal: none may slip past it or hang at
-# it.  A parent that sleeps in vfork with every signal blocked (its child
+# it.  A SIGEV_THREAD timer's notify function, which glibc runs with every
+# signal blocked, is run with SIGTRAP unblocked.  A parent that sleeps in vfork with every signal blocked (its child
 # running in its memory) is waited for, not held from outside: up to 2 s,
 # then the attach fails and says why.
 . "$(dirname "$0")/../lib.sh"
@@ -53,14 +54,14 @@ attaches() {
 	done
 }
 
-# ends NAME: end the target; its exit status and output checked.
+# ends NAME [OUTPUT]: end the target; its exit status and output checked.
 ends() {
 	exec 9>&-
 	timeout 60 tail --pid="$TPID" -f /dev/null
 	wait "$TPID"
 	st=$?
 	check_eq "$1: the target exits 0 ($(head -2 "$T/err" | tr '\n' ' '))" "$st" 0
-	check_eq "$1: no failed check in it" "$(tr '\n' ' ' <"$T/out")" "ready errors 0 "
+	check_eq "$1: no failed check in it" "$(tr '\n' ' ' <"$T/out")" "${2:-ready errors 0 }"
 }
 
 churn threads --plain 4 --blocking 2 --spawners 1
@@ -81,6 +82,23 @@ check "masks: the last one recorded churn_work calls" \
 	sh -c "'$NEEDLE' replay -i '$T/t.data' -F churn_work | grep -q 'churn_work();'"
 ends masks
 unset NEEDLE_MASK_SCAN_MAX
+
+# A SIGEV_THREAD timer made once libneedle is in the process: glibc
+# runs its notify function in a thread it makes itself, with every
+# signal blocked, and the function calls churn_work: timer_create's
+# interposer unblocks SIGTRAP and the stop signal around the call, and
+# the function still sees them blocked.  Without it, the first attach
+# with the timer running killed the target.
+churn timers --plain 1
+timeout 60 "$NEEDLE" record -p "$TPID" --sites=compiled -o "$T/t.data" --duration=0.03 2>"$T/rec" ||
+	fail "timers: the first attach failed: $(tail -1 "$T/rec")"
+echo timer >&9
+wait_for grep -q '^timer made$' "$T/out" || fail "timers: no timer made"
+attaches timers 30
+check_eq "timers: the target lived through 30 attaches while its timer fired" "$OK" 30
+check "timers: the last one recorded churn_work calls" \
+	sh -c "'$NEEDLE' replay -i '$T/t.data' -F churn_work | grep -q 'churn_work();'"
+ends timers "ready timer made errors 0 "
 
 churn vfork300 --slow-ms 300
 ok=0

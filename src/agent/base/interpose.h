@@ -76,6 +76,7 @@
 	X(IP_PSELECT, pselect, 1, 1)                                                    \
 	X(IP_EPOLL_PWAIT, epoll_pwait, 1, 1)                                            \
 	X(IP_EPOLL_PWAIT2, epoll_pwait2, 1, 1)                                          \
+	X(IP_TIMER_CREATE, timer_create, 1, 1)                                          \
 	/* agent.c: a vfork child runs untraced */                                     \
 	X(IP_VFORK, vfork, 0, 0)                                                        \
 	/* record/exec_follow.c: the programs exec'ed, traced into the recording */    \

@@ -62,6 +62,19 @@
  * that set a mask until they return (sigsuspend, ppoll, pselect,
  * epoll_pwait), during which a handler runs under that mask.
  *
+ * SIGEV_THREAD timers.  glibc runs their notify functions (since 2.32)
+ * in threads it makes itself, unseen by the pthread_create interposer,
+ * with every signal blocked: program code that an int3 would kill and
+ * that a stop signal cannot reach.  timer_create is interposed to run
+ * them through timer_notify, which unblocks SIGTRAP and the stop signal
+ * for the call; the thread's view of its own mask (pthread_sigmask's
+ * old set) still shows them blocked, until it sets a mask of its own.
+ * A notify function reaches timer_notify through one of TIMER_FNS_MAX
+ * trampolines, each bound to one function for good: nothing is
+ * allocated per timer, nothing freed at timer_delete (a notification
+ * may still be on its way then).  Beyond that many distinct functions, a
+ * timer is made as the program asked.
+ *
  * A signal given to needle record --signal goes the same way through
  * signal_front.c, whose handler stays in the kernel in front of the
  * program's; signal() for it is sigaction, as for SIGSEGV and SIGBUS.
@@ -98,6 +111,9 @@ static int check_always;
 static __thread uint8_t blocks_sigtrap __attribute__((tls_model("initial-exec")));
 /* The program blocked needle's stop signal itself (see unblock_stop_signal). */
 static __thread uint8_t program_blocks_stop __attribute__((tls_model("initial-exec")));
+/* A timer's notify function runs (timer_notify): SIGTRAP and the stop
+ * signal are unblocked, the thread still sees them blocked. */
+static __thread uint8_t timer_view __attribute__((tls_model("initial-exec")));
 
 /* Per signal, what needle changed in the sa_mask the program gave, so that
  * sigaction(sig, NULL, &old) shows the program its own mask. */
@@ -275,6 +291,7 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 		gate_enter();
 	/* Until the mask is known below, a handler may run under either. */
 	int token = safe_copy_mask_enter();
+	int viewed = timer_view;
 	int r = fn(how, set, old ? old : &before);
 
 	if (!r && set) {
@@ -290,12 +307,80 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 		set_blocking(sigismember(&now, SIGTRAP) == 1);
 		program_blocks_stop = sigismember(&now, thread_stop_signal()) == 1;
 		safe_copy_mask_changed(&now);
+		/* The thread now says what it wants of the two itself. */
+		if (how == SIG_SETMASK || sigismember(set, SIGTRAP) == 1 || sigismember(set, thread_stop_signal()) == 1)
+			timer_view = 0;
 	} else {
 		safe_copy_mask_leave(token);
+	}
+	if (!r && old && viewed) {
+		sigaddset(old, SIGTRAP);
+		sigaddset(old, thread_stop_signal());
 	}
 	if (gated)
 		gate_leave();
 	return r;
+}
+
+/* The timer trampolines (see top): slot i loads timer_fns[i] as
+ * timer_notify's second argument (the notification's value is the
+ * first, in rdi) and jumps there. */
+#define TIMER_FNS_MAX 64
+__attribute__((visibility("hidden"))) void (*_Atomic needle_timer_fns[TIMER_FNS_MAX])(union sigval);
+extern const char needle_timer_trampolines[] __attribute__((visibility("hidden")));
+__asm__(".text\n"
+	".p2align 4\n"
+	".hidden needle_timer_trampolines\n"
+	"needle_timer_trampolines:\n"
+	".set needle_timer_slot, 0\n"
+	".rept 64\n"
+	"movq needle_timer_fns + 8 * needle_timer_slot(%rip), %rsi\n"
+	"jmp needle_timer_notify\n"
+	".p2align 4\n"
+	".set needle_timer_slot, needle_timer_slot + 1\n"
+	".endr\n");
+_Static_assert(TIMER_FNS_MAX == 64, "the .rept above");
+
+__attribute__((visibility("hidden"), used)) void needle_timer_notify(union sigval value, void (*fn)(union sigval))
+{
+	uint64_t both = 1ull << (SIGTRAP - 1) | 1ull << (thread_stop_signal() - 1);
+
+	raw_syscall4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&both, 0, 8);
+	timer_view = 1;
+	fn(value);
+	if (timer_view) {
+		timer_view = 0;
+		raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&both, 0, 8);
+	}
+}
+
+/* The trampoline bound to fn, bound now if none is; NULL when every one
+ * is taken. */
+static void (*timer_trampoline(void (*fn)(union sigval)))(union sigval)
+{
+	for (int i = 0; i < TIMER_FNS_MAX; i++) {
+		void (*cur)(union sigval) = atomic_load(&needle_timer_fns[i]);
+		if (!cur && atomic_compare_exchange_strong(&needle_timer_fns[i], &cur, fn))
+			cur = fn;
+		if (cur == fn)
+			return (void (*)(union sigval))(uintptr_t)(needle_timer_trampolines + 16 * i);
+	}
+	return NULL;
+}
+
+NEEDLE_INTERPOSER_SITE int timer_create(clockid_t clock, struct sigevent *sev, timer_t *timer)
+{
+	int (*create)(clockid_t, struct sigevent *, timer_t *) = interpose_next(IP_TIMER_CREATE);
+
+	if (sev && sev->sigev_notify == SIGEV_THREAD && sev->sigev_notify_function) {
+		void (*tramp)(union sigval) = timer_trampoline(sev->sigev_notify_function);
+		if (tramp) {
+			struct sigevent mine = *sev;
+			mine.sigev_notify_function = tramp;
+			return create(clock, &mine, timer);
+		}
+	}
+	return create(clock, sev, timer);
 }
 
 NEEDLE_INTERPOSER_SITE int sigprocmask(int how, const sigset_t *set, sigset_t *old)
