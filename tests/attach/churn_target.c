@@ -257,9 +257,21 @@ static void timer_notify(union sigval v)
 	long sum = 0;
 
 	pthread_sigmask(SIG_BLOCK, NULL, &m);
-	if (sigismember(&m, SIGTRAP) != 1 || sigismember(&m, SIGUSR1) != 1)
-		error("a timer's notify function sees SIGTRAP (or SIGUSR1) unblocked", 1, 0);
-	for (long i = 0; i < 20; i++)
+	if (sigismember(&m, SIGTRAP) != 1 || sigismember(&m, SIGUSR1) != 1 || sigismember(&m, SIGRTMAX - 2) != 1)
+		error("a timer's notify function sees SIGTRAP, SIGUSR1 or SIGRTMAX-2 unblocked", 1, 0);
+	for (long i = 0; i < 10; i++)
+		sum += churn_work(i);
+	/* Every signal blocked around some work, and the mask put back: a
+	 * library's usual way. */
+	sigset_t all, saved;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	for (long i = 10; i < 15; i++)
+		sum += churn_work(i);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (sigismember(&saved, SIGTRAP) != 1 || sigismember(&saved, SIGRTMAX - 2) != 1)
+		error("a timer's notify function saved a mask without SIGTRAP or SIGRTMAX-2", 1, 0);
+	for (long i = 15; i < 20; i++)
 		sum += churn_work(i);
 	if (sum != 20 * 19 / 2 * 3 + 20)
 		error("a timer's sum", sum, 20 * 19 / 2 * 3 + 20);

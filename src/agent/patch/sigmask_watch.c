@@ -67,8 +67,13 @@
  * with every signal blocked: program code that an int3 would kill and
  * that a stop signal cannot reach.  timer_create is interposed to run
  * them through timer_notify, which unblocks SIGTRAP and the stop signal
- * for the call; the thread's view of its own mask (pthread_sigmask's
- * old set) still shows them blocked, until it sets a mask of its own.
+ * for the rest of the thread (its TLS destructors run after the call);
+ * the thread's view of its own mask (pthread_sigmask's old set) still
+ * shows them blocked, and blocking them again keeps them unblocked,
+ * until it unblocks them or sets a mask without them.  (A signal of the
+ * program's on the stop signal's number may then be delivered to such
+ * a thread, whose stop handler passes it on; a program it execs
+ * inherits the two unblocked.)
  * A notify function reaches timer_notify through one of TIMER_FNS_MAX
  * trampolines, each bound to one function for good: nothing is
  * allocated per timer, nothing freed at timer_delete (a notification
@@ -278,10 +283,29 @@ static void set_blocking(int blocks)
 	}
 }
 
+/* timer_view's bits: the signals the thread believes blocked and are not. */
+#define VIEW_TRAP 1
+#define VIEW_STOP 2
+
 NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	sigset_t before, now;
+	sigset_t before, now, unviewed;
 	int (*fn)(int, const sigset_t *, sigset_t *) = interpose_next(IP_PTHREAD_SIGMASK);
+	int stop = thread_stop_signal();
+	/* A timer's notify function (timer_notify): a signal it believes
+	 * blocked stays unblocked when it blocks it again (its own
+	 * save-and-restore of a mask included), and is believed unblocked
+	 * once it unblocks it or sets a mask without it. */
+	int viewed = timer_view;
+	const sigset_t *asked = set;
+	if (viewed && set && how != SIG_UNBLOCK) {
+		unviewed = *set;
+		if (viewed & VIEW_TRAP)
+			sigdelset(&unviewed, SIGTRAP);
+		if (viewed & VIEW_STOP)
+			sigdelset(&unviewed, stop);
+		set = &unviewed;
+	}
 	/* A thread that blocks SIGTRAP already changes nothing the batch's
 	 * look has seen (an adopted one is claimed first). */
 	if (__builtin_expect(atomic_load_explicit(&adopted_cnt, memory_order_relaxed) != 0, 0) && set)
@@ -291,7 +315,6 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 		gate_enter();
 	/* Until the mask is known below, a handler may run under either. */
 	int token = safe_copy_mask_enter();
-	int viewed = timer_view;
 	int r = fn(how, set, old ? old : &before);
 
 	if (!r && set) {
@@ -305,17 +328,22 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 				if (sigismember(set, sig) == 1)
 					sigdelset(&now, sig);
 		set_blocking(sigismember(&now, SIGTRAP) == 1);
-		program_blocks_stop = sigismember(&now, thread_stop_signal()) == 1;
+		program_blocks_stop = sigismember(&now, stop) == 1;
 		safe_copy_mask_changed(&now);
-		/* The thread now says what it wants of the two itself. */
-		if (how == SIG_SETMASK || sigismember(set, SIGTRAP) == 1 || sigismember(set, thread_stop_signal()) == 1)
-			timer_view = 0;
+		if (viewed && how == SIG_UNBLOCK)
+			timer_view &= (uint8_t)~((sigismember(asked, SIGTRAP) == 1 ? VIEW_TRAP : 0) |
+						 (sigismember(asked, stop) == 1 ? VIEW_STOP : 0));
+		else if (viewed && how == SIG_SETMASK)
+			timer_view &= (uint8_t)((sigismember(asked, SIGTRAP) == 1 ? VIEW_TRAP : 0) |
+						(sigismember(asked, stop) == 1 ? VIEW_STOP : 0));
 	} else {
 		safe_copy_mask_leave(token);
 	}
 	if (!r && old && viewed) {
-		sigaddset(old, SIGTRAP);
-		sigaddset(old, thread_stop_signal());
+		if (viewed & VIEW_TRAP)
+			sigaddset(old, SIGTRAP);
+		if (viewed & VIEW_STOP)
+			sigaddset(old, stop);
 	}
 	if (gated)
 		gate_leave();
@@ -328,7 +356,7 @@ NEEDLE_INTERPOSER_SITE int pthread_sigmask(int how, const sigset_t *set, sigset_
 #define TIMER_FNS_MAX 64
 __attribute__((visibility("hidden"))) void (*_Atomic needle_timer_fns[TIMER_FNS_MAX])(union sigval);
 extern const char needle_timer_trampolines[] __attribute__((visibility("hidden")));
-__asm__(".text\n"
+__asm__(".pushsection .text\n"
 	".p2align 4\n"
 	".hidden needle_timer_trampolines\n"
 	"needle_timer_trampolines:\n"
@@ -338,20 +366,23 @@ __asm__(".text\n"
 	"jmp needle_timer_notify\n"
 	".p2align 4\n"
 	".set needle_timer_slot, needle_timer_slot + 1\n"
-	".endr\n");
+	".endr\n"
+	".popsection\n");
 _Static_assert(TIMER_FNS_MAX == 64, "the .rept above");
 
 __attribute__((visibility("hidden"), used)) void needle_timer_notify(union sigval value, void (*fn)(union sigval))
 {
-	uint64_t both = 1ull << (SIGTRAP - 1) | 1ull << (thread_stop_signal() - 1);
+	int stop = thread_stop_signal();
+	uint64_t trap = 1ull << (SIGTRAP - 1), stop_bit = stop >= 1 && stop <= 64 ? 1ull << (stop - 1) : 0;
+	uint64_t both = trap | stop_bit, was = 0;
 
-	raw_syscall4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&both, 0, 8);
-	timer_view = 1;
+	if (!raw_syscall4(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&both, (long)&was, 8))
+		timer_view = (uint8_t)((was & trap ? VIEW_TRAP : 0) | (was & stop_bit ? VIEW_STOP : 0));
+	/* Nothing is blocked again after: glibc's thread ends once fn
+	 * returns, running the thread's TLS and key destructors first,
+	 * program code that must meet an int3 with SIGTRAP unblocked too
+	 * (the view stays for them). */
 	fn(value);
-	if (timer_view) {
-		timer_view = 0;
-		raw_syscall4(SYS_rt_sigprocmask, SIG_BLOCK, (long)&both, 0, 8);
-	}
 }
 
 /* The trampoline bound to fn, bound now if none is; NULL when every one
@@ -372,6 +403,12 @@ NEEDLE_INTERPOSER_SITE int timer_create(clockid_t clock, struct sigevent *sev, t
 {
 	int (*create)(clockid_t, struct sigevent *, timer_t *) = interpose_next(IP_TIMER_CREATE);
 
+	if (!create) {
+		/* A C library older than 2.34, with timer_create in a librt
+		 * loaded local to a plugin: not found from here. */
+		errno = ENOSYS;
+		return -1;
+	}
 	if (sev && sev->sigev_notify == SIGEV_THREAD && sev->sigev_notify_function) {
 		void (*tramp)(union sigval) = timer_trampoline(sev->sigev_notify_function);
 		if (tramp) {
