@@ -102,6 +102,7 @@
 #include <stdlib.h>
 
 #include "agent/base/interpose.h"
+#include "common/tsc.h"
 #include "agent/base/raw_syscall.h"
 #include "agent/base/safe_copy.h"
 #include "agent/base/signal_front.h"
@@ -231,17 +232,10 @@ void sigmask_gate_open(void)
 	gate_owner = 0;
 }
 
-static uint64_t gate_clock_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t); /* the vDSO */
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
 int sigmask_gate_close(void)
 {
 	uint32_t n;
-	uint64_t until = gate_clock_ms() + 50;
+	uint64_t until = monotonic_ns() + 50 * 1000000ull;
 
 	gate_owner = 1;
 	atomic_store_explicit(&gate_pid, getpid(), memory_order_relaxed);
@@ -253,7 +247,7 @@ int sigmask_gate_close(void)
 	 * left the passer's call with siglongjmp and the count with it:
 	 * after 50 ms the caller patches another way. */
 	while ((n = atomic_load(&gate_passers)) != 0) {
-		if (gate_clock_ms() >= until) {
+		if (monotonic_ns() >= until) {
 			sigmask_gate_open();
 			return -ETIMEDOUT;
 		}
