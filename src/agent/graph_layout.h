@@ -76,7 +76,7 @@
 #define G_RT_OPEN_SITE 156
 #define G_REC_OPEN_SITES 64
 #define G_CHUNK_USED 24
-#define G_CHUNK_EVENTS 88
+#define G_CHUNK_EVENTS 80
 #define G_EV_SITE_SHIFT 40
 #define G_EV_SITE_MASK 0x3fffff
 #define G_EV_DELTA_BITS 40

@@ -1,16 +1,11 @@
-/* test_shm_free - the shared buffer's free list of chunks (shm_free_push /
- * shm_free_pop in src/common/shm_layout.h), a Treiber stack with an ABA
- * tag: LIFO order and exact tags on one thread, then threads popping and
- * pushing concurrently while an owner table (claimed with an atomic
- * exchange) catches any chunk handed to two threads at once, and every
- * chunk accounted for at the end.
- *
- * An ABA race (a pop suspended between reading the head and its CAS
- * while the same chunk is popped and pushed back) needs a preemption in
- * a window of a few instructions, so the concurrent run finds a missing
- * tag only now and then; the exact tag counts (one increment per push
- * and per successful pop, on one thread and summed over all threads) are
- * what fail every time when the tag is lost. */
+/* test_shm_free - the shared buffer's free queue of chunks (shm_free_push
+ * / shm_free_pop in src/common/shm_layout.h): one pusher, many poppers.
+ * FIFO order and exact counters on one thread, against a model queue;
+ * then one pusher (needle record's drain) and threads popping (the
+ * producers) while an owner table, claimed with an atomic exchange,
+ * catches any chunk handed to two threads at once or lost, with the
+ * queue run empty and wrapped around many times, and every chunk
+ * accounted for at the end. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -37,9 +32,14 @@ static struct shm_header *buffer_new(uint32_t count)
 	return h;
 }
 
-static uint32_t head_tag(struct shm_header *h)
+static uint64_t pushed(struct shm_header *h)
 {
-	return (uint32_t)(atomic_load(&h->free_head) >> 32);
+	return atomic_load(&h->free_tail);
+}
+
+static uint64_t popped(struct shm_header *h)
+{
+	return atomic_load(&h->free_head);
 }
 
 static void single_thread(void)
@@ -47,8 +47,8 @@ static void single_thread(void)
 	enum { N = 37 };
 	struct shm_header *h = buffer_new(N);
 
-	CHECK_EQ(shm_free_pop(h), -1, "an empty free list pops -1");
-	CHECK_EQ(atomic_load(&h->free_head), 0, "a failed pop leaves the head alone");
+	CHECK_EQ(shm_free_pop(h), -1, "an empty free queue pops -1");
+	CHECK_EQ(popped(h), 0, "a failed pop leaves the head alone");
 
 	for (uint32_t i = 0; i < N; i++) {
 		atomic_store(&shm_chunk_at(h, i)->state, CHUNK_OWNED);
@@ -58,61 +58,63 @@ static void single_thread(void)
 	for (uint32_t i = 0; i < N; i++)
 		free_state += atomic_load(&shm_chunk_at(h, i)->state) == CHUNK_FREE;
 	CHECK_EQ(free_state, N, "a pushed chunk is marked free");
-	CHECK_EQ(head_tag(h), N, "every push bumps the tag once");
+	CHECK_EQ(pushed(h), N, "every push counts once");
 
 	int order_ok = 1;
-	for (uint32_t i = N; i-- > 0;)
+	for (uint32_t i = 0; i < N; i++)
 		order_ok &= shm_free_pop(h) == (int64_t)i;
-	CHECK(order_ok, "pops return the chunks in reverse order of their pushes (LIFO)");
-	CHECK_EQ(shm_free_pop(h), -1, "the list is empty after popping every chunk");
-	CHECK_EQ(head_tag(h), 2 * N, "every successful pop bumps the tag once, a failed one does not");
-	CHECK_EQ(atomic_load(&h->free_head) & 0xffffffffu, 0, "the empty head holds no index");
+	CHECK(order_ok, "pops return the chunks in the order of their pushes (FIFO: the chunk freed longest ago)");
+	CHECK_EQ(shm_free_pop(h), -1, "the queue is empty after popping every chunk");
+	CHECK_EQ(popped(h), N, "every successful pop counts once, a failed one does not");
 
-	/* Random interleaving against a model stack. */
+	/* Random interleaving against a model queue, wrapping the ring
+	 * thousands of times. */
 	int64_t model[N];
-	size_t depth = 0;
+	size_t mhead = 0, mtail = 0;
 	uint8_t held[N];
 	memset(held, 1, sizeof(held));
 	uint64_t x = 88172645463325252ull;
 	int bad = 0;
-	uint32_t ops = 0;
+	uint32_t pushes = 0, pops = 0;
 	for (int step = 0; step < 200000; step++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		if (x % 2 && depth < N) {
+		if (x % 2 && mtail - mhead < N) {
 			/* Push some chunk the test holds. */
 			uint32_t idx = (uint32_t)(x >> 8) % N;
 			while (!held[idx])
 				idx = (idx + 1) % N;
 			held[idx] = 0;
 			shm_free_push(h, idx);
-			model[depth++] = idx;
-			ops++;
+			model[mtail++ % N] = idx;
+			pushes++;
 		} else {
 			int64_t got = shm_free_pop(h);
-			int64_t want = depth ? model[--depth] : -1;
+			int64_t want = mtail > mhead ? model[mhead++ % N] : -1;
 			bad += got != want;
 			if (got >= 0) {
 				held[got] = 1;
-				ops++;
+				pops++;
 			}
 		}
 	}
-	CHECK_EQ(bad, 0, "200000 random pushes and pops agree with a model stack");
-	CHECK_EQ(head_tag(h), 2 * N + ops, "the tag counts every push and successful pop");
+	CHECK_EQ(bad, 0, "200000 random pushes and pops agree with a model queue");
+	CHECK_EQ(pushed(h), N + pushes, "the tail counts every push");
+	CHECK_EQ(popped(h), N + pops, "the head counts every successful pop");
 	free(h);
 }
 
 /* ---- concurrent ---- */
 
 enum { THREADS = 4, ITERATIONS = 1000000, STRESS_CHUNKS = 6, HOLD_MAX = 3 };
+#define RETURNED UINT32_MAX /* owner[]: given back, for the pusher to free */
 
 struct stress {
 	struct shm_header *h;
-	_Atomic uint32_t owner[STRESS_CHUNKS]; /* 0 free, else thread number + 1 */
+	_Atomic uint32_t owner[STRESS_CHUNKS]; /* 0 free, RETURNED, else thread number + 1 */
 	_Atomic uint64_t double_owned, wrong_release, corrupted, bad_index;
-	_Atomic int go;
+	_Atomic int go, workers_left;
 };
 
 struct worker {
@@ -122,6 +124,8 @@ struct worker {
 	pthread_t thread;
 };
 
+/* A producer: takes chunks, writes them, gives them back (as it would
+ * publish them to the ring for the reader). */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -137,8 +141,8 @@ static void *worker_main(void *arg)
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		/* Hold up to HOLD_MAX chunks, so that the list runs empty and
-		 * the same chunk comes back to the head often (ABA). */
+		/* Hold up to HOLD_MAX chunks, so that the queue runs empty and
+		 * the threads race for its last chunk. */
 		if (n < HOLD_MAX && (n == 0 || x % 3)) {
 			int64_t idx = shm_free_pop(s->h);
 			if (idx < 0) {
@@ -164,18 +168,35 @@ static void *worker_main(void *arg)
 			struct shm_chunk *c = shm_chunk_at(s->h, (uint32_t)idx);
 			if (c->tid != me)
 				atomic_fetch_add(&s->corrupted, 1);
-			if (atomic_exchange(&s->owner[idx], 0) != me)
+			if (atomic_exchange(&s->owner[idx], RETURNED) != me)
 				atomic_fetch_add(&s->wrong_release, 1);
-			shm_free_push(s->h, (uint32_t)idx);
 		}
 	}
 	while (n) {
 		int64_t idx = held[--n];
-		if (atomic_exchange(&s->owner[idx], 0) != me)
+		if (atomic_exchange(&s->owner[idx], RETURNED) != me)
 			atomic_fetch_add(&s->wrong_release, 1);
-		shm_free_push(s->h, (uint32_t)idx);
 	}
+	atomic_fetch_sub(&s->workers_left, 1);
 	return NULL;
+}
+
+/* The reader: the only pusher, freeing what the producers gave back. */
+static uint64_t pusher_run(struct stress *s)
+{
+	uint64_t pushes = 0;
+	for (;;) {
+		int last = !atomic_load(&s->workers_left);
+		for (uint32_t i = 0; i < STRESS_CHUNKS; i++) {
+			uint32_t want = RETURNED;
+			if (atomic_compare_exchange_strong(&s->owner[i], &want, 0)) {
+				shm_free_push(s->h, i);
+				pushes++;
+			}
+		}
+		if (last)
+			return pushes;
+	}
 }
 
 static void concurrent(void)
@@ -184,8 +205,9 @@ static void concurrent(void)
 	struct worker w[THREADS];
 
 	s->h = buffer_new(STRESS_CHUNKS);
-	for (uint32_t i = STRESS_CHUNKS; i-- > 0;)
+	for (uint32_t i = 0; i < STRESS_CHUNKS; i++)
 		shm_free_push(s->h, i);
+	atomic_store(&s->workers_left, THREADS);
 	for (uint32_t i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){ .s = s, .id = i };
 		if (pthread_create(&w[i].thread, NULL, worker_main, &w[i])) {
@@ -194,19 +216,22 @@ static void concurrent(void)
 		}
 	}
 	atomic_store(&s->go, 1);
+	uint64_t pushes = pusher_run(s);
 	uint64_t pops = 0, empties = 0;
 	for (uint32_t i = 0; i < THREADS; i++) {
 		pthread_join(w[i].thread, NULL);
 		pops += w[i].pops;
 		empties += w[i].empties;
 	}
-	printf("      %d threads x %d iterations: %llu pops, %llu found the list empty\n", THREADS, ITERATIONS,
+	printf("      %d threads x %d iterations: %llu pops, %llu found the queue empty\n", THREADS, ITERATIONS,
 	       (unsigned long long)pops, (unsigned long long)empties);
 	CHECK_EQ(atomic_load(&s->bad_index), 0, "no pop returns an index outside the buffer");
 	CHECK_EQ(atomic_load(&s->double_owned), 0, "no chunk is ever held by two threads at once");
-	CHECK_EQ(atomic_load(&s->wrong_release), 0, "every chunk pushed back was owned by the pusher");
+	CHECK_EQ(atomic_load(&s->wrong_release), 0, "every chunk given back was owned by the thread giving it");
 	CHECK_EQ(atomic_load(&s->corrupted), 0, "no chunk header was written by another thread while held");
-	CHECK(pops >= THREADS, "the threads popped chunks (%llu)", (unsigned long long)pops);
+	CHECK(pops >= THREADS * (uint64_t)STRESS_CHUNKS, "the threads popped chunks (%llu)", (unsigned long long)pops);
+	CHECK_EQ(pushes, pops, "every chunk popped was given back and pushed again");
+	CHECK(empties > 0, "the queue ran empty under the threads (%llu times)", (unsigned long long)empties);
 
 	/* Every chunk is back, exactly once. */
 	int seen[STRESS_CHUNKS] = { 0 };
@@ -218,10 +243,10 @@ static void concurrent(void)
 		if (idx >= STRESS_CHUNKS || seen[idx]++)
 			bad++;
 	}
-	CHECK(n == STRESS_CHUNKS && !bad && idx == -1, "all %d chunks are on the free list at the end, once each (%zu)",
+	CHECK(n == STRESS_CHUNKS && !bad && idx == -1, "all %d chunks are in the free queue at the end, once each (%zu)",
 	      STRESS_CHUNKS, n);
-	CHECK_EQ(head_tag(s->h), STRESS_CHUNKS + 2 * pops + STRESS_CHUNKS,
-		 "the tag counts every push and pop made by every thread");
+	CHECK_EQ(popped(s->h), pops + STRESS_CHUNKS, "the head counts every pop made by every thread");
+	CHECK_EQ(pushed(s->h), pushes + STRESS_CHUNKS, "the tail counts every push");
 	free(s->h);
 	free(s);
 }
