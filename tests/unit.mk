@@ -35,6 +35,14 @@ $(TEST_BUILD)/unit/test_trace_roundtrip: $(UNIT_TRACE_SRC) $(wildcard src/format
 	@mkdir -p $(dir $@)
 	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_TRACE_SRC) -o $@ $(CLI_LIBS)
 
+# -A / -R values through the file: raw and packed data blocks.
+UNIT_BLOCKS_SRC := tests/unit/test_data_blocks.c $(wildcard src/format/*.c) $(wildcard src/reader/*.c) src/common/tsc.c
+$(TEST_BUILD)/unit/test_data_blocks: $(UNIT_BLOCKS_SRC) $(wildcard src/format/*.h) $(wildcard src/reader/*.h) \
+		src/common/shm_layout.h tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) $(CLI_INC) $(UNIT_BLOCKS_SRC) -o $@ $(CLI_LIBS)
+TESTS += $(TEST_BUILD)/unit/test_data_blocks
+
 # needle record -p's check of the target's ELF class and machine.
 $(TEST_BUILD)/unit/test_exe_class: tests/unit/test_exe_class.c src/cli/util/exe_class.c src/cli/util/exe_class.h tests/harness.h
 	@mkdir -p $(dir $@)

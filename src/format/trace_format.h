@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #define TRACE_MAGIC "NEEDLE\0\1"
-#define TRACE_VERSION 3     /* written: 3 adds data blocks (TAG_DATA) */
+#define TRACE_VERSION 4     /* written: 3 adds data blocks (TAG_DATA), 4 packed ones (TAG_DATA_PACKED) */
 #define TRACE_VERSION_MIN 1 /* the oldest version read */
 #define TRACE_MAX_SECTION (64u << 20) /* no section is larger; a bigger length means corruption */
 
@@ -254,6 +254,24 @@ _Static_assert(sizeof(struct kernel_event) == 40, "a kernel event is 40 bytes");
  * value bytes << 32; kind 0 argN, 1 fpargN, 2 retval, 3 a float retval)
  * and the value's bytes, 8 for every kind so far. */
 #define TAG_DATA (1u << 23)
+/* Version 4: the same block packed, where that is smaller.  Instead of a
+ * delta, a varint byte count of what follows it; then a varint word count
+ * W; then W varints, word i as zigzag(w[i] - r[i]) (zigzag(d) = d << 1 ^
+ * d >> 63, in 64-bit two's complement), where r is the chunk's data
+ * block before this one, raw or packed, word by word: r[i] = 0 past its
+ * first TRACE_DATA_REF_WORDS words or its end, and for the chunk's first
+ * block.  The same function's values come back block after block with
+ * the same item words, which then take a byte each. */
+#define TAG_DATA_PACKED (TAG_DATA | 1u)
+#define TRACE_DATA_REF_WORDS 64u
+static inline uint64_t data_zigzag(uint64_t d)
+{
+	return d << 1 ^ (uint64_t)((int64_t)d >> 63);
+}
+static inline uint64_t data_unzigzag(uint64_t z)
+{
+	return z >> 1 ^ (uint64_t)-(int64_t)(z & 1);
+}
 /* The file's own constants: the trace buffer's (EV_*, shm_layout.h) may
  * change with the agent, the file's may not.  The writer translates. */
 

@@ -22,6 +22,7 @@ static void put(struct trace_writer *w, const void *p, size_t n)
 {
 	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
 		w->err = errno ? errno : EIO;
+	w->bytes += n;
 }
 
 int trace_writer_open(struct trace_writer *w, FILE *f, int tracer)
@@ -64,8 +65,51 @@ static int reserve(struct trace_writer *w, size_t need)
 	return 0;
 }
 
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* A data block of `words` words at p: packed (TAG_DATA_PACKED) where
+ * that is smaller, else raw (TAG_DATA); *ref, *ref_n the chunk's block
+ * before it (its words in the chunk), updated.  Returns the bytes
+ * written: at most 20 a word plus 20, the budget of the words + 1 events
+ * the block took in the chunk. */
+static size_t put_data_block(uint8_t *p, const uint64_t *v, uint64_t words, const uint64_t **refp, uint32_t *ref_n)
+{
+	const uint64_t *ref = *refp;
+	uint8_t *start = p;
+	size_t packed = varint_len(words);
+
+	for (uint64_t i = 0; i < words; i++)
+		packed += varint_len(data_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+	if (packed < words * 8) {
+		p += varint_put(p, (uint64_t)TAG_DATA_PACKED << 2 | TAG_ENTRY);
+		p += varint_put(p, packed);
+		p += varint_put(p, words);
+		for (uint64_t i = 0; i < words; i++)
+			p += varint_put(p, data_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+	} else {
+		p += varint_put(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
+		p += varint_put(p, words * 8);
+		memcpy(p, v, words * 8);
+		p += words * 8;
+	}
+	*refp = v;
+	*ref_n = words < TRACE_DATA_REF_WORDS ? (uint32_t)words : TRACE_DATA_REF_WORDS;
+	return (size_t)(p - start);
+}
+
 int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, const uint64_t *events, uint32_t n)
 {
+	const uint64_t *ref = NULL;
+	uint32_t ref_n = 0;
+
 	/* Worst case: a 10-byte tag and a 10-byte delta per event. */
 	if (reserve(w, sizeof(*hdr) + (size_t)n * 20))
 		return -ENOMEM;
@@ -88,17 +132,15 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 
 		file_events++;
 		if (ev_type(ev) == EV_SWITCH && (site & ~EV_SWITCH_TO) == EV_DATA_SITE && !(site & EV_SWITCH_TO)) {
-			/* A data block: its words, as bytes, no delta.  A block cut
-			 * by the end of the chunk (a crash mid-write) is dropped. */
+			/* A data block: its words, raw or packed, no delta.  A
+			 * block cut by the end of the chunk (a crash mid-write) is
+			 * dropped. */
 			uint64_t words = ev_delta(ev);
 			if (words > n - 1 - i) {
 				file_events--;
 				break;
 			}
-			p += varint_put(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
-			p += varint_put(p, words * 8);
-			memcpy(p, &events[i + 1], words * 8);
-			p += words * 8;
+			p += put_data_block(p, &events[i + 1], words, &ref, &ref_n);
 			i += (uint32_t)words;
 			continue;
 		}

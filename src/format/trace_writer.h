@@ -17,6 +17,7 @@ struct trace_writer {
 	uint8_t *buf;
 	size_t buf_cap;
 	uint64_t events, chunks, salvaged;
+	uint64_t bytes;     /* handed to f so far */
 };
 
 int trace_writer_open(struct trace_writer *w, FILE *f, int tracer);

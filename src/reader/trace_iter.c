@@ -46,6 +46,11 @@ struct trace_cursor {
 	 * allocated at the thread's first block (most threads have none). */
 	uint8_t (*data)[TRACE_DATA_MAX];
 	unsigned data_next;
+	/* The chunk's data block before the next one, the reference of a
+	 * packed block (TAG_DATA_PACKED): its first words, data_ref_n of
+	 * them (0 at each chunk's start); allocated with data. */
+	uint64_t *data_ref;
+	uint32_t data_ref_n;
 	uint32_t inherit_left;    /* entries still to come that a fork's child re-entered */
 	uint8_t inherit_before;   /* ... or that a snapshot's window begins inside (TEV_BEFORE) */
 	/* The thread's kernel events (--kernel): the current section's, one
@@ -97,6 +102,12 @@ static int kernel_advance(struct trace_iter *it, struct trace_cursor *c)
 	return 0;
 }
 
+static int is_data_tag(const struct trace *t, uint64_t tag)
+{
+	return (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY)) ||
+	       (t->version >= 4 && tag == ((uint64_t)TAG_DATA_PACKED << 2 | TAG_ENTRY));
+}
+
 /* The raw time of the next event of the current chunk, without decoding
  * it: 1, or 0 when the next tag is a data block (decode_one takes it). */
 static int peek_raw(const struct trace *t, const struct trace_cursor *c, uint64_t *raw)
@@ -106,7 +117,7 @@ static int peek_raw(const struct trace *t, const struct trace_cursor *c, uint64_
 
 	if (varint_get(&q, c->end, &tag) || varint_get(&q, c->end, &delta))
 		return 0; /* decode_one says what is wrong */
-	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
+	if (is_data_tag(t, tag))
 		return 0;
 	*raw = c->raw + delta;
 	return 1;
@@ -208,30 +219,89 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 	return kernel_advance(it, c) ? -1 : 1;
 }
 
-/* The data block right after the event just decoded into e, if any: its
- * bytes go to the cursor's ring and e points at them.  0, or -1. */
-static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
+/* A data block whose tag is at *q: its words into out (TRACE_DATA_MAX
+ * bytes at most; NULL: only read) and the cursor's reference, *q past it.
+ * The bytes kept in out, or -1 (the error said). */
+static int data_alloc(struct trace_iter *it, struct trace_cursor *c)
 {
-	const uint8_t *q = c->p;
-	uint64_t tag, len;
-
-	if (!c->left || varint_get(&q, c->end, &tag) || tag != ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
+	if (c->data)
 		return 0;
-	if (varint_get(&q, c->end, &len) || len > (uint64_t)(c->end - q)) {
-		reader_error(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
-			(unsigned long long)c->chunk_off);
-		return -1;
-	}
-	if (!c->data && !(c->data = malloc(TRACE_DATA_RING * sizeof(*c->data)))) {
+	/* The ring and the reference, at the thread's first block. */
+	c->data = malloc(TRACE_DATA_RING * sizeof(*c->data) + TRACE_DATA_REF_WORDS * sizeof(uint64_t));
+	if (!c->data) {
 		reader_error(it->err, sizeof(it->err), "out of memory");
 		return -1;
 	}
+	c->data_ref = (uint64_t *)(c->data + TRACE_DATA_RING);
+	c->data_ref_n = 0;
+	return 0;
+}
+
+static long data_block(struct trace_iter *it, struct trace_cursor *c, const uint8_t **q, uint8_t *out)
+{
+	uint64_t tag, len, words;
+	const uint8_t *p = *q;
+
+	if (data_alloc(it, c))
+		return -1;
+	if (varint_get(&p, c->end, &tag) || varint_get(&p, c->end, &len) || len > (uint64_t)(c->end - p))
+		goto cut;
+	const uint8_t *block_end = p + len;
+	size_t kept = 0;
+	uint32_t ref_n = c->data_ref_n;
+	if (tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY)) {
+		kept = len < TRACE_DATA_MAX ? (size_t)len : TRACE_DATA_MAX;
+		if (out)
+			memcpy(out, p, kept);
+		c->data_ref_n = (uint32_t)(len / 8 < TRACE_DATA_REF_WORDS ? len / 8 : TRACE_DATA_REF_WORDS);
+		memcpy(c->data_ref, p, c->data_ref_n * 8);
+	} else {
+		if (varint_get(&p, block_end, &words) || words > len)
+			goto cut;
+		uint64_t v;
+		for (uint64_t i = 0; i < words; i++) {
+			uint64_t z;
+			if (varint_get(&p, block_end, &z))
+				goto cut;
+			v = data_unzigzag(z) + (i < ref_n ? c->data_ref[i] : 0);
+			if (i < TRACE_DATA_REF_WORDS)
+				c->data_ref[i] = v;
+			if (out && kept + 8 <= TRACE_DATA_MAX) {
+				memcpy(out + kept, &v, 8);
+				kept += 8;
+			}
+		}
+		if (p != block_end)
+			goto cut;
+		c->data_ref_n = (uint32_t)(words < TRACE_DATA_REF_WORDS ? words : TRACE_DATA_REF_WORDS);
+	}
+	*q = block_end;
+	return (long)kept;
+cut:
+	reader_error(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
+		     (unsigned long long)c->chunk_off);
+	return -1;
+}
+
+/* The data block right after the event just decoded into e, if any: its
+ * words go to the cursor's ring and e points at them.  0, or -1. */
+static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace_event *e)
+{
+	const uint8_t *q = c->p;
+	uint64_t tag;
+
+	if (!c->left || varint_get(&q, c->end, &tag) || !is_data_tag(it->t, tag))
+		return 0;
+	if (data_alloc(it, c))
+		return -1;
 	uint8_t *slot = c->data[c->data_next++ % TRACE_DATA_RING];
-	size_t keep = len < TRACE_DATA_MAX ? (size_t)len : TRACE_DATA_MAX;
-	memcpy(slot, q, keep);
+	q = c->p;
+	long kept = data_block(it, c, &q, slot);
+	if (kept < 0)
+		return -1;
 	e->data = slot;
-	e->data_len = (uint16_t)keep;
-	c->p = q + len;
+	e->data_len = (uint16_t)kept;
+	c->p = q;
 	c->event_no++;
 	if (!--c->left && c->p != c->end) {
 		reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
@@ -303,6 +373,7 @@ static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 	c->left = hdr.event_count;
 	c->event_no = 0;
 	c->raw = hdr.base;
+	c->data_ref_n = 0; /* packed blocks count from the chunk's own */
 	if (!c->left && c->p != c->end) {
 		reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
 			(unsigned long long)ref->offset, (size_t)(c->end - c->p));
@@ -339,22 +410,27 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 {
 	struct trace *t = it->t;
 	uint64_t tag, delta;
+	const uint8_t *q = c->p;
 
 	t->work++;
+	if (!varint_get(&q, c->end, &tag) && is_data_tag(t, tag)) {
+		/* A data block no event claimed (its event was a context
+		 * switch, or an exit closed late): read, for the reference
+		 * the chunk's next packed block counts from, and passed. */
+		if (data_block(it, c, &c->p, NULL) < 0)
+			return -1;
+		c->event_no++;
+		if (!--c->left && c->p != c->end) {
+			reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
+				     (unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+			return -1;
+		}
+		return 0;
+	}
 	if (varint_get(&c->p, c->end, &tag) || varint_get(&c->p, c->end, &delta)) {
 		reader_error(it->err, sizeof(it->err), "chunk at offset %llu: event %u is cut short",
 			(unsigned long long)c->chunk_off, c->event_no);
 		return -1;
-	}
-	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY)) {
-		/* A data block no event claimed (its event was a context
-		 * switch, or an exit closed late): "delta" is its length. */
-		if (delta > (uint64_t)(c->end - c->p)) {
-			reader_error(it->err, sizeof(it->err), "chunk at offset %llu: a data block is cut short",
-				(unsigned long long)c->chunk_off);
-			return -1;
-		}
-		c->p += delta;
 	}
 	c->event_no++;
 	if (!--c->left && c->p != c->end) {
@@ -362,8 +438,6 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
 		return -1;
 	}
-	if (t->version >= 3 && tag == ((uint64_t)TAG_DATA << 2 | TAG_ENTRY))
-		return 0;
 	c->raw += delta;
 	uint64_t ns = trace_ns(t, c->raw);
 	c->last_ns = ns;

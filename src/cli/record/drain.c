@@ -177,7 +177,8 @@ static void write_chunk(struct recording *r, uint32_t idx, int salvaged)
 		int err = trace_writer_chunk(&r->w, &hdr, shm_chunk_events(c), hdr.event_count);
 		if (err && !r->w.err)
 			r->w.err = -err;
-		record_out_commit(r);
+		if (r->w.bytes - r->out.committed >= OUT_COMMIT_BYTES)
+			record_out_commit(r);
 	}
 	shm_free_push(r->shm, idx);
 }
@@ -202,6 +203,7 @@ static size_t drain(struct recording *r, int final, size_t max)
 		n++;
 	}
 	atomic_store(&h->ring_head, head);
+	record_out_commit_pending(r);
 	return n;
 }
 
@@ -248,6 +250,7 @@ void record_salvage(struct recording *r)
 	for (size_t i = 0; i < n; i++)
 		write_chunk(r, v[i].idx, 1);
 	free(v);
+	record_out_commit_pending(r);
 }
 
 void record_wait(struct recording *r, sig_atomic_t seen, int max_ms)

@@ -69,6 +69,17 @@ static void say_locked(const char *path, int fd)
 			  comm[0] ? comm : "?");
 }
 
+/* stdio's buffer, OUT_COMMIT_BYTES: the commits decide when bytes go
+ * out, not a 4 KiB buffer (two writes a chunk).  Without memory for it,
+ * stdio's own. */
+static void out_buffer(struct record_out *out)
+{
+	if ((out->buf = malloc(OUT_COMMIT_BYTES)) && setvbuf(out->f, out->buf, _IOFBF, OUT_COMMIT_BYTES)) {
+		free(out->buf);
+		out->buf = NULL;
+	}
+}
+
 int record_out_open(struct record_out *out, const char *path, int force)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
@@ -127,6 +138,7 @@ int record_out_open(struct record_out *out, const char *path, int force)
 		cli_error("cannot write %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	out_buffer(out);
 	out->fd = fd;
 	return 0;
 fail:
@@ -198,6 +210,7 @@ int record_out_connect(struct record_out *out, const char *host, const char *por
 		out->fd = -1;
 		goto fail;
 	}
+	out_buffer(out);
 	return 0;
 fail:
 	close(fd);
@@ -250,6 +263,12 @@ static int flush_out(struct recording *r)
 	return 0;
 }
 
+void record_out_commit_pending(struct recording *r)
+{
+	if (r->w.bytes != r->out.committed)
+		record_out_commit(r);
+}
+
 void record_out_commit(struct recording *r)
 {
 	struct record_out *out = &r->out;
@@ -265,6 +284,7 @@ void record_out_commit(struct recording *r)
 		clearerr(out->f);
 		return;
 	}
+	out->committed = r->w.bytes;
 	off_t end = ftello(out->f);
 	struct out_mark m = { (uint64_t)end, r->w.events, r->w.chunks, r->w.salvaged };
 	if (!out->have_base) {
@@ -342,6 +362,8 @@ void record_out_close(struct record_out *out)
 		fclose(out->f);
 	else if (out->fd >= 0)
 		close(out->fd);
+	free(out->buf); /* after fclose: stdio's until then */
+	out->buf = NULL;
 	out->f = NULL;
 	out->fd = -1;
 }

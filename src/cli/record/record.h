@@ -107,6 +107,8 @@ struct record_out {
 	struct out_mark base;            /* after the header and the symbols */
 	struct out_mark marks[OUT_MARKS]; /* the last chunks written, a ring */
 	unsigned mark_next, mark_cnt;
+	uint64_t committed; /* the writer's bytes at the newest mark */
+	char *buf;          /* stdio's buffer (out_buffer), or NULL */
 };
 
 /* A program image's numbering as the trace's (meta.c): the exec'ed
@@ -324,6 +326,14 @@ void record_write_probes(struct recording *r);
 int record_out_open(struct record_out *out, const char *path, int force);
 int record_out_begin(struct recording *r);
 void record_out_commit(struct recording *r);
+/* The same, if anything was written since the newest mark.  Chunks are
+ * committed by the drain (the end of each pass) and every
+ * OUT_COMMIT_BYTES within one, not one by one: each commit is a write
+ * and an lseek, and with a chunk's worth apiece (16 KiB of events, a few
+ * KiB in the file) those were a fifth of needle record's time when the
+ * program outran it (-A values at 10M calls a second). */
+#define OUT_COMMIT_BYTES (1u << 20)
+void record_out_commit_pending(struct recording *r);
 /* Write the closing sections with tail(r, mark, minimal); on a write
  * error, step back over the last chunks until they fit.  0: the file is
  * complete; 1: complete but shorter than what was drained; -1: no END. */
