@@ -11,7 +11,8 @@
  * and than what the reader keeps (TRACE_DATA_MAX).  Some blocks follow
  * an exit that names an outer call, which claims no block: the reader
  * must still read them, since the chunk's next packed block counts from
- * them.  Every block an event claims must come back with exactly the
+ * them.  A block cut by the end of its chunk is dropped.  Every block an
+ * event claims must come back with exactly the
  * words written (cut at TRACE_DATA_MAX bytes), in order; and a recording
  * of argument blocks must take less than half the bytes of raw words. */
 #include <stdint.h>
@@ -160,6 +161,25 @@ static void generate(struct gen *g, int rounds)
 	int n;
 
 	for (int r = 0; r < rounds; r++) {
+		if (!g->shapes && r % 500 == 499) {
+			/* A block cut by the end of its chunk (a crash mid-write):
+			 * the writer drops it, its entry comes back without one,
+			 * and the next chunk's blocks count from their own. */
+			n = make_block(g, v);
+			emit(g, EV_ENTRY, 1, v, n);
+			want(g, TEV_ENTRY, 1, v, n);
+			n = make_block(g, v);
+			emit(g, EV_ENTRY, 2, NULL, -1);
+			if (g->n + 1 + (uint32_t)n > CHUNK_WORDS)
+				flush_chunk(g);
+			g->ev[g->n++] = ev_make(EV_SWITCH, EV_DATA_SITE, (uint64_t)n + 5);
+			memcpy(&g->ev[g->n], v, (size_t)n * 8);
+			g->n += (uint32_t)n;
+			flush_chunk(g);
+			emit(g, EV_EXIT, 2, NULL, -1);
+			emit(g, EV_EXIT, 1, NULL, -1);
+			continue;
+		}
 		if (rng() % 5) {
 			/* An entry with its block; its exit, with one or none. */
 			n = make_block(g, v);

@@ -83,7 +83,11 @@ void chunk_publish_current(void)
 {
 	struct rec_thread *rt = rec_self;
 
-	if (shm && rt && rt->chunk)
+	/* The thread's own chunk only, as at name_at_exit: a raw fork's
+	 * child that execs sees its parent's thread here, whose chunk the
+	 * parent goes on writing; published twice, it would be freed twice
+	 * and handed to two threads (shm_layout.h's free queue). */
+	if (shm && rt && rt->chunk && rt->tid == (uint32_t)gettid())
 		chunk_publish(rt);
 }
 

@@ -65,7 +65,7 @@ struct shm_header *record_buffer_create(const struct record_opts *o, int *fd_out
 	 * 50 traced calls (make bench, iter_*): an eighth of the buffer kept
 	 * its p99.9 at 2.4 times --poll=1's, half at 1.1 times. */
 	h->wake_chunks = count / 2 ? count / 2 : 1;
-	for (uint32_t i = count; i-- > 0;)
+	for (uint32_t i = 0; i < count; i++)
 		shm_free_push(h, i);
 	*fd_out = fd;
 	return h;

@@ -69,12 +69,14 @@ static void say_locked(const char *path, int fd)
 			  comm[0] ? comm : "?");
 }
 
-/* stdio's buffer, OUT_COMMIT_BYTES: the commits decide when bytes go
- * out, not a 4 KiB buffer (two writes a chunk).  Without memory for it,
+/* stdio's buffer, twice OUT_COMMIT_BYTES: the commits decide when bytes
+ * go out (one write a MiB), not a 4 KiB buffer (two writes a chunk), nor
+ * a buffer that fills just before a commit.  Without memory for it,
  * stdio's own. */
+#define OUT_BUFFER_BYTES (2 * OUT_COMMIT_BYTES)
 static void out_buffer(struct record_out *out)
 {
-	if ((out->buf = malloc(OUT_COMMIT_BYTES)) && setvbuf(out->f, out->buf, _IOFBF, OUT_COMMIT_BYTES)) {
+	if ((out->buf = malloc(OUT_BUFFER_BYTES)) && setvbuf(out->f, out->buf, _IOFBF, OUT_BUFFER_BYTES)) {
 		free(out->buf);
 		out->buf = NULL;
 	}
@@ -150,19 +152,25 @@ fail:
 
 /* The socket as the writer's FILE: send() with MSG_NOSIGNAL (a receiver
  * gone is EPIPE, a write error said as such, never a SIGPIPE of needle
- * record's), a signal's EINTR retried (needle record's SIGCHLD has no
+ * record's), a signal's EINTR and short sends retried (needle record's SIGCHLD has no
  * SA_RESTART, and stdio would take EINTR for an error and end the
  * stream) unless it asked the recording to stop: then a receiver that
  * stopped reading cannot hold needle record. */
 static ssize_t socket_write(void *cookie, const char *buf, size_t n)
 {
 	int fd = (int)(intptr_t)cookie;
+	size_t done = 0;
 
-	for (;;) {
-		ssize_t w = send(fd, buf, n, MSG_NOSIGNAL);
-		if (w >= 0 || errno != EINTR || record_stop)
-			return w;
+	/* All n bytes: a send() cut short by a signal returns the bytes it
+	 * sent, and glibc's cookie stream takes a short write for an error. */
+	while (done < n) {
+		ssize_t w = send(fd, buf + done, n - done, MSG_NOSIGNAL);
+		if (w > 0)
+			done += (size_t)w;
+		else if (w == 0 || errno != EINTR || record_stop)
+			return done ? (ssize_t)done : w;
 	}
+	return (ssize_t)done;
 }
 
 static int socket_close(void *cookie)
