@@ -222,6 +222,19 @@ static int kernel_take(struct trace_iter *it, struct trace_cursor *c, struct tra
 /* A data block whose tag is at *q: its words into out (TRACE_DATA_MAX
  * bytes at most; NULL: only read) and the cursor's reference, *q past it.
  * The bytes kept in out, or -1 (the error said). */
+/* One event (or data block) of the chunk read: 0, or -1 when it was the
+ * last one the header counts and bytes remain. */
+static int event_done(struct trace_iter *it, struct trace_cursor *c)
+{
+	c->event_no++;
+	if (!--c->left && c->p != c->end) {
+		reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
+			     (unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+		return -1;
+	}
+	return 0;
+}
+
 static int data_alloc(struct trace_iter *it, struct trace_cursor *c)
 {
 	if (c->data)
@@ -302,13 +315,7 @@ static int take_data(struct trace_iter *it, struct trace_cursor *c, struct trace
 	e->data = slot;
 	e->data_len = (uint16_t)kept;
 	c->p = q;
-	c->event_no++;
-	if (!--c->left && c->p != c->end) {
-		reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
-		return -1;
-	}
-	return 0;
+	return event_done(it, c);
 }
 
 static void close_top(struct trace_iter *it, struct trace_cursor *c, uint64_t ns, uint8_t flags,
@@ -419,12 +426,8 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 		 * the chunk's next packed block counts from, and passed. */
 		if (data_block(it, c, &c->p, NULL) < 0)
 			return -1;
-		c->event_no++;
-		if (!--c->left && c->p != c->end) {
-			reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-				     (unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+		if (event_done(it, c))
 			return -1;
-		}
 		return 0;
 	}
 	if (varint_get(&c->p, c->end, &tag) || varint_get(&c->p, c->end, &delta)) {
@@ -432,12 +435,8 @@ static int decode_one(struct trace_iter *it, struct trace_cursor *c, struct trac
 			(unsigned long long)c->chunk_off, c->event_no);
 		return -1;
 	}
-	c->event_no++;
-	if (!--c->left && c->p != c->end) {
-		reader_error(it->err, sizeof(it->err), "chunk at offset %llu has %zu stray bytes after its events",
-			(unsigned long long)c->chunk_off, (size_t)(c->end - c->p));
+	if (event_done(it, c))
 		return -1;
-	}
 	c->raw += delta;
 	uint64_t ns = trace_ns(t, c->raw);
 	c->last_ns = ns;
