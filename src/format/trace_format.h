@@ -256,7 +256,7 @@ _Static_assert(sizeof(struct kernel_event) == 40, "a kernel event is 40 bytes");
 #define TAG_DATA (1u << 23)
 /* Version 4: the same block packed, where that is smaller.  Instead of a
  * delta, a varint byte count of what follows it; then a varint word count
- * W; then W varints, word i as zigzag(w[i] - r[i]) (zigzag(d) = d << 1 ^
+ * W; then W varints, word i as varint_zigzag(w[i] - r[i]) (varint.h: d << 1 ^
  * d >> 63, in 64-bit two's complement), where r is the chunk's data
  * block before this one, raw or packed, word by word: r[i] = 0 past its
  * first TRACE_DATA_REF_WORDS words or its end, and for the chunk's first
@@ -264,14 +264,6 @@ _Static_assert(sizeof(struct kernel_event) == 40, "a kernel event is 40 bytes");
  * the same item words, which then take a byte each. */
 #define TAG_DATA_PACKED (TAG_DATA | 1u)
 #define TRACE_DATA_REF_WORDS 64u
-static inline uint64_t data_zigzag(uint64_t d)
-{
-	return d << 1 ^ (uint64_t)((int64_t)d >> 63);
-}
-static inline uint64_t data_unzigzag(uint64_t z)
-{
-	return z >> 1 ^ (uint64_t)-(int64_t)(z & 1);
-}
 /* The file's own constants: the trace buffer's (EV_*, shm_layout.h) may
  * change with the agent, the file's may not.  The writer translates. */
 

@@ -65,16 +65,6 @@ static int reserve(struct trace_writer *w, size_t need)
 	return 0;
 }
 
-static size_t varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* A data block of `words` words at p: packed (TAG_DATA_PACKED) where
  * that is smaller, else raw (TAG_DATA); *ref, *ref_n the chunk's block
  * before it (its words in the chunk), updated.  Returns the bytes
@@ -87,13 +77,13 @@ static size_t put_data_block(uint8_t *p, const uint64_t *v, uint64_t words, cons
 	size_t packed = varint_len(words);
 
 	for (uint64_t i = 0; i < words; i++)
-		packed += varint_len(data_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+		packed += varint_len(varint_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
 	if (packed < words * 8) {
 		p += varint_put(p, (uint64_t)TAG_DATA_PACKED << 2 | TAG_ENTRY);
 		p += varint_put(p, packed);
 		p += varint_put(p, words);
 		for (uint64_t i = 0; i < words; i++)
-			p += varint_put(p, data_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+			p += varint_put(p, varint_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
 	} else {
 		p += varint_put(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
 		p += varint_put(p, words * 8);

@@ -276,7 +276,7 @@ static long data_block(struct trace_iter *it, struct trace_cursor *c, const uint
 			uint64_t z;
 			if (varint_get(&p, block_end, &z))
 				goto cut;
-			v = data_unzigzag(z) + (i < ref_n ? c->data_ref[i] : 0);
+			v = varint_unzigzag(z) + (i < ref_n ? c->data_ref[i] : 0);
 			if (i < TRACE_DATA_REF_WORDS)
 				c->data_ref[i] = v;
 			if (out && kept + 8 <= TRACE_DATA_MAX) {

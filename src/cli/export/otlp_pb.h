@@ -33,16 +33,6 @@ static inline void otlp_pb_fixed64(struct view_buf *b, unsigned field, uint64_t 
 	pb_raw(b, &v, 8); /* little-endian on x86-64 */
 }
 
-static inline size_t otlp_pb_varint_len(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
 /* A KeyValue field {key = 1, value = 2: AnyValue} whose AnyValue body is
  * any_len bytes, written by the caller right after.  The lengths are
  * counted, not buffered: no allocation per attribute (a span has three,
@@ -50,7 +40,7 @@ static inline size_t otlp_pb_varint_len(uint64_t v)
 static inline void otlp_pb_kv_head(struct view_buf *b, unsigned field, const char *key, size_t any_len)
 {
 	size_t klen = strlen(key);
-	size_t kv_len = 1 + otlp_pb_varint_len(klen) + klen + 1 + otlp_pb_varint_len(any_len) + any_len;
+	size_t kv_len = 1 + varint_len(klen) + klen + 1 + varint_len(any_len) + any_len;
 	pb_varint(b, (uint64_t)field << 3 | 2);
 	pb_varint(b, kv_len);
 	pb_bytes(b, 1, key, klen);
@@ -61,13 +51,13 @@ static inline void otlp_pb_kv_head(struct view_buf *b, unsigned field, const cha
 static inline void otlp_pb_kv_string(struct view_buf *b, unsigned field, const char *key, const char *val)
 {
 	size_t vlen = strlen(val);
-	otlp_pb_kv_head(b, field, key, 1 + otlp_pb_varint_len(vlen) + vlen);
+	otlp_pb_kv_head(b, field, key, 1 + varint_len(vlen) + vlen);
 	pb_bytes(b, 1, val, vlen); /* AnyValue.string_value */
 }
 
 static inline void otlp_pb_kv_int(struct view_buf *b, unsigned field, const char *key, int64_t val)
 {
-	otlp_pb_kv_head(b, field, key, 1 + otlp_pb_varint_len((uint64_t)val));
+	otlp_pb_kv_head(b, field, key, 1 + varint_len((uint64_t)val));
 	pb_uint(b, 3, (uint64_t)val); /* AnyValue.int_value */
 }
 
