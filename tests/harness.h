@@ -4,6 +4,7 @@
 #ifndef NEEDLE_TEST_HARNESS_H
 #define NEEDLE_TEST_HARNESS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -33,6 +34,16 @@ static int harness_failures;
 static inline int harness_exit(void)
 {
 	return harness_failures ? 1 : 0;
+}
+
+/* Marsaglia's xorshift64: the tests' reproducible random numbers, from a
+ * nonzero state of the test's own. */
+static inline uint64_t harness_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
 }
 
 #endif

@@ -33,10 +33,7 @@
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return harness_xorshift(&rng_state);
 }
 
 /* What the reader must give back: per event that claims a block, its

@@ -12,13 +12,9 @@
 #include "agent/sites/site_table.h"
 
 static uint64_t rng_state = 0x853c49e6748fea9bull;
-
 static uint64_t rng(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return harness_xorshift(&rng_state);
 }
 
 /* Stand-ins for loaded objects: only their addresses are used. */
