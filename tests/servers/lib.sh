@@ -211,9 +211,10 @@ EINTR_PID=""
 # The counter is ended from inside, by a kill(2) it watches for: a signal
 # number 0 sent to a process group that cannot exist (beyond PID_MAX_LIMIT,
 # 2^22), made unique to this script.  bpftrace's exit() prints its maps as
-# it leaves; a SIGINT to it through timeout(1) arrives twice (timeout sends
-# it to the child and then to its group), which left no maps at all in
-# two CI runs out of some forty.  The totals are also printed every second
+# it leaves.  A SIGINT through timeout(1) arrives twice (timeout sends it
+# to the child, then to its group); in two CI runs out of some forty the
+# counter so stopped left no maps at all (why was not kept: only its
+# first line reached the log).  The totals are also printed every second
 # ("tick" lines), so that a counter which fails to print at its end still
 # leaves what it counted up to its last second.
 eintr_magic() { echo $((4194305 + $$)); }
