@@ -15,7 +15,7 @@ BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) $(CFLAGS)
 
 COMMON_SRC := $(wildcard src/common/*.c)
 AGENT_SRC := $(wildcard src/agent/*.c) $(foreach d,$(AGENT_DIRS),$(wildcard src/agent/$(d)/*.c)) $(COMMON_SRC)
-AGENT_ASM := $(wildcard src/agent/*.S) $(wildcard src/agent/arch/x86_64/*.S)
+AGENT_ASM := $(wildcard src/agent/*.S) $(wildcard src/agent/dispatch/*.S) $(wildcard src/agent/arch/x86_64/*.S)
 AGENT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(AGENT_SRC)) $(patsubst src/%.S,$(BUILD)/obj/%.o,$(AGENT_ASM))
 # libelf, libdw and Zydis are linked into libneedle, rebuilt from Debian's
 # sources by scripts/build_deps.sh (why: see its top comment), with zlib and

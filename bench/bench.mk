@@ -117,9 +117,10 @@ $(BUILD)/ablation/obj/%.o: src/%.S
 $(BUILD)/ablation/$(LIBNEEDLE_SONAME): $(ABLATION_OBJ) $(LIBNEEDLE_MAP)
 	$(CC) $(LIBNEEDLE_LDFLAGS) $(ABLATION_OBJ) -o $@ $(AGENT_LIBS)
 
-$(BENCH_BUILD)/bench_probe: bench/bench_probe.c $(LIBNEEDLE)
+$(BENCH_BUILD)/bench_probe: bench/bench_probe.c $(BENCH_BUILD)/bench_direct_handlers.o $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
-	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -lpthread
+	gcc $(BENCH_CFLAGS) -fpatchable-function-entry=5 $< $(BENCH_BUILD)/bench_direct_handlers.o -o $@ -L$(BUILD) -lneedle \
+		-Wl,-rpath,$(abspath $(BUILD)) -lpthread
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_probe $(BUILD)/ablation/libneedle.so
 

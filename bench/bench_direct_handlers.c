@@ -27,3 +27,17 @@ int bench_direct_exit(const struct needle_func *func, uint64_t cookie, void *thr
 	direct_exits++;
 	return 0;
 }
+
+/* bench_probe's entry-only handler: nothing at all, so that threads share
+ * no line. */
+int bench_direct_nop(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		     void *thread_data, uint64_t *cookie, void *user_data)
+{
+	(void)func;
+	(void)regs;
+	(void)ret_addr;
+	(void)thread_data;
+	(void)cookie;
+	(void)user_data;
+	return 0;
+}

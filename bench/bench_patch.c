@@ -5,7 +5,10 @@
  *   bench_patch hook N        entry_exit_hook_ns: the same with an exit handler
  *                             too (the return hooked), recording nothing
  *   bench_patch count N       count_handler_ns: the same calls with a counting
- *                             entry handler attached, minus the untraced call
+ *                             entry-only handler attached (NEEDLE_ATTACH_ENTRY_ONLY:
+ *                             the probe path), minus the untraced call
+ *   bench_patch count_ctx N   count_ctx_handler_ns: the same with an ordinary
+ *                             entry handler (a needle_ctx, the full path)
  *   bench_patch count_direct N, hook_direct N
  *                             count_direct_handler_ns, entry_exit_hook_direct_ns:
  *                             the same through direct handlers
@@ -91,6 +94,7 @@ static void count_exit(const struct needle_ctx *ctx, uint64_t cookie, void *data
 }
 
 static needle_exit_fn exit_handler; /* NULL, or count_exit for "hook" */
+static int use_probe;               /* "count": entry only */
 /* count_direct, hook_direct: the same handlers' direct twins
  * (bench_direct_handlers.c). */
 int bench_direct_count(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
@@ -108,6 +112,11 @@ static struct needle_link *attach_n(const uint64_t *addrs, size_t n)
 	if (use_direct) {
 		opts.direct_entry = bench_direct_count;
 		opts.direct_exit = exit_handler ? bench_direct_exit : NULL;
+	}
+	if (use_probe) {
+		opts.entry = NULL;
+		opts.direct_entry = bench_direct_count;
+		opts.flags = NEEDLE_ATTACH_ENTRY_ONLY;
 	}
 	if (needle_attach(&opts, &link) != (int)n) {
 		fprintf(stderr, "bench_patch: attach of %zu functions failed\n", n);
@@ -187,6 +196,7 @@ int main(int argc, char **argv)
 		 * _direct: through direct handlers. */
 		int hook = !strncmp(argv[1], "hook", 4);
 		use_direct = strstr(argv[1], "_direct") != NULL;
+		use_probe = !strcmp(argv[1], "count");
 		exit_handler = hook ? count_exit : NULL;
 		double base[REPEAT], traced[REPEAT];
 		uint64_t addr = (uint64_t)(uintptr_t)bench_count_target;
@@ -203,11 +213,11 @@ int main(int argc, char **argv)
 			printf("entry_exit_hook%s_ns %.3f\n", use_direct ? "_direct" : "", t - b);
 			return entries == (long)REPEAT * n && returns == entries ? 0 : 2;
 		}
-		if (!use_direct)
+		if (use_probe)
 			printf("untraced_call_ns %.3f\n", b);
-		printf("count%s_handler_ns %.3f\n", use_direct ? "_direct" : "", t - b);
+		printf("count%s_handler_ns %.3f\n", use_direct ? "_direct" : use_probe ? "" : "_ctx", t - b);
 		return entries == (long)REPEAT * n ? 0 : 2;
 	}
-	fprintf(stderr, "usage: bench_patch attach | loop [N] | count[_direct] [N] | hook[_direct] [N]\n");
+	fprintf(stderr, "usage: bench_patch attach | loop [N] | count[_ctx|_direct] [N] | hook[_direct] [N]\n");
 	return 1;
 }

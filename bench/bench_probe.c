@@ -1,9 +1,11 @@
 /* bench_probe - the seed's probe throughput table, for needle's dispatch:
  *
- *   bench_probe nop|ret|plain THREADS SECONDS
+ *   bench_probe nop|nopctx|ret|plain THREADS SECONDS
  *
  * THREADS threads call a small traced function in a loop for SECONDS; one
- * counting consumer is attached, entry only (nop) or entry and exit (ret).
+ * consumer that does nothing is attached: entry only (nop: an entry-only
+ * link, NEEDLE_ATTACH_ENTRY_ONLY, the probe path; nopctx: an ordinary
+ * entry handler with its needle_ctx), or entry and exit (ret).
  * Prints "probe_<mode>_mps_<T>t TOTAL" and "..._per_thread PER" in millions
  * of calls per second.  Run against libneedle.so (RCU) and against the
  * reader-writer-lock ablation (build/ablation/libneedle.so) to compare.
@@ -48,6 +50,10 @@ static void on_exit_(const struct needle_ctx *c, uint64_t k, void *d)
 	(void)d;
 }
 
+/* bench_direct_handlers.c, built with -mgeneral-regs-only. */
+int bench_direct_nop(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		     void *thread_data, uint64_t *cookie, void *user_data);
+
 static void *loop(void *arg)
 {
 	struct worker *w = arg;
@@ -66,7 +72,7 @@ static void *loop(void *arg)
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: bench_probe nop|ret THREADS SECONDS\n");
+		fprintf(stderr, "usage: bench_probe nop|nopctx|ret|plain THREADS SECONDS\n");
 		return 2;
 	}
 	int ret = !strcmp(argv[1], "ret"), plain = !strcmp(argv[1], "plain");
@@ -77,6 +83,11 @@ int main(int argc, char **argv)
 	uint64_t addr = (uint64_t)(uintptr_t)probe_target;
 	struct needle_attach_opts o = { .sz = sizeof(o), .addrs = &addr, .addr_cnt = 1, .entry = on_entry,
 					.exit = ret ? on_exit_ : NULL };
+	if (!strcmp(argv[1], "nop")) {
+		o.entry = NULL;
+		o.direct_entry = bench_direct_nop;
+		o.flags = NEEDLE_ATTACH_ENTRY_ONLY;
+	}
 	if (!plain && needle_attach(&o, &link) != 1)
 		return 1;
 	for (int i = 0; i < threads; i++)

@@ -13,6 +13,7 @@ note "bench: patch engine (attach/detach with a live thread)"
 "$dir/bench_patch" attach >>"$raw"
 note "bench: counting handler per call"
 "$dir/bench_patch" count 20000000 >>"$raw"
+"$dir/bench_patch" count_ctx 20000000 >>"$raw"
 "$dir/bench_patch" hook 20000000 >>"$raw"
 # The same handlers' direct twins (needle_attach_opts.direct_entry/_exit).
 "$dir/bench_patch" count_direct 20000000 >>"$raw"
@@ -457,7 +458,7 @@ done
 "$dir/bench_threads" memory >>"$raw"
 
 note "bench: probe throughput (the seed's table): RCU against the rwlock ablation"
-for mode in nop ret; do
+for mode in nop nopctx ret; do
 	for t in 1 2 4; do
 		"$dir/bench_probe" $mode $t 1 >>"$raw"
 		PROBE_VARIANT=rwlock LD_LIBRARY_PATH="$dir/../ablation" "$dir/bench_probe" $mode $t 1 >>"$raw"
@@ -600,7 +601,8 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "attach_max_thread_hold_us" "$(val attach_max_thread_hold_us)" "goal < 1000; nothing else stops"
 	printf '%-34s %10s  %s\n' "detach_ms_10k_sites" "$(val detach_ms_10k_sites)" "one batch + grace period, measured by needle"
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
-	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "goal < 3 ns (floor of repeated runs); a site's call of an empty C handler, nothing else: $(val handler_call_floor_ns)"
+	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "an entry-only link (the probe path); goal < 3 ns (floor of repeated runs); a site's call of an empty C handler, nothing else: $(val handler_call_floor_ns)"
+	printf '%-22s %12s  %s\n' "count_ctx_handler_ns" "$(val count_ctx_handler_ns)" "the same count through an ordinary entry handler (a needle_ctx, the full path)"
 	printf '%-22s %12s  %s\n' "entry_exit_hook_ns" "$(val entry_exit_hook_ns)" "the same with the return hooked too, nothing recorded"
 	printf '%-22s %12s  %s\n' "exit_site_hook_ns" "$(val exit_site_hook_ns)" "the same, the exit taken at the compiler's exit site instead (gcc -mrecord-return)"
 	printf '%-34s %10s  %s\n' "count_direct_handler_ns" "$(val count_direct_handler_ns)" \
@@ -721,7 +723,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "shadow_bytes_per_thread" "$(val shadow_bytes_per_thread)" "resident, per thread with a traced call"
 	echo
 	printf '%-10s %8s %14s %14s %14s %14s\n' "probe" "threads" "rcu M/s" "per thread" "rwlock M/s" "per thread"
-	for mode in nop ret; do
+	for mode in nop nopctx ret; do
 		for t in 1 2 4; do
 			printf '%-10s %8s %14s %14s %14s %14s\n' "probe_$mode" "$t" \
 				"$(val probe_${mode}_rcu_mps_${t}t)" "$(val probe_${mode}_rcu_mps_${t}t_per_thread)" \

@@ -346,6 +346,17 @@ struct needle_attach_opts {
 
 /* Fail with -EBUSY instead of sharing a function with another link. */
 #define NEEDLE_ATTACH_EXCLUSIVE 0x1u
+/* Entry only, no needle_ctx: the link gives direct_entry and nothing
+ * else of the handlers (entry, exit, direct_exit NULL; thread_data_size
+ * and call_data_size 0), and every call of its functions runs it, with
+ * thread_data NULL, its return value ignored (return 0) and no exit.
+ * Where the link is alone on a function, the site reaches it through a
+ * minimal path: the nine registers a C handler may change saved, one
+ * read section, no frame, no ctx, no vector register touched; where it
+ * shares the function, or on a thread's first traced call, the full
+ * path calls it with the ctx's registers.  The kernel's ftrace_ops with
+ * only a func and a trampoline of its own; a counter, a probe. */
+#define NEEDLE_ATTACH_ENTRY_ONLY 0x2u
 
 struct needle_link;
 

@@ -48,10 +48,15 @@ $(TEST_BUILD)/api/test_api_callcount: tests/api/test_api_callcount.sh $(API_BUIL
 		$(API_BUILD)/libcallcount_asan.so $(BUILD)/examples/libcallcount.so
 	$(SCRIPT_TEST)
 
-TESTS += $(TEST_BUILD)/api/test_api_symbols $(TEST_BUILD)/api/test_api_interpose $(TEST_BUILD)/api/test_api_handlers $(TEST_BUILD)/api/test_api_direct \
+TESTS += $(TEST_BUILD)/api/test_api_symbols $(TEST_BUILD)/api/test_api_interpose $(TEST_BUILD)/api/test_api_handlers $(TEST_BUILD)/api/test_api_direct $(TEST_BUILD)/api/test_api_probe \
 	$(TEST_BUILD)/api/test_api_callcount
 
 # Direct handlers, built as needle.h asks (test_api_direct.c).
+# Entry-only links, their handler built as needle.h asks.
+$(TEST_BUILD)/api/test_api_probe: tests/api/test_api_probe.c tests/api/direct_handlers.c $(LIBNEEDLE)
+	@mkdir -p $(API_BUILD)
+	gcc $(TEST_CFLAGS) -mgeneral-regs-only -c tests/api/direct_handlers.c -o $(API_BUILD)/probe_handlers.o
+	gcc $(TEST_CFLAGS) $(PFE) tests/api/test_api_probe.c $(API_BUILD)/probe_handlers.o -o $@ $(TEST_LINK)
 $(TEST_BUILD)/api/test_api_direct: tests/api/test_api_direct.c tests/api/direct_handlers.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) -mgeneral-regs-only -c tests/api/direct_handlers.c -o $(API_BUILD)/direct_handlers.o

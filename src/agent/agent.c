@@ -36,6 +36,7 @@
 #include "agent/thread/thread_state.h"
 #include "agent/arch/arch.h"
 #include "agent/dispatch/dispatch.h"
+#include "agent/dispatch/dispatch_direct.h"
 
 static int init_error;
 
@@ -51,6 +52,7 @@ static void agent_init(void)
 	 * (the benchmarks' ablation, the tests' reference). */
 	const char *graph_asm = getenv("NEEDLE_GRAPH_ASM");
 	graph_asm_enabled = !(graph_asm && !strcmp(graph_asm, "0"));
+	dispatch_probe_asm_enabled = graph_asm_enabled;
 	reloc_set_moved_calls(dispatch_returns_hookable());
 	sigmask_watch_init();
 	if (!err)

@@ -30,47 +30,9 @@
 #include "agent/record/recorder_direct.h"
 #include "agent/record/trigger.h"
 
-/* graph_layout.h, against what it copies. */
+/* graph_layout.h, against what it copies (direct_layout.h's are
+ * asserted in dispatch_direct.c). */
 #define LAYOUT(cond) _Static_assert(cond, "graph_layout.h: " #cond)
-LAYOUT(offsetof(struct thread_state, rcu_word) == G_TS_RCU_WORD);
-LAYOUT(offsetof(struct thread_state, shadow) == G_TS_SHADOW);
-LAYOUT(offsetof(struct thread_state, shadow_top) == G_TS_SHADOW_TOP);
-LAYOUT(offsetof(struct thread_state, shadow_cap) == G_TS_SHADOW_CAP);
-LAYOUT(offsetof(struct thread_state, context) == G_TS_CONTEXT);
-LAYOUT(offsetof(struct thread_state, stack_window) == G_TS_STACK_WINDOW);
-LAYOUT(offsetof(struct thread_state, shadow_high) == G_TS_SHADOW_HIGH);
-LAYOUT(offsetof(struct thread_state, data) == G_TS_DATA);
-LAYOUT(offsetof(struct thread_state, data_used) == G_TS_DATA_USED);
-LAYOUT(THREAD_STATE_SENTINEL_MAX == G_THREAD_STATE_SENTINEL_MAX);
-LAYOUT(STACK_BLOCK_SHIFT == G_STACK_BLOCK_SHIFT && STACK_WINDOW_BLOCKS == G_STACK_WINDOW_BLOCKS);
-LAYOUT(RCU_NEST_BITS == G_RCU_NEST_BITS && RCU_NEST_MASK == 0xffff);
-LAYOUT(offsetof(struct site, func.site_id) == G_SITE_ID && sizeof(((struct site *)0)->func.site_id) == 4);
-LAYOUT(offsetof(struct site, direct_skip) == G_SITE_DIRECT_SKIP);
-LAYOUT(offsetof(struct site, direct_graph) == G_SITE_DIRECT_GRAPH);
-LAYOUT(offsetof(struct site, module) == G_SITE_MODULE);
-LAYOUT(offsetof(struct site, consumers) == G_SITE_CONSUMERS);
-LAYOUT(offsetof(struct site, exits_live) == G_SITE_EXITS_LIVE);
-LAYOUT(offsetof(struct module, exec[0].lo) == G_MOD_EXEC_LO && offsetof(struct module, exec[0].hi) == G_MOD_EXEC_HI);
-LAYOUT(offsetof(struct module, foreign_lo) == G_MOD_FOREIGN_LO);
-LAYOUT(offsetof(struct module, foreign_hi) == G_MOD_FOREIGN_HI);
-LAYOUT(offsetof(struct consumer_list, cnt) == G_LIST_CNT && offsetof(struct consumer_list, items) == G_LIST_ITEMS);
-LAYOUT(offsetof(struct consumer, ops) == G_C_OPS && offsetof(struct consumer, generation) == G_C_GENERATION);
-LAYOUT(offsetof(struct consumer, slot) == G_C_SLOT && CONSUMER_MAX <= 65536);
-LAYOUT(offsetof(struct consumer, tdata_off) == G_C_TDATA_OFF);
-LAYOUT(offsetof(struct consumer, tdata_idx) == G_C_TDATA_IDX);
-LAYOUT(offsetof(struct consumer, tdata_tag) == G_C_TDATA_TAG);
-LAYOUT(sizeof(struct consumer) == G_C_SIZE);
-LAYOUT(offsetof(struct consumer_ops, index) == G_OPS_INDEX);
-LAYOUT(offsetof(struct consumer_ops, direct_entry) == G_OPS_DIRECT_ENTRY);
-LAYOUT(offsetof(struct consumer_ops, direct_exit) == G_OPS_DIRECT_EXIT);
-LAYOUT(sizeof(struct consumer_ops) == G_OPS_SIZE);
-LAYOUT(sizeof(struct frame_entry) + sizeof(struct frame_header) == G_FRAME_BYTES);
-LAYOUT(sizeof(struct frame_header) == G_FH_HEADER && sizeof(struct frame_entry) == 16);
-LAYOUT(offsetof(struct frame_entry, slot) == 0 && offsetof(struct frame_entry, ops) == 2);
-LAYOUT(offsetof(struct frame_entry, generation) == 4 && offsetof(struct frame_entry, cookie) == 8);
-LAYOUT(offsetof(struct frame_header, return_addr) == G_FH_RETURN_ADDR);
-LAYOUT(offsetof(struct frame_header, site) == G_FH_SITE && offsetof(struct frame_header, sp) == G_FH_SP);
-LAYOUT(offsetof(struct frame_header, entry_cnt) == G_FH_COUNTS);
 LAYOUT(offsetof(struct rec_thread, chunk) == G_RT_CHUNK && offsetof(struct rec_thread, pos) == G_RT_POS);
 LAYOUT(offsetof(struct rec_thread, end) == G_RT_END && offsetof(struct rec_thread, base) == G_RT_BASE);
 LAYOUT(offsetof(struct rec_thread, depth) == G_RT_DEPTH);

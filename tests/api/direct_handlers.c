@@ -61,3 +61,27 @@ int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thre
 	atomic_fetch_add(&direct_exits, 1);
 	return 0;
 }
+
+/* test_api_probe's entry-only handler (NEEDLE_ATTACH_ENTRY_ONLY): user_data
+ * is the counter it adds to; it keeps the last call's function and
+ * integer arguments, counts calls that came with thread data (there must
+ * be none), and clobbers every register it may. */
+_Atomic uint64_t probe_with_thread_data;
+_Atomic uint64_t probe_last_args[6];
+_Atomic uint64_t probe_last_ret;
+const struct needle_func *_Atomic probe_last_func;
+
+int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		     void *thread_data, uint64_t *cookie, void *user_data)
+{
+	clobber();
+	if (thread_data)
+		atomic_fetch_add(&probe_with_thread_data, 1);
+	for (int k = 0; k < 6; k++)
+		atomic_store_explicit(&probe_last_args[k], regs->args[k], memory_order_relaxed);
+	atomic_store_explicit(&probe_last_ret, ret_addr, memory_order_relaxed);
+	atomic_store_explicit(&probe_last_func, func, memory_order_relaxed);
+	atomic_fetch_add_explicit((_Atomic uint64_t *)user_data, 1, memory_order_relaxed);
+	*cookie = 1;
+	return NEEDLE_DIRECT_DECLINE; /* ignored: entry only */
+}

@@ -40,6 +40,8 @@ int rel_keep_caller(void);
 int test_direct_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
 		      void *thread_data, uint64_t *cookie, void *user_data);
 int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
+int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		     void *thread_data, uint64_t *cookie, void *user_data);
 extern _Atomic uint64_t direct_entries, direct_exits;
 
 static const char *const relocatable[] = { "rel_riprel_load", "rel_lea",	   "rel_store",	   "rel_jcc",
@@ -200,5 +202,31 @@ int main(void)
 	}
 	CHECK_EQ(atomic_load(&direct_entries), 999, "the direct path took every call but the thread's first");
 	CHECK_EQ(atomic_load(&direct_exits), 1000, "and every return");
+
+	/* And on the probe path (NEEDLE_ATTACH_ENTRY_ONLY), whose handler
+	 * clobbers every register it may: the relocated entry's probe
+	 * subroutine puts each back. */
+	static _Atomic uint64_t probes;
+	struct needle_attach_opts p = { .sz = sizeof(p), .patterns = keep, .pattern_cnt = 1,
+					.direct_entry = test_probe_entry, .user_data = (void *)&probes,
+					.flags = NEEDLE_ATTACH_ENTRY_ONLY };
+	CHECK_EQ(needle_attach(&p, &link), 1, "attach rel_keep_leaf entry only");
+	struct needle_stats st0 = { .sz = sizeof(st0) }, st1 = { .sz = sizeof(st1) };
+	needle_get_stats(&st0);
+	mask = 0;
+	for (int i = 0; i < 1000; i++)
+		mask |= rel_keep_caller();
+	needle_get_stats(&st1);
+	CHECK_EQ(mask, 0, "probe path: no register the caller kept came back changed (mask of those that did)");
+	CHECK_EQ(atomic_load(&probes), 1000, "probe path: every call counted once");
+	/* The probe path's assembly is the calling trampoline's: with
+	 * NEEDLE_CALLING=0 (entries CALL their stubs) it is taken in C. */
+	const char *calling = getenv("NEEDLE_CALLING");
+	if (!calling || strcmp(calling, "0"))
+		CHECK(st1.direct_c_entries + st1.full_path_entries - st0.direct_c_entries - st0.full_path_entries <= 2,
+		      "probe path: the C paths took the site's first call only (%llu)",
+		      (unsigned long long)(st1.direct_c_entries + st1.full_path_entries - st0.direct_c_entries -
+					   st0.full_path_entries));
+	CHECK_EQ(needle_link_destroy(link), 0, "detach");
 	return harness_exit();
 }

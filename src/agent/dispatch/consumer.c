@@ -30,8 +30,10 @@ const struct consumer_ops *consumer_ops_get(needle_entry_fn entry, needle_exit_f
 			return &consumer_ops_table[i];
 	if (ops_cnt == CONSUMER_OPS_MAX)
 		return NULL;
-	consumer_ops_table[ops_cnt] = (struct consumer_ops){ entry, exit, call_data_size, (uint16_t)ops_cnt, direct_entry,
-							      direct_exit };
+	consumer_ops_table[ops_cnt] = (struct consumer_ops){
+		entry,        exit,        call_data_size, (uint16_t)ops_cnt,
+		direct_entry, direct_exit, !entry && !exit && direct_entry && !direct_exit && !call_data_size,
+	};
 	return &consumer_ops_table[ops_cnt++];
 }
 

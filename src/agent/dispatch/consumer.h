@@ -39,6 +39,10 @@ struct consumer_ops {
 	 * with this entry and exit only. */
 	needle_direct_entry_fn direct_entry;
 	needle_direct_exit_fn direct_exit;
+	/* A direct entry alone (NEEDLE_ATTACH_ENTRY_ONLY): the probe path
+	 * (dispatch_direct.c, probe_trampoline.S) calls it with no frame,
+	 * and the full path calls it in place of entry. */
+	uint8_t probe;
 };
 
 #define CONSUMER_OPS_MAX 65536

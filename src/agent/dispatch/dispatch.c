@@ -101,7 +101,16 @@ static inline uint32_t run_entry(struct thread_state *ts, struct consumer *c, co
 		if (ops->call_data_size && ops->exit && room >= bytes && !ctx->exit_flags)
 			ctx->call_data = e + 1;
 	}
-	int ret = ops->entry ? ops->entry(ctx, &cookie, c->user_data) : 0;
+	int ret = 0;
+	if (ops->entry)
+		ret = ops->entry(ctx, &cookie, c->user_data);
+	else if (ops->probe)
+		/* NEEDLE_ATTACH_ENTRY_ONLY: the direct entry, with the ctx's
+		 * registers (its return is ignored: there is no exit).  The
+		 * return address is still in its slot: hijacks come after
+		 * every entry ran. */
+		ops->direct_entry(ctx->func, &ctx->regs, *(const uint64_t *)(uintptr_t)ctx->sp, NULL, &cookie,
+				  c->user_data);
 
 	if (!ops->exit || (ret & NEEDLE_SKIP_EXIT) || ctx->exit_flags)
 		return 0;

@@ -28,10 +28,12 @@
  * NEEDLE_RCU_ABLATION_RWLOCK (a benchmark build whose read side takes a
  * pthread lock) has no direct path: it declines every call. */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "agent/base/control_lock.h"
 #include "agent/dispatch/consumer.h"
+#include "agent/dispatch/direct_layout.h"
 #include "agent/dispatch/direct_path.h"
 #include "agent/dispatch/dispatch_direct.h"
 #include "agent/dispatch/shadow_frame.h"
@@ -40,6 +42,82 @@
 #include "agent/sites/module.h"
 #include "agent/sites/site_table.h"
 #include "agent/thread/thread_state.h"
+
+/* NEEDLE_GRAPH_ASM=0 (the benchmarks' ablation, the tests' reference):
+ * no site is handed to the probe path's assembly, nor to its shortcut
+ * here.  Set by agent.c at start-up, before any site is patched. */
+int dispatch_probe_asm_enabled = 1;
+
+/* direct_layout.h, against what it copies. */
+#define LAYOUT(cond) _Static_assert(cond, "direct_layout.h: " #cond)
+LAYOUT(offsetof(struct thread_state, rcu_word) == G_TS_RCU_WORD);
+LAYOUT(offsetof(struct thread_state, shadow) == G_TS_SHADOW);
+LAYOUT(offsetof(struct thread_state, shadow_top) == G_TS_SHADOW_TOP);
+LAYOUT(offsetof(struct thread_state, shadow_cap) == G_TS_SHADOW_CAP);
+LAYOUT(offsetof(struct thread_state, context) == G_TS_CONTEXT);
+LAYOUT(offsetof(struct thread_state, stack_window) == G_TS_STACK_WINDOW);
+LAYOUT(offsetof(struct thread_state, shadow_high) == G_TS_SHADOW_HIGH);
+LAYOUT(offsetof(struct thread_state, data) == G_TS_DATA);
+LAYOUT(offsetof(struct thread_state, data_used) == G_TS_DATA_USED);
+LAYOUT(THREAD_STATE_SENTINEL_MAX == G_THREAD_STATE_SENTINEL_MAX);
+LAYOUT(STACK_BLOCK_SHIFT == G_STACK_BLOCK_SHIFT && STACK_WINDOW_BLOCKS == G_STACK_WINDOW_BLOCKS);
+LAYOUT(RCU_NEST_BITS == G_RCU_NEST_BITS && RCU_NEST_MASK == 0xffff);
+LAYOUT(offsetof(struct site, func.site_id) == G_SITE_ID && sizeof(((struct site *)0)->func.site_id) == 4);
+LAYOUT(offsetof(struct site, direct_skip) == G_SITE_DIRECT_SKIP);
+LAYOUT(offsetof(struct site, direct_graph) == G_SITE_DIRECT_GRAPH);
+LAYOUT(offsetof(struct site, module) == G_SITE_MODULE);
+LAYOUT(offsetof(struct site, consumers) == G_SITE_CONSUMERS);
+LAYOUT(offsetof(struct site, exits_live) == G_SITE_EXITS_LIVE);
+LAYOUT(offsetof(struct module, exec[0].lo) == G_MOD_EXEC_LO && offsetof(struct module, exec[0].hi) == G_MOD_EXEC_HI);
+LAYOUT(offsetof(struct module, foreign_lo) == G_MOD_FOREIGN_LO);
+LAYOUT(offsetof(struct module, foreign_hi) == G_MOD_FOREIGN_HI);
+LAYOUT(offsetof(struct consumer_list, cnt) == G_LIST_CNT && offsetof(struct consumer_list, items) == G_LIST_ITEMS);
+LAYOUT(offsetof(struct consumer, ops) == G_C_OPS && offsetof(struct consumer, generation) == G_C_GENERATION);
+LAYOUT(offsetof(struct consumer, slot) == G_C_SLOT && CONSUMER_MAX <= 65536);
+LAYOUT(offsetof(struct consumer, tdata_off) == G_C_TDATA_OFF);
+LAYOUT(offsetof(struct consumer, tdata_idx) == G_C_TDATA_IDX);
+LAYOUT(offsetof(struct consumer, tdata_tag) == G_C_TDATA_TAG);
+LAYOUT(sizeof(struct consumer) == G_C_SIZE);
+LAYOUT(offsetof(struct consumer_ops, index) == G_OPS_INDEX);
+LAYOUT(offsetof(struct consumer_ops, direct_entry) == G_OPS_DIRECT_ENTRY);
+LAYOUT(offsetof(struct consumer_ops, direct_exit) == G_OPS_DIRECT_EXIT);
+LAYOUT(offsetof(struct consumer_ops, probe) == G_OPS_PROBE && sizeof(((struct consumer_ops *)0)->probe) == 1);
+LAYOUT(sizeof(struct consumer_ops) == G_OPS_SIZE);
+LAYOUT(offsetof(struct consumer, user_data) == G_C_USER_DATA);
+LAYOUT(offsetof(struct site, func) == 0);
+LAYOUT(sizeof(struct frame_entry) + sizeof(struct frame_header) == G_FRAME_BYTES);
+LAYOUT(sizeof(struct frame_header) == G_FH_HEADER && sizeof(struct frame_entry) == 16);
+LAYOUT(offsetof(struct frame_entry, slot) == 0 && offsetof(struct frame_entry, ops) == 2);
+LAYOUT(offsetof(struct frame_entry, generation) == 4 && offsetof(struct frame_entry, cookie) == 8);
+LAYOUT(offsetof(struct frame_header, return_addr) == G_FH_RETURN_ADDR);
+LAYOUT(offsetof(struct frame_header, site) == G_FH_SITE && offsetof(struct frame_header, sp) == G_FH_SP);
+LAYOUT(offsetof(struct frame_header, entry_cnt) == G_FH_COUNTS);
+
+#ifndef NEEDLE_RCU_ABLATION_RWLOCK
+/* A call of a site whose only consumer is entry only
+ * (NEEDLE_ATTACH_ENTRY_ONLY): its handler, in a read section, and
+ * nothing else.  1 when taken; 0 (nothing done) when the site's list is
+ * not that any more or the consumer is retired. */
+static int direct_probe(struct site *site, struct thread_state *ts, const uint64_t *ret_slot,
+			const struct needle_regs *regs)
+{
+	const struct consumer_ops *ops;
+	uint32_t generation;
+
+	rcu_read_lock_outer(ts);
+	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
+	if (!c || !ops->probe || !(generation & 1)) {
+		rcu_read_unlock(ts, 0);
+		return 0;
+	}
+	uint64_t cookie = 0;
+	ops->direct_entry(&site->func, regs, *ret_slot, NULL, &cookie, c->user_data);
+	rcu_read_unlock(ts, 0);
+	/* Counted for needle_get_stats, as the direct path's other calls. */
+	ts->direct_c_entries++;
+	return 1;
+}
+#endif
 
 int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs, int calling)
 {
@@ -55,6 +133,11 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 
 	if (!ts)
 		return 0;
+	if (atomic_load_explicit(&site->direct_graph, memory_order_relaxed) == SITE_PROBE_ASM) {
+		int taken = direct_probe(site, ts, ret_slot, regs);
+		if (taken)
+			return taken;
+	}
 	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
 	uint64_t ra = *ret_slot;
 	/* A tail call is taken (its return address, a hooked return, is in
@@ -91,6 +174,15 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
 	if (!c)
 		goto skip_site;
+	if (ops->probe) {
+		/* No frame: none of the tests above mattered, but they are
+		 * cheap next to this site's first calls.  Later calls go
+		 * straight to direct_probe (or the assembly). */
+		rcu_read_unlock(ts, 0);
+		if (dispatch_probe_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
+			atomic_store_explicit(&site->direct_graph, SITE_PROBE_ASM, memory_order_relaxed);
+		return direct_probe(site, ts, ret_slot, regs);
+	}
 	void *td;
 	if (!ops->direct_entry || ops->call_data_size)
 		goto skip_site;

@@ -26,6 +26,9 @@ uint64_t needle_direct_dispatch_exit(uint64_t sp);
  * the frame is popped, 0 to go the full path. */
 int needle_direct_dispatch_exit_site(const struct site *x, uint64_t sp);
 
+/* 0: sites are not handed to the probe path's assembly (agent.c). */
+extern int dispatch_probe_asm_enabled __attribute__((visibility("hidden")));
+
 /* CET shadow stacks are on: no return is hijacked (dispatch.c). */
 extern int dispatch_shadow_stack_enabled __attribute__((visibility("hidden")));
 

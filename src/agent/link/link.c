@@ -217,6 +217,15 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 			if (((const char *)opts)[i])
 				return -EOPNOTSUPP;
 	}
+	if (opts->flags & ~(NEEDLE_ATTACH_EXCLUSIVE | NEEDLE_ATTACH_ENTRY_ONLY))
+		return -EINVAL;
+	/* Entry only: the direct entry alone, which the full path calls too
+	 * (dispatch.c's run_entry). */
+	if (opts->flags & NEEDLE_ATTACH_ENTRY_ONLY)
+		return OPTS_GET(opts, direct_entry) && !opts->entry && !opts->exit && !OPTS_GET(opts, direct_exit) &&
+				       !OPTS_GET(opts, thread_data_size) && !OPTS_GET(opts, call_data_size)
+			       ? 0
+			       : -EINVAL;
 	if (!opts->entry && !opts->exit)
 		return -EINVAL;
 	/* Direct handlers: each beside the ordinary one that runs when it
@@ -224,8 +233,6 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 	 * link, a counter, may have a direct entry alone). */
 	if ((OPTS_GET(opts, direct_entry) && !opts->entry) ||
 	    (OPTS_GET(opts, direct_exit) && (!opts->exit || !OPTS_GET(opts, direct_entry))))
-		return -EINVAL;
-	if (opts->flags & ~NEEDLE_ATTACH_EXCLUSIVE)
 		return -EINVAL;
 	return 0;
 }

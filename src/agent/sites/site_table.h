@@ -109,6 +109,7 @@ _Static_assert(offsetof(struct site, func.site_addr) == SITE_ADDR_OFFSET && SITE
 	       "trampoline_layout.h");
 
 #define SITE_GRAPH_C 2
+_Static_assert(SITE_PROBE_ASM != SITE_GRAPH_C && SITE_PROBE_ASM != SITE_GRAPH_ASM, "trampoline_layout.h");
 _Static_assert(SITE_GRAPH_ASM == 1, "the exit's compare in agent/graph_trampoline.S");
 
 static inline int site_is_exit(const struct site *s)

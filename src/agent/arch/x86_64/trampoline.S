@@ -207,7 +207,7 @@
  * r11 = the function's code (the address at `code` in the site, plus
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
-.macro CALLING_DIRECT full, below, code, past, graph
+.macro CALLING_DIRECT full, below, code, past, graph, probe
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
@@ -216,11 +216,22 @@
 	 * (agent/graph_trampoline.S): every register as it came, the flags
 	 * "above" when it took this one, "equal" when it declined. */
 	cmpb	$SITE_GRAPH_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
-	jne	2f
+	jne	4f
 	call	\graph
 	je	2f
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
+	jmp	3f
+	/* The probe path where it took a call before
+	 * (dispatch/probe_trampoline.S): every register as it came, the
+	 * flags "not zero" when its handler ran, "zero" when it declined. */
+4:	cmpb	$SITE_PROBE_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
+	jne	2f
+	call	\probe
+	jz	2f
+	movq	\code(%r11), %r11
+	leaq	\past(%r11), %r11
+	cmpq	%r11, %r11              /* "equal": taken without its exit */
 	jmp	3f
 2:	subq	$\below, %rsp
 	.cfi_adjust_cfa_offset \below
@@ -621,7 +632,7 @@ needle_calling_trampoline:
 	endbr64
 	/* struct needle_regs's integer part, then r11; 88 bytes below the
 	 * return address: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry
+	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry, needle_probe_entry
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
@@ -730,7 +741,7 @@ needle_calling_trampoline_relocated:
 	.cfi_offset %r11, -16
 	endbr64
 	/* 80 bytes below the program's r11: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET, needle_graph_entry_relocated
+	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET, needle_graph_entry_relocated, needle_probe_entry_relocated
 	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
 	movq	(%rsp), %r11            /* the program's */
 	je	1f

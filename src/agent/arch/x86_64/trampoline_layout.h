@@ -12,6 +12,11 @@
  * (agent/graph_trampoline.S) first. */
 #define SITE_DIRECT_GRAPH_OFFSET 33
 #define SITE_GRAPH_ASM 1
+/* ... or SITE_PROBE_ASM: the site's only consumer is entry only
+ * (NEEDLE_ATTACH_ENTRY_ONLY), and the calling trampoline tries the probe
+ * path (dispatch/probe_trampoline.S) first; dispatch_direct.c sets it,
+ * link.c clears it with direct_skip. */
+#define SITE_PROBE_ASM 3
 /* struct site's func.site_addr: where the site's 5 bytes are; the
  * function's own code resumes right after them. */
 #define SITE_ADDR_OFFSET 8

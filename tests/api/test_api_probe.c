@@ -1,0 +1,261 @@
+/* test_api_probe - entry-only links (NEEDLE_ATTACH_ENTRY_ONLY) as needle.h
+ * describes them:
+ *   - only a direct entry, with no other handler, thread or call data;
+ *   - every call runs it exactly once, on the probe path where the link
+ *     is alone on a function (the C paths take a site's first calls
+ *     only), on the full path where it shares one; its return value is
+ *     ignored (the handler returns NEEDLE_DIRECT_DECLINE, and no call is
+ *     counted twice);
+ *   - it gets the function, the six integer arguments, the return
+ *     address into the caller, user_data, no thread data;
+ *   - a function's arguments (six integer, eight double) and return
+ *     values reach it and its caller unchanged, though the handler
+ *     writes junk into every register the ABI lets it;
+ *   - four threads calling while a second link comes and goes: every
+ *     call counted once by the entry-only link;
+ *   - once needle_link_destroy returns, the handler never runs again,
+ *     with threads still calling.
+ * Then the same again with NEEDLE_GRAPH_ASM=0 (the probe path in C
+ * only): the same counts. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "harness.h"
+#include "needle.h"
+
+int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		     void *thread_data, uint64_t *cookie, void *user_data);
+extern _Atomic uint64_t probe_with_thread_data;
+extern _Atomic uint64_t probe_last_args[6];
+extern _Atomic uint64_t probe_last_ret;
+extern const struct needle_func *_Atomic probe_last_func;
+extern char **environ;
+
+#define TRACED __attribute__((noipa))
+
+struct pair {
+	long a, b;
+};
+
+TRACED uint64_t p_int(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f)
+{
+	return a + 3 * b + 5 * c + 7 * d + 11 * e + 13 * f;
+}
+
+TRACED double p_fp(double a, double b, double c, double d, double e, double f, double g, double h)
+{
+	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+
+TRACED struct pair p_pair(long x)
+{
+	return (struct pair){ x * 3, x - 7 };
+}
+
+TRACED double p_fret(double x)
+{
+	return x * 0.5;
+}
+
+static const char *const funcs[] = { "p_int", "p_fp", "p_pair", "p_fret" };
+
+static _Atomic uint64_t probes;
+
+static int attach_probe(const char *const *pats, size_t n, struct needle_link **link)
+{
+	struct needle_attach_opts o = { .sz = sizeof(o), .patterns = pats, .pattern_cnt = n,
+					.direct_entry = test_probe_entry, .user_data = (void *)&probes,
+					.flags = NEEDLE_ATTACH_ENTRY_ONLY };
+	return needle_attach(&o, link);
+}
+
+/* n calls of each function, results checked: the number that came back
+ * wrong. */
+static long call_all(long n, long seed)
+{
+	long bad = 0;
+	for (long i = 0; i < n; i++) {
+		uint64_t x = (uint64_t)(i + seed);
+		bad += p_int(x, x + 1, x + 2, x + 3, x + 4, x + 5) != 40 * x + 1 * 3 + 2 * 5 + 3 * 7 + 4 * 11 + 5 * 13;
+		double d = (double)(i + seed);
+		bad += p_fp(d, d, d, d, d, d, d, d) != 36 * d;
+		struct pair p = p_pair((long)x);
+		bad += p.a != (long)x * 3 || p.b != (long)x - 7;
+		bad += p_fret(d) != d * 0.5;
+	}
+	return bad;
+}
+
+static _Atomic uint64_t ctx_calls;
+static int ctx_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)ctx;
+	(void)cookie;
+	(void)data;
+	atomic_fetch_add(&ctx_calls, 1);
+	return 0;
+}
+
+static _Atomic int workers_stop;
+static _Atomic long worker_bad;
+struct worker {
+	pthread_t t;
+	long calls;
+};
+
+static void *worker(void *arg)
+{
+	struct worker *w = arg;
+	long bad = 0;
+	while (!atomic_load_explicit(&workers_stop, memory_order_relaxed)) {
+		uint64_t x = (uint64_t)w->calls;
+		bad += p_int(x, 1, 2, 3, 4, 5) != x + 3 + 10 + 21 + 44 + 65;
+		w->calls++;
+	}
+	atomic_fetch_add(&worker_bad, bad);
+	return NULL;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+	nanosleep(&t, NULL);
+}
+
+static uint64_t paths_c(void)
+{
+	struct needle_stats st = { .sz = sizeof(st) };
+	needle_get_stats(&st);
+	return st.direct_c_entries + st.full_path_entries;
+}
+
+int main(int argc, char **argv)
+{
+	struct needle_link *link = NULL, *second = NULL;
+	const long n = 10000;
+	int asm_path = !getenv("NEEDLE_GRAPH_ASM");
+
+	(void)argc;
+	printf("      %s\n", asm_path ? "the probe path in assembly" : "NEEDLE_GRAPH_ASM=0: the probe path in C");
+	/* Options. */
+	struct needle_attach_opts bad = { .sz = sizeof(bad), .patterns = funcs, .pattern_cnt = 1,
+					  .direct_entry = test_probe_entry, .flags = NEEDLE_ATTACH_ENTRY_ONLY };
+	bad.entry = ctx_entry;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only with an entry handler: -EINVAL");
+	bad.entry = NULL;
+	bad.thread_data_size = 16;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only with thread data: -EINVAL");
+	bad.thread_data_size = 0;
+	bad.call_data_size = 16;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only with call data: -EINVAL");
+	bad.call_data_size = 0;
+	bad.direct_entry = NULL;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only without a direct entry: -EINVAL");
+
+	/* Alone on four functions. */
+	CHECK_EQ(attach_probe(funcs, 4, &link), 4, "attach the entry-only link to four functions");
+	uint64_t c0 = paths_c();
+	CHECK_EQ(call_all(n, 0), 0, "every argument and return value unchanged (integers, doubles, rax:rdx, xmm0)");
+	CHECK_EQ(atomic_load(&probes), 4 * n, "every call counted once (the handler's NEEDLE_DIRECT_DECLINE ignored)");
+	uint64_t in_c = paths_c() - c0;
+	if (asm_path)
+		CHECK(in_c <= 8, "the C paths took at most two calls a function, the probe path the rest (%llu in C)",
+		      (unsigned long long)in_c);
+	else
+		CHECK(in_c >= 4 * n - 8, "NEEDLE_GRAPH_ASM=0: the C paths took the calls (%llu in C)",
+		      (unsigned long long)in_c);
+	CHECK_EQ(atomic_load(&probe_with_thread_data), 0, "no thread data");
+	uint64_t ret = 0;
+	uint64_t r = p_int(0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666);
+	__asm__ volatile("leaq (%%rip), %0" : "=r"(ret));
+	int args_ok = 0;
+	for (int k = 0; k < 6; k++)
+		args_ok += atomic_load(&probe_last_args[k]) == 0x1111u * (uint64_t)(k + 1);
+	CHECK_EQ(args_ok, 6, "the handler reads the six integer arguments from regs");
+	const struct needle_func *f = atomic_load(&probe_last_func);
+	CHECK(f && !strcmp(f->name, "p_int") && f->ip == (uint64_t)(uintptr_t)p_int, "it gets the function (%s)",
+	      f ? f->name : "none");
+	uint64_t ra = atomic_load(&probe_last_ret);
+	CHECK(ra > (uint64_t)(uintptr_t)main && ra < ret, "it gets the return address into its caller (main+%#llx)",
+	      (unsigned long long)(ra - (uint64_t)(uintptr_t)main));
+	CHECK(r == 0x1111 + 3 * 0x2222 + 5 * 0x3333 + 7 * 0x4444 + 11 * 0x5555 + 13 * 0x6666, "and its result");
+
+	/* Shared with a ctx link: the full path, both counted. */
+	struct needle_attach_opts o2 = { .sz = sizeof(o2), .patterns = funcs, .pattern_cnt = 1, .entry = ctx_entry };
+	CHECK_EQ(needle_attach(&o2, &second), 1, "a second link on p_int");
+	atomic_store(&probes, 0);
+	for (long i = 0; i < n; i++)
+		p_int(1, 2, 3, 4, 5, (uint64_t)i);
+	CHECK_EQ(atomic_load(&probes), n, "shared: the entry-only handler, every call, from the full path");
+	CHECK_EQ(atomic_load(&ctx_calls), n, "shared: the second link's, every call");
+	CHECK_EQ(needle_link_destroy(second), 0, "the second link gone");
+	atomic_store(&probes, 0);
+	c0 = paths_c();
+	for (long i = 0; i < n; i++)
+		p_int(1, 2, 3, 4, 5, (uint64_t)i);
+	CHECK_EQ(atomic_load(&probes), n, "alone again: every call counted");
+	in_c = paths_c() - c0;
+	if (asm_path)
+		CHECK(in_c <= 2, "alone again: back on the probe path (%llu in C)", (unsigned long long)in_c);
+
+	/* Four threads, while a second link comes and goes. */
+	struct worker w[4];
+	memset(w, 0, sizeof(w));
+	atomic_store(&probes, 0);
+	atomic_store(&workers_stop, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&w[i].t, NULL, worker, &w[i]);
+	int churn_ok = 0;
+	for (int i = 0; i < 300; i++) {
+		churn_ok += needle_attach(&o2, &second) == 1;
+		churn_ok += needle_link_destroy(second) == 0;
+	}
+	atomic_store(&workers_stop, 1);
+	long total = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].t, NULL);
+		total += w[i].calls;
+	}
+	CHECK_EQ(churn_ok, 600, "300 attaches and detaches of a second link while four threads call");
+	CHECK(total > 1000, "the threads called (%ld calls)", total);
+	CHECK_EQ(atomic_load(&probes), (uint64_t)total, "every call of the four threads counted once");
+	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
+
+	/* Destroyed while threads call: never again after it returns. */
+	memset(w, 0, sizeof(w));
+	atomic_store(&workers_stop, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&w[i].t, NULL, worker, &w[i]);
+	sleep_ms(30);
+	CHECK_EQ(needle_link_destroy(link), 0, "destroy the entry-only link while four threads call");
+	uint64_t after = atomic_load(&probes);
+	sleep_ms(50);
+	CHECK_EQ(atomic_load(&probes), after, "no call counted after needle_link_destroy returned");
+	atomic_store(&workers_stop, 1);
+	for (int i = 0; i < 4; i++)
+		pthread_join(w[i].t, NULL);
+	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
+
+	/* The same with the probe path in C only. */
+	if (asm_path) {
+		char *args[] = { argv[0], NULL };
+		pid_t pid;
+		int status = -1;
+		setenv("NEEDLE_GRAPH_ASM", "0", 1);
+		fflush(stdout);
+		int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, args, environ);
+		CHECK_EQ(err, 0, "start this test again with NEEDLE_GRAPH_ASM=0");
+		if (!err)
+			waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "with NEEDLE_GRAPH_ASM=0 every check passed (status %#x)", status);
+	}
+	return harness_exit();
+}
