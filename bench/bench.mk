@@ -158,8 +158,9 @@ $(BENCH_BUILD)/gen/reloc_funcs.c:
 $(BENCH_BUILD)/libbench_reloc_funcs.so: $(BENCH_BUILD)/gen/reloc_funcs.c
 	gcc $(BENCH_CFLAGS) -fPIC -shared $< -o $@
 $(BENCH_BUILD)/bench_reloc: bench/bench_reloc.c $(LIBNEEDLE) $(BENCH_BUILD)/libbench_reloc_count.so $(BENCH_BUILD)/libbench_reloc_nop5.so \
-		$(BENCH_BUILD)/libbench_reloc_funcs.so
-	gcc $(BENCH_CFLAGS) $< -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) -ldl -lpthread
+		$(BENCH_BUILD)/libbench_reloc_funcs.so $(BENCH_BUILD)/bench_direct_handlers.o
+	gcc $(BENCH_CFLAGS) $< $(BENCH_BUILD)/bench_direct_handlers.o -o $@ -L$(BUILD) -lneedle -Wl,-rpath,$(abspath $(BUILD)) \
+		-ldl -lpthread
 
 BENCH_PROGS += $(BENCH_BUILD)/bench_reloc $(BUILD)/tests/relocate/libc_workload
 

@@ -2,10 +2,14 @@
  * as "key value" lines (run with NEEDLE_SITES=all):
  *   bench_reloc LIB count N   relocated_count_handler_ns: N calls of
  *                             bench_count_target (in LIB, built without
- *                             patchable entries) with a counting entry
- *                             handler, minus the untraced call; and
+ *                             patchable entries) with a counting entry-only
+ *                             link (NEEDLE_ATTACH_ENTRY_ONLY), minus the
+ *                             untraced call; and
  *                             nop5_count_handler_ns_same_object (the same
  *                             body with a compiled NOP5 entry, same object);
+ *                             both again with an ordinary entry handler
+ *                             (relocated_count_ctx_handler_ns,
+ *                             nop5_count_ctx_handler_ns_same_object);
  *                             relocated_extra_floor_ns, what a detour and
  *                             the full trampoline's saves cost by themselves
  *   bench_reloc LIB attach    relocated_discover_10k_ms (dlopen of LIB's
@@ -41,6 +45,31 @@ static int count(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
 	return NEEDLE_SKIP_EXIT;
 }
 
+/* bench_direct_handlers.c, built with -mgeneral-regs-only. */
+int bench_direct_count(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+		       void *thread_data, uint64_t *cookie, void *user_data);
+
+static double loop_ns(long (*fn)(long), long n);
+#define NOT_A_SITE -1e9
+/* The handler's cost on fn (ns per call): an entry-only link, or (ctx)
+ * an ordinary entry handler; NOT_A_SITE if fn is not a site. */
+static double handler_ns(long (*fn)(long), long n, double plain, int ctx)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)fn;
+	struct needle_attach_opts o = { .sz = sizeof(o), .addrs = &addr, .addr_cnt = 1, .entry = count };
+	struct needle_link *link;
+	if (!ctx) {
+		o.entry = NULL;
+		o.direct_entry = bench_direct_count;
+		o.flags = NEEDLE_ATTACH_ENTRY_ONLY;
+	}
+	if (needle_attach(&o, &link) != 1)
+		return NOT_A_SITE;
+	double traced = loop_ns(fn, n);
+	needle_link_destroy(link);
+	return traced - plain;
+}
+
 static double loop_ns(long (*fn)(long), long n)
 {
 	long s = 0;
@@ -74,16 +103,13 @@ int main(int argc, char **argv)
 		long n = argc > 3 ? atol(argv[3]) : 20000000;
 		long (*fn)(long) = (long (*)(long))dlsym(lib, "bench_count_target");
 		double plain = loop_ns(fn, n);
-		uint64_t addr = (uint64_t)(uintptr_t)fn;
-		struct needle_attach_opts o = { .sz = sizeof(o), .addrs = &addr, .addr_cnt = 1, .entry = count };
-		struct needle_link *link;
-		if (needle_attach(&o, &link) != 1) {
+		double probe = handler_ns(fn, n, plain, 0), ctx = handler_ns(fn, n, plain, 1);
+		if (probe == NOT_A_SITE || ctx == NOT_A_SITE) {
 			fprintf(stderr, "bench_reloc: bench_count_target is not a relocated site\n");
 			return 1;
 		}
-		double traced = loop_ns(fn, n);
-		printf("relocated_untraced_call_ns %.3f\nrelocated_count_handler_ns %.3f\n", plain, traced - plain);
-		needle_link_destroy(link);
+		printf("relocated_untraced_call_ns %.3f\nrelocated_count_handler_ns %.3f\n", plain, probe);
+		printf("relocated_count_ctx_handler_ns %.3f\n", ctx);
 		/* The compiled NOP5 site of the same body, built the same way. */
 		void *nop5_lib = argc > 4 ? dlopen(argv[4], RTLD_NOW) : NULL;
 		if (nop5_lib)
@@ -93,12 +119,8 @@ int main(int argc, char **argv)
 		int id = nop5 ? needle_site_find("bench_count_nop5") : -1;
 		if (id >= 0 && !needle_site_info((uint32_t)id, &info) && info.form != NEEDLE_FORM_RELOCATED) {
 			double nplain = loop_ns(nop5, n);
-			addr = (uint64_t)(uintptr_t)nop5;
-			if (needle_attach(&o, &link) == 1) {
-				double ntraced = loop_ns(nop5, n);
-				printf("nop5_count_handler_ns_same_object %.3f\n", ntraced - nplain);
-				needle_link_destroy(link);
-			}
+			printf("nop5_count_handler_ns_same_object %.3f\n", handler_ns(nop5, n, nplain, 0));
+			printf("nop5_count_ctx_handler_ns_same_object %.3f\n", handler_ns(nop5, n, nplain, 1));
 		}
 		/* The floor of the difference with a NOP5 site (bench_reloc_lib.c),
 		 * measured untraced, after the detach. */

@@ -555,7 +555,7 @@ best_key() { # best_key KEY N CMD...: the smallest value of KEY printed over N r
 }
 rc=$(best_key relocated_count_handler_ns 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000 "$dir/libbench_reloc_nop5.so")
 [ -n "$rc" ] && echo "relocated_count_handler_ns $rc" >>"$raw"
-for k in relocated_extra_floor_ns nop5_count_handler_ns_same_object; do
+for k in relocated_extra_floor_ns nop5_count_handler_ns_same_object relocated_count_ctx_handler_ns nop5_count_ctx_handler_ns_same_object; do
 	v=$(best_key $k 3 env NEEDLE_SITES=all "$dir/bench_reloc" "$dir/libbench_reloc_count.so" count 20000000 "$dir/libbench_reloc_nop5.so")
 	[ -n "$v" ] && echo "$k $v" >>"$raw"
 done
