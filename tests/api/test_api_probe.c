@@ -107,7 +107,7 @@ static _Atomic int workers_stop;
 static _Atomic long worker_bad;
 struct worker {
 	pthread_t t;
-	long calls;
+	_Atomic long calls; /* written by the worker alone */
 };
 
 static void *worker(void *arg)
@@ -115,9 +115,10 @@ static void *worker(void *arg)
 	struct worker *w = arg;
 	long bad = 0;
 	while (!atomic_load_explicit(&workers_stop, memory_order_relaxed)) {
-		uint64_t x = (uint64_t)w->calls;
+		long n = atomic_load_explicit(&w->calls, memory_order_relaxed);
+		uint64_t x = (uint64_t)n;
 		bad += p_int(x, 1, 2, 3, 4, 5) != x + 3 + 10 + 21 + 44 + 65;
-		w->calls++;
+		atomic_store_explicit(&w->calls, n + 1, memory_order_relaxed);
 	}
 	atomic_fetch_add(&worker_bad, bad);
 	return NULL;
@@ -127,6 +128,19 @@ static void sleep_ms(long ms)
 {
 	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
 	nanosleep(&t, NULL);
+}
+
+/* Start four workers and return once each has made a call: on a loaded
+ * machine what follows would otherwise run before any of them did. */
+static void workers_start(struct worker *w)
+{
+	memset(w, 0, 4 * sizeof(*w));
+	atomic_store(&workers_stop, 0);
+	for (int i = 0; i < 4; i++)
+		pthread_create(&w[i].t, NULL, worker, &w[i]);
+	for (int i = 0; i < 4; i++)
+		while (!atomic_load(&w[i].calls))
+			sleep_ms(1);
 }
 
 static uint64_t paths_c(void)
@@ -207,11 +221,8 @@ int main(int argc, char **argv)
 
 	/* Four threads, while a second link comes and goes. */
 	struct worker w[4];
-	memset(w, 0, sizeof(w));
 	atomic_store(&probes, 0);
-	atomic_store(&workers_stop, 0);
-	for (int i = 0; i < 4; i++)
-		pthread_create(&w[i].t, NULL, worker, &w[i]);
+	workers_start(w);
 	int churn_ok = 0;
 	for (int i = 0; i < 300; i++) {
 		churn_ok += needle_attach(&o2, &second) == 1;
@@ -224,16 +235,12 @@ int main(int argc, char **argv)
 		total += w[i].calls;
 	}
 	CHECK_EQ(churn_ok, 600, "300 attaches and detaches of a second link while four threads call");
-	CHECK(total > 1000, "the threads called (%ld calls)", total);
+	CHECK(total >= 4, "the threads called (%ld calls)", total);
 	CHECK_EQ(atomic_load(&probes), (uint64_t)total, "every call of the four threads counted once");
 	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
 
 	/* Destroyed while threads call: never again after it returns. */
-	memset(w, 0, sizeof(w));
-	atomic_store(&workers_stop, 0);
-	for (int i = 0; i < 4; i++)
-		pthread_create(&w[i].t, NULL, worker, &w[i]);
-	sleep_ms(30);
+	workers_start(w);
 	CHECK_EQ(needle_link_destroy(link), 0, "destroy the entry-only link while four threads call");
 	uint64_t after = atomic_load(&probes);
 	sleep_ms(50);

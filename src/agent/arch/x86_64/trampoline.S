@@ -208,6 +208,10 @@
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
 .macro CALLING_DIRECT full, below, code, past, graph, probe
+	/* A site handed to the probe path: its skip byte 0 and its
+	 * direct_graph byte SITE_PROBE_ASM, read as one word. */
+	cmpw	$SITE_PROBE_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
+	je	5f
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
@@ -222,12 +226,12 @@
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
 	jmp	3f
+4:	cmpb	$SITE_PROBE_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
+	jne	2f
 	/* The probe path where it took a call before
 	 * (dispatch/probe_trampoline.S): every register as it came, the
 	 * flags "not zero" when its handler ran, "zero" when it declined. */
-4:	cmpb	$SITE_PROBE_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
-	jne	2f
-	call	\probe
+5:	call	\probe
 	jz	2f
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
