@@ -347,8 +347,9 @@ struct needle_attach_opts {
 /* Fail with -EBUSY instead of sharing a function with another link. */
 #define NEEDLE_ATTACH_EXCLUSIVE 0x1u
 /* Entry only, no needle_ctx: the link gives direct_entry and nothing
- * else of the handlers (entry, exit, direct_exit NULL; thread_data_size
- * and call_data_size 0), and every call of its functions runs it, with
+ * else of the handlers (entry, exit, direct_exit, thread_exit,
+ * thread_fork, context_switch NULL; thread_data_size and call_data_size
+ * 0), and every call of its functions runs it, with
  * thread_data NULL, its return value ignored (return 0) and no exit.
  * Where the link is alone on a function, the site reaches it through a
  * minimal path: the nine registers a C handler may change saved, one
@@ -389,7 +390,9 @@ NEEDLE_API int needle_sync(void);
 NEEDLE_API int needle_link_update(struct needle_link *link, const struct needle_attach_opts *opts);
 
 /* Replace a link's handlers, entry and exit as one: a call entered before
- * keeps the exit handler it was entered with.  Returns when no thread runs
+ * keeps the exit handler it was entered with.  An entry-only link
+ * (NEEDLE_ATTACH_ENTRY_ONLY) takes (NULL, NULL) to get its direct entry
+ * back; no other link takes two NULLs (-EINVAL).  Returns when no thread runs
  * the old entry handler any more.  -EOPNOTSUPP for an exit handler where
  * returns cannot be hooked (CET shadow stacks) and a function has no
  * compiler exit sites. */

@@ -66,7 +66,7 @@ int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thre
  * is the counter it adds to; it keeps the last call's function and
  * integer arguments, counts calls that came with thread data (there must
  * be none), and clobbers every register it may. */
-_Atomic uint64_t probe_with_thread_data;
+_Atomic uint64_t probe_with_thread_data, probe_regs_misaligned;
 _Atomic uint64_t probe_last_args[6];
 _Atomic uint64_t probe_last_ret;
 const struct needle_func *_Atomic probe_last_func;
@@ -77,6 +77,8 @@ int test_probe_entry(const struct needle_func *func, const struct needle_regs *r
 	clobber();
 	if (thread_data)
 		atomic_fetch_add(&probe_with_thread_data, 1);
+	if ((uintptr_t)regs & 15) /* struct needle_regs is 16-byte aligned */
+		atomic_fetch_add(&probe_regs_misaligned, 1);
 	for (int k = 0; k < 6; k++)
 		atomic_store_explicit(&probe_last_args[k], regs->args[k], memory_order_relaxed);
 	atomic_store_explicit(&probe_last_ret, ret_addr, memory_order_relaxed);

@@ -8,9 +8,12 @@
  *     counted twice);
  *   - it gets the function, the six integer arguments, the return
  *     address into the caller, user_data, no thread data;
- *   - a function's arguments (six integer, eight double) and return
- *     values reach it and its caller unchanged, though the handler
- *     writes junk into every register the ABI lets it;
+ *   - a function's arguments (six integer, eight double, and rax and r10,
+ *     which a C function cannot read: an assembly function gives them
+ *     back) and return values reach it and its caller unchanged, though
+ *     the handler writes junk into every register the ABI lets it; regs
+ *     is 16-byte aligned;
+ *   - needle_link_set_handlers to a ctx handler and back with (NULL, NULL);
  *   - four threads calling while a second link comes and goes: every
  *     call counted once by the entry-only link;
  *   - once needle_link_destroy returns, the handler never runs again,
@@ -32,7 +35,7 @@
 
 int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
 		     void *thread_data, uint64_t *cookie, void *user_data);
-extern _Atomic uint64_t probe_with_thread_data;
+extern _Atomic uint64_t probe_with_thread_data, probe_regs_misaligned;
 extern _Atomic uint64_t probe_last_args[6];
 extern _Atomic uint64_t probe_last_ret;
 extern const struct needle_func *_Atomic probe_last_func;
@@ -64,7 +67,40 @@ TRACED double p_fret(double x)
 	return x * 0.5;
 }
 
-static const char *const funcs[] = { "p_int", "p_fp", "p_pair", "p_fret" };
+/* p_regs: rax and r10 as they came, back in rax and rdx; its entry is a
+ * patchable NOP5 with its __patchable_function_entries record, as the
+ * compiler writes them. */
+__asm__(".text\n"
+	".globl p_regs\n"
+	".type p_regs, @function\n"
+	".p2align 4\n"
+	"p_regs:\n"
+	"1:\t.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"\tmovq %r10, %rdx\n"
+	"\tret\n"
+	".size p_regs, .-p_regs\n"
+	".pushsection __patchable_function_entries, \"awo\", @progbits, p_regs\n"
+	".p2align 3\n"
+	".quad 1b\n"
+	".popsection\n");
+
+/* p_regs with rax = a and r10 = b: 1 when both came back. */
+static __attribute__((noinline)) int regs_round_trip(uint64_t a, uint64_t b)
+{
+	register uint64_t rax __asm__("rax") = a;
+	register uint64_t r10 __asm__("r10") = b;
+	register uint64_t rdx __asm__("rdx");
+	/* Below the red zone, the stack 16-byte aligned at the call as the
+	 * ABI wants (this function makes no call the compiler sees). */
+	__asm__ volatile("movq %%rsp, %%rbx\n\tsubq $128, %%rsp\n\tandq $-16, %%rsp\n\t"
+			 "call p_regs\n\tmovq %%rbx, %%rsp"
+			 : "+r"(rax), "+r"(r10), "=r"(rdx)
+			 :
+			 : "rbx", "rcx", "rsi", "rdi", "r8", "r9", "r11", "memory", "cc");
+	return rax == a && rdx == b;
+}
+
+static const char *const funcs[] = { "p_int", "p_fp", "p_pair", "p_fret", "p_regs" };
 
 static _Atomic uint64_t probes;
 
@@ -170,22 +206,44 @@ int main(int argc, char **argv)
 	bad.call_data_size = 16;
 	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only with call data: -EINVAL");
 	bad.call_data_size = 0;
+	bad.context_switch = (void (*)(const void *, const void *, void *, void *))(uintptr_t)ctx_entry;
+	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only with a context_switch callback: -EINVAL");
+	bad.context_switch = NULL;
 	bad.direct_entry = NULL;
 	CHECK_EQ(needle_attach(&bad, &link), -EINVAL, "entry only without a direct entry: -EINVAL");
 
-	/* Alone on four functions. */
-	CHECK_EQ(attach_probe(funcs, 4, &link), 4, "attach the entry-only link to four functions");
+	/* Alone on five functions. */
+	CHECK_EQ(attach_probe(funcs, 5, &link), 5, "attach the entry-only link to five functions");
 	uint64_t c0 = paths_c();
 	CHECK_EQ(call_all(n, 0), 0, "every argument and return value unchanged (integers, doubles, rax:rdx, xmm0)");
-	CHECK_EQ(atomic_load(&probes), 4 * n, "every call counted once (the handler's NEEDLE_DIRECT_DECLINE ignored)");
+	long regs_ok = 0;
+	for (long i = 0; i < n; i++)
+		regs_ok += regs_round_trip(0x1000 + (uint64_t)i, 0xabc00000 + (uint64_t)i);
+	CHECK_EQ(regs_ok, n, "rax and r10 reach the function unchanged");
+	CHECK_EQ(atomic_load(&probes), 5 * n, "every call counted once (the handler's NEEDLE_DIRECT_DECLINE ignored)");
 	uint64_t in_c = paths_c() - c0;
 	if (asm_path)
-		CHECK(in_c <= 8, "the C paths took at most two calls a function, the probe path the rest (%llu in C)",
+		CHECK(in_c <= 10, "the C paths took at most two calls a function, the probe path the rest (%llu in C)",
 		      (unsigned long long)in_c);
 	else
-		CHECK(in_c >= 4 * n - 8, "NEEDLE_GRAPH_ASM=0: the C paths took the calls (%llu in C)",
+		CHECK(in_c >= 5 * n - 10, "NEEDLE_GRAPH_ASM=0: the C paths took the calls (%llu in C)",
 		      (unsigned long long)in_c);
 	CHECK_EQ(atomic_load(&probe_with_thread_data), 0, "no thread data");
+	CHECK_EQ(atomic_load(&probe_regs_misaligned), 0, "regs 16-byte aligned, every call");
+
+	/* To a ctx handler and back. */
+	CHECK_EQ(needle_link_set_handlers(link, ctx_entry, NULL), 0, "set_handlers: an ordinary entry handler");
+	atomic_store(&probes, 0);
+	atomic_store(&ctx_calls, 0);
+	CHECK_EQ(call_all(100, 3), 0, "results unchanged");
+	CHECK_EQ(atomic_load(&probes) * 1000 + atomic_load(&ctx_calls), 400,
+		 "the ordinary handler ran instead (probe calls, times 1000, plus ctx calls)");
+	CHECK_EQ(needle_link_set_handlers(link, NULL, NULL), 0, "set_handlers (NULL, NULL): entry only again");
+	atomic_store(&probes, 0);
+	atomic_store(&ctx_calls, 0);
+	CHECK_EQ(call_all(100, 5), 0, "results unchanged");
+	CHECK_EQ(atomic_load(&probes) + atomic_load(&ctx_calls) * 1000, 400,
+		 "the direct entry runs again (probe calls, plus ctx calls times 1000)");
 	uint64_t ret = 0;
 	uint64_t r = p_int(0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666);
 	__asm__ volatile("leaq (%%rip), %0" : "=r"(ret));
@@ -204,6 +262,8 @@ int main(int argc, char **argv)
 	/* Shared with a ctx link: the full path, both counted. */
 	struct needle_attach_opts o2 = { .sz = sizeof(o2), .patterns = funcs, .pattern_cnt = 1, .entry = ctx_entry };
 	CHECK_EQ(needle_attach(&o2, &second), 1, "a second link on p_int");
+	CHECK_EQ(needle_link_set_handlers(second, NULL, NULL), -EINVAL,
+		 "set_handlers (NULL, NULL) on a link that is not entry only: -EINVAL");
 	atomic_store(&probes, 0);
 	for (long i = 0; i < n; i++)
 		p_int(1, 2, 3, 4, 5, (uint64_t)i);

@@ -6,6 +6,7 @@
  * is not a site, and the object's refusal counts are exactly one per
  * reason; an IFUNC is traced under its own name in the implementation
  * its resolver picked. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -42,6 +43,8 @@ int test_direct_entry(const struct needle_func *func, const struct needle_regs *
 int test_direct_exit(const struct needle_func *func, uint64_t cookie, void *thread_data, void *user_data);
 int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
 		     void *thread_data, uint64_t *cookie, void *user_data);
+extern _Atomic uint64_t probe_regs_misaligned, probe_last_ret;
+extern const struct needle_func *_Atomic probe_last_func;
 extern _Atomic uint64_t direct_entries, direct_exits;
 
 static const char *const relocatable[] = { "rel_riprel_load", "rel_lea",	   "rel_store",	   "rel_jcc",
@@ -219,6 +222,15 @@ int main(void)
 	needle_get_stats(&st1);
 	CHECK_EQ(mask, 0, "probe path: no register the caller kept came back changed (mask of those that did)");
 	CHECK_EQ(atomic_load(&probes), 1000, "probe path: every call counted once");
+	CHECK_EQ(atomic_load(&probe_regs_misaligned), 0, "probe path: regs 16-byte aligned");
+	const struct needle_func *pf = atomic_load(&probe_last_func);
+	Dl_info caller_info = { 0 };
+	CHECK(pf && !strcmp(pf->name, "rel_keep_leaf"), "probe path: the handler gets the function (%s)",
+	      pf ? pf->name : "none");
+	CHECK(dladdr((void *)(uintptr_t)atomic_load(&probe_last_ret), &caller_info) && caller_info.dli_sname &&
+		      !strcmp(caller_info.dli_sname, "rel_keep_caller"),
+	      "probe path: and the return address into its caller (%s)",
+	      caller_info.dli_sname ? caller_info.dli_sname : "none");
 	/* The probe path's assembly is the calling trampoline's: with
 	 * NEEDLE_CALLING=0 (entries CALL their stubs) it is taken in C. */
 	const char *calling = getenv("NEEDLE_CALLING");

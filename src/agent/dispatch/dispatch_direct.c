@@ -93,32 +93,6 @@ LAYOUT(offsetof(struct frame_header, return_addr) == G_FH_RETURN_ADDR);
 LAYOUT(offsetof(struct frame_header, site) == G_FH_SITE && offsetof(struct frame_header, sp) == G_FH_SP);
 LAYOUT(offsetof(struct frame_header, entry_cnt) == G_FH_COUNTS);
 
-#ifndef NEEDLE_RCU_ABLATION_RWLOCK
-/* A call of a site whose only consumer is entry only
- * (NEEDLE_ATTACH_ENTRY_ONLY): its handler, in a read section, and
- * nothing else.  1 when taken; 0 (nothing done) when the site's list is
- * not that any more or the consumer is retired. */
-static int direct_probe(struct site *site, struct thread_state *ts, const uint64_t *ret_slot,
-			const struct needle_regs *regs)
-{
-	const struct consumer_ops *ops;
-	uint32_t generation;
-
-	rcu_read_lock_outer(ts);
-	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
-	if (!c || !ops->probe || !(generation & 1)) {
-		rcu_read_unlock(ts, 0);
-		return 0;
-	}
-	uint64_t cookie = 0;
-	ops->direct_entry(&site->func, regs, *ret_slot, NULL, &cookie, c->user_data);
-	rcu_read_unlock(ts, 0);
-	/* Counted for needle_get_stats, as the direct path's other calls. */
-	ts->direct_c_entries++;
-	return 1;
-}
-#endif
-
 int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const struct needle_regs *regs, int calling)
 {
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK
@@ -133,11 +107,31 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 
 	if (!ts)
 		return 0;
-	if (atomic_load_explicit(&site->direct_graph, memory_order_relaxed) == SITE_PROBE_ASM) {
-		int taken = direct_probe(site, ts, ret_slot, regs);
-		if (taken)
-			return taken;
+	/* The site's consumer first: an entry-only one (NEEDLE_ATTACH_ENTRY_ONLY)
+	 * needs none of the tests below, which are about its frame. */
+	rcu_read_lock_outer(ts);
+	const struct consumer_ops *ops;
+	uint32_t generation;
+	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
+	if (!c)
+		goto skip_site;
+	if (ops->probe) {
+		if (!(generation & 1))
+			goto decline;
+		uint64_t probe_cookie = 0;
+		ops->direct_entry(&site->func, regs, *ret_slot, NULL, &probe_cookie, c->user_data);
+		/* The site's next calls go straight to the probe path's
+		 * assembly (probe_trampoline.S), which tests everything again:
+		 * a hint. */
+		if (dispatch_probe_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
+			atomic_store_explicit(&site->direct_graph, SITE_PROBE_ASM, memory_order_relaxed);
+		rcu_read_unlock(ts, 0);
+		/* Counted for needle_get_stats, as the direct path's other calls. */
+		ts->direct_c_entries++;
+		return 1;
 	}
+	if (!ops->direct_entry || ops->call_data_size)
+		goto skip_site;
 	int at_exit_site = atomic_load_explicit(&site->exits_live, memory_order_relaxed);
 	uint64_t ra = *ret_slot;
 	/* A tail call is taken (its return address, a hooked return, is in
@@ -148,15 +142,13 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	if (__builtin_expect(ts->shadow_top ? frame_top(ts)->sp <= sp : ts->context != NULL, 0)) {
 		order = direct_call_order(ts, sp, ra);
 		if (order < 0 || at_exit_site)
-			return 0;
+			goto decline;
 	}
 	const struct module *m = site->module;
 	if (!at_exit_site && dispatch_shadow_stack_enabled)
-		return 0;
+		goto decline;
 	if (ts->shadow_cap - ts->shadow_top < sizeof(struct frame_entry) + sizeof(struct frame_header))
-		return 0;
-
-	rcu_read_lock_outer(ts);
+		goto decline;
 	/* The return is hooked only where the full path's return_hookable
 	 * says it may be: a return into the callee's own object, outside a
 	 * runtime's code (two compares), or into another object's code the
@@ -169,23 +161,7 @@ int needle_direct_dispatch_entry(struct site *site, uint64_t *ret_slot, const st
 	    !(m && ra >= m->exec[0].lo && ra < m->exec[0].hi && (ra < m->foreign_lo || ra >= m->foreign_hi)) &&
 	    !code_map_holds(ra))
 		goto decline;
-	const struct consumer_ops *ops;
-	uint32_t generation;
-	struct consumer *c = direct_sole_consumer(site, &ops, &generation);
-	if (!c)
-		goto skip_site;
-	if (ops->probe) {
-		/* No frame: none of the tests above mattered, but they are
-		 * cheap next to this site's first calls.  Later calls go
-		 * straight to direct_probe (or the assembly). */
-		rcu_read_unlock(ts, 0);
-		if (dispatch_probe_asm_enabled && !atomic_load_explicit(&site->direct_graph, memory_order_relaxed))
-			atomic_store_explicit(&site->direct_graph, SITE_PROBE_ASM, memory_order_relaxed);
-		return direct_probe(site, ts, ret_slot, regs);
-	}
 	void *td;
-	if (!ops->direct_entry || ops->call_data_size)
-		goto skip_site;
 	if (!(generation & 1) || !direct_thread_data(c, ts, &td))
 		goto decline;
 	uint64_t cookie = 0;

@@ -20,13 +20,15 @@
  * decide the call whole).
  *
  * Invariants:
- *   - The same tests, in the same order, as direct_probe after
- *     direct_thread (dispatch_direct.c, direct_path.h): a thread with a
- *     state it owns (not a sentinel, not a raw fork's stale copy), not
- *     inside the agent, no read section open (the recursion guard: a
- *     traced call a handler makes is not dispatched).  The stack window
- *     is not tested: no frame is pushed, so an alternate signal stack or
- *     a coroutine's is no matter here.
+ *   - The same tests, in the same order, as direct_thread
+ *     (direct_path.h) before direct_probe (dispatch_direct.c): a thread
+ *     with a state it owns (not a sentinel, not a raw fork's stale copy),
+ *     not inside the agent, on its own stack (a raw clone that shares its
+ *     creator's TLS runs elsewhere, and must not share its read-section
+ *     word either), no read section open (the recursion guard: a traced
+ *     call a handler makes is not dispatched).
+ *   - regs, the nine saves, start 16-byte aligned (struct needle_regs's
+ *     alignment), and so does the stack at the handler's call.
  *   - The read section (rcu.h): the word is stored before the site's
  *     list is loaded and cleared after the handler returns.  A detach
  *     swaps the site's list, retires the consumer (its generation), then
@@ -43,20 +45,28 @@
 
 	.text
 
-/* `pad`: bytes below the nine saves, the cookie at 0 and the thread's
- * state at 8, so that the handler's call is 16-byte aligned; `ret_at`:
- * where the traced function's return address lies above this
+/* `above`: bytes left free above the nine saves, so that the lowest
+ * (regs) is 16-byte aligned; below them the cookie at 0 and the thread's
+ * state at 8, and so the handler's call is 16-byte aligned too.
+ * `ret_at`: where the traced function's return address lies above this
  * subroutine's own return address. */
-.macro PROBE_ENTRY pad, ret_at
+.macro PROBE_ENTRY above, ret_at
+	probe_pad = 16
+	probe_ret = \above + 72 + probe_pad + \ret_at
+	.if \above
+	leaq	-\above(%rsp), %rsp
+	.cfi_adjust_cfa_offset \above
+	.endif
 	/* struct needle_regs's integer part (rdi lowest), then r11, the
 	 * site: the handler reads its arguments there. */
 	.irp r, r11, r10, rax, r9, r8, rcx, rdx, rsi, rdi
 	pushq	%\r
 	.cfi_adjust_cfa_offset 8
 	.endr
-	leaq	-\pad(%rsp), %rsp
-	.cfi_adjust_cfa_offset \pad
-	/* The thread (direct_path.h's direct_thread, less the stack). */
+	leaq	-probe_pad(%rsp), %rsp
+	.cfi_adjust_cfa_offset probe_pad
+	/* The thread (direct_path.h's direct_thread), the stack tested at
+	 * the traced function's stack pointer, past its return address. */
 	movq	needle_thread@gottpoff(%rip), %rax
 	movq	%fs:(%rax), %rcx
 	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
@@ -67,6 +77,11 @@
 	movq	needle_agent_busy@gottpoff(%rip), %rax
 	cmpl	$0, %fs:(%rax)
 	jne	9f
+	leaq	probe_ret + 8(%rsp), %rax
+	shrq	$G_STACK_BLOCK_SHIFT, %rax
+	subq	G_TS_STACK_WINDOW(%rcx), %rax
+	cmpq	$G_STACK_WINDOW_BLOCKS - 1, %rax
+	ja	9f
 	testw	$0xffff, G_TS_RCU_WORD(%rcx)
 	jne	9f
 	/* rcu_read_lock_outer: the generation and a nesting of 1 in the
@@ -95,8 +110,8 @@
 	movq	G_C_USER_DATA(%rax), %r9
 	movq	G_OPS_DIRECT_ENTRY(%rdx), %rax
 	movq	%r11, %rdi
-	leaq	\pad(%rsp), %rsi
-	movq	\pad + 72 + \ret_at(%rsp), %rdx
+	leaq	probe_pad(%rsp), %rsi
+	movq	probe_ret(%rsp), %rdx
 	xorl	%ecx, %ecx
 	movq	$0, (%rsp)
 	movq	%rsp, %r8
@@ -110,37 +125,42 @@
 8:	movq	$0, G_TS_RCU_WORD(%rcx)
 9:	xorl	%eax, %eax              /* declined: zero */
 	/* lea and pop leave the flags alone. */
-7:	leaq	\pad(%rsp), %rsp
-	.cfi_adjust_cfa_offset -\pad
+7:	leaq	probe_pad(%rsp), %rsp
+	.cfi_adjust_cfa_offset -probe_pad
 	.irp r, rdi, rsi, rdx, rcx, r8, r9, rax, r10, r11
 	popq	%\r
 	.cfi_adjust_cfa_offset -8
 	.endr
+	.if \above
+	leaq	\above(%rsp), %rsp
+	.cfi_adjust_cfa_offset -\above
+	.endif
 	ret
 .endm
 
 	/* From needle_calling_trampoline: [rsp + 8] = the traced function's
-	 * return address, r11 = struct site *; rsp is 16-byte aligned. */
+	 * return address, r11 = struct site *; rsp is 16-byte aligned, so
+	 * 8 bytes are left above the saves. */
 	.globl	needle_probe_entry
 	.hidden	needle_probe_entry
 	.type	needle_probe_entry, @function
 	.p2align 4
 needle_probe_entry:
 	.cfi_startproc
-	PROBE_ENTRY 24, 8
+	PROBE_ENTRY 8, 8
 	.cfi_endproc
 	.size	needle_probe_entry, .-needle_probe_entry
 
 	/* From needle_calling_trampoline_relocated: [rsp + 8] = the
 	 * program's r11, [rsp + 16] = the return address; rsp is 8 bytes
-	 * off 16. */
+	 * off 16, so the saves end aligned as they are. */
 	.globl	needle_probe_entry_relocated
 	.hidden	needle_probe_entry_relocated
 	.type	needle_probe_entry_relocated, @function
 	.p2align 4
 needle_probe_entry_relocated:
 	.cfi_startproc
-	PROBE_ENTRY 16, 16
+	PROBE_ENTRY 0, 16
 	.cfi_endproc
 	.size	needle_probe_entry_relocated, .-needle_probe_entry_relocated
 

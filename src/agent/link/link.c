@@ -223,7 +223,9 @@ static int check_opts(const struct needle_attach_opts *opts, struct needle_link 
 	 * (dispatch.c's run_entry). */
 	if (opts->flags & NEEDLE_ATTACH_ENTRY_ONLY)
 		return OPTS_GET(opts, direct_entry) && !opts->entry && !opts->exit && !OPTS_GET(opts, direct_exit) &&
-				       !OPTS_GET(opts, thread_data_size) && !OPTS_GET(opts, call_data_size)
+				       !OPTS_GET(opts, thread_data_size) && !OPTS_GET(opts, call_data_size) &&
+				       !OPTS_GET(opts, thread_exit) && !OPTS_GET(opts, thread_fork) &&
+				       !OPTS_GET(opts, context_switch)
 			       ? 0
 			       : -EINVAL;
 	if (!opts->entry && !opts->exit)
@@ -668,11 +670,17 @@ NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_f
 {
 	int err;
 
-	if (!link || (!entry && !exit))
+	if (!link)
 		return -EINVAL;
 	if ((err = control_lock()))
 		return err;
-	err = link->attached ? link_set_handlers_locked(link, entry, exit) : -ENOENT;
+	/* (NULL, NULL): only an entry-only link's own pair, which gives it
+	 * its direct entry back (consumer_set_ops). */
+	if (!entry && !exit && !(link->consumer->direct_entry && !link->consumer->direct_with_entry &&
+				 !link->consumer->direct_with_exit))
+		err = -EINVAL;
+	else
+		err = link->attached ? link_set_handlers_locked(link, entry, exit) : -ENOENT;
 	control_unlock();
 	return err;
 }

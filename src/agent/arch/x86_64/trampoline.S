@@ -261,10 +261,13 @@
  * lets a relocated site's full trampoline take it too), no ctx is built,
  * and a declined call goes on to the full path with every register as it
  * came.  r11 holds the site; `ret_at`: where the traced function's return
- * address is, above the trampoline's return address.  Taken: returns to
- * the site (or detour).  Declined: falls through with rax pushed, for
- * the caller to pop. */
-.macro DIRECT_ENTRY ret_at
+ * address is, above the trampoline's return address; `below`: the bytes
+ * taken under rax's push, so that the saves (struct needle_regs, 16-byte
+ * aligned) and the call are aligned: 72 from a site's CALL, 80 from a
+ * detour's, whose push of r11 put the stack 8 bytes further.  Taken:
+ * returns to the site (or detour).  Declined: falls through with rax
+ * pushed, for the caller to pop. */
+.macro DIRECT_ENTRY ret_at, below
 	endbr64
 	CFI_PUSH %rax
 	movq	needle_direct_users_slot(%rip), %rax
@@ -273,19 +276,18 @@
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
 	jne	1f
 	/* The argument registers laid out as struct needle_regs's integer
-	 * part (the handler reads -A values from it), then r11; 72 bytes
-	 * after rax's push: 16-byte aligned for the call. */
-	subq	$72, %rsp
-	.cfi_adjust_cfa_offset 72
-	DIRECT_SAVE 72(%rsp)
+	 * part (the handler reads -A values from it), then r11. */
+	subq	$\below, %rsp
+	.cfi_adjust_cfa_offset \below
+	DIRECT_SAVE \below(%rsp)
 	movq	%r11, %rdi
-	leaq	80 + \ret_at(%rsp), %rsi
+	leaq	\below + 8 + \ret_at(%rsp), %rsi
 	movq	%rsp, %rdx
 	xorl	%ecx, %ecx              /* the return is hijacked, not called */
 	call	*needle_direct_entry_slot(%rip)
 	DIRECT_RESTORE
-	addq	$72, %rsp
-	.cfi_adjust_cfa_offset -72
+	addq	$\below, %rsp
+	.cfi_adjust_cfa_offset -\below
 	testl	%eax, %eax
 	jz	1f
 	CFI_POP	%rax
@@ -322,7 +324,7 @@ needle_entry_trampoline:
 	/* [rsp] = site + 5, [rsp + 8] = the traced function's return address,
 	 * r11 = struct site * (loaded by the site's stub). */
 	.cfi_startproc
-	DIRECT_ENTRY 8
+	DIRECT_ENTRY 8, 72
 	CFI_POP	%rax
 	CTX_FRAME 0, 0
 	SAVE_ARGS
@@ -349,7 +351,7 @@ needle_entry_trampoline:
 	.p2align 4
 needle_entry_trampoline_full:
 	.cfi_startproc
-	DIRECT_ENTRY 16
+	DIRECT_ENTRY 16, 80
 	CFI_POP	%rax
 	CTX_FRAME 128, 0
 	SAVE_ARGS
