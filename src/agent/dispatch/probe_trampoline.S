@@ -6,18 +6,23 @@
  * with only a func, alone on a function, called from a trampoline of its
  * own; dispatch_direct.c's direct_probe is the same path in C.
  *
- * Two subroutines, called by the calling trampolines:
- *   needle_probe_entry              from needle_calling_trampoline
- *   needle_probe_entry_relocated    from needle_calling_trampoline_relocated
+ * Two entries, from the calling trampolines:
+ *   needle_probe_calling            jumped to by needle_calling_trampoline:
+ *                                   it goes on into the function itself when
+ *                                   the handler ran, or to
+ *                                   needle_calling_direct_c (the trampoline's
+ *                                   C direct path) when it declined
+ *   needle_probe_entry_relocated    called by needle_calling_trampoline_relocated,
+ *                                   which reads the flags: "not zero" when the
+ *                                   handler ran, "zero" when it declined
  * Their contract with the trampolines: every general-purpose register
  * comes back as it came (all argument registers are live at an entry,
  * and a relocated function's callers may keep a value in any register:
- * -fipa-ra), no vector register is touched (the handler's contract,
- * needle.h: -mgeneral-regs-only), and the flags say what happened: "not
- * zero" when the handler ran (the trampoline goes on into the function,
- * whose return is not hooked), "zero" when declined with nothing done
- * (the trampoline goes on to the C direct path, then the full path, which
- * decide the call whole).
+ * -fipa-ra), but r11 where needle_probe_calling goes on into a compiled
+ * function (the stub took r11 already: no compiled entry reads it); no
+ * vector register is touched (the handler's contract, needle.h:
+ * -mgeneral-regs-only).  A call declined was left alone: the C direct
+ * path, then the full path, decide it whole.
  *
  * Invariants:
  *   - The same tests, in the same order, as direct_thread
@@ -41,6 +46,7 @@
  *   - The site's direct_graph byte (SITE_PROBE_ASM) is only a hint:
  *     every condition is tested on every call, so a stale byte costs a
  *     decline, never a wrong call. */
+#include "agent/arch/x86_64/trampoline_layout.h"
 #include "agent/dispatch/direct_layout.h"
 
 	.text
@@ -48,9 +54,10 @@
 /* `above`: bytes left free above the nine saves, so that the lowest
  * (regs) is 16-byte aligned; below them the cookie at 0 and the thread's
  * state at 8, and so the handler's call is 16-byte aligned too.
- * `ret_at`: where the traced function's return address lies above this
- * subroutine's own return address. */
-.macro PROBE_ENTRY above, ret_at
+ * `ret_at`: where the traced function's return address lies above rsp
+ * as it came.  `decline`: the label a declined call jumps to, with every
+ * register as it came; none, a subroutine that returns the flags. */
+.macro PROBE_ENTRY above, ret_at, decline
 	probe_pad = 16
 	probe_ret = \above + 72 + probe_pad + \ret_at
 	.if \above
@@ -135,21 +142,29 @@
 	leaq	\above(%rsp), %rsp
 	.cfi_adjust_cfa_offset -\above
 	.endif
+	.ifb \decline
 	ret
+	.else
+	jz	\decline
+	/* Into the function, past its site (r11 the site, free now). */
+	movq	SITE_ADDR_OFFSET(%r11), %r11
+	leaq	SITE_LEN(%r11), %r11
+	jmp	*%r11
+	.endif
 .endm
 
-	/* From needle_calling_trampoline: [rsp + 8] = the traced function's
-	 * return address, r11 = struct site *; rsp is 16-byte aligned, so
-	 * 8 bytes are left above the saves. */
-	.globl	needle_probe_entry
-	.hidden	needle_probe_entry
-	.type	needle_probe_entry, @function
+	/* From needle_calling_trampoline, by a jmp: [rsp] = the traced
+	 * function's return address, r11 = struct site *; rsp is 8 bytes off
+	 * 16, so the saves end aligned as they are. */
+	.globl	needle_probe_calling
+	.hidden	needle_probe_calling
+	.type	needle_probe_calling, @function
 	.p2align 4
-needle_probe_entry:
+needle_probe_calling:
 	.cfi_startproc
-	PROBE_ENTRY 8, 8
+	PROBE_ENTRY 0, 0, needle_calling_direct_c
 	.cfi_endproc
-	.size	needle_probe_entry, .-needle_probe_entry
+	.size	needle_probe_calling, .-needle_probe_calling
 
 	/* From needle_calling_trampoline_relocated: [rsp + 8] = the
 	 * program's r11, [rsp + 16] = the return address; rsp is 8 bytes

@@ -207,11 +207,17 @@
  * r11 = the function's code (the address at `code` in the site, plus
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
-.macro CALLING_DIRECT full, below, code, past, graph, probe
+.macro CALLING_DIRECT full, below, code, past, graph, probe, probe_jmp, cpath
 	/* A site handed to the probe path: its skip byte 0 and its
-	 * direct_graph byte SITE_PROBE_ASM, read as one word. */
+	 * direct_graph byte SITE_PROBE_ASM, read as one word.  probe_jmp:
+	 * a jump to it, which goes on into the function or back to `cpath`,
+	 * the C direct path below; else a call of `probe`. */
 	cmpw	$SITE_PROBE_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
+	.ifnb \probe_jmp
+	je	\probe_jmp
+	.else
 	je	5f
+	.endif
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
@@ -226,8 +232,9 @@
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
 	jmp	3f
-4:	cmpb	$SITE_PROBE_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
-	jne	2f
+	/* Neither path's site (a probe path's was taken at the top). */
+4:	.ifb \probe_jmp
+	jmp	2f
 	/* The probe path where it took a call before
 	 * (dispatch/probe_trampoline.S): every register as it came, the
 	 * flags "not zero" when its handler ran, "zero" when it declined. */
@@ -237,6 +244,12 @@
 	leaq	\past(%r11), %r11
 	cmpq	%r11, %r11              /* "equal": taken without its exit */
 	jmp	3f
+	.endif
+	.ifnb \cpath
+	.globl	\cpath
+	.hidden	\cpath
+\cpath:
+	.endif
 2:	subq	$\below, %rsp
 	.cfi_adjust_cfa_offset \below
 	DIRECT_SAVE %rax
@@ -638,7 +651,7 @@ needle_calling_trampoline:
 	endbr64
 	/* struct needle_regs's integer part, then r11; 88 bytes below the
 	 * return address: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry, needle_probe_entry
+	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry, , needle_probe_calling, needle_calling_direct_c
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
