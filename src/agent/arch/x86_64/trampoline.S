@@ -208,10 +208,14 @@
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
 .macro CALLING_DIRECT full, below, code, past, graph, probe, probe_jmp, cpath
-	/* A site handed to the probe path: its skip byte 0 and its
-	 * direct_graph byte SITE_PROBE_ASM, read as one word.  probe_jmp:
-	 * a jump to it, which goes on into the function or back to `cpath`,
-	 * the C direct path below; else a call of `probe`. */
+	/* A site handed to the recorder's path or to the probe path: its
+	 * skip byte 0 and its direct_graph byte SITE_GRAPH_ASM or
+	 * SITE_PROBE_ASM, read as one word (a hint: both paths test every
+	 * condition, and decline to the C path below).  probe_jmp: a jump
+	 * to the probe path, which goes on into the function or back to
+	 * `cpath`, the C direct path below; else a call of `probe`. */
+	cmpw	$SITE_GRAPH_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
+	je	6f
 	cmpw	$SITE_PROBE_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
 	.ifnb \probe_jmp
 	je	\probe_jmp
@@ -222,19 +226,16 @@
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
 	jne	\full
-	/* The recorder's own path first where it took a call before
-	 * (agent/graph_trampoline.S): every register as it came, the flags
-	 * "above" when it took this one, "equal" when it declined. */
-	cmpb	$SITE_GRAPH_ASM, SITE_DIRECT_GRAPH_OFFSET(%r11)
-	jne	4f
-	call	\graph
+	jmp	2f
+	/* The recorder's own path (agent/graph_trampoline.S): every
+	 * register as it came, the flags "above" when it took this call,
+	 * "equal" when it declined. */
+6:	call	\graph
 	je	2f
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
 	jmp	3f
-	/* Neither path's site (a probe path's was taken at the top). */
-4:	.ifb \probe_jmp
-	jmp	2f
+	.ifb \probe_jmp
 	/* The probe path where it took a call before
 	 * (dispatch/probe_trampoline.S): every register as it came, the
 	 * flags "not zero" when its handler ran, "zero" when it declined. */
