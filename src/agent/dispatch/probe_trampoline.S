@@ -6,15 +6,13 @@
  * with only a func, alone on a function, called from a trampoline of its
  * own; dispatch_direct.c's direct_probe is the same path in C.
  *
- * Two entries, from the calling trampolines:
- *   needle_probe_calling            jumped to by needle_calling_trampoline:
- *                                   it goes on into the function itself when
- *                                   the handler ran, or to
- *                                   needle_calling_direct_c (the trampoline's
- *                                   C direct path) when it declined
- *   needle_probe_entry_relocated    called by needle_calling_trampoline_relocated,
- *                                   which reads the flags: "not zero" when the
- *                                   handler ran, "zero" when it declined
+ * Two entries, jumped to by the calling trampolines, which go on into
+ * the function themselves when the handler ran, or back to the
+ * trampoline's C direct path when it declined:
+ *   needle_probe_calling            from needle_calling_trampoline; declines
+ *                                   to needle_calling_direct_c
+ *   needle_probe_calling_relocated  from needle_calling_trampoline_relocated;
+ *                                   declines to needle_calling_direct_c_relocated
  * Their contract with the trampolines: every general-purpose register
  * comes back as it came (all argument registers are live at an entry,
  * and a relocated function's callers may keep a value in any register:
@@ -56,8 +54,9 @@
  * state at 8, and so the handler's call is 16-byte aligned too.
  * `ret_at`: where the traced function's return address lies above rsp
  * as it came.  `decline`: the label a declined call jumps to, with every
- * register as it came; none, a subroutine that returns the flags. */
-.macro PROBE_ENTRY above, ret_at, decline
+ * register as it came.  `relocated`: the function's code is its detour's
+ * body, entered with the program's r11, which lies at rsp as it came. */
+.macro PROBE_ENTRY above, ret_at, decline, relocated
 	probe_pad = 16
 	probe_ret = \above + 72 + probe_pad + \ret_at
 	.if \above
@@ -142,10 +141,20 @@
 	leaq	\above(%rsp), %rsp
 	.cfi_adjust_cfa_offset -\above
 	.endif
-	.ifb \decline
-	ret
-	.else
 	jz	\decline
+	.if \relocated
+	/* Into the detour's body, with the program's r11: the target goes
+	 * below the stack, in the red zone a signal frame never writes, as
+	 * needle_calling_trampoline_relocated puts it. */
+	movq	SITE_DETOUR_OFFSET(%r11), %r11
+	leaq	DETOUR_BODY_OFFSET(%r11), %r11
+	movq	%r11, -8(%rsp)
+	movq	(%rsp), %r11
+	leaq	8(%rsp), %rsp
+	.cfi_adjust_cfa_offset -8
+	.cfi_restore %r11
+	jmp	*-16(%rsp)
+	.else
 	/* Into the function, past its site (r11 the site, free now). */
 	movq	SITE_ADDR_OFFSET(%r11), %r11
 	leaq	SITE_LEN(%r11), %r11
@@ -162,21 +171,23 @@
 	.p2align 4
 needle_probe_calling:
 	.cfi_startproc
-	PROBE_ENTRY 0, 0, needle_calling_direct_c
+	PROBE_ENTRY 0, 0, needle_calling_direct_c, 0
 	.cfi_endproc
 	.size	needle_probe_calling, .-needle_probe_calling
 
-	/* From needle_calling_trampoline_relocated: [rsp + 8] = the
-	 * program's r11, [rsp + 16] = the return address; rsp is 8 bytes
-	 * off 16, so the saves end aligned as they are. */
-	.globl	needle_probe_entry_relocated
-	.hidden	needle_probe_entry_relocated
-	.type	needle_probe_entry_relocated, @function
+	/* From needle_calling_trampoline_relocated, by a jmp: [rsp] = the
+	 * program's r11, [rsp + 8] = the return address, r11 = struct site
+	 * *; rsp is 16-byte aligned, so 8 bytes are left above the saves. */
+	.globl	needle_probe_calling_relocated
+	.hidden	needle_probe_calling_relocated
+	.type	needle_probe_calling_relocated, @function
 	.p2align 4
-needle_probe_entry_relocated:
+needle_probe_calling_relocated:
 	.cfi_startproc
-	PROBE_ENTRY 0, 16
+	.cfi_def_cfa_offset 16
+	.cfi_offset %r11, -16
+	PROBE_ENTRY 8, 8, needle_calling_direct_c_relocated, 1
 	.cfi_endproc
-	.size	needle_probe_entry_relocated, .-needle_probe_entry_relocated
+	.size	needle_probe_calling_relocated, .-needle_probe_calling_relocated
 
 	.section .note.GNU-stack, "", @progbits

@@ -207,21 +207,17 @@
  * r11 = the function's code (the address at `code` in the site, plus
  * `past`), rax the program's, and the flags of eax's compare with 1:
  * equal, taken without its exit; above, taken to be called. */
-.macro CALLING_DIRECT full, below, code, past, graph, probe, probe_jmp, cpath
+.macro CALLING_DIRECT full, below, code, past, graph, probe, cpath
 	/* A site handed to the recorder's path or to the probe path: its
 	 * skip byte 0 and its direct_graph byte SITE_GRAPH_ASM or
 	 * SITE_PROBE_ASM, read as one word (a hint: both paths test every
-	 * condition, and decline to the C path below).  probe_jmp: a jump
-	 * to the probe path, which goes on into the function or back to
-	 * `cpath`, the C direct path below; else a call of `probe`. */
+	 * condition, and decline to the C path below).  The probe path is
+	 * jumped to: it goes on into the function itself, or back to
+	 * `cpath`, the C direct path below. */
 	cmpw	$SITE_GRAPH_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
 	je	6f
 	cmpw	$SITE_PROBE_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
-	.ifnb \probe_jmp
-	je	\probe_jmp
-	.else
-	je	5f
-	.endif
+	je	\probe
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
@@ -235,22 +231,9 @@
 	movq	\code(%r11), %r11
 	leaq	\past(%r11), %r11
 	jmp	3f
-	.ifb \probe_jmp
-	/* The probe path where it took a call before
-	 * (dispatch/probe_trampoline.S): every register as it came, the
-	 * flags "not zero" when its handler ran, "zero" when it declined. */
-5:	call	\probe
-	jz	2f
-	movq	\code(%r11), %r11
-	leaq	\past(%r11), %r11
-	cmpq	%r11, %r11              /* "equal": taken without its exit */
-	jmp	3f
-	.endif
-	.ifnb \cpath
 	.globl	\cpath
 	.hidden	\cpath
 \cpath:
-	.endif
 2:	subq	$\below, %rsp
 	.cfi_adjust_cfa_offset \below
 	DIRECT_SAVE %rax
@@ -652,7 +635,7 @@ needle_calling_trampoline:
 	endbr64
 	/* struct needle_regs's integer part, then r11; 88 bytes below the
 	 * return address: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry, , needle_probe_calling, needle_calling_direct_c
+	CALLING_DIRECT needle_calling_full, 88, SITE_ADDR_OFFSET, SITE_LEN, needle_graph_entry, needle_probe_calling, needle_calling_direct_c
 	je	1f
 	/* The return address lives on in the frame: its slot is where the
 	 * call below puts needle_calling_return. */
@@ -761,7 +744,7 @@ needle_calling_trampoline_relocated:
 	.cfi_offset %r11, -16
 	endbr64
 	/* 80 bytes below the program's r11: 16-byte aligned for the call. */
-	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET, needle_graph_entry_relocated, needle_probe_entry_relocated
+	CALLING_DIRECT needle_calling_full_relocated, 80, SITE_DETOUR_OFFSET, DETOUR_BODY_OFFSET, needle_graph_entry_relocated, needle_probe_calling_relocated, needle_calling_direct_c_relocated
 	movq	%r11, -8(%rsp)          /* 24 bytes below the caller's stack pointer */
 	movq	(%rsp), %r11            /* the program's */
 	je	1f
