@@ -59,6 +59,7 @@
  *     thread is between here and its last use of the consumer or its
  *     thread data, and a frame pushed before carries the old generation,
  *     whose exit declines to the full path, which skips it. */
+#include "agent/dispatch/direct_asm.h"
 #include "agent/graph_layout.h"
 
 	.text
@@ -107,51 +108,6 @@
 #define RETURN_SAVE_VALUE_LATE rdx
 #define RETURN_RESTORE_VALUE_EARLY rax
 #define RETURN_SAVED_VALUE_EARLY 8
-
-/* rcx = the calling thread's state, if it may take this path at rdi (the
- * stack pointer the traced function's return leaves): a state (not a
- * sentinel), not inside the agent, no raw fork's child, its own stack,
- * no read section open; else to \decline.  rax is clobbered.
- * dispatch/direct_path.h's direct_thread.  check_stack=0 (an exit): rcx
- * is loaded and tested already, and neither the agent nor the stack is
- * tested. */
-.macro GRAPH_THREAD decline, check_stack=1
-	.if \check_stack
-	movq	needle_thread@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rcx
-	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
-	jbe	\decline
-	.endif
-	movq	thread_state_fork_word(%rip), %rax
-	cmpq	$0, (%rax)
-	je	\decline
-	.if \check_stack
-	movq	needle_agent_busy@gottpoff(%rip), %rax
-	cmpl	$0, %fs:(%rax)
-	jne	\decline
-	movq	%rdi, %rax
-	shrq	$G_STACK_BLOCK_SHIFT, %rax
-	subq	G_TS_STACK_WINDOW(%rcx), %rax
-	cmpq	$G_STACK_WINDOW_BLOCKS - 1, %rax
-	ja	\decline
-	.endif
-	testw	$0xffff, G_TS_RCU_WORD(%rcx)
-	jne	\decline
-.endm
-
-/* The read section (rcu.h's rcu_read_lock_outer): the generation and a
- * nesting of 1 in the thread's word, one store, no fence (the writer's
- * membarrier orders it).  rax is clobbered. */
-.macro GRAPH_READ_LOCK
-	movq	rcu_gp_generation(%rip), %rax
-	shlq	$G_RCU_NEST_BITS, %rax
-	orq	$1, %rax
-	movq	%rax, G_TS_RCU_WORD(%rcx)
-.endm
-/* rcu_read_unlock(ts, 0): a plain store, a release under TSO (rcu.h). */
-.macro GRAPH_READ_UNLOCK
-	movq	$0, G_TS_RCU_WORD(%rcx)
-.endm
 
 /* rsi = the thread's rec_thread: r8 the consumer, whose storage the
  * thread has claimed (consumer.h's consumer_thread_data_if_used); else to
@@ -308,7 +264,7 @@
 .macro GRAPH_ENTRY ra
 	GRAPH_SAVE ENTRY_SAVE
 	leaq	\ra + 8(%rsp), %rdi     /* the stack pointer after the return */
-	GRAPH_THREAD 9f
+	DIRECT_THREAD 9f
 	/* dispatch/direct_path.h's entry (direct_call_order): no frame at
 	 * or below sp (a longjmp skipped it) but a tail call's caller, no
 	 * coroutine switch to sort out, room for a frame, no exit sites, a
@@ -350,7 +306,7 @@
 	jb	3f
 	cmpq	G_MOD_FOREIGN_HI(%r8), %rdx
 	jb	9f
-3:	GRAPH_READ_LOCK
+3:	DIRECT_READ_LOCK
 	/* The recorder's consumer alone on the site, live. */
 	movq	G_SITE_CONSUMERS(%r11), %rax
 	testq	%rax, %rax
@@ -497,14 +453,14 @@
 	cmpq	G_TS_SHADOW_HIGH(%rcx), %rdx
 	jbe	10f
 	movq	%rdx, G_TS_SHADOW_HIGH(%rcx)
-10:	GRAPH_READ_UNLOCK
+10:	DIRECT_READ_UNLOCK
 	movl	$1, %eax
 	cmpl	$0, %eax                /* above: taken, to be called */
 	GRAPH_RESTORE_RET ENTRY_RESTORE
 	.cfi_adjust_cfa_offset ENTRY_SAVED + 16
 7:	addq	$16, %rsp               /* the frame's and the cookie's words */
 	.cfi_adjust_cfa_offset -16
-8:	GRAPH_READ_UNLOCK
+8:	DIRECT_READ_UNLOCK
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
 	GRAPH_RESTORE_RET ENTRY_RESTORE
@@ -587,7 +543,7 @@ needle_graph_entry_relocated:
 	/* The rest of direct_thread's tests but the two an exit skips (a
 	 * hooked return runs its exit even inside the agent, on any stack,
 	 * as the C path's needle_direct_dispatch_exit does). */
-	GRAPH_THREAD 9f, 0
+	DIRECT_THREAD 9f, 0
 	/* Its consumer: the slot's, if the generation is still the one the
 	 * entry saw (a retired consumer's exit is the full path's, which
 	 * skips it), with the recorder's direct exit in the frame's ops. */
@@ -595,7 +551,7 @@ needle_graph_entry_relocated:
 	imulq	$G_C_SIZE, %r8, %r8
 	leaq	consumer_table(%rip), %rax
 	addq	%rax, %r8
-	GRAPH_READ_LOCK
+	DIRECT_READ_LOCK
 	movl	-12(%rsi), %eax
 	cmpl	G_C_GENERATION(%r8), %eax
 	jne	8f
@@ -664,14 +620,14 @@ needle_graph_entry_relocated:
 	movq	G_FH_RETURN_ADDR(%rsi), %rax
 	movq	%rax, saved + 8(%rsp)
 	subq	$G_FRAME_BYTES, G_TS_SHADOW_TOP(%rcx)
-	GRAPH_READ_UNLOCK
+	DIRECT_READ_UNLOCK
 	movl	$1, %eax
 	cmpl	$0, %eax                /* above: taken */
 	GRAPH_RETURN_RESTORE \all
 	.cfi_adjust_cfa_offset saved + 16
 7:	addq	$16, %rsp
 	.cfi_adjust_cfa_offset -16
-8:	GRAPH_READ_UNLOCK
+8:	DIRECT_READ_UNLOCK
 9:	xorl	%eax, %eax
 	cmpl	$0, %eax                /* equal: declined */
 	GRAPH_RETURN_RESTORE \all

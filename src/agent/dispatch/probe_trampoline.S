@@ -45,7 +45,7 @@
  *     every condition is tested on every call, so a stale byte costs a
  *     decline, never a wrong call. */
 #include "agent/arch/x86_64/trampoline_layout.h"
-#include "agent/dispatch/direct_layout.h"
+#include "agent/dispatch/direct_asm.h"
 
 	.text
 
@@ -72,31 +72,11 @@
 	leaq	-probe_pad(%rsp), %rsp
 	.cfi_adjust_cfa_offset probe_pad
 	/* The thread (direct_path.h's direct_thread), the stack tested at
-	 * the traced function's stack pointer, past its return address. */
-	movq	needle_thread@gottpoff(%rip), %rax
-	movq	%fs:(%rax), %rcx
-	cmpq	$G_THREAD_STATE_SENTINEL_MAX, %rcx
-	jbe	9f
-	movq	thread_state_fork_word(%rip), %rax
-	cmpq	$0, (%rax)
-	je	9f
-	movq	needle_agent_busy@gottpoff(%rip), %rax
-	cmpl	$0, %fs:(%rax)
-	jne	9f
-	leaq	probe_ret + 8(%rsp), %rax
-	shrq	$G_STACK_BLOCK_SHIFT, %rax
-	subq	G_TS_STACK_WINDOW(%rcx), %rax
-	cmpq	$G_STACK_WINDOW_BLOCKS - 1, %rax
-	ja	9f
-	testw	$0xffff, G_TS_RCU_WORD(%rcx)
-	jne	9f
-	/* rcu_read_lock_outer: the generation and a nesting of 1 in the
-	 * thread's word, one store, no fence (the writer's membarrier
-	 * orders it, rcu.h). */
-	movq	rcu_gp_generation(%rip), %rax
-	shlq	$G_RCU_NEST_BITS, %rax
-	orq	$1, %rax
-	movq	%rax, G_TS_RCU_WORD(%rcx)
+	 * the traced function's stack pointer, past its return address;
+	 * then rcu_read_lock_outer. */
+	leaq	probe_ret + 8(%rsp), %rdi
+	DIRECT_THREAD 9f
+	DIRECT_READ_LOCK
 	/* direct_sole_consumer: a list of one, live, entry only.  Plain
 	 * loads are acquire loads under TSO (consumer_set_ops' release). */
 	movq	G_SITE_CONSUMERS(%r11), %rax
@@ -123,12 +103,11 @@
 	movq	%rsp, %r8
 	call	*%rax
 	movq	8(%rsp), %rcx
-	/* rcu_read_unlock(ts, 0): a plain store, a release under TSO. */
-	movq	$0, G_TS_RCU_WORD(%rcx)
+	DIRECT_READ_UNLOCK
 	movl	$1, %eax
 	testl	%eax, %eax              /* taken: not zero */
 	jmp	7f
-8:	movq	$0, G_TS_RCU_WORD(%rcx)
+8:	DIRECT_READ_UNLOCK
 9:	xorl	%eax, %eax              /* declined: zero */
 	/* lea and pop leave the flags alone. */
 7:	leaq	probe_pad(%rsp), %rsp
