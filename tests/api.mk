@@ -53,11 +53,11 @@ TESTS += $(TEST_BUILD)/api/test_api_symbols $(TEST_BUILD)/api/test_api_interpose
 
 # Direct handlers, built as needle.h asks (test_api_direct.c).
 # Entry-only links, their handler built as needle.h asks.
-$(TEST_BUILD)/api/test_api_probe: tests/api/test_api_probe.c tests/api/direct_handlers.c $(LIBNEEDLE)
+$(TEST_BUILD)/api/test_api_probe: tests/api/test_api_probe.c tests/api/abi_funcs.h tests/api/direct_handlers.c $(LIBNEEDLE)
 	@mkdir -p $(API_BUILD)
 	gcc $(TEST_CFLAGS) -mgeneral-regs-only -c tests/api/direct_handlers.c -o $(API_BUILD)/probe_handlers.o
 	gcc $(TEST_CFLAGS) $(PFE) tests/api/test_api_probe.c $(API_BUILD)/probe_handlers.o -o $@ $(TEST_LINK)
-$(TEST_BUILD)/api/test_api_direct: tests/api/test_api_direct.c tests/api/direct_handlers.c $(LIBNEEDLE)
+$(TEST_BUILD)/api/test_api_direct: tests/api/test_api_direct.c tests/api/abi_funcs.h tests/api/direct_handlers.c $(LIBNEEDLE)
 	@mkdir -p $(dir $@)
 	gcc $(TEST_CFLAGS) -mgeneral-regs-only -c tests/api/direct_handlers.c -o $(API_BUILD)/direct_handlers.o
 	gcc $(TEST_CFLAGS) $(PFE) tests/api/test_api_direct.c $(API_BUILD)/direct_handlers.o -o $@ $(TEST_LINK)

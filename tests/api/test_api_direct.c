@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "abi_funcs.h"
 #include "harness.h"
 #include "needle.h"
 
@@ -35,31 +36,6 @@ extern _Atomic uint64_t direct_entries, direct_exits, direct_exit_cookie_bad;
 extern _Atomic uint64_t direct_last_args[6];
 extern _Atomic uint32_t decline_entry_every, decline_exit_every;
 
-#define TRACED __attribute__((noipa))
-
-struct pair {
-	long a, b;
-};
-
-TRACED uint64_t d_int(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f)
-{
-	return a + 3 * b + 5 * c + 7 * d + 11 * e + 13 * f;
-}
-
-TRACED double d_fp(double a, double b, double c, double d, double e, double f, double g, double h)
-{
-	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
-}
-
-TRACED struct pair d_pair(long x)
-{
-	return (struct pair){ x * 3, x - 7 };
-}
-
-TRACED double d_fret(double x)
-{
-	return x * 0.5;
-}
 
 static jmp_buf jump;
 

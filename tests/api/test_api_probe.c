@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "abi_funcs.h"
 #include "harness.h"
 #include "needle.h"
 
@@ -40,32 +41,6 @@ extern _Atomic uint64_t probe_last_args[6];
 extern _Atomic uint64_t probe_last_ret;
 extern const struct needle_func *_Atomic probe_last_func;
 extern char **environ;
-
-#define TRACED __attribute__((noipa))
-
-struct pair {
-	long a, b;
-};
-
-TRACED uint64_t p_int(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e, uint64_t f)
-{
-	return a + 3 * b + 5 * c + 7 * d + 11 * e + 13 * f;
-}
-
-TRACED double p_fp(double a, double b, double c, double d, double e, double f, double g, double h)
-{
-	return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
-}
-
-TRACED struct pair p_pair(long x)
-{
-	return (struct pair){ x * 3, x - 7 };
-}
-
-TRACED double p_fret(double x)
-{
-	return x * 0.5;
-}
 
 /* p_regs: rax and r10 as they came, back in rax and rdx; its entry is a
  * patchable NOP5 with its __patchable_function_entries record, as the
@@ -100,7 +75,7 @@ static __attribute__((noinline)) int regs_round_trip(uint64_t a, uint64_t b)
 	return rax == a && rdx == b;
 }
 
-static const char *const funcs[] = { "p_int", "p_fp", "p_pair", "p_fret", "p_regs" };
+static const char *const funcs[] = { "d_int", "d_fp", "d_pair", "d_fret", "p_regs" };
 
 static _Atomic uint64_t probes;
 
@@ -119,12 +94,12 @@ static long call_all(long n, long seed)
 	long bad = 0;
 	for (long i = 0; i < n; i++) {
 		uint64_t x = (uint64_t)(i + seed);
-		bad += p_int(x, x + 1, x + 2, x + 3, x + 4, x + 5) != 40 * x + 1 * 3 + 2 * 5 + 3 * 7 + 4 * 11 + 5 * 13;
+		bad += d_int(x, x + 1, x + 2, x + 3, x + 4, x + 5) != 40 * x + 1 * 3 + 2 * 5 + 3 * 7 + 4 * 11 + 5 * 13;
 		double d = (double)(i + seed);
-		bad += p_fp(d, d, d, d, d, d, d, d) != 36 * d;
-		struct pair p = p_pair((long)x);
+		bad += d_fp(d, d, d, d, d, d, d, d) != 36 * d;
+		struct pair p = d_pair((long)x);
 		bad += p.a != (long)x * 3 || p.b != (long)x - 7;
-		bad += p_fret(d) != d * 0.5;
+		bad += d_fret(d) != d * 0.5;
 	}
 	return bad;
 }
@@ -153,7 +128,7 @@ static void *worker(void *arg)
 	while (!atomic_load_explicit(&workers_stop, memory_order_relaxed)) {
 		long n = atomic_load_explicit(&w->calls, memory_order_relaxed);
 		uint64_t x = (uint64_t)n;
-		bad += p_int(x, 1, 2, 3, 4, 5) != x + 3 + 10 + 21 + 44 + 65;
+		bad += d_int(x, 1, 2, 3, 4, 5) != x + 3 + 10 + 21 + 44 + 65;
 		atomic_store_explicit(&w->calls, n + 1, memory_order_relaxed);
 	}
 	atomic_fetch_add(&worker_bad, bad);
@@ -245,14 +220,14 @@ int main(int argc, char **argv)
 	CHECK_EQ(atomic_load(&probes) + atomic_load(&ctx_calls) * 1000, 400,
 		 "the direct entry runs again (probe calls, plus ctx calls times 1000)");
 	uint64_t ret = 0;
-	uint64_t r = p_int(0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666);
+	uint64_t r = d_int(0x1111, 0x2222, 0x3333, 0x4444, 0x5555, 0x6666);
 	__asm__ volatile("leaq (%%rip), %0" : "=r"(ret));
 	int args_ok = 0;
 	for (int k = 0; k < 6; k++)
 		args_ok += atomic_load(&probe_last_args[k]) == 0x1111u * (uint64_t)(k + 1);
 	CHECK_EQ(args_ok, 6, "the handler reads the six integer arguments from regs");
 	const struct needle_func *f = atomic_load(&probe_last_func);
-	CHECK(f && !strcmp(f->name, "p_int") && f->ip == (uint64_t)(uintptr_t)p_int, "it gets the function (%s)",
+	CHECK(f && !strcmp(f->name, "d_int") && f->ip == (uint64_t)(uintptr_t)d_int, "it gets the function (%s)",
 	      f ? f->name : "none");
 	uint64_t ra = atomic_load(&probe_last_ret);
 	CHECK(ra > (uint64_t)(uintptr_t)main && ra < ret, "it gets the return address into its caller (main+%#llx)",
@@ -261,19 +236,19 @@ int main(int argc, char **argv)
 
 	/* Shared with a ctx link: the full path, both counted. */
 	struct needle_attach_opts o2 = { .sz = sizeof(o2), .patterns = funcs, .pattern_cnt = 1, .entry = ctx_entry };
-	CHECK_EQ(needle_attach(&o2, &second), 1, "a second link on p_int");
+	CHECK_EQ(needle_attach(&o2, &second), 1, "a second link on d_int");
 	CHECK_EQ(needle_link_set_handlers(second, NULL, NULL), -EINVAL,
 		 "set_handlers (NULL, NULL) on a link that is not entry only: -EINVAL");
 	atomic_store(&probes, 0);
 	for (long i = 0; i < n; i++)
-		p_int(1, 2, 3, 4, 5, (uint64_t)i);
+		d_int(1, 2, 3, 4, 5, (uint64_t)i);
 	CHECK_EQ(atomic_load(&probes), n, "shared: the entry-only handler, every call, from the full path");
 	CHECK_EQ(atomic_load(&ctx_calls), n, "shared: the second link's, every call");
 	CHECK_EQ(needle_link_destroy(second), 0, "the second link gone");
 	atomic_store(&probes, 0);
 	c0 = paths_c();
 	for (long i = 0; i < n; i++)
-		p_int(1, 2, 3, 4, 5, (uint64_t)i);
+		d_int(1, 2, 3, 4, 5, (uint64_t)i);
 	CHECK_EQ(atomic_load(&probes), n, "alone again: every call counted");
 	in_c = paths_c() - c0;
 	if (asm_path)
