@@ -308,13 +308,7 @@
 	jb	9f
 3:	DIRECT_READ_LOCK
 	/* The recorder's consumer alone on the site, live. */
-	movq	G_SITE_CONSUMERS(%r11), %rax
-	testq	%rax, %rax
-	jz	8f
-	cmpl	$1, G_LIST_CNT(%rax)
-	jne	8f
-	movq	G_LIST_ITEMS(%rax), %r8
-	movq	G_C_OPS(%r8), %r9
+	DIRECT_SOLE_CONSUMER r8, r9, 8f
 	leaq	rec_graph_direct_entry(%rip), %rax
 	cmpq	%rax, G_OPS_DIRECT_ENTRY(%r9)
 	jne	8f

@@ -52,4 +52,20 @@
 	movq	$0, G_TS_RCU_WORD(%rcx)
 .endm
 
+
+/* \c = the site's (r11) only consumer and \ops its ops, read inside the
+ * read section (direct_path.h's direct_sole_consumer); to \decline when
+ * the site's list is not one consumer.  rax is clobbered (unless it is
+ * \c).  Plain loads are acquire loads under TSO: they pair with
+ * consumer_set_ops' and site_swap_consumers' release stores. */
+.macro DIRECT_SOLE_CONSUMER c, ops, decline
+	movq	G_SITE_CONSUMERS(%r11), %rax
+	testq	%rax, %rax
+	jz	\decline
+	cmpl	$1, G_LIST_CNT(%rax)
+	jne	\decline
+	movq	G_LIST_ITEMS(%rax), %\c
+	movq	G_C_OPS(%\c), %\ops
+.endm
+
 #endif

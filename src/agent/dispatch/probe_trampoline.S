@@ -77,15 +77,8 @@
 	leaq	probe_ret + 8(%rsp), %rdi
 	DIRECT_THREAD 9f
 	DIRECT_READ_LOCK
-	/* direct_sole_consumer: a list of one, live, entry only.  Plain
-	 * loads are acquire loads under TSO (consumer_set_ops' release). */
-	movq	G_SITE_CONSUMERS(%r11), %rax
-	testq	%rax, %rax
-	jz	8f
-	cmpl	$1, G_LIST_CNT(%rax)
-	jne	8f
-	movq	G_LIST_ITEMS(%rax), %rax
-	movq	G_C_OPS(%rax), %rdx
+	/* A list of one consumer, live, entry only. */
+	DIRECT_SOLE_CONSUMER rax, rdx, 8f
 	testl	$1, G_C_GENERATION(%rax)
 	jz	8f
 	cmpb	$0, G_OPS_PROBE(%rdx)
