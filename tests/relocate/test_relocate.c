@@ -101,6 +101,16 @@ static void *calls(void *arg)
 	return NULL;
 }
 
+/* 1,000 calls of rel_keep_caller in a new thread: kept[0] the mask of
+ * registers that came back changed. */
+static void *keep_calls(void *arg)
+{
+	int *kept = arg;
+	for (int i = 0; i < 1000; i++)
+		kept[0] |= rel_keep_caller();
+	return NULL;
+}
+
 static int site_of(const char *name, struct needle_site_info *info)
 {
 	int id = needle_site_find(name);
@@ -207,8 +217,9 @@ int main(void)
 	CHECK_EQ(atomic_load(&direct_exits), 1000, "and every return");
 
 	/* And on the probe path (NEEDLE_ATTACH_ENTRY_ONLY), whose handler
-	 * clobbers every register it may: the relocated entry's probe
-	 * subroutine puts each back. */
+	 * clobbers every register it may: the relocated entry's probe path
+	 * puts each back, when it takes a call and when it declines one (a
+	 * new thread's first, which has no state yet) to the C path. */
 	static _Atomic uint64_t probes;
 	struct needle_attach_opts p = { .sz = sizeof(p), .patterns = keep, .pattern_cnt = 1,
 					.direct_entry = test_probe_entry, .user_data = (void *)&probes,
@@ -239,6 +250,14 @@ int main(void)
 		      "probe path: the C paths took the site's first call only (%llu)",
 		      (unsigned long long)(st1.direct_c_entries + st1.full_path_entries - st0.direct_c_entries -
 					   st0.full_path_entries));
+	atomic_store(&probes, 0);
+	pthread_t kt;
+	int kept[2] = { 0, 0 };
+	pthread_create(&kt, NULL, keep_calls, kept);
+	pthread_join(kt, NULL);
+	CHECK_EQ(kept[0], 0, "probe path, a new thread: no register its caller kept came back changed");
+	CHECK_EQ(atomic_load(&probes), 1000, "probe path, a new thread: every call counted once, its first declined "
+					    "to the C path included");
 	CHECK_EQ(needle_link_destroy(link), 0, "detach");
 	return harness_exit();
 }
