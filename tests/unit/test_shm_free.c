@@ -137,7 +137,11 @@ static void *worker_main(void *arg)
 
 	while (!atomic_load(&s->go))
 		;
-	for (uint32_t i = 0; i < ITERATIONS; i++) {
+	/* ITERATIONS tries, and on until this thread has popped
+	 * STRESS_CHUNKS chunks: on a loaded machine the pusher may not have
+	 * run during a thread's tries, and what the test counts must not
+	 * hang on the scheduler (the pusher runs until every thread ends). */
+	for (uint32_t i = 0; i < ITERATIONS || w->pops < STRESS_CHUNKS; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
