@@ -146,6 +146,13 @@ static inline void *consumer_thread_data_if_used(const struct consumer *c, struc
 		return NULL;
 	return ts->data + c->tdata_off;
 }
+/* c was attached entry only (NEEDLE_ATTACH_ENTRY_ONLY): its direct entry
+ * goes with no entry and no exit, the pair consumer_set_ops gives it
+ * back for. */
+static inline int consumer_entry_only(const struct consumer *c)
+{
+	return c->direct_entry && !c->direct_with_entry && !c->direct_with_exit;
+}
 /* Give c new handlers, as one store (its direct handlers too if entry and
  * exit are the pair they came with); -ENOSPC when the ops table is full. */
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit);

@@ -676,8 +676,7 @@ NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_f
 		return err;
 	/* (NULL, NULL): only an entry-only link's own pair, which gives it
 	 * its direct entry back (consumer_set_ops). */
-	if (!entry && !exit && !(link->consumer->direct_entry && !link->consumer->direct_with_entry &&
-				 !link->consumer->direct_with_exit))
+	if (!entry && !exit && !consumer_entry_only(link->consumer))
 		err = -EINVAL;
 	else
 		err = link->attached ? link_set_handlers_locked(link, entry, exit) : -ENOENT;
