@@ -13,7 +13,8 @@
  * no consumer).  Prints:
  *   ring_ns_per_call X   (the loop's time per call, hooks recording)
  *   rdtsc_ns X
- *   handler_call_floor_ns X  (the hooked call over the same call plain) */
+ *   handler_call_floor_ns X  (the hooked call over the same call plain)
+ *   probe_floor_ns X  (the same, with the probe path's own work: see below) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,98 @@ __asm__(".text\n"
 	"	leaq 1(%rdi), %rax\n"
 	"	ret\n");
 
+/* The probe floor: what an entry-only probe (count_handler_ns) would cost
+ * through a trampoline generated for its one consumer, with every address
+ * an immediate: the site's first instruction a JMP to its stub, the stub a
+ * direct jump to the trampoline (no thunk, no site byte to test), which
+ * makes the tests the probe path may not leave out (probe_trampoline.S):
+ * the thread's state from initial-exec TLS (a sentinel declines), the
+ * fork word, the agent's busy flag, the stack window, no read section
+ * open; the read section's store; the consumer still live (its
+ * generation, by absolute address, no list walk); the handler's six
+ * arguments; an indirect call; the section cleared; and the jump into the
+ * function through the site.  What it leaves out against the real path is
+ * what only a generated trampoline could drop, so the difference between
+ * count_handler_ns and this figure is all such a trampoline could gain. */
+struct probe_floor_ts {
+	uint64_t stack_window;
+	uint64_t rcu_word;
+};
+static struct probe_floor_ts probe_ts;
+__thread struct probe_floor_ts *probe_thread;
+__thread int probe_busy;
+uint64_t probe_fork_word = 1, probe_gp_generation = 2;
+uint32_t probe_generation = 1;
+static long probe_hits;
+__attribute__((used, noinline, target("general-regs-only"))) int probe_handler(const void *func, const void *regs,
+										  uint64_t ret_addr, void *tdata,
+										  uint64_t *cookie, void *user_data)
+{
+	(void)func, (void)regs, (void)ret_addr, (void)tdata, (void)cookie, (void)user_data;
+	probe_hits++;
+	return 0;
+}
+void *probe_handler_ptr = (void *)probe_handler;
+long probe_hooked(long x);
+struct probe_site {
+	uint64_t addr;
+};
+struct probe_site probe_site = { (uint64_t)probe_hooked };
+__asm__(".text\n"
+	".p2align 4\n"
+	"probe_stub:\n"
+	"	movabsq $probe_site, %r11\n"
+	"	jmp probe_trampoline\n"
+	".p2align 4\n"
+	"probe_trampoline:\n"
+	"	pushq %r11\n pushq %r10\n pushq %rax\n pushq %r9\n pushq %r8\n"
+	"	pushq %rcx\n pushq %rdx\n pushq %rsi\n pushq %rdi\n"
+	"	leaq -16(%rsp), %rsp\n"
+	"	movq %fs:probe_thread@tpoff, %rcx\n"
+	"	cmpq $2, %rcx\n"
+	"	jbe 9f\n"
+	"	cmpq $0, probe_fork_word\n"
+	"	je 9f\n"
+	"	cmpl $0, %fs:probe_busy@tpoff\n"
+	"	jne 9f\n"
+	"	leaq 96(%rsp), %rax\n"
+	"	shrq $18, %rax\n"
+	"	subq (%rcx), %rax\n"
+	"	cmpq $2, %rax\n"
+	"	ja 9f\n"
+	"	testw $0xffff, 8(%rcx)\n"
+	"	jne 9f\n"
+	"	movq probe_gp_generation, %rax\n"
+	"	shlq $16, %rax\n"
+	"	orq $1, %rax\n"
+	"	movq %rax, 8(%rcx)\n"
+	"	testl $1, probe_generation\n"
+	"	jz 8f\n"
+	"	movq %rcx, 8(%rsp)\n"
+	"	movq %r11, %rdi\n"
+	"	leaq 16(%rsp), %rsi\n"
+	"	movq 88(%rsp), %rdx\n"
+	"	xorl %ecx, %ecx\n"
+	"	movq $0, (%rsp)\n"
+	"	movq %rsp, %r8\n"
+	"	movabsq $0x1234, %r9\n"
+	"	movabsq $probe_handler, %rax\n"
+	"	call *%rax\n"
+	"	movq 8(%rsp), %rcx\n"
+	"8:	movq $0, 8(%rcx)\n"
+	"9:	leaq 16(%rsp), %rsp\n"
+	"	popq %rdi\n popq %rsi\n popq %rdx\n popq %rcx\n popq %r8\n"
+	"	popq %r9\n popq %rax\n popq %r10\n popq %r11\n"
+	"	movq (%r11), %r11\n"
+	"	leaq 5(%r11), %r11\n"
+	"	jmp *%r11\n"
+	".p2align 4\n"
+	".globl probe_hooked\n"
+	"probe_hooked:\n"
+	"	.byte 0xe9\n	.long probe_stub - . - 4\n" /* the site: a JMP rel32, 5 bytes */
+	"	leaq 1(%rdi), %rax\n"
+	"	ret\n");
+
 static double loop_best(long (*fn)(long), long n, long *s)
 {
 	double best = 1e18;
@@ -111,5 +204,17 @@ __attribute__((no_instrument_function)) int main(int argc, char **argv)
 	long (*volatile hooked)(long) = floor_hooked, (*volatile plain)(long) = floor_plain;
 	double h = loop_best(hooked, n, &s), p = loop_best(plain, n, &s);
 	printf("handler_call_floor_ns %.3f\n", h - p);
-	return (s ^ (long)acc ^ handler_hits) == 42;
+	/* The probe floor's thread, as needle's would be: a state whose stack
+	 * window holds this stack. */
+	probe_ts.stack_window = ((uintptr_t)&s >> 18) - 1;
+	probe_thread = &probe_ts;
+	long (*volatile probed)(long) = probe_hooked;
+	double pr = loop_best(probed, n, &s);
+	p = loop_best(plain, n, &s);
+	printf("probe_floor_ns %.3f\n", pr - p);
+	if (probe_hits != 5 * n) {
+		fprintf(stderr, "bench_floor: the probe floor's handler ran %ld times, not %ld\n", probe_hits, 5 * n);
+		return 1;
+	}
+	return (s ^ (long)acc ^ handler_hits ^ probe_hits) == 42;
 }

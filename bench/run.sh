@@ -171,6 +171,7 @@ awk -v p="$plain" -v f="$full" -v s="$sfull" -v ep="$eplain" -v e="$esnap" -v t=
 rm -f "$dir/snap.data"
 echo "rdtsc_ns $(floor_best rdtsc_ns)" >>"$raw"
 echo "handler_call_floor_ns $(floor_best handler_call_floor_ns)" >>"$raw"
+echo "probe_floor_ns $(floor_best probe_floor_ns)" >>"$raw"
 
 note "bench: the flight recorder (--snapshot) against streaming; a trigger; a 64 MiB snapshot's copy"
 snap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$loop" $calls)
@@ -601,7 +602,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "attach_max_thread_hold_us" "$(val attach_max_thread_hold_us)" "goal < 1000; nothing else stops"
 	printf '%-34s %10s  %s\n' "detach_ms_10k_sites" "$(val detach_ms_10k_sites)" "one batch + grace period, measured by needle"
 	printf '%-34s %10s  %s\n' "reattach_rss_growth_kib_100_cycles" "$(val reattach_rss_growth_kib_100_cycles)" "target RSS, cycle 100 - cycle 1"
-	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "an entry-only link (the probe path); goal < 3 ns (floor of repeated runs); a site's call of an empty C handler, nothing else: $(val handler_call_floor_ns)"
+	printf '%-22s %12s  %s\n' "count_handler_ns" "$(val count_handler_ns)" "an entry-only link (the probe path); goal < 3 ns (floor of repeated runs); a site's call of an empty C handler, nothing else: $(val handler_call_floor_ns); the same with the probe path's tests and every address an immediate (what a trampoline generated per consumer could reach): $(val probe_floor_ns)"
 	printf '%-22s %12s  %s\n' "count_ctx_handler_ns" "$(val count_ctx_handler_ns)" "the same count through an ordinary entry handler (a needle_ctx, the full path)"
 	printf '%-22s %12s  %s\n' "entry_exit_hook_ns" "$(val entry_exit_hook_ns)" "the same with the return hooked too, nothing recorded"
 	printf '%-22s %12s  %s\n' "exit_site_hook_ns" "$(val exit_site_hook_ns)" "the same, the exit taken at the compiler's exit site instead (gcc -mrecord-return)"

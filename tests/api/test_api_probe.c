@@ -16,6 +16,9 @@
  *   - needle_link_set_handlers to a ctx handler and back with (NULL, NULL);
  *   - four threads calling while a second link comes and goes: every
  *     call counted once by the entry-only link;
+ *   - four threads calling while the link's handlers switch 600 times
+ *     between its direct entry and a ctx handler: every call runs one of
+ *     them, and between a switch's return and the next only the new one;
  *   - once needle_link_destroy returns, the handler never runs again,
  *     with threads still calling.
  * Then the same again with NEEDLE_GRAPH_ASM=0 (the probe path in C
@@ -272,6 +275,39 @@ int main(int argc, char **argv)
 	CHECK_EQ(churn_ok, 600, "300 attaches and detaches of a second link while four threads call");
 	CHECK(total >= 4, "the threads called (%ld calls)", total);
 	CHECK_EQ(atomic_load(&probes), (uint64_t)total, "every call of the four threads counted once");
+	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
+
+	/* Four threads, while the link's handlers go from its direct entry to
+	 * an ordinary one and back, 300 times each way: every call runs
+	 * exactly one of them, and between a set_handlers' return and the
+	 * next call of it (a stable window) only the handler it set. */
+	atomic_store(&probes, 0);
+	atomic_store(&ctx_calls, 0);
+	workers_start(w);
+	int flips_ok = 0, windows_wrong = 0;
+	for (int i = 0; i < 600; i++) {
+		int to_ctx = !(i & 1);
+		flips_ok += (to_ctx ? needle_link_set_handlers(link, ctx_entry, NULL)
+				    : needle_link_set_handlers(link, NULL, NULL)) == 0;
+		uint64_t p0 = atomic_load(&probes), c0 = atomic_load(&ctx_calls);
+		/* A window long enough for the workers to call in it. */
+		for (long spin = 0; spin < 20000; spin++)
+			__asm__ volatile("pause");
+		uint64_t p1 = atomic_load(&probes), c1 = atomic_load(&ctx_calls);
+		windows_wrong += to_ctx ? p1 != p0 : c1 != c0;
+	}
+	atomic_store(&workers_stop, 1);
+	total = 0;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(w[i].t, NULL);
+		total += w[i].calls;
+	}
+	CHECK_EQ(flips_ok, 600, "600 needle_link_set_handlers while four threads call");
+	CHECK_EQ(windows_wrong, 0, "in each stable window only the handler just set ran");
+	CHECK_EQ(atomic_load(&probes) + atomic_load(&ctx_calls), (uint64_t)total,
+		 "every call of the four threads ran exactly one handler");
+	CHECK(atomic_load(&probes) > 0 && atomic_load(&ctx_calls) > 0, "both handlers ran (%llu direct, %llu ctx)",
+	      (unsigned long long)atomic_load(&probes), (unsigned long long)atomic_load(&ctx_calls));
 	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
 
 	/* Destroyed while threads call: never again after it returns. */

@@ -88,6 +88,14 @@ uint32_t consumer_slots_used(void)
 	return __atomic_load_n(&used_cnt, __ATOMIC_ACQUIRE);
 }
 
+/* The solo list's probe for ops (consumer_list.probe).  Release: pairs
+ * with the probe path's plain load (an acquire under TSO), so that a
+ * thread that calls the handler sees what was written before. */
+static void solo_probe_set(struct consumer *c, const struct consumer_ops *ops)
+{
+	atomic_store_explicit(&c->solo->probe, ops && ops->probe ? ops->direct_entry : NULL, memory_order_release);
+}
+
 int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn exit)
 {
 	const struct consumer_ops *cur = atomic_load_explicit(&c->ops, memory_order_relaxed);
@@ -100,6 +108,7 @@ int consumer_set_ops(struct consumer *c, needle_entry_fn entry, needle_exit_fn e
 	/* Release: pairs with dispatch's acquire load of c->ops, so that a
 	 * thread that sees the new ops sees their contents. */
 	atomic_store_explicit(&c->ops, ops, memory_order_release);
+	solo_probe_set(c, ops);
 	return 0;
 }
 
@@ -152,6 +161,7 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	solo->cnt = 1;
 	solo->shared = 1;
 	solo->items[0] = c;
+	solo->probe_user_data = user_data;
 	atomic_store_explicit(&c->ops, ops, memory_order_relaxed);
 	c->user_data = user_data;
 	c->slot = slot;
@@ -160,12 +170,17 @@ struct consumer *consumer_create(needle_entry_fn entry, needle_exit_fn exit, voi
 	 * release: walkers that see the generation odd (consumer_live's
 	 * acquire) see the fields above. */
 	atomic_fetch_add(&c->generation, 1);
+	/* Live now: the probe path may take it (consumer_list.probe). */
+	solo_probe_set(c, ops);
 	*err = 0;
 	return c;
 }
 
 void consumer_retire(struct consumer *c)
 {
+	/* The probe path's test of liveness (its list's probe), before the
+	 * grace period the caller waits for, as the generation is. */
+	solo_probe_set(c, NULL);
 	atomic_fetch_add(&c->generation, 1);
 }
 
@@ -188,6 +203,8 @@ static struct consumer_list *list_alloc(uint32_t cnt)
 	if (l) {
 		l->cnt = cnt;
 		l->shared = 0;
+		atomic_init(&l->probe, NULL); /* shared by two consumers or more */
+		l->probe_user_data = NULL;
 	}
 	return l;
 }

@@ -86,6 +86,14 @@ struct consumer {
 struct consumer_list {
 	uint32_t cnt;
 	uint32_t shared; /* a consumer's solo list: not freed with the site's list */
+	/* What the probe path's assembly (probe_trampoline.S) reads instead of
+	 * the consumer and its ops, on the list's own cache line: in a
+	 * consumer's solo list, its direct entry while the consumer is live
+	 * and its ops are entry only (ops->probe), else NULL; NULL in every
+	 * other list.  Written by consumer.c only, before the grace period
+	 * that follows each change (consumer_set_ops, consumer_retire). */
+	_Atomic(needle_direct_entry_fn) probe;
+	void *probe_user_data;
 	struct consumer *items[];
 };
 

@@ -38,7 +38,9 @@
 /* struct consumer_list, struct consumer, struct consumer_ops
  * (dispatch/consumer.h). */
 #define G_LIST_CNT 0
-#define G_LIST_ITEMS 8
+#define G_LIST_PROBE 8
+#define G_LIST_PROBE_USER_DATA 16
+#define G_LIST_ITEMS 24
 #define G_C_OPS 0
 #define G_C_GENERATION 16
 #define G_C_SLOT 20

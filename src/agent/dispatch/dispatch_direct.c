@@ -72,6 +72,8 @@ LAYOUT(offsetof(struct module, exec[0].lo) == G_MOD_EXEC_LO && offsetof(struct m
 LAYOUT(offsetof(struct module, foreign_lo) == G_MOD_FOREIGN_LO);
 LAYOUT(offsetof(struct module, foreign_hi) == G_MOD_FOREIGN_HI);
 LAYOUT(offsetof(struct consumer_list, cnt) == G_LIST_CNT && offsetof(struct consumer_list, items) == G_LIST_ITEMS);
+LAYOUT(offsetof(struct consumer_list, probe) == G_LIST_PROBE);
+LAYOUT(offsetof(struct consumer_list, probe_user_data) == G_LIST_PROBE_USER_DATA);
 LAYOUT(offsetof(struct consumer, ops) == G_C_OPS && offsetof(struct consumer, generation) == G_C_GENERATION);
 LAYOUT(offsetof(struct consumer, slot) == G_C_SLOT && CONSUMER_MAX <= 65536);
 LAYOUT(offsetof(struct consumer, tdata_off) == G_C_TDATA_OFF);

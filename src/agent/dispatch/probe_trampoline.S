@@ -32,15 +32,22 @@
  *     call a handler makes is not dispatched).
  *   - regs, the nine saves, start 16-byte aligned (struct needle_regs's
  *     alignment), and so does the stack at the handler's call.
+ *   - The consumer is tested on its solo list's line alone
+ *     (consumer_list.probe, which consumer.c keeps equal to "this list
+ *     is one consumer's, live, and its ops are entry only": the C path's
+ *     three tests), so a call reads the site, the list, and nothing of
+ *     the consumer or its ops.
  *   - The read section (rcu.h): the word is stored before the site's
  *     list is loaded and cleared after the handler returns.  A detach
- *     swaps the site's list, retires the consumer (its generation), then
- *     waits for a grace period: a thread that stored its word before the
- *     grace period began is waited for, handler and all; one that stores
- *     it later loads the new list (membarrier, rcu.h) and declines, or
- *     finds the consumer retired (even generation) and declines.  So when
- *     the grace period ends no thread is inside the handler or reading
- *     the consumer, and link.c may free them.
+ *     swaps the site's list, retires the consumer (its solo list's probe
+ *     cleared, its generation), then waits for a grace period; new
+ *     handlers (needle_link_set_handlers) store the probe, then wait for
+ *     one too.  A thread that stored its word before the grace period
+ *     began is waited for, handler and all; one that stores it later
+ *     loads the new list or the new probe (membarrier, rcu.h) and
+ *     declines or calls the new handler.  So when the grace period ends
+ *     no thread is inside the old handler or reading the list, and
+ *     link.c may free them.
  *   - The site's direct_graph byte (SITE_PROBE_ASM) is only a hint:
  *     every condition is tested on every call, so a stale byte costs a
  *     decline, never a wrong call. */
@@ -77,24 +84,27 @@
 	leaq	probe_ret + 8(%rsp), %rdi
 	DIRECT_THREAD 9f
 	DIRECT_READ_LOCK
-	/* A list of one consumer, live, entry only. */
-	DIRECT_SOLE_CONSUMER rax, rdx, 8f
-	testl	$1, G_C_GENERATION(%rax)
+	/* The site's list: one live entry-only consumer's solo list, whose
+	 * probe is its direct entry (consumer_list.probe: NULL in any other
+	 * list, and in a solo list once its consumer is retired or given
+	 * other handlers), read with its user_data from the list's line. */
+	movq	G_SITE_CONSUMERS(%r11), %rax
+	testq	%rax, %rax
 	jz	8f
-	cmpb	$0, G_OPS_PROBE(%rdx)
-	je	8f
+	movq	G_LIST_PROBE(%rax), %r10
+	testq	%r10, %r10
+	jz	8f
 	/* direct_entry(&site->func, regs, ret_addr, NULL, &cookie,
 	 * user_data); its answer is ignored (entry only). */
 	movq	%rcx, 8(%rsp)
-	movq	G_C_USER_DATA(%rax), %r9
-	movq	G_OPS_DIRECT_ENTRY(%rdx), %rax
+	movq	G_LIST_PROBE_USER_DATA(%rax), %r9
 	movq	%r11, %rdi
 	leaq	probe_pad(%rsp), %rsi
 	movq	probe_ret(%rsp), %rdx
 	xorl	%ecx, %ecx
 	movq	$0, (%rsp)
 	movq	%rsp, %r8
-	call	*%rax
+	call	*%r10
 	movq	8(%rsp), %rcx
 	DIRECT_READ_UNLOCK
 	movl	$1, %eax
