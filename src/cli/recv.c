@@ -450,6 +450,7 @@ int cmd_recv(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "data", required_argument, NULL, 'd' }, { "port", required_argument, NULL, 'p' },
 		{ "run-cmd", required_argument, NULL, 'r' }, { "help", no_argument, NULL, 'h' },
+		{ "no-pager", no_argument, NULL, 'P' },      { "no-event", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = ".", *port = REMOTE_DEFAULT_PORT, *cmd = NULL;
@@ -473,6 +474,8 @@ int cmd_recv(int argc, char **argv)
 		}
 		case 'r':
 			cmd = optarg;
+			break;
+		case 'P': /* --no-pager, --no-event: uftrace's, which every command takes */
 			break;
 		case 'h':
 			fputs(recv_usage, stdout);

@@ -200,6 +200,9 @@ int cmd_script(int argc, char **argv)
 			tid = argv[++i];
 		else if (!strcmp(a, "--record"))
 			record = 1;
+		else if (!strcmp(a, "--no-pager") || !strcmp(a, "--no-event"))
+			continue; /* uftrace's: needle never pages, and gives a script
+				   * no event --no-event would hide (only -T's readings) */
 		else if (!strcmp(a, "--")) {
 			i++;
 			break;

@@ -96,6 +96,16 @@ check_eq "k_name_self: the second thread's one rename, inside it" \
 	"$(inside "$T/k.data" "$second" k_name_self '/\* linux:task-name \(comm="k-second"\) \*/')" "1 1"
 check_eq "no other rename in any thread (the exec's name is no line)" \
 	"$("$NEEDLE" replay -i "$T/k.data" | grep -c 'linux:task-name')" 2
+# uftrace's --no-event hides the renames' lines, and yields to an -E
+# naming them in the same command, in either order; --no-pager is taken.
+check_eq "--no-event: no rename line" "$("$NEEDLE" replay --no-pager --no-event -i "$T/k.data" | grep -c 'linux:task-name')" 0
+check_eq "--no-event -E linux:task-name: both renames" \
+	"$("$NEEDLE" replay --no-event -E linux:task-name -i "$T/k.data" | grep -c 'linux:task-name')" 2
+check_eq "-E linux:task-name --no-event: both renames" \
+	"$("$NEEDLE" replay -E linux:task-name --no-event -i "$T/k.data" | grep -c 'linux:task-name')" 2
+check_eq "--no-event: -f task still follows the rename" \
+	"$("$NEEDLE" replay --no-event --tid "$main" -f task -i "$T/k.data" | awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }')" \
+	"kernel_prog,k-renamed"
 "$NEEDLE" replay --tid "$main" -f task -i "$T/k.data" >"$T/task.replay"
 check_eq "-f task: the program's name up to k_rename's opening, then the new one" \
 	"$(awk -F' [|] ' 'NR > 1 { sub(/^ +/, "", $1); if ($1 != last) { printf "%s%s", sep, $1; sep = "," } last = $1 }' "$T/task.replay")" \

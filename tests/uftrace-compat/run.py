@@ -81,6 +81,9 @@ def one(suite, name, verbose, cflags):
     runtest.TestBase.basedir = os.path.dirname(suite)
     runtest.TestBase.objdir = os.path.dirname(suite)
     runtest.TestBase.uftrace_cmd = os.path.join(SHIM, 'uftrace')
+    # What uftrace's own runtest.py gives every command (its
+    # --libmcount-path aside): cases that want events strip --no-event.
+    runtest.TestBase.default_opt = '--no-pager --no-event'
     log = None
     res = {'name': name, 'graph': False, 'ok': False, 'reason': ''}
     try:

@@ -116,7 +116,9 @@ static const char record_usage[] =
 	"                           or leaves to its default is needle's; with it, -T trace_on and\n"
 	"                           trace_off act in the agent too (repeatable)\n"
 	"      --no-merge, --no-comment  kept for the views, as replay's options\n"
-	"      --no-sched, --no-event, --no-sched-preempt, --event-full  the same (-E's events)\n"
+	"      --no-sched, --no-event, --no-sched-preempt, --event-full  the same (-E's events;\n"
+	"                           --no-event yields to an -E given with it)\n"
+	"      --no-pager           accepted for uftrace's command lines (needle never pages)\n"
 	"  -F, --filter GLOB        record only the calls of matching functions and everything they call\n"
 	"                           (uftrace's -F; repeatable); C++ functions by their demangled names\n"
 	"                           too: 'kv::Store::get', 'ns::*', 'scale(double)'; GLOB@depth=N and\n"
@@ -383,7 +385,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
 	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
-	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT };
+	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT, OPT_NO_PAGER };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -396,7 +398,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED }, { "no-event", no_argument, NULL, OPT_NO_EVENT },
-		{ "no-sched-preempt", no_argument, NULL, OPT_NO_SCHED_PREEMPT },
+		{ "no-sched-preempt", no_argument, NULL, OPT_NO_SCHED_PREEMPT }, { "no-pager", no_argument, NULL, OPT_NO_PAGER },
 		{ "event-full", no_argument, NULL, OPT_EVENT_FULL },
 		{ "filter", required_argument, NULL, 'F' },  { "notrace", required_argument, NULL, 'N' },
 		{ "depth", required_argument, NULL, 'D' },   { "wait", no_argument, NULL, OPT_WAIT },
@@ -443,6 +445,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	 * given or some -F is cut there (GLOB@depth=N), for their list to
 	 * be whole. */
 	int filter_cnt = 0, view_filters = 0, have_F = 0, have_N = 0;
+	/* --no-event is the views' unless -E names an event too: uftrace's
+	 * test suite gives --no-event to every command, and an -E beside it
+	 * still shows its events. */
+	int no_event = 0, events_asked = 0;
 	const char **filters = calloc(2 * (size_t)argc + 2, sizeof(*filters));
 	if (!filters)
 		return -1;
@@ -498,6 +504,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			 * readings of -T read= are recorded with or without it. */
 			unsigned ev = trigger_event_match(optarg);
 			const char *colon = strchr(optarg, ':');
+			events_asked = 1;
 			if (!ev && colon && colon > optarg && colon[1] && strncmp(optarg, "linux:", 6) &&
 			    strncmp(optarg, "read:", 5) && strncmp(optarg, "diff:", 5)) {
 				/* PROVIDER:NAME (globs): USDT probes, as the
@@ -649,14 +656,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			if (view_opt_add(o, c == OPT_NO_MERGE ? "--no-merge" : "--no-comment"))
 				return -1;
 			break;
-		case OPT_NO_SCHED:
+		case OPT_NO_PAGER:
+			break; /* needle's output is never paged */
 		case OPT_NO_EVENT:
+			no_event = 1;
+			break;
+		case OPT_NO_SCHED:
 		case OPT_NO_SCHED_PREEMPT:
 		case OPT_EVENT_FULL:
 			/* The views' (replay and live read them from the trace):
 			 * needle records no event unless -E asks. */
 			if (view_opt_add(o, c == OPT_NO_SCHED	      ? "--no-sched"
-					    : c == OPT_NO_EVENT	      ? "--no-event"
 					    : c == OPT_NO_SCHED_PREEMPT ? "--no-sched-preempt"
 									  : "--event-full"))
 				return -1;
@@ -890,6 +900,8 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			return -1;
 		}
 	}
+	if (no_event && !events_asked && view_opt_add(o, "--no-event"))
+		return -1;
 	for (int i = 0; (view_filters || (have_F && have_N)) && i < filter_cnt; i += 2)
 		if (view_opt_add2(o, filters[i], filters[i + 1]))
 			return -1;

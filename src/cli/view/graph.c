@@ -503,7 +503,8 @@ static const char graph_usage[] =
 	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
 	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
 	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
-	"                     (or --no-event): none\n"
+	"                     (or --no-event): none;\n"
+	"                     an -E beside either wins; --no-pager: accepted (needle never pages)\n"
 	"  -D, --depth N       at most N levels below FUNC\n"
 	"  -t, --time-filter TIME  only the calls that lasted TIME or more (e.g. 1ms)\n"
 	"  -f, --output-fields total,self,addr|none\n"
@@ -653,7 +654,7 @@ int cmd_graph(int argc, char **argv)
 			fputs(graph_usage, stderr);
 			return 2;
 		}
-		other_opts |= c != 'k' && c != 'i' && c != 'd' && c != 't';
+		other_opts |= c != 'k' && c != 'i' && c != 'd' && c != 't' && c != VIEW_OPT_NO_EVENT && c != VIEW_OPT_NO_PAGER;
 	}
 	if (task) {
 		/* uftrace graph --task takes the program's name after the

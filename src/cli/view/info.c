@@ -349,7 +349,8 @@ int cmd_info(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' }, { "help", no_argument, NULL, 'h' },
-		{ "task", no_argument, NULL, 'T' },        { NULL, 0, NULL, 0 },
+		{ "task", no_argument, NULL, 'T' },        { "no-pager", no_argument, NULL, 'P' },
+		{ "no-event", no_argument, NULL, 'P' },    { NULL, 0, NULL, 0 },
 	};
 	const char *input = NULL;
 	int c, tasks = 0;
@@ -360,6 +361,9 @@ int cmd_info(int argc, char **argv)
 			input = optarg;
 		} else if (c == 'T') {
 			tasks = 1;
+		} else if (c == 'P') {
+			/* --no-pager, --no-event: uftrace's; needle never pages,
+			 * and info shows no event */
 		} else {
 			fputs("usage: needle info [-i FILE] [--task]\n", c == 'h' ? stdout : stderr);
 			return c == 'h' ? 0 : 2;

@@ -396,7 +396,9 @@ static const char replay_usage[] =
 	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
 	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
 	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
-	"                     (or --no-event): none\n"
+	"                     (or --no-event): none; --no-event hides the renames' lines\n"
+	"                     (linux:task-name) too; an -E beside either wins\n"
+	"      --no-pager     accepted for uftrace's command lines (needle never pages)\n"
 	"  -F, --filter GLOB  only the calls of matching functions and what they call (repeatable);\n"
 	"                     GLOB@depth=N: N levels of them; GLOB@MODULE: only in that object,\n"
 	"                     GLOB@PLT: the program's calls into other objects\n"
@@ -1413,7 +1415,8 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	r->at_thread = ev->thread;
 	/* An exec's name has no line: uftrace, starting in the new program,
 	 * never sees it (-f task shows it). */
-	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC))
+	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM &&
+	    ((ev->kev.flags & KEV_COMM_EXEC) || view_sched_hides_comm(&r->sched)))
 		return 0;
 	if (r->ret_filter)
 		return print_at_exit(r, ev);

@@ -31,22 +31,35 @@ struct trace *view_open(const char *path);
  * VIEW_SCHED_LONGOPTS to its options and "E:" to its short ones, hands
  * their codes to view_sched_option, and applies them to the trace it
  * opened with view_sched_apply, before it iterates. */
-enum { VIEW_OPT_NO_SCHED = 0x4000, VIEW_OPT_NO_SCHED_PREEMPT, VIEW_OPT_EVENT_FULL, VIEW_OPT_NO_EVENT };
+enum { VIEW_OPT_NO_SCHED = 0x4000, VIEW_OPT_NO_SCHED_PREEMPT, VIEW_OPT_EVENT_FULL, VIEW_OPT_NO_EVENT, VIEW_OPT_NO_PAGER };
 #define VIEW_SCHED_LONGOPTS                                                                                       \
 	{ "event", required_argument, NULL, 'E' }, { "no-sched", no_argument, NULL, VIEW_OPT_NO_SCHED },          \
 		{ "no-sched-preempt", no_argument, NULL, VIEW_OPT_NO_SCHED_PREEMPT },                             \
 		{ "event-full", no_argument, NULL, VIEW_OPT_EVENT_FULL },                                         \
-		{ "no-event", no_argument, NULL, VIEW_OPT_NO_EVENT }
+		{ "no-event", no_argument, NULL, VIEW_OPT_NO_EVENT },                                             \
+		{ "no-pager", no_argument, NULL, VIEW_OPT_NO_PAGER }
 #define VIEW_SCHED_CASES                                                                                          \
 	case 'E':                                                                                                 \
 	case VIEW_OPT_NO_SCHED:                                                                                   \
 	case VIEW_OPT_NO_SCHED_PREEMPT:                                                                           \
 	case VIEW_OPT_EVENT_FULL:                                                                                 \
-	case VIEW_OPT_NO_EVENT
+	case VIEW_OPT_NO_EVENT:                                                                                   \
+	case VIEW_OPT_NO_PAGER
+/* --no-event hides the renames' lines (linux:task-name) too, and yields
+ * to an -E that names an event in the same command, as in uftrace, whose
+ * test suite gives --no-event to every command.  --no-pager is accepted
+ * for uftrace's command lines: needle never pages. */
 struct view_sched {
 	unsigned set;   /* TRACE_SCHED_* asked for */
 	int none;       /* --no-sched, --no-event */
+	int no_event;   /* --no-event */
+	int comm_asked; /* -E linux:task-name */
 };
+/* Are the renames' lines (linux:task-name) hidden? */
+static inline int view_sched_hides_comm(const struct view_sched *s)
+{
+	return s->no_event && !s->comm_asked;
+}
 /* One of VIEW_SCHED_CASES: 0, or -1 after printing why (-E names an
  * event needle does not have). */
 int view_sched_option(struct view_sched *s, int opt, const char *arg);

@@ -42,15 +42,23 @@ int view_sched_option(struct view_sched *s, int opt, const char *arg)
 		}
 		if (ev & TRIGGER_EVENT_SCHEDULE)
 			s->set |= TRACE_SCHED_CALLS;
+		if (ev & TRIGGER_EVENT_TASK_NAME)
+			s->comm_asked = 1;
 		break;
 	}
+	case VIEW_OPT_NO_PAGER:
+		break;
+	case VIEW_OPT_NO_EVENT:
+		s->no_event = 1;
+		s->none = 1;
+		break;
 	case VIEW_OPT_EVENT_FULL:
 		s->set |= TRACE_SCHED_FULL;
 		break;
 	case VIEW_OPT_NO_SCHED_PREEMPT:
 		s->set |= TRACE_SCHED_NO_PREEMPT;
 		break;
-	default: /* --no-sched, --no-event */
+	default: /* --no-sched */
 		s->none = 1;
 		break;
 	}
@@ -72,7 +80,9 @@ int view_sched_apply(struct trace *t, const struct view_sched *s)
 		cli_error("-E linux:schedule: %s is incomplete (its functions are not all named): not with -E", t->path);
 		return -1;
 	}
-	if (s->none)
+	/* -E linux:schedule in the same command wins over --no-sched and
+	 * --no-event. */
+	if (s->none && !(s->set & TRACE_SCHED_CALLS))
 		mode = TRACE_SCHED_NONE;
 	if (mode != t->sched && trace_set_sched(t, mode)) {
 		cli_error("out of memory");
