@@ -66,7 +66,9 @@
  *   longjmp, _longjmp, siglongjmp, __longjmp_chk: unblock libneedle's stop
  *       signal (which sigaction adds to handlers' masks) unless the program
  *       blocked it itself, so that leaving a handler by a jump leaves the
- *       mask as it would be untraced.
+ *       mask as it would be untraced; and a jump out of a signal handler
+ *       that interrupted needle (one of these handlers, or a trampoline)
+ *       closes the read section the interrupted code had open.
  *   sigaltstack: remembers the thread's alternate signal stack, so that a
  *       handler's calls on it (SS_AUTODISARM included) nest above the
  *       interrupted call instead of closing it.

@@ -4,6 +4,7 @@
  * clobber, so that a trampoline that failed to put one back hands the
  * traced function or its caller a changed argument or return value; and
  * declines when told to (the full handlers then run). */
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -86,4 +87,23 @@ int test_probe_entry(const struct needle_func *func, const struct needle_regs *r
 	atomic_fetch_add_explicit((_Atomic uint64_t *)user_data, 1, memory_order_relaxed);
 	*cookie = 1;
 	return NEEDLE_DIRECT_DECLINE; /* ignored: entry only */
+}
+
+/* test_api_probe's jump out of a handler: the next call raises this
+ * signal (then 0) from inside the handler, whose handler in the program
+ * leaves with siglongjmp; every call counts in user_data. */
+_Atomic int probe_raise_signal;
+int test_probe_raise_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+			   void *thread_data, uint64_t *cookie, void *user_data)
+{
+	(void)func;
+	(void)regs;
+	(void)ret_addr;
+	(void)thread_data;
+	(void)cookie;
+	atomic_fetch_add_explicit((_Atomic uint64_t *)user_data, 1, memory_order_relaxed);
+	int sig = atomic_exchange(&probe_raise_signal, 0);
+	if (sig)
+		raise(sig);
+	return 0;
 }

@@ -20,12 +20,18 @@
  *     between its direct entry and a ctx handler: every call runs one of
  *     them, and between a switch's return and the next only the new one;
  *   - once needle_link_destroy returns, the handler never runs again,
- *     with threads still calling.
+ *     with threads still calling;
+ *   - a signal that lands in a handler (an entry-only one, or a ctx
+ *     handler) and leaves with siglongjmp leaves no read section open:
+ *     the thread's next calls run the handler, and a destroy returns,
+ *     from that thread or another.
  * Then the same again with NEEDLE_GRAPH_ASM=0 (the probe path in C
  * only): the same counts. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -39,6 +45,9 @@
 
 int test_probe_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
 		     void *thread_data, uint64_t *cookie, void *user_data);
+int test_probe_raise_entry(const struct needle_func *func, const struct needle_regs *regs, uint64_t ret_addr,
+			   void *thread_data, uint64_t *cookie, void *user_data);
+extern _Atomic int probe_raise_signal;
 extern _Atomic uint64_t probe_with_thread_data, probe_regs_misaligned;
 extern _Atomic uint64_t probe_last_args[6];
 extern _Atomic uint64_t probe_last_ret;
@@ -155,6 +164,92 @@ static void workers_start(struct worker *w)
 	for (int i = 0; i < 4; i++)
 		while (!atomic_load(&w[i].calls))
 			sleep_ms(1);
+}
+
+/* A signal that interrupts a handler and leaves with siglongjmp: the
+ * program's own way out of a slow call (a timeout's SIGALRM), which must
+ * leave no read section open behind it. */
+static sigjmp_buf jump_env;
+static void jump_out(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_env, 1);
+}
+
+static _Atomic uint64_t raise_calls;
+static int ctx_raise_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)ctx;
+	(void)cookie;
+	atomic_fetch_add((_Atomic uint64_t *)data, 1);
+	int sig = atomic_exchange(&probe_raise_signal, 0);
+	if (sig)
+		raise(sig);
+	return 0;
+}
+
+static void *destroy_thread(void *link)
+{
+	return (void *)(intptr_t)needle_link_destroy(link);
+}
+
+/* Attach link (an entry-only one, or an ordinary one with ctx_raise_entry)
+ * to p_jump, make its handler raise SIGUSR1, whose handler jumps out; then
+ * 1000 calls, each must run the handler, and a destroy, from this thread
+ * or another, must return 0 within 10 s. */
+static __attribute__((noinline)) long p_jump(long x)
+{
+	__asm__ volatile("");
+	return x * 5 + 1;
+}
+static void jump_case(int entry_only, int destroy_here)
+{
+	static const char *const pat[] = { "p_jump" };
+	struct needle_attach_opts o = { .sz = sizeof(o), .patterns = pat, .pattern_cnt = 1, .user_data = (void *)&raise_calls };
+	struct needle_link *link = NULL;
+	const char *what = entry_only ? "entry-only link" : "ctx handler";
+
+	if (entry_only) {
+		o.direct_entry = test_probe_raise_entry;
+		o.flags = NEEDLE_ATTACH_ENTRY_ONLY;
+	} else {
+		o.entry = ctx_raise_entry;
+	}
+	atomic_store(&raise_calls, 0);
+	CHECK_EQ(needle_attach(&o, &link), 1, "%s: attach to p_jump", what);
+	struct sigaction sa = { .sa_handler = jump_out }, old;
+	sigaction(SIGUSR1, &sa, &old);
+	volatile int jumped = 0;
+	if (!sigsetjmp(jump_env, 1)) {
+		atomic_store(&probe_raise_signal, SIGUSR1);
+		p_jump(1);
+	} else {
+		jumped = 1;
+	}
+	sigaction(SIGUSR1, &old, NULL);
+	CHECK(jumped, "%s: the signal handler left the handler with siglongjmp", what);
+	long bad = 0;
+	for (long i = 0; i < 1000; i++)
+		bad += p_jump(i) != i * 5 + 1;
+	CHECK_EQ(atomic_load(&raise_calls), 1001, "%s: after the jump, every call ran the handler (1 + 1000)", what);
+	CHECK_EQ(bad, 0, "%s: every result right", what);
+	if (destroy_here) {
+		CHECK_EQ(needle_link_destroy(link), 0, "%s: destroyed from the thread that jumped", what);
+		return;
+	}
+	pthread_t t;
+	void *rv = NULL;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_create(&t, NULL, destroy_thread, link);
+	int e = pthread_timedjoin_np(t, &rv, &until);
+	CHECK(!e && rv == NULL, "%s: destroyed from another thread within 10 s (%s)", what,
+	      e ? "still waiting: a read section left open" : "returned");
+	if (e) {
+		fflush(stdout);
+		_exit(1); /* the destroy never returns */
+	}
 }
 
 static uint64_t paths_c(void)
@@ -320,6 +415,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 4; i++)
 		pthread_join(w[i].t, NULL);
 	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");
+
+	/* A signal handler leaves a handler with siglongjmp. */
+	jump_case(1, 0);
+	jump_case(1, 1);
+	jump_case(0, 0);
+	jump_case(0, 1);
 
 	/* The same with the probe path in C only. */
 	if (asm_path) {

@@ -38,10 +38,12 @@
 	jne	\decline
 .endm
 
-/* The read section (rcu.h's rcu_read_lock_outer): the generation and a
- * nesting of 1 in the thread's word, one store, no fence (the writer's
- * membarrier orders it).  rax is clobbered. */
+/* The read section (rcu.h's rcu_read_lock_outer): the opener's stack
+ * pointer (rcu_note_opener), then the generation and a nesting of 1 in
+ * the thread's word, one store, no fence (the writer's membarrier orders
+ * it).  rax is clobbered. */
 .macro DIRECT_READ_LOCK
+	movq	%rsp, G_TS_RCU_SP(%rcx)
 	movq	rcu_gp_generation(%rip), %rax
 	shlq	$G_RCU_NEST_BITS, %rax
 	orq	$1, %rax

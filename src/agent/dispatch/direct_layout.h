@@ -10,6 +10,7 @@
 
 /* struct thread_state (thread/thread_state.h) and its limits. */
 #define G_TS_RCU_WORD 0
+#define G_TS_RCU_SP 8
 #define G_TS_SHADOW 16
 #define G_TS_SHADOW_TOP 24
 #define G_TS_SHADOW_CAP 32

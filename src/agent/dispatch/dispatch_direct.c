@@ -51,6 +51,7 @@ int dispatch_probe_asm_enabled = 1;
 /* direct_layout.h, against what it copies. */
 #define LAYOUT(cond) _Static_assert(cond, "direct_layout.h: " #cond)
 LAYOUT(offsetof(struct thread_state, rcu_word) == G_TS_RCU_WORD);
+LAYOUT(offsetof(struct thread_state, rcu_sp) == G_TS_RCU_SP);
 LAYOUT(offsetof(struct thread_state, shadow) == G_TS_SHADOW);
 LAYOUT(offsetof(struct thread_state, shadow_top) == G_TS_SHADOW_TOP);
 LAYOUT(offsetof(struct thread_state, shadow_cap) == G_TS_SHADOW_CAP);

@@ -586,6 +586,16 @@ static void jump_mask(const struct __jmp_buf_tag *env)
 		safe_copy_mask_unknown();
 }
 
+/* The stack pointer a jump to env restores: glibc keeps it mangled
+ * (PTR_MANGLE: xor with the thread's pointer guard, %fs:0x30, then
+ * rotate left by 17), at __jmpbuf[6]. */
+static uint64_t jump_target_sp(const struct __jmp_buf_tag *env)
+{
+	uint64_t v = (uint64_t)env->__jmpbuf[6], guard;
+	__asm__("movq %%fs:0x30, %0" : "=r"(guard));
+	return (v >> 17 | v << 47) ^ guard;
+}
+
 #define LONGJMP_WRAPPER(name, which)                                                  \
 	NEEDLE_INTERPOSER_SITE void name(struct __jmp_buf_tag env[1], int val)        \
 	{                                                                             \
@@ -593,6 +603,7 @@ static void jump_mask(const struct __jmp_buf_tag *env)
 		int saved = errno;                                                    \
 		unblock_stop_signal();                                                \
 		jump_mask(env);                                                       \
+		thread_state_before_jump(jump_target_sp(env));                        \
 		errno = saved;                                                        \
 		real(env, val);                                                       \
 		__builtin_unreachable();                                              \

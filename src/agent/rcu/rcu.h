@@ -58,13 +58,29 @@ extern pthread_rwlock_t rcu_ablation_lock;
 #define RCU_ABLATION_READ_UNLOCK() ((void)0)
 #endif
 
+/* The outermost section's opener: its stack pointer, stored before the
+ * word (a signal fence orders them for a handler on this thread), which
+ * thread_state_before_jump compares with a longjmp's target.  A plain
+ * store to the thread's own line. */
+static inline void rcu_note_opener(struct thread_state *ts)
+{
+	uint64_t sp;
+	__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+	atomic_store_explicit(&ts->rcu_sp, sp, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
 static inline uint64_t rcu_read_lock(struct thread_state *ts)
 {
 	uint64_t w = atomic_load_explicit(&ts->rcu_word, memory_order_relaxed);
-	uint64_t nested = w & RCU_NEST_MASK
-				  ? w + 1
-				  : atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1;
+	uint64_t nested;
 
+	if (w & RCU_NEST_MASK) {
+		nested = w + 1;
+	} else {
+		rcu_note_opener(ts);
+		nested = atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1;
+	}
 	atomic_store_explicit(&ts->rcu_word, nested, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	RCU_ABLATION_READ_LOCK();
@@ -74,6 +90,7 @@ static inline uint64_t rcu_read_lock(struct thread_state *ts)
 /* Enter a read section known to be outermost (rcu_read_nested() was 0). */
 static inline void rcu_read_lock_outer(struct thread_state *ts)
 {
+	rcu_note_opener(ts);
 	atomic_store_explicit(&ts->rcu_word,
 			      atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1,
 			      memory_order_relaxed);

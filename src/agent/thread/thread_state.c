@@ -313,6 +313,18 @@ struct thread_state *thread_state_self(void)
 	return thread_state_owns_stack(ts, (uint64_t)(uintptr_t)__builtin_frame_address(0)) ? ts : NULL;
 }
 
+void thread_state_before_jump(uint64_t target_sp)
+{
+	struct thread_state *ts = thread_state_self();
+
+	if (!ts || !atomic_load_explicit(&ts->rcu_word, memory_order_relaxed))
+		return;
+	if (target_sp > atomic_load_explicit(&ts->rcu_sp, memory_order_relaxed))
+		/* Release, as rcu_read_unlock's store: what the section read
+		 * is done with before a writer can see it closed. */
+		atomic_store_explicit(&ts->rcu_word, 0, memory_order_release);
+}
+
 static void free_push(struct thread_state *ts)
 {
 	uint64_t head = atomic_load(&free_head), next;

@@ -36,8 +36,10 @@ struct shm_chunk;
 struct thread_state {
 	/* Read or written on every traced call: one cache line. */
 	_Atomic uint64_t rcu_word; /* see rcu.h; written only by the owner */
-	uint32_t index;            /* position in the pool */
-	uint32_t tid;              /* the owner's thread id */
+	/* The stack pointer the outermost read section opened at (rcu.h),
+	 * stored before the word: a jump above it leaves the section's
+	 * opener (thread_state_before_jump). */
+	_Atomic uint64_t rcu_sp;
 	uint8_t *shadow;           /* base of this thread's shadow stack */
 	size_t shadow_top;         /* bytes in use */
 	size_t shadow_cap;         /* bytes reserved */
@@ -63,6 +65,8 @@ struct thread_state {
 	uint8_t data_used;         /* the block was written: clear it at exit */
 	uint64_t direct_c_entries; /* calls the direct path took in C (agent/graph_direct.c) */
 	uint64_t full_entries;     /* calls the full path dispatched (dispatch.c) */
+	uint32_t index;            /* position in the pool */
+	uint32_t tid;              /* the owner's thread id */
 } __attribute__((aligned(64)));
 
 /* The calling thread's state pointer: NULL before its first traced call,
@@ -108,6 +112,15 @@ static inline int thread_state_owns_stack(struct thread_state *ts, uint64_t sp)
  * (unwinding, swapcontext, pthread_exit), which must not act on the state
  * of another thread that shares this one's TLS. */
 struct thread_state *thread_state_self(void);
+
+/* The calling thread is about to jump (longjmp, siglongjmp) to target_sp.
+ * A read section whose opener the jump leaves (its rcu_sp below
+ * target_sp: a signal handler that interrupted a traced call's handler,
+ * or needle's own code, and leaves with siglongjmp) would stay open for
+ * good: the thread's traced calls would all be taken for recursion, and
+ * every grace period would wait for it.  It is closed here.  A jump that
+ * stays inside the section (a handler's own setjmp) keeps it. */
+void thread_state_before_jump(uint64_t target_sp);
 
 /* Raw forks (clone or clone3 without the C library) run no pthread_atfork
  * handlers.  A word in a MADV_WIPEONFORK page reads 0 in such a child.
