@@ -99,6 +99,14 @@ check_eq "no other rename in any thread (the exec's name is no line)" \
 # uftrace's --no-event hides the renames' lines, and yields to an -E
 # naming them in the same command, in either order; --no-pager is taken.
 check_eq "--no-event: no rename line" "$("$NEEDLE" replay --no-pager --no-event -i "$T/k.data" | grep -c 'linux:task-name')" 0
+# Renames alone: k_rename's only event is its rename (prctl is not a
+# site here), and hidden it still makes k_rename a call that opens and
+# closes, as uftrace's hidden event does.
+"$NEEDLE" record --kernel=comm -o "$T/comm.data" -- "$P" >/dev/null 2>"$T/comm.err" || cat "$T/comm.err"
+check "--no-event: k_rename, whose only event is the rename, opens and closes with nothing between" \
+	test "$("$NEEDLE" replay --no-event -i "$T/comm.data" | grep -A1 -E '\| +k_rename\(\) \{$' | grep -cE '\} /\* k_rename \*/$')" = 1
+check "without --no-event: the rename's line between them" \
+	test "$("$NEEDLE" replay -i "$T/comm.data" | grep -A1 -E '\| +k_rename\(\) \{$' | grep -c 'linux:task-name')" = 1
 check_eq "--no-event -E linux:task-name: both renames" \
 	"$("$NEEDLE" replay --no-event -E linux:task-name -i "$T/k.data" | grep -c 'linux:task-name')" 2
 check_eq "-E linux:task-name --no-event: both renames" \

@@ -20,13 +20,13 @@ check_eq "--nest-libcall: nothing but main's call at depth 0 (the loader's locki
 } /* main */"
 check_eq "--libname -f module: NAME@LIBRARY, and the caller's object before each line" \
 	"$("$NEEDLE" replay -i "$T/n.data" -F main -f module --libname | grep -E '\| +(} /\* )?(main|nl_)')" \
-	"       nest_prog | main() {
-       nest_prog |   nl_outer@libnest_lib.so() {
-  libnest_lib.so |     nl_inner@libnest_lib.so();
-       nest_prog |   } /* nl_outer@libnest_lib.so */
-       nest_prog | } /* main */"
+	"        nest_prog | main() {
+        nest_prog |   nl_outer@libnest_lib.so() {
+   libnest_lib.so |     nl_inner@libnest_lib.so();
+        nest_prog |   } /* nl_outer@libnest_lib.so */
+        nest_prog | } /* main */"
 check_eq "-f +module: the header names the column" \
-	"$("$NEEDLE" replay -i "$T/n.data" -f +module | head -1)" "# DURATION      TID      MODULE NAME   FUNCTION"
+	"$("$NEEDLE" replay -i "$T/n.data" -f +module | head -1)" "# DURATION     TID        MODULE NAME   FUNCTION"
 
 "$NEEDLE" record -o "$T/d.data" -- "$P" >/dev/null 2>&1
 check_eq "the default view: the program's call of the library, one line" \

@@ -264,7 +264,7 @@ check_eq "-f none: the function alone, no header" "$("$NEEDLE" replay -i all.dat
   } /* leaf */
 } /* inner */"
 check_eq "-f time,duration,tid: its header" "$("$NEEDLE" replay -i all.data -F inner -f time,duration,tid | head -1)" \
-	"#        TIMESTAMP   DURATION      TID   FUNCTION"
+	"#     TIMESTAMP      DURATION     TID     FUNCTION"
 check_eq "-f time: each line's time, in order, and the leaf's duration" \
 	"$("$NEEDLE" replay -i all.data -F inner -f time,duration | awk -F'|' 'NR > 1 { split($1, f, " "); if (f[1] + 0 < last) bad++; last = f[1] + 0; n++ } END { print n, bad + 0 }')" "5 0"
 check_eq "-f +task: the thread's name after duration and tid" \

@@ -68,16 +68,23 @@ struct loc_list {
 	int hide; /* @hide: the functions of matching files are hidden */
 };
 
-/* -f FIELD,...: the columns before the function, uftrace's. */
+/* -f FIELD,...: the columns before the function, uftrace's, laid out as
+ * uftrace lays them out: each value right-aligned in its width after one
+ * space, and the header '#' then each title (its own width, spaces
+ * included, as uftrace spells it) with one space between. */
 enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK, F_MODULE };
 static const struct {
 	const char *name, *title;
 	int width;
 } fields_info[] = {
-	[F_DURATION] = { "duration", "DURATION", 10 }, [F_TID] = { "tid", "TID", 8 },
-	[F_TIME] = { "time", "TIMESTAMP", 18 },        [F_DELTA] = { "delta", "TIMEDELTA", 10 },
-	[F_ELAPSED] = { "elapsed", "ELAPSED", 10 },    [F_ADDR] = { "addr", "ADDRESS", 14 },
-	[F_TASK] = { "task", "TASK NAME", 15 },        [F_MODULE] = { "module", "MODULE NAME", 16 },
+	[F_DURATION] = { "duration", " DURATION ", 10 },
+	[F_TID] = { "tid", "   TID  ", 8 },
+	[F_TIME] = { "time", "     TIMESTAMP    ", 18 },
+	[F_DELTA] = { "delta", " TIMEDELTA", 10 },
+	[F_ELAPSED] = { "elapsed", "  ELAPSED ", 10 },
+	[F_ADDR] = { "addr", "   ADDRESS  ", 12 },
+	[F_TASK] = { "task", "      TASK NAME", 15 },
+	[F_MODULE] = { "module", "     MODULE NAME", 16 },
 };
 #define FIELDS_MAX 8
 
@@ -284,6 +291,7 @@ struct replay {
 	int no_comment;
 	int mark_unwound; /* --mark-unwound: a call left without returning says so in its comment */
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
+	int line_hidden; /* the event being shown opens its calls, and has no line */
 	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
@@ -566,7 +574,7 @@ static int custom_prefix(struct replay *r, char *pre, size_t len, const char *du
 			snprintf(v, sizeof(v), "%.16s", line_module(r));
 			break;
 		}
-		n += (size_t)snprintf(pre + n, len - n, "%s%*s", i ? " " : "", w, v);
+		n += (size_t)snprintf(pre + n, len - n, " %*s", w, v);
 	}
 	if (r->field_cnt)
 		n += (size_t)snprintf(pre + n, len - n, " | ");
@@ -1374,6 +1382,8 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 					ev->kev_ns < th->threshold))))
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
+		if (r->line_hidden)
+			return 0;
 		line(r, "", ev->tid, th->sdepth);
 		if (ev->kind == TEV_KERNEL) {
 			char k[256];
@@ -1415,8 +1425,13 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	r->at_thread = ev->thread;
 	/* An exec's name has no line: uftrace, starting in the new program,
 	 * never sees it (-f task shows it). */
-	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM &&
-	    ((ev->kev.flags & KEV_COMM_EXEC) || view_sched_hides_comm(&r->sched)))
+	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC))
+		return 0;
+	/* A rename --no-event hides still opens the calls it is in, as
+	 * uftrace's hidden event does (a call with one inside is no leaf):
+	 * the graph keeps its shape, without the line. */
+	r->line_hidden = ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && view_sched_hides_comm(&r->sched);
+	if (r->line_hidden && !r->tree)
 		return 0;
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
@@ -1573,7 +1588,7 @@ static void fields_header(const struct replay *r)
 		return;
 	fputc('#', stdout);
 	for (int i = 0; i < r->field_cnt; i++)
-		printf("%s%*s", i ? " " : "", fields_info[r->fields[i]].width - (i ? 0 : 1), fields_info[r->fields[i]].title);
+		printf("%s%s", i ? " " : "", fields_info[r->fields[i]].title);
 	fputs(r->srcline ? "   FUNCTION [SOURCE]\n" : "   FUNCTION\n", stdout);
 }
 
