@@ -252,6 +252,69 @@ static void jump_case(int entry_only, int destroy_here)
 	}
 }
 
+/* A signal on the alternate stack lands in a ctx handler, jumps inside
+ * its own handler (sigsetjmp, then siglongjmp to it) and returns: the
+ * interrupted handler's read section is still open, so the traced call
+ * it makes next is not dispatched (the recursion guard). */
+static sigjmp_buf inner_env;
+static _Atomic int inner_jumps;
+static void jump_inside(int sig)
+{
+	(void)sig;
+	if (!sigsetjmp(inner_env, 0))
+		siglongjmp(inner_env, 1);
+	atomic_fetch_add(&inner_jumps, 1);
+}
+static _Atomic uint64_t inner_calls, inner_nested;
+static _Atomic int inner_raise;
+static int ctx_inner_entry(const struct needle_ctx *ctx, uint64_t *cookie, void *data)
+{
+	(void)ctx;
+	(void)cookie;
+	(void)data;
+	atomic_fetch_add(&inner_calls, 1);
+	if (atomic_exchange(&inner_raise, 0)) {
+		raise(SIGUSR2);
+		/* Inside the section still: p_jump's call is not dispatched. */
+		if (p_jump(7) != 36)
+			atomic_fetch_add(&inner_nested, 1000);
+	}
+	return 0;
+}
+static void jump_inside_case(void)
+{
+	static const char *const pat[] = { "p_jump" };
+	struct needle_attach_opts o = { .sz = sizeof(o), .patterns = pat, .pattern_cnt = 1, .entry = ctx_inner_entry };
+	struct needle_link *link = NULL;
+	/* On this thread's stack, above the frames the call will use: an
+	 * address comparison across the two stacks would take the handler's
+	 * inner jump for one out of the section. */
+	char alt[1 << 16];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old_ss;
+	struct sigaction sa = { .sa_handler = jump_inside, .sa_flags = SA_ONSTACK }, old;
+	struct needle_stats st0 = { .sz = sizeof(st0) }, st1 = { .sz = sizeof(st1) };
+
+	CHECK_EQ(needle_attach(&o, &link), 1, "alternate stack: attach a ctx handler to p_jump");
+	sigaltstack(&ss, &old_ss);
+	sigaction(SIGUSR2, &sa, &old);
+	needle_get_stats(&st0);
+	atomic_store(&inner_raise, 1);
+	CHECK_EQ(p_jump(2), 11, "alternate stack: the call's result");
+	needle_get_stats(&st1);
+	sigaction(SIGUSR2, &old, NULL);
+	sigaltstack(&old_ss, NULL);
+	CHECK_EQ(atomic_load(&inner_jumps), 1, "alternate stack: the signal's handler jumped inside itself and returned");
+	CHECK_EQ(atomic_load(&inner_calls), 1, "alternate stack: the handler's own traced call was not dispatched");
+	CHECK_EQ(st1.recursion_skips - st0.recursion_skips, 1, "alternate stack: it was counted as a recursion skip");
+	CHECK_EQ(atomic_load(&inner_nested), 0, "alternate stack: its result right");
+	long bad = 0;
+	for (long i = 0; i < 100; i++)
+		bad += p_jump(i) != i * 5 + 1;
+	CHECK_EQ(atomic_load(&inner_calls), 101, "alternate stack: then every call ran the handler (1 + 100)");
+	CHECK_EQ(bad, 0, "alternate stack: every result right");
+	CHECK_EQ(needle_link_destroy(link), 0, "alternate stack: destroyed");
+}
+
 static uint64_t paths_c(void)
 {
 	struct needle_stats st = { .sz = sizeof(st) };
@@ -421,6 +484,7 @@ int main(int argc, char **argv)
 	jump_case(1, 1);
 	jump_case(0, 0);
 	jump_case(0, 1);
+	jump_inside_case();
 
 	/* The same with the probe path in C only. */
 	if (asm_path) {

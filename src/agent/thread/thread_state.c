@@ -53,6 +53,7 @@
 #include "agent/base/control_lock.h"
 #include "agent/base/log.h"
 #include "agent/base/process_ids.h"
+#include "agent/base/altstack.h"
 #include "agent/thread/thread_state.h"
 
 #define MAX_STATES_DEFAULT (1u << 20) /* concurrent traced threads */
@@ -319,7 +320,15 @@ void thread_state_before_jump(uint64_t target_sp)
 
 	if (!ts || !atomic_load_explicit(&ts->rcu_word, memory_order_relaxed))
 		return;
-	if (target_sp > atomic_load_explicit(&ts->rcu_sp, memory_order_relaxed))
+	uint64_t opener = atomic_load_explicit(&ts->rcu_sp, memory_order_relaxed), lo, hi;
+	/* Addresses compare only on one stack: a jump that stays on the
+	 * alternate signal stack (a handler's own setjmp there) leaves a
+	 * section opened on the thread's stack, which the signal interrupted,
+	 * open for it to close when the handler returns. */
+	altstack_last(&lo, &hi);
+	if (lo < hi && target_sp - lo < hi - lo && !(opener - lo < hi - lo))
+		return;
+	if (target_sp > opener)
 		/* Release, as rcu_read_unlock's store: what the section read
 		 * is done with before a writer can see it closed. */
 		atomic_store_explicit(&ts->rcu_word, 0, memory_order_release);

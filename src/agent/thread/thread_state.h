@@ -119,7 +119,10 @@ struct thread_state *thread_state_self(void);
  * or needle's own code, and leaves with siglongjmp) would stay open for
  * good: the thread's traced calls would all be taken for recursion, and
  * every grace period would wait for it.  It is closed here.  A jump that
- * stays inside the section (a handler's own setjmp) keeps it. */
+ * stays inside the section (a handler's own setjmp) keeps it, and so does
+ * one that stays on the alternate signal stack when the section was
+ * opened on the thread's own (the signal's handler jumping inside itself:
+ * the interrupted section goes on when it returns). */
 void thread_state_before_jump(uint64_t target_sp);
 
 /* Raw forks (clone or clone3 without the C library) run no pthread_atfork
