@@ -312,6 +312,9 @@ static void jump_inside_case(void)
 		bad += p_jump(i) != i * 5 + 1;
 	CHECK_EQ(atomic_load(&inner_calls), 101, "alternate stack: then every call ran the handler (1 + 100)");
 	CHECK_EQ(bad, 0, "alternate stack: every result right");
+	CHECK_EQ(needle_link_detach(link), 0, "alternate stack: detached");
+	CHECK_EQ(needle_link_set_handlers(link, NULL, NULL), -ENOENT, "a detached link takes no handlers (-ENOENT)");
+	CHECK_EQ(needle_link_set_handlers(link, ctx_inner_entry, NULL), -ENOENT, "nor ordinary ones (-ENOENT)");
 	CHECK_EQ(needle_link_destroy(link), 0, "alternate stack: destroyed");
 }
 

@@ -39,15 +39,16 @@
 .endm
 
 /* The read section (rcu.h's rcu_read_lock_outer): the opener's stack
- * pointer (rcu_note_opener), then the generation and a nesting of 1 in
- * the thread's word, one store, no fence (the writer's membarrier orders
- * it).  rax is clobbered. */
+ * pointer (rcu_note_opener, before the word and again after it), and the
+ * generation and a nesting of 1 in the thread's word, one store, no
+ * fence (the writer's membarrier orders it).  rax is clobbered. */
 .macro DIRECT_READ_LOCK
 	movq	%rsp, G_TS_RCU_SP(%rcx)
 	movq	rcu_gp_generation(%rip), %rax
 	shlq	$G_RCU_NEST_BITS, %rax
 	orq	$1, %rax
 	movq	%rax, G_TS_RCU_WORD(%rcx)
+	movq	%rsp, G_TS_RCU_SP(%rcx)
 .endm
 /* rcu_read_unlock(ts, 0): a plain store, a release under TSO (rcu.h). */
 .macro DIRECT_READ_UNLOCK

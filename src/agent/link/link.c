@@ -402,9 +402,15 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 	err = (int)(*out)->site_cnt;
 out:
 	if (c) {
+		/* A failed batch published c's lists for a while: a thread may
+		 * have read them.  Its slot (and solo list) go back only after a
+		 * grace period: now, or, when none can complete here (an attach
+		 * from inside a handler: -EDEADLK), at the next that does. */
 		consumer_retire(c);
-		synchronize_and_reclaim();
-		consumer_destroy(c);
+		if (defer_destroy(c))
+			pr_warn("out of memory: a failed attach's consumer slot is not reused\n");
+		else if (synchronize_and_reclaim())
+			pr_debug("a failed attach's consumer waits for the next grace period\n");
 	}
 	free(link);
 	free(olds);
@@ -676,10 +682,12 @@ NEEDLE_API int needle_link_set_handlers(struct needle_link *link, needle_entry_f
 		return err;
 	/* (NULL, NULL): only an entry-only link's own pair, which gives it
 	 * its direct entry back (consumer_set_ops). */
-	if (!entry && !exit && !consumer_entry_only(link->consumer))
+	if (!link->attached)
+		err = -ENOENT; /* detached: no consumer to give handlers */
+	else if (!entry && !exit && !consumer_entry_only(link->consumer))
 		err = -EINVAL;
 	else
-		err = link->attached ? link_set_handlers_locked(link, entry, exit) : -ENOENT;
+		err = link_set_handlers_locked(link, entry, exit);
 	control_unlock();
 	return err;
 }

@@ -58,10 +58,13 @@ extern pthread_rwlock_t rcu_ablation_lock;
 #define RCU_ABLATION_READ_UNLOCK() ((void)0)
 #endif
 
-/* The outermost section's opener: its stack pointer, stored before the
- * word (a signal fence orders them for a handler on this thread), which
- * thread_state_before_jump compares with a longjmp's target.  A plain
- * store to the thread's own line. */
+/* The outermost section's opener: its stack pointer, which
+ * thread_state_before_jump compares with a longjmp's target.  Stored
+ * before the word and again after it (a signal fence orders each for a
+ * handler on this thread): a signal whose handler opens and closes a
+ * section of its own between the first store and the word leaves its
+ * stack pointer there, and the second store puts the opener's back.  A
+ * plain store to the thread's own line. */
 static inline void rcu_note_opener(struct thread_state *ts)
 {
 	uint64_t sp;
@@ -82,6 +85,8 @@ static inline uint64_t rcu_read_lock(struct thread_state *ts)
 		nested = atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1;
 	}
 	atomic_store_explicit(&ts->rcu_word, nested, memory_order_relaxed);
+	if (!(w & RCU_NEST_MASK))
+		rcu_note_opener(ts);
 	atomic_signal_fence(memory_order_seq_cst);
 	RCU_ABLATION_READ_LOCK();
 	return w;
@@ -94,6 +99,7 @@ static inline void rcu_read_lock_outer(struct thread_state *ts)
 	atomic_store_explicit(&ts->rcu_word,
 			      atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1,
 			      memory_order_relaxed);
+	rcu_note_opener(ts);
 	atomic_signal_fence(memory_order_seq_cst);
 	RCU_ABLATION_READ_LOCK();
 }

@@ -42,6 +42,7 @@
  * and counted). */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@
 #include "agent/base/control_lock.h"
 #include "agent/base/log.h"
 #include "agent/base/process_ids.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/base/altstack.h"
 #include "agent/thread/thread_state.h"
 
@@ -314,21 +316,48 @@ struct thread_state *thread_state_self(void)
 	return thread_state_owns_stack(ts, (uint64_t)(uintptr_t)__builtin_frame_address(0)) ? ts : NULL;
 }
 
+/* Is sp on the alternate stack [lo, hi)? */
+static int on_stack(uint64_t sp, uint64_t lo, uint64_t hi)
+{
+	return sp - lo < hi - lo;
+}
+
 void thread_state_before_jump(uint64_t target_sp)
 {
-	struct thread_state *ts = thread_state_self();
+	struct thread_state *ts = needle_thread;
 
-	if (!ts || !atomic_load_explicit(&ts->rcu_word, memory_order_relaxed))
+	/* The word first: a jump with no section open (nearly every one)
+	 * costs two loads. */
+	if (!thread_state_valid(ts) || !atomic_load_explicit(&ts->rcu_word, memory_order_relaxed))
+		return;
+	/* This thread's own (a raw clone that shares its creator's TLS must
+	 * never close the creator's section): the stack window, then the
+	 * thread id, one system call, on this rare path only. */
+	if (thread_state_self() != ts || ts->tid != (uint32_t)raw_syscall4(SYS_gettid, 0, 0, 0, 0))
 		return;
 	uint64_t opener = atomic_load_explicit(&ts->rcu_sp, memory_order_relaxed), lo, hi;
-	/* Addresses compare only on one stack: a jump that stays on the
-	 * alternate signal stack (a handler's own setjmp there) leaves a
-	 * section opened on the thread's stack, which the signal interrupted,
-	 * open for it to close when the handler returns. */
+	/* Addresses compare only on one stack.  The alternate signal stack
+	 * the thread set (the kernel's, when the interposer did not see it
+	 * set: before a -p attach, or by a raw system call) is the other. */
 	altstack_last(&lo, &hi);
-	if (lo < hi && target_sp - lo < hi - lo && !(opener - lo < hi - lo))
-		return;
-	if (target_sp > opener)
+	if (lo == hi) {
+		stack_t ss;
+		if (!raw_syscall4(SYS_sigaltstack, 0, (long)&ss, 0, 0) && !(ss.ss_flags & SS_DISABLE) && ss.ss_size) {
+			lo = (uint64_t)(uintptr_t)ss.ss_sp;
+			hi = lo + ss.ss_size;
+		}
+	}
+	int target_alt = lo < hi && on_stack(target_sp, lo, hi), opener_alt = lo < hi && on_stack(opener, lo, hi);
+	/* A jump that stays on the alternate stack (a signal's handler jumping
+	 * inside itself) leaves the section it interrupted on the thread's
+	 * stack open, for that section to close when the handler returns; one
+	 * from the alternate stack to the thread's leaves a section opened on
+	 * the alternate stack.  On one stack, a target above the opener is
+	 * outside it.  (Stacks the thread switches between with swapcontext
+	 * are not told apart: a coroutine's jump inside its own stack, above
+	 * another's interrupted section, would close that one.) */
+	int leaves = target_alt != opener_alt ? opener_alt : target_sp > opener;
+	if (leaves)
 		/* Release, as rcu_read_unlock's store: what the section read
 		 * is done with before a writer can see it closed. */
 		atomic_store_explicit(&ts->rcu_word, 0, memory_order_release);
