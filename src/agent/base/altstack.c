@@ -42,3 +42,15 @@ void altstack_last(uint64_t *lo, uint64_t *hi)
 	*lo = altstack_lo;
 	*hi = altstack_hi;
 }
+
+int altstack_kernel_on(uint64_t *lo, uint64_t *hi)
+{
+	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
+	stack_t ss;
+
+	if (!real || real(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK))
+		return 0;
+	*lo = (uint64_t)(uintptr_t)ss.ss_sp;
+	*hi = *lo + ss.ss_size;
+	return 1;
+}

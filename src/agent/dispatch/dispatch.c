@@ -199,17 +199,10 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
 	needle_agent_busy++;
 	uint64_t lo, hi, sp = (uint64_t)(uintptr_t)ret_slot;
 	altstack_last(&lo, &hi);
-	if (lo == hi) {
-		/* One the interposer did not see (set before a -p attach, or
-		 * with a raw system call): the kernel's, if on it now.  Once
-		 * per thread. */
-		int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
-		stack_t ss;
-		if (real && !real(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
-			lo = (uint64_t)(uintptr_t)ss.ss_sp;
-			hi = lo + ss.ss_size;
-		}
-	}
+	/* One the interposer did not see: the kernel's, if on it now.  Once
+	 * per thread. */
+	if (lo == hi)
+		altstack_kernel_on(&lo, &hi);
 	if (lo != hi && sp >= lo && sp < hi && sp - lo < STATE_TAKE_STACK) {
 		needle_agent_busy--;
 		return;
@@ -228,15 +221,10 @@ static __attribute__((noinline)) void dispatch_no_state(struct needle_ctx *ctx, 
  * outermost traced calls). */
 static __attribute__((noinline)) int frame_skipped(uint64_t top_sp, uint64_t sp)
 {
-	int (*real)(const stack_t *, stack_t *) = interpose_next(IP_SIGALTSTACK);
 	uint64_t lo, hi;
-	stack_t ss;
 
 	altstack_last(&lo, &hi);
-	if (real && !real(NULL, &ss) && (ss.ss_flags & SS_ONSTACK)) {
-		lo = (uint64_t)(uintptr_t)ss.ss_sp;
-		hi = lo + ss.ss_size;
-	}
+	altstack_kernel_on(&lo, &hi); /* the kernel's, when on it, wins */
 	if (lo == hi)
 		return 1;
 	int here_on_alt = sp >= lo && sp <= hi, top_on_alt = top_sp >= lo && top_sp <= hi;

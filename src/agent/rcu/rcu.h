@@ -42,9 +42,6 @@
 
 extern _Atomic uint64_t rcu_gp_generation __attribute__((visibility("hidden")));
 
-/* Enter a read section; returns the word to hand back to rcu_read_unlock.
- * Unlock stores that saved word instead of decrementing, so consecutive
- * calls do not chain through a load-modify-store of the same location. */
 #ifdef NEEDLE_RCU_ABLATION_RWLOCK
 /* Benchmark-only ablation (bench/bench_probe.c): the same dispatch with a
  * reader-writer lock in place of RCU.  The word still carries the nesting
@@ -73,25 +70,6 @@ static inline void rcu_note_opener(struct thread_state *ts)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-static inline uint64_t rcu_read_lock(struct thread_state *ts)
-{
-	uint64_t w = atomic_load_explicit(&ts->rcu_word, memory_order_relaxed);
-	uint64_t nested;
-
-	if (w & RCU_NEST_MASK) {
-		nested = w + 1;
-	} else {
-		rcu_note_opener(ts);
-		nested = atomic_load_explicit(&rcu_gp_generation, memory_order_relaxed) << RCU_NEST_BITS | 1;
-	}
-	atomic_store_explicit(&ts->rcu_word, nested, memory_order_relaxed);
-	if (!(w & RCU_NEST_MASK))
-		rcu_note_opener(ts);
-	atomic_signal_fence(memory_order_seq_cst);
-	RCU_ABLATION_READ_LOCK();
-	return w;
-}
-
 /* Enter a read section known to be outermost (rcu_read_nested() was 0). */
 static inline void rcu_read_lock_outer(struct thread_state *ts)
 {
@@ -102,6 +80,23 @@ static inline void rcu_read_lock_outer(struct thread_state *ts)
 	rcu_note_opener(ts);
 	atomic_signal_fence(memory_order_seq_cst);
 	RCU_ABLATION_READ_LOCK();
+}
+
+/* Enter a read section; returns the word to hand back to rcu_read_unlock.
+ * Unlock stores that saved word instead of decrementing, so consecutive
+ * calls do not chain through a load-modify-store of the same location. */
+static inline uint64_t rcu_read_lock(struct thread_state *ts)
+{
+	uint64_t w = atomic_load_explicit(&ts->rcu_word, memory_order_relaxed);
+
+	if (!(w & RCU_NEST_MASK)) {
+		rcu_read_lock_outer(ts);
+		return w;
+	}
+	atomic_store_explicit(&ts->rcu_word, w + 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	RCU_ABLATION_READ_LOCK();
+	return w;
 }
 
 static inline int rcu_read_nested(const struct thread_state *ts)

@@ -42,7 +42,6 @@
  * and counted). */
 #include <errno.h>
 #include <sched.h>
-#include <signal.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,15 +337,10 @@ void thread_state_before_jump(uint64_t target_sp)
 	uint64_t opener = atomic_load_explicit(&ts->rcu_sp, memory_order_relaxed), lo, hi;
 	/* Addresses compare only on one stack.  The alternate signal stack
 	 * the thread set (the kernel's, when the interposer did not see it
-	 * set: before a -p attach, or by a raw system call) is the other. */
+	 * set and a handler runs on it) is the other. */
 	altstack_last(&lo, &hi);
-	if (lo == hi) {
-		stack_t ss;
-		if (!raw_syscall4(SYS_sigaltstack, 0, (long)&ss, 0, 0) && !(ss.ss_flags & SS_DISABLE) && ss.ss_size) {
-			lo = (uint64_t)(uintptr_t)ss.ss_sp;
-			hi = lo + ss.ss_size;
-		}
-	}
+	if (lo == hi)
+		altstack_kernel_on(&lo, &hi);
 	int target_alt = lo < hi && on_stack(target_sp, lo, hi), opener_alt = lo < hi && on_stack(opener, lo, hi);
 	/* A jump that stays on the alternate stack (a signal's handler jumping
 	 * inside itself) leaves the section it interrupted on the thread's
