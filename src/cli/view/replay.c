@@ -69,22 +69,21 @@ struct loc_list {
 };
 
 /* -f FIELD,...: the columns before the function, uftrace's, laid out as
- * uftrace lays them out: each value right-aligned in its width after one
- * space, and the header '#' then each title (its own width, spaces
- * included, as uftrace spells it) with one space between. */
+ * uftrace lays them out: the header '#' then each title (padded as
+ * uftrace spells it: its length is the column's width) with one space
+ * between, and each value right-aligned in that width after one space. */
 enum field { F_DURATION, F_TID, F_TIME, F_DELTA, F_ELAPSED, F_ADDR, F_TASK, F_MODULE };
 static const struct {
 	const char *name, *title;
-	int width;
 } fields_info[] = {
-	[F_DURATION] = { "duration", " DURATION ", 10 },
-	[F_TID] = { "tid", "   TID  ", 8 },
-	[F_TIME] = { "time", "     TIMESTAMP    ", 18 },
-	[F_DELTA] = { "delta", " TIMEDELTA", 10 },
-	[F_ELAPSED] = { "elapsed", "  ELAPSED ", 10 },
-	[F_ADDR] = { "addr", "   ADDRESS  ", 12 },
-	[F_TASK] = { "task", "      TASK NAME", 15 },
-	[F_MODULE] = { "module", "     MODULE NAME", 16 },
+	[F_DURATION] = { "duration", " DURATION " },
+	[F_TID] = { "tid", "   TID  " },
+	[F_TIME] = { "time", "     TIMESTAMP    " },
+	[F_DELTA] = { "delta", " TIMEDELTA" },
+	[F_ELAPSED] = { "elapsed", "  ELAPSED " },
+	[F_ADDR] = { "addr", "   ADDRESS  " },
+	[F_TASK] = { "task", "      TASK NAME" },
+	[F_MODULE] = { "module", "     MODULE NAME" },
 };
 #define FIELDS_MAX 8
 
@@ -291,7 +290,6 @@ struct replay {
 	int no_comment;
 	int mark_unwound; /* --mark-unwound: a call left without returning says so in its comment */
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
-	int line_hidden; /* the event being shown opens its calls, and has no line */
 	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
 	int no_merge;  /* a call with no shown calls opens and closes, as others do */
 	int disabled;  /* --disable: showing starts at a trace_on */
@@ -545,7 +543,7 @@ static int custom_prefix(struct replay *r, char *pre, size_t len, const char *du
 
 	for (int i = 0; i < r->field_cnt && n + 48 < len; i++) {
 		char v[40];
-		int w = fields_info[r->fields[i]].width;
+		int w = (int)strlen(fields_info[r->fields[i]].title);
 		switch (r->fields[i]) {
 		case F_DURATION:
 			snprintf(v, sizeof(v), "%s", dur);
@@ -1162,6 +1160,14 @@ static void tree_finish(struct replay *r, struct tree_thread *cur, const struct 
 	}
 }
 
+/* A rename --no-event hides (view.h): in the graph it still opens the
+ * calls it is in, as uftrace's hidden event does (a call with one inside
+ * is no leaf), with no line of its own. */
+static int rename_hidden(const struct replay *r, const struct trace_event *ev)
+{
+	return ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && view_sched_hides_comm(&r->sched);
+}
+
 static int tree_event(const struct trace_event *ev, struct replay *r)
 {
 	struct tree_stacks *ts = &r->tt[ev->thread];
@@ -1382,7 +1388,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 					ev->kev_ns < th->threshold))))
 			return 0;
 		tree_open_callers(r, th, ev->depth, ev->tid);
-		if (r->line_hidden)
+		if (rename_hidden(r, ev))
 			return 0;
 		line(r, "", ev->tid, th->sdepth);
 		if (ev->kind == TEV_KERNEL) {
@@ -1427,11 +1433,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	 * never sees it (-f task shows it). */
 	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC))
 		return 0;
-	/* A rename --no-event hides still opens the calls it is in, as
-	 * uftrace's hidden event does (a call with one inside is no leaf):
-	 * the graph keeps its shape, without the line. */
-	r->line_hidden = ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && view_sched_hides_comm(&r->sched);
-	if (r->line_hidden && !r->tree)
+	if (!r->tree && rename_hidden(r, ev))
 		return 0;
 	if (r->ret_filter)
 		return print_at_exit(r, ev);
