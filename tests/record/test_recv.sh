@@ -153,7 +153,9 @@ wait "$recv_pid"
 # (non-zero, said); a receiver started with SIGCHLD ignored still sees
 # its --run-cmd end.
 ignoring_sigchld() {
-	python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' "$@"
+	# exec: started with & the function runs in a subshell, whose pid is
+	# $!; the receiver must take that pid, or kill leaves it running.
+	exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' "$@"
 }
 wrap=ignoring_sigchld
 start_recv r4 --run-cmd 'sleep 30'
