@@ -55,7 +55,7 @@ for build in gcc xray; do
 	check_eq "$build: e_jump_mid closed as unwound" "$(grep -c '} /\* e_jump_mid (unwound) \*/' "$T/replay")" 1000
 	check_eq "$build: e_jump returns normally, after its e_leaf" \
 		"$(grep -B1 '} /\* e_jump \*/' "$T/seq" | grep -c 'e_leaf();')" 1000
-	check_eq "$build: the recursion nests 7 deep" "$(grep -cE '^ +[0-9.]+ us \[ *[0-9]+\] \|                 e_rec\(\);' "$T/replay")" 1000
+	check_eq "$build: the recursion nests 7 deep" "$(grep -cE '^ +[0-9.]+ [mu]?s \[ *[0-9]+\] \|                 e_rec\(\);' "$T/replay")" 1000
 
 	# Return values at exit sites: e_leaf's, at its ret, recorded;
 	# e_sib's, at its sibling-call jmp, not yet computed: none recorded

@@ -17,7 +17,7 @@ for f in x_mid x_leaf x_fib; do
 		"$(awk -v f="$f" '$1 == "calls" { for (i = 2; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$T/plain")"
 done
 "$NEEDLE" replay -i "$T/x.data" >"$T/replay"
-check "x_leaf nested directly under x_mid" grep -qE '^ +[0-9.]+ us \[ *[0-9]+\] \|     x_leaf\(\);' "$T/replay"
+check "x_leaf nested directly under x_mid" grep -qE '^ +[0-9.]+ [mu]?s \[ *[0-9]+\] \|     x_leaf\(\);' "$T/replay"
 check_eq "every x_mid closes normally" "$(grep -c '} /\* x_mid \*/' "$T/replay")" 2000
 # Every function of xray_prog.c has an entry sled (threshold 1).
 n=$(nm "$P" | grep -cE ' [Tt] (x_leaf|x_fib|x_mid|worker|on_term|main)$')

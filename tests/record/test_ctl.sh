@@ -95,7 +95,7 @@ check_eq "b() traced in phases 2 and 3" "$(calls "$T/ph.data" b)" 200
 # The function tracer in phase 3: b's entries, with a time and no exit.
 "$NEEDLE" replay -i "$T/ph.data" >"$T/ph.replay"
 check_eq "phase 3: 100 entries of b() without exits" "$(grep -cE '^ *@[0-9.]+ \[ *[0-9]+\] \| b\(\);$' "$T/ph.replay")" 100
-check_eq "phase 2: 100 calls of b() with durations" "$(grep -cE '^ *[0-9.]+ us \[ *[0-9]+\] \| +b\(\);$' "$T/ph.replay")" 100
+check_eq "phase 2: 100 calls of b() with durations" "$(grep -cE '^ *[0-9.]+ [mu]?s \[ *[0-9]+\] \| +b\(\);$' "$T/ph.replay")" 100
 check_eq "nothing left running" "$(grep -c 'with these calls open' "$T/ph.replay")" 0
 plain=$(printf 'x\nx\n' | "$P")
 check_eq "the program's output is unchanged" "$(sed 's/pid=[0-9]*//' "$T/out")" "$(echo "$plain" | sed 's/pid=[0-9]*//')"

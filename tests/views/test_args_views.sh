@@ -118,7 +118,7 @@ check_eq "--ret-ne 0: those lines, each with its arguments and return value" \
 	"$(body <"$T/ne0" | md5sum)" "$(expect '!=' 0 | md5sum)"
 check_eq "--ret-ne 0: 30 failed lookups (odd keys) and 2 co_steps" "$(sed 1d "$T/ne0" | wc -l)" 32
 check_eq "--ret-ne 0: each line as replay shows a leaf: duration, the program's thread, indented by depth" \
-	"$(sed 1d "$T/ne0" | grep -cE "^ +[0-9]+\.[0-9]{3} us \[ *$pid\] \|   [a-z_]+\(arg1=[0-9]+\) = -?[0-9]+;$")" 32
+	"$(sed 1d "$T/ne0" | grep -cE "^ +[0-9]+\.[0-9]{3} [mu]?s \[ *$pid\] \|   [a-z_]+\(arg1=[0-9]+\) = -?[0-9]+;$")" 32
 check_eq "--ret-ne 0: the lookups' lines are replay's own, in order" \
 	"$(grep 'lookup(' "$T/ne0" | md5sum)" "$(grep -F ') = -1;' "$T/replay" | grep 'lookup(' | md5sum)"
 check_eq "--ret-ne 0: co_step(arg1=100), returned after a coroutine switch, with its own argument and duration" \
