@@ -14,8 +14,13 @@
  *     the handler writes junk into every register the ABI lets it; regs
  *     is 16-byte aligned;
  *   - needle_link_set_handlers to a ctx handler and back with (NULL, NULL);
- *   - four threads calling while a second link comes and goes: every
- *     call counted once by the entry-only link;
+ *   - where it is alone, a function's entry jumps to the site's probe
+ *     stub (16 bytes past its calling stub: the probe path, no calling
+ *     trampoline); with a ctx handler, or shared, to the calling stub;
+ *   - four threads calling while a second link comes and goes 500
+ *     times (1000 retargets of the site): every call counted once by
+ *     the entry-only link, and after each detach the second's handler
+ *     never again;
  *   - four threads calling while the link's handlers switch 600 times
  *     between its direct entry and a ctx handler: every call runs one of
  *     them, and between a switch's return and the next only the new one;
@@ -325,6 +330,18 @@ static uint64_t paths_c(void)
 	return st.direct_c_entries + st.full_path_entries;
 }
 
+/* Where the entry of f jumps (a JMP rel32 at its first byte), or 0. */
+static uint64_t entry_target(const void *f)
+{
+	const uint8_t *p = f;
+	int32_t rel;
+
+	if (p[0] != 0xe9)
+		return 0;
+	memcpy(&rel, p + 1, 4);
+	return (uint64_t)(uintptr_t)p + 5 + (uint64_t)(int64_t)rel;
+}
+
 int main(int argc, char **argv)
 {
 	struct needle_link *link = NULL, *second = NULL;
@@ -369,15 +386,27 @@ int main(int argc, char **argv)
 		      (unsigned long long)in_c);
 	CHECK_EQ(atomic_load(&probe_with_thread_data), 0, "no thread data");
 	CHECK_EQ(atomic_load(&probe_regs_misaligned), 0, "regs 16-byte aligned, every call");
+	/* The stub the entry names: the probe stub where the link is alone
+	 * and entry only (the probe path in assembly), else the calling
+	 * stub, 16 bytes before it. */
+	const uint64_t alone_at = entry_target(d_int);
+	CHECK(alone_at != 0, "d_int's entry is a jmp to its stub (%#llx)", (unsigned long long)alone_at);
 
 	/* To a ctx handler and back. */
 	CHECK_EQ(needle_link_set_handlers(link, ctx_entry, NULL), 0, "set_handlers: an ordinary entry handler");
+	const uint64_t shared_at = entry_target(d_int);
+	if (asm_path)
+		CHECK_EQ(alone_at - shared_at, 16,
+			 "with a ctx handler the entry jumps to the calling stub, 16 bytes before the probe stub");
+	else
+		CHECK_EQ(alone_at - shared_at, 0, "NEEDLE_GRAPH_ASM=0: the entry stays on the calling stub");
 	atomic_store(&probes, 0);
 	atomic_store(&ctx_calls, 0);
 	CHECK_EQ(call_all(100, 3), 0, "results unchanged");
 	CHECK_EQ(atomic_load(&probes) * 1000 + atomic_load(&ctx_calls), 400,
 		 "the ordinary handler ran instead (probe calls, times 1000, plus ctx calls)");
 	CHECK_EQ(needle_link_set_handlers(link, NULL, NULL), 0, "set_handlers (NULL, NULL): entry only again");
+	CHECK_EQ(entry_target(d_int), alone_at, "entry only again: back on the probe stub");
 	atomic_store(&probes, 0);
 	atomic_store(&ctx_calls, 0);
 	CHECK_EQ(call_all(100, 5), 0, "results unchanged");
@@ -401,6 +430,7 @@ int main(int argc, char **argv)
 	/* Shared with a ctx link: the full path, both counted. */
 	struct needle_attach_opts o2 = { .sz = sizeof(o2), .patterns = funcs, .pattern_cnt = 1, .entry = ctx_entry };
 	CHECK_EQ(needle_attach(&o2, &second), 1, "a second link on d_int");
+	CHECK_EQ(entry_target(d_int), shared_at, "shared: the entry jumps to the calling stub");
 	CHECK_EQ(needle_link_set_handlers(second, NULL, NULL), -EINVAL,
 		 "set_handlers (NULL, NULL) on a link that is not entry only: -EINVAL");
 	atomic_store(&probes, 0);
@@ -409,6 +439,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(atomic_load(&probes), n, "shared: the entry-only handler, every call, from the full path");
 	CHECK_EQ(atomic_load(&ctx_calls), n, "shared: the second link's, every call");
 	CHECK_EQ(needle_link_destroy(second), 0, "the second link gone");
+	CHECK_EQ(entry_target(d_int), alone_at, "alone again: the probe stub");
 	atomic_store(&probes, 0);
 	c0 = paths_c();
 	for (long i = 0; i < n; i++)
@@ -422,10 +453,16 @@ int main(int argc, char **argv)
 	struct worker w[4];
 	atomic_store(&probes, 0);
 	workers_start(w);
-	int churn_ok = 0;
-	for (int i = 0; i < 300; i++) {
+	int churn_ok = 0, after_detach_wrong = 0;
+	atomic_store(&ctx_calls, 0);
+	for (int i = 0; i < 500; i++) {
 		churn_ok += needle_attach(&o2, &second) == 1;
 		churn_ok += needle_link_destroy(second) == 0;
+		/* A stable window: the second link's handler is gone. */
+		uint64_t c0 = atomic_load(&ctx_calls);
+		for (long spin = 0; spin < 20000; spin++)
+			__asm__ volatile("pause");
+		after_detach_wrong += atomic_load(&ctx_calls) != c0;
 	}
 	atomic_store(&workers_stop, 1);
 	long total = 0;
@@ -433,7 +470,11 @@ int main(int argc, char **argv)
 		pthread_join(w[i].t, NULL);
 		total += w[i].calls;
 	}
-	CHECK_EQ(churn_ok, 600, "300 attaches and detaches of a second link while four threads call");
+	CHECK_EQ(churn_ok, 1000, "500 attaches and detaches of a second link while four threads call");
+	CHECK_EQ(after_detach_wrong, 0, "after each detach returned, the second link's handler never ran");
+	CHECK(atomic_load(&ctx_calls) > 0, "the second link's handler ran while it was attached (%llu calls)",
+	      (unsigned long long)atomic_load(&ctx_calls));
+	CHECK_EQ(entry_target(d_int), alone_at, "after the churn: the probe stub");
 	CHECK(total >= 4, "the threads called (%ld calls)", total);
 	CHECK_EQ(atomic_load(&probes), (uint64_t)total, "every call of the four threads counted once");
 	CHECK_EQ(atomic_load(&worker_bad), 0, "every result right");

@@ -520,7 +520,8 @@ void dispatch_init(void)
 			       (uint64_t)(uintptr_t)needle_dispatch_exit_site,
 			       (uint64_t)(uintptr_t)needle_direct_dispatch_entry,
 			       (uint64_t)(uintptr_t)&consumer_direct_users,
-			       (uint64_t)(uintptr_t)needle_direct_dispatch_exit_site);
+			       (uint64_t)(uintptr_t)needle_direct_dispatch_exit_site,
+			       (uint64_t)(uintptr_t)needle_probe_calling);
 	unsigned long long features = 0;
 	const char *assume = getenv("NEEDLE_ASSUME_SHSTK");
 

@@ -28,6 +28,9 @@ int needle_direct_dispatch_exit_site(const struct site *x, uint64_t sp);
 
 /* 0: sites are not handed to the probe path's assembly (agent.c). */
 extern int dispatch_probe_asm_enabled __attribute__((visibility("hidden")));
+/* The probe path's entry from a calling site (probe_trampoline.S): what
+ * a site's probe stub leads to. */
+void needle_probe_calling(void) __attribute__((visibility("hidden")));
 
 /* CET shadow stacks are on: no return is hijacked (dispatch.c). */
 extern int dispatch_shadow_stack_enabled __attribute__((visibility("hidden")));

@@ -21,6 +21,7 @@
 #include "agent/rcu/rcu.h"
 #include "agent/sites/site_table.h"
 #include "agent/dispatch/dispatch.h"
+#include "agent/dispatch/dispatch_direct.h"
 
 struct needle_link {
 	struct consumer *consumer;
@@ -117,6 +118,19 @@ static int resolve(const struct needle_attach_opts *opts, struct site_set *set)
 	return err;
 }
 
+/* Should s's entry jump to its probe stub (site_table.h) rather than to
+ * its calling stub?  While its list is one live entry-only consumer's
+ * (consumer_list.probe, which consumer.c keeps), and the probe path's
+ * assembly is in use.  Read under the control mutex, which every change
+ * of either holds. */
+static int site_wants_probe_stub(const struct site *s)
+{
+	const struct consumer_list *l = atomic_load_explicit(&s->consumers, memory_order_relaxed);
+
+	return s->probe_stub && dispatch_probe_asm_enabled && l &&
+	       atomic_load_explicit(&l->probe, memory_order_relaxed);
+}
+
 static void op_for(struct patch_op *op, struct site *s, int enable)
 {
 	memset(op, 0, sizeof(*op));
@@ -126,11 +140,72 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 	if (enable && s->form == NEEDLE_FORM_RELOCATED)
 		arch_site_jump(op->bytes, s->func.site_addr, s->detour);
 	else if (enable && s->jmp_entry)
-		arch_site_jump(op->bytes, s->func.site_addr, s->stub);
+		arch_site_jump(op->bytes, s->func.site_addr, site_wants_probe_stub(s) ? s->probe_stub : s->stub);
 	else if (enable)
 		arch_site_call(op->bytes, s->func.site_addr, s->stub);
 	else
 		memcpy(op->bytes, s->off_bytes, ARCH_SITE_LEN);
+}
+
+/* Does op's new instruction jump to its site's probe stub? */
+static int op_names_probe_stub(const struct patch_op *op)
+{
+	uint8_t probe[ARCH_SITE_LEN];
+
+	if (!op->want_call || !op->site->probe_stub)
+		return 0;
+	arch_site_jump(probe, op->site->func.site_addr, op->site->probe_stub);
+	return !memcmp(probe, op->bytes, ARCH_SITE_LEN);
+}
+
+/* An op into ops for each site of sites[0..n) that is on, keeps a
+ * consumer, and jumps to the other stub than its consumers now want
+ * (site_wants_probe_stub): one JMP's target rewritten, in the same batch
+ * as the sites switched on or off.  Sites switched in that batch are not
+ * on yet (enabled is set after it) or have no consumer left, so no site
+ * gets two ops.  Returns the ops added. */
+static size_t retarget_ops(struct site *const *sites, size_t n, struct patch_op *ops)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct site *s = sites[i];
+		if (!s->probe_stub || !s->enabled || s->gone || !atomic_load(&s->consumers))
+			continue;
+		if (site_wants_probe_stub(s) != s->on_probe_stub)
+			op_for(&ops[k++], s, 1);
+	}
+	return k;
+}
+
+/* The ops a batch of list changes needs: toggles fill ops from the
+ * front, retargets from the back of its cap entries, one op per site at
+ * most; fill_done moves the retargets to follow the toggles. */
+struct op_fill {
+	struct patch_op *ops;
+	size_t cap, toggles, retargets;
+};
+
+/* The op, if any, for site s whose list went from old to new: switched
+ * on (its first consumer), off (its last one gone), or retargeted (it
+ * stays on, and its consumers now want the other stub). */
+static void fill_site(struct op_fill *f, struct site *s, const struct consumer_list *old,
+		      const struct consumer_list *new)
+{
+	if (s->gone)
+		return; /* its object was unloaded: its bytes are not ours */
+	if (!old && new)
+		op_for(&f->ops[f->toggles++], s, 1);
+	else if (!new && s->enabled)
+		op_for(&f->ops[f->toggles++], s, 0);
+	else if (new && s->enabled && s->probe_stub && site_wants_probe_stub(s) != s->on_probe_stub)
+		op_for(&f->ops[f->cap - ++f->retargets], s, 1);
+}
+
+static size_t fill_done(struct op_fill *f)
+{
+	memmove(f->ops + f->toggles, f->ops + f->cap - f->retargets, f->retargets * sizeof(*f->ops));
+	return f->toggles + f->retargets;
 }
 
 /* Apply ops on entry sites, and on the exit sites of their functions in
@@ -141,11 +216,11 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
  * were live and still running when they go off loses its exit (its
  * frame is closed as unwound later); exits go off only with the entry,
  * when no consumer is left on the site, so no handler misses its call. */
-static int apply_batch(struct patch_op *ops, size_t n)
+static int apply_batch_exits(struct patch_op *ops, size_t toggles, size_t n)
 {
 	size_t total = n;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < toggles; i++)
 		total += ops[i].site->exit_cnt;
 	if (total == n)
 		return patch_batch_apply(ops, n);
@@ -153,7 +228,7 @@ static int apply_batch(struct patch_op *ops, size_t n)
 	if (!all)
 		return -ENOMEM;
 	memcpy(all, ops, n * sizeof(*all));
-	for (size_t i = 0, k = n; i < n; i++) {
+	for (size_t i = 0, k = n; i < toggles; i++) {
 		struct site *s = ops[i].site;
 		for (uint32_t j = 0; j < s->exit_cnt; j++)
 			op_for(&all[k++], s->exits[j], ops[i].want_call);
@@ -161,10 +236,22 @@ static int apply_batch(struct patch_op *ops, size_t n)
 			atomic_store(&s->exits_live, 0);
 	}
 	int err = patch_batch_apply(all, total);
-	for (size_t i = 0; !err && i < n; i++)
+	for (size_t i = 0; !err && i < toggles; i++)
 		if (ops[i].site->exit_cnt && ops[i].want_call)
 			atomic_store(&ops[i].site->exits_live, 1);
 	free(all);
+	return err;
+}
+
+/* ops[0..toggles) switch sites on or off, with their exit sites;
+ * ops[toggles..n) retarget sites that stay on (retarget_ops).  After a
+ * failure the stub a site names may be either: both serve it right. */
+static int apply_batch(struct patch_op *ops, size_t toggles, size_t n)
+{
+	int err = apply_batch_exits(ops, toggles, n);
+
+	for (size_t i = 0; !err && i < n; i++)
+		ops[i].site->on_probe_stub = (uint8_t)op_names_probe_stub(&ops[i]);
 	return err;
 }
 
@@ -261,11 +348,14 @@ static struct consumer_list *site_swap_consumers(struct site *s, struct consumer
 }
 
 /* Swap each site's consumer list; olds[i] keeps the previous list so that
- * a failed batch can be undone.  Fills ops with sites changing state. */
+ * a failed batch can be undone.  Fills ops (n entries) with sites changing
+ * state: *toggles switched on or off, then the sites retargeted, *op_cnt
+ * in all. */
 static int publish(struct site **sites, size_t n, struct consumer *c, int adding,
-		   struct consumer_list **olds, struct patch_op *ops, size_t *op_cnt)
+		   struct consumer_list **olds, struct patch_op *ops, size_t *toggles, size_t *op_cnt)
 {
-	*op_cnt = 0;
+	struct op_fill fill = { .ops = ops, .cap = n };
+
 	for (size_t i = 0; i < n; i++) {
 		struct site *s = sites[i];
 		struct consumer_list *old = atomic_load(&s->consumers), *new;
@@ -279,13 +369,10 @@ static int publish(struct site **sites, size_t n, struct consumer *c, int adding
 		}
 		olds[i] = old;
 		site_swap_consumers(s, new);
-		if (s->gone)
-			continue; /* its object was unloaded: its bytes are not ours */
-		if (adding && !old)
-			op_for(&ops[(*op_cnt)++], s, 1);
-		else if (!adding && !new && s->enabled)
-			op_for(&ops[(*op_cnt)++], s, 0);
+		fill_site(&fill, s, old, new);
 	}
+	*toggles = fill.toggles;
+	*op_cnt = fill_done(&fill);
 	return 0;
 }
 
@@ -329,7 +416,7 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 	struct patch_op *ops = NULL;
 	struct needle_link *link = NULL;
 	struct consumer *c = NULL;
-	size_t op_cnt;
+	size_t op_cnt, toggles;
 	int err = 0;
 
 	for (size_t i = 0; i < cnt && (flags & NEEDLE_ATTACH_EXCLUSIVE); i++)
@@ -373,17 +460,18 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 				"(at most %d bytes)\n", CONSUMER_MAX, THREAD_DATA_BYTES - THREAD_DATA_HEADER);
 		goto out;
 	}
-	if ((err = publish(sites, cnt, c, 1, olds, ops, &op_cnt)))
+	if ((err = publish(sites, cnt, c, 1, olds, ops, &toggles, &op_cnt)))
 		goto out;
-	if ((err = apply_batch(ops, op_cnt))) {
-		/* Undo: the lists go back, and sites this batch turned on go off. */
+	if ((err = apply_batch(ops, toggles, op_cnt))) {
+		/* Undo: the lists go back, sites this batch turned on go off,
+		 * and the others name the stub their old lists want. */
 		for (size_t i = 0; i < cnt; i++)
 			consumer_list_retire(site_swap_consumers(sites[i], olds[i]));
 		size_t undo = 0;
-		for (size_t i = 0; i < op_cnt; i++)
+		for (size_t i = 0; i < toggles; i++)
 			if (ops[i].site->enabled)
 				op_for(&ops[undo++], ops[i].site, 0);
-		apply_batch(ops, undo);
+		apply_batch(ops, undo, undo + retarget_ops(sites, cnt, ops + undo));
 		goto out;
 	}
 	for (size_t i = 0; i < cnt; i++)
@@ -430,6 +518,7 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 	struct patch_op *ops = malloc(cap * sizeof(*ops));
 	struct consumer_list **olds = malloc(cap * sizeof(*olds));
 	struct site **touched = malloc(cap * sizeof(*touched));
+	struct op_fill fill = { .ops = ops, .cap = cap };
 	int err = 0;
 
 	if (!was || !now || !ops || !olds || !touched || !link->attached) {
@@ -463,14 +552,12 @@ static int link_update_sites_locked(struct needle_link *link, struct site **site
 			site_swap_consumers(s, new);
 			olds[old_cnt] = old;
 			touched[old_cnt++] = s;
-			if (adding && !old)
-				op_for(&ops[op_cnt++], s, 1);
-			else if (!adding && !new && s->enabled)
-				op_for(&ops[op_cnt++], s, 0);
+			fill_site(&fill, s, old, new);
 		}
 	}
+	op_cnt = fill_done(&fill);
 	if (!err)
-		err = apply_batch(ops, op_cnt);
+		err = apply_batch(ops, fill.toggles, op_cnt);
 	if (err) {
 		/* Undo: every touched site gets its old list back (the new ones
 		 * are retired), so the link stays exactly on the sites it had;
@@ -508,6 +595,16 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 	for (size_t i = 0; !err && i < link->site_cnt; i++) {
 		atomic_store_explicit(&link->sites[i]->direct_skip, link->sites[i]->entry_only, memory_order_relaxed);
 		atomic_store_explicit(&link->sites[i]->direct_graph, 0, memory_order_relaxed);
+	}
+	/* Entry only now, or no longer: the sites it is alone on jump to
+	 * the stub that serves them fastest.  Either stub serves them right,
+	 * so a batch that cannot be made leaves them slower, not wrong. */
+	struct patch_op *ops = err ? NULL : malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*ops));
+	if (ops) {
+		size_t n = retarget_ops(link->sites, link->site_cnt, ops);
+		if (n)
+			apply_batch(ops, 0, n);
+		free(ops);
 	}
 	if (!err)
 		err = synchronize_and_reclaim();
@@ -552,14 +649,14 @@ static int detach_locked(struct needle_link *link, int sync)
 {
 	struct consumer_list **olds = malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*olds));
 	struct patch_op *ops = malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*ops));
-	size_t op_cnt;
+	size_t op_cnt, toggles;
 	int err;
 
 	if (!olds || !ops) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if ((err = publish(link->sites, link->site_cnt, link->consumer, 0, olds, ops, &op_cnt)))
+	if ((err = publish(link->sites, link->site_cnt, link->consumer, 0, olds, ops, &toggles, &op_cnt)))
 		goto out;
 	for (size_t i = 0; i < link->site_cnt; i++)
 		consumer_list_retire(olds[i]);
@@ -569,7 +666,7 @@ static int detach_locked(struct needle_link *link, int sync)
 	consumer_retire(link->consumer);
 	/* A failed batch leaves sites calling the trampoline with no consumer:
 	 * slower, still correct.  Report it. */
-	err = apply_batch(ops, op_cnt);
+	err = apply_batch(ops, toggles, op_cnt);
 	if (defer_destroy(link->consumer)) {
 		int serr = rcu_synchronize();
 		if (!serr)

@@ -791,8 +791,11 @@ int site_discover(struct module *m, struct discovery *d)
 			}
 			err = stub_area_create(io, kind, n, m->exec[0].lo, m->exec[m->exec_cnt - 1].hi, io + n,
 					       &m->stubs);
-			for (size_t i = 0; !err && i < n; i++)
-				((struct site *)(uintptr_t)io[i])->stub = io[n + i];
+			for (size_t i = 0; !err && i < n; i++) {
+				struct site *s = (struct site *)(uintptr_t)io[i];
+				s->stub = io[n + i];
+				s->probe_stub = kind[i] == STUB_ENTRY_CALLING ? s->stub + STUB_PROBE_OFFSET : 0;
+			}
 			free(io);
 			if (!err)
 				build_detours(m, d);

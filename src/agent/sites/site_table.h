@@ -98,6 +98,15 @@ struct site {
 	 * its parameter list, one after the other ("f\0f(int)"); "" when
 	 * the symbol is not one; NULL until a pattern first needed it. */
 	char *cxx_name;
+	/* A calling entry's second stub (0: none), which leads to the probe
+	 * path itself rather than to the calling trampoline: the site jumps
+	 * there while its only consumer is one live entry-only consumer
+	 * (link.c's op_for), saving the calling trampoline's tests.  Both
+	 * stubs serve any consumers right (the probe path declines to the
+	 * calling trampoline's C path), so which one the bytes name is a
+	 * matter of speed: on_probe_stub is the patcher's view of it. */
+	uint64_t probe_stub;
+	uint8_t on_probe_stub;
 };
 
 _Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET &&

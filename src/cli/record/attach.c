@@ -163,6 +163,17 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 		}
 	}
 	char *maps = proc_read(pid, "maps", NULL);
+	/* A process caught while its dynamic loader is still mapping its
+	 * libraries (a -p given right after starting it) has the loader
+	 * and no C library yet: wait for it, two seconds at most.  A
+	 * statically linked program has no loader to wait for. */
+	for (int tries = 0; maps && !strstr(maps, "/libc.so.6") && strstr(maps, "/ld-linux-x86-64.so") &&
+			    tries < 200;
+	     tries++) {
+		free(maps);
+		usleep(10000);
+		maps = proc_read(pid, "maps", NULL);
+	}
 	if (!maps) {
 		cli_error("cannot read the memory map of process %d (%s): %s", (int)pid, comm, strerror(errno));
 		return -1;

@@ -23,7 +23,6 @@
 #include "agent/arch/x86_64/stub_area.h"
 #include "agent/arch/x86_64/trampoline.h"
 
-#define STUB_SIZE 16
 #define PAGE 4096u
 #define REACH ((uint64_t)1 << 31)
 #define STEP ((uint64_t)1 << 24)
@@ -45,11 +44,12 @@ struct arena {
 };
 
 static struct arena *arenas;
-static uint64_t dispatch_entry, dispatch_exit_site, direct_entry, direct_users, direct_exit_site;
+static uint64_t dispatch_entry, dispatch_exit_site, direct_entry, direct_users, direct_exit_site, probe_calling;
 
 void stub_area_set_dispatch(uint64_t entry, uint64_t exit_site, uint64_t direct, uint64_t users,
-			    uint64_t direct_exit)
+			    uint64_t direct_exit, uint64_t probe)
 {
+	probe_calling = probe;
 	dispatch_entry = entry;
 	dispatch_exit_site = exit_site;
 	direct_entry = direct;
@@ -130,6 +130,8 @@ static struct arena *arena_create(uint64_t lo, uint64_t hi, size_t need)
 	calling = (uint64_t)(uintptr_t)needle_calling_trampoline_relocated;
 	memcpy(a->base + (needle_calling_relocated_slot - (const char *)needle_entry_trampoline), &calling,
 	       sizeof(calling));
+	memcpy(a->base + (needle_probe_slot - (const char *)needle_entry_trampoline), &probe_calling,
+	       sizeof(probe_calling));
 	if (mprotect(a->base, a->header, PROT_READ | PROT_EXEC))
 		goto fail;
 	a->used = a->header;
@@ -182,10 +184,23 @@ static void arena_give_back(uint8_t *at, size_t size)
 	}
 }
 
-/* An exit stub pushes r11 first (17 bytes): it takes two slots. */
+/* An exit stub pushes r11 first (17 bytes): it takes two slots.  A
+ * calling entry's stub is followed by its probe stub. */
 static size_t stub_slots(uint8_t kind)
 {
-	return kind == STUB_EXIT ? 2 : 1;
+	return kind == STUB_EXIT || kind == STUB_ENTRY_CALLING ? 2 : 1;
+}
+
+/* movabs $cookie, %r11; jmp to the arena's copy of the blob at `to`. */
+static void stub_emit(uint8_t *p, uint64_t cookie, uint64_t to)
+{
+	*p++ = 0x49;
+	*p++ = 0xbb;
+	memcpy(p, &cookie, 8);
+	p += 8;
+	int32_t rel = (int32_t)((int64_t)to - (int64_t)(uint64_t)(p + 5));
+	*p++ = 0xe9;
+	memcpy(p, &rel, 4);
 }
 
 static void stub_write(uint8_t *stub, uint64_t cookie, uint8_t kind, const struct arena *a)
@@ -205,18 +220,12 @@ static void stub_write(uint8_t *stub, uint64_t cookie, uint8_t kind, const struc
 		to += (uint64_t)((const char *)needle_entry_trampoline_full - blob);
 	} else if (kind == STUB_ENTRY_CALLING) {
 		to += (uint64_t)((const char *)needle_calling_thunk - blob);
+		stub_emit(stub + STUB_PROBE_OFFSET, cookie,
+			  (uint64_t)a->base + (uint64_t)((const char *)needle_probe_thunk - blob));
 	} else if (kind == STUB_ENTRY_CALLING_RELOCATED) {
 		to += (uint64_t)((const char *)needle_calling_thunk_relocated - blob);
 	}
-	/* movabs $cookie, %r11 */
-	*p++ = 0x49;
-	*p++ = 0xbb;
-	memcpy(p, &cookie, 8);
-	p += 8;
-	/* jmp to the arena's trampoline copy */
-	int32_t rel = (int32_t)((int64_t)to - (int64_t)(uint64_t)(p + 5));
-	*p++ = 0xe9;
-	memcpy(p, &rel, 4);
+	stub_emit(p, cookie, to);
 }
 
 int stub_area_create(const uint64_t *cookies, const uint8_t *kind, size_t cnt, uint64_t lo, uint64_t hi,

@@ -16,16 +16,24 @@ struct stub_span {
 };
 
 /* The C functions the trampoline copies call (dispatch's entry and exit
- * site points, the direct path's entry and exit site points) and the
- * address of the word that says whether to try the direct path: set once,
- * before the first stub_area_create. */
+ * site points, the direct path's entry and exit site points), the
+ * address of the word that says whether to try the direct path, and the
+ * probe path a probe stub leads to: set once, before the first
+ * stub_area_create. */
 void stub_area_set_dispatch(uint64_t dispatch_entry, uint64_t dispatch_exit_site, uint64_t direct_entry,
-			    uint64_t direct_users, uint64_t direct_exit_site);
+			    uint64_t direct_users, uint64_t direct_exit_site, uint64_t probe_calling);
+
+#define STUB_SIZE 16
+/* Where a STUB_ENTRY_CALLING stub's second stub is: the same site's,
+ * leading to the probe path (probe_calling) instead of the calling
+ * trampoline. */
+#define STUB_PROBE_OFFSET STUB_SIZE
 
 /* What a stub leads to. */
 enum stub_kind {
 	STUB_ENTRY,      /* a compiled entry: the entry trampoline */
-	STUB_ENTRY_CALLING, /* a compiled entry the site JMPs to: the calling trampoline */
+	STUB_ENTRY_CALLING, /* a compiled entry the site JMPs to: the calling trampoline; and,
+			     * STUB_PROBE_OFFSET past it, its probe stub: the probe path */
 	STUB_ENTRY_FULL, /* a relocated entry (r11 pushed by its detour): every register back */
 	STUB_ENTRY_CALLING_RELOCATED, /* a relocated entry whose detour JMPs: the calling trampoline */
 	STUB_EXIT,       /* an exit site: pushes r11 itself, the exit trampoline */

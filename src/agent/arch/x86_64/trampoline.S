@@ -484,6 +484,22 @@ needle_calling_thunk_relocated:
 	.cfi_endproc
 	.size	needle_calling_thunk_relocated, .-needle_calling_thunk_relocated
 
+	/* A calling site whose only consumer is entry only may be switched
+	 * to its second stub, which jumps here and on to the probe path
+	 * itself (dispatch/probe_trampoline.S): no calling trampoline, none
+	 * of its tests of the site's bytes.  The probe path declines back to
+	 * the calling trampoline's C direct path, so a site left here after
+	 * its consumers change is slower, never wrong. */
+	.globl	needle_probe_thunk
+	.hidden	needle_probe_thunk
+	.type	needle_probe_thunk, @function
+	.p2align 4
+needle_probe_thunk:
+	.cfi_startproc
+	jmp	*needle_probe_slot(%rip)
+	.cfi_endproc
+	.size	needle_probe_thunk, .-needle_probe_thunk
+
 	/* The blob from needle_entry_trampoline to needle_entry_trampoline_end
 	 * is copied next to each object's stubs (a stub's jmp rel32 must
 	 * reach it).  The slots travel with it and each copy's slots are
@@ -519,6 +535,10 @@ needle_calling_slot:
 	.globl	needle_calling_relocated_slot
 	.hidden	needle_calling_relocated_slot
 needle_calling_relocated_slot:
+	.quad	0
+	.globl	needle_probe_slot
+	.hidden	needle_probe_slot
+needle_probe_slot:
 	.quad	0
 	.globl	needle_entry_trampoline_end
 	.hidden	needle_entry_trampoline_end

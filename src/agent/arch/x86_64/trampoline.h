@@ -42,6 +42,11 @@ void needle_calling_thunk_relocated(void);
 extern const char needle_calling_relocated_slot[];
 void needle_calling_trampoline_relocated(void);
 void needle_calling_return_relocated(void);
+/* A calling site's probe stub jumps to this thunk (in the copied blob),
+ * which jumps through the slot to the probe path, needle_probe_calling
+ * (dispatch/probe_trampoline.S). */
+void needle_probe_thunk(void);
+extern const char needle_probe_slot[];
 /* Reached by the ret of a function whose return address was hijacked. */
 void needle_return_trampoline(void);
 /* The same for a relocated site's function: every register comes back. */
