@@ -26,6 +26,9 @@
  *     them, and between a switch's return and the next only the new one;
  *   - once needle_link_destroy returns, the handler never runs again,
  *     with threads still calling;
+ *   - an attach whose batch fails (mprotect failing once) on the
+ *     entry-only link's function and a new one: the new one is off
+ *     again, the entry-only link's site still on its stub, counting;
  *   - a signal that lands in a handler (an entry-only one, or a ctx
  *     handler) and leaves with siglongjmp leaves no read section open:
  *     the thread's next calls run the handler, and a destroy returns,
@@ -41,7 +44,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "abi_funcs.h"
@@ -330,6 +336,18 @@ static uint64_t paths_c(void)
 	return st.direct_c_entries + st.full_path_entries;
 }
 
+/* mprotect failing once, when asked: a patch batch that cannot make
+ * code writable fails part way, as on a system out of memory. */
+static _Atomic int fail_next_mprotect;
+int mprotect(void *addr, size_t len, int prot)
+{
+	if ((prot & PROT_WRITE) && atomic_exchange(&fail_next_mprotect, 0)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
 /* Where the entry of f jumps (a JMP rel32 at its first byte), or 0. */
 static uint64_t entry_target(const void *f)
 {
@@ -340,6 +358,42 @@ static uint64_t entry_target(const void *f)
 		return 0;
 	memcpy(&rel, p + 1, 4);
 	return (uint64_t)(uintptr_t)p + 5 + (uint64_t)(int64_t)rel;
+}
+
+/* An attach that fails, where one of its functions is the entry-only
+ * link's (whose site the attach's batch retargets) and another is new
+ * (which it switches on): the undo switches the new one off and leaves
+ * the entry-only link's site on, on its probe stub, counting. */
+static void failed_attach_case(void)
+{
+	const char *lo_name = "d_int", *hi_name = "d_pair";
+	struct needle_link *alone = NULL, *second = NULL;
+
+	/* The entry-only link's function first in address order: the
+	 * patcher sorts a batch's operations by address. */
+	if ((uintptr_t)d_pair < (uintptr_t)d_int)
+		lo_name = "d_pair", hi_name = "d_int";
+	const char *pa[] = { lo_name }, *pb[] = { lo_name, hi_name };
+	CHECK_EQ(attach_probe(pa, 1, &alone), 1, "failed attach: the entry-only link on %s", lo_name);
+	const void *lo_fn = !strcmp(lo_name, "d_int") ? (const void *)d_int : (const void *)d_pair;
+	const void *hi_fn = lo_fn == (const void *)d_int ? (const void *)d_pair : (const void *)d_int;
+	uint8_t hi_off[5];
+	memcpy(hi_off, hi_fn, 5);
+	for (int i = 0; i < 3; i++) /* the C path's first calls, then the probe path */
+		lo_fn == (const void *)d_int ? (void)d_int(1, 2, 3, 4, 5, 6) : (void)d_pair(1);
+	uint64_t target = entry_target(lo_fn);
+	struct needle_attach_opts o2 = { .sz = sizeof(o2), .patterns = pb, .pattern_cnt = 2, .entry = ctx_entry };
+	atomic_store(&fail_next_mprotect, 1);
+	int err = needle_attach(&o2, &second);
+	atomic_store(&fail_next_mprotect, 0);
+	CHECK(err < 0, "failed attach: a second link on both, its batch failing, is refused (%d)", err);
+	CHECK_EQ(entry_target(lo_fn), target, "failed attach: the entry-only link's site still jumps to the same stub");
+	CHECK(!memcmp(hi_fn, hi_off, 5), "failed attach: the function it would have switched on is off again");
+	atomic_store(&probes, 0);
+	for (int i = 0; i < 1000; i++)
+		lo_fn == (const void *)d_int ? (void)d_int(1, 2, 3, 4, 5, (uint64_t)i) : (void)d_pair(i);
+	CHECK_EQ(atomic_load(&probes), 1000, "failed attach: the entry-only link still counts every call");
+	CHECK_EQ(needle_link_destroy(alone), 0, "failed attach: the entry-only link destroyed");
 }
 
 int main(int argc, char **argv)
@@ -529,6 +583,7 @@ int main(int argc, char **argv)
 	jump_case(0, 0);
 	jump_case(0, 1);
 	jump_inside_case();
+	failed_attach_case();
 
 	/* The same with the probe path in C only. */
 	if (asm_path) {

@@ -2,7 +2,8 @@
 # test_attach_errors - needle record -p refuses what it cannot record with
 # one line and a non-zero exit, and the target runs on untouched: no such
 # process, a zombie, a kernel thread, a 32-bit program, a static program,
-# another user's process, kernel.yama.ptrace_scope, a process traced by
+# another user's process, a process still starting (its loader mapping
+# its libraries), kernel.yama.ptrace_scope, a process traced by
 # strace, one without patchable sites, filters that match nothing, one
 # already recorded; and the options that do not go with -p.
 . "$(dirname "$0")/../lib.sh"
@@ -89,6 +90,22 @@ for kind in "${kinds[@]}"; do
 	check_eq "ticker_$name: exits 0" "$?" 0
 	check_eq "ticker_$name: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 1000
 done
+
+# A process still starting: its dynamic loader blocked opening a
+# preloaded library (a FIFO nobody writes yet), with the loader mapped
+# and the C library not.  Refused, not waited for; once the FIFO is
+# closed the loader says it ignored the library and the program runs.
+mkfifo "$T/preload.fifo"
+LD_PRELOAD="$T/preload.fifo" "$A/ticker" 200 >"$T/t.out" 2>"$T/t.err" &
+tp=$!
+for _ in $(seq 500); do grep -q ld-linux "/proc/$tp/maps" 2>/dev/null && break; sleep 0.01; done
+check "starting: the loader is mapped, the C library not yet" \
+	sh -c "grep -q ld-linux /proc/$tp/maps && ! grep -q libc.so.6 /proc/$tp/maps"
+refused "a process still starting" "$tp" "still starting"
+: <>"$T/preload.fifo" # open and close the FIFO's writing end: the loader reads EOF
+wait "$tp"
+check_eq "starting: the program then runs as it would (exit 0)" "$?" 0
+check_eq "starting: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 200
 
 # The same program built without patchable entries, by default: its own
 # functions relocated and recorded.

@@ -45,6 +45,10 @@ check_eq "trace_on before the program's handler: the handler's calls are recorde
 # has let go the program's own action (here the default) is back.
 "$P" wait "$T/stop" >"$T/wout" &
 W=$!
+# Attached once it runs, not while its loader maps its libraries: needle
+# refuses a process still starting.
+for _ in $(seq 500); do grep -q libc.so.6 "/proc/$W/maps" 2>/dev/null && break; sleep 0.01; done
+sleep 0.05
 "$NEEDLE" record -p "$W" -o "$T/p.data" --signal USR1@trace_off --duration=1 >/dev/null 2>"$T/perr" &
 R=$!
 for _ in $(seq 500); do grep -q recording "$T/perr" 2>/dev/null && break; sleep 0.01; done

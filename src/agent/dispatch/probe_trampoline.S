@@ -9,18 +9,22 @@
  * Two entries, jumped to by the calling trampolines, which go on into
  * the function themselves when the handler ran, or back to the
  * trampoline's C direct path when it declined:
- *   needle_probe_calling            from needle_calling_trampoline; declines
- *                                   to needle_calling_direct_c
+ *   needle_probe_calling            from needle_calling_trampoline, or from a
+ *                                   site's probe stub; declines to
+ *                                   needle_calling_direct_c_tests
  *   needle_probe_calling_relocated  from needle_calling_trampoline_relocated;
- *                                   declines to needle_calling_direct_c_relocated
+ *                                   declines to needle_calling_direct_c_relocated_tests
  * Their contract with the trampolines: every general-purpose register
  * comes back as it came (all argument registers are live at an entry,
  * and a relocated function's callers may keep a value in any register:
  * -fipa-ra), but r11 where needle_probe_calling goes on into a compiled
  * function (the stub took r11 already: no compiled entry reads it); no
  * vector register is touched (the handler's contract, needle.h:
- * -mgeneral-regs-only).  A call declined was left alone: the C direct
- * path, then the full path, decide it whole.
+ * -mgeneral-regs-only).  A call declined was left alone: the calling
+ * trampoline's own tests (direct_skip, consumer_direct_users: a site
+ * whose probe stub outlived its entry-only consumer must still honour
+ * NEEDLE_DIRECT_DECLINE_FUNC), the C direct path, then the full path,
+ * decide it whole.
  *
  * Invariants:
  *   - The same tests, in the same order, as direct_thread
@@ -153,7 +157,8 @@
 	.p2align 4
 needle_probe_calling:
 	.cfi_startproc
-	PROBE_ENTRY 0, 0, needle_calling_direct_c, 0
+	endbr64                         /* reached by the probe thunk's indirect jmp */
+	PROBE_ENTRY 0, 0, needle_calling_direct_c_tests, 0
 	.cfi_endproc
 	.size	needle_probe_calling, .-needle_probe_calling
 
@@ -168,7 +173,7 @@ needle_probe_calling_relocated:
 	.cfi_startproc
 	.cfi_def_cfa_offset 16
 	.cfi_offset %r11, -16
-	PROBE_ENTRY 8, 8, needle_calling_direct_c_relocated, 1
+	PROBE_ENTRY 8, 8, needle_calling_direct_c_relocated_tests, 1
 	.cfi_endproc
 	.size	needle_probe_calling_relocated, .-needle_probe_calling_relocated
 

@@ -125,10 +125,28 @@ static int resolve(const struct needle_attach_opts *opts, struct site_set *set)
  * of either holds. */
 static int site_wants_probe_stub(const struct site *s)
 {
+#ifdef NEEDLE_RCU_ABLATION_RWLOCK
+	/* The benchmarks' rwlock ablation measures the C paths only. */
+	(void)s;
+	return 0;
+#else
 	const struct consumer_list *l = atomic_load_explicit(&s->consumers, memory_order_relaxed);
 
 	return s->probe_stub && dispatch_probe_asm_enabled && l &&
 	       atomic_load_explicit(&l->probe, memory_order_relaxed);
+#endif
+}
+
+/* Does s's entry jump to its probe stub now?  Read from the code itself,
+ * not kept beside it: a batch that failed part way may have written
+ * some sites and not others.  Under the control mutex, with no batch in
+ * flight, and only for a site that is on and whose object is loaded. */
+static int site_on_probe_stub(const struct site *s)
+{
+	uint8_t probe[ARCH_SITE_LEN];
+
+	arch_site_jump(probe, s->func.site_addr, s->probe_stub);
+	return !memcmp(probe, (const void *)(uintptr_t)s->func.site_addr, ARCH_SITE_LEN);
 }
 
 static void op_for(struct patch_op *op, struct site *s, int enable)
@@ -147,17 +165,6 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 		memcpy(op->bytes, s->off_bytes, ARCH_SITE_LEN);
 }
 
-/* Does op's new instruction jump to its site's probe stub? */
-static int op_names_probe_stub(const struct patch_op *op)
-{
-	uint8_t probe[ARCH_SITE_LEN];
-
-	if (!op->want_call || !op->site->probe_stub)
-		return 0;
-	arch_site_jump(probe, op->site->func.site_addr, op->site->probe_stub);
-	return !memcmp(probe, op->bytes, ARCH_SITE_LEN);
-}
-
 /* An op into ops for each site of sites[0..n) that is on, keeps a
  * consumer, and jumps to the other stub than its consumers now want
  * (site_wants_probe_stub): one JMP's target rewritten, in the same batch
@@ -172,7 +179,7 @@ static size_t retarget_ops(struct site *const *sites, size_t n, struct patch_op 
 		struct site *s = sites[i];
 		if (!s->probe_stub || !s->enabled || s->gone || !atomic_load(&s->consumers))
 			continue;
-		if (site_wants_probe_stub(s) != s->on_probe_stub)
+		if (site_wants_probe_stub(s) != site_on_probe_stub(s))
 			op_for(&ops[k++], s, 1);
 	}
 	return k;
@@ -198,7 +205,7 @@ static void fill_site(struct op_fill *f, struct site *s, const struct consumer_l
 		op_for(&f->ops[f->toggles++], s, 1);
 	else if (!new && s->enabled)
 		op_for(&f->ops[f->toggles++], s, 0);
-	else if (new && s->enabled && s->probe_stub && site_wants_probe_stub(s) != s->on_probe_stub)
+	else if (new && s->enabled && s->probe_stub && site_wants_probe_stub(s) != site_on_probe_stub(s))
 		op_for(&f->ops[f->cap - ++f->retargets], s, 1);
 }
 
@@ -245,14 +252,12 @@ static int apply_batch_exits(struct patch_op *ops, size_t toggles, size_t n)
 
 /* ops[0..toggles) switch sites on or off, with their exit sites;
  * ops[toggles..n) retarget sites that stay on (retarget_ops).  After a
- * failure the stub a site names may be either: both serve it right. */
+ * failure the stub a site names may be either: both serve it right, and
+ * the next change reads which from the code.  The patcher sorts ops in
+ * place: after the call, their order says nothing. */
 static int apply_batch(struct patch_op *ops, size_t toggles, size_t n)
 {
-	int err = apply_batch_exits(ops, toggles, n);
-
-	for (size_t i = 0; !err && i < n; i++)
-		ops[i].site->on_probe_stub = (uint8_t)op_names_probe_stub(&ops[i]);
-	return err;
+	return apply_batch_exits(ops, toggles, n);
 }
 
 /* Can every site end its calls without hijacking a return (CET)?  An
@@ -463,15 +468,17 @@ static int link_attach_sites_locked(struct site **sites, size_t cnt, needle_entr
 	if ((err = publish(sites, cnt, c, 1, olds, ops, &toggles, &op_cnt)))
 		goto out;
 	if ((err = apply_batch(ops, toggles, op_cnt))) {
-		/* Undo: the lists go back, sites this batch turned on go off,
-		 * and the others name the stub their old lists want. */
+		/* Undo: the lists go back, sites this batch turned on (those
+		 * on with no list now) go off, and the others name the stub
+		 * their old lists want.  Found from the sites, not from ops,
+		 * which the patcher reordered. */
 		for (size_t i = 0; i < cnt; i++)
 			consumer_list_retire(site_swap_consumers(sites[i], olds[i]));
-		size_t undo = 0;
-		for (size_t i = 0; i < toggles; i++)
-			if (ops[i].site->enabled)
-				op_for(&ops[undo++], ops[i].site, 0);
-		apply_batch(ops, undo, undo + retarget_ops(sites, cnt, ops + undo));
+		size_t n = 0;
+		for (size_t i = 0; i < cnt; i++)
+			if (!olds[i] && sites[i]->enabled && !sites[i]->gone)
+				op_for(&ops[n++], sites[i], 0);
+		apply_batch(ops, n, n + retarget_ops(sites, cnt, ops + n));
 		goto out;
 	}
 	for (size_t i = 0; i < cnt; i++)
@@ -596,9 +603,13 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 		atomic_store_explicit(&link->sites[i]->direct_skip, link->sites[i]->entry_only, memory_order_relaxed);
 		atomic_store_explicit(&link->sites[i]->direct_graph, 0, memory_order_relaxed);
 	}
+	if (!err)
+		err = synchronize_and_reclaim();
 	/* Entry only now, or no longer: the sites it is alone on jump to
 	 * the stub that serves them fastest.  Either stub serves them right,
-	 * so a batch that cannot be made leaves them slower, not wrong. */
+	 * so a batch that cannot be made leaves them slower, not wrong; and
+	 * none is tried where the grace period could not be (a handler's
+	 * own call). */
 	struct patch_op *ops = err ? NULL : malloc((link->site_cnt ? link->site_cnt : 1) * sizeof(*ops));
 	if (ops) {
 		size_t n = retarget_ops(link->sites, link->site_cnt, ops);
@@ -606,8 +617,6 @@ static int link_set_handlers_locked(struct needle_link *link, needle_entry_fn en
 			apply_batch(ops, 0, n);
 		free(ops);
 	}
-	if (!err)
-		err = synchronize_and_reclaim();
 	return err;
 }
 

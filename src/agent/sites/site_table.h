@@ -103,10 +103,9 @@ struct site {
 	 * there while its only consumer is one live entry-only consumer
 	 * (link.c's op_for), saving the calling trampoline's tests.  Both
 	 * stubs serve any consumers right (the probe path declines to the
-	 * calling trampoline's C path), so which one the bytes name is a
-	 * matter of speed: on_probe_stub is the patcher's view of it. */
+	 * calling trampoline's tests), so which one the bytes name is a
+	 * matter of speed. */
 	uint64_t probe_stub;
-	uint8_t on_probe_stub;
 };
 
 _Static_assert(offsetof(struct site, direct_skip) == SITE_DIRECT_SKIP_OFFSET &&

@@ -163,22 +163,12 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 		}
 	}
 	char *maps = proc_read(pid, "maps", NULL);
-	/* A process caught while its dynamic loader is still mapping its
-	 * libraries (a -p given right after starting it) has the loader
-	 * and no C library yet: wait for it, two seconds at most.  A
-	 * statically linked program has no loader to wait for. */
-	for (int tries = 0; maps && !strstr(maps, "/libc.so.6") && strstr(maps, "/ld-linux-x86-64.so") &&
-			    tries < 200;
-	     tries++) {
-		free(maps);
-		usleep(10000);
-		maps = proc_read(pid, "maps", NULL);
-	}
 	if (!maps) {
 		cli_error("cannot read the memory map of process %d (%s): %s", (int)pid, comm, strerror(errno));
 		return -1;
 	}
 	int has_libc = strstr(maps, "/libc.so.6") != NULL;
+	int has_loader = strstr(maps, "/ld-linux-x86-64.so") != NULL;
 	/* A recording maps its buffer (needle record's memfd) until it
 	 * ends; loading libneedle again into such a process would run the
 	 * loader's traced functions on a borrowed thread. */
@@ -187,6 +177,16 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 	if (recorded) {
 		cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
 			  "another -p)", (int)pid, comm);
+		return -1;
+	}
+	/* A process caught while its dynamic loader maps its libraries (a
+	 * -p given right after starting it) has the loader and no C library
+	 * yet.  It is refused, not waited for: the C library mapped is not
+	 * yet the C library relocated, and a thread blocked in the loader's
+	 * reads would look safe to borrow for a dlopen. */
+	if (!has_libc && has_loader) {
+		cli_error("process %d (%s) is still starting (its dynamic loader is loading its libraries): "
+			  "attach once it runs", (int)pid, comm);
 		return -1;
 	}
 	if (!has_libc) {

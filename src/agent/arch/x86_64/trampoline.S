@@ -213,11 +213,15 @@
 	 * SITE_PROBE_ASM, read as one word (a hint: both paths test every
 	 * condition, and decline to the C path below).  The probe path is
 	 * jumped to: it goes on into the function itself, or back to
-	 * `cpath`, the C direct path below. */
+	 * `cpath`_tests, the direct path's own tests below (a site's probe
+	 * stub leads there with none of these compares made). */
 	cmpw	$SITE_GRAPH_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
 	je	6f
 	cmpw	$SITE_PROBE_ASM << 8, SITE_DIRECT_SKIP_OFFSET(%r11)
 	je	\probe
+	.globl	\cpath\()_tests
+	.hidden	\cpath\()_tests
+\cpath\()_tests:
 	cmpl	$0, consumer_direct_users(%rip)
 	je	\full
 	cmpb	$0, SITE_DIRECT_SKIP_OFFSET(%r11)
