@@ -314,6 +314,20 @@ check_eq "-r START~: the callers open at START have no duration" \
 end_ns=$(awk -v s="$start" 'BEGIN { printf "%.0f", s * 1e9 - 1 }')
 check_eq "-r ~END (in ns, just before nap): nothing of nap" \
 	"$("$NEEDLE" replay -i all.data -r "~${end_ns}ns" | grep -c 'nap\|usleep')" 0
+# END inside nap's usleep: the calls running at END stay open, as at the
+# trace's end: their lines open, no closing line, listed after the graph
+# innermost first (uftrace's remaining functions); and the same under
+# -t, where a call still running may have taken TIME.
+us_ns=$("$NEEDLE" replay -i all.data -f time | awk -F'|' '$2 ~ /^ +usleep\(\);$/ { split($1, f, " "); printf "%.0f", f[1] * 1e9 + 1000; exit }')
+for t in "" "-t 1ms"; do
+	"$NEEDLE" replay -i all.data -r "~${us_ns}ns" $t >"$T/rend"
+	check_eq "-r ~END inside usleep${t:+ with $t}: the graph ends with the calls open at END" \
+		"$(sed -n 's/^[^|]*| //p' "$T/rend" | tail -2)" "    nap() {
+      usleep() {"
+	check_eq "-r ~END${t:+ $t}: no call closed after END" "$(grep -c '} /\* \(usleep\|nap\|slow\|main\) \*/' "$T/rend")" 0
+	check_eq "-r ~END${t:+ $t}: listed after the graph, innermost first" \
+		"$(sed -n '/calls open/,$p' "$T/rend" | grep '^\[' | tr '\n' ' ')" "[3] usleep [2] nap [1] slow [0] main "
+done
 check_eq "-r with no ~: refused, exit 2" "$("$NEEDLE" replay -i all.data -r 5 >/dev/null 2>&1; echo $?)" 2
 check_eq "-r 2~1: refused" "$("$NEEDLE" replay -i all.data -r 2~1 >/dev/null 2>&1; echo $?)" 2
 

@@ -1176,8 +1176,19 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 
 	if (!th)
 		return 0;
-	if (ev->ns > r->range_end)
-		return 0;
+	struct trace_event past;
+	if (ev->ns > r->range_end) {
+		/* Past -r's end: the calls the range leaves running stay open,
+		 * as at the trace's end (no closing line; listed after the
+		 * graph, as uftrace lists its remaining functions), and
+		 * nothing else shows. */
+		if (ev->kind != TEV_EXIT || th->before_range || th->off || ev->depth >= th->cap ||
+		    !(th->f[ev->depth].flags & FR_ENTERED))
+			return 0;
+		past = *ev;
+		past.flags |= TEV_OPEN;
+		ev = &past;
+	}
 	if (th->before_range) {
 		if (ev->ns < r->range_start)
 			return 0;
@@ -1342,7 +1353,9 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!(fl & FR_PRINTED)) {
 			/* Nothing inside it was written: one line, if it is
 			 * shown at all. */
-			if (threshold && !(fl & FR_FORCE) && (!done || ns < threshold))
+			/* A call still running (or whose exit was lost) may
+			 * have taken TIME or more: shown, as uftrace shows it. */
+			if (threshold && !(fl & FR_FORCE) && done && ns < threshold)
 				return 0;
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
