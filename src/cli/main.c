@@ -50,6 +50,20 @@ int main(int argc, char **argv)
 
 	/* record's span stream lives a layer above it (otlp_stream.c). */
 	record_stream_open = otlp_stream_open;
+	/* Run as `uftrace` (a link so named): uftrace's defaults
+	 * (cli_util.h), and a first argument that is no command is what
+	 * uftrace makes of it, live's: options, then the program. */
+	const char *self = argv[0] ? strrchr(argv[0], '/') : NULL;
+	cli_uftrace_style = argv[0] && !strcmp(self ? self + 1 : argv[0], "uftrace");
+	if (cli_uftrace_style && argc >= 2 && strcmp(argv[1], "-h") && strcmp(argv[1], "--help")) {
+		size_t i = 0;
+		while (i < sizeof(cmds) / sizeof(cmds[0]) && strcmp(argv[1], cmds[i].name))
+			i++;
+		if (i == sizeof(cmds) / sizeof(cmds[0])) {
+			argv[0] = "live";
+			return cmd_live(argc, argv);
+		}
+	}
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;

@@ -149,3 +149,29 @@ check "... and refuses another name" eval '! "$NEEDLE" replay -i all.data other 
 check "replay refuses a pattern that is not a regular expression" eval '! "$NEEDLE" replay -i all.data -F "^(a" 2>/dev/null'
 check_eq "record -F naming nothing stops the program before main" \
 	"$("$NEEDLE" record -o "$T/x.data" -F no_such_fn -- "$P" >/dev/null 2>&1; echo $?)" 1
+
+# Run as `uftrace` (a link so named): uftrace's command line.  Patterns
+# read as uftrace reads them, a regular expression when they have any of
+# .?*+-^$|()[]{} ("ea*f": "e", any a's, "f", found in leaf); needle's own
+# reading takes "ea*f" for a glob, which names nothing here.
+ln -sf "$NEEDLE" "$T/uftrace"
+check_eq "as uftrace: replay -F 'ea*f' is a regular expression (leaf's subtrees)" \
+	"$("$T/uftrace" replay -i all.data -F 'ea*f' | sed -n 's/^[^|]*| //p' | tr -d ' \n')" \
+	"leaf(){getpid();}/*leaf*/leaf(){getpid();}/*leaf*/"
+check_eq "as needle: the same pattern is a glob that names nothing" \
+	"$(graph -i all.data -F 'ea*f' | wc -l)" 0
+"$T/uftrace" record -o "$T/ua.data" -R 'ea*f@retval' -- "$P" >/dev/null 2>"$T/ua.err"
+check_eq "as uftrace: record -R 'ea*f@retval' takes leaf's return values" \
+	"$(graph -i ua.data | grep -cE '} = [01]; /\* leaf \*/')" 2
+"$NEEDLE" record -o "$T/mr.data" --match=regex -R 'ea*f@retval' -- "$P" >/dev/null 2>"$T/mr.err"
+check_eq "as needle with --match=regex, given after -R: the same" \
+	"$(graph -i mr.data | grep -cE '} = [01]; /\* leaf \*/')" 2
+check_eq "as uftrace: a first argument that is no command is the program (uftrace's live)" \
+	"$(cd "$T" && "$T/uftrace" --no-pager "$P" 2>/dev/null | sed -n 's/^[^|]*| //p' | head -1)" "main() {"
+# The calls open at -r's end, titled as uftrace titles them.
+nap_ns=$("$NEEDLE" replay -i all.data -f time | awk -F'|' '$2 ~ /^ +usleep\(\);$/ { split($1, f, " "); printf "%.0f", f[1] * 1e9 + 1000; exit }')
+check_eq "as uftrace: the calls open at the end under uftrace's title" \
+	"$("$T/uftrace" replay -i all.data -r "~${nap_ns}ns" | grep stopped)" \
+	"uftrace stopped tracing with remaining functions"
+check_eq "as needle: under needle's" "$("$NEEDLE" replay -i all.data -r "~${nap_ns}ns" | grep stopped)" \
+	"needle stopped recording with these calls open"

@@ -169,9 +169,10 @@ static const char record_usage[] =
 	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
 	"                           every call, a library's of its own functions too (all), or none\n"
 	"                           (--no-libcall)\n"
-	"      --match=glob|regex   how -F, -N, -P, -U and --trigger patterns match: a pattern with ^, $,\n"
-	"                           .*, .+, .?, (, | or + is a regular expression (as uftrace's), found\n"
-	"                           anywhere in the program's function names, others globs; regex: all\n"
+	"      --match=glob|regex   how -F, -N, -P, -U, -T, -A and -R patterns match: a pattern with ^, $,\n"
+	"                           ., (, | or + is a regular expression, found anywhere in a function's\n"
+	"                           name, others globs; regex: all (run as `uftrace`: uftrace's reading,\n"
+	"                           a regular expression with any of .?*+-^$|()[]{}, else a name)\n"
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
 	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
 	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
@@ -459,8 +460,17 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("NEEDLE_SITES needs compiled, relocated or all, not '%s'", env_sites);
 		return -1;
 	}
+	/* --match, wherever it is given, decides how every pattern reads:
+	 * the patterns are spelled as it says when they are read
+	 * (cli_pattern_spelled). */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strncmp(argv[i], "--match=", 8) || (!strcmp(argv[i], "--match") && i + 1 < argc))
+			o->match_regex = !strcmp(argv[i][7] ? argv[i] + 8 : argv[i + 1], "regex") ? 1 : 2;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1) {
+		/* A function pattern, with what follows its '@'. */
+		if (optarg && o->match_regex != 2 && c > 0 && c < 128 && strchr("FNPUTAR", c))
+			optarg = (char *)cli_pattern_spelled(optarg, o->match_regex == 1);
 		switch (c) {
 		case 'A':
 		case 'R':

@@ -5,6 +5,38 @@
 #include <string.h>
 
 #include "cli/util/cli_util.h"
+#include "common/pattern.h"
+
+int cli_uftrace_style;
+
+int cli_pattern_is_regex(const char *p)
+{
+	/* uftrace's REGEX_CHARS. */
+	return cli_uftrace_style ? strpbrk(p, ".?*+-^$|()[]{}") != NULL : pattern_is_regex(p);
+}
+
+const char *cli_pattern_spelled(const char *arg, int all_regex)
+{
+	static char **kept;
+	static size_t kept_cnt;
+	const char *at = strchr(arg, '@');
+	size_t n = at ? (size_t)(at - arg) : strlen(arg);
+	char func[1024];
+
+	if (!n || n >= sizeof(func))
+		return arg;
+	memcpy(func, arg, n);
+	func[n] = 0;
+	if (pattern_is_regex(func) || !(all_regex || cli_pattern_is_regex(func)))
+		return arg;
+	char *out, **v = realloc(kept, (kept_cnt + 1) * sizeof(*v));
+	if (!v)
+		return arg;
+	kept = v;
+	if (asprintf(&out, "(%s)%s", func, at ? at : "") < 0)
+		return arg;
+	return kept[kept_cnt++] = out;
+}
 
 void cli_error(const char *fmt, ...)
 {

@@ -25,4 +25,24 @@ void cli_format_duration(char *buf, size_t len, uint64_t ns);
 /* v in decimal at p (at least 20 bytes); returns the number of digits. */
 int cli_format_u64(char *p, uint64_t v);
 
+/* 1 when needle was run as `uftrace` (a link so named; main.c): uftrace's
+ * defaults where they differ from needle's.  A function pattern is then
+ * read as uftrace reads it: a regular expression if it has any of
+ * .?*+-^$|()[]{}, else a name (needle's own reading, common/pattern.h:
+ * a regular expression only with ^, a final $, . ( | + or \, and *, ?
+ * and [ make a glob); and replay titles the calls open at the end as
+ * uftrace does. */
+extern int cli_uftrace_style;
+/* Is pattern p (a function's part) a regular expression, as this run
+ * reads patterns? */
+int cli_pattern_is_regex(const char *p);
+/* arg, an option's FUNC or FUNC@REST, with FUNC spelled so that what
+ * reads patterns by their look (the agent, the views: pattern_is_regex)
+ * reads it as this run means it: a regular expression (all_regex:
+ * --match=regex; or by cli_pattern_is_regex) that would read as a glob
+ * is put in parentheses, which changes no match.  Returns arg when
+ * nothing changes, else a copy kept for the life of the process (the
+ * options keep pointers to their arguments). */
+const char *cli_pattern_spelled(const char *arg, int all_regex);
+
 #endif

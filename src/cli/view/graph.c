@@ -673,7 +673,7 @@ int cmd_graph(int argc, char **argv)
 	}
 	if (optind < argc)
 		gr.func = argv[optind++];
-	if (gr.func && pattern_is_regex(gr.func)) {
+	if (gr.func && cli_pattern_is_regex(gr.func)) {
 		if (regcomp(&gr.re, gr.func, REG_EXTENDED | REG_NOSUB)) {
 			cli_error("graph: '%s' is not a regular expression", gr.func);
 			return 2;

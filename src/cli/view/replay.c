@@ -131,7 +131,7 @@ static int pat_add(struct pat_list **l, const char *arg, unsigned actions)
 		free(n);
 		return -1;
 	}
-	n->is_regex = pattern_is_regex(n->glob);
+	n->is_regex = cli_pattern_is_regex(n->glob);
 	if (n->is_regex && regcomp(&n->re, n->glob, REG_EXTENDED | REG_NOSUB)) {
 		cli_error("'%s' is not a regular expression", n->glob);
 		free((char *)n->glob);
@@ -738,8 +738,11 @@ static void put_open_calls(struct replay *r)
 	r->open_cnt = shown;
 	if (!r->open_cnt)
 		return;
-	fputs("\nneedle stopped recording with these calls open\n"
-	      "==============================================\n", stdout);
+	fputs(cli_uftrace_style ? "\nuftrace stopped tracing with remaining functions\n"
+				  "================================================\n"
+				: "\nneedle stopped recording with these calls open\n"
+				  "==============================================\n",
+	      stdout);
 	for (size_t i = 0; i < r->open_cnt; i++) {
 		const struct open_call *c = &r->open_calls[i];
 		if (!i || c->thread != r->open_calls[i - 1].thread) {

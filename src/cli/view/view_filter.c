@@ -25,7 +25,7 @@ int view_filter_add(struct view_filter *f, const char *view, const char *pattern
 		return -1;
 	}
 	p->notrace = notrace;
-	p->is_regex = pattern_is_regex(pattern);
+	p->is_regex = cli_pattern_is_regex(pattern);
 	if (p->is_regex && regcomp(&p->re, pattern, REG_EXTENDED | REG_NOSUB)) {
 		cli_error("%s: '%s' is not a regular expression", view, pattern);
 		free(p->text);
