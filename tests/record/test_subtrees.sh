@@ -175,3 +175,23 @@ check_eq "as uftrace: the calls open at the end under uftrace's title" \
 	"uftrace stopped tracing with remaining functions"
 check_eq "as needle: under needle's" "$("$NEEDLE" replay -i all.data -r "~${nap_ns}ns" | grep stopped)" \
 	"needle stopped recording with these calls open"
+# --match is an option of needle's, not of the program's: after the
+# program's name it is the program's own argument.
+"$NEEDLE" record -o "$T/ma.data" -R 'ea*f@retval' -- "$P" --match=regex >/dev/null 2>"$T/ma.err"
+check_eq "--match after the program's name is the program's: 'ea*f' stays a glob, naming nothing" \
+	"$?:$(graph -i ma.data 2>/dev/null | grep -c '} = ')" "1:0"
+# --match=regex leaves a plain name a name: the one debug info describes.
+"$NEEDLE" record -o "$T/mn.data" --match=regex -A 'target@x' -- "$PROGS/uvalues" >/dev/null 2>"$T/mn.err"
+check_eq "--match=regex -A 'target@x': a parameter named by a plain name ($(tail -1 "$T/mn.err"))" "$?" 0
+# Run as uftrace with --match=glob: the agent and the views read 'ou*' alike.
+check_eq "as uftrace with --match=glob: -N 'ou*' is a glob for the views too (outer only dropped)" \
+	"$(cd "$T" && "$T/uftrace" --match=glob -F main -N 'ou*' "$P" 2>/dev/null | sed -n 's/^[^|]*| //p' | tr -d ' \n')" \
+	"main(){grab(){malloc();}/*grab*/free();slow(){leaf(){getpid();}/*leaf*/nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+# -H and -C are patterns too: kept as uftrace meant them for every later view.
+"$T/uftrace" record -o "$T/uh.data" -H 'sl*' -- "$P" >/dev/null 2>&1
+check_eq "as uftrace: record -H 'sl*' (a regular expression) hides usleep in a later needle replay too" \
+	"$("$T/uftrace" replay -i uh.data | grep -c usleep) $("$NEEDLE" replay -i uh.data | grep -c usleep)" "0 0"
+# A regular expression names the program's functions and the libraries'
+# alike (it is not replaced by the program's it names).
+check_eq "record -N '^(leaf|usleep)\$': the program's leaf and the C library's usleep both dropped" \
+	"$(cd "$T" && "$NEEDLE" live -N '^(leaf|usleep)$' -- "$P" 2>/dev/null | sed -n 's/^[^|]*| //p' | grep -cE '^ *(leaf|usleep)\(')" 0

@@ -328,6 +328,17 @@ for t in "" "-t 1ms"; do
 	check_eq "-r ~END${t:+ $t}: listed after the graph, innermost first" \
 		"$(sed -n '/calls open/,$p' "$T/rend" | grep '^\[' | tr '\n' ' ')" "[3] usleep [2] nap [1] slow [0] main "
 done
+# Threads cut by -r's end mid-run: their exits past END come interleaved;
+# each thread's open calls are listed together, under one task line.
+"$NEEDLE" record -o "$T/thr.data" -- "$PROGS/threads" 3 20000 >/dev/null 2>&1
+mid=$("$NEEDLE" replay -i "$T/thr.data" -f time | awk -F'|' 'NR > 1 { split($1, f, " "); t[NR] = f[1] } END { printf "%s", t[int(NR / 2)] }')
+"$NEEDLE" replay -i "$T/thr.data" -r "~$mid" >"$T/thr.out"
+check "-r ~END mid-run, threads: some thread's calls listed open ($(grep -c '^task:' "$T/thr.out") task lines)" \
+	test "$(grep -c '^task:' "$T/thr.out")" -ge 1
+check_eq "-r ~END mid-run, threads: one task line a thread, its calls together" \
+	"$(grep -c '^task:' "$T/thr.out")" "$(grep '^task:' "$T/thr.out" | sort -u | wc -l)"
+check_eq "-r ~END mid-run, threads: each thread's list innermost first, to depth 0" \
+	"$(awk '/^task:/ { if (n) print last; n = 1 } /^\[/ { gsub(/[][]/, "", $1); if (prev != "" && $1 + 0 >= prev + 0 && !/^task/) bad = 1; prev = $1; last = $1 } /^task:/ { prev = "" } END { print last; print bad + 0 }' "$T/thr.out" | sort -u | tr '\n' ' ')" "0 "
 check_eq "-r with no ~: refused, exit 2" "$("$NEEDLE" replay -i all.data -r 5 >/dev/null 2>&1; echo $?)" 2
 check_eq "-r 2~1: refused" "$("$NEEDLE" replay -i all.data -r 2~1 >/dev/null 2>&1; echo $?)" 2
 

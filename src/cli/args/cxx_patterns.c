@@ -9,9 +9,10 @@
  * Regular expressions, as uftrace's patterns are: a pattern with ^, $,
  * .*, .+, .?, (, | or + (or any, with --match=regex) is a POSIX extended
  * regular expression, searched for anywhere in a function's name as the
- * views show it; it is replaced by the program's functions it matches
- * (the agent matches globs only), and stays, matching nothing, when it
- * matches none.
+ * views show it; it is followed by the program's functions it matches
+ * (by their symbols: the agent matches a C++ name only with a
+ * demangler), and stays for the other objects' functions (a trigger's
+ * is replaced when it names some of the program's: one line fires it).
  *
  * Invariants: runs once, before the program starts or the session
  * begins; reads the program's symbol tables with libelf; adds names and
@@ -148,18 +149,21 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 		}
 		regex_t re;
 		if (is_regex(pattern) && !regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB)) {
-			/* Replaced by what it names; kept (as a glob, naming
-			 * nothing) when that is nothing. */
+			/* Followed by the program's functions it names (their
+			 * C++ names need a demangler the agent may not have);
+			 * itself kept for the other objects' functions it
+			 * names, but for a trigger that names some of the
+			 * program's (fired once a call, by one line). */
 			int hit = 0;
-			for (size_t i = 0; i < n; i++)
-				if (regex_names(&re, &syms[i])) {
+			for (size_t i = 0; i < n && !hit; i++)
+				hit = regex_names(&re, &syms[i]);
+			if (!(replace && hit))
+				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
+			for (size_t i = 0; hit && i < n; i++)
+				if (regex_names(&re, &syms[i]))
 					fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "",
 						rest ? rest : "");
-					hit = 1;
-				}
 			regfree(&re);
-			if (!hit)
-				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
 			p += l + (p[l] == '\n');
 			continue;
 		}

@@ -169,10 +169,11 @@ static const char record_usage[] =
 	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
 	"                           every call, a library's of its own functions too (all), or none\n"
 	"                           (--no-libcall)\n"
-	"      --match=glob|regex   how -F, -N, -P, -U, -T, -A and -R patterns match: a pattern with ^, $,\n"
-	"                           ., (, | or + is a regular expression, found anywhere in a function's\n"
-	"                           name, others globs; regex: all (run as `uftrace`: uftrace's reading,\n"
-	"                           a regular expression with any of .?*+-^$|()[]{}, else a name)\n"
+	"      --match=glob|regex   how -F, -N, -P, -U, -H, -C, -T, -A and -R patterns match: a pattern\n"
+	"                           that starts with ^, ends with $ or has ., (, |, + or \\ is a regular\n"
+	"                           expression, found anywhere in a function's name, others globs; regex:\n"
+	"                           with *, ? or [ too (a plain name stays a name); run as `uftrace`:\n"
+	"                           uftrace's reading, a regular expression with any of .?*+-^$|()[]{}\n"
 	"  -A, --argument GLOB@SPEC record arguments of matching functions: SPEC is a comma list of\n"
 	"                           argN (integer register N, 1-6; 7-255: the (N-6)-th stack word above\n"
 	"                           the return address) and fpargN (xmm N-1, 1-8), each\n"
@@ -460,17 +461,22 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("NEEDLE_SITES needs compiled, relocated or all, not '%s'", env_sites);
 		return -1;
 	}
-	/* --match, wherever it is given, decides how every pattern reads:
-	 * the patterns are spelled as it says when they are read
-	 * (cli_pattern_spelled). */
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strncmp(argv[i], "--match=", 8) || (!strcmp(argv[i], "--match") && i + 1 < argc))
-			o->match_regex = !strcmp(argv[i][7] ? argv[i] + 8 : argv[i + 1], "regex") ? 1 : 2;
-	optind = 1;
+	/* --match, wherever it is given among the options, decides how
+	 * every pattern reads: a first pass for it alone, the options read
+	 * as the real pass reads them (their values, abbreviations, the
+	 * program's own arguments after its name), errors left to that
+	 * pass; then each pattern is spelled as it says when read. */
+	optind = 0; /* 0, not 1: glibc's getopt starts over entirely */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1)
+		if (c == OPT_MATCH)
+			cli_pattern_match = !strcmp(optarg, "regex") ? 1 : !strcmp(optarg, "glob") ? 2 : 0;
+	opterr = 1;
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1) {
 		/* A function pattern, with what follows its '@'. */
-		if (optarg && o->match_regex != 2 && c > 0 && c < 128 && strchr("FNPUTAR", c))
-			optarg = (char *)cli_pattern_spelled(optarg, o->match_regex == 1);
+		if (optarg && c > 0 && c < 128 && strchr("FNPUTARHC", c))
+			optarg = (char *)cli_pattern_spelled(optarg);
 		switch (c) {
 		case 'A':
 		case 'R':

@@ -8,34 +8,34 @@
 #include "common/pattern.h"
 
 int cli_uftrace_style;
+int cli_pattern_match;
 
 int cli_pattern_is_regex(const char *p)
 {
-	/* uftrace's REGEX_CHARS. */
-	return cli_uftrace_style ? strpbrk(p, ".?*+-^$|()[]{}") != NULL : pattern_is_regex(p);
+	if (cli_pattern_match == 2 || (!cli_pattern_match && !cli_uftrace_style))
+		return pattern_is_regex(p);
+	if (cli_pattern_match == 1) /* a name stays a name: the debug info's */
+		return pattern_is_regex(p) || strpbrk(p, "*?[{") != NULL;
+	return strpbrk(p, ".?*+-^$|()[]{}") != NULL; /* uftrace's REGEX_CHARS */
 }
 
-const char *cli_pattern_spelled(const char *arg, int all_regex)
+const char *cli_pattern_spelled(const char *arg)
 {
 	static char **kept;
 	static size_t kept_cnt;
 	const char *at = strchr(arg, '@');
 	size_t n = at ? (size_t)(at - arg) : strlen(arg);
-	char func[1024];
+	char *func = strndup(arg, n), *out = NULL;
 
-	if (!n || n >= sizeof(func))
-		return arg;
-	memcpy(func, arg, n);
-	func[n] = 0;
-	if (pattern_is_regex(func) || !(all_regex || cli_pattern_is_regex(func)))
-		return arg;
-	char *out, **v = realloc(kept, (kept_cnt + 1) * sizeof(*v));
-	if (!v)
-		return arg;
-	kept = v;
-	if (asprintf(&out, "(%s)%s", func, at ? at : "") < 0)
-		return arg;
-	return kept[kept_cnt++] = out;
+	if (func && cli_pattern_is_regex(func) && !pattern_is_regex(func)) {
+		char **v = realloc(kept, (kept_cnt + 1) * sizeof(*v));
+		if (v && asprintf(&out, "(%s)%s", func, at ? at : "") >= 0)
+			(kept = v)[kept_cnt++] = out;
+		else if (v)
+			kept = v;
+	}
+	free(func);
+	return out ? out : arg;
 }
 
 void cli_error(const char *fmt, ...)

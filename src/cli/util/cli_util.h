@@ -26,23 +26,26 @@ void cli_format_duration(char *buf, size_t len, uint64_t ns);
 int cli_format_u64(char *p, uint64_t v);
 
 /* 1 when needle was run as `uftrace` (a link so named; main.c): uftrace's
- * defaults where they differ from needle's.  A function pattern is then
- * read as uftrace reads it: a regular expression if it has any of
- * .?*+-^$|()[]{}, else a name (needle's own reading, common/pattern.h:
- * a regular expression only with ^, a final $, . ( | + or \, and *, ?
- * and [ make a glob); and replay titles the calls open at the end as
- * uftrace does. */
+ * defaults where they differ from needle's: a function pattern is read
+ * as uftrace reads it (cli_pattern_is_regex), `uftrace PROG` is live,
+ * and replay titles the calls open at the end as uftrace does. */
 extern int cli_uftrace_style;
-/* Is pattern p (a function's part) a regular expression, as this run
- * reads patterns? */
+/* --match: 0 not given, 1 regex, 2 glob (record's options set it, for
+ * the views of the same run too). */
+extern int cli_pattern_match;
+/* Is function pattern p a regular expression, as this run reads
+ * patterns?  needle's own reading (common/pattern.h's pattern_is_regex,
+ * the agent's): only with a leading ^, a final $, . ( | + or \, and *,
+ * ? and [ make a glob; --match=glob the same; --match=regex: also with
+ * * ? [ or { (a plain name stays a name, the one the debug info
+ * describes); run as uftrace, uftrace's: with any of .?*+-^$|()[]{}. */
 int cli_pattern_is_regex(const char *p);
 /* arg, an option's FUNC or FUNC@REST, with FUNC spelled so that what
- * reads patterns by their look (the agent, the views: pattern_is_regex)
- * reads it as this run means it: a regular expression (all_regex:
- * --match=regex; or by cli_pattern_is_regex) that would read as a glob
- * is put in parentheses, which changes no match.  Returns arg when
- * nothing changes, else a copy kept for the life of the process (the
- * options keep pointers to their arguments). */
-const char *cli_pattern_spelled(const char *arg, int all_regex);
+ * reads patterns by their look (the agent, a later needle replay:
+ * pattern_is_regex) reads it as this run does: a regular expression
+ * that would read as a glob is put in parentheses, which changes no
+ * match.  Returns arg when nothing changes, else a copy kept for the
+ * life of the process (the options keep pointers to their arguments). */
+const char *cli_pattern_spelled(const char *arg);
 
 #endif

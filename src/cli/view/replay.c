@@ -284,6 +284,7 @@ struct replay {
 	 * per thread: listed after the graph, as uftrace lists them. */
 	struct open_call {
 		uint32_t thread, depth, site;
+		size_t seq; /* the order they came in: a thread's, innermost first */
 	} *open_calls;
 	size_t open_cnt, open_cap;
 	struct tree_stacks *tt; /* by thread */
@@ -692,7 +693,8 @@ static int put_unfinished(struct replay *r, const struct trace_event *ev, const 
 			r->open_calls = v;
 			r->open_cap = cap;
 		}
-		r->open_calls[r->open_cnt++] = (struct open_call){ ev->thread, depth, ev->site };
+		r->open_calls[r->open_cnt] = (struct open_call){ ev->thread, depth, ev->site, r->open_cnt };
+		r->open_cnt++;
 		return 2;
 	}
 	if (!(ev->flags & TEV_EXIT_LOST))
@@ -722,10 +724,23 @@ static int ended_by_exec(struct replay *r, uint32_t site)
 	return 0;
 }
 
+/* By thread, each thread's in the order they came (the calls -r's end
+ * left open come as their exits do, the threads' interleaved). */
+static int open_call_cmp(const void *a, const void *b)
+{
+	const struct open_call *x = a, *y = b;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void put_open_calls(struct replay *r)
 {
 	char idx[48];
 	size_t shown = 0;
+
+	if (r->open_cnt > 1)
+		qsort(r->open_calls, r->open_cnt, sizeof(*r->open_calls), open_call_cmp);
 
 	/* Innermost first: a thread's group begins with its innermost call. */
 	for (size_t i = 0, skip = 0; i < r->open_cnt; i++) {
@@ -1141,8 +1156,11 @@ static void tree_finish(struct replay *r, struct tree_thread *cur, const struct 
 
 	tree_open_callers(r, cur, ev->depth + 1, ev->tid);
 	r->finished = 1;
-	fputs("\nneedle stopped showing at a finish trigger, with these calls open\n"
-	      "===================================================================\n", stdout);
+	fputs(cli_uftrace_style ? "\nuftrace stopped tracing with remaining functions\n"
+				  "================================================\n"
+				: "\nneedle stopped showing at a finish trigger, with these calls open\n"
+				  "===================================================================\n",
+	      stdout);
 	for (size_t i = 0; i < r->t->thread_cnt; i++) {
 		struct tree_stacks *ts = &r->tt[i];
 		for (size_t k = 0; k < ts->cnt; k++) {
@@ -1357,8 +1375,9 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			/* Nothing inside it was written: one line, if it is
 			 * shown at all. */
 			/* A call still running (or whose exit was lost) may
-			 * have taken TIME or more: shown, as uftrace shows it. */
-			if (threshold && !(fl & FR_FORCE) && done && ns < threshold)
+			 * have taken TIME or more: shown, as uftrace shows it;
+			 * one -r's end left open took what its exit says. */
+			if (threshold && !(fl & FR_FORCE) && (done || ev == &past) && ns < threshold)
 				return 0;
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
