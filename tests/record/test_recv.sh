@@ -63,6 +63,15 @@ check_eq "first sender: exit 0" "$?" 0
 check_eq "first sender's trace: every call" "$(calls "$R/one.data" step)" 160000
 check_eq "second sender's trace, under needle.data: every call" "$(calls "$R/needle.data" step)" 120000
 check_eq "receiver: both said stored" "$(grep -c 'stored .* bytes)$' "$T/r2.err")" 2
+# Run as uftrace (a link so named), with no -o: under uftrace's name,
+# uftrace.data, which uftrace replay -d DIR/uftrace.data reads.
+ln -sf "$NEEDLE" "$T/uftrace"
+"$T/uftrace" record --host localhost --port "$port" "$PROGS/threads" 2 30000 >/dev/null 2>"$T/t3.err"
+check_eq "as uftrace, no -o: stored as uftrace.data, every call" "$(calls "$R/uftrace.data" step)" 120000
+mkdir -p "$T/u" && cp "$R/uftrace.data" "$T/u/"
+check_eq "as uftrace, a view with no -i where only uftrace.data is: reads it (as --run-cmd 'uftrace replay' does)" \
+	"$(cd "$T/u" && "$T/uftrace" report --csv | awk -F, '$NF == "step" || $1 == "step" { print "found" }' | head -1)" "found"
+check "as needle: there is no needle.data there" eval '! (cd "$T/u" && "$NEEDLE" report --csv >/dev/null 2>&1)'
 # IPv6, where the machine has a loopback for it (some containers have
 # none): the address said in brackets.
 if python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then

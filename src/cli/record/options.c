@@ -440,7 +440,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	o->wake_mode = WAKE_WAIT;
 	o->max_snapshots = 10;
 	o->agent.trigger_gap_ns = 1000000000ull;
-	int snapshot_opts_given = 0, wake_given = 0, libcall_given = 0;
+	int snapshot_opts_given = 0, wake_given = 0, libcall_given = 0, output_given = 0;
 	/* -F and -N in the order given ("-F" or "-N", then the glob): of a
 	 * function both name, the one given last decides (uftrace's rule),
 	 * in the agent and in the views, which get them all when both are
@@ -486,6 +486,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'o':
 		case 'd': /* uftrace's -d DIR: here the trace file */
 			o->output = optarg;
+			output_given = 1;
 			break;
 		case OPT_FORCE:
 			o->force = 1;
@@ -1022,6 +1023,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	if (o->host) {
 		if (!o->port)
 			o->port = REMOTE_DEFAULT_PORT;
+		/* Run as uftrace, the trace goes under uftrace's name for it,
+		 * as uftrace record --host sends it: the receiver stores
+		 * DIR/uftrace.data, which uftrace replay -d DIR/uftrace.data
+		 * reads. */
+		if (cli_uftrace_style && !output_given)
+			o->output = "uftrace.data";
 		if (o->snapshot) {
 			cli_error("record: --host streams the trace while recording; --snapshot writes files when asked: "
 				  "record the snapshots here and copy them");

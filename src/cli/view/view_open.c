@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/util/cli_util.h"
@@ -15,6 +16,11 @@
 struct trace *view_open(const char *path)
 {
 	char err[512];
+	struct stat st;
+	/* Run as uftrace with no needle.data here, uftrace's default name
+	 * for it: a trace a receiver stored from uftrace record --host. */
+	if (!path && cli_uftrace_style && stat("needle.data", &st) && !stat("uftrace.data", &st) && S_ISREG(st.st_mode))
+		path = "uftrace.data";
 	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
 	if (!t)
 		cli_error("%s", err);
