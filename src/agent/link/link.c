@@ -165,23 +165,25 @@ static void op_for(struct patch_op *op, struct site *s, int enable)
 		memcpy(op->bytes, s->off_bytes, ARCH_SITE_LEN);
 }
 
-/* An op into ops for each site of sites[0..n) that is on, keeps a
- * consumer, and jumps to the other stub than its consumers now want
- * (site_wants_probe_stub): one JMP's target rewritten, in the same batch
- * as the sites switched on or off.  Sites switched in that batch are not
- * on yet (enabled is set after it) or have no consumer left, so no site
- * gets two ops.  Returns the ops added. */
+/* Is s on, with consumers, and jumping to the other stub than they now
+ * want (site_wants_probe_stub)?  Then one JMP's target is rewritten. */
+static int site_needs_retarget(struct site *s)
+{
+	return s->probe_stub && s->enabled && !s->gone && atomic_load(&s->consumers) &&
+	       site_wants_probe_stub(s) != site_on_probe_stub(s);
+}
+
+/* An op into ops for each site of sites[0..n) that needs a retarget, in
+ * the same batch as the sites switched on or off.  Sites switched in that
+ * batch are not on yet (enabled is set after it) or have no consumer
+ * left, so no site gets two ops.  Returns the ops added. */
 static size_t retarget_ops(struct site *const *sites, size_t n, struct patch_op *ops)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		struct site *s = sites[i];
-		if (!s->probe_stub || !s->enabled || s->gone || !atomic_load(&s->consumers))
-			continue;
-		if (site_wants_probe_stub(s) != site_on_probe_stub(s))
-			op_for(&ops[k++], s, 1);
-	}
+	for (size_t i = 0; i < n; i++)
+		if (site_needs_retarget(sites[i]))
+			op_for(&ops[k++], sites[i], 1);
 	return k;
 }
 
@@ -205,7 +207,7 @@ static void fill_site(struct op_fill *f, struct site *s, const struct consumer_l
 		op_for(&f->ops[f->toggles++], s, 1);
 	else if (!new && s->enabled)
 		op_for(&f->ops[f->toggles++], s, 0);
-	else if (new && s->enabled && s->probe_stub && site_wants_probe_stub(s) != site_on_probe_stub(s))
+	else if (site_needs_retarget(s))
 		op_for(&f->ops[f->cap - ++f->retargets], s, 1);
 }
 
@@ -222,8 +224,13 @@ static size_t fill_done(struct op_fill *f)
  * hijacks its return, which is always right.  A call entered while they
  * were live and still running when they go off loses its exit (its
  * frame is closed as unwound later); exits go off only with the entry,
- * when no consumer is left on the site, so no handler misses its call. */
-static int apply_batch_exits(struct patch_op *ops, size_t toggles, size_t n)
+ * when no consumer is left on the site, so no handler misses its call.
+ * ops[0..toggles) switch sites on or off, with their exit sites;
+ * ops[toggles..n) retarget sites that stay on (retarget_ops).  After a
+ * failure the stub a site names may be either: both serve it right, and
+ * the next change reads which from the code.  The patcher sorts ops in
+ * place: after the call, their order says nothing. */
+static int apply_batch(struct patch_op *ops, size_t toggles, size_t n)
 {
 	size_t total = n;
 
@@ -250,15 +257,6 @@ static int apply_batch_exits(struct patch_op *ops, size_t toggles, size_t n)
 	return err;
 }
 
-/* ops[0..toggles) switch sites on or off, with their exit sites;
- * ops[toggles..n) retarget sites that stay on (retarget_ops).  After a
- * failure the stub a site names may be either: both serve it right, and
- * the next change reads which from the code.  The patcher sorts ops in
- * place: after the call, their order says nothing. */
-static int apply_batch(struct patch_op *ops, size_t toggles, size_t n)
-{
-	return apply_batch_exits(ops, toggles, n);
-}
 
 /* Can every site end its calls without hijacking a return (CET)?  An
  * entry-only site never hijacks one. */

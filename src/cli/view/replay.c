@@ -734,6 +734,11 @@ static int open_call_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Run as uftrace, the title of both lists of calls left open (at the
+ * trace's end, at a finish trigger): uftrace's one title for them. */
+static const char uftrace_remaining_title[] = "\nuftrace stopped tracing with remaining functions\n"
+					      "================================================\n";
+
 static void put_open_calls(struct replay *r)
 {
 	char idx[48];
@@ -753,8 +758,7 @@ static void put_open_calls(struct replay *r)
 	r->open_cnt = shown;
 	if (!r->open_cnt)
 		return;
-	fputs(cli_uftrace_style ? "\nuftrace stopped tracing with remaining functions\n"
-				  "================================================\n"
+	fputs(cli_uftrace_style ? uftrace_remaining_title
 				: "\nneedle stopped recording with these calls open\n"
 				  "==============================================\n",
 	      stdout);
@@ -1156,8 +1160,7 @@ static void tree_finish(struct replay *r, struct tree_thread *cur, const struct 
 
 	tree_open_callers(r, cur, ev->depth + 1, ev->tid);
 	r->finished = 1;
-	fputs(cli_uftrace_style ? "\nuftrace stopped tracing with remaining functions\n"
-				  "================================================\n"
+	fputs(cli_uftrace_style ? uftrace_remaining_title
 				: "\nneedle stopped showing at a finish trigger, with these calls open\n"
 				  "===================================================================\n",
 	      stdout);
