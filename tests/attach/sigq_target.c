@@ -72,6 +72,13 @@ int main(int argc, char **argv)
 	if (!fgets(line, sizeof(line), stdin))
 		return 2;
 	pid_t parent = getpid();
+	/* The child may send before fork returns here and sender is set: the
+	 * two signals stay blocked (queued, both being real-time) until it is. */
+	sigset_t stream, old;
+	sigemptyset(&stream);
+	sigaddset(&stream, SIGRTMIN + 2);
+	sigaddset(&stream, SIGRTMIN + 3);
+	sigprocmask(SIG_BLOCK, &stream, &old);
 	pid_t child = fork();
 	if (child == 0) {
 		for (long i = 1; i <= total; i++) {
@@ -87,6 +94,7 @@ int main(int argc, char **argv)
 		_exit(0);
 	}
 	sender = child;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	while (!done) {
 		struct timespec t = { 0, 1000 * 1000 };
 		nanosleep(&t, NULL);
