@@ -35,6 +35,19 @@ check "all probes: info counts the hits" grep -q "USDT probes: *600 hits of the 
 check "all probes: the record line counts them" grep -q "and 600 of the kernel's" "$T/all.err"
 check_eq "all probes: tracefs as it was" "$(ours)" "$before"
 
+# tracefs not mounted (as at boot on some machines): needle mounts it
+# where the kernel made its mount point.  In a mount namespace of its own,
+# so that the unmount is seen by nothing else.
+if unshare -m true 2>/dev/null; then
+	unshare -m sh -c 'umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null
+		[ -e /sys/kernel/tracing/events ] && exit 9
+		"$0" record -E "usdt_test:step" -o "$1" -- "$2" 40 >/dev/null 2>&1' "$NEEDLE" "$T/mnt.data" "$P"
+	check_eq "tracefs unmounted: needle mounts it and records" "$?" 0
+	check_eq "tracefs unmounted: step's 40 probes" "$(inside "$T/mnt.data" usdt_test:step step)" "40 40"
+else
+	pass "tracefs unmounted: skipped (no mount namespace here)"
+fi
+
 # Only step: the guarded probe's semaphore stays 0, so it never fires.
 "$NEEDLE" record -E 'usdt_test:step' -o "$T/step.data" -- "$P" 200 >/dev/null 2>&1
 check_eq "one probe: its 200" "$(inside "$T/step.data" usdt_test:step step)" "200 200"

@@ -47,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -168,13 +169,40 @@ int kernel_parse(const char *list, unsigned *bits, char *why, size_t whylen)
 
 /* A tracepoint's id and the offset of one field of its payload, from
  * tracefs; 0 when it cannot be read (no tracefs, no permission). */
+static const char *const tracefs_roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+#define TRACEFS_ROOTS (sizeof(tracefs_roots) / sizeof(tracefs_roots[0]))
+
+/* tracefs is not mounted at boot on every machine (a container's, a
+ * minimal install's): mounted where the kernel made its mount point,
+ * once, as perf and libtracefs do, when neither place has it.  It stays
+ * mounted after needle exits, like theirs: a tracefs mount holds nothing
+ * of needle's (its uprobes are removed by kernel_close), and unmounting
+ * it under another tracer that found it since would break that one.  A
+ * failure (not root, no tracefs in the kernel) is left to the callers,
+ * which name what they then leave out. */
+static void tracefs_mount_once(void)
+{
+	static int tried;
+
+	if (tried)
+		return;
+	tried = 1;
+	for (size_t r = 0; r < TRACEFS_ROOTS; r++) {
+		char path[64];
+		snprintf(path, sizeof(path), "%s/events", tracefs_roots[r]);
+		if (access(path, F_OK) == 0)
+			return;
+	}
+	(void)mount("nodev", tracefs_roots[0], "tracefs", 0, NULL);
+}
+
 static int tracepoint(const char *event, const char *field, uint32_t *id, uint16_t *off)
 {
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[256], line[512];
 
-	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", roots[r], event);
+	tracefs_mount_once();
+	for (size_t r = 0; r < TRACEFS_ROOTS; r++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", tracefs_roots[r], event);
 		FILE *f = fopen(path, "r");
 		if (!f)
 			continue;
@@ -183,7 +211,7 @@ static int tracepoint(const char *event, const char *field, uint32_t *id, uint16
 		fclose(f);
 		if (!ok)
 			continue;
-		snprintf(path, sizeof(path), "%s/events/%s/format", roots[r], event);
+		snprintf(path, sizeof(path), "%s/events/%s/format", tracefs_roots[r], event);
 		if (!(f = fopen(path, "r")))
 			continue;
 		char want[64];
@@ -455,12 +483,12 @@ static void remove_stale_probes(const char *events, int fd)
  * kernel_close (remove_probes). */
 static void open_probes(struct kernel_rec *k)
 {
-	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[256], def[4096 + 128];
 	int fd = -1;
 
-	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]) && fd < 0; r++) {
-		snprintf(k->uprobe_events, sizeof(k->uprobe_events), "%s/uprobe_events", roots[r]);
+	tracefs_mount_once();
+	for (size_t r = 0; r < TRACEFS_ROOTS && fd < 0; r++) {
+		snprintf(k->uprobe_events, sizeof(k->uprobe_events), "%s/uprobe_events", tracefs_roots[r]);
 		fd = open(k->uprobe_events, O_WRONLY | O_APPEND | O_CLOEXEC);
 	}
 	if (fd < 0) {
