@@ -70,7 +70,8 @@
 	X(16, no_follow_exec, "--no-follow-exec: the programs it exec's are not recorded")           \
 	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)") \
 	X(18, start_paused, "--disable: nothing is recorded until a trace_on trigger or signal") \
-	X(19, estimate_return, "--estimate-return: function_graph with no return hooked; a call ends at the next entry at or above its stack")
+	X(19, estimate_return, "--estimate-return: function_graph with no return hooked; a call ends at the next entry at or above its stack") \
+	X(20, subtree_optional, "1: -F naming no function leaves the recording unfiltered, as uftrace's does (run as uftrace)")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \

@@ -195,3 +195,13 @@ check_eq "as uftrace: record -H 'sl*' (a regular expression) hides usleep in a l
 # alike (it is not replaced by the program's it names).
 check_eq "record -N '^(leaf|usleep)\$': the program's leaf and the C library's usleep both dropped" \
 	"$(cd "$T" && "$NEEDLE" live -N '^(leaf|usleep)$' -- "$P" 2>/dev/null | sed -n 's/^[^|]*| //p' | grep -cE '^ *(leaf|usleep)\(')" 0
+# uftrace filters by -F only once one names a function: one naming none
+# leaves the recording whole, and says so; needle's own reading refuses it.
+"$T/uftrace" record -o "$T/un.data" -F 'no_such_function' -- "$P" >/dev/null 2>"$T/un.err"
+check_eq "as uftrace: -F naming nothing records every call ($(tail -1 "$T/un.err"))" \
+	"$?:$("$T/uftrace" replay -i un.data | sed -n 's/^[^|]*| //p' | tr -d ' \n')" \
+	"0:main(){grab(){malloc();}/*grab*/free();outer(){inner(){leaf(){getpid();}/*leaf*/}/*inner*/}/*outer*/slow(){leaf(){getpid();}/*leaf*/nap(){usleep();}/*nap*/}/*slow*/}/*main*/"
+check "as uftrace: -F naming nothing is said on standard error" \
+	grep -q -- "-F names no function here; recording every call, as uftrace does" "$T/un.err"
+"$NEEDLE" record -o "$T/nn.data" -F 'no_such_function' -- "$P" >/dev/null 2>"$T/nn.err"
+check_eq "as needle: -F naming nothing is refused" "$?:$(grep -c 'the filters match no function' "$T/nn.err")" "1:1"

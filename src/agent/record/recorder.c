@@ -1919,6 +1919,12 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		trigger_stop();
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	}
+	if (rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree) && rc->subtree_optional > 0) {
+		pr_warn("-F names no function here; recording every call, as uftrace does\n");
+		rec_have_subtree = 0;
+		free(cur_subtree);
+		cur_subtree = NULL;
+	}
 	if ((rec_have_subtree && !subtree_sites && !subtree_awaits_object(cur_subtree)) ||
 	    (patch_keeps_libcalls && filter && *filter && !patch_sites)) {
 		free(addrs);

@@ -969,6 +969,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		free(o->agent.drop);
 		o->agent.subtree = o->agent.drop = NULL;
 	}
+	/* uftrace filters by -F only once one names a function; one that
+	 * names none leaves its recording whole (its own tests rely on it). */
+	if (cli_uftrace_style && o->agent.subtree)
+		o->agent.subtree_optional = 1;
 	/* With -p every filter selects single functions, library calls too. */
 	if (o->attach_pid)
 		o->agent.patch_keeps_libcalls = 0;
