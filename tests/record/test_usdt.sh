@@ -104,3 +104,13 @@ bad_input "a probe not there" "no USDT probe of .* is named so (3 there, e.g. us
 P="$PROGS/graph_prog"
 bad_input "a program without probes" "have no USDT probe" -E 'x:y'
 check_eq "after the refusals: tracefs as it was" "$(ours)" "$before"
+
+# The views take -E PROVIDER:NAME (uftrace's replay -E): a probe the
+# trace recorded, shown as always; one it did not is refused.
+check_eq "replay -E naming a recorded probe (a glob): its 200 lines" \
+	"$("$NEEDLE" replay -i "$T/all.data" -E 'usdt_test:st*' --no-event | grep -c 'usdt_test:step')" 200
+"$NEEDLE" replay -i "$T/step.data" -E 'usdt_test:worker' >"$T/noprobe.out" 2>"$T/noprobe.err"
+check_eq "replay -E naming a probe the trace did not record: refused, one line" \
+	"$?:$(wc -l <"$T/noprobe.err"):$(wc -c <"$T/noprobe.out")" "1:1:0"
+check "replay -E naming a probe the trace did not record: says so" \
+	grep -q "recorded no USDT probe of that name" "$T/noprobe.err"

@@ -54,6 +54,11 @@ struct view_sched {
 	int none;       /* --no-sched, --no-event */
 	int no_event;   /* --no-event */
 	int comm_asked; /* -E linux:task-name */
+	/* -E PROVIDER:NAME globs: USDT probes the trace must have recorded
+	 * (shown whatever else is asked; the pointers are argv's) */
+#define VIEW_PROBES_MAX 16
+	const char *probes[VIEW_PROBES_MAX];
+	unsigned probe_cnt;
 };
 /* Are the renames' lines (linux:task-name) hidden? */
 static inline int view_sched_hides_comm(const struct view_sched *s)
@@ -61,10 +66,10 @@ static inline int view_sched_hides_comm(const struct view_sched *s)
 	return s->no_event && !s->comm_asked;
 }
 /* One of VIEW_SCHED_CASES: 0, or -1 after printing why (-E names an
- * event needle does not have). */
+ * event needle does not have).  arg stays referenced (argv's). */
 int view_sched_option(struct view_sched *s, int opt, const char *arg);
 /* The options on t: 0, or -1 after printing why (-E on a trace with no
- * intervals off the CPU recorded). */
+ * intervals off the CPU recorded, or no USDT probe of that name). */
 int view_sched_apply(struct trace *t, const struct view_sched *s);
 
 /* --tid's argument: 0, or -1 after printing why it is not a thread id. */

@@ -1,6 +1,7 @@
 /* view_open.c - opening a trace for a view, iterating it, and output
  * errors (view.h). */
 #include <errno.h>
+#include <fnmatch.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,11 +39,22 @@ int view_sched_option(struct view_sched *s, int opt, const char *arg)
 	case 'E': {
 		/* read:*, diff:*: the readings of -T read=, always shown. */
 		unsigned ev = trigger_event_match(arg);
+		/* A USDT probe's name (PROVIDER:NAME, a glob): checked
+		 * against the probes the trace recorded once it is open. */
+		if (!ev && strchr(arg, ':') && strncmp(arg, "linux:", 6)) {
+			if (s->probe_cnt == VIEW_PROBES_MAX) {
+				cli_error("-E '%s': at most %d USDT probe names in one view (a glob names several)", arg,
+					  VIEW_PROBES_MAX);
+				return -1;
+			}
+			s->probes[s->probe_cnt++] = arg;
+			break;
+		}
 		if (!ev) {
 			cli_error("-E '%s': needle's views show the events linux:schedule (the intervals off the CPU "
 				  "recorded with -E linux:schedule or --kernel=switch), linux:task-name (the renames "
-				  "recorded with -E linux:task-name or --kernel=comm) and read:*, diff:* (-T "
-				  "FUNC@read='s readings)",
+				  "recorded with -E linux:task-name or --kernel=comm), read:*, diff:* (-T "
+				  "FUNC@read='s readings) and the USDT probes recorded with -E PROVIDER:NAME",
 				  arg);
 			return -1;
 		}
@@ -74,6 +86,17 @@ int view_sched_option(struct view_sched *s, int opt, const char *arg)
 int view_sched_apply(struct trace *t, const struct view_sched *s)
 {
 	unsigned mode = t->sched | s->set;
+	for (unsigned i = 0; i < s->probe_cnt; i++) {
+		size_t p = 0;
+		while (p < t->probe_cnt && (!t->probe_names[p] || fnmatch(s->probes[i], t->probe_names[p], 0)))
+			p++;
+		if (p == t->probe_cnt) {
+			cli_error("-E '%s': %s recorded no USDT probe of that name (%zu recorded: needle info lists them; "
+				  "record with -E PROVIDER:NAME)",
+				  s->probes[i], t->path, t->probe_cnt);
+			return -1;
+		}
+	}
 	if ((s->set & TRACE_SCHED_CALLS) && !t->sched_site && !t->kernel_events[KEV_OFFCPU]) {
 		cli_error("-E linux:schedule: %s has no intervals off the CPU (record with -E linux:schedule or "
 			  "--kernel=switch)",
