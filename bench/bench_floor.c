@@ -14,7 +14,8 @@
  *   ring_ns_per_call X   (the loop's time per call, hooks recording)
  *   rdtsc_ns X
  *   handler_call_floor_ns X  (the hooked call over the same call plain)
- *   probe_floor_ns X  (the same, with the probe path's own work: see below) */
+ *   probe_floor_ns X  (the same, with the probe path's own work: see below)
+ *   return_hook_floor_ns X  (hooking a call's return, by itself: see below) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,62 @@ __asm__(".text\n"
 	"	leaq 1(%rdi), %rax\n"
 	"	ret\n");
 
+/* The return hook's floor: what hooking a call's return costs by itself,
+ * as a NOP5 site must to see the exit (needle's return hook, the
+ * kernel's function_graph and uftrace's alike), where a compiler's exit
+ * hook (-minstrument-return=call, the ring floor's) is a call the
+ * program makes.  Both functions below enter through a stub that keeps
+ * the caller's return address on a shadow stack in initial-exec TLS;
+ * return_hooked's stub also puts its own label in the return address's
+ * place, so the function returns there and jumps back through the
+ * shadow stack, while return_kept's leaves it and pops the shadow entry
+ * at once.  The difference is the hook alone: the return the CPU's
+ * return stack predicts and does not get, and the indirect jump back
+ * (predicted here, with one caller; a real program has many). */
+__thread uint64_t return_shadow[64];
+__thread uint64_t *return_shadow_top;
+long return_hooked(long x);
+long return_kept(long x);
+__asm__(".text\n"
+	".p2align 4\n"
+	"return_hook_stub:\n"
+	"	movq %fs:return_shadow_top@tpoff, %r11\n"
+	"	movq 8(%rsp), %r10\n"
+	"	movq %r10, (%r11)\n"
+	"	addq $8, %r11\n"
+	"	movq %r11, %fs:return_shadow_top@tpoff\n"
+	"	movq $return_hook_landing, 8(%rsp)\n"
+	"	ret\n"
+	".p2align 4\n"
+	"return_hook_landing:\n"
+	"	movq %fs:return_shadow_top@tpoff, %r11\n"
+	"	subq $8, %r11\n"
+	"	movq %r11, %fs:return_shadow_top@tpoff\n"
+	"	jmp *(%r11)\n"
+	".p2align 4\n"
+	"return_keep_stub:\n"
+	"	movq %fs:return_shadow_top@tpoff, %r11\n"
+	"	movq 8(%rsp), %r10\n"
+	"	movq %r10, (%r11)\n"
+	"	addq $8, %r11\n"
+	"	movq %r11, %fs:return_shadow_top@tpoff\n"
+	"	subq $8, %r11\n"
+	"	movq %r11, %fs:return_shadow_top@tpoff\n"
+	"	cmpq (%r11), %r10\n" /* the landing's read of the entry */
+	"	ret\n"
+	".p2align 4\n"
+	".globl return_hooked\n"
+	"return_hooked:\n"
+	"	call return_hook_stub\n"
+	"	leaq 1(%rdi), %rax\n"
+	"	ret\n"
+	".p2align 4\n"
+	".globl return_kept\n"
+	"return_kept:\n"
+	"	call return_keep_stub\n"
+	"	leaq 1(%rdi), %rax\n"
+	"	ret\n");
+
 static double loop_best(long (*fn)(long), long n, long *s)
 {
 	double best = 1e18;
@@ -212,6 +269,15 @@ __attribute__((no_instrument_function)) int main(int argc, char **argv)
 	double pr = loop_best(probed, n, &s);
 	p = loop_best(plain, n, &s);
 	printf("probe_floor_ns %.3f\n", pr - p);
+	return_shadow_top = return_shadow;
+	long (*volatile rh)(long) = return_hooked, (*volatile rk)(long) = return_kept;
+	double rhk = loop_best(rh, n, &s), rkp = loop_best(rk, n, &s);
+	printf("return_hook_floor_ns %.3f\n", rhk - rkp);
+	if (return_shadow_top != return_shadow) {
+		fprintf(stderr, "bench_floor: the return hook's shadow stack is off by %td\n",
+			return_shadow_top - return_shadow);
+		return 1;
+	}
 	if (probe_hits != 5 * n) {
 		fprintf(stderr, "bench_floor: the probe floor's handler ran %ld times, not %ld\n", probe_hits, 5 * n);
 		return 1;

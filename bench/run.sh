@@ -172,6 +172,7 @@ rm -f "$dir/snap.data"
 echo "rdtsc_ns $(floor_best rdtsc_ns)" >>"$raw"
 echo "handler_call_floor_ns $(floor_best handler_call_floor_ns)" >>"$raw"
 echo "probe_floor_ns $(floor_best probe_floor_ns)" >>"$raw"
+echo "return_hook_floor_ns $(floor_best return_hook_floor_ns)" >>"$raw"
 
 note "bench: the flight recorder (--snapshot) against streaming; a trigger; a 64 MiB snapshot's copy"
 snap=$(min_ns_per_call 3 "$NEEDLE" record --sites=compiled --snapshot=16 -o "$dir/snap.data" -- "$loop" $calls)
@@ -657,7 +658,7 @@ val() { awk -v k="$1" '$1 == k {print $2}' "$raw"; }
 	printf '%-34s %10s  %s\n' "sqlite_floor_ns_per_call" "$(val sqlite_floor_ns_per_call)" \
 		"SQLite speedtest1 --size 10 ($(val sqlite_calls) calls, $(val sqlite_untraced_s) s untraced): the floor's hooks"
 	printf '%-34s %10s  %s\n' "sqlite_snapshot_ns_per_call" "$(val sqlite_snapshot_ns_per_call)" \
-		"needle --snapshot=4: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") the floor (goal <= 1.2x); full path: $(val sqlite_snapshot_full_path_ns_per_call); returns hijacked: $(val sqlite_snapshot_hijacked_ns_per_call)"
+		"needle --snapshot=4: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_snapshot_ns_per_call)") the floor (goal <= 1.2x); full path: $(val sqlite_snapshot_full_path_ns_per_call); returns hijacked: $(val sqlite_snapshot_hijacked_ns_per_call) (a hijacked return by itself, bench_floor: $(val return_hook_floor_ns))"
 	printf '%-34s %10s  %s\n' "sqlite_record_ns_per_call" "$(val sqlite_record_ns_per_call)" \
 		"needle streaming to tmpfs: $(ratio "$(val sqlite_floor_ns_per_call)" "$(val sqlite_record_ns_per_call)") the floor (goal <= 1.5x)"
 	printf '%-34s %10s  %s\n' "sqlite_uftrace_ns_per_call" "$(val sqlite_uftrace_ns_per_call)" \
