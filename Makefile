@@ -48,7 +48,7 @@ CLI_OBJ := $(patsubst src/%.c,$(BUILD)/cli-obj/%.o,$(CLI_SRC))
 CLI_INC := -Iinclude -Isrc
 # libdw and libelf: DWARF for --auto-args (src/cli/args/dwarf_params.c); zlib:
 # CRC32 of sections; libstdc++: the C++ demangler; ncurses: needle tui.
-CLI_LIBS := -ldw -lelf -lz -lseccomp -lstdc++ -lncurses
+CLI_LIBS := -ldw -lelf -lz -ldeflate -lseccomp -lstdc++ -lncurses
 
 $(BUILD)/cli-obj/%.o: src/%.c
 	@mkdir -p $(dir $@)

@@ -7,7 +7,8 @@
 #               libelf-dev (ELF symbols and sections), libdw-dev (function
 #               ranges from .eh_frame, separate debug files), libzydis-dev
 #               (x86-64 decoder and encoder: relocating function entries),
-#               zlib1g-dev (CRC32 of trace file sections), libseccomp-dev
+#               libdeflate-dev (CRC-32 of trace file sections), zlib1g-dev
+#               (gzip of the pprof export, and libdw's), libseccomp-dev
 #               (the system calls' names, for --kernel's views),
 #               libncurses-dev (needle tui's terminal screens), and to link
 #               them into libneedle (scripts/build_deps.sh: elfutils and
@@ -39,7 +40,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev zlib1g-dev libseccomp-dev libncurses-dev tmux dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest systemtap-sdt-dev golang-go babeltrace2
+packages=(gcc g++ clang make libelf-dev libdw-dev libzydis-dev libdeflate-dev zlib1g-dev libseccomp-dev libncurses-dev tmux dpkg-dev m4 flex bison libzycore-dev liblzma-dev uftrace bpftrace liburcu-dev tcl protobuf-compiler python3 python3-dev python3-pytest systemtap-sdt-dev golang-go babeltrace2
 	libclang-rt-14-dev gcc-multilib strace lua5.4 libc6-dbg openjdk-17-jdk-headless nodejs redis-server redis-tools nginx
 	memcached postgresql)
 missing=()

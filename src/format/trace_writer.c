@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "format/section_crc.h"
 #include "common/shm_layout.h"
 #include "format/trace_writer.h"
 #include "format/varint.h"
@@ -45,7 +45,7 @@ int trace_writer_section(struct trace_writer *w, uint32_t type, const void *payl
 {
 	struct trace_section_header sh = {
 		.type = type,
-		.crc32 = (uint32_t)crc32(0, payload, (uInt)len),
+		.crc32 = section_crc32(payload, len),
 		.length = len,
 	};
 	put(w, &sh, sizeof(sh));
@@ -65,6 +65,24 @@ static int reserve(struct trace_writer *w, size_t need)
 	return 0;
 }
 
+/* varint_put with the lengths nearly every tag and delta has (one or two
+ * bytes) taken without its loop: the reader runs this for each event the
+ * program records, beside it, and on a machine whose two CPUs share a
+ * core every instruction here is one the program waits for. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	if (v < 0x80) {
+		*p = (uint8_t)v;
+		return p + 1;
+	}
+	if (v < 0x4000) {
+		p[0] = (uint8_t)(v | 0x80);
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
+	return p + varint_put(p, v);
+}
+
 /* A data block of `words` words at p: packed (TAG_DATA_PACKED) where
  * that is smaller, else raw (TAG_DATA); *ref, *ref_n the chunk's block
  * before it (its words in the chunk), updated.  Returns the bytes
@@ -73,20 +91,25 @@ static int reserve(struct trace_writer *w, size_t need)
 static size_t put_data_block(uint8_t *p, const uint64_t *v, uint64_t words, const uint64_t **refp, uint32_t *ref_n)
 {
 	const uint64_t *ref = *refp;
+	uint64_t n_ref = *ref_n < words ? *ref_n : words;
 	uint8_t *start = p;
 	size_t packed = varint_len(words);
 
-	for (uint64_t i = 0; i < words; i++)
-		packed += varint_len(varint_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+	for (uint64_t i = 0; i < n_ref; i++)
+		packed += varint_len(varint_zigzag(v[i] - ref[i]));
+	for (uint64_t i = n_ref; i < words; i++)
+		packed += varint_len(varint_zigzag(v[i]));
 	if (packed < words * 8) {
-		p += varint_put(p, (uint64_t)TAG_DATA_PACKED << 2 | TAG_ENTRY);
-		p += varint_put(p, packed);
-		p += varint_put(p, words);
-		for (uint64_t i = 0; i < words; i++)
-			p += varint_put(p, varint_zigzag(v[i] - (i < *ref_n ? ref[i] : 0)));
+		p = put_varint(p, (uint64_t)TAG_DATA_PACKED << 2 | TAG_ENTRY);
+		p = put_varint(p, packed);
+		p = put_varint(p, words);
+		for (uint64_t i = 0; i < n_ref; i++)
+			p = put_varint(p, varint_zigzag(v[i] - ref[i]));
+		for (uint64_t i = n_ref; i < words; i++)
+			p = put_varint(p, varint_zigzag(v[i]));
 	} else {
-		p += varint_put(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
-		p += varint_put(p, words * 8);
+		p = put_varint(p, (uint64_t)TAG_DATA << 2 | TAG_ENTRY);
+		p = put_varint(p, words * 8);
 		memcpy(p, v, words * 8);
 		p += words * 8;
 	}
@@ -111,17 +134,53 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 		st->depth = thread_stack_cut_depth(st, hdr->open_depth,
 						   n && (ev_type(events[0]) == EV_EXIT || ev_type(events[0]) == EV_UNWIND));
 	uint8_t *p = w->buf + sizeof(*hdr);
-	uint64_t prev = hdr->base;
+	const uint64_t base = hdr->base;
+	uint64_t prev = base;
 	uint32_t file_events = 0, calls = 0;
+	/* The stack in locals: a store through p may alias st's fields, so
+	 * the compiler would load them again after every byte.  st is
+	 * brought up to date (st_sync) before anything else uses it, and the
+	 * locals from it after (st_load).  The writer's frames need their
+	 * site alone (no other field of a writer's frame is ever read). */
+	struct frame *frames = st->v;
+	size_t depth = st->depth, cap = st->cap;
+#define st_sync() (st->depth = depth)
+#define st_load() (frames = st->v, depth = st->depth, cap = st->cap)
 
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t ev = events[i];
+		unsigned type = ev_type(ev);
 		uint32_t site = ev_site(ev);
-		uint64_t t = hdr->base + ev_delta(ev);
+		uint64_t t = base + ev_delta(ev);
 		uint64_t tag;
 
 		file_events++;
-		if (ev_type(ev) == EV_SWITCH && (site & ~EV_SWITCH_TO) == EV_DATA_SITE && !(site & EV_SWITCH_TO)) {
+		if (type == EV_ENTRY) {
+			int flat = (site & EV_ENTRY_FLAT) != 0;
+			uint32_t id = site & ~EV_ENTRY_FLAT;
+			tag = (uint64_t)(id | (flat ? TAG_SITE_FLAT : 0)) << 2 | TAG_ENTRY;
+			if (!flat) {
+				if (depth < cap) {
+					frames[depth++].site = site;
+				} else {
+					st_sync();
+					if (thread_stack_push(st, site, 0))
+						return -ENOMEM;
+					st_load();
+				}
+			}
+		} else if (type != EV_SWITCH) {
+			if (depth && frames[depth - 1].site == site) {
+				tag = type == EV_UNWIND ? TAG_UNWIND_TOP : TAG_EXIT_TOP;
+				depth--;
+			} else {
+				tag = (uint64_t)site << 2 | TAG_EXIT_SITE;
+				st_sync();
+				long at = thread_stack_find(st, site);
+				if (at >= 0)
+					depth = (size_t)at;
+			}
+		} else if (site == EV_DATA_SITE) {
 			/* A data block: its words, raw or packed, no delta.  A
 			 * block cut by the end of the chunk (a crash mid-write) is
 			 * dropped. */
@@ -133,39 +192,29 @@ int trace_writer_chunk(struct trace_writer *w, const struct sec_chunk *hdr, cons
 			p += put_data_block(p, &events[i + 1], words, &ref, &ref_n);
 			i += (uint32_t)words;
 			continue;
-		}
-		calls++;
-		if (ev_type(ev) == EV_SWITCH) {
+		} else {
 			/* Buffer constants in, file constants out. */
 			uint32_t ctx = site & EV_CONTEXT_MASK;
 			uint32_t file_site = (site & EV_SWITCH_TO ? TAG_SWITCH_TO : 0) | ctx;
 			tag = (uint64_t)(TAG_SWITCH_BASE + file_site) << 2 | TAG_ENTRY;
+			st_sync();
 			if (site & EV_SWITCH_TO) {
 				if (thread_stack_switch_to(st, ctx))
 					return -ENOMEM;
 			} else {
 				thread_stack_switch_from(st, ctx);
 			}
-		} else if (ev_type(ev) == EV_ENTRY) {
-			int flat = (site & EV_ENTRY_FLAT) != 0;
-			uint32_t id = site & ~EV_ENTRY_FLAT;
-			tag = (uint64_t)(id | (flat ? TAG_SITE_FLAT : 0)) << 2 | TAG_ENTRY;
-			if (!flat && thread_stack_push(st, site, 0))
-				return -ENOMEM;
-		} else if (st->depth && st->v[st->depth - 1].site == site) {
-			tag = ev_type(ev) == EV_UNWIND ? TAG_UNWIND_TOP : TAG_EXIT_TOP;
-			st->depth--;
-		} else {
-			tag = (uint64_t)site << 2 | TAG_EXIT_SITE;
-			long at = thread_stack_find(st, site);
-			if (at >= 0)
-				st->depth = (size_t)at;
+			st_load();
 		}
-		p += varint_put(p, tag);
+		calls++;
+		p = put_varint(p, tag);
 		/* Events of one chunk are in time order; guard anyway. */
-		p += varint_put(p, t >= prev ? t - prev : 0);
+		p = put_varint(p, t >= prev ? t - prev : 0);
 		prev = t >= prev ? t : prev;
 	}
+	st_sync();
+#undef st_sync
+#undef st_load
 	/* The header counts the file's events: a data block is one. */
 	struct sec_chunk out = *hdr;
 	out.event_count = file_events;

@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "format/section_crc.h"
 #include "reader/trace_reader.h"
 #include "reader/reader_internal.h"
 #include "format/varint.h"
@@ -369,7 +369,7 @@ static int load_chunk(struct trace_iter *it, struct trace_cursor *c)
 		reader_error(it->err, sizeof(it->err), "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
 		return -1;
 	}
-	if ((uint32_t)crc32(0, c->buf, (uInt)ref->length) != sh.crc32) {
+	if (section_crc32(c->buf, ref->length) != sh.crc32) {
 		reader_error(it->err, sizeof(it->err), "chunk at offset %llu fails its CRC check: the file is corrupted",
 			(unsigned long long)ref->offset);
 		return -1;

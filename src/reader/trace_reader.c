@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
+#include "format/section_crc.h"
 #include "reader/trace_reader.h"
 #include "reader/reader_internal.h"
 #include "common/cxx_name.h"
@@ -309,7 +309,7 @@ static int index_kernel(struct trace *t, struct open_state *os, const struct tra
 		reader_error(err, errlen, "cannot read the KERNEL section at offset %llu", (unsigned long long)off);
 		return -1;
 	}
-	int crc_ok = (uint32_t)crc32(0, p, (uInt)sh->length) == sh->crc32;
+	int crc_ok = section_crc32(p, sh->length) == sh->crc32;
 	if (!crc_ok) {
 		free(p);
 		os->bad_kernel_off = off;
@@ -592,7 +592,7 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		return -1;
 	}
 	p[sh->length] = 0;
-	if ((uint32_t)crc32(0, p, (uInt)sh->length) != sh->crc32) {
+	if (section_crc32(p, sh->length) != sh->crc32) {
 		reader_error(err, errlen, "section at offset %llu (type %u) fails its CRC check: the file is corrupted",
 			(unsigned long long)off, sh->type);
 		free(p);
@@ -893,7 +893,7 @@ static void drop_torn_chunk(struct trace *t, struct open_state *os)
 	uint8_t *buf = malloc(ref->length ? ref->length : 1);
 	int good = buf && !reader_read_at(t->f, ref->offset - sizeof(sh), &sh, sizeof(sh)) &&
 		   !reader_read_at(t->f, ref->offset, buf, ref->length) &&
-		   (uint32_t)crc32(0, buf, (uInt)ref->length) == sh.crc32;
+		   section_crc32(buf, ref->length) == sh.crc32;
 	free(buf);
 	if (good)
 		return;
@@ -1101,7 +1101,7 @@ int trace_verify(struct trace *t, char *err, size_t errlen)
 			    reader_read_at(t->f, ref->offset, buf, ref->length)) {
 				reader_error(err, errlen, "cannot read the chunk at offset %llu", (unsigned long long)ref->offset);
 				ret = -1;
-			} else if ((uint32_t)crc32(0, buf, (uInt)ref->length) != sh.crc32) {
+			} else if (section_crc32(buf, ref->length) != sh.crc32) {
 				reader_error(err, errlen, "chunk at offset %llu fails its CRC check: the file is corrupted",
 					(unsigned long long)ref->offset);
 				ret = -1;
