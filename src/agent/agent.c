@@ -452,7 +452,10 @@ __asm__("	.text\n"
  * reads first, and lowered again in the parent, which resumes only once
  * the child has exec'ed or exited (the two share the variable: the
  * child's raise is always there to lower).  The program it exec's is
- * followed (record/exec_follow.c), as a thread of its own. */
+ * followed (record/exec_follow.c), as a thread of its own.  The
+ * interposer's entry is an entry-only site, as setjmp's are (its return
+ * is the child's first, then the parent's): the program's call is a
+ * line of its graph, written before the system call, in the parent. */
 __attribute__((visibility("hidden"))) long vfork_failed(long neg_errno);
 long vfork_failed(long neg_errno)
 {
@@ -467,6 +470,11 @@ __asm__("	.text\n"
 	"vfork:\n"
 	"	.cfi_startproc\n"
 	"	endbr64\n"
+	"1:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* an entry-only site: the program's call is a line */
+	"	.pushsection __patchable_function_entries, \"awo\", @progbits, vfork\n"
+	"	.p2align 3\n"
+	"	.quad	1b\n"
+	"	.popsection\n"
 	"	popq	%rdi\n"
 	"	.cfi_adjust_cfa_offset -8\n"
 	"	.cfi_register %rip, %rdi\n"

@@ -53,6 +53,8 @@ parent=$(tids "$T/vfork.data" | sed -n 1p)
 child=$(tids "$T/vfork.data" | sed -n 2p)
 check_eq "vfork: the child runs untraced until its exec (nothing of it in its parent's graph)" \
 	"$(graph "$T/vfork.data" "$parent" | grep -c 'execl\|} /\* .* (unwound)')" 0
+check_eq "vfork: the program's call of vfork is a line of the parent's graph, once" \
+	"$(graph "$T/vfork.data" "$parent" | grep -cx ' *vfork();')" 1
 check_eq "vfork: the program it exec'ed, from main" \
 	"$(graph "$T/vfork.data" "$child" | grep -cx 'main() {')" 1
 check_eq "vfork: a, b, c once" "$(calls "$T/vfork.data" a) $(calls "$T/vfork.data" b) $(calls "$T/vfork.data" c)" "1 1 1"

@@ -308,7 +308,8 @@ static const char *const twice_names[] = { "setjmp",	    "_setjmp",	    "__setjm
 
 /* vfork returns twice too, and its child shares the parent's stack and
  * thread: libneedle interposes it to run the child untraced, and the C
- * library's is never a site, not even entry-only. */
+ * library's is never a site, not even entry-only.  libneedle's
+ * interposer is one, entry-only (agent.c). */
 static const char *const vfork_names[] = { "vfork", "__vfork", "__libc_vfork", NULL };
 
 /* Functions that find their caller by their return address: the loader's
@@ -357,7 +358,7 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	/* Never the direct paths, which hook returns (link.c keeps
 	 * direct_skip set). */
 	proto.entry_only = (uint8_t)(named(proto.func.name, caller_names) || named(proto.func.name, twice_names) ||
-				     named(proto.func.name, switch_names));
+				     named(proto.func.name, switch_names) || named(proto.func.name, vfork_names));
 	proto.direct_skip = proto.entry_only;
 	if (form == NEEDLE_FORM_RELOCATED) {
 		proto.covered = fd->plan.covered;
