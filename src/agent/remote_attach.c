@@ -201,7 +201,9 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record
  * options.  A look every second: poll rescans descriptors by number, so
  * once the program put a file of its own at the socket's, needle
  * record's byte would never wake it. */
-static void session_wait(int fd, struct shm_header *hdr, int in_steps)
+/* Until needle record asks for the detach (0) or is gone (1: its end of
+ * the socket closed, as a SIGKILL leaves it). */
+static int session_wait(int fd, struct shm_header *hdr, int in_steps)
 {
 	/* An attach in steps: one more object between two looks, so that a
 	 * detach waits for one object's discovery at most. */
@@ -210,14 +212,16 @@ static void session_wait(int fd, struct shm_header *hdr, int in_steps)
 		struct pollfd p[2] = { { fd, POLLIN, 0 }, { control_poll_fd(), POLLIN, 0 } };
 		int n = poll(p, p[1].fd >= 0 ? 2 : 1, left ? 0 : 1000);
 		if ((n < 0 && errno != EINTR) || !session_fd_ours(fd))
-			return;
+			return 1;
 		if (n > 0 && p[0].revents) {
 			char c;
 			ssize_t r = read(fd, &c, 1);
 			if (r < 0 && errno == EINTR)
 				continue;
-			if (r <= 0 || c == ATTACH_DETACH)
-				return;
+			if (r <= 0)
+				return 1;
+			if (c == ATTACH_DETACH)
+				return 0;
 		}
 		if (n > 0 && p[1].fd >= 0 && (p[1].revents & POLLIN))
 			control_serve_pending();
@@ -275,7 +279,14 @@ static void *session(void *arg)
 	cfg.ctl_polled = 1; /* served in session_wait */
 	if (recorder_start(&cfg) == 1) {
 		agent_recording_started();
-		session_wait(fd, hold_hdr, in_steps);
+		/* needle record gone, nobody holds a thread from outside any
+		 * more: a batch that needs one is refused at once, not after
+		 * the 2 s a request waits for its answer, with every other
+		 * thread stopped meanwhile (redis, whose jemalloc thread blocks
+		 * every signal, froze for 2 s after a SIGKILL of needle
+		 * record). */
+		if (session_wait(fd, hold_hdr, in_steps) && hold_hdr != MAP_FAILED)
+			hold_client_detach();
 		agent_recording_stopping();
 		if ((err = recorder_stop()))
 			pr_warn("cannot stop recording (%d); sites stay patched\n", err);

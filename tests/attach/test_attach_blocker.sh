@@ -64,6 +64,38 @@ check_eq "ctl: both marks" "$(calls "$T/ctl.data" blk_mark)" 2
 n=$(calls "$T/ctl.data" blk_work)
 check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>/dev/null
 
+# needle record killed (SIGKILL) while it records: the agent detaches on
+# its own, and nobody is left to hold the blocking threads from outside.
+# Its batch must not wait for an answer that cannot come while the main
+# thread stands stopped (2 s at every such kill, before): marks made for
+# 3 s from the kill are each answered within a second.  No filter: the C
+# library's functions are relocated entries, whose rewrite stops every
+# thread, the main one too.
+"$NEEDLE" record -p "$pid" -o "$T/kill.data" --duration=60 2>"$T/kill.rec" &
+rec=$!
+wait_for grep -q "recording process" "$T/kill.rec"
+mark
+kill -KILL "$rec"
+wait "$rec" 2>/dev/null
+worst=0
+end=$(($(date +%s%N) + 3000000000))
+while [ "$(date +%s%N)" -lt "$end" ]; do
+	t0=$(date +%s%N)
+	mark
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	[ "$ms" -gt "$worst" ] && worst=$ms
+done
+check "killed: every mark for 3 s after the kill answered within a second (worst $worst ms)" test "$worst" -lt 1000
+"$NEEDLE" record -p "$pid" -F blk_mark -o "$T/again.data" --duration=60 2>"$T/again.rec" &
+rec=$!
+wait_for grep -q "recording process" "$T/again.rec"
+mark
+kill -INT "$rec"
+wait "$rec"
+st=$?
+check_eq "killed: recorded again afterwards ($(tail -1 "$T/again.rec"))" "$st" 0
+check_eq "killed: the mark made while recorded again" "$(calls "$T/again.data" blk_mark)" 1
+
 echo quit >&9
 exec 9>&-
 wait "$pid"

@@ -31,9 +31,26 @@ load_phase # phase 1: attached to, again and again
 attach_suite "$pid" incrCommand write hgetCommand incrCommand
 load_phase # phase 2: after
 sleep 0.5
+# needle record -p killed with SIGKILL while it records: the agent
+# detaches on its own.  jemalloc's thread, which blocks every signal,
+# can only be held by needle record, now gone: the agent's batch must
+# not stand waiting for an answer with the event loop stopped (2 s at
+# every such kill, before).  Phase 3, from the kill on.
+record_bg killed "$pid"
+if record_ready killed; then
+	sleep 0.5
+	load_phase # phase 3: killed
+	kill -KILL "$(record_pid killed)"
+	wait_for test -e "$T/killed.rc"
+	sleep 3
+fi
+load_phase # phase 4
 eintr_stop
 state_check before first "$pid"
 load_stop
+killed_max=$(awk '$1 == "phase" && $2 == 3 {print $NF}' "$LOAD_OUT")
+check "$SRV: record -p killed: no request waits a second in the 3 s after (slowest ${killed_max:-none} ms)" \
+	awk -v m="${killed_max:-1e9}" 'BEGIN { exit !(m < 1000) }'
 
 count_calls "$pid" redis "$port" setCommand 1000
 # --estimate-return: not one return of the server hooked, the same count.
