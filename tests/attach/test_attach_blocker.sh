@@ -65,12 +65,12 @@ n=$(calls "$T/ctl.data" blk_work)
 check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>/dev/null
 
 # needle record killed (SIGKILL) while it records: the agent detaches on
-# its own, and nobody is left to hold the blocking threads from outside.
-# Its batch must not wait for an answer that cannot come while the main
-# thread stands stopped (2 s at every such kill, before): marks made for
-# 3 s from the kill are each answered within a second.  No filter: the C
+# its own, with nobody left to hold the blocking threads from outside.
+# The program answers throughout (marks for 3 s from the kill, each
+# within a second) and can be recorded again.  No filter: the C
 # library's functions are relocated entries, whose rewrite stops every
-# thread, the main one too.
+# thread, the main one too.  (test_redis measures the stall this used to
+# cause where the blocking thread sleeps in a futex for long.)
 "$NEEDLE" record -p "$pid" -o "$T/kill.data" --duration=60 2>"$T/kill.rec" &
 rec=$!
 wait_for grep -q "recording process" "$T/kill.rec"
