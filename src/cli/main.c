@@ -2,6 +2,7 @@
  * in its folder (record/, view/, export/, ctl/; live.c runs record, then
  * replay); what they share is in
  * util/, args/ and inject/ below them (docs/design.md's layer table). */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,10 @@ int main(int argc, char **argv)
 		{ "recv", cmd_recv },
 	};
 
+	/* Each command says what is wrong with an option in one line of its
+	 * own (cli_option_error), not getopt's line and a page of usage. */
+	opterr = 0;
+
 	/* record's span stream lives a layer above it (otlp_stream.c). */
 	record_stream_open = otlp_stream_open;
 	/* Run as `uftrace` (a link so named): uftrace's defaults
@@ -71,7 +76,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);
-	cli_error("unknown command '%s'", argv[1]);
-	fputs(usage, stderr);
+	cli_error("unknown command '%s' (needle --help lists the commands)", argv[1]);
 	return 2;
 }

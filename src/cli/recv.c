@@ -481,7 +481,7 @@ int cmd_recv(int argc, char **argv)
 			fputs(recv_usage, stdout);
 			return 0;
 		default:
-			fputs(recv_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "d:h", longopts);
 			return 2;
 		}
 	}

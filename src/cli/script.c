@@ -210,8 +210,7 @@ int cmd_script(int argc, char **argv)
 			break;
 	}
 	if (!script) {
-		cli_error("script: give the script with -S FILE.py");
-		fputs(script_usage, stderr);
+		cli_error("script: give the script with -S FILE.py (needle script --help lists the options)");
 		return 2;
 	}
 	if (access(script, R_OK)) {
@@ -266,8 +265,7 @@ int cmd_script(int argc, char **argv)
 			return WIFEXITED(st) && WEXITSTATUS(st) ? WEXITSTATUS(st) : 1; /* needle record said why */
 		i = argc;
 	} else if (i < argc && strcmp(argv[i - 1], "--") && argv[i][0] == '-') {
-		cli_error("script: unknown option '%s'", argv[i]);
-		fputs(script_usage, stderr);
+		cli_error("script: unknown option '%s' (needle script --help lists the options)", argv[i]);
 		return 2;
 	}
 	/* The trace's own errors in one line, before Python starts. */

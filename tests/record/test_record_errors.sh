@@ -42,7 +42,11 @@ check "unwritable output: the program never started" test ! -e "$T/ran"
 
 "$NEEDLE" record --bogus -- /bin/true 2>"$T/err4"
 check_eq "unknown option: exit 2" "$?" 2
-check "unknown option: usage shown" grep -q "usage: needle record" "$T/err4"
+check_eq "unknown option: one line that names it and where the options are listed" "$(cat "$T/err4")" \
+	"needle: record: unknown option '--bogus' (needle record --help lists the options)"
+"$NEEDLE" replay -i 2>"$T/err4b"
+check_eq "an option without its value: exit 2, one line" "$?:$(cat "$T/err4b")" \
+	"2:needle: replay: option -i needs a value (needle replay --help lists the options)"
 "$NEEDLE" record -F 'no_such_fn_*' -o "$T/d.data" -- "$PROGS/marker" "$T/ran2" 2>"$T/err5"
 check "filter matching nothing: non-zero exit" test $? -ne 0
 check "filter matching nothing: says so" grep -q "match no function" "$T/err5"
@@ -88,6 +92,30 @@ got=$(NEEDLE="$NEEDLE" T="$T" bash -c 'set -m
 	wait "$np"
 	echo $?')
 check_eq "kill -INT to needle record: the program dies of SIGINT (status 130)" "$got" 130
+# A background job of a shell without job control starts with SIGINT
+# ignored; a program that then installs a handler of its own gets a
+# kill -INT sent to it.  Sent to needle record, it must reach that
+# handler too (it was dropped: needle record kept the signal ignored).
+cat >"$T/catch.py" <<'PY'
+import signal, sys, time
+got = []
+signal.signal(signal.SIGINT, lambda *a: got.append(1))
+open(sys.argv[1], "w").close()
+end = time.time() + 20
+while not got and time.time() < end:
+    time.sleep(0.01)
+print("caught" if got else "not caught")
+PY
+PY3=$(command -v /usr/bin/python3 || command -v python3)
+got=$(NEEDLE="$NEEDLE" T="$T" PY3="$PY3" bash -c '
+	"$NEEDLE" record --sites=all -o "$T/bg.data" -- "$PY3" "$T/catch.py" "$T/bg.ready" 2>"$T/bg.err" &
+	np=$!
+	for _ in $(seq 1 400); do [ -e "$T/bg.ready" ] && break; sleep 0.05; done
+	kill -INT "$np"
+	wait "$np"
+	echo "status $?"')
+check_eq "kill -INT to a background needle record (SIGINT ignored): the program's own handler gets it" \
+	"$got" "caught"$'\n'"status 0"
 
 # A configuration the agent cannot read (damaged bytes behind
 # NEEDLE_CONFIG): the agent does not start, and the program runs with the

@@ -329,7 +329,7 @@ int cmd_ctl(int argc, char **argv)
 		return 0;
 	}
 	if (argc < 3) {
-		fputs(ctl_usage, stderr);
+		cli_error("ctl: give a process and a command: needle ctl PID COMMAND (needle ctl --help lists them)");
 		return 2;
 	}
 	long pid = strtol(argv[1], &end, 10);

@@ -447,7 +447,7 @@ int cmd_dump(int argc, char **argv)
 			err = 0;
 			goto out;
 		default:
-			fputs(dump_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:F:N:D:t:hE:", longopts);
 			goto out;
 		}
 	}

@@ -102,7 +102,7 @@ int cmd_export(int argc, char **argv)
 			fputs(export_usage, stdout);
 			return 0;
 		default:
-			fputs(export_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:f:o:t:hE:", longopts);
 			return 2;
 		}
 	}

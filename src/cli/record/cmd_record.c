@@ -64,8 +64,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		return; /* from the terminal: the program had it too */
 	if (!program_done && child_pid > 0)
 		kill(child_pid, sig);
-	else
-		record_stop = 1;
+	else if (sig != SIGHUP || !record_signal_was_ignored(sig))
+		record_stop = 1; /* a hangup under nohup never stops the recording */
 }
 
 /* Reap what has ended: the program (its status kept) and the orphans
@@ -262,15 +262,18 @@ int cmd_record(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigchld;
 	sigaction(SIGCHLD, &sa, NULL); /* no SA_RESTART: it interrupts the futex wait */
-	/* A signal the caller ignored (nohup, a background job) stays
-	 * ignored, here and in the program. */
+	/* Sent to needle record, each is the program's: passed on while it
+	 * runs, whatever the caller's disposition, which the program has
+	 * (spawn.c) and may replace with a handler of its own, as it would
+	 * have had the signal itself (a background job's SIGINT, ignored,
+	 * then caught by the program: kill -INT reaches that handler).  A
+	 * hangup nohup ignored never stops the recording. */
 	sa.sa_handler = NULL;
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
 	static const int forwarded[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		if (!record_signal_was_ignored(forwarded[i]))
-			sigaction(forwarded[i], &sa, NULL);
+		sigaction(forwarded[i], &sa, NULL);
 	/* Orphans of the program become ours: they may still record. */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 

@@ -471,7 +471,6 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1)
 		if (c == OPT_MATCH)
 			cli_pattern_match = !strcmp(optarg, "regex") ? 1 : !strcmp(optarg, "glob") ? 2 : 0;
-	opterr = 1;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1) {
 		/* A function pattern, with what follows its '@'. */
@@ -913,7 +912,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			fputs(record_usage, stdout);
 			exit(0);
 		default:
-			fputs(record_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts);
 			return -1;
 		}
 	}
@@ -1069,8 +1068,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	if (o->attach_pid)
 		return optind;
 	if (optind >= argc) {
-		cli_error("record: no program given");
-		fputs(record_usage, stderr);
+		cli_error("record: no program given (needle record [options] [--] PROG [ARGS], or -p PID)");
 		return -1;
 	}
 	if (o->buffer_bytes / o->chunk_bytes < 2) {

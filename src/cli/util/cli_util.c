@@ -1,4 +1,5 @@
 /* cli_util.c - the error line and durations (cli_util.h). */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,4 +154,41 @@ const char *cli_parse_http_url(const char *url, struct http_url *u)
 		return "the path is too long or holds spaces";
 	snprintf(u->path, sizeof(u->path), "%s", *slash ? slash : "/v1/traces");
 	return NULL;
+}
+
+void cli_option_error(const char *cmd, int argc, char *const argv[], const char *optstring,
+		      const struct option *longopts)
+{
+	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+
+	if (!strncmp(arg, "--", 2)) {
+		size_t n = strcspn(arg + 2, "=");
+		const struct option *hit = NULL;
+		int hits = 0;
+		for (const struct option *o = longopts; o && o->name; o++) {
+			if (strncmp(o->name, arg + 2, n))
+				continue;
+			if (strlen(o->name) == n) { /* exact: no prefix is ambiguous with it */
+				hit = o;
+				hits = 1;
+				break;
+			}
+			if (!hit || strcmp(hit->name, o->name)) /* a name listed twice is one option */
+				hits++;
+			hit = o;
+		}
+		if (hits == 1)
+			cli_error("%s: option '--%s' %s (needle %s --help lists the options)", cmd, hit->name,
+				  hit->has_arg == no_argument ? "takes no value" : "needs a value", cmd);
+		else
+			cli_error("%s: %s option '%.*s' (needle %s --help lists the options)", cmd,
+				  hits ? "ambiguous" : "unknown", (int)(n + 2), arg, cmd);
+		return;
+	}
+	const char *in = optopt && optopt != ':' ? strchr(optstring, optopt) : NULL;
+	if (in && in[1] == ':')
+		cli_error("%s: option -%c needs a value (needle %s --help lists the options)", cmd, optopt, cmd);
+	else
+		cli_error("%s: unknown option -%c (needle %s --help lists the options)", cmd, optopt ? optopt : '?',
+			  cmd);
 }

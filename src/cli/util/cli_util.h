@@ -8,6 +8,12 @@
 
 /* Print "needle: <message>" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+struct option;
+/* getopt_long returned '?' (opterr is 0 for every command: main.c): one
+ * line that names the option, what is wrong with it and where the
+ * options are listed, in place of getopt's own message and the usage. */
+void cli_option_error(const char *cmd, int argc, char *const argv[], const char *optstring,
+		      const struct option *longopts);
 
 /* Parse a duration like "10us", "1.5ms", "2s", "100" (ns).  0 or -1. */
 int cli_parse_duration(const char *s, uint64_t *ns);

@@ -651,7 +651,7 @@ int cmd_graph(int argc, char **argv)
 			fputs(graph_usage, stdout);
 			return 0;
 		default:
-			fputs(graph_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:D:f:F:N:t:hE:", longopts);
 			return 2;
 		}
 		other_opts |= c != 'k' && c != 'i' && c != 'd' && c != 't' && c != VIEW_OPT_NO_EVENT && c != VIEW_OPT_NO_PAGER;

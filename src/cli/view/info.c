@@ -364,9 +364,12 @@ int cmd_info(int argc, char **argv)
 		} else if (c == 'P') {
 			/* --no-pager, --no-event: uftrace's; needle never pages,
 			 * and info shows no event */
+		} else if (c == 'h') {
+			fputs("usage: needle info [-i FILE] [--task]\n", stdout);
+			return 0;
 		} else {
-			fputs("usage: needle info [-i FILE] [--task]\n", c == 'h' ? stdout : stderr);
-			return c == 'h' ? 0 : 2;
+			cli_option_error(argv[0], argc, argv, "i:d:h", longopts);
+			return 2;
 		}
 	}
 	/* uftrace info takes the program's name too (view_check_program_arg). */

@@ -1812,7 +1812,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			fputs(replay_usage, stdout);
 			return -1;
 		default:
-			fputs(replay_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:D:t:F:N:C:T:H:L:f:r:Z:hE:", longopts);
 			return 2;
 		}
 	}

@@ -1307,7 +1307,7 @@ int cmd_report(int argc, char **argv)
 			view_filter_free(&r.filter);
 			return 0;
 		default:
-			fputs(report_usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:s:f:F:N:D:t:r:hE:", longopts);
 			view_filter_free(&r.filter);
 			return 2;
 		}

@@ -1033,7 +1033,7 @@ int cmd_tui(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
+			cli_option_error(argv[0], argc, argv, "i:d:hE:", longopts);
 			return 2;
 		}
 	}
