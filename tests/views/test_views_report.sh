@@ -123,6 +123,9 @@ view_refused "report -s with an unknown key" 2 "unknown sort key 'bogus'" "$NEED
 view_refused "report -f with an unknown field" 2 "unknown field 'bogus'" "$NEEDLE" report -i "$T/g.data" -f bogus
 view_refused "report --avg-total --avg-self" 2 "not both" "$NEEDLE" report -i "$T/g.data" --avg-total --avg-self
 view_refused "report -D 0" 2 "-D takes a depth" "$NEEDLE" report -i "$T/g.data" -D 0
+for d in 0 -1 99999999999999999999; do
+	view_refused "replay -D $d" 2 "depth needs a positive number" "$NEEDLE" replay -i "$T/g.data" -D "$d"
+done
 
 # ---- report --diff: two runs of graph_prog, rec(3) and rec(6), the second without other() ----
 "$NEEDLE" record -o "$T/g6.data" --libcall=none -N other -- "$PROGS/graph_prog" 6 >/dev/null 2>&1

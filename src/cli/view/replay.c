@@ -1729,13 +1729,17 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			if (view_parse_tid(optarg, tid))
 				return 2;
 			break;
-		case 'D':
-			r->max_depth = (uint32_t)strtoul(optarg, &end, 10);
-			if (*end || !r->max_depth) {
+		case 'D': {
+			/* strtoul takes "-1" for its largest value, silently */
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || *end || !v || v > UINT32_MAX || errno) {
 				cli_error("--depth needs a positive number, not '%s'", optarg);
 				return 2;
 			}
+			r->max_depth = (uint32_t)v;
 			break;
+		}
 		case 't':
 			if (cli_parse_duration(optarg, &r->threshold)) {
 				cli_error("--time needs a duration such as 10us or 2ms, not '%s'", optarg);
