@@ -946,6 +946,22 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	t->size = size = (uint64_t)st.st_size;
+	if (S_ISDIR(st.st_mode)) {
+		/* uftrace's traces are directories (uftrace.data/) */
+		reader_error(err, errlen, "%s is a directory, not a needle trace (a file: needle record -o FILE)", path);
+		goto fail;
+	}
+	char magic[8] = { 0 };
+	size_t have = size < sizeof(magic) ? (size_t)size : sizeof(magic);
+	if (have && reader_read_at(t->f, 0, magic, have)) {
+		reader_error(err, errlen, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
+		goto fail;
+	}
+	if (size < sizeof(t->header) && size >= 8 && !memcmp(magic, TRACE_MAGIC, 8)) {
+		reader_error(err, errlen, "%s is cut off: %llu bytes, less than a trace's %zu-byte header", path,
+			     (unsigned long long)size, sizeof(t->header));
+		goto fail;
+	}
 	if (size < sizeof(t->header) || reader_read_at(t->f, 0, &t->header, sizeof(t->header)) ||
 	    memcmp(t->header.magic, TRACE_MAGIC, 8)) {
 		reader_error(err, errlen, "%s is not a needle trace (bad magic)", path);

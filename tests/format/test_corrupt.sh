@@ -33,6 +33,17 @@ check_eq "not a trace: every view exits 1" "$(views "$T/junk.data")" "1 1 1 1 1 
 check "not a trace: bad magic" grep -q "not a needle trace" <("$NEEDLE" info -i "$T/junk.data" 2>&1)
 : >"$T/empty.data"
 check_eq "empty file: every view exits 1" "$(views "$T/empty.data")" "1 1 1 1 1 1 "
+head -c 20 "$T/good.data" >"$T/head.data"
+check_eq "a header cut off: every view exits 1" "$(views "$T/head.data")" "1 1 1 1 1 1 "
+check_eq "a header cut off: says so, in one line" "$("$NEEDLE" info -i "$T/head.data" 2>&1)" \
+	"needle: $T/head.data is cut off: 20 bytes, less than a trace's 64-byte header"
+mkdir "$T/dir.data"
+check_eq "a directory (uftrace's traces are): says so, in one line" "$("$NEEDLE" replay -i "$T/dir.data" 2>&1)" \
+	"needle: $T/dir.data is a directory, not a needle trace (a file: needle record -o FILE)"
+mkdir "$T/ufdir" "$T/ufdir/uftrace.data"
+check_eq "no needle.data, uftrace's uftrace.data/ there: says so" \
+	"$(cd "$T/ufdir" && "$NEEDLE" replay 2>&1; echo "rc $?")" \
+	"needle: no needle.data here; uftrace.data is uftrace's trace directory, which needle does not read (record with needle, or give -i FILE)"$'\n'"rc 1"
 check "no export file is left behind" test ! -e "$T/x.pf" -a ! -e "$T/x.json" -a ! -e "$T/x.folded"
 
 # Random truncations and byte flips through the command itself.

@@ -69,6 +69,7 @@ check_eq "PATTERN@OBJECT: the 30 steps of the program the shell exec'd" \
 "$NEEDLE" record -E 'usdt_test:step' -E "usdt_test:step@$(dirname "$P")/../progs/usdt_prog" -o "$T/dup.data" -- "$P" 20 >/dev/null 2>&1
 check_eq "PATTERN@OBJECT naming the program by another path: each hit once" \
 	"$("$NEEDLE" replay -i "$T/dup.data" | grep -c 'usdt_test:step')" 20
+bad_input "an empty provider and name" "a USDT probe is PROVIDER:NAME, with both given" -E ':'
 bad_input "an OBJECT that is not there" "cannot read /nonexistent as an ELF object" -E 'usdt_test:step@/nonexistent'
 
 # The views: under -t a probe's line still shows, with the calls it is

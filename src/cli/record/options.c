@@ -530,6 +530,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				o->kernel |= KERNEL_PROBE;
 				break;
 			}
+			if (!ev && colon && (colon == optarg || !colon[1])) {
+				cli_error("-E '%s': a USDT probe is PROVIDER:NAME, with both given (globs: 'myapp:*')", optarg);
+				return -1;
+			}
 			if (!ev) {
 				cli_error("-E '%s': needle records the events linux:schedule (each time off the CPU, read "
 					  "as a call), linux:task-name (each rename of a thread), PROVIDER:NAME (a USDT probe) and read:*, diff:* (-T "

@@ -107,7 +107,7 @@ int record_out_open(struct record_out *out, const char *path, int force)
 	}
 	if (fd < 0) {
 		if (errno == EISDIR)
-			cli_error("cannot write %s: it is a directory; give -o a file name", path);
+			cli_error("cannot write %s: it is a directory; name a file (-o FILE; -d, uftrace's spelling, names the file too)", path);
 		else
 			cli_error("cannot write %s: %s", path, strerror(errno));
 		return -1;

@@ -22,6 +22,12 @@ struct trace *view_open(const char *path)
 	 * for it: a trace a receiver stored from uftrace record --host. */
 	if (!path && cli_uftrace_style && stat("needle.data", &st) && !stat("uftrace.data", &st) && S_ISREG(st.st_mode))
 		path = "uftrace.data";
+	/* No needle.data, and uftrace's own trace directory here: say so. */
+	if (!path && stat("needle.data", &st) && errno == ENOENT && !stat("uftrace.data", &st) && S_ISDIR(st.st_mode)) {
+		cli_error("no needle.data here; uftrace.data is uftrace's trace directory, which needle does not read "
+			  "(record with needle, or give -i FILE)");
+		return NULL;
+	}
 	struct trace *t = trace_open(path ? path : "needle.data", err, sizeof(err));
 	if (!t)
 		cli_error("%s", err);
