@@ -88,6 +88,21 @@ static int reap(struct recording *r)
 	return program_done;
 }
 
+/* --time: the program's elapsed, system and user time, in uftrace's
+ * words and layout, once it has ended (wait4's rusage). */
+static void print_program_time(const struct recording *r)
+{
+	if (!r->o->print_time || !r->have_usage)
+		return;
+	uint64_t el = r->exit_ns > r->ns0 ? r->exit_ns - r->ns0 : 0;
+	fprintf(stderr, "elapsed time: %6llu.%09llu sec\n", (unsigned long long)(el / 1000000000u),
+		(unsigned long long)(el % 1000000000u));
+	fprintf(stderr, " system time: %6ld.%09ld sec\n", (long)r->usage.ru_stime.tv_sec,
+		(long)r->usage.ru_stime.tv_usec * 1000);
+	fprintf(stderr, "   user time: %6ld.%09ld sec\n", (long)r->usage.ru_utime.tv_sec,
+		(long)r->usage.ru_utime.tv_usec * 1000);
+}
+
 static int exit_status(int status)
 {
 	if (WIFSIGNALED(status))
@@ -304,6 +319,7 @@ int cmd_record(int argc, char **argv)
 	if (o.snapshot) {
 		int rc = snapshot_run(&r);
 		kernel_close(&r.kernel);
+		print_program_time(&r);
 		return rc;
 	}
 	for (;;) {
@@ -321,6 +337,7 @@ int cmd_record(int argc, char **argv)
 		 * loop for them either. */
 		record_wait(&r, seen, r.out.begun && !r.kernel.ring_cnt ? -1 : 10);
 	}
+	print_program_time(&r);
 	uint32_t state = atomic_load(&r.shm->agent_state);
 	if (!r.out.begun && state == AGENT_RECORDING)
 		record_begin(&r);

@@ -82,9 +82,11 @@ static const char record_usage[] =
 	"      --port N             the receiver's TCP port (default 8090, uftrace's)\n"
 	"  -f, --output-fields LIST the views' columns (uftrace's -f: see needle replay --help)\n"
 	"      --tracer NAME        function_graph (default) or function (-t NAME too)\n"
-	"      --estimate-return    function_graph without hooking any return (uftrace's): a call\n"
+	"  -e, --estimate-return    function_graph without hooking any return (uftrace's): a call\n"
 	"                           ends at the thread's next traced entry at or above its stack\n"
 	"                           pointer, so its duration runs to that entry; no -R values\n"
+	"      --time               when the program ends, its elapsed, system and user time\n"
+	"                           (uftrace's)\n"
 	"  -t, --time-filter TIME   the views show only calls of TIME or more (e.g. 1ms) and the calls\n"
 	"                           they are in (uftrace's -t; the trace keeps every call)\n"
 	"  -T FUNC@ACTION,...       uftrace's triggers, for the views (see needle replay --help); the\n"
@@ -166,7 +168,8 @@ static const char record_usage[] =
 	"                           DWARF when asked (replay --srcline, -L), and live shows them\n"
 	"      --libcall=program|nest|all|none  which calls of library functions no compiler\n"
 	"                           prepared are recorded: those the program makes (the default, as\n"
-	"                           uftrace's), those any object makes to another (--nest-libcall),\n"
+	"                           uftrace's), those any object makes to another (--nest-libcall,\n"
+	"                           -l),\n"
 	"                           every call, a library's of its own functions too (all), or none\n"
 	"                           (--no-libcall)\n"
 	"      --match=glob|regex   how -F, -N, -P, -U, -H, -C, -T, -A and -R patterns match: a pattern\n"
@@ -387,7 +390,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
 	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
-	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT, OPT_NO_PAGER };
+	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT, OPT_NO_PAGER, OPT_TIME };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
 		{ "time-filter", required_argument, NULL, 't' }, { "trigger-view", required_argument, NULL, 'T' },
@@ -411,7 +414,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "output-fields", required_argument, NULL, 'f' },
 		{ "no-pltbind", no_argument, NULL, OPT_NO_PLTBIND }, { "kernel", optional_argument, NULL, OPT_KERNEL },
 		{ "event", required_argument, NULL, 'E' }, { "no-follow-exec", no_argument, NULL, OPT_NO_FOLLOW_EXEC },
-		{ "estimate-return", no_argument, NULL, OPT_ESTIMATE_RETURN }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
+		{ "estimate-return", no_argument, NULL, OPT_ESTIMATE_RETURN }, { "time", no_argument, NULL, OPT_TIME }, { "max-stack", required_argument, NULL, OPT_MAX_STACK },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW }, { "libname", no_argument, NULL, OPT_LIBNAME }, { "srcline", no_argument, NULL, OPT_SRCLINE },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
 		{ "pid", required_argument, NULL, 'p' }, { "duration", required_argument, NULL, OPT_DURATION },
@@ -468,11 +471,11 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	 * pass; then each pattern is spelled as it says when read. */
 	optind = 0; /* 0, not 1: glibc's getopt starts over entirely */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts, NULL)) != -1)
 		if (c == OPT_MATCH)
 			cli_pattern_match = !strcmp(optarg, "regex") ? 1 : !strcmp(optarg, "glob") ? 2 : 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts, NULL)) != -1) {
 		/* A function pattern, with what follows its '@'. */
 		if (optarg && c > 0 && c < 128 && strchr("FNPUTARHC", c))
 			optarg = (char *)cli_pattern_spelled(optarg);
@@ -549,8 +552,12 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				o->kernel |= KERNEL_COMM;
 			break;
 		}
+		case 'e': /* uftrace's short form */
 		case OPT_ESTIMATE_RETURN:
 			o->agent.estimate_return = 1;
+			break;
+		case OPT_TIME:
+			o->print_time = 1;
 			break;
 		case OPT_NO_FOLLOW_EXEC:
 			o->agent.no_follow_exec = 1;
@@ -751,6 +758,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			}
 			o->match_regex = !strcmp(optarg, "regex") ? 1 : 2;
 			break;
+		case 'l': /* uftrace's short form */
+			c = OPT_NEST_LIBCALL;
+			/* fall through */
 		case OPT_NEST_LIBCALL:
 		case OPT_NO_LIBCALL:
 		case OPT_LIBCALL: {
@@ -916,7 +926,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			fputs(record_usage, stdout);
 			exit(0);
 		default:
-			cli_option_error(argv[0], argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:ah", longopts);
+			cli_option_error(argv[0], argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts);
 			return -1;
 		}
 	}

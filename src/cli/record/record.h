@@ -58,6 +58,7 @@ struct record_opts {
 	pid_t attach_pid;      /* -p: record this running process */
 	uint64_t duration_ns;  /* --duration: stop after this long (0: no limit) */
 	int snapshot;          /* --snapshot: overwrite rings, snapshots (snapshot.c) */
+	int print_time;        /* --time: the program's times when it ends (uftrace's) */
 	char *trigger_text;    /* the first --trigger as given, for the file */
 	unsigned max_snapshots;     /* --max-snapshots (0: no limit) */
 	struct arg_plan values;     /* -A, -R, --auto-args, -F value filters (cli/args) */
