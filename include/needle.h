@@ -439,6 +439,11 @@ struct needle_site_info {
 	uint8_t off_bytes[5]; /* the bytes the site holds while disabled */
 	int traceable;        /* 0 when it cannot be attached (unprepared, unloaded) */
 	uint64_t func_size;   /* the function's size in bytes, from its symbol (0: not known) */
+	/* 1 when the object's build marked the function for tracing: a
+	 * compiled entry, or, relocated, a function that calls mcount in an
+	 * object built with gcc -pg (without -mfentry); 0 for a function of
+	 * a library no compiler prepared. */
+	int compiler_marked;
 };
 
 /* Discover sites in objects loaded since the last call (it also runs at

@@ -231,7 +231,7 @@ def main(argv):
         env = dict(os.environ, NEEDLE=os.path.abspath(a.needle))
         cmd = ['nice', '-n', '10', sys.executable, os.path.abspath(__file__), '--suite', suite,
                '--needle', a.needle, '--one', name] + (['-v'] if a.verbose else []) + \
-              (['--pg', a.pg] if a.pg else []) + (['--opt', a.opt] if a.opt else [])
+              (['--pg=' + a.pg] if a.pg else []) + (['--opt=' + a.opt] if a.opt else [])
         return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
 
     def collect(name, p):

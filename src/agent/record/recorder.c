@@ -1096,16 +1096,23 @@ static void *self_handle;
  * of free, whose return addresses are the program's, are not taken for
  * the program's calls.  _Unwind_Resume never returns: not hooked.  Nor
  * __sigjmp_save, the C library's own tail of setjmp (setjmp's line is
- * the program's call). */
+ * the program's call), nor gcc -pg's mcount. */
 static int runtime_plumbing(const char *name)
 {
-	static const char *const names[] = {
-		"__libc_start_main", "__cxa_finalize",	   "_Unwind_Resume", "__sigjmp_save", "__cxa_throw",
-		"__cxa_rethrow",     "__cxa_begin_catch", "__cxa_end_catch", "__gxx_personality_v0",
+	/* mcount: gcc -pg's call at every function's start (gmon's
+	 * profiler, uftrace's own hook): the compiler's, not the program's. */
+	static const char *const hidden[] = {
+		"__libc_start_main", "__cxa_finalize", "_Unwind_Resume", "__sigjmp_save", "mcount", "_mcount",
 	};
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(name, names[i]))
-			return i < 4 ? 1 : 2;
+	static const char *const dropped[] = {
+		"__cxa_throw", "__cxa_rethrow", "__cxa_begin_catch", "__cxa_end_catch", "__gxx_personality_v0",
+	};
+	for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++)
+		if (!strcmp(name, hidden[i]))
+			return 1;
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++)
+		if (!strcmp(name, dropped[i]))
+			return 2;
 	return 0;
 }
 
@@ -1240,7 +1247,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 	 * interposers are entries of that kind. */
 	for (int id = 0; id < total; id++) {
 		struct needle_site_info info = { .sz = sizeof(info) };
-		if (needle_site_info((uint32_t)id, &info) || !info.traceable || info.form == NEEDLE_FORM_RELOCATED)
+		if (needle_site_info((uint32_t)id, &info) || !info.traceable || !info.compiler_marked)
 			continue;
 		struct obj_span *o = obj_of(info.func_ip);
 		if (o && o != self_obj)

@@ -127,13 +127,13 @@ static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
 	return 0;
 }
 
-static int add_fentry_slot(struct elf_image *img, uint64_t slot)
+static int add_slot(uint64_t **slots, size_t *cnt, uint64_t slot)
 {
-	uint64_t *s = realloc(img->fentry_slots, (img->fentry_slot_cnt + 1) * sizeof(*s));
+	uint64_t *s = realloc(*slots, (*cnt + 1) * sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	img->fentry_slots = s;
-	s[img->fentry_slot_cnt++] = slot;
+	*slots = s;
+	s[(*cnt)++] = slot;
 	return 0;
 }
 
@@ -142,8 +142,8 @@ static int is_profiling_symbol(const char *name)
 	return !strcmp(name, "__fentry__") || !strcmp(name, "mcount") || !strcmp(name, "_mcount");
 }
 
-/* GOT slots whose relocation names __fentry__ (JUMP_SLOT for calls through
- * the PLT, GLOB_DAT for "call *__fentry__@GOTPCREL(%rip)"). */
+/* GOT slots whose relocation names __fentry__, or mcount (JUMP_SLOT for
+ * calls through the PLT, GLOB_DAT for "call *__fentry__@GOTPCREL(%rip)"). */
 static int read_relocs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias, struct elf_image *img)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -166,11 +166,11 @@ static int read_relocs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias, str
 		if (!name || !is_profiling_symbol(name))
 			continue;
 		img->linked_with_pg = 1;
-		if (!strcmp(name, "__fentry__")) {
-			int err = add_fentry_slot(img, rela.r_offset + bias);
-			if (err)
-				return err;
-		}
+		int err = !strcmp(name, "__fentry__")
+				  ? add_slot(&img->fentry_slots, &img->fentry_slot_cnt, rela.r_offset + bias)
+				  : add_slot(&img->mcount_slots, &img->mcount_slot_cnt, rela.r_offset + bias);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -369,6 +369,7 @@ void elf_image_free(struct elf_image *img)
 	free(img->funcs);
 	free(img->patchable_entries);
 	free(img->fentry_slots);
+	free(img->mcount_slots);
 	free(img->strings);
 	free(img->fdes);
 	if (img->cfi)

@@ -37,6 +37,8 @@ struct elf_image {
 	struct elf_section_span xray_map;            /* xray_instr_map (LLVM XRay's sleds), size 0 if absent */
 	uint64_t *fentry_slots;       /* runtime addresses of GOT slots bound to __fentry__ */
 	size_t fentry_slot_cnt;
+	uint64_t *mcount_slots;       /* ... and to mcount (gcc -pg without -mfentry) */
+	size_t mcount_slot_cnt;
 	int linked_with_pg;           /* defines __gmon_start__ or imports mcount/__fentry__ */
 	char *strings;                /* arena holding the names */
 	struct elf_range *fdes;       /* sorted by lo; read by elf_image_load_fdes */

@@ -77,6 +77,7 @@ struct found {
 	uint64_t func_size;     /* relocated: its extent */
 	const char *name;       /* relocated: its name, or NULL (from the symbols) */
 	struct reloc_plan plan; /* relocated */
+	int mcount;             /* relocated: it calls gcc -pg's mcount at its start */
 };
 
 struct candidate {
@@ -149,11 +150,72 @@ static int add_xray_entries(struct candidates *c, const struct module *m, uint64
 	return 0;
 }
 
+static int is_slot_of(const uint64_t *slots, size_t cnt, uint64_t slot)
+{
+	for (size_t i = 0; i < cnt; i++)
+		if (slots[i] == slot)
+			return 1;
+	return 0;
+}
+
 static int is_fentry_slot(const struct elf_image *img, uint64_t slot)
 {
-	for (size_t i = 0; i < img->fentry_slot_cnt; i++)
-		if (img->fentry_slots[i] == slot)
-			return 1;
+	return is_slot_of(img->fentry_slots, img->fentry_slot_cnt, slot);
+}
+
+/* The GOT slot a PLT entry at target jumps through ("[endbr64] [bnd] jmp
+ * *slot(%rip)"), or 0. */
+static uint64_t plt_slot(const struct module *m, uint64_t target)
+{
+	if (!module_in_exec(m, target, 16))
+		return 0;
+	const uint8_t *p = (const uint8_t *)target;
+	if (insn_is_endbr64(p))
+		p += 4;
+	if (*p == 0xf2)
+		p++;
+	if (p[0] != 0xff || p[1] != 0x25)
+		return 0;
+	return (uint64_t)(p + 6) + insn_read_rel32(p + 2);
+}
+
+/* gcc -pg without -mfentry calls mcount at the end of the prologue:
+ * "[endbr64] push %rbp; mov %rsp,%rbp", the callee-saved registers'
+ * pushes and the frame's allocation, then "call mcount": through the GOT
+ * ("call *mcount@GOTPCREL(%rip)", in a PIE and a shared object), through
+ * the PLT, or relaxed by the linker ("addr32 call").  Does the function
+ * at [lo, hi) begin so? */
+static int calls_mcount_at_entry(const struct module *m, const struct elf_image *img, uint64_t lo, uint64_t hi)
+{
+	if (hi - lo < 10 || !module_in_exec(m, lo, hi - lo < 48 ? hi - lo : 48))
+		return 0;
+	const uint8_t *p = (const uint8_t *)lo, *end = p + (hi - lo < 48 ? hi - lo : 48) - 6;
+	if (insn_is_endbr64(p))
+		p += 4;
+	if (p[0] != 0x55 || p[1] != 0x48 || p[2] != 0x89 || p[3] != 0xe5)
+		return 0;
+	p += 4;
+	while (p < end) {
+		if (p[0] >= 0x50 && p[0] <= 0x57 && p[0] != 0x55) /* push of a register */
+			p += 1;
+		else if (p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57) /* ... r8-r15 (r10: a nested function's chain) */
+			p += 2;
+		else if (p[0] == 0x48 && p[1] == 0x83 && (p[2] == 0xec || p[2] == 0xe4)) /* sub/and $imm8, %rsp */
+			p += 4;
+		else if (p[0] == 0x48 && p[1] == 0x81 && (p[2] == 0xec || p[2] == 0xe4)) /* ... $imm32 */
+			p += 7;
+		else
+			break;
+	}
+	if (p >= end)
+		return 0;
+	uint64_t at = (uint64_t)(uintptr_t)p;
+	if (p[0] == 0xff && p[1] == 0x15)
+		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, at + 6 + insn_read_rel32(p + 2));
+	if (p[0] == 0x67 && p[1] == 0xe8)
+		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 6 + insn_read_rel32(p + 2)));
+	if (p[0] == 0xe8)
+		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 5 + insn_read_rel32(p + 1)));
 	return 0;
 }
 
@@ -170,16 +232,8 @@ static int is_fentry_target(const struct module *m, const struct elf_image *img,
 	}
 	if (fentry && target == (uint64_t)fentry)
 		return 1;
-	if (!module_in_exec(m, target, 16))
-		return 0;
-	const uint8_t *p = (const uint8_t *)target;
-	if (insn_is_endbr64(p))
-		p += 4;
-	if (*p == 0xf2)
-		p++;
-	if (p[0] != 0xff || p[1] != 0x25)
-		return 0;
-	return is_fentry_slot(img, (uint64_t)(p + 6) + insn_read_rel32(p + 2));
+	uint64_t slot = plt_slot(m, target);
+	return slot && is_fentry_slot(img, slot);
 }
 
 /* -fpatchable-function-entry=M,N with N > 0 lists the first of N NOPs
@@ -360,6 +414,7 @@ static int make_site(struct module *m, const struct elf_image *img, const struct
 	proto.entry_only = (uint8_t)(named(proto.func.name, caller_names) || named(proto.func.name, twice_names) ||
 				     named(proto.func.name, switch_names) || named(proto.func.name, vfork_names));
 	proto.direct_skip = proto.entry_only;
+	proto.compiler_marked = (uint8_t)(!relocated || fd->mcount);
 	if (form == NEEDLE_FORM_RELOCATED) {
 		proto.covered = fd->plan.covered;
 		proto.insn_cnt = fd->plan.insn_cnt;
@@ -611,6 +666,14 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		if (in_plt(img, f->lo) || (!f->name && (c == calls.cnt || calls.v[c] != f->lo)) ||
 		    entered_without_call(f->name) || f->lo == img->entry)
 			continue;
+		/* An object built with gcc -pg (no -mfentry) says which of
+		 * its functions it meant to trace: those that call mcount.
+		 * The rest (the start files' __gmon_start__, frame_dummy,
+		 * libc_nonshared's atexit) are not its code, as uftrace,
+		 * which hooks mcount, never sees them either. */
+		int mcount = img->mcount_slot_cnt && calls_mcount_at_entry(m, img, f->lo, f->hi);
+		if (img->mcount_slot_cnt && !mcount)
+			continue;
 		m->reloc_found++;
 		uint64_t site = f->lo;
 		if (f->hi - f->lo >= 4 && insn_is_endbr64((const uint8_t *)f->lo))
@@ -646,7 +709,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		}
 		v[(*found_cnt)++] = (struct found){ .addr = site, .form = NEEDLE_FORM_RELOCATED, .load_len = 5,
 						    .func = f->lo, .func_size = f->hi - f->lo, .name = f->name,
-						    .plan = plan };
+						    .plan = plan, .mcount = mcount };
 	}
 	if (v)
 		*found = v;

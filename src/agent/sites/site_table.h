@@ -65,6 +65,9 @@ struct site {
 	 * NEEDLE_ENTRY_NO_EXIT | NEEDLE_ENTRY_NO_EXIT_FUNC, and direct_skip
 	 * stays set (the direct paths hook returns).  Set at discovery. */
 	uint8_t entry_only;
+	/* The object's build marked the function for tracing (a compiled
+	 * form; relocated: gcc -pg's call of mcount).  Set at discovery. */
+	uint8_t compiler_marked;
 	_Atomic(struct consumer_list *) consumers; /* read by dispatch under RCU */
 	uint8_t form;       /* enum needle_site_form */
 	uint8_t load_len;   /* bytes rewritten by normalization (5, or 6 for 6-byte fentry calls) */
