@@ -362,3 +362,13 @@ check_eq "a wrapper of a library function: one line per call" \
   } /* twice */
   printf();
 } /* main */"
+# record -T FUNC@trace_off: the recording stops there, and the calls it
+# stopped in (their lines written, their ends never shown) are listed
+# after the graph, innermost first, as uftrace lists them; a replay's own
+# trace_off only stops showing, and lists nothing.
+"$NEEDLE" record -T inner@trace_off -o "$T/toff.data" -- "$P" >/dev/null 2>&1
+check_eq "record -T inner@trace_off: outer and main listed as left open, once each" \
+	"$("$NEEDLE" replay -i "$T/toff.data" | sed -n '/^needle stopped recording/,$p' | sed 1,3d)" \
+	"[1] outer"$'\n'"[0] main"
+check_eq "replay -T inner@trace_off: nothing listed" \
+	"$("$NEEDLE" replay -i all.data -T inner@trace_off | grep -c 'stopped recording')" 0

@@ -289,6 +289,11 @@ struct replay {
 	size_t open_cnt, open_cap;
 	struct tree_stacks *tt; /* by thread */
 	int no_comment;
+	/* A trace_off among record's -T (the trace's view options): the
+	 * recording "stopped" there, as uftrace's would have, so the calls
+	 * whose ends fall in it are listed as left open (put_open_calls);
+	 * a replay's own trace_off only stops showing. */
+	int recorded_trace_off;
 	int mark_unwound; /* --mark-unwound: a call left without returning says so in its comment */
 	int no_kernel;  /* --no-kernel: no line for the kernel's events */
 	struct view_sched sched; /* -E, --no-sched, ... (view.h) */
@@ -682,21 +687,27 @@ static void put_return_before(struct replay *r, const struct trace_event *ev, co
  * (no closing line, as uftrace shows it: the call is listed after the
  * graph, 2), or its exit lost (its closing line, begun but not ended, 1);
  * 0 for any other. */
+/* A call listed after the graph with those the recording ended in. */
+static void add_open_call(struct replay *r, uint32_t thread, uint32_t depth, uint32_t site)
+{
+	if (r->open_cnt == r->open_cap) {
+		size_t cap = r->open_cap ? r->open_cap * 2 : 16;
+		struct open_call *v = realloc(r->open_calls, cap * sizeof(*v));
+		if (!v) {
+			r->line.oom = 1;
+			return;
+		}
+		r->open_calls = v;
+		r->open_cap = cap;
+	}
+	r->open_calls[r->open_cnt] = (struct open_call){ thread, depth, site, r->open_cnt };
+	r->open_cnt++;
+}
+
 static int put_unfinished(struct replay *r, const struct trace_event *ev, const char *name, uint32_t depth)
 {
 	if (ev->flags & TEV_OPEN) {
-		if (r->open_cnt == r->open_cap) {
-			size_t cap = r->open_cap ? r->open_cap * 2 : 16;
-			struct open_call *v = realloc(r->open_calls, cap * sizeof(*v));
-			if (!v) {
-				r->line.oom = 1;
-				return 2;
-			}
-			r->open_calls = v;
-			r->open_cap = cap;
-		}
-		r->open_calls[r->open_cnt] = (struct open_call){ ev->thread, depth, ev->site, r->open_cnt };
-		r->open_cnt++;
+		add_open_call(r, ev->thread, depth, ev->site);
 		return 2;
 	}
 	if (!(ev->flags & TEV_EXIT_LOST))
@@ -1330,8 +1341,20 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		return 0;
 	}
 	case TEV_EXIT: {
-		if (th->off)
+		if (th->off) {
+			/* A call whose line is written and whose end comes
+			 * while showing is stopped by record's trace_off: its
+			 * end is never shown, so it is listed after the graph
+			 * with the calls the recording ended in, as uftrace
+			 * lists the calls it stopped recording in. */
+			struct tree_frame *f = ev->depth < th->cap ? &th->f[ev->depth] : NULL;
+			if (r->recorded_trace_off && f && f->site == ev->site && (f->flags & FR_PRINTED) &&
+			    (f->flags & FR_ENTERED) && !(ev->flags & TEV_ORPHAN)) {
+				add_open_call(r, ev->thread, f->sdepth, ev->site);
+				f->flags = 0; /* listed once: a call entered while off reuses the depth */
+			}
 			return 0;
+		}
 		if (ev->flags & TEV_ORPHAN) {
 			if (r->have_sel || r->have_callers || th->threshold || th->out)
 				return 0;
@@ -1882,6 +1905,9 @@ int cmd_replay(int argc, char **argv)
 			all_argc--;
 		st = replay_parse(all_argc, all_argv, &r, &input, &tid);
 		r.t = t;
+		for (size_t i = 0; i < t->view_opts_len; i += strlen(t->view_opts + i) + 1)
+			if (strstr(t->view_opts + i, "trace_off"))
+				r.recorded_trace_off = 1;
 		if (st) {
 			view_close(t);
 			free(all_argv);
