@@ -97,7 +97,10 @@ check_cut before-end "$oe"
 check_cut header-only 64
 
 check "mid-chunk: the sites, written before the first chunk, name the functions" grep -q '^work,' <("$NEEDLE" report --csv -i "$T/mid-chunk.data" 2>/dev/null)
-check "mid-chunk: info says there is no metadata" grep -q 'no metadata' <("$NEEDLE" info -i "$T/mid-chunk.data" 2>/dev/null)
+check_eq "mid-chunk: info does not say the functions are unnamed (they are named)" \
+	"$("$NEEDLE" info -i "$T/mid-chunk.data" 2>/dev/null | grep -c 'no function names')" 0
+check "header-only: info says the functions are unnamed" \
+	grep -q 'no function names (they show as site#N)' <("$NEEDLE" info -i "$T/header-only.data" 2>/dev/null)
 check "before-end: names are there" grep -q '^work,' <("$NEEDLE" report --csv -i "$T/before-end.data" 2>/dev/null)
 check "the complete file has no warning" test -z "$("$NEEDLE" report -i "$T/good.data" 2>&1 >/dev/null)"
 

@@ -402,7 +402,7 @@ int cmd_info(int argc, char **argv)
 		printf("status:        incomplete (the recording did not finish): %llu chunks read, %llu bytes at the end"
 		       " ignored%s\n",
 		       (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes,
-		       t->have_process ? "" : "; no metadata (function names show as site#N)");
+		       t->names_len ? "" : "; no function names (they show as site#N)");
 	else
 		printf("status:        complete\n");
 	char returns[32];
