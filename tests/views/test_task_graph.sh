@@ -92,3 +92,8 @@ check_eq "info --task: F on the three processes' first threads" \
 "$NEEDLE" record -o "$T/semi.data" -- "$P" semi >/dev/null 2>&1
 check_eq "export --format=folded: a thread named 'w;1' is one frame" \
 	"$("$NEEDLE" export -i "$T/semi.data" -f folded -o - | awk -F';' '$1 !~ /-[0-9]+$/' | wc -l)/$("$NEEDLE" export -i "$T/semi.data" -f folded -o - | grep -c '^w:1-')" "0/2"
+# report counts a call once: a forked child's copy of its parent's open
+# main (its stack inherited) is not a second call of main, as uftrace
+# counts; main ran once, the two forks each once.
+check_eq "report: main called once, across the three processes" \
+	"$("$NEEDLE" report -i "$T/t.data" --csv | awk -F, '$1 == "main" { print $2 }')" 1
