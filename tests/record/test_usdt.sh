@@ -95,6 +95,27 @@ wait "$rec"
 check_eq "attach: the 100 steps after the attach" "$(inside "$T/attach.data" usdt_test:step step)" "100 100"
 check_eq "attach: tracefs as it was" "$(ours)" "$before"
 
+# needle record killed (SIGKILL) while its uprobes are in tracefs: its
+# janitor (a shell in a session of its own, reading a pipe only needle
+# record holds) takes them out once it is gone, and then ends.
+mkfifo "$T/kin"
+"$NEEDLE" record -E 'usdt_test:step' -o "$T/killed.data" -- "$P" 10 wait <"$T/kin" >"$T/k.out" 2>"$T/k.err" &
+rec=$!
+exec 4>"$T/kin"
+check "killed: recording" wait_for grep -q '^ready' "$T/k.out"
+group=$(sed -n 's|^p:\(needle_[0-9]*_[0-9]*\)/p0 .*|\1|p' "$EVENTS" | tail -1)
+check "killed: its group in tracefs ($group)" test -n "$group"
+kill -KILL "$rec"
+wait "$rec" 2>/dev/null
+group_gone() { ! grep -q "^p:$group/" "$EVENTS"; }
+janitor_gone() { ! pgrep -f "sh -c cat.*$group" >/dev/null; }
+check "killed: its uprobes taken out of tracefs" wait_for group_gone
+check "killed: its janitor ended" wait_for janitor_gone
+exec 4>&-
+check_eq "killed: tracefs as it was" "$(ours)" "$before"
+# and after a recording that ended as it should, no janitor is left
+check_eq "no janitor left after the recordings that ended" "$(pgrep -fc 'sh -c cat >/dev/null')" 0
+
 # A recording killed leaves its uprobes; the next one removes them.
 for i in 0 1 2 3 4 5 6 7 8 9; do echo "p:needle_999999_1/p$i $P:0x1000" >>"$EVENTS"; done 2>/dev/null
 "$NEEDLE" record -E 'usdt_test:step' -o "$T/after.data" -- "$P" 10 >/dev/null 2>&1

@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -470,6 +471,58 @@ static void remove_stale_probes(const char *events, int fd)
 	free(gone);
 }
 
+/* The uprobes stay in tracefs if needle record is killed (SIGKILL) before
+ * it takes them out; the next needle record -E removes a dead one's
+ * (remove_stale_probes), but until then they are there for every tool
+ * to see.  So a janitor waits beside it: /bin/sh in a session of its own
+ * (a Ctrl-C to needle record's group does not reach it), reading a pipe
+ * whose only writer is this process (close-on-exec, never the
+ * program's).  When this process is gone, however it ended, the read
+ * ends, and the janitor takes out what is left of the group, again for
+ * a second while the kernel is still closing the events (a probe with an
+ * open event cannot be removed); after a normal end, nothing is left and
+ * it exits at once.  Not having one (no /bin/sh) is no error. */
+static void start_janitor(struct kernel_rec *k)
+{
+	static const char script[] =
+		"cat >/dev/null\n"
+		"for i in 1 2 3 4 5 6 7 8 9 10; do\n"
+		"  left=$(sed -n \"s|^p:\\($1/p[0-9]*\\) .*|\\1|p\" \"$0\")\n"
+		"  [ -z \"$left\" ] && exit 0\n"
+		"  for p in $left; do echo \"-:$p\"; done >>\"$0\" 2>/dev/null\n"
+		"  sleep 0.1\n"
+		"done\n";
+	int p[2];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	char *argv[] = { "sh", "-c", (char *)script, k->uprobe_events, k->probe_group, NULL };
+	int ok = !posix_spawn_file_actions_init(&fa);
+	ok = ok && !posix_spawn_file_actions_adddup2(&fa, p[0], 0) &&
+	     !posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) &&
+	     !posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	int attr_ok = !posix_spawnattr_init(&attr);
+	if (attr_ok) {
+		sigset_t none;
+		sigemptyset(&none);
+		posix_spawnattr_setsigmask(&attr, &none);
+		posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK);
+	}
+	if (ok && attr_ok && !posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ)) {
+		k->janitor_fd = p[1];
+		k->have_janitor = 1;
+	} else {
+		close(p[1]);
+	}
+	close(p[0]);
+	if (attr_ok)
+		posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+}
+
 /* -E PROVIDER:NAME: each probe a uprobe made in tracefs
  * ("p:needle_PID_START/pN OBJECT:OFFSET(SEMAPHORE)", START the process's
  * start time, so that a pid reused, or the same pid in another container,
@@ -499,6 +552,7 @@ static void open_probes(struct kernel_rec *k)
 	}
 	remove_stale_probes(k->uprobe_events, fd);
 	snprintf(k->probe_group, sizeof(k->probe_group), "needle_%d_%llu", (int)getpid(), proc_start((int)getpid()));
+	start_janitor(k);
 	for (size_t i = 0; i < k->probe_cnt; i++) {
 		struct kernel_probe *p = &k->probes[i];
 		if (strpbrk(p->object, " \t\n")) {
@@ -551,6 +605,10 @@ static void remove_probes(struct kernel_rec *k)
 	}
 	close(fd);
 	k->uprobe_events[0] = 0;
+	if (k->have_janitor) {
+		close(k->janitor_fd); /* nothing left: it exits */
+		k->have_janitor = 0;
+	}
 }
 
 /* What every task's events share: the rings (one per CPU), the

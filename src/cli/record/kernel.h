@@ -66,6 +66,11 @@ struct kernel_rec {
 	size_t probe_cnt;
 	char uprobe_events[64]; /* tracefs's uprobe_events, where ours were made ("": none) */
 	char probe_group[48];   /* their group there, needle_PID_START */
+	/* The write end of the pipe whose closing (this process's end, a
+	 * SIGKILL's too) tells the janitor to take the group out of tracefs
+	 * (open_probes); have_janitor: it was started. */
+	int janitor_fd;
+	int have_janitor;
 };
 #define KERNEL_PROBES_MAX 65535 /* an index fits ring_event.major */
 /* Add a USDT probe for kernel_open (before it): 0, or -1 (out of memory,
