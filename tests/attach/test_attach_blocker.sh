@@ -28,19 +28,28 @@ mark() {
 	expect+=$'\n'"mark $marks"
 	wait_for grep -q "^mark $marks\$" "$T/out"
 }
+# rec_start NAME ARGS...: needle record -p with ARGS in the background
+# ($rec), once it records; rec_stop NAME WHAT: Ctrl-C, and its exit 0.
+rec_start() {
+	local name=$1
+	shift
+	"$NEEDLE" record -p "$pid" "$@" -o "$T/$name.data" --duration=60 2>"$T/$name.rec" &
+	rec=$!
+	wait_for grep -q "recording process" "$T/$name.rec"
+}
+rec_stop() {
+	kill -INT "$rec"
+	wait "$rec"
+	local st=$?
+	check_eq "$2: recorded and detached ($(tail -1 "$T/$1.rec"))" "$st" 0
+}
 for round in 1 2 3 compiled; do
 	opt=()
 	[ "$round" = compiled ] && opt=(--sites=compiled)
-	"$NEEDLE" record -p "$pid" "${opt[@]}" -F blk_work -F blk_mark -o "$T/$round.data" --duration=60 \
-		2>"$T/$round.rec" &
-	rec=$!
-	wait_for grep -q "recording process" "$T/$round.rec"
+	rec_start "$round" "${opt[@]}" -F blk_work -F blk_mark
 	mark
 	mark
-	kill -INT "$rec"
-	wait "$rec"
-	st=$?
-	check_eq "attach $round: recorded and detached ($(tail -1 "$T/$round.rec"))" "$st" 0
+	rec_stop "$round" "attach $round"
 	check_eq "attach $round: the 2 marks made while recorded" "$(calls "$T/$round.data" blk_mark)" 2
 	n=$(calls "$T/$round.data" blk_work)
 	check "attach $round: the spinning thread's calls traced ($n)" test "$n" -gt 0 2>/dev/null
@@ -48,18 +57,13 @@ for round in 1 2 3 compiled; do
 done
 
 # A live change of the filters: one more batch, with the threads running.
-"$NEEDLE" record -p "$pid" --ctl -F blk_mark -o "$T/ctl.data" --duration=60 2>"$T/ctl.rec" &
-rec=$!
-wait_for grep -q "recording process" "$T/ctl.rec"
+rec_start ctl --ctl -F blk_mark
 mark
 "$NEEDLE" ctl "$pid" filter blk_mark blk_work >"$T/ctl.out" 2>&1
 st=$?
 check_eq "ctl: the filter widened ($(head -c 200 "$T/ctl.out"))" "$st" 0
 mark
-kill -INT "$rec"
-wait "$rec"
-st=$?
-check_eq "ctl: recorded and detached ($(tail -1 "$T/ctl.rec"))" "$st" 0
+rec_stop ctl ctl
 check_eq "ctl: both marks" "$(calls "$T/ctl.data" blk_mark)" 2
 n=$(calls "$T/ctl.data" blk_work)
 check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>/dev/null
@@ -71,9 +75,7 @@ check "ctl: the spinning thread traced after the change ($n)" test "$n" -gt 0 2>
 # library's functions are relocated entries, whose rewrite stops every
 # thread, the main one too.  (test_redis measures the stall this used to
 # cause where the blocking thread sleeps in a futex for long.)
-"$NEEDLE" record -p "$pid" -o "$T/kill.data" --duration=60 2>"$T/kill.rec" &
-rec=$!
-wait_for grep -q "recording process" "$T/kill.rec"
+rec_start kill
 mark
 kill -KILL "$rec"
 wait "$rec" 2>/dev/null
@@ -86,14 +88,9 @@ while [ "$(date +%s%N)" -lt "$end" ]; do
 	[ "$ms" -gt "$worst" ] && worst=$ms
 done
 check "killed: every mark for 3 s after the kill answered within a second (worst $worst ms)" test "$worst" -lt 1000
-"$NEEDLE" record -p "$pid" -F blk_mark -o "$T/again.data" --duration=60 2>"$T/again.rec" &
-rec=$!
-wait_for grep -q "recording process" "$T/again.rec"
+rec_start again -F blk_mark
 mark
-kill -INT "$rec"
-wait "$rec"
-st=$?
-check_eq "killed: recorded again afterwards ($(tail -1 "$T/again.rec"))" "$st" 0
+rec_stop again "killed: recorded again afterwards"
 check_eq "killed: the mark made while recorded again" "$(calls "$T/again.data" blk_mark)" 1
 
 echo quit >&9
