@@ -28,6 +28,7 @@
  * be attachable; nothing but the one borrowed thread is ever stopped; the
  * exit status is 0 when a trace was written, 1 otherwise, with one line
  * saying why. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -84,6 +85,58 @@ static int read_int_file(const char *path)
 }
 
 /* Everything that can be told without touching the target. */
+
+/* The needle buffer a process maps (at `at` in its maps text, a line
+ * "lo-hi perms offset dev inode path"): is it still a recording's, that
+ * is, does another process hold a descriptor of that memfd?  needle
+ * record keeps one open for its whole run; a recording that ended leaves
+ * the mapping only in a child forked while it ran, which its parent's
+ * detach does not reach.  1 when served, or when it cannot be told (no
+ * access to other processes' descriptors: said as before). */
+static int buffer_served(pid_t pid, const char *maps, const char *at)
+{
+	const char *line = at;
+	while (line > maps && line[-1] != '\n')
+		line--;
+	unsigned long long ino = 0;
+	if (sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1 || !ino)
+		return 1;
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return 1;
+	int served = 0, looked = 0;
+	struct dirent *e;
+	while (!served && (e = readdir(proc))) {
+		char *end;
+		long p = strtol(e->d_name, &end, 10);
+		if (*end || p <= 0 || p == pid)
+			continue;
+		char dir[64];
+		snprintf(dir, sizeof(dir), "/proc/%ld/fd", p);
+		DIR *fds = opendir(dir);
+		if (!fds)
+			continue;
+		looked = 1;
+		struct dirent *f;
+		while (!served && (f = readdir(fds))) {
+			char path[352], target[64];
+			struct stat st;
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, f->d_name);
+			ssize_t n = readlink(path, target, sizeof(target) - 1);
+			if (n <= 0)
+				continue;
+			target[n] = 0;
+			if (strstr(target, "/memfd:needle-buffer") && !stat(path, &st) && st.st_ino == ino)
+				served = 1;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	return served || !looked;
+}
+
 static int check_target(pid_t pid, char *comm, size_t commlen)
 {
 	char *stat = proc_read(pid, "stat", NULL);
@@ -172,8 +225,15 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 	/* A recording maps its buffer (needle record's memfd) until it
 	 * ends; loading libneedle again into such a process would run the
 	 * loader's traced functions on a borrowed thread. */
-	int recorded = strstr(maps, "/memfd:needle-buffer") != NULL;
+	const char *buffer = strstr(maps, "/memfd:needle-buffer");
+	int recorded = buffer != NULL, served = recorded ? buffer_served(pid, maps, buffer) : 0;
 	free(maps);
+	if (recorded && !served) {
+		cli_error("process %d (%s) keeps the patched code of a recording that has ended (it was forked "
+			  "while its parent was recorded, and needle does not yet let go of such a child): it cannot "
+			  "be recorded again until it restarts", (int)pid, comm);
+		return -1;
+	}
 	if (recorded) {
 		cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
 			  "another -p)", (int)pid, comm);
