@@ -57,6 +57,7 @@
 #include "agent/patch/sigmask_watch.h"
 #include "agent/patch/thread_stop.h"
 #include "agent/record/control.h"
+#include "agent/base/thread_hold.h"
 #include "agent/record/hold_client.h"
 #include "agent/record/recorder.h"
 #include "agent/thread/thread_state.h"
@@ -286,7 +287,7 @@ static void *session(void *arg)
 		 * every signal, froze for 2 s after a SIGKILL of needle
 		 * record). */
 		if (session_wait(fd, hold_hdr, in_steps) && hold_hdr != MAP_FAILED)
-			hold_client_detach();
+			thread_hold_offer(NULL); /* hold_area stays: a batch under way may still use it */
 		agent_recording_stopping();
 		if ((err = recorder_stop()))
 			pr_warn("cannot stop recording (%d); sites stay patched\n", err);

@@ -957,7 +957,11 @@ struct trace *trace_open(const char *path, char *err, size_t errlen)
 		reader_error(err, errlen, "cannot read %s: %s", path, strerror(errno ? errno : EIO));
 		goto fail;
 	}
-	if (size < sizeof(t->header) && size >= 8 && !memcmp(magic, TRACE_MAGIC, 8)) {
+	if (!size) {
+		reader_error(err, errlen, "%s is empty (nothing was written to it)", path);
+		goto fail;
+	}
+	if (size < sizeof(t->header) && !memcmp(magic, TRACE_MAGIC, have)) {
 		reader_error(err, errlen, "%s is cut off: %llu bytes, less than a trace's %zu-byte header", path,
 			     (unsigned long long)size, sizeof(t->header));
 		goto fail;

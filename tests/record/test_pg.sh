@@ -8,7 +8,8 @@
 # are not one library call).  The graph is the one of the same sources
 # built with -fpatchable-function-entry=5, at -O0 and -O2, through the
 # GOT (PIE) and the PLT (non-PIE), with a nested function (its chain in
-# r10, pushed before mcount).
+# r10, pushed before mcount) and a large frame (-fstack-clash-protection:
+# a probe loop before mcount).
 . "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
 
@@ -29,6 +30,13 @@ __attribute__((noinline)) int nested(int n)
 	int add(int v) { return v + k; }
 	return add(1) + add(2);
 }
+__attribute__((noinline)) int big(int x)
+{
+	volatile char buf[20000]; /* stack-clash probes before mcount */
+	for (int i = 0; i < 20000; i += 4096)
+		buf[i] = (char)x;
+	return buf[x % 4096];
+}
 __attribute__((noinline)) int many(int a, int b, int c, int d, int e, int f, int g)
 {
 	return a + b + c + d + e + f + g + mid(a);
@@ -37,7 +45,7 @@ int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 2, s = 0;
 	for (int i = 0; i < n; i++)
-		s += mid(i) + lib_a(i) + nested(i) + many(i, 1, 2, 3, 4, 5, 6);
+		s += mid(i) + lib_a(i) + nested(i) + many(i, 1, 2, 3, 4, 5, 6) + big(i);
 	printf("%d\n", s);
 	return 0;
 }
@@ -50,9 +58,9 @@ for opt in O0 O2; do
 		[ "$pie" = no-pie ] && pflag=-fno-pie
 		gcc -$opt -pg -fPIC -shared -o "$T/libpg_$v.so" "$T/lib.c" || fail "$v: the -pg library builds"
 		gcc -$opt -fpatchable-function-entry=5 -fPIC -shared -o "$T/libpf_$v.so" "$T/lib.c"
-		gcc -$opt -pg $pflag -"$pie" -o "$T/pg_$v" "$T/prog.c" -L"$T" -lpg_$v -Wl,-rpath,"$T" ||
+		gcc -$opt -pg -fstack-clash-protection $pflag -"$pie" -o "$T/pg_$v" "$T/prog.c" -L"$T" -lpg_$v -Wl,-rpath,"$T" ||
 			fail "$v: the -pg program builds"
-		gcc -$opt -fpatchable-function-entry=5 $pflag -"$pie" -o "$T/pf_$v" "$T/prog.c" -L"$T" -lpf_$v \
+		gcc -$opt -fpatchable-function-entry=5 -fstack-clash-protection $pflag -"$pie" -o "$T/pf_$v" "$T/prog.c" -L"$T" -lpf_$v \
 			-Wl,-rpath,"$T"
 		"$T/pg_$v" 3 >"$T/plain_$v.out" 2>/dev/null
 		rm -f gmon.out
@@ -68,6 +76,7 @@ for opt in O0 O2; do
 			cmp -s "$T/pg_$v.graph" "$T/pf_$v.graph"
 		check_eq "$v: the -pg library's functions nest (lib_a { lib_b { lib_c } }), 3 of each" \
 			"$(grep -c '^ *lib_b() {$' "$T/pg_$v.graph") $(grep -c '^ *lib_c();$' "$T/pg_$v.graph")" "3 3"
+		check_eq "$v: the large frame's function, 3 calls" "$(grep -c '^ *big();$' "$T/pg_$v.graph")" 3
 	done
 done
 rm -f gmon.out

@@ -211,7 +211,8 @@ check_eq "as needle: -F naming nothing is refused" "$?:$(grep -c 'the filters ma
 check_eq "record -e is --estimate-return" "$("$NEEDLE" info -i "$T/se.data" | grep -c -- '--estimate-return')" 1
 "$T/uftrace" record -l -o "$T/sl.data" -- "$P" >/dev/null 2>"$T/sl.err"
 "$NEEDLE" record --nest-libcall -o "$T/sl2.data" -- "$P" >/dev/null 2>&1
-check_eq "record -l is --nest-libcall (the same graph)" "$(graph -i sl.data | md5sum)" "$(graph -i sl2.data | md5sum)"
+check "record -l is --nest-libcall (the same graph, $(graph -i sl.data | wc -l) lines)" \
+	test "$(graph -i sl.data | wc -l)" -gt 5 -a "$(graph -i sl.data | md5sum)" = "$(graph -i sl2.data | md5sum)"
 "$T/uftrace" record --time -o "$T/st.data" -- "$P" >"$T/st.out" 2>"$T/st.err"
 check_eq "record --time: the program's three times, after it ends, not taken for -t" \
 	"$(grep -cE '^(elapsed| system|   user) time: +[0-9]+\.[0-9]{9} sec$' "$T/st.err"):$(cat "$T/st.out" | wc -c)" \

@@ -370,5 +370,10 @@ check_eq "a wrapper of a library function: one line per call" \
 check_eq "record -T inner@trace_off: outer and main listed as left open, once each" \
 	"$("$NEEDLE" replay -i "$T/toff.data" | sed -n '/^needle stopped recording/,$p' | sed 1,3d)" \
 	"[1] outer"$'\n'"[0] main"
-check_eq "replay -T inner@trace_off: nothing listed" \
-	"$("$NEEDLE" replay -i all.data -T inner@trace_off | grep -c 'stopped recording')" 0
+"$NEEDLE" replay -i all.data -T inner@trace_off >"$T/roff.out" 2>&1
+check_eq "replay -T inner@trace_off: shown up to inner, nothing listed after" \
+	"$?:$(grep -c 'main() {' "$T/roff.out"):$(grep -c 'stopped recording' "$T/roff.out")" "0:1:0"
+"$NEEDLE" record -T inner@traceoff -o "$T/toff2.data" -- "$P" >/dev/null 2>&1
+check_eq "record -T inner@traceoff (uftrace's other spelling): listed too" \
+	"$("$NEEDLE" replay -i "$T/toff2.data" | sed -n '/^needle stopped recording/,$p' | sed 1,3d)" \
+	"[1] outer"$'\n'"[0] main"

@@ -179,43 +179,33 @@ static uint64_t plt_slot(const struct module *m, uint64_t target)
 	return (uint64_t)(p + 6) + insn_read_rel32(p + 2);
 }
 
-/* gcc -pg without -mfentry calls mcount at the end of the prologue:
- * "[endbr64] push %rbp; mov %rsp,%rbp", the callee-saved registers'
- * pushes and the frame's allocation, then "call mcount": through the GOT
- * ("call *mcount@GOTPCREL(%rip)", in a PIE and a shared object), through
- * the PLT, or relaxed by the linker ("addr32 call").  Does the function
- * at [lo, hi) begin so? */
+/* gcc -pg without -mfentry calls mcount at the end of the prologue
+ * ("[endbr64] push %rbp; mov %rsp,%rbp", the callee-saved registers'
+ * pushes, the frame's allocation, a large frame's stack-clash probes),
+ * through the GOT ("call *mcount@GOTPCREL(%rip)", in a PIE and a shared
+ * object), through the PLT, or relaxed by the linker ("addr32 call").
+ * Does the function at [lo, hi) make that call in its first 128 bytes?
+ * Every byte offset is looked at, not only instruction starts: a match
+ * needs a call's opcode whose 32-bit displacement lands exactly on
+ * mcount's GOT slot or PLT entry, which no other bytes do by chance. */
 static int calls_mcount_at_entry(const struct module *m, const struct elf_image *img, uint64_t lo, uint64_t hi)
 {
-	if (hi - lo < 10 || !module_in_exec(m, lo, hi - lo < 48 ? hi - lo : 48))
+	size_t n = hi - lo < 128 ? (size_t)(hi - lo) : 128;
+	if (n < 10 || !module_in_exec(m, lo, n))
 		return 0;
-	const uint8_t *p = (const uint8_t *)lo, *end = p + (hi - lo < 48 ? hi - lo : 48) - 6;
-	if (insn_is_endbr64(p))
-		p += 4;
-	if (p[0] != 0x55 || p[1] != 0x48 || p[2] != 0x89 || p[3] != 0xe5)
-		return 0;
-	p += 4;
-	while (p < end) {
-		if (p[0] >= 0x50 && p[0] <= 0x57 && p[0] != 0x55) /* push of a register */
-			p += 1;
-		else if (p[0] == 0x41 && p[1] >= 0x50 && p[1] <= 0x57) /* ... r8-r15 (r10: a nested function's chain) */
-			p += 2;
-		else if (p[0] == 0x48 && p[1] == 0x83 && (p[2] == 0xec || p[2] == 0xe4)) /* sub/and $imm8, %rsp */
-			p += 4;
-		else if (p[0] == 0x48 && p[1] == 0x81 && (p[2] == 0xec || p[2] == 0xe4)) /* ... $imm32 */
-			p += 7;
-		else
-			break;
+	const uint8_t *p = (const uint8_t *)lo;
+	for (size_t i = 0; i + 6 <= n; i++) {
+		uint64_t at = lo + i;
+		if (p[i] == 0xff && p[i + 1] == 0x15 &&
+		    is_slot_of(img->mcount_slots, img->mcount_slot_cnt, at + 6 + insn_read_rel32(p + i + 2)))
+			return 1;
+		if (p[i] == 0x67 && p[i + 1] == 0xe8 &&
+		    is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 6 + insn_read_rel32(p + i + 2))))
+			return 1;
+		if (p[i] == 0xe8 &&
+		    is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 5 + insn_read_rel32(p + i + 1))))
+			return 1;
 	}
-	if (p >= end)
-		return 0;
-	uint64_t at = (uint64_t)(uintptr_t)p;
-	if (p[0] == 0xff && p[1] == 0x15)
-		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, at + 6 + insn_read_rel32(p + 2));
-	if (p[0] == 0x67 && p[1] == 0xe8)
-		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 6 + insn_read_rel32(p + 2)));
-	if (p[0] == 0xe8)
-		return is_slot_of(img->mcount_slots, img->mcount_slot_cnt, plt_slot(m, at + 5 + insn_read_rel32(p + 1)));
 	return 0;
 }
 

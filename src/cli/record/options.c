@@ -989,6 +989,10 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	/* With -p every filter selects single functions, library calls too. */
 	if (o->attach_pid)
 		o->agent.patch_keeps_libcalls = 0;
+	if (o->attach_pid && o->print_time) {
+		cli_error("record: --time gives the times of a program needle record starts; with -p it has started");
+		return -1;
+	}
 	if (o->attach_pid && o->bind_now) {
 		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");
 		return -1;

@@ -161,7 +161,19 @@ void cli_option_error(const char *cmd, int argc, char *const argv[], const char 
 {
 	const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
 
-	if (!strncmp(arg, "--", 2)) {
+	/* argv[optind - 1] is the element getopt failed in, unless a short
+	 * option failed before the end of its cluster ("-xa": optind stays
+	 * on it): a long option there is the failing one only if optopt is
+	 * 0 (an unknown long option) or its own value (missing its value). */
+	int long_failed = !strncmp(arg, "--", 2);
+	if (long_failed && optopt) {
+		size_t n = strcspn(arg + 2, "=");
+		long_failed = 0;
+		for (const struct option *o = longopts; o && o->name; o++)
+			if (!strncmp(o->name, arg + 2, n) && o->val == optopt)
+				long_failed = 1;
+	}
+	if (long_failed) {
 		size_t n = strcspn(arg + 2, "=");
 		const struct option *hit = NULL;
 		int hits = 0;

@@ -1905,9 +1905,19 @@ int cmd_replay(int argc, char **argv)
 			all_argc--;
 		st = replay_parse(all_argc, all_argv, &r, &input, &tid);
 		r.t = t;
-		for (size_t i = 0; i < t->view_opts_len; i += strlen(t->view_opts + i) + 1)
-			if (strstr(t->view_opts + i, "trace_off"))
+		/* record's -T (words "-T" SPEC, or "-TSPEC"): a trace_off
+		 * among their actions, however spelled */
+		const char *prev = "";
+		for (size_t i = 0; i < t->view_opts_len; i += strlen(t->view_opts + i) + 1) {
+			const char *w = t->view_opts + i, *spec = !strcmp(prev, "-T") ? w
+								  : !strncmp(w, "-T", 2) && w[2] ? w + 2
+								  : !strncmp(w, "--trigger=", 10) ? w + 10 : NULL;
+			struct trigger_spec ts;
+			char why[256];
+			if (spec && !trigger_spec_parse(spec, &ts, why, sizeof(why)) && (ts.actions & TRIGGER_TRACE_OFF))
 				r.recorded_trace_off = 1;
+			prev = w;
+		}
 		if (st) {
 			view_close(t);
 			free(all_argv);

@@ -375,9 +375,11 @@ static int account(const struct trace_event *ev, void *arg)
 		/* A call open where a snapshot's window begins is not a call
 		 * of the window (no line in replay), only its frame; nor is a
 		 * forked child's copy of its parent's open call (its parent
-		 * counted it), as uftrace counts. */
+		 * counted it), as uftrace counts, but for the child's own row
+		 * under --task.  (Under -t a call counts at its exit, if it
+		 * took long enough: the child's copy then too.) */
 		if ((f = r->task ? stats_for(r, ev->thread) : row_for(r, ev)) && !(ev->flags & TEV_BEFORE)) {
-			if (!r->min_ns && !(ev->flags & TEV_INHERITED))
+			if (!r->min_ns && (r->task || !(ev->flags & TEV_INHERITED)))
 				f->calls++;
 			/* --task: the thread's outermost call that counts (depth
 			 * 0, unless -F, -N, -D or -r left it out). */
@@ -419,8 +421,7 @@ static int account(const struct trace_event *ev, void *arg)
 	if (r->min_ns) {
 		if (d < r->min_ns)
 			return 0;
-		if (!(ev->flags & TEV_INHERITED))
-			f->calls++;
+		f->calls++;
 	}
 	if (!f->timed || d < f->min)
 		f->min = d;
