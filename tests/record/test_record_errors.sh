@@ -44,6 +44,12 @@ check "unwritable output: the program never started" test ! -e "$T/ran"
 check_eq "unknown option: exit 2" "$?" 2
 check_eq "unknown option: one line that names it and where the options are listed" "$(cat "$T/err4")" \
 	"needle: record: unknown option '--bogus' (needle record --help lists the options)"
+"$NEEDLE" replay --no-pager -xa 2>"$T/err4c"
+check_eq "a bad short option inside a cluster, after a long one: the short one named" "$?:$(cat "$T/err4c")" \
+	"2:needle: replay: unknown option -x (needle replay --help lists the options)"
+"$NEEDLE" record --output 2>"$T/err4d"
+check_eq "a long option without its value: named" "$(cat "$T/err4d")" \
+	"needle: record: option '--output' needs a value (needle record --help lists the options)"
 "$NEEDLE" replay -i 2>"$T/err4b"
 check_eq "an option without its value: exit 2, one line" "$?:$(cat "$T/err4b")" \
 	"2:needle: replay: option -i needs a value (needle replay --help lists the options)"
