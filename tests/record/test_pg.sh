@@ -12,6 +12,7 @@
 # a probe loop before mcount).
 . "$(dirname "$0")/../lib.sh"
 unset NEEDLE_SITES
+cd "$T" || exit 1 # a -pg program writes gmon.out where it runs
 
 cat >"$T/lib.c" <<'C'
 int lib_c(int x) { return x + 1; }
@@ -63,7 +64,6 @@ for opt in O0 O2; do
 		gcc -$opt -fpatchable-function-entry=5 -fstack-clash-protection $pflag -"$pie" -o "$T/pf_$v" "$T/prog.c" -L"$T" -lpf_$v \
 			-Wl,-rpath,"$T"
 		"$T/pg_$v" 3 >"$T/plain_$v.out" 2>/dev/null
-		rm -f gmon.out
 		"$NEEDLE" record -o "$T/pg_$v.data" -- "$T/pg_$v" 3 >"$T/pg_$v.out" 2>"$T/pg_$v.err"
 		check_eq "$v: recorded, the program's status ($(tail -1 "$T/pg_$v.err"))" "$?" 0
 		check "$v: the program's output as untraced" cmp -s "$T/plain_$v.out" "$T/pg_$v.out"
@@ -79,4 +79,3 @@ for opt in O0 O2; do
 		check_eq "$v: the large frame's function, 3 calls" "$(grep -c '^ *big();$' "$T/pg_$v.graph")" 3
 	done
 done
-rm -f gmon.out
