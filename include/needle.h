@@ -522,6 +522,16 @@ NEEDLE_API int needle_get_stats(struct needle_stats *stats);
  * errno.  Programs have no use for it. */
 NEEDLE_API int needle_remote_attach(const char *name);
 
+/* For `needle record` only: a process forked while its parent was
+ * recorded keeps a copy of the recording, which needle record ends when
+ * the recording ends.  It calls this on one of the process's threads,
+ * borrowed (libneedle is there already: nothing is loaded); the calls it
+ * makes run untraced, and the session thread it starts connects to
+ * `name` to be asked to end that copy.  Returns at once: 0, -EBUSY if a
+ * session runs, -EINVAL, or another negative errno.  Programs have no
+ * use for it. */
+NEEDLE_API int needle_remote_release(const char *name);
+
 enum needle_print_level { NEEDLE_WARN = 0, NEEDLE_INFO = 1, NEEDLE_DEBUG = 2 };
 typedef int (*needle_print_fn)(enum needle_print_level level, const char *fmt, va_list ap);
 /* Replace the message callback; returns the previous one.  NULL silences. */

@@ -306,6 +306,13 @@ $(TEST_BUILD)/attach/kill_at_hello: tests/attach/kill_at_hello.c
 $(TEST_BUILD)/attach/test_attach_kill: tests/attach/test_attach_kill.sh $(TEST_BUILD)/attach/kill_at_hello $(ATTACH_DEPS)
 	$(SCRIPT_TEST)
 TESTS += $(TEST_BUILD)/attach/test_attach_kill
+# The processes forked while a recording ran, let go when it ends.
+$(TEST_BUILD)/attach/fork_target: tests/attach/fork_target.c
+	@mkdir -p $(dir $@); gcc $(TEST_CFLAGS) $(PFE) -pthread $< -o $@
+$(TEST_BUILD)/attach/test_attach_fork_release: tests/attach/test_attach_fork_release.sh \
+		$(TEST_BUILD)/attach/fork_target $(NEEDLE) $(LIBNEEDLE) $(LIBNEEDLE_BOOT)
+	$(SCRIPT_TEST)
+TESTS += $(TEST_BUILD)/attach/test_attach_fork_release
 # Two needle record -p on one process at once.
 $(TEST_BUILD)/attach/test_attach_concurrent: tests/attach/test_attach_concurrent.sh $(ATTACH_DEPS)
 	$(SCRIPT_TEST)

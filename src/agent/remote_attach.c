@@ -11,7 +11,14 @@
  *
  * Invariants:
  *  - One session at a time; a second needle_remote_attach while one runs
- *    returns -EBUSY and changes nothing.
+ *    returns -EBUSY and changes nothing.  The session is owned by a
+ *    process (session_owner holds its PID): a child forked while one ran
+ *    has a copy of the word but not the thread, and its own
+ *    needle_remote_attach starts one.
+ *  - A fork's copy of a recording (the child records into its parent's
+ *    buffer) is ended by a session whose hello asks only that
+ *    (ATTACH_HELLO_RELEASE): needle record sends it to every such child
+ *    when the recording ends, and that session starts nothing.
  *  - The session thread blocks every signal but SIGTRAP and needle's stop
  *    signal (which patching needs) from its first instruction, so that no
  *    signal meant for the program lands in it.
@@ -65,9 +72,14 @@
 #include "common/shm_layout.h"
 #include "needle.h"
 
-static _Atomic int session_running;
+static _Atomic pid_t session_owner; /* the process whose session runs, or 0 */
 static char session_name[ATTACH_NAME_MAX + 1];
-static pid_t caller_tid; /* the thread that called needle_remote_attach */
+static pid_t caller_tid; /* the boot thread that called needle_remote_attach, or 0 */
+static int session_release_only; /* started by needle_remote_release */
+/* The buffer's header as the session mapped it for holds (MAP_FAILED
+ * when not): a static, so that a forked child, which inherits the
+ * mapping but not the session's stack, can unmap its copy. */
+static struct shm_header *session_hold_hdr = MAP_FAILED;
 
 /* Until the thread that started this session has ended (at most 0.5 s).
  * Its malloc arena (the C library gives each thread that mallocs while
@@ -139,7 +151,9 @@ static int read_full(int fd, void *buf, size_t len)
 }
 
 /* The hello and its two descriptors, then the configuration's bytes,
- * decoded into *config (record_config_free it, whatever this returns). */
+ * decoded into *config (record_config_free it, whatever this returns).
+ * 1 for a hello that asks to end a fork's copy of a recording (no
+ * descriptor, no configuration). */
 static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record_config *config)
 {
 	struct attach_hello hello;
@@ -162,6 +176,12 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record
 	if (n <= 0)
 		return -EPROTO;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (!c && (size_t)n <= sizeof(hello) &&
+	    ((size_t)n == sizeof(hello) || !read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n)))
+		return hello.magic == ATTACH_MAGIC && hello.version == ATTACH_VERSION &&
+				       hello.flags == ATTACH_HELLO_RELEASE && !hello.config_len
+			       ? 1
+			       : -EPROTO;
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
 		/* Whatever descriptors did come are the program's now: none
@@ -181,8 +201,8 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record
 	cfg->meta_fd = fds[1];
 	if ((size_t)n < sizeof(hello) && read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))
 		return -EPROTO;
-	if (hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION || hello.config_len > ATTACH_CONFIG_MAX ||
-	    hello.config_len < RECORD_CONFIG_HEADER)
+	if (hello.magic != ATTACH_MAGIC || hello.version != ATTACH_VERSION || hello.flags ||
+	    hello.config_len > ATTACH_CONFIG_MAX || hello.config_len < RECORD_CONFIG_HEADER)
 		return -EPROTO;
 	uint8_t *bytes = malloc(hello.config_len);
 	if (!bytes)
@@ -231,6 +251,29 @@ static int session_wait(int fd, struct shm_header *hdr, int in_steps)
 	}
 }
 
+/* A child forked while its parent was recorded: its copy of the
+ * recording ends here, as the parent's did, and its half of the session
+ * state (the hold header) goes.  Said to needle record with
+ * ATTACH_DETACHED, or not at all when the sites stay patched (why, as a
+ * message). */
+static void release_copy(int fd)
+{
+	int err = recorder_release_copy();
+	if (err) {
+		pr_warn("cannot end the recording this process inherited from its parent (%s); its functions stay "
+			"patched\n", strerror(-err));
+		return;
+	}
+	if (session_hold_hdr != MAP_FAILED) {
+		munmap(session_hold_hdr, SHM_HEADER_SIZE);
+		session_hold_hdr = MAP_FAILED;
+	}
+	char done = ATTACH_DETACHED;
+	if (session_fd_ours(fd) && write(fd, &done, 1) < 0) {
+		/* needle record is gone: nobody to tell. */
+	}
+}
+
 static void *session(void *arg)
 {
 	struct recorder_start_cfg cfg = { .buf_fd = -1, .meta_fd = -1 };
@@ -245,6 +288,16 @@ static void *session(void *arg)
 		goto out;
 	log_route_socket(fd); /* what start-up says, to needle record */
 	err = session_receive(fd, &cfg, &config);
+	if (err == 1) {
+		release_copy(fd);
+		goto end_session;
+	}
+	if (session_release_only && !err) {
+		/* Started on a borrowed thread of the program for a release:
+		 * nothing else. */
+		recorder_report_failure_fds(cfg.buf_fd, cfg.meta_fd, -EPROTO);
+		goto end_session;
+	}
 	struct stop_hold_stats earlier; /* an earlier session's: not this one's */
 	thread_stop_take_hold_stats(&earlier);
 	/* Start-up patches (gcc's NOPs normalized, relocated entries made)
@@ -253,6 +306,7 @@ static void *session(void *arg)
 	struct shm_header *hold_hdr = MAP_FAILED;
 	if (!err && (hold_hdr = mmap(NULL, SHM_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cfg.buf_fd, 0)) != MAP_FAILED)
 		hold_client_attach(hold_hdr);
+	session_hold_hdr = hold_hdr;
 	/* Recording every function: the first events need not wait for every
 	 * library's functions to be decoded (agent_discover_in_steps).  A
 	 * filter, a trigger or an argument spec may name a library's
@@ -307,35 +361,43 @@ static void *session(void *arg)
 	}
 done:
 	agent_discover_in_steps(0); /* a dlopen from now on takes every new object */
-	if (hold_hdr != MAP_FAILED) {
+	if (session_hold_hdr != MAP_FAILED) {
 		hold_client_detach();
-		munmap(hold_hdr, SHM_HEADER_SIZE);
+		munmap(session_hold_hdr, SHM_HEADER_SIZE);
+		session_hold_hdr = MAP_FAILED;
 	}
+end_session:
 	log_route_end();
 	if (session_fd_ours(fd))
 		close(fd);
 out:
 	log_route_end();
 	record_config_free(&config);
-	atomic_store(&session_running, 0);
+	atomic_store(&session_owner, 0);
 	return NULL;
 }
 
-NEEDLE_API int needle_remote_attach(const char *name)
+static int session_start(const char *name, int release_only)
 {
 	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	pthread_attr_t attr;
 	pthread_t thread;
 	sigset_t mask;
-	int expected = 0;
+	pid_t self = getpid(), owner = 0;
 
 	if (!name || strlen(name) > ATTACH_NAME_MAX)
 		return -EINVAL;
-	control_mark_agent_thread(); /* the boot thread, which ends after this */
-	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
-		return -EBUSY;
+	/* Another process's PID is a fork's copy of its session's word: no
+	 * session runs here (the parent's thread was not copied).  A PID
+	 * cannot be ours and the parent's at once: the child got its PID
+	 * while the parent lived. */
+	while (!atomic_compare_exchange_strong(&session_owner, &owner, self))
+		if (owner == self)
+			return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
-	caller_tid = gettid();
+	session_release_only = release_only;
+	/* The boot thread ends after this; a borrowed thread lives on. */
+	caller_tid = release_only ? 0 : gettid();
 	/* From here on the program's stderr is its own: what the agent has
 	 * to say waits for the session's socket. */
 	log_route_hold();
@@ -354,6 +416,26 @@ NEEDLE_API int needle_remote_attach(const char *name)
 		pthread_attr_destroy(&attr);
 	}
 	if (err)
-		atomic_store(&session_running, 0);
+		atomic_store(&session_owner, 0);
 	return -err;
+}
+
+NEEDLE_API int needle_remote_attach(const char *name)
+{
+	control_mark_agent_thread(); /* the boot thread, which ends after this */
+	return session_start(name, 0);
+}
+
+NEEDLE_API int needle_remote_release(const char *name)
+{
+	/* A thread of the program, borrowed by needle record while this
+	 * process records (a fork's copy): the C library's functions it
+	 * calls here are sites, and their entries on the visit's stack,
+	 * above its own, would take its open calls for ones a longjmp
+	 * skipped.  Untraced for the length of the call, then as it was. */
+	unsigned was_busy = needle_agent_busy;
+	needle_agent_busy = 1u << 30;
+	int err = session_start(name, 1);
+	needle_agent_busy = was_busy;
+	return err;
 }

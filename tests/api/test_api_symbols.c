@@ -1,7 +1,7 @@
 /* test_api_symbols - what libneedle exports, as a program that links
  * against it sees it: the soname libneedle.so.1 behind the libneedle.so
  * symlink, exactly the NEEDLE_API functions of include/needle.h under the
- * version node that added them (NEEDLE_1.0, or the one in since_1_1),
+ * version node that added them (NEEDLE_1.0, or the one in since_1_N),
  * exactly the interposed C library and C++ runtime functions (the
  * agent's NEEDLE_INTERPOSED list, src/agent/base/interpose.h) without a
  * version, and nothing else; in the agent's sources, NEEDLE_API marks
@@ -32,6 +32,9 @@ static const char *const since_1_1[] = { "needle_remote_attach", "needle_object_
 /* ... and under NEEDLE_1.2. */
 static const char *const since_1_2[] = { "needle_is_return_hook" };
 #define N_SINCE_1_2 (sizeof(since_1_2) / sizeof(since_1_2[0]))
+/* ... and under NEEDLE_1.3. */
+static const char *const since_1_3[] = { "needle_remote_release" };
+#define N_SINCE_1_3 (sizeof(since_1_3) / sizeof(since_1_3[0]))
 
 static int in_list(const char *name, char *const *list, size_t n)
 {
@@ -158,7 +161,8 @@ int main(void)
 			continue; /* the symbol ld gives the version definition itself */
 		if (in_list(e->name, api, api_cnt)) {
 			api_seen++;
-			const char *want = in_list(e->name, (char *const *)since_1_2, N_SINCE_1_2)   ? "NEEDLE_1.2"
+			const char *want = in_list(e->name, (char *const *)since_1_3, N_SINCE_1_3)   ? "NEEDLE_1.3"
+					   : in_list(e->name, (char *const *)since_1_2, N_SINCE_1_2) ? "NEEDLE_1.2"
 					   : in_list(e->name, (char *const *)since_1_1, N_SINCE_1_1) ? "NEEDLE_1.1"
 												     : "NEEDLE_1.0";
 			if (strcmp(e->version, want) || e->hidden) {

@@ -53,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/base/log.h"
@@ -2026,18 +2027,15 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	return 1;
 }
 
-int recorder_stop(void)
+/* Under config_lock.  publish: this process is the recording's own, whose
+ * AGENT_DETACHED tells the reader to salvage every chunk still owned; a
+ * forked copy's release must not say it for its parent, which records on. */
+static int stop_locked(int publish)
 {
 	int err;
 
-	/* The control thread first, outside config_lock: it may be waiting
-	 * for it, in reconfigure. */
-	control_stop();
-	pthread_mutex_lock(&config_lock);
-	if (!rec_link) {
-		pthread_mutex_unlock(&config_lock);
+	if (!rec_link)
 		return 0;
-	}
 	rec_active = 0;
 	trigger_stop();
 	signal_front_remove_all();
@@ -2045,15 +2043,14 @@ int recorder_stop(void)
 	 * handler of the link runs after this, and frames entered under it
 	 * no longer call its exit handler (their generation is retired), so
 	 * the buffer can go. */
-	if ((err = needle_link_destroy(rec_link))) {
-		pthread_mutex_unlock(&config_lock);
+	if ((err = needle_link_destroy(rec_link)))
 		return err;
-	}
 	rec_link = NULL;
 	/* Release: the events of every handler that ran (ordered before the
 	 * grace period's end) are visible before the reader's acquire load
 	 * of the state tells it to salvage the chunks threads still own. */
-	atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
+	if (publish)
+		atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
 	hold_client_detach();
 	munmap(shm, shm_mapped);
 	shm = NULL;
@@ -2069,8 +2066,37 @@ int recorder_stop(void)
 	meta_len = 0;
 	meta_sites = meta_objects = 0;
 	meta_modules = 0;
-	pthread_mutex_unlock(&config_lock);
 	return 0;
+}
+
+int recorder_stop(void)
+{
+	/* The control thread first, outside config_lock: it may be waiting
+	 * for it, in reconfigure. */
+	control_stop();
+	pthread_mutex_lock(&config_lock);
+	int err = stop_locked(1);
+	pthread_mutex_unlock(&config_lock);
+	return err;
+}
+
+int recorder_release_copy(void)
+{
+	/* The copy of config_lock is the parent's at the fork: held for good
+	 * if another thread of the parent held it then (a `needle ctl`
+	 * reconfiguration), since no atfork handler takes it.  Waited for a
+	 * while, not forever: a thread of this process may hold it too. */
+	for (int i = 0;; i++) {
+		if (!pthread_mutex_trylock(&config_lock))
+			break;
+		if (i == 200)
+			return -EDEADLK;
+		struct timespec t = { 0, 5 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	int err = stop_locked(0);
+	pthread_mutex_unlock(&config_lock);
+	return err;
 }
 
 int recorder_wants_new_objects(void)

@@ -39,6 +39,13 @@ int recorder_start_from_env(void);
  * AGENT_DETACHED in its header.  0 (also when not recording) or negative
  * errno, and then the recording goes on. */
 int recorder_stop(void);
+/* End the copy of a recording that a fork left in this process (needle
+ * record lets go of such children when the recording ends, through a
+ * session of their own): as recorder_stop, but the buffer's header is
+ * left as the recording's own process has it.  0 (also when there is
+ * nothing to end) or negative errno, -EDEADLK when the fork left the
+ * recorder's lock held. */
+int recorder_release_copy(void);
 
 /* Is a recording on in this process (not a forked child of it), so that
  * an object dlopen'ed now should be traced? */

@@ -927,11 +927,12 @@ struct seq_tail {
 
 static void seq_prepare(const struct target *t, const struct inject_request *req, struct seq_tail *st)
 {
-	size_t path_len = strlen(req->lib_path) + 1;
+	size_t path_len = req->lib_path ? strlen(req->lib_path) + 1 : 0;
 	size_t entry_len = req->entry ? strlen(req->entry) + 1 : 0, arg_len = req->arg ? strlen(req->arg) + 1 : 0;
 	size_t code_len = (size_t)(visit_seq_code_end - visit_seq_code), room = 0;
 	size_t need = SEQ_STRINGS_AT + path_len + entry_len + arg_len;
-	uint64_t tail = t->errno_tpoff && code_len <= SEQ_DATA_AT ? libc_code_tail(t, need, &room) : 0;
+	/* A call of code already there takes no dlopen: one by one. */
+	uint64_t tail = t->errno_tpoff && code_len <= SEQ_DATA_AT && !req->entry_at ? libc_code_tail(t, need, &room) : 0;
 	uint8_t *saved = tail ? malloc(need) : NULL, *img = saved ? calloc(1, need) : NULL;
 
 	memset(st, 0, sizeof(*st));
@@ -1034,7 +1035,7 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 	int seq = visit_run_seq(t, v, req, st, res, deadline, err, errlen);
 	if (seq <= 0)
 		return seq;
-	size_t path_len = strlen(req->lib_path) + 1;
+	size_t path_len = req->lib_path ? strlen(req->lib_path) + 1 : 0;
 	size_t entry_len = req->entry ? strlen(req->entry) + 1 : 0, arg_len = req->arg ? strlen(req->arg) + 1 : 0;
 	int e;
 
@@ -1062,10 +1063,19 @@ static int visit_run(const struct target *t, struct visit *v, const struct injec
 	/* The strings, in the top page of the visit's stack. */
 	uint64_t str = v->stack + VISIT_STACK - 4096, path_at = str, entry_at = str + path_len,
 		 arg_at = entry_at + entry_len;
-	if ((e = mem_rw(t->pid, path_at, (void *)req->lib_path, path_len, 1)) ||
+	if ((path_len && (e = mem_rw(t->pid, path_at, (void *)req->lib_path, path_len, 1))) ||
 	    (entry_len && (e = mem_rw(t->pid, entry_at, (void *)req->entry, entry_len, 1))) ||
 	    (arg_len && (e = mem_rw(t->pid, arg_at, (void *)req->arg, arg_len, 1)))) {
 		snprintf(err, errlen, "cannot write into process %d: %s", (int)t->pid, strerror(-e));
+		goto unmap;
+	}
+	if (req->entry_at) {
+		const uint64_t entry_args[6] = { arg_at, 0 };
+		if ((e = remote_call(v, req->entry_at, entry_args, -1, &ret, deadline))) {
+			snprintf(err, errlen, "the call in process %d: %s", (int)t->pid, strerror(-e));
+			goto out; /* the stack may be in use still: left mapped */
+		}
+		res->entry_ret = (int64_t)(int32_t)ret;
 		goto unmap;
 	}
 	const uint64_t open_args[6] = { path_at, RTLD_NOW };

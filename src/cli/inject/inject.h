@@ -16,6 +16,11 @@ struct inject_request {
 	 * word reads ATTACH_STACK_RELEASED (common/attach_protocol.h), which
 	 * is written after the thread is given back. */
 	int hand_over_stack;
+	/* If set, no library is loaded (lib_path and entry unused): the
+	 * function at this address in the target, of an object already
+	 * there, is called with arg, on the visit's stack, and must return
+	 * without keeping it. */
+	uint64_t entry_at;
 };
 
 struct inject_result {

@@ -23,6 +23,8 @@
  *     its socket close and detaches by itself; if the target exits or
  *     execs, the socket or the pidfd says so, and how it ended (its wait
  *     status) is read from /proc or the pidfd, never assumed.
+ *  5. The children it forked while recorded, which record into the same
+ *     buffer, are let go of too (release.c), before the trace is closed.
  *
  * Invariants: the target's state is never changed before it is known to
  * be attachable; nothing but the one borrowed thread is ever stopped; the
@@ -90,10 +92,11 @@ static int read_int_file(const char *path)
  * "lo-hi perms offset dev inode path"): is it still a recording's, that
  * is, does another process hold a descriptor of that memfd?  needle
  * record keeps one open for its whole run; a recording that ended leaves
- * the mapping only in a child forked while it ran, which its parent's
- * detach does not reach.  1 when served, or when it cannot be told (no
- * access to other processes' descriptors: said as before). */
-static int buffer_served(pid_t pid, const char *maps, const char *at)
+ * the mapping only in a child forked while it ran whose needle record
+ * was killed before it could let go of it (release.c).  1 when served,
+ * or when it cannot be told (no access to other processes' descriptors:
+ * said as before); else 0, with the memfd's inode in *orphan. */
+static int buffer_served(pid_t pid, const char *maps, const char *at, ino_t *orphan)
 {
 	const char *line = at;
 	while (line > maps && line[-1] != '\n')
@@ -101,6 +104,7 @@ static int buffer_served(pid_t pid, const char *maps, const char *at)
 	unsigned long long ino = 0;
 	if (sscanf(line, "%*s %*s %*s %*s %llu", &ino) != 1 || !ino)
 		return 1;
+	*orphan = (ino_t)ino;
 	DIR *proc = opendir("/proc");
 	if (!proc)
 		return 1;
@@ -137,7 +141,10 @@ static int buffer_served(pid_t pid, const char *maps, const char *at)
 	return served || !looked;
 }
 
-static int check_target(pid_t pid, char *comm, size_t commlen)
+/* 0 when pid may be attached to (*orphan: the inode of a dead
+ * recording's buffer it must first be let go of, else 0), -1 with one
+ * line said when not. */
+static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 {
 	char *stat = proc_read(pid, "stat", NULL);
 	snprintf(comm, commlen, "?");
@@ -226,14 +233,13 @@ static int check_target(pid_t pid, char *comm, size_t commlen)
 	 * ends; loading libneedle again into such a process would run the
 	 * loader's traced functions on a borrowed thread. */
 	const char *buffer = strstr(maps, "/memfd:needle-buffer");
-	int recorded = buffer != NULL, served = recorded ? buffer_served(pid, maps, buffer) : 0;
+	*orphan = 0;
+	int recorded = buffer != NULL, served = recorded ? buffer_served(pid, maps, buffer, orphan) : 0;
 	free(maps);
-	if (recorded && !served) {
-		cli_error("process %d (%s) keeps the patched code of a recording that has ended (it was forked "
-			  "while its parent was recorded, and needle does not yet let go of such a child): it cannot "
-			  "be recorded again until it restarts", (int)pid, comm);
-		return -1;
-	}
+	if (recorded && !served)
+		recorded = 0; /* let go of first (record_attach) */
+	else
+		*orphan = 0;
 	if (recorded) {
 		cli_error("process %d (%s) is already being recorded (by the needle record that started it, or "
 			  "another -p)", (int)pid, comm);
@@ -283,62 +289,6 @@ static char **target_argv(pid_t pid, const char *comm)
 	return argv; /* cmd stays allocated: argv points into it */
 }
 
-static int listen_session(char *name, size_t len)
-{
-	struct sockaddr_un addr;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	unsigned rnd = 0;
-
-	if (fd < 0)
-		return -1;
-	if (getentropy(&rnd, sizeof(rnd)))
-		rnd = (unsigned)monotonic_ns();
-	snprintf(name, len, "needle-attach-%d-%08x", (int)getpid(), rnd);
-	memset(&addr, 0, sizeof(addr));
-	addr.sun_family = AF_UNIX;
-	size_t n = strlen(name);
-	memcpy(addr.sun_path + 1, name, n);
-	if (bind(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) ||
-	    listen(fd, 1)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* The agent's connection, from the target only, within timeout_ms. */
-static int accept_agent(int lfd, pid_t pid, int timeout_ms)
-{
-	struct pollfd p = { lfd, POLLIN, 0 };
-	uint64_t end = monotonic_ns() + (uint64_t)timeout_ms * 1000000u;
-
-	while (monotonic_ns() < end) {
-		int left = (int)((end - monotonic_ns()) / 1000000u) + 1;
-		if (poll(&p, 1, left) <= 0)
-			continue;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		struct ucred cred;
-		socklen_t cl = sizeof(cred);
-		if (!getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) && cred.pid == pid)
-			return fd;
-		close(fd); /* someone else found the name */
-	}
-	return -1;
-}
-
-static int send_all(int fd, const uint8_t *p, size_t n)
-{
-	for (size_t off = 0; off < n;) {
-		ssize_t w = send(fd, p + off, n - off, MSG_NOSIGNAL);
-		if (w <= 0)
-			return -1;
-		off += (size_t)w;
-	}
-	return 0;
-}
-
 /* The hello with the buffer's and the meta file's descriptors, then the
  * configuration's bytes (common/record_config.h). */
 static int send_hello(int fd, const struct recording *r)
@@ -365,7 +315,7 @@ static int send_hello(int fd, const struct recording *r)
 	c->cmsg_len = CMSG_LEN(sizeof(fds));
 	memcpy(CMSG_DATA(c), fds, sizeof(fds));
 	int err = config_len > ATTACH_CONFIG_MAX || sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(hello) ||
-		  send_all(fd, config, config_len);
+		  agent_session_send(fd, config, config_len);
 	free(config);
 	return err ? -1 : 0;
 }
@@ -390,41 +340,6 @@ static int boot_error(int sock, pid_t pid, const char *comm)
 	else
 		cli_error("cannot load libneedle into process %d (%s): %s", (int)pid, comm, line + off);
 	return 1;
-}
-
-/* What the agent sent, read without waiting: its messages (ATTACH_MESSAGE)
- * are printed here, on needle record's stderr, since the process's own
- * streams are never written (information only with NEEDLE_DEBUG set, as
- * libneedle shows it in a program needle record started).  1 once it
- * said it detached, -1 when the session ended (end of file, an error, or
- * a line of libneedle-boot.so, left unread for boot_error), else 0. */
-static int session_read(int sock)
-{
-	static char buf[ATTACH_MESSAGE_MAX + 3];
-
-	for (;;) {
-		ssize_t n = recv(sock, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
-		if (n == 0 || (buf[0] != ATTACH_DETACHED && buf[0] != ATTACH_MESSAGE))
-			return -1;
-		if (buf[0] == ATTACH_DETACHED) {
-			if (recv(sock, buf, 1, 0) != 1)
-				return -1;
-			return 1;
-		}
-		char *end = memchr(buf, 0, (size_t)n);
-		if (!end)
-			return (size_t)n == sizeof(buf) ? -1 : 0; /* the rest is on its way */
-		size_t len = (size_t)(end - buf) + 1;
-		if (recv(sock, buf, len, 0) != (ssize_t)len)
-			return -1;
-		const char *debug = getenv("NEEDLE_DEBUG");
-		if (buf[1] == '0' || (debug && *debug))
-			fprintf(stderr, "needle: %s%s", buf + 2, len > 3 && end[-1] == '\n' ? "" : "\n");
-	}
 }
 
 /* Whether the process has ended (a zombie counts: kill(2) alone would
@@ -508,7 +423,7 @@ static enum why_end check_end(int pidfd, int sock, uint64_t deadline)
 	struct pollfd p[2] = { { sock, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
 	int n = poll(p, pidfd >= 0 ? 2 : 1, 0);
 
-	int session = n > 0 && p[0].revents ? session_read(sock) : 0;
+	int session = n > 0 && p[0].revents ? agent_session_read(sock) : 0;
 	if (n > 0 && p[1].revents)
 		return END_EXITED;
 	if (session)
@@ -536,7 +451,7 @@ static int detach(struct recording *r, int sock)
 		 * counted as the detach's. */
 		struct pollfd p = { sock, POLLIN, 0 };
 		int drained = r->out.begun ? (int)record_drain_some(r, 16) : 0;
-		int s = poll(&p, 1, drained ? 0 : 1) > 0 ? session_read(sock) : 0;
+		int s = poll(&p, 1, drained ? 0 : 1) > 0 ? agent_session_read(sock) : 0;
 		if (s) {
 			r->attach.detach_ns = monotonic_ns() - t0;
 			return s > 0;
@@ -552,8 +467,19 @@ int record_attach(struct recording *r, const char *agent)
 	char comm[64], name[ATTACH_NAME_MAX + 1], err[600];
 	int lfd = -1, sock = -1, pidfd = -1, ret = 1;
 
-	if (check_target(pid, comm, sizeof(comm)))
+	ino_t orphan;
+	if (check_target(pid, comm, sizeof(comm), &orphan))
 		return 1;
+	/* A child forked while its parent was recorded by a needle record
+	 * that was killed still records into that recording's buffer, which
+	 * nobody reads: let go of it first, as that needle record would
+	 * have. */
+	if (orphan && record_release_orphan(pid, orphan, err, sizeof(err))) {
+		cli_error("process %d (%s) keeps the patched code of a recording whose needle record was killed, "
+			  "and cannot be let go of (%s): it cannot be recorded again until it restarts",
+			  (int)pid, comm, err);
+		return 1;
+	}
 	/* Its program's DWARF, through the link (even if the file was
 	 * replaced or removed since it started). */
 	char exe[64];
@@ -565,7 +491,7 @@ int record_attach(struct recording *r, const char *agent)
 	 * the agent refuses to patch while such a thread exists. */
 	static struct record_hold hold;
 	record_hold_start(&hold, r->shm, pid);
-	if ((lfd = listen_session(name, sizeof(name))) < 0) {
+	if ((lfd = agent_session_listen(name, sizeof(name))) < 0) {
 		cli_error("cannot set up the session with process %d: %s", (int)pid, strerror(errno));
 		goto abandon;
 	}
@@ -616,7 +542,7 @@ int record_attach(struct recording *r, const char *agent)
 			  (int)pid, comm, strerror((int)-res.entry_ret));
 		goto abandon;
 	}
-	if ((sock = accept_agent(lfd, pid, 10000)) < 0) {
+	if ((sock = agent_session_accept(lfd, pid, 10000)) < 0) {
 		cli_error("libneedle started in process %d (%s) but never connected back (did it exit or exec?)",
 			  (int)pid, comm);
 		goto abandon;
@@ -670,7 +596,7 @@ int record_attach(struct recording *r, const char *agent)
 		nanosleep(&t, NULL);
 	}
 	if (state != AGENT_RECORDING) {
-		session_read(sock); /* what it said on the way */
+		agent_session_read(sock); /* what it said on the way */
 		char agent_err[512];
 		uint64_t sites;
 		record_read_result(r, &sites, agent_err, sizeof(agent_err));
@@ -724,9 +650,10 @@ int record_attach(struct recording *r, const char *agent)
 	}
 	uint32_t end = why == END_EXITED ? ATTACH_END_EXITED : why == END_SESSION ? ATTACH_END_LOST
 									: ATTACH_END_DETACHED;
+	int unconfirmed = 0;
 	if (end == ATTACH_END_DETACHED) {
 		int d = detach(r, sock);
-		if (d < 0)
+		if ((unconfirmed = d < 0))
 			cli_error("warning: process %d did not confirm that it detached within 30 s", (int)pid);
 		else if (d == 0)
 			end = process_gone(pid, pidfd) ? ATTACH_END_EXITED : ATTACH_END_LOST;
@@ -739,9 +666,13 @@ int record_attach(struct recording *r, const char *agent)
 	} else if (end == ATTACH_END_LOST) {
 		end = ATTACH_END_EXITED;
 	}
+	/* Its children forked meanwhile, which still record (unless its
+	 * detach is not known to be done: the hold service is still its). */
+	agent_session_read(sock); /* what it said last */
+	if (!unconfirmed)
+		record_release_forked(r, &hold, pid);
 	/* The kernel's events end where the functions' do. */
 	kernel_stop(&r->kernel);
-	session_read(sock); /* what it said last */
 	int status = 0;
 	if (end == ATTACH_END_EXITED && process_end_status(pid, pidfd, &status)) {
 		end = ATTACH_END_ENDED;

@@ -124,7 +124,7 @@ static void format_pids(char *buf, size_t len, const pid_t *pids, size_t n, size
 
 /* The program has exited, but processes it forked may still write into
  * the buffer: drain until none maps it, or the user stops the recording. */
-static void follow_descendants(struct recording *r)
+static void follow_descendants(struct recording *r, struct record_hold *hold)
 {
 	struct stat st;
 	struct sigaction sa;
@@ -167,11 +167,9 @@ static void follow_descendants(struct recording *r)
 		}
 		record_wait(r, seen, r->kernel.ring_cnt ? 10 : -1);
 	}
-	if ((n = record_descendants(st.st_ino, pids, 8))) {
-		format_pids(list, sizeof(list), pids, n, n < 8 ? n : 8);
-		list[strlen(list) - 1] = 0;
-		cli_error("stopped; %s %s unrecorded", list + 1, n > 1 ? "go on" : "goes on");
-	}
+	/* Stopped while some still run: they go on, untraced, as after a
+	 * detach (release.c). */
+	record_release_forked(r, hold, r->pid);
 }
 
 /* The agent never recorded.  Either it never started (a static program,
@@ -346,7 +344,7 @@ int cmd_record(int argc, char **argv)
 		kernel_close(&r.kernel); /* -E's uprobes out of tracefs */
 		return rc;
 	}
-	follow_descendants(&r);
+	follow_descendants(&r, &hold);
 	int werr = record_finish(&r);
 	kernel_close(&r.kernel);
 	if (WIFSIGNALED(r.status))

@@ -168,6 +168,7 @@ static void *serve(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	struct sched_param fifo = { .sched_priority = 1 };
 	pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo);
+	pid_t held_pid = 0; /* the process of the threads held */
 	while (!atomic_load(&rh->quit)) {
 		uint32_t req = atomic_load_explicit(&hd->req, memory_order_acquire); /* pairs with the agent's release */
 		if (req == seen) {
@@ -176,20 +177,23 @@ static void *serve(void *arg)
 			continue;
 		}
 		for (size_t i = 0; i < held_cnt; i++) /* a release, or a new hold: the last one goes */
-			release_one(rh->pid, &held[i], (req & 1) ? 0 : hd->pcs[i]);
+			release_one(held_pid, &held[i], (req & 1) ? 0 : hd->pcs[i]);
 		held_cnt = 0;
 		if (req & 1) {
 			int status = 0;
 			uint32_t n = hd->cnt < SHM_HOLD_MAX ? hd->cnt : SHM_HOLD_MAX;
-			if (hd->pid != rh->pid)
+			/* Read once a request: record_hold_retarget may change it
+			 * between two. */
+			held_pid = atomic_load(&rh->pid);
+			if (hd->pid != held_pid)
 				status = -EPERM;
 			for (uint32_t i = 0; i < n && !status; i++) {
 				pid_t tid = hd->tids[i];
-				if (tid == rh->pid) {
+				if (tid == held_pid) {
 					status = -EPERM;
 					break;
 				}
-				if (!thread_of(rh->pid, tid)) {
+				if (!thread_of(held_pid, tid)) {
 					/* Gone since the agent looked (or never one of
 					 * its threads): nothing to hold. */
 					hd->pcs[i] = 0;
@@ -227,7 +231,7 @@ static void *serve(void *arg)
 				/* One asked to stop is let go once stopped (a
 				 * detach needs a stopped tracee): release_one waits. */
 				for (size_t i = 0; i < held_cnt; i++)
-					release_one(rh->pid, &held[i], 0);
+					release_one(held_pid, &held[i], 0);
 				held_cnt = 0;
 			}
 			hd->status = status;
@@ -237,7 +241,7 @@ static void *serve(void *arg)
 		syscall(SYS_futex, &hd->done, FUTEX_WAKE, 1, NULL, NULL, 0);
 	}
 	for (size_t i = 0; i < held_cnt; i++)
-		release_one(rh->pid, &held[i], 0);
+		release_one(held_pid, &held[i], 0);
 	atomic_store(&hd->served_by, 0);
 	return NULL;
 }
@@ -248,7 +252,7 @@ int record_hold_start(struct record_hold *rh, struct shm_header *shm, pid_t pid)
 
 	memset(rh, 0, sizeof(*rh));
 	rh->shm = shm;
-	rh->pid = pid;
+	atomic_store(&rh->pid, pid);
 	/* The thread takes none of needle record's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -262,6 +266,11 @@ int record_hold_start(struct record_hold *rh, struct shm_header *shm, pid_t pid)
 		nanosleep(&t, NULL);
 	}
 	return -err;
+}
+
+void record_hold_retarget(struct record_hold *rh, pid_t pid)
+{
+	atomic_store(&rh->pid, pid);
 }
 
 void record_hold_stop(struct record_hold *rh)

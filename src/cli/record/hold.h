@@ -11,7 +11,7 @@ struct shm_header;
 
 struct record_hold {
 	struct shm_header *shm;
-	pid_t pid;
+	_Atomic pid_t pid; /* whose threads may be held (record_hold_retarget) */
 	pthread_t thread;
 	_Atomic int quit;
 	int started;
@@ -21,6 +21,10 @@ struct record_hold {
  * thread of needle record's, until record_hold_stop.  0 or negative
  * errno (then nobody serves, and the agent refuses as before). */
 int record_hold_start(struct record_hold *rh, struct shm_header *shm, pid_t pid);
+/* Serve process pid from the next request on: a child forked during the
+ * recording, while needle record lets go of it (release.c), once the
+ * recorded process asks for no more holds. */
+void record_hold_retarget(struct record_hold *rh, pid_t pid);
 void record_hold_stop(struct record_hold *rh);
 
 #endif

@@ -6,6 +6,9 @@
  *                  set-up, first sections, closing sections
  *   spawn.c        starting the program; finding the processes it left
  *   attach.c       -p PID: recording a process that is already running
+ *   release.c      letting go of the children forked during a recording
+ *   agent_session.c  the socket of a session with an agent (attach.c,
+ *                  release.c)
  *   snapshot.c     --snapshot: the flight recorder's snapshots
  *   hold.c         threads held with ptrace for the agent's patch batches
  *   drain.c        the shared buffer: creating it, draining, salvaging
@@ -15,8 +18,8 @@
  *
  * This folder may include cli/args, cli/inject, cli/util, format and
  * common.  Calls run one way: cmd_record.c -> attach.c, snapshot.c ->
- * session.c -> output.c, meta.c, drain.c; nothing calls back up into
- * cmd_record.c.
+ * release.c -> agent_session.c, session.c -> output.c, meta.c, drain.c;
+ * nothing calls back up into cmd_record.c.
  */
 #ifndef NEEDLE_RECORD_H
 #define NEEDLE_RECORD_H
@@ -235,6 +238,32 @@ void record_images_free(struct recording *r);
 /* attach.c */
 /* needle record -p: exit status of needle record. */
 int record_attach(struct recording *r, const char *agent);
+
+/* agent_session.c */
+/* Listen under a fresh abstract name (written to name): the socket, or -1. */
+int agent_session_listen(char *name, size_t len);
+/* The connection of process pid on lfd, within timeout_ms, or -1. */
+int agent_session_accept(int lfd, pid_t pid, int timeout_ms);
+/* All of p[0..n) sent: 0, or -1. */
+int agent_session_send(int fd, const uint8_t *p, size_t n);
+/* What the agent sent, read without waiting (its messages printed): 1
+ * once it said ATTACH_DETACHED, -1 when the session ended (end of file,
+ * an error, or a line of libneedle-boot.so, left unread), else 0. */
+int agent_session_read(int sock);
+
+/* release.c */
+struct record_hold;
+/* The recording has ended in its own process (except): every other
+ * process that still maps its buffer, a child forked while it ran, is
+ * asked to end its copy too, and runs on untraced; the buffer is drained
+ * meanwhile.  Holds for their threads are served by hold (retargeted),
+ * which must no longer serve except.  What could not be let go is said,
+ * one line each.  How many processes were let go. */
+size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_t except);
+/* Process pid keeps the copy of a recording that ended without letting
+ * go of it (its needle record was killed): the buffer of inode ino, which
+ * nobody reads.  Let go of it as above: 0, or -1 with why in err. */
+int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen);
 
 /* spawn.c */
 /* The signals whose disposition needle record changes for itself; which of

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# test_attach_fork_release - the processes forked while a recording ran
+# are let go when it ends (src/cli/record/release.c), as the recorded
+# process is: their functions' entries are NOPs again, they map nothing
+# of needle's, they can be recorded again, and they compute what they
+# would have untraced.  For `needle record -p` (a child with a thread that
+# blocks every signal, held from outside for its batch, and a grandchild
+# it forked), and for a daemon a started program left (stopped with
+# Ctrl-C while needle record waits for it).  A child whose needle record
+# was killed keeps its copy (nobody is left to let go of it): `needle
+# record -p` on it lets go of that copy first, then records it.
+. "$(dirname "$0")/../lib.sh"
+unset NEEDLE_SITES # needle record's default: --sites=all
+FT="$BUILD/tests/attach/fork_target"
+OFF=$(nm "$FT" | awk '$3 == "work" { print $1 }')
+
+# entry PID: the first five bytes of work() in process PID, in hex.
+entry() {
+	local base
+	base=$(awk -v exe="$FT" '$6 == exe { split($1, a, "-"); print a[1]; exit }' /proc/"$1"/maps)
+	python3 -c "
+import sys
+f = open('/proc/$1/mem', 'rb'); f.seek(int('$base', 16) + int('$OFF', 16)); print(f.read(5).hex())"
+}
+
+# released NAME PID: PID's work() is a NOP again and it maps no buffer.
+released() {
+	check_eq "$1: work() starts with its NOP again" "$(entry "$2")" 0f1f440000
+	check_eq "$1: maps no needle buffer" "$(grep -c 'needle-buffer\|needle-meta' /proc/"$2"/maps)" 0
+}
+
+# finish NAME PID OUT: SIGTERM, and it says it computed its sums right.
+finish() {
+	kill -TERM "$2"
+	wait_for grep -q "^done $2 " "$3"
+	check "$1: computed what it would have untraced ($(grep "^done $2 " "$3"))" grep -q "^done $2 calls=[1-9][0-9]* ok$" "$3"
+}
+
+# -p: a child with a signal-blocking thread, and its child.
+"$FT" >"$T/p.out" 2>"$T/p.err" &
+fp=$!
+wait_for grep -q '^ready' "$T/p.out"
+"$NEEDLE" record -p "$fp" -o "$T/p.data" 2>"$T/rec.err" &
+np=$!
+wait_for grep -q "recording process $fp" "$T/rec.err"
+kill -USR1 "$fp"
+wait_for grep -q '^child' "$T/p.out"
+cp=$(awk '/^child/ { print $2 }' "$T/p.out")
+kill -USR2 "$cp"
+wait_for grep -q '^grandchild' "$T/p.out"
+gp=$(awk '/^grandchild/ { print $2 }' "$T/p.out")
+sleep 0.2
+check "-p: the child records meanwhile (work() starts $(entry "$cp"))" test "$(entry "$cp")" != 0f1f440000
+kill -INT "$np"
+wait "$np"
+check_eq "-p: the recording ends well" "$?" 0
+check "-p: says it let go of both ($(grep 'let go' "$T/rec.err"))" \
+	grep -q "let go of 2 processes forked during the recording" "$T/rec.err"
+check_eq "-p: only that and the usual lines on stderr" "$(grep -vc 'recording process\|let go of\|recorded .* events\|detached from' "$T/rec.err")" 0
+released "-p: the parent" "$fp"
+released "-p: the child" "$cp"
+released "-p: the grandchild" "$gp"
+for t in "$cp" "$gp"; do
+	n=$("$NEEDLE" replay -i "$T/p.data" --tid "$t" | grep -c 'work();')
+	check "-p: task $t's calls are in the trace ($n)" test "$n" -gt 0
+done
+# Recorded again, on its own: nothing of the first recording is left.
+"$NEEDLE" record -p "$cp" --duration=0.5 -o "$T/c.data" 2>"$T/c.err"
+check_eq "-p again on the child: records" "$?" 0
+n=$(calls "$T/c.data" work)
+check "-p again on the child: work() recorded ($n)" test "$n" != missing -a "$n" != 0
+released "-p again on the child" "$cp"
+finish "-p: the grandchild" "$gp" "$T/p.out"
+finish "-p: the child" "$cp" "$T/p.out"
+finish "-p: the parent" "$fp" "$T/p.out"
+wait "$fp"
+check_eq "-p: the parent exits 0" "$?" 0
+
+# Again and again: the child's busy thread is stopped anywhere in its
+# traced calls when it is borrowed to start the session (before needle
+# called libneedle's own entry there, a dlopen on the visit's stack took
+# the thread's open calls for ones a longjmp skipped, and the process
+# aborted about one time in five).
+for round in 1 2 3 4 5 6; do
+	"$FT" >"$T/l.out" 2>/dev/null &
+	fp=$!
+	wait_for grep -q '^ready' "$T/l.out"
+	"$NEEDLE" record -p "$fp" -o "$T/l.data" 2>"$T/lrec.err" &
+	np=$!
+	wait_for grep -q "recording process $fp" "$T/lrec.err"
+	kill -USR1 "$fp"
+	wait_for grep -q '^child' "$T/l.out"
+	cp=$(awk '/^child/ { print $2 }' "$T/l.out")
+	sleep 0.3
+	kill -INT "$np"
+	wait "$np"
+	st=$(awk '{ print $3 }' /proc/"$cp"/stat 2>/dev/null)
+	if [ "$st" = Z ] || [ -z "$st" ] || ! grep -q "let go of 1 process" "$T/lrec.err"; then
+		fail "round $round: the child let go of and alive (state ${st:-gone}; $(grep -v 'recording process' "$T/lrec.err" | tr '\n' ' '))"
+		kill "$cp" "$fp" 2>/dev/null
+		break
+	fi
+	kill -TERM "$cp" "$fp"
+	wait "$fp"
+	wait_for grep -q "^done $cp " "$T/l.out"
+	[ "$round" = 6 ] && pass "6 rounds: each child let go of, alive, and its sums right"
+	grep -q "^done $cp calls=[1-9][0-9]* ok$" "$T/l.out" || { fail "round $round: the child's sums ($(grep "^done $cp" "$T/l.out"))"; break; }
+done
+
+# A started program's daemon, left running: Ctrl-C while needle record
+# waits for it lets it go.
+"$NEEDLE" record -o "$T/d.data" -- "$FT" daemon >"$T/d.out" 2>"$T/d.err" &
+np=$!
+wait_for grep -q 'recording the processes it left running' "$T/d.err"
+dp=$(awk '/^child/ { print $2 }' "$T/d.out")
+check "daemon: records meanwhile (work() starts $(entry "$dp"))" test "$(entry "$dp")" != 0f1f440000
+kill -INT "$np"
+wait "$np"
+check_eq "daemon: the recording ends well" "$?" 0
+check "daemon: says it let go of it ($(grep 'let go' "$T/d.err"))" \
+	grep -q "let go of 1 process forked during the recording ($dp)" "$T/d.err"
+released "daemon" "$dp"
+n=$("$NEEDLE" replay -i "$T/d.data" --tid "$dp" | grep -c 'work();')
+check "daemon: its calls are in the trace ($n)" test "$n" -gt 0
+finish "daemon" "$dp" "$T/d.out"
+
+# needle record killed: the parent's agent detaches by itself, the child
+# keeps its copy, and a later -p on the child lets go of it first.
+"$FT" >"$T/k.out" 2>"$T/k.err" &
+fp=$!
+wait_for grep -q '^ready' "$T/k.out"
+"$NEEDLE" record -p "$fp" -o "$T/k.data" 2>"$T/krec.err" &
+np=$!
+wait_for grep -q "recording process $fp" "$T/krec.err"
+kill -USR1 "$fp"
+wait_for grep -q '^child' "$T/k.out"
+cp=$(awk '/^child/ { print $2 }' "$T/k.out")
+kill -KILL "$np"
+wait "$np" 2>/dev/null
+wait_for sh -c "! grep -q needle-buffer /proc/$fp/maps"
+check "killed: the child keeps its copy (work() starts $(entry "$cp"))" test "$(entry "$cp")" != 0f1f440000
+"$NEEDLE" record -p "$cp" --duration=0.5 -o "$T/k2.data" 2>"$T/k2.err"
+check_eq "killed: -p on the child records ($(tr '\n' ' ' <"$T/k2.err" | head -c 300))" "$?" 0
+n=$(calls "$T/k2.data" work)
+check "killed: -p on the child: work() recorded ($n)" test "$n" != missing -a "$n" != 0
+released "killed: after -p on the child" "$cp"
+finish "killed: the child" "$cp" "$T/k.out"
+finish "killed: the parent" "$fp" "$T/k.out"
