@@ -36,27 +36,40 @@ finish() {
 	check "$1: computed what it would have untraced ($(grep "^done $2 " "$3"))" grep -q "^done $2 calls=[1-9][0-9]* ok$" "$3"
 }
 
+# forked_while_recorded NAME: fork_target started (its output in
+# $T/NAME.out), `needle record -p` on it (into $T/NAME.data, its stderr
+# in $T/NAME.rec), and a child forked once it records: fp, np and cp are
+# their PIDs.
+forked_while_recorded() {
+	"$FT" >"$T/$1.out" 2>/dev/null &
+	fp=$!
+	wait_for grep -q '^ready' "$T/$1.out"
+	"$NEEDLE" record -p "$fp" -o "$T/$1.data" 2>"$T/$1.rec" &
+	np=$!
+	wait_for grep -q "recording process $fp" "$T/$1.rec"
+	kill -USR1 "$fp"
+	wait_for grep -q '^child' "$T/$1.out"
+	cp=$(awk '/^child/ { print $2 }' "$T/$1.out")
+}
+
+# stop_recording NAME PID ERR SAYS: PID (forked) records, Ctrl-C stops
+# needle record (np), which ends well and says SAYS in ERR.
+stop_recording() {
+	check "$1: the forked process records meanwhile (work() starts $(entry "$2"))" test "$(entry "$2")" != 0f1f440000
+	kill -INT "$np"
+	wait "$np"
+	check_eq "$1: the recording ends well" "$?" 0
+	check "$1: says it let go ($(grep 'let go' "$3"))" grep -qF "$4" "$3"
+}
+
 # -p: a child with a signal-blocking thread, and its child.
-"$FT" >"$T/p.out" 2>"$T/p.err" &
-fp=$!
-wait_for grep -q '^ready' "$T/p.out"
-"$NEEDLE" record -p "$fp" -o "$T/p.data" 2>"$T/rec.err" &
-np=$!
-wait_for grep -q "recording process $fp" "$T/rec.err"
-kill -USR1 "$fp"
-wait_for grep -q '^child' "$T/p.out"
-cp=$(awk '/^child/ { print $2 }' "$T/p.out")
+forked_while_recorded p
 kill -USR2 "$cp"
 wait_for grep -q '^grandchild' "$T/p.out"
 gp=$(awk '/^grandchild/ { print $2 }' "$T/p.out")
 sleep 0.2
-check "-p: the child records meanwhile (work() starts $(entry "$cp"))" test "$(entry "$cp")" != 0f1f440000
-kill -INT "$np"
-wait "$np"
-check_eq "-p: the recording ends well" "$?" 0
-check "-p: says it let go of both ($(grep 'let go' "$T/rec.err"))" \
-	grep -q "let go of 2 processes forked during the recording" "$T/rec.err"
-check_eq "-p: only that and the usual lines on stderr" "$(grep -vc 'recording process\|let go of\|recorded .* events\|detached from' "$T/rec.err")" 0
+stop_recording "-p" "$cp" "$T/p.rec" "let go of 2 processes forked during the recording"
+check_eq "-p: only that and the usual lines on stderr" "$(grep -vc 'recording process\|let go of\|recorded .* events\|detached from' "$T/p.rec")" 0
 released "-p: the parent" "$fp"
 released "-p: the child" "$cp"
 released "-p: the grandchild" "$gp"
@@ -82,21 +95,13 @@ check_eq "-p: the parent exits 0" "$?" 0
 # the thread's open calls for ones a longjmp skipped, and the process
 # aborted about one time in five).
 for round in 1 2 3 4 5 6; do
-	"$FT" >"$T/l.out" 2>/dev/null &
-	fp=$!
-	wait_for grep -q '^ready' "$T/l.out"
-	"$NEEDLE" record -p "$fp" -o "$T/l.data" 2>"$T/lrec.err" &
-	np=$!
-	wait_for grep -q "recording process $fp" "$T/lrec.err"
-	kill -USR1 "$fp"
-	wait_for grep -q '^child' "$T/l.out"
-	cp=$(awk '/^child/ { print $2 }' "$T/l.out")
+	forked_while_recorded l
 	sleep 0.3
 	kill -INT "$np"
 	wait "$np"
 	st=$(awk '{ print $3 }' /proc/"$cp"/stat 2>/dev/null)
-	if [ "$st" = Z ] || [ -z "$st" ] || ! grep -q "let go of 1 process" "$T/lrec.err"; then
-		fail "round $round: the child let go of and alive (state ${st:-gone}; $(grep -v 'recording process' "$T/lrec.err" | tr '\n' ' '))"
+	if [ "$st" = Z ] || [ -z "$st" ] || ! grep -q "let go of 1 process" "$T/l.rec"; then
+		fail "round $round: the child let go of and alive (state ${st:-gone}; $(grep -v 'recording process' "$T/l.rec" | tr '\n' ' '))"
 		kill "$cp" "$fp" 2>/dev/null
 		break
 	fi
@@ -113,12 +118,7 @@ done
 np=$!
 wait_for grep -q 'recording the processes it left running' "$T/d.err"
 dp=$(awk '/^child/ { print $2 }' "$T/d.out")
-check "daemon: records meanwhile (work() starts $(entry "$dp"))" test "$(entry "$dp")" != 0f1f440000
-kill -INT "$np"
-wait "$np"
-check_eq "daemon: the recording ends well" "$?" 0
-check "daemon: says it let go of it ($(grep 'let go' "$T/d.err"))" \
-	grep -q "let go of 1 process forked during the recording ($dp)" "$T/d.err"
+stop_recording "daemon" "$dp" "$T/d.err" "let go of 1 process forked during the recording ($dp)"
 released "daemon" "$dp"
 n=$("$NEEDLE" replay -i "$T/d.data" --tid "$dp" | grep -c 'work();')
 check "daemon: its calls are in the trace ($n)" test "$n" -gt 0
@@ -126,15 +126,7 @@ finish "daemon" "$dp" "$T/d.out"
 
 # needle record killed: the parent's agent detaches by itself, the child
 # keeps its copy, and a later -p on the child lets go of it first.
-"$FT" >"$T/k.out" 2>"$T/k.err" &
-fp=$!
-wait_for grep -q '^ready' "$T/k.out"
-"$NEEDLE" record -p "$fp" -o "$T/k.data" 2>"$T/krec.err" &
-np=$!
-wait_for grep -q "recording process $fp" "$T/krec.err"
-kill -USR1 "$fp"
-wait_for grep -q '^child' "$T/k.out"
-cp=$(awk '/^child/ { print $2 }' "$T/k.out")
+forked_while_recorded k
 kill -KILL "$np"
 wait "$np" 2>/dev/null
 wait_for sh -c "! grep -q needle-buffer /proc/$fp/maps"
