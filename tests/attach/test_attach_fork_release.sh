@@ -138,3 +138,14 @@ check "killed: -p on the child: work() recorded ($n)" test "$n" != missing -a "$
 released "killed: after -p on the child" "$cp"
 finish "killed: the child" "$cp" "$T/k.out"
 finish "killed: the parent" "$fp" "$T/k.out"
+
+# --snapshot does not follow what a started program leaves running: that
+# is let go of when the program ends, not left recording into rings
+# nobody reads.
+"$NEEDLE" record --snapshot=4 -o "$T/s.data" -- "$FT" daemon >"$T/s.out" 2>"$T/s.err"
+check_eq "snapshot daemon: the recording ends well" "$?" 0
+sp=$(awk '/^child/ { print $2 }' "$T/s.out")
+check "snapshot daemon: says it let go ($(grep 'let go' "$T/s.err"))" \
+	grep -qF "let go of 1 process forked during the recording ($sp)" "$T/s.err"
+released "snapshot daemon" "$sp"
+finish "snapshot daemon" "$sp" "$T/s.out"

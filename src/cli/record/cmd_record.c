@@ -207,7 +207,7 @@ static int not_traced(struct recording *r, uint32_t state)
  * as snapshot.c's service decides, and a last one when the
  * program ends (always after a crash; after a normal end only without
  * triggers). */
-static int snapshot_run(struct recording *r)
+static int snapshot_run(struct recording *r, struct record_hold *hold)
 {
 	struct shm_header *h = r->shm;
 	struct snapshot_service ss = { 0 };
@@ -230,6 +230,9 @@ static int snapshot_run(struct recording *r)
 	uint32_t state = atomic_load(&h->agent_state);
 	if (!ss.started && state != AGENT_RECORDING)
 		return not_traced(r, state);
+	/* What it left running is not followed in this mode: let go of
+	 * (release.c), not left recording into rings nobody reads. */
+	record_release_forked(r, hold, r->pid);
 	int crashed = WIFSIGNALED(r->status);
 	int werr = snapshot_service_end(&ss, r, crashed ? TRACE_SNAPSHOT_CRASH : TRACE_SNAPSHOT_END);
 	if (crashed)
@@ -315,7 +318,7 @@ int cmd_record(int argc, char **argv)
 	static struct record_hold hold;
 	record_hold_start(&hold, r.shm, r.pid);
 	if (o.snapshot) {
-		int rc = snapshot_run(&r);
+		int rc = snapshot_run(&r, &hold);
 		kernel_close(&r.kernel);
 		print_program_time(&r);
 		return rc;
