@@ -11,10 +11,11 @@
  *
  * Invariants:
  *  - One session at a time; a second needle_remote_attach while one runs
- *    returns -EBUSY and changes nothing.  The session is owned by a
- *    process (session_owner holds its PID): a child forked while one ran
- *    has a copy of the word but not the thread, and its own
- *    needle_remote_attach starts one.
+ *    returns -EBUSY and changes nothing.  A child forked while one ran
+ *    has none (a fork copies no thread but the caller's): its atfork
+ *    handler clears the word.  The word is cleared before the session's
+ *    socket is closed, so that needle record, reading the end of file,
+ *    may start the next session at once.
  *  - A fork's copy of a recording (the child records into its parent's
  *    buffer) is ended by a session whose hello asks only that
  *    (ATTACH_HELLO_RELEASE): needle record sends it to every such child
@@ -72,10 +73,26 @@
 #include "common/shm_layout.h"
 #include "needle.h"
 
-static _Atomic pid_t session_owner; /* the process whose session runs, or 0 */
+static _Atomic int session_running;
 static char session_name[ATTACH_NAME_MAX + 1];
 static pid_t caller_tid; /* the boot thread that called needle_remote_attach, or 0 */
 static int session_release_only; /* started by needle_remote_release */
+static int session_fd = -1; /* the running session's socket, or -1 */
+static int hello_unserved;  /* the release hello's ATTACH_HELLO_UNSERVED */
+
+static int session_fd_ours(int fd);
+
+/* A forked child has no session: its copy of the socket is closed too,
+ * which would otherwise hide from needle record the end of the parent's
+ * (an exec), and stay open in the child for good. */
+static void session_after_fork(void)
+{
+	if (atomic_load(&session_running) && session_fd >= 0 && session_fd_ours(session_fd))
+		close(session_fd);
+	session_fd = -1;
+	atomic_store(&session_running, 0);
+	session_release_only = 0;
+}
 /* The buffer's header as the session mapped it for holds (MAP_FAILED
  * when not): a static, so that a forked child, which inherits the
  * mapping but not the session's stack, can unmap its copy. */
@@ -177,11 +194,13 @@ static int session_receive(int fd, struct recorder_start_cfg *cfg, struct record
 		return -EPROTO;
 	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
 	if (!c && (size_t)n <= sizeof(hello) &&
-	    ((size_t)n == sizeof(hello) || !read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n)))
+	    ((size_t)n == sizeof(hello) || !read_full(fd, (char *)&hello + n, sizeof(hello) - (size_t)n))) {
+		hello_unserved = (hello.flags & ATTACH_HELLO_UNSERVED) != 0;
 		return hello.magic == ATTACH_MAGIC && hello.version == ATTACH_VERSION &&
-				       hello.flags == ATTACH_HELLO_RELEASE && !hello.config_len
+				       (hello.flags & ~ATTACH_HELLO_UNSERVED) == ATTACH_HELLO_RELEASE && !hello.config_len
 			       ? 1
 			       : -EPROTO;
+	}
 	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
 	    c->cmsg_len != CMSG_LEN(2 * sizeof(int))) {
 		/* Whatever descriptors did come are the program's now: none
@@ -256,14 +275,22 @@ static int session_wait(int fd, struct shm_header *hdr, int in_steps)
  * state (the hold header) goes.  Said to needle record with
  * ATTACH_DETACHED, or not at all when the sites stay patched (why, as a
  * message). */
-static void release_copy(int fd)
+static void release_copy(int fd, int unserved)
 {
+	/* needle record has no hold service for this copy's header (the
+	 * dead recording's, out of its reach): a batch that needs one is
+	 * refused at once, not after waiting 2 s with the threads stopped
+	 * for a server that is gone. */
+	if (unserved)
+		thread_hold_offer(NULL);
+	agent_recording_stopping(); /* nothing points into the header any more */
 	int err = recorder_release_copy();
 	if (err) {
 		pr_warn("cannot end the recording this process inherited from its parent (%s); its functions stay "
 			"patched\n", strerror(-err));
 		return;
 	}
+	agent_discover_in_steps(0);
 	if (session_hold_hdr != MAP_FAILED) {
 		munmap(session_hold_hdr, SHM_HEADER_SIZE);
 		session_hold_hdr = MAP_FAILED;
@@ -286,16 +313,18 @@ static void *session(void *arg)
 	wait_caller_gone();
 	if ((fd = session_connect()) < 0)
 		goto out;
+	session_fd = fd;
 	log_route_socket(fd); /* what start-up says, to needle record */
 	err = session_receive(fd, &cfg, &config);
-	if (err == 1) {
-		release_copy(fd);
-		goto end_session;
-	}
-	if (session_release_only && !err) {
+	if (err == 1 || session_release_only) {
 		/* Started on a borrowed thread of the program for a release:
-		 * nothing else. */
-		recorder_report_failure_fds(cfg.buf_fd, cfg.meta_fd, -EPROTO);
+		 * nothing else, and nothing of the copy touched but by it. */
+		if (err == 1)
+			release_copy(fd, hello_unserved);
+		else if (!err) {
+			close(cfg.buf_fd);
+			close(cfg.meta_fd);
+		}
 		goto end_session;
 	}
 	struct stop_hold_stats earlier; /* an earlier session's: not this one's */
@@ -368,12 +397,17 @@ done:
 	}
 end_session:
 	log_route_end();
-	if (session_fd_ours(fd))
+	record_config_free(&config);
+	int ours = session_fd_ours(fd);
+	session_fd = -1;
+	atomic_store(&session_running, 0); /* before the end of file needle record reads */
+	if (ours)
 		close(fd);
+	return NULL;
 out:
 	log_route_end();
 	record_config_free(&config);
-	atomic_store(&session_owner, 0);
+	atomic_store(&session_running, 0);
 	return NULL;
 }
 
@@ -383,17 +417,15 @@ static int session_start(const char *name, int release_only)
 	pthread_attr_t attr;
 	pthread_t thread;
 	sigset_t mask;
-	pid_t self = getpid(), owner = 0;
+	int expected = 0;
+	static _Atomic int atfork_set;
 
 	if (!name || strlen(name) > ATTACH_NAME_MAX)
 		return -EINVAL;
-	/* Another process's PID is a fork's copy of its session's word: no
-	 * session runs here (the parent's thread was not copied).  A PID
-	 * cannot be ours and the parent's at once: the child got its PID
-	 * while the parent lived. */
-	while (!atomic_compare_exchange_strong(&session_owner, &owner, self))
-		if (owner == self)
-			return -EBUSY;
+	if (!atomic_exchange(&atfork_set, 1))
+		pthread_atfork(NULL, NULL, session_after_fork);
+	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
+		return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
 	session_release_only = release_only;
 	/* The boot thread ends after this; a borrowed thread lives on. */
@@ -416,7 +448,7 @@ static int session_start(const char *name, int release_only)
 		pthread_attr_destroy(&attr);
 	}
 	if (err)
-		atomic_store(&session_owner, 0);
+		atomic_store(&session_running, 0);
 	return -err;
 }
 

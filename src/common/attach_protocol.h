@@ -37,7 +37,7 @@
 #include "common/record_config.h"
 
 #define ATTACH_MAGIC 0x4e41544eu /* "NTAN" */
-#define ATTACH_VERSION 5
+#define ATTACH_VERSION 4
 #define ATTACH_NAME_MAX 100     /* bytes of the socket name, without the NUL */
 /* The most config_len may be: every string field at its largest. */
 #define ATTACH_CONFIG_MAX (RECORD_CONFIG_ARGS_MAX + 16 * RECORD_CONFIG_GLOBS_MAX)
@@ -46,13 +46,17 @@ struct attach_hello {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t config_len; /* bytes of the record_config encoding that follow */
-	uint32_t flags;      /* 0, or ATTACH_HELLO_RELEASE */
+	uint32_t flags;      /* 0, or ATTACH_HELLO_RELEASE (with ATTACH_HELLO_UNSERVED) */
 };
 /* The hello of a session that only ends a fork's copy of a recording (a
  * child forked while its parent was recorded): no descriptor comes with
  * it, config_len is 0, and the agent answers ATTACH_DETACHED once the
  * child's sites are back to their NOPs and the buffer is unmapped. */
 #define ATTACH_HELLO_RELEASE 1u
+/* With it: needle record serves no hold for the child's batch (the copy
+ * asks through a dead recording's header that it cannot map), so the
+ * agent must not wait for one. */
+#define ATTACH_HELLO_UNSERVED 2u
 
 /* The stack that the borrowed thread ran the calls on (mmap'ed by
  * needle record in the process, ATTACH_VISIT_STACK bytes): needle_boot

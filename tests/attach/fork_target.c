@@ -11,7 +11,10 @@
  * process prints "child PID" or "grandchild PID".
  *
  * With "daemon", the first process forks one child into a session of its
- * own and returns from main at once, as a daemon's launcher does. */
+ * own and returns from main at once, as a daemon's launcher does; with
+ * "exec", that child runs `sh -c 'sleep 30; true'` instead (an exec'ed
+ * image whose -F matches nothing forwards the recording to its own
+ * execs, and must be let go of too). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -109,6 +112,16 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR2, &sa, NULL);
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
+	if (argc > 1 && !strcmp(argv[1], "exec")) {
+		if (fork() == 0) {
+			setsid();
+			say("child");
+			execl("/bin/sh", "sh", "-c", "sleep 30; true", (char *)NULL);
+			_exit(127);
+		}
+		sleep(1); /* its image records before this one ends */
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "daemon")) {
 		if (fork() == 0) {
 			setsid();

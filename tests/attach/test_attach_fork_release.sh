@@ -149,3 +149,37 @@ check "snapshot daemon: says it let go ($(grep 'let go' "$T/s.err"))" \
 	grep -qF "let go of 1 process forked during the recording ($sp)" "$T/s.err"
 released "snapshot daemon" "$sp"
 finish "snapshot daemon" "$sp" "$T/s.out"
+
+# libneedle replaced during the recording (rebuilt, upgraded): the
+# children map a file that is gone (" (deleted)" in their maps), whose
+# entry is found through /proc/PID/map_files.
+mkdir -p "$T/lib"
+cp "$BUILD/libneedle.so.1" "$T/lib/libneedle.so"
+cp "$BUILD/libneedle-boot.so" "$T/lib/"
+export NEEDLE_LIB="$T/lib/libneedle.so"
+forked_while_recorded r
+cp "$T/lib/libneedle.so" "$T/lib/new" && mv "$T/lib/new" "$T/lib/libneedle.so"
+check "replaced: the child maps a deleted libneedle" grep -q 'libneedle.so (deleted)' /proc/"$cp"/maps
+stop_recording "replaced" "$cp" "$T/r.rec" "let go of 1 process forked during the recording ($cp)"
+unset NEEDLE_LIB
+released "replaced" "$cp"
+finish "replaced: the child" "$cp" "$T/r.out"
+finish "replaced: the parent" "$fp" "$T/r.out"
+
+# Exec'ed images that record nothing (-F names none of theirs) still map
+# the buffer, to pass the recording on to what they exec: sh, then sleep.
+"$NEEDLE" record -F work -o "$T/e.data" -- "$FT" exec >"$T/e.out" 2>"$T/e.err" &
+np=$!
+wait_for grep -q 'recording the processes it left running' "$T/e.err"
+shp=$(awk '/^child/ { print $2 }' "$T/e.out")
+wait_for sh -c "pgrep -P $shp -x sleep >/dev/null"
+slp=$(pgrep -P "$shp" -x sleep)
+kill -INT "$np"
+wait "$np"
+check_eq "exec'ed: the recording ends well" "$?" 0
+check "exec'ed: says it let go of both ($(grep 'let go' "$T/e.err"))" \
+	grep -qF "let go of 2 processes forked during the recording" "$T/e.err"
+for p in "$shp" "$slp"; do
+	check_eq "exec'ed: $(cat /proc/"$p"/comm) maps nothing of needle's" "$(grep -c 'needle-buffer\|needle-meta' /proc/"$p"/maps)" 0
+done
+kill "$slp" "$shp" 2>/dev/null

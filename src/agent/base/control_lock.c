@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "agent/base/control_lock.h"
 
@@ -67,4 +68,16 @@ void control_lock_raw(void)
 {
 	pthread_mutex_lock(&control);
 	needle_agent_busy++;
+}
+
+int control_lock_try(unsigned timeout_ms)
+{
+	for (unsigned waited = 0; pthread_mutex_trylock(&control); waited += 5) {
+		if (waited >= timeout_ms)
+			return -EDEADLK;
+		struct timespec t = { 0, 5 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	needle_agent_busy++;
+	return 0;
 }

@@ -38,5 +38,9 @@ void control_unlock(void);
 
 /* For start-up itself and dlclose: the mutex without the start-up check. */
 void control_lock_raw(void);
+/* The mutex, if it comes within timeout_ms (0, or -EDEADLK): for a forked
+ * child's release, where the copy may be held by a thread the fork left
+ * behind (no atfork handler takes it). */
+int control_lock_try(unsigned timeout_ms);
 
 #endif

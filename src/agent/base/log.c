@@ -12,7 +12,9 @@
  * Invariants: once routed, nothing is ever written to the process's
  * stderr; a message is sent with one send(2) (a unix stream socket
  * queues a small one whole, so messages from two threads never
- * interleave); route_lock is never held across a call that can log. */
+ * interleave); route_lock is never held across a call that can log; a
+ * forked child gets it free (the parent's session thread may have held it
+ * at the fork, and the child has no such thread to give it back). */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -47,6 +49,17 @@ enum { ROUTE_NONE, ROUTE_HOLD, ROUTE_SOCKET, ROUTE_DROP };
 static _Atomic int route;
 static int route_fd = -1;
 static pthread_mutex_t route_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void route_lock_after_fork(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	route_lock = fresh;
+}
+
+__attribute__((constructor)) static void route_lock_atfork(void)
+{
+	pthread_atfork(NULL, NULL, route_lock_after_fork);
+}
 #define HELD_BYTES 8192
 static char held[HELD_BYTES];
 static size_t held_len;

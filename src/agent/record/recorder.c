@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/base/control_lock.h"
 #include "agent/base/log.h"
 #include "agent/base/safe_copy.h"
 #include "agent/base/signal_front.h"
@@ -2034,8 +2035,12 @@ static int stop_locked(int publish)
 {
 	int err;
 
-	if (!rec_link)
+	/* A copy without a link (an exec'ed image whose filters matched
+	 * nothing) still maps the buffer: that goes. */
+	if (!rec_link && (publish || !shm))
 		return 0;
+	if (!rec_link)
+		goto unmap;
 	rec_active = 0;
 	trigger_stop();
 	signal_front_remove_all();
@@ -2051,6 +2056,8 @@ static int stop_locked(int publish)
 	 * of the state tells it to salvage the chunks threads still own. */
 	if (publish)
 		atomic_store_explicit(&shm->agent_state, AGENT_DETACHED, memory_order_release);
+unmap:
+	exec_forward = 0; /* an exec from now on runs untraced (recorder_exec_prepare) */
 	hold_client_detach();
 	munmap(shm, shm_mapped);
 	shm = NULL;
@@ -2082,10 +2089,18 @@ int recorder_stop(void)
 
 int recorder_release_copy(void)
 {
-	/* The copy of config_lock is the parent's at the fork: held for good
-	 * if another thread of the parent held it then (a `needle ctl`
-	 * reconfiguration), since no atfork handler takes it.  Waited for a
-	 * while, not forever: a thread of this process may hold it too. */
+	/* The recording's own process, whose needle record was killed: its
+	 * control thread too, as a detach would. */
+	if (getpid() == meta_pid)
+		control_stop();
+	/* The copies of config_lock and of the control mutex are the
+	 * parent's at the fork: held for good if another thread of the
+	 * parent held one then (a `needle ctl` reconfiguration, a dlclose),
+	 * since no atfork handler takes them.  Waited for a while, not
+	 * forever: a thread of this process may hold them too.  In the order
+	 * recorder_stop takes them (the control mutex inside the link's
+	 * functions, recursive: taken here first, it is not waited for
+	 * there). */
 	for (int i = 0;; i++) {
 		if (!pthread_mutex_trylock(&config_lock))
 			break;
@@ -2094,8 +2109,14 @@ int recorder_release_copy(void)
 		struct timespec t = { 0, 5 * 1000 * 1000 };
 		nanosleep(&t, NULL);
 	}
-	int err = stop_locked(0);
+	int err = control_lock_try(1000);
+	if (err) {
+		pthread_mutex_unlock(&config_lock);
+		return err;
+	}
+	err = stop_locked(0);
 	pthread_mutex_unlock(&config_lock);
+	control_unlock();
 	return err;
 }
 

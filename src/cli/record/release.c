@@ -42,6 +42,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/kcmp.h>
 #include <unistd.h>
 
 #include "cli/inject/inject.h"
@@ -56,14 +58,26 @@
 #define RELEASE_ROUNDS 4
 #define RELEASE_MAX 512 /* processes a round */
 
-/* The libneedle a process loaded: its file and its load address, from
- * an executable mapping (start less file offset; a read-only mapping at
- * offset 0 may be the agent's own look at a file's symbols). */
+/* The libneedle a process loaded, from its executable mappings (a
+ * read-only mapping at offset 0 may be the agent's own look at a file's
+ * symbols): the file, one mapping of it (lo-hi at file offset off), and
+ * the range every executable mapping of it covers. */
 struct agent_map {
 	char path[PATH_MAX];
-	uint64_t lo, hi, base;
+	uint64_t lo, hi, off, text_lo, text_hi;
 	ino_t ino;
 };
+
+/* Is this a libneedle.so, as maps names it (" (deleted)" once the file
+ * was replaced: rebuilt, or upgraded, during the recording)? */
+static int is_libneedle(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	if (!base)
+		return 0;
+	size_t n = strcspn(base, " ");
+	return (n == 13 && !strncmp(base, "/libneedle.so", 13)) || (n == 15 && !strncmp(base, "/libneedle.so.1", 15));
+}
 
 /* Does process pid map the buffer of inode ino?  With the libneedle.so
  * it maps in *agent (path[0] 0 if none). */
@@ -79,15 +93,17 @@ static int holds_buffer(pid_t pid, ino_t ino, struct agent_map *agent)
 	while (maps_next(&m, &l)) {
 		if (strstr(l.path, "needle-buffer") && (ino_t)l.inode == ino)
 			found = 1;
-		const char *base = strrchr(l.path, '/');
-		if (base && (!strcmp(base, "/libneedle.so") || !strcmp(base, "/libneedle.so.1")) &&
-		    l.perms[2] == 'x' && !agent->path[0]) {
+		if (l.perms[2] != 'x' || !is_libneedle(l.path))
+			continue;
+		if (!agent->path[0]) {
 			snprintf(agent->path, sizeof(agent->path), "%s", l.path);
-			agent->lo = l.lo;
+			agent->lo = agent->text_lo = l.lo;
 			agent->hi = l.hi;
-			agent->base = l.lo - l.offset;
+			agent->off = l.offset;
 			agent->ino = (ino_t)l.inode;
 		}
+		if ((ino_t)l.inode == agent->ino)
+			agent->text_hi = l.hi;
 	}
 	maps_close(&m);
 	return found;
@@ -95,10 +111,12 @@ static int holds_buffer(pid_t pid, ino_t ino, struct agent_map *agent)
 
 /* Where needle_remote_release is in process pid, from its libneedle's
  * dynamic symbols: the file it mapped (through /proc/PID/map_files, or
- * its path when that is still the same file), at the base it loaded it
- * at (libneedle's segments have file offsets equal to their addresses,
- * as the linker lays out a shared object).  0 when it cannot be told:
- * then nothing is called. */
+ * its path when that is still the same file), at the address its
+ * executable segment was loaded at (the mapping at file offset off lies
+ * in the segment whose page-aligned file offset that is: its address
+ * there less the segment's page-aligned address is the load base).
+ * Only an address inside the executable mappings is returned.  0 when
+ * it cannot be told: then nothing is called. */
 static uint64_t release_entry(pid_t pid, const struct agent_map *a)
 {
 	char mf[96];
@@ -106,18 +124,30 @@ static uint64_t release_entry(pid_t pid, const struct agent_map *a)
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)pid, (unsigned long long)a->lo,
 		 (unsigned long long)a->hi);
 	int fd = open(mf, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && (fd = open(a->path, O_RDONLY | O_CLOEXEC)) >= 0 && (fstat(fd, &st) || st.st_ino != a->ino)) {
+	if (fd < 0 && !strstr(a->path, " (deleted)") && (fd = open(a->path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+	    (fstat(fd, &st) || st.st_ino != a->ino)) {
 		close(fd); /* rebuilt since: its symbols may have moved */
 		fd = -1;
 	}
 	if (fd < 0)
 		return 0;
-	uint64_t at = 0;
+	uint64_t at = 0, base = 0;
+	int based = 0;
 	elf_version(EV_CURRENT);
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	size_t nph = 0;
+	for (size_t i = 0; e && !elf_getphdrnum(e, &nph) && i < nph && !based; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    (ph.p_offset & ~0xfffull) <= a->off && a->off < ph.p_offset + ph.p_filesz) {
+			/* The mapping's start is the segment's page at its offset. */
+			base = a->lo - (a->off - (ph.p_offset & ~0xfffull)) - (ph.p_vaddr & ~0xfffull);
+			based = 1;
+		}
+	}
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	while (e && !at && (scn = elf_nextscn(e, scn))) {
+	while (e && based && !at && (scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
@@ -127,7 +157,7 @@ static uint64_t release_entry(pid_t pid, const struct agent_map *a)
 			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
 			    GELF_ST_TYPE(sym.st_info) == STT_FUNC && (name = elf_strptr(e, sh.sh_link, sym.st_name)) &&
 			    !strcmp(name, "needle_remote_release")) {
-				at = a->base + sym.st_value;
+				at = base + sym.st_value;
 				break;
 			}
 		}
@@ -135,7 +165,32 @@ static uint64_t release_entry(pid_t pid, const struct agent_map *a)
 	if (e)
 		elf_end(e);
 	close(fd);
-	return at;
+	return at >= a->text_lo && at < a->text_hi ? at : 0;
+}
+
+/* Has process pid ended (gone, or a zombie its parent has not reaped)? */
+static int process_ended(pid_t pid)
+{
+	char *stat = proc_read(pid, "stat", NULL);
+	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
+	int ended = !close_paren || close_paren[1] != ' ' || close_paren[2] == 'Z' || close_paren[2] == 'X';
+	free(stat);
+	return ended;
+}
+
+/* A vfork (or posix_spawn) child runs in its parent's memory until it
+ * execs: its maps are its parent's, and a thread started in it would run
+ * in the parent.  Not one to let go of: the next round finds what it
+ * exec'ed, if that records. */
+static int shares_parent_memory(pid_t pid)
+{
+	char *stat = proc_read(pid, "stat", NULL);
+	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
+	int ppid = 0;
+	if (close_paren)
+		sscanf(close_paren + 1, " %*c %d", &ppid);
+	free(stat);
+	return ppid > 0 && syscall(SYS_kcmp, (pid_t)pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
 }
 
 static size_t buffer_holders(ino_t ino, pid_t except, pid_t *pids, size_t max)
@@ -152,7 +207,7 @@ static size_t buffer_holders(ino_t ino, pid_t except, pid_t *pids, size_t max)
 		long p = strtol(e->d_name, &end, 10);
 		if (*end || p <= 0 || p == except || p == getpid())
 			continue;
-		if (holds_buffer((pid_t)p, ino, &a))
+		if (holds_buffer((pid_t)p, ino, &a) && !shares_parent_memory((pid_t)p))
 			pids[n++] = (pid_t)p;
 	}
 	closedir(d);
@@ -167,22 +222,28 @@ static void comm_of(pid_t pid, char *comm, size_t len)
 	free(c);
 }
 
-/* Until the agent says it let go (1), says why not or closes (0), or the
- * process is gone (1: nothing left to let go of); the buffer drained
- * meanwhile (r, when it is still read), as during a detach (attach.c). */
-static int wait_released(struct recording *r, int sock, pid_t pid)
+/* Until the agent says it let go (1), says why not and closes (-1), or
+ * 30 s passed (0); the buffer drained meanwhile (r, when it is still
+ * read), as during a detach (attach.c).  After its answer, until its end
+ * of the session (a second at most): then the process may be attached to
+ * again at once. */
+static int wait_released(struct recording *r, int sock)
 {
 	uint64_t end = monotonic_ns() + 30000000000ull;
-	while (monotonic_ns() < end) {
+	int s = 0;
+	while (!s && monotonic_ns() < end) {
 		struct pollfd p = { sock, POLLIN, 0 };
 		int drained = r && r->out.begun ? (int)record_drain_some(r, 16) : 0;
-		int s = poll(&p, 1, drained ? 0 : 1) > 0 ? agent_session_read(sock) : 0;
-		if (s > 0)
-			return 1;
-		if (s < 0)
-			return kill(pid, 0) != 0;
+		s = poll(&p, 1, drained ? 0 : 1) > 0 ? agent_session_read(sock) : 0;
 	}
-	return 0;
+	if (s > 0) {
+		struct pollfd p = { sock, POLLIN, 0 };
+		char c;
+		if (poll(&p, 1, 1000) > 0 && recv(sock, &c, 1, MSG_DONTWAIT) > 0) {
+			/* nothing else comes after its answer */
+		}
+	}
+	return s;
 }
 
 /* Let go of process pid's copy of the recording whose buffer is inode
@@ -230,13 +291,21 @@ static int release_one(struct recording *r, ino_t ino, struct record_hold *hold,
 	struct attach_hello hello = {
 		.magic = ATTACH_MAGIC,
 		.version = ATTACH_VERSION,
-		.flags = ATTACH_HELLO_RELEASE,
+		.flags = ATTACH_HELLO_RELEASE | (hold && hold->started ? 0 : ATTACH_HELLO_UNSERVED),
 	};
 	if (agent_session_send(sock, (const uint8_t *)&hello, sizeof(hello))) {
 		snprintf(err, errlen, "lost the session");
 		goto fail;
 	}
-	if (!(ok = wait_released(r, sock, pid)))
+	int w = wait_released(r, sock);
+	/* Said, and done: nothing of the recording is mapped there. */
+	if ((ok = w > 0) && holds_buffer(pid, ino, &a)) {
+		ok = 0;
+		snprintf(err, errlen, "it still maps the buffer after it said it let go");
+	}
+	if (w < 0)
+		snprintf(err, errlen, "its libneedle could not end the recording there");
+	else if (!w)
 		snprintf(err, errlen, "it did not confirm within 30 s");
 fail:
 	if (sock >= 0) {
@@ -245,7 +314,7 @@ fail:
 	}
 	if (lfd >= 0)
 		close(lfd);
-	return ok ? 1 : kill(pid, 0) ? 0 : -1;
+	return ok ? 1 : process_ended(pid) ? 0 : -1;
 }
 
 /* The header of the buffer of inode ino that process pid maps, mapped
@@ -291,7 +360,7 @@ int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen)
 
 size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_t except)
 {
-	pid_t pids[RELEASE_MAX], failed[RELEASE_MAX];
+	pid_t pids[RELEASE_MAX], failed[RELEASE_MAX], done_pids[RELEASE_MAX];
 	size_t released = 0, failed_cnt = 0, shown = 0;
 	char list[160];
 	struct stat st;
@@ -319,6 +388,13 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 			}
 			if (done <= 0)
 				continue;
+			int again = 0;
+			for (size_t k = 0; k < released && k < RELEASE_MAX && !again; k++)
+				again = done_pids[k] == pids[i];
+			if (again)
+				continue; /* counted once */
+			if (released < RELEASE_MAX)
+				done_pids[released] = pids[i];
 			released++;
 			size_t at = strlen(list);
 			if (shown < 8 && at + 16 < sizeof(list))
@@ -328,6 +404,17 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 			break;
 	}
 	record_hold_retarget(hold, except);
+	/* Still there after the last round: forked faster than let go of. */
+	size_t left = buffer_holders(st.st_ino, except, pids, RELEASE_MAX), unsaid = 0;
+	for (size_t i = 0; i < left; i++) {
+		int said = 0;
+		for (size_t k = 0; k < failed_cnt && !said; k++)
+			said = failed[k] == pids[i];
+		unsaid += !said;
+	}
+	if (unsaid)
+		cli_error("%zu process%s forked during the recording still record%s (they forked faster than they were "
+			  "let go of)", unsaid, unsaid > 1 ? "es" : "", unsaid > 1 ? "" : "s");
 	if (released)
 		fprintf(stderr, "needle: let go of %zu process%s forked during the recording (%s%s)\n", released,
 			released > 1 ? "es" : "", list, released > shown ? " ..." : "");
