@@ -32,9 +32,15 @@ __attribute__((noinline)) int blk_mark(int n)
 	return n;
 }
 
+/* Threads whose mask is their creator's by now: pthread_create starts a
+ * thread with every signal blocked, 32 and 33 included, and gives it
+ * its creator's mask before its function runs. */
+static _Atomic int started;
+
 static void *spinner(void *arg)
 {
 	(void)arg;
+	atomic_fetch_add(&started, 1);
 	for (long i = 0; !atomic_load_explicit(&quit, memory_order_relaxed); i++) {
 		if (blk_work(i) != i * 5 + 2)
 			atomic_fetch_add(&errors, 1);
@@ -48,6 +54,7 @@ static void *sleeper(void *arg)
 	static int word;
 	int ep = epoll_create1(0);
 	(void)arg;
+	atomic_fetch_add(&started, 1);
 	while (!atomic_load(&quit)) {
 		struct timespec t = { 0, 10 * 1000 * 1000 };
 		long r = syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &t, NULL, 0);
@@ -78,6 +85,8 @@ int main(void)
 	pthread_create(&t[0], NULL, spinner, NULL);
 	pthread_create(&t[1], NULL, sleeper, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	while (atomic_load(&started) < 2)
+		usleep(1000);
 	printf("ready\n");
 	int marks = 0;
 	while (fgets(line, sizeof(line), stdin) && strncmp(line, "quit", 4)) {
