@@ -235,6 +235,11 @@ $(TEST_BUILD)/agent/test_dlclose: tests/agent/test_dlclose.c $(TEST_BUILD)/libdl
 		-DDL_LIB_B='"$(abspath $(TEST_BUILD))/libdl_lib_b.so"' $< -o $@ $(TEST_LINK)
 
 TESTS += $(TEST_BUILD)/agent/test_dlclose
+# Forks while libneedle walks the loaded objects: no child left with the
+# loader's lock.
+$(TEST_BUILD)/agent/test_fork_walk: tests/agent/test_fork_walk.c $(TEST_BUILD)/libdl_lib.so $(LIBNEEDLE)
+	gcc $(TEST_CFLAGS) $(PFE) -DDL_LIB='"$(abspath $(TEST_BUILD))/libdl_lib.so"' $< -o $@ $(TEST_LINK)
+TESTS += $(TEST_BUILD)/agent/test_fork_walk
 
 # 6-byte fentry calls normalized while threads run through them.
 $(TEST_BUILD)/patch/libfentry_race.so: tests/agent/fentry_race_lib.c

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "agent/base/phdr_walk.h"
 #include "agent/agent.h"
 #include "agent/base/control_lock.h"
 #include "agent/patch/core_sync.h"
@@ -317,7 +318,7 @@ __attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, 
 	if (wrap && (strchr(file, '$') || dlinfo(lm, RTLD_DI_LMID, &ns) || ns != LM_ID_BASE))
 		wrap = 0;
 	if (wrap)
-		dl_iterate_phdr(rpath_cb, &rpath);
+		agent_dl_iterate_phdr(rpath_cb, &rpath);
 	if (rpath)
 		wrap = 0;
 	/* A name without a '/' is searched: the caller's DT_RUNPATH and its

@@ -163,6 +163,12 @@ check "replaced: the child maps a deleted libneedle" grep -q 'libneedle.so (dele
 stop_recording "replaced" "$cp" "$T/r.rec" "let go of 1 process forked during the recording ($cp)"
 unset NEEDLE_LIB
 released "replaced" "$cp"
+# Recorded again: its libneedle is another file, gone; a second one would
+# interpose and patch beside it.
+"$NEEDLE" record -p "$cp" --duration=0.5 -o "$T/r2.data" 2>"$T/r2.err"
+check_eq "replaced: -p on it again is refused" "$?" 1
+check "replaced: in one line ($(cat "$T/r2.err"))" \
+	sh -c "grep -q 'has another libneedle loaded' '$T/r2.err' && [ \$(wc -l <'$T/r2.err') = 1 ]"
 finish "replaced: the child" "$cp" "$T/r.out"
 finish "replaced: the parent" "$fp" "$T/r.out"
 
@@ -183,3 +189,23 @@ for p in "$shp" "$slp"; do
 	check_eq "exec'ed: $(cat /proc/"$p"/comm) maps nothing of needle's" "$(grep -c 'needle-buffer\|needle-meta' /proc/"$p"/maps)" 0
 done
 kill "$slp" "$shp" 2>/dev/null
+
+# A daemon left by a program recorded with a libneedle at another path
+# (still there): a later -p uses that one rather than load a second.
+mkdir -p "$T/lib2"
+cp "$BUILD/libneedle.so.1" "$T/lib2/libneedle.so"
+cp "$BUILD/libneedle-boot.so" "$T/lib2/"
+NEEDLE_LIB="$T/lib2/libneedle.so" "$NEEDLE" record -o "$T/a.data" -- "$FT" daemon >"$T/a.out" 2>"$T/a.err" &
+np=$!
+wait_for grep -q 'recording the processes it left running' "$T/a.err"
+ap=$(awk '/^child/ { print $2 }' "$T/a.out")
+kill -INT "$np"
+wait "$np"
+"$NEEDLE" record -p "$ap" --duration=0.5 -o "$T/a2.data" 2>"$T/a2.err"
+check_eq "other path: -p records ($(tr '\n' ' ' <"$T/a2.err"))" "$?" 0
+check "other path: says it uses the libneedle loaded" grep -q "has $T/lib2/libneedle.so loaded already" "$T/a2.err"
+check_eq "other path: one libneedle in it" "$(grep 'libneedle.so' /proc/"$ap"/maps | awk '{ print $6 }' | sort -u | wc -l)" 1
+n=$(calls "$T/a2.data" work)
+check "other path: work() recorded ($n)" test "$n" != missing -a "$n" != 0
+released "other path" "$ap"
+finish "other path" "$ap" "$T/a.out"

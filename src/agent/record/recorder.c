@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/base/phdr_walk.h"
 #include "agent/base/control_lock.h"
 #include "agent/base/log.h"
 #include "agent/base/safe_copy.h"
@@ -1168,7 +1169,7 @@ static int subtree_awaits_object(const char *list)
 				memcpy(module, tab + 3, k);
 				module[k] = 0;
 				struct object_probe probe = { module, 0 };
-				dl_iterate_phdr(probe_object, &probe);
+				agent_dl_iterate_phdr(probe_object, &probe);
 				if (!probe.found)
 					return 1;
 			}
@@ -1240,7 +1241,7 @@ static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n
 	fold_cnt = 0;
 	patch_sites = patch_libcalls_dropped = subtree_sites = 0;
 	int first = 1;
-	dl_iterate_phdr(add_obj, &first);
+	agent_dl_iterate_phdr(add_obj, &first);
 	/* libneedle's own code: a return address there is its return hook
 	 * or one of its interposers (libcall_recorded). */
 	self_obj = obj_of((uint64_t)(uintptr_t)&graph_entry);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/base/phdr_walk.h"
 #include "agent/sites/code_map.h"
 #include "agent/sites/module.h"
 
@@ -83,7 +84,7 @@ int code_map_rebuild(void)
 {
 	struct span_list l = { 0 };
 
-	dl_iterate_phdr(collect, &l);
+	agent_dl_iterate_phdr(collect, &l);
 	size_t foreign = 0;
 	for (struct module *m = module_list(); m; m = m->next)
 		foreign += m->foreign_lo < m->foreign_hi;

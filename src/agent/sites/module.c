@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "agent/base/phdr_walk.h"
 #include "agent/base/log.h"
 #include "needle.h"
 #include "agent/sites/code_map.h"
@@ -189,7 +190,7 @@ int module_forget_unloaded(void)
 	for (struct module **p = &modules; *p;) {
 		struct module *m = *p;
 		struct loaded_list l = { m, 0 };
-		dl_iterate_phdr(still_loaded, &l);
+		agent_dl_iterate_phdr(still_loaded, &l);
 		if (l.found) {
 			p = &m->next;
 			continue;
@@ -237,7 +238,7 @@ int module_discover_new(struct discovery_set *set)
 	int added = 0, err = 0;
 
 	memset(set, 0, sizeof(*set));
-	dl_iterate_phdr(collect, &list);
+	agent_dl_iterate_phdr(collect, &list);
 	left_for_later = list.left;
 	/* One taken: the discoveries that follow (a link update's) take none
 	 * until the next module_discover_take. */

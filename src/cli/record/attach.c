@@ -47,6 +47,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -460,7 +461,54 @@ static int detach(struct recording *r, int sock)
 	return -1;
 }
 
-int record_attach(struct recording *r, const char *agent)
+/* The libneedle to load into pid: ours, unless it has one already (an
+ * earlier recording's: a program needle record started, or a -p) from
+ * another file.  Two libneedles in one process would both interpose the
+ * C library and patch the same entries (a second preloaded one's
+ * session spun, and children forked meanwhile hung in the loader).  That
+ * one is used when its file is still there with libneedle-boot.so beside
+ * it (use: its path); else -1, said. */
+static int agent_to_load(pid_t pid, const char *comm, const char *agent, char *use, size_t len)
+{
+	struct maps_reader m;
+	struct maps_line l;
+	char loaded[PATH_MAX] = "";
+	uint64_t ino = 0;
+	unsigned maj = 0, min = 0;
+
+	snprintf(use, len, "%s", agent);
+	if (maps_open(&m, pid))
+		return 0;
+	while (!loaded[0] && maps_next(&m, &l)) {
+		const char *base = strrchr(l.path, '/');
+		if (l.perms[2] == 'x' && base && !strncmp(base, "/libneedle.so", 13)) {
+			snprintf(loaded, sizeof(loaded), "%s", l.path);
+			ino = l.inode;
+			maj = l.dev_major;
+			min = l.dev_minor;
+		}
+	}
+	maps_close(&m);
+	struct stat st;
+	if (!loaded[0] || (!stat(agent, &st) && st.st_ino == ino && major(st.st_dev) == maj && minor(st.st_dev) == min))
+		return 0;
+	char boot[PATH_MAX];
+	const char *slash = strrchr(loaded, '/');
+	snprintf(boot, sizeof(boot), "%.*slibneedle-boot.so", (int)(slash - loaded + 1), loaded);
+	if (!strstr(loaded, " (deleted)") && !stat(loaded, &st) && st.st_ino == ino && major(st.st_dev) == maj &&
+	    minor(st.st_dev) == min && !access(boot, R_OK)) {
+		fprintf(stderr, "needle: process %d has %s loaded already (an earlier recording's): using it\n", (int)pid,
+			loaded);
+		snprintf(use, len, "%s", loaded);
+		return 0;
+	}
+	cli_error("process %d (%s) has another libneedle loaded (%s, an earlier recording's, since replaced or "
+		  "without libneedle-boot.so beside it): it cannot be recorded again until it restarts",
+		  (int)pid, comm, loaded);
+	return -1;
+}
+
+int record_attach(struct recording *r, const char *agent_default)
 {
 	struct record_opts *o = r->o;
 	pid_t pid = o->attach_pid;
@@ -480,6 +528,9 @@ int record_attach(struct recording *r, const char *agent)
 			  (int)pid, comm, err);
 		return 1;
 	}
+	char agent[PATH_MAX];
+	if (agent_to_load(pid, comm, agent_default, agent, sizeof(agent)))
+		return 1;
 	/* Its program's DWARF, through the link (even if the file was
 	 * replaced or removed since it started). */
 	char exe[64];

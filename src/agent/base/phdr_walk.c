@@ -1,0 +1,54 @@
+/* phdr_walk.c - the agent's walks over the loaded objects, kept apart
+ * from the program's forks.
+ *
+ * dl_iterate_phdr holds the loader's write lock (_dl_load_write_lock)
+ * for the whole walk, and the C library (glibc 2.36, Debian 12) does not
+ * reset that lock in a fork's child: a child forked while a thread of
+ * the agent walked starts with it held by a thread it does not have, and
+ * deadlocks at its first dlopen.  nginx's workers, forked while needle
+ * record -p discovered the master's objects, hung for good in initgroups
+ * (dlopen of an NSS module).
+ *
+ * Invariants:
+ *  - Every walk of the agent holds walk_lock, and a pthread_atfork
+ *    prepare handler takes it: a fork waits for a walk under way, and no
+ *    walk starts until the fork is done (its parent handler releases the
+ *    lock, its child handler gives the child a fresh one).
+ *  - The callbacks only copy, so a fork waits for microseconds; none of
+ *    them forks, takes walk_lock or waits for another thread. */
+#include <pthread.h>
+
+#include "agent/base/phdr_walk.h"
+
+static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&walk_lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&walk_lock);
+}
+
+static void after_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	walk_lock = fresh;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+int agent_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	pthread_once(&atfork_once, register_atfork);
+	pthread_mutex_lock(&walk_lock);
+	int ret = dl_iterate_phdr(cb, data);
+	pthread_mutex_unlock(&walk_lock);
+	return ret;
+}
