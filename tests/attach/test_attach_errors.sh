@@ -4,8 +4,9 @@
 # process, a zombie, a kernel thread, a 32-bit program, a static program,
 # another user's process, a process still starting (its loader mapping
 # its libraries), kernel.yama.ptrace_scope, a process traced by
-# strace, one without patchable sites, filters that match nothing, one
-# already recorded; and the options that do not go with -p.  (A child
+# strace, one in another network namespace, one without patchable sites,
+# filters that match nothing, one already recorded; and the options that
+# do not go with -p.  (A child
 # that keeps a killed recording's copy is let go of, then recorded:
 # test_attach_fork_release.)
 . "$(dirname "$0")/../lib.sh"
@@ -142,6 +143,15 @@ check_eq "already recorded: the first recording ends well" "$?" 0
 wait "$tp"
 check_eq "ticker: exits 0 after all that" "$?" 0
 check_eq "ticker: printed all its lines" "$(grep -c '^tick' "$T/t.out")" 2000
+
+# A process in another network namespace (a container's), where the
+# session's abstract socket cannot be reached.
+unshare --net "$A/ticker" 100000 >/dev/null 2>&1 &
+up=$!
+wait_for sh -c "[ \"\$(readlink /proc/$up/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ] && grep -q libc.so /proc/$up/maps"
+refused "another network namespace" "$up" "another network namespace"
+kill "$up" 2>/dev/null
+wait "$up" 2>/dev/null
 
 # A program needle record started (libneedle preloaded, recording).
 "$NEEDLE" record -o "$T/pre.data" -- "$A/ticker" 500 >/dev/null 2>"$T/pre.err" &

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -23,6 +24,16 @@
 #include "cli/record/record.h"
 #include "common/attach_protocol.h"
 #include "common/tsc.h"
+
+int record_same_netns(pid_t pid)
+{
+	char path[64];
+	struct stat self, other;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (stat("/proc/self/ns/net", &self) || stat(path, &other))
+		return 1; /* cannot be told: tried */
+	return self.st_ino == other.st_ino && self.st_dev == other.st_dev;
+}
 
 int agent_session_listen(char *name, size_t len)
 {

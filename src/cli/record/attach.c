@@ -199,6 +199,14 @@ static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 			  (int)pid);
 		return -1;
 	}
+	/* The session's socket is an abstract name, which exists in one
+	 * network namespace: the agent in a container's could not reach it. */
+	if (!record_same_netns(pid)) {
+		cli_error("process %d (%s) is in another network namespace (a container?), where libneedle could not "
+			  "reach needle record: run needle record in it (nsenter --target %d --net needle record -p %d ...)",
+			  (int)pid, comm, (int)pid, (int)pid);
+		return -1;
+	}
 	if (tracer > 0) {
 		char tcomm[64] = "?";
 		char *ts = proc_read((pid_t)tracer, "comm", NULL);
@@ -528,6 +536,9 @@ int record_attach(struct recording *r, const char *agent_default)
 			  (int)pid, comm, err);
 		return 1;
 	}
+	if (orphan)
+		fprintf(stderr, "needle: process %d kept the copy of a recording whose needle record was killed: let "
+			"go of it first\n", (int)pid);
 	char agent[PATH_MAX];
 	if (agent_to_load(pid, comm, agent_default, agent, sizeof(agent)))
 		return 1;

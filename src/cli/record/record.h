@@ -240,6 +240,9 @@ void record_images_free(struct recording *r);
 int record_attach(struct recording *r, const char *agent);
 
 /* agent_session.c */
+/* Is process pid in needle record's network namespace, where the abstract
+ * socket of a session can be reached (1 also when it cannot be told)? */
+int record_same_netns(pid_t pid);
 /* Listen under a fresh abstract name (written to name): the socket, or -1. */
 int agent_session_listen(char *name, size_t len);
 /* The connection of process pid on lfd, within timeout_ms, or -1. */

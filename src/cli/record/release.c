@@ -261,6 +261,10 @@ static int release_one(struct recording *r, ino_t ino, struct record_hold *hold,
 	err[0] = 0;
 	if (!holds_buffer(pid, ino, &a))
 		return 0; /* ended, or exec'ed, since it was found */
+	if (!record_same_netns(pid)) {
+		snprintf(err, errlen, "it is in another network namespace, where libneedle could not reach needle record");
+		return -1;
+	}
 	/* The agent it has is called, nothing loaded: what a borrowed thread
 	 * runs in a process that records is traced, unless libneedle's own
 	 * code runs it (needle_remote_release). */
