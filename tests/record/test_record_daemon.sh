@@ -3,7 +3,7 @@
 # exits): the forked process records into the same buffer, so needle
 # record goes on draining until it exits, says so in one line, and exits
 # with the status of the program it started.  Ctrl-C (SIGINT) stops the
-# recording early and says which processes go on unrecorded.
+# recording early and lets go of the processes that go on (their entries NOPs again).
 . "$(dirname "$0")/../lib.sh"
 D="$PROGS/daemon"
 
@@ -49,6 +49,9 @@ check "held daemon: needle record says it is recording it" wait_for grep -q 'rec
 kill -INT $rec
 wait $rec
 check_eq "held daemon: stopped by SIGINT, needle record exits with the program's status" "$?" 5
-check "held daemon: says the daemon goes on unrecorded" grep -q "stopped; PID [0-9]* goes on unrecorded" "$T/h.err"
+dpid=$(sed -n 's/^child done pid=\([0-9]*\).*/\1/p' "$T/h.out")
+check "held daemon: says it let go of the daemon, which goes on ($(grep 'let go' "$T/h.err"))" \
+	grep -q "let go of 1 process forked during the recording ($dpid)" "$T/h.err"
+check_eq "held daemon: which maps nothing of the recording" "$(grep -c 'needle-buffer\|needle-meta' /proc/"$dpid"/maps)" 0
 check_eq "held daemon: its calls so far are in the trace" "$(calls "$T/h.data" child_work)" 500
 exec 3>&-
