@@ -137,8 +137,16 @@ static void follow_descendants(struct recording *r, struct record_hold *hold)
 	 * now: with no child at all, there is nothing to look for. */
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) && errno == ECHILD)
 		return;
-	if (fstat(r->buf_fd, &st) || !(n = record_descendants(st.st_ino, pids, 8)))
+	if (fstat(r->buf_fd, &st))
 		return;
+	/* A descendant between its exec and its new image's start-up maps
+	 * no buffer yet: looked for again for a quarter of a second. */
+	for (int look = 0; !(n = record_descendants(st.st_ino, pids, 8)); look++) {
+		if (look == 5)
+			return;
+		struct timespec t = { 0, 50 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO;
