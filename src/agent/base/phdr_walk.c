@@ -15,28 +15,46 @@
  *    walk starts until the fork is done (its parent handler releases the
  *    lock, its child handler gives the child a fresh one).
  *  - The callbacks only copy, so a fork waits for microseconds; none of
- *    them forks, takes walk_lock or waits for another thread. */
+ *    them forks, takes walk_lock or waits for another thread.  A fork
+ *    from a signal handler that interrupted a walk on its own thread
+ *    would wait for itself: the prepare handler gives up after 200 ms
+ *    (the child then runs the risk it ran before). */
 #include <pthread.h>
+#include <time.h>
 
 #include "agent/base/phdr_walk.h"
 
 static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/* before_fork took walk_lock: the forking thread's own (two threads may fork at once) */
+static __thread int fork_holds __attribute__((tls_model("initial-exec")));
+
 static void before_fork(void)
 {
-	pthread_mutex_lock(&walk_lock);
+	for (int i = 0; i < 2000; i++) {
+		if (!pthread_mutex_trylock(&walk_lock)) {
+			fork_holds = 1;
+			return;
+		}
+		struct timespec t = { 0, 100 * 1000 };
+		nanosleep(&t, NULL);
+	}
+	fork_holds = 0;
 }
 
 static void after_fork_parent(void)
 {
-	pthread_mutex_unlock(&walk_lock);
+	if (fork_holds)
+		pthread_mutex_unlock(&walk_lock);
+	fork_holds = 0;
 }
 
 static void after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	walk_lock = fresh;
+	fork_holds = 0;
 }
 
 static void register_atfork(void)
