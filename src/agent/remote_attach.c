@@ -284,6 +284,13 @@ static void release_copy(int fd, int unserved)
 	if (unserved)
 		thread_hold_offer(NULL);
 	agent_recording_stopping(); /* nothing points into the header any more */
+	/* A batch lists the threads from /proc: a child that chroot()ed where
+	 * none is mounted cannot have its entries put back, only emptied
+	 * (no consumer behind them).  Said, and the buffer let go of all the
+	 * same. */
+	if (access("/proc/self/task", R_OK))
+		pr_warn("this process cannot read /proc (a chroot?): its functions' entries stay patched, with "
+			"nothing recorded behind them\n");
 	int err = recorder_release_copy();
 	if (err) {
 		pr_warn("cannot end the recording this process inherited from its parent (%s); its functions stay "
