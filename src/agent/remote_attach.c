@@ -289,8 +289,8 @@ static void release_copy(int fd, int unserved)
 	 * (no consumer behind them).  Said, and the buffer let go of all the
 	 * same. */
 	if (access("/proc/self/task", R_OK))
-		pr_warn("this process cannot read /proc (a chroot?): its functions' entries stay patched, with "
-			"nothing recorded behind them\n");
+		pr_warn("process %d cannot read /proc (a chroot?): its functions' entries stay patched, with "
+			"nothing recorded behind them\n", (int)getpid());
 	int err = recorder_release_copy();
 	if (err) {
 		pr_warn("cannot end the recording this process inherited from its parent (%s); its functions stay "
