@@ -73,7 +73,7 @@
 #include "common/shm_layout.h"
 #include "needle.h"
 
-static _Atomic int session_running;
+static _Atomic pid_t session_running; /* the PID of the process whose session runs, or 0 */
 static char session_name[ATTACH_NAME_MAX + 1];
 static pid_t caller_tid; /* the boot thread that called needle_remote_attach, or 0 */
 static int session_release_only; /* started by needle_remote_release */
@@ -92,6 +92,13 @@ static void session_after_fork(void)
 	session_fd = -1;
 	atomic_store(&session_running, 0);
 	session_release_only = 0;
+}
+
+/* Registered at load, not by the first session: in a program needle
+ * record started, that is a release, on a borrowed thread. */
+__attribute__((constructor)) static void session_atfork(void)
+{
+	pthread_atfork(NULL, NULL, session_after_fork);
 }
 /* The buffer's header as the session mapped it for holds (MAP_FAILED
  * when not): a static, so that a forked child, which inherits the
@@ -424,15 +431,16 @@ static int session_start(const char *name, int release_only)
 	pthread_attr_t attr;
 	pthread_t thread;
 	sigset_t mask;
-	int expected = 0;
-	static _Atomic int atfork_set;
+	pid_t self = getpid(), owner = 0;
 
 	if (!name || strlen(name) > ATTACH_NAME_MAX)
 		return -EINVAL;
-	if (!atomic_exchange(&atfork_set, 1))
-		pthread_atfork(NULL, NULL, session_after_fork);
-	if (!atomic_compare_exchange_strong(&session_running, &expected, 1))
-		return -EBUSY;
+	/* Another process's PID is the copy a raw fork (clone without the C
+	 * library: no atfork handler ran) left of its parent's session,
+	 * whose thread it does not have. */
+	while (!atomic_compare_exchange_strong(&session_running, &owner, self))
+		if (owner == self)
+			return -EBUSY;
 	memcpy(session_name, name, strlen(name) + 1);
 	session_release_only = release_only;
 	/* The boot thread ends after this; a borrowed thread lives on. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "agent/base/interpose.h"
+#include "agent/base/phdr_walk.h"
 
 void *interposed_real[IP_COUNT];
 
@@ -205,6 +206,6 @@ int interpose_bind_loaded(void)
 	int (*real_dlclose)(void *) = interpose_next(IP_DLCLOSE);
 	if (real_dlclose)
 		real_dlclose(handle);
-	dl_iterate_phdr(bind_object, &st);
+	agent_dl_iterate_phdr(bind_object, &st);
 	return st.err ? -EACCES : st.rewritten;
 }

@@ -54,6 +54,12 @@ static void route_lock_after_fork(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	route_lock = fresh;
+	/* The session's socket is not the child's (closed there, its number
+	 * free for the program's next descriptor): nothing is sent on it. */
+	if (atomic_load(&route) == ROUTE_SOCKET) {
+		route_fd = -1;
+		atomic_store(&route, ROUTE_DROP);
+	}
 }
 
 __attribute__((constructor)) static void route_lock_atfork(void)

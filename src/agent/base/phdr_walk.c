@@ -14,11 +14,19 @@
  *    prepare handler takes it: a fork waits for a walk under way, and no
  *    walk starts until the fork is done (its parent handler releases the
  *    lock, its child handler gives the child a fresh one).
- *  - The callbacks only copy, so a fork waits for microseconds; none of
- *    them forks, takes walk_lock or waits for another thread.  A fork
+ *  - The callbacks only copy (into memory they may allocate), so a fork
+ *    waits for microseconds; none of them forks or takes walk_lock.  An
+ *    allocator whose own prepare handler ran first (registered later)
+ *    may hold the lock a callback's malloc waits for: the fork's wait
+ *    is bounded for that too.  A fork
  *    from a signal handler that interrupted a walk on its own thread
  *    would wait for itself: the prepare handler gives up after 200 ms
- *    (the child then runs the risk it ran before). */
+ *    (the child then runs the risk it ran before).
+ *  - A walk waits 100 ms at most for a fork, then walks without the
+ *    lock: with -p the agent's prepare handler runs before the
+ *    program's, so a forking thread may hold walk_lock while it waits
+ *    for a lock of the program's that the walking thread holds (taken
+ *    around a dlopen, after which the agent walks). */
 #include <pthread.h>
 #include <time.h>
 
@@ -65,8 +73,13 @@ static void register_atfork(void)
 int agent_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	pthread_once(&atfork_once, register_atfork);
-	pthread_mutex_lock(&walk_lock);
+	int locked = 0;
+	for (int i = 0; i < 1000 && !(locked = !pthread_mutex_trylock(&walk_lock)); i++) {
+		struct timespec t = { 0, 100 * 1000 };
+		nanosleep(&t, NULL);
+	}
 	int ret = dl_iterate_phdr(cb, data);
-	pthread_mutex_unlock(&walk_lock);
+	if (locked)
+		pthread_mutex_unlock(&walk_lock);
 	return ret;
 }

@@ -47,7 +47,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -482,7 +481,6 @@ static int agent_to_load(pid_t pid, const char *comm, const char *agent, char *u
 	struct maps_line l;
 	char loaded[PATH_MAX] = "";
 	uint64_t ino = 0;
-	unsigned maj = 0, min = 0;
 
 	snprintf(use, len, "%s", agent);
 	if (maps_open(&m, pid))
@@ -492,19 +490,20 @@ static int agent_to_load(pid_t pid, const char *comm, const char *agent, char *u
 		if (l.perms[2] == 'x' && base && !strncmp(base, "/libneedle.so", 13)) {
 			snprintf(loaded, sizeof(loaded), "%s", l.path);
 			ino = l.inode;
-			maj = l.dev_major;
-			min = l.dev_minor;
 		}
 	}
 	maps_close(&m);
-	struct stat st;
-	if (!loaded[0] || (!stat(agent, &st) && st.st_ino == ino && major(st.st_dev) == maj && minor(st.st_dev) == min))
+	/* The file the process mapped, if its path still names it: maps's
+	 * device numbers are not stat's on every file system (btrfs,
+	 * overlayfs), so stat is compared with stat, and maps only by inode. */
+	struct stat there, ours;
+	int present = loaded[0] && !strstr(loaded, " (deleted)") && !stat(loaded, &there) && there.st_ino == ino;
+	if (!loaded[0] || (present && !stat(agent, &ours) && ours.st_ino == there.st_ino && ours.st_dev == there.st_dev))
 		return 0;
 	char boot[PATH_MAX];
 	const char *slash = strrchr(loaded, '/');
 	snprintf(boot, sizeof(boot), "%.*slibneedle-boot.so", (int)(slash - loaded + 1), loaded);
-	if (!strstr(loaded, " (deleted)") && !stat(loaded, &st) && st.st_ino == ino && major(st.st_dev) == maj &&
-	    minor(st.st_dev) == min && !access(boot, R_OK)) {
+	if (present && !access(boot, R_OK)) {
 		fprintf(stderr, "needle: process %d has %s loaded already (an earlier recording's): using it\n", (int)pid,
 			loaded);
 		snprintf(use, len, "%s", loaded);
