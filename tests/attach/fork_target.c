@@ -7,8 +7,10 @@
  * shows as "BAD"), and exits 0.  SIGUSR1 makes the first process fork a
  * child, which also starts a thread that blocks every signal and calls
  * work() too (letting go of the child's recording needs that thread held
- * from outside); SIGUSR2 makes a child fork a grandchild.  Each new
- * process prints "child PID" or "grandchild PID".
+ * from outside); SIGUSR2 makes a child fork a grandchild; SIGHUP makes
+ * the first process fork with a raw clone system call (no atfork
+ * handler runs in that child).  Each new process prints "child PID",
+ * "grandchild PID" or "rawchild PID".
  *
  * With "daemon", the first process forks one child into a session of its
  * own and returns from main at once, as a daemon's launcher does; with
@@ -24,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t fork_child, fork_grandchild, done;
+static volatile sig_atomic_t fork_child, fork_grandchild, fork_raw, done;
 static _Atomic unsigned long blocked_calls, blocked_sum;
 
 __attribute__((noinline)) unsigned long work(unsigned long i)
@@ -35,6 +37,7 @@ __attribute__((noinline)) unsigned long work(unsigned long i)
 
 static void on_usr1(int s) { (void)s; fork_child = 1; }
 static void on_usr2(int s) { (void)s; fork_grandchild = 1; }
+static void on_hup(int s) { (void)s; fork_raw = 1; }
 static void on_term(int s) { (void)s; done = 1; }
 
 static void *blocked(void *arg)
@@ -78,6 +81,14 @@ static int run(int first)
 				say("child");
 			}
 		}
+		if (first && fork_raw) {
+			fork_raw = 0;
+			if (syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0) == 0) {
+				first = 0;
+				calls = sum = 0;
+				say("rawchild");
+			}
+		}
 		if (!first && fork_grandchild) {
 			fork_grandchild = 0;
 			if (fork() == 0) {
@@ -112,6 +123,8 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR2, &sa, NULL);
 	sa.sa_handler = on_term;
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	if (argc > 1 && !strcmp(argv[1], "exec")) {
 		if (fork() == 0) {
 			setsid();

@@ -36,20 +36,22 @@ finish() {
 	check "$1: computed what it would have untraced ($(grep "^done $2 " "$3"))" grep -q "^done $2 calls=[1-9][0-9]* ok$" "$3"
 }
 
-# forked_while_recorded NAME: fork_target started (its output in
-# $T/NAME.out), `needle record -p` on it (into $T/NAME.data, its stderr
-# in $T/NAME.rec), and a child forked once it records: fp, np and cp are
-# their PIDs.
+# forked_while_recorded NAME [SIGNAL WHAT]: fork_target started (its
+# output in $T/NAME.out), `needle record -p` on it (into $T/NAME.data,
+# its stderr in $T/NAME.rec), and a process forked once it records (on
+# SIGNAL, USR1 by default, printing WHAT, "child" by default): fp, np
+# and cp are their PIDs.
 forked_while_recorded() {
+	local sig=${2:-USR1} what=${3:-child}
 	"$FT" >"$T/$1.out" 2>/dev/null &
 	fp=$!
 	wait_for grep -q '^ready' "$T/$1.out"
 	"$NEEDLE" record -p "$fp" -o "$T/$1.data" 2>"$T/$1.rec" &
 	np=$!
 	wait_for grep -q "recording process $fp" "$T/$1.rec"
-	kill -USR1 "$fp"
-	wait_for grep -q '^child' "$T/$1.out"
-	cp=$(awk '/^child/ { print $2 }' "$T/$1.out")
+	kill -"$sig" "$fp"
+	wait_for grep -q "^$what" "$T/$1.out"
+	cp=$(awk -v w="$what" '$1 == w { print $2 }' "$T/$1.out")
 }
 
 # stop_recording NAME PID ERR SAYS: PID (forked) records, Ctrl-C stops
@@ -209,3 +211,12 @@ n=$(calls "$T/a2.data" work)
 check "other path: work() recorded ($n)" test "$n" != missing -a "$n" != 0
 released "other path" "$ap"
 finish "other path" "$ap" "$T/a.out"
+
+# A raw fork (clone without the C library: no atfork handler runs in the
+# child) copies the parent's session word too: told by its PID.
+forked_while_recorded w HUP rawchild
+wp=$cp
+stop_recording "raw fork" "$wp" "$T/w.rec" "let go of 1 process forked during the recording ($wp)"
+released "raw fork" "$wp"
+finish "raw fork: the child" "$wp" "$T/w.out"
+finish "raw fork: the parent" "$fp" "$T/w.out"
