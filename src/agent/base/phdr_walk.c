@@ -35,34 +35,40 @@
 static pthread_mutex_t walk_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
-/* before_fork took walk_lock: the forking thread's own (two threads may fork at once) */
-static __thread int fork_holds __attribute__((tls_model("initial-exec")));
+/* Whether each fork under way on this thread took walk_lock, a bit per
+ * depth: the forking thread's own (two threads may fork at once), and a
+ * fork from a signal handler that interrupted another's prepare handler
+ * is one level deeper. */
+static __thread unsigned fork_depth __attribute__((tls_model("initial-exec")));
+static __thread unsigned fork_took __attribute__((tls_model("initial-exec")));
 
 static void before_fork(void)
 {
+	unsigned bit = 1u << (fork_depth++ & 31);
+	fork_took &= ~bit;
 	for (int i = 0; i < 2000; i++) {
 		if (!pthread_mutex_trylock(&walk_lock)) {
-			fork_holds = 1;
+			fork_took |= bit;
 			return;
 		}
 		struct timespec t = { 0, 100 * 1000 };
 		nanosleep(&t, NULL);
 	}
-	fork_holds = 0;
 }
 
 static void after_fork_parent(void)
 {
-	if (fork_holds)
+	unsigned bit = 1u << (--fork_depth & 31);
+	if (fork_took & bit)
 		pthread_mutex_unlock(&walk_lock);
-	fork_holds = 0;
+	fork_took &= ~bit;
 }
 
 static void after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	walk_lock = fresh;
-	fork_holds = 0;
+	fork_depth = fork_took = 0;
 }
 
 static void register_atfork(void)
