@@ -220,3 +220,19 @@ stop_recording "raw fork" "$wp" "$T/w.rec" "let go of 1 process forked during th
 released "raw fork" "$wp"
 finish "raw fork: the child" "$wp" "$T/w.out"
 finish "raw fork: the parent" "$fp" "$T/w.out"
+
+# A child stopped (SIGSTOP) cannot lend a thread: said at once, and a
+# later -p on it, once it runs, lets go of its copy first.
+forked_while_recorded t
+kill -STOP "$cp"
+kill -INT "$np"
+wait "$np"
+check "stopped: says why it keeps its copy ($(grep 'keeps' "$T/t.rec"))" \
+	grep -q "process $cp (fork_target), forked during the recording, keeps its patched code: it is stopped" "$T/t.rec"
+kill -CONT "$cp"
+"$NEEDLE" record -p "$cp" --duration=0.5 -o "$T/t2.data" 2>"$T/t2.err"
+check_eq "stopped, then run: -p on it records" "$?" 0
+check "stopped, then run: it let go of the copy first" grep -q "let go of it first" "$T/t2.err"
+released "stopped, then run" "$cp"
+finish "stopped: the child" "$cp" "$T/t.out"
+finish "stopped: the parent" "$fp" "$T/t.out"

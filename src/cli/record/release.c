@@ -265,6 +265,22 @@ static int release_one(struct recording *r, ino_t ino, struct record_hold *hold,
 		snprintf(err, errlen, "it is in another network namespace, where libneedle could not reach needle record");
 		return -1;
 	}
+	/* No thread of it can be borrowed: said at once, not after the 10 s
+	 * a session is waited for. */
+	char *status = proc_read(pid, "status", NULL);
+	const char *state = status ? strstr(status, "\nState:\t") : NULL, *tracer = status ? strstr(status, "\nTracerPid:\t") : NULL;
+	long tracer_pid = tracer ? strtol(tracer + 12, NULL, 10) : 0;
+	int stopped = state && (state[8] == 'T' || state[8] == 't');
+	free(status);
+	if (tracer_pid > 0 || stopped) {
+		if (tracer_pid > 0)
+			snprintf(err, errlen, "it is traced by process %ld (a debugger?): a later needle record -p on it "
+				 "lets go of it once that has detached", tracer_pid);
+		else
+			snprintf(err, errlen, "it is stopped (SIGSTOP?): a later needle record -p on it lets go of it once "
+				 "it runs");
+		return -1;
+	}
 	/* The agent it has is called, nothing loaded: what a borrowed thread
 	 * runs in a process that records is traced, unless libneedle's own
 	 * code runs it (needle_remote_release). */
