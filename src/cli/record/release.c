@@ -12,11 +12,14 @@
  *
  * So when the recording ends in its own process, needle record looks for
  * every process that still maps the buffer (the memfd's inode in
- * /proc/PID/maps) and holds a session with each, as -p does (inject.c,
- * then agent_session.c), whose hello asks only that the child's copy end
- * (ATTACH_HELLO_RELEASE, common/attach_protocol.h): its sites go back to
- * their NOPs in one batch, its buffer and meta mappings go, and it runs
- * on untraced with libneedle idle, as after a detach.
+ * /proc/PID/maps) and holds a session with each: one of its threads is
+ * borrowed as -p borrows one (inject.c), but nothing is loaded: the
+ * libneedle it has is called (needle_remote_release, found in that very
+ * file), untraced, to start the session thread (agent_session.c), whose
+ * hello asks only that the child's copy end (ATTACH_HELLO_RELEASE,
+ * common/attach_protocol.h): its sites go back to their NOPs in one
+ * batch, its buffer and meta mappings go, and it runs on untraced with
+ * libneedle idle, as after a detach.
  *
  * Invariants:
  *  - Only processes that map this recording's buffer are touched, and
@@ -28,7 +31,10 @@
  *  - The hold service (hold.c) serves the child being let go, and no
  *    other process, for the length of its session.
  *  - A child that cannot be let go is named in one line with the reason;
- *    the others are let go regardless, and the trace is written. */
+ *    the others are let go regardless, and the trace is written.
+ *  - Never visited: a vfork child (its parent's memory), one in another
+ *    network namespace (the abstract socket is not there), one stopped
+ *    or traced (no thread to borrow). */
 #include <dirent.h>
 #include <errno.h>
 #include <gelf.h>
