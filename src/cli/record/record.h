@@ -267,6 +267,9 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
  * go of it (its needle record was killed): the buffer of inode ino, which
  * nobody reads.  Let go of it as above: 0, or -1 with why in err. */
 int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen);
+/* Does process pid map the buffer (the memfd "needle-buffer" of inode
+ * ino)? */
+int record_maps_buffer(pid_t pid, ino_t ino);
 
 /* spawn.c */
 /* The signals whose disposition needle record changes for itself; which of

@@ -174,14 +174,24 @@ static uint64_t release_entry(pid_t pid, const struct agent_map *a)
 	return at >= a->text_lo && at < a->text_hi ? at : 0;
 }
 
-/* Has process pid ended (gone, or a zombie its parent has not reaped)? */
-static int process_ended(pid_t pid)
+/* Process pid's state letter and parent, from /proc/PID/stat ("pid
+ * (comm) S ppid ...", the comm may hold parentheses): 0, or -1 when it
+ * is gone. */
+static int proc_state(pid_t pid, char *state, int *ppid)
 {
 	char *stat = proc_read(pid, "stat", NULL);
 	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
-	int ended = !close_paren || close_paren[1] != ' ' || close_paren[2] == 'Z' || close_paren[2] == 'X';
+	int ok = close_paren && sscanf(close_paren + 1, " %c %d", state, ppid) == 2;
 	free(stat);
-	return ended;
+	return ok ? 0 : -1;
+}
+
+/* Has process pid ended (gone, or a zombie its parent has not reaped)? */
+static int process_ended(pid_t pid)
+{
+	char state;
+	int ppid;
+	return proc_state(pid, &state, &ppid) || state == 'Z' || state == 'X';
 }
 
 /* A vfork (or posix_spawn) child runs in its parent's memory until it
@@ -190,13 +200,16 @@ static int process_ended(pid_t pid)
  * exec'ed, if that records. */
 static int shares_parent_memory(pid_t pid)
 {
-	char *stat = proc_read(pid, "stat", NULL);
-	const char *close_paren = stat ? strrchr(stat, ')') : NULL;
-	int ppid = 0;
-	if (close_paren)
-		sscanf(close_paren + 1, " %*c %d", &ppid);
-	free(stat);
-	return ppid > 0 && syscall(SYS_kcmp, (pid_t)pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
+	char state;
+	int ppid;
+	return !proc_state(pid, &state, &ppid) && ppid > 0 &&
+	       syscall(SYS_kcmp, (pid_t)pid, (pid_t)ppid, KCMP_VM, 0, 0) == 0;
+}
+
+int record_maps_buffer(pid_t pid, ino_t ino)
+{
+	struct agent_map a;
+	return holds_buffer(pid, ino, &a);
 }
 
 static size_t buffer_holders(ino_t ino, pid_t except, pid_t *pids, size_t max)
@@ -384,6 +397,14 @@ int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen)
 	return done < 0 ? -1 : 0;
 }
 
+static int pid_in(const pid_t *v, size_t n, pid_t pid)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == pid)
+			return 1;
+	return 0;
+}
+
 size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_t except)
 {
 	pid_t pids[RELEASE_MAX], failed[RELEASE_MAX], done_pids[RELEASE_MAX];
@@ -397,10 +418,7 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 	for (int round = 0; round < RELEASE_ROUNDS; round++) {
 		size_t n = buffer_holders(st.st_ino, except, pids, RELEASE_MAX), tried = 0;
 		for (size_t i = 0; i < n; i++) {
-			int seen = 0;
-			for (size_t k = 0; k < failed_cnt && !seen; k++)
-				seen = failed[k] == pids[i];
-			if (seen)
+			if (pid_in(failed, failed_cnt, pids[i]))
 				continue; /* said once */
 			tried++;
 			char why[600], comm[64];
@@ -414,10 +432,7 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 			}
 			if (done <= 0)
 				continue;
-			int again = 0;
-			for (size_t k = 0; k < released && k < RELEASE_MAX && !again; k++)
-				again = done_pids[k] == pids[i];
-			if (again)
+			if (pid_in(done_pids, released < RELEASE_MAX ? released : RELEASE_MAX, pids[i]))
 				continue; /* counted once */
 			if (released < RELEASE_MAX)
 				done_pids[released] = pids[i];
@@ -432,12 +447,8 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 	record_hold_retarget(hold, except);
 	/* Still there after the last round: forked faster than let go of. */
 	size_t left = buffer_holders(st.st_ino, except, pids, RELEASE_MAX), unsaid = 0;
-	for (size_t i = 0; i < left; i++) {
-		int said = 0;
-		for (size_t k = 0; k < failed_cnt && !said; k++)
-			said = failed[k] == pids[i];
-		unsaid += !said;
-	}
+	for (size_t i = 0; i < left; i++)
+		unsaid += !pid_in(failed, failed_cnt, pids[i]);
 	if (unsaid)
 		cli_error("%zu process%s forked during the recording still record%s (they forked faster than they were "
 			  "let go of)", unsaid, unsaid > 1 ? "es" : "", unsaid > 1 ? "" : "s");

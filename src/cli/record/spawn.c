@@ -234,22 +234,6 @@ pid_t record_spawn(char **argv, const char *agent, int buf_fd, int meta_fd, cons
 	return pid;
 }
 
-/* Does process pid map the buffer (the memfd "needle-buffer" of inode
- * ino)?  Its maps line: "start-end perms offset dev inode path". */
-static int maps_buffer(pid_t pid, ino_t ino)
-{
-	struct maps_reader m;
-	struct maps_line l;
-	int found = 0;
-
-	if (maps_open(&m, pid))
-		return 0;
-	while (!found && maps_next(&m, &l))
-		found = strstr(l.path, "needle-buffer") && (ino_t)l.inode == ino;
-	maps_close(&m);
-	return found;
-}
-
 struct proc_link {
 	pid_t pid, ppid;
 };
@@ -315,7 +299,7 @@ size_t record_descendants(ino_t buf_ino, pid_t *pids, size_t max)
 			if (v[i].ppid != p)
 				continue;
 			queue[tail++] = v[i].pid;
-			if (maps_buffer(v[i].pid, buf_ino)) {
+			if (record_maps_buffer(v[i].pid, buf_ino)) {
 				if (found < max)
 					pids[found] = v[i].pid;
 				found++;
