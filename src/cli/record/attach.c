@@ -727,13 +727,13 @@ int record_attach(struct recording *r, const char *agent_default)
 	} else if (end == ATTACH_END_LOST) {
 		end = ATTACH_END_EXITED;
 	}
-	/* Its children forked meanwhile, which still record (unless its
-	 * detach is not known to be done: the hold service is still its). */
-	agent_session_read(sock); /* what it said last */
-	if (!unconfirmed)
-		record_release_forked(r, &hold, pid);
 	/* The kernel's events end where the functions' do. */
 	kernel_stop(&r->kernel);
+	agent_session_read(sock); /* what it said last */
+	/* Its children forked meanwhile, which still record (unless its
+	 * detach is not known to be done: the hold service is still its). */
+	if (!unconfirmed)
+		record_release_forked(r, &hold, pid);
 	int status = 0;
 	if (end == ATTACH_END_EXITED && process_end_status(pid, pidfd, &status)) {
 		end = ATTACH_END_ENDED;
