@@ -444,6 +444,9 @@ struct needle_site_info {
 	 * object built with gcc -pg (without -mfentry); 0 for a function of
 	 * a library no compiler prepared. */
 	int compiler_marked;
+	/* The object's load bias: its addresses in this process less its
+	 * file's (func_ip less the symbol's value). */
+	uint64_t module_bias;
 };
 
 /* Discover sites in objects loaded since the last call (it also runs at

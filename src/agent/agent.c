@@ -27,6 +27,7 @@
 #include "agent/base/interpose.h"
 #include "agent/base/log.h"
 #include "agent/link/refresh.h"
+#include "agent/sites/elf_image.h"
 #include "agent/sites/module.h"
 #include "agent/sites/site_discover.h"
 #include "needle.h"
@@ -145,9 +146,10 @@ static void recorder_start_preloaded(void)
 		agent_recording_started();
 }
 
-/* Which entries are sites: what needle record asked for a program it
- * started, else NEEDLE_SITES (a program that uses the API): compiled,
- * relocated or all. */
+/* What discovery is told before its first run: which entries are sites
+ * (what needle record asked for a program it started, else NEEDLE_SITES
+ * for a program that uses the API: compiled, relocated or all), and the
+ * names --with-syms gives stripped objects. */
 static void site_kinds_chosen(const struct record_config *config)
 {
 	const char *k = getenv("NEEDLE_SITES");
@@ -158,6 +160,10 @@ static void site_kinds_chosen(const struct record_config *config)
 		    : !strcmp(k, "compiled") ? SITE_KINDS_COMPILED : 0;
 	if (kinds)
 		site_discover_kinds(kinds);
+	/* The config is kept for the process's life (exec_follow.c sends
+	 * it on), and so are these lines. */
+	if (config && config->syms)
+		elf_image_extra_symbols(config->syms);
 }
 
 _Static_assert(RECORD_SITES_COMPILED == SITE_KINDS_COMPILED && RECORD_SITES_RELOCATED == SITE_KINDS_RELOCATED &&

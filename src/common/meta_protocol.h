@@ -50,6 +50,11 @@
 #define META_MODULE_WRITE "M %u %s\n"
 #define META_MODULE_READ "M %u %n"   /* then the path from %n */
 
+/* A module's load bias, right after its M line: index, bias. */
+#define META_BIAS 'B'
+#define META_BIAS_WRITE "B %u %llx\n"
+#define META_BIAS_READ "B %u %llx"
+
 #define META_SITE 'S'
 #define META_SITE_WRITE "S %u %llx %u %llx %s\n" /* id, function address, module, function bytes (0: unknown), name */
 #define META_SITE_READ "S %u %llx %u %llx %n" /* then the name from %n */

@@ -86,7 +86,8 @@
 	X(40, trace_on, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@trace_on: recording resumes at their entry (GLOB[\\tm=MODULE])") \
 	X(41, trace_off, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@trace_off: recording pauses at their entry")  \
 	X(42, finish, RECORD_CONFIG_GLOBS_MAX, "-T FUNC@finish: recording ends after their entry")      \
-	X(43, signals, 4096, "--signal: lines SIG<tab>on|off|finish")
+	X(43, signals, 4096, "--signal: lines SIG<tab>on|off|finish")                                   \
+	X(44, syms, RECORD_CONFIG_ARGS_MAX, "--with-syms: OBJECT<tab>ADDR<tab>SIZE<tab>NAME lines, names for stripped objects")
 
 /* libcall's values */
 enum { RECORD_LIBCALL_PROGRAM, RECORD_LIBCALL_NEST, RECORD_LIBCALL_NONE, RECORD_LIBCALL_ALL };

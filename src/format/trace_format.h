@@ -53,6 +53,7 @@ enum trace_section {
 	SEC_TASKS = 15,  /* struct task_record records: each thread's process and its parent */
 	SEC_INFO = 16,   /* text: "KEY<tab>VALUE" lines, the machine and the program's use of it (file-format.md) */
 	SEC_PROBES = 17, /* text: the USDT probes -E asked for, "INDEX<tab>PROVIDER:NAME<tab>OBJECT<tab>OFFSET" lines */
+	SEC_MODULE_BIAS = 18, /* records: u32 module index, u64 load bias, of modules of the MODULE sections before */
 };
 
 /* A thread lifetime (tid, serial, as its chunks name it) and the process

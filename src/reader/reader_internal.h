@@ -26,4 +26,11 @@ void reader_chunk_header(const struct trace *t, const uint8_t *p, struct sec_chu
 struct Elf;
 int reader_module_bias(struct trace *t, size_t m, struct Elf *e, uint64_t *bias);
 
+/* Site i's shown name from its symbol, demangled as mode says
+ * (trace_set_demangle's, for one site). */
+void reader_demangle_site(struct trace *t, size_t i, enum trace_demangle mode);
+/* Give s (malloc'ed) to the trace, freed when it is closed: 0, or -1
+ * (s not taken). */
+int reader_own_name(struct trace *t, char *s);
+
 #endif

@@ -638,6 +638,29 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 			t->module_cnt++;
 		break;
 	}
+	case SEC_MODULE_BIAS:
+		/* Of modules already read (the writer puts it after their
+		 * MODULE sections). */
+		bad = sh->length % 12 != 0;
+		for (uint64_t k = 0; !bad && k < sh->length; k += 12) {
+			uint32_t idx;
+			uint64_t bias;
+			memcpy(&idx, p + k, 4);
+			memcpy(&bias, p + k + 4, 8);
+			if (idx >= t->module_cnt)
+				continue;
+			if (idx >= t->module_bias_cnt) {
+				uint64_t *b = realloc(t->module_bias, t->module_cnt * sizeof(*b));
+				if (!b)
+					break;
+				for (size_t i = t->module_bias_cnt; i < t->module_cnt; i++)
+					b[i] = TRACE_BIAS_UNKNOWN;
+				t->module_bias = b;
+				t->module_bias_cnt = t->module_cnt;
+			}
+			t->module_bias[idx] = bias;
+		}
+		break;
 	case SEC_SITES:
 		bad = parse_sites(t, p, sh->length);
 		break;
@@ -817,30 +840,39 @@ static void drop_template_args(char *d)
 	*out = 0;
 }
 
+void reader_demangle_site(struct trace *t, size_t i, enum trace_demangle mode)
+{
+	const char *sym = t->sites[i].sym;
+	int status;
+	if (!sym || !cxx_name_is_mangled(sym))
+		return;
+	if (mode == TRACE_DEMANGLE_NO) {
+		t->sites[i].name = sym;
+		return;
+	}
+	char *d = __cxa_demangle(sym, NULL, NULL, &status);
+	if (!d)
+		return;
+	if (add_name(t, d)) {
+		free(d);
+		return;
+	}
+	if (mode == TRACE_DEMANGLE_SIMPLE) {
+		d[cxx_name_shown(d)] = 0;
+		drop_template_args(d);
+	}
+	t->sites[i].name = d;
+}
+
+int reader_own_name(struct trace *t, char *s)
+{
+	return add_name(t, s);
+}
+
 void trace_set_demangle(struct trace *t, enum trace_demangle mode)
 {
-	for (size_t i = 0; i < t->site_cap; i++) {
-		const char *sym = t->sites[i].sym;
-		int status;
-		if (!sym || !cxx_name_is_mangled(sym))
-			continue;
-		if (mode == TRACE_DEMANGLE_NO) {
-			t->sites[i].name = sym;
-			continue;
-		}
-		char *d = __cxa_demangle(sym, NULL, NULL, &status);
-		if (!d)
-			continue;
-		if (add_name(t, d)) {
-			free(d);
-			continue;
-		}
-		if (mode == TRACE_DEMANGLE_SIMPLE) {
-			d[cxx_name_shown(d)] = 0;
-			drop_template_args(d);
-		}
-		t->sites[i].name = d;
-	}
+	for (size_t i = 0; i < t->site_cap; i++)
+		reader_demangle_site(t, i, mode);
 }
 
 /* C++ names are shown demangled ("thrower", not "_Z7throweri"): "ns::Class::method(int) const"
@@ -1065,6 +1097,7 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->module_cnt; i++)
 		free(t->modules[i]);
 	free(t->modules);
+	free(t->module_bias);
 	trace_data_free(t);
 	trace_src_lines_free(t);
 	free(t->objects);

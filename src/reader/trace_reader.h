@@ -41,6 +41,9 @@ struct trace_site {
  * does, a comment with its duration. */
 #define TRACE_SITE_EVENT 1u
 
+/* trace.module_bias of an object the file gives none for. */
+#define TRACE_BIAS_UNKNOWN UINT64_MAX
+
 struct trace_chunk_ref {
 	uint64_t offset;     /* of the section payload */
 	uint64_t length;
@@ -132,6 +135,8 @@ struct trace {
 	int kernel_recorded;      /* a KERNEL section, of events or the marker: --kernel was on */
 	char **modules;
 	size_t module_cnt;
+	uint64_t *module_bias;    /* by module: its load bias (MODULE_BIAS), TRACE_BIAS_UNKNOWN if not said */
+	size_t module_bias_cnt;
 	struct trace_site *sites; /* by id */
 	size_t site_cap;
 	char *names;              /* arena of site names */
@@ -155,6 +160,12 @@ struct trace {
 	int data_syms_loaded;
 	struct src_lines *src_lines; /* each site's source file and line (src_lines.c), at first use */
 };
+
+/* Module m's load bias, or TRACE_BIAS_UNKNOWN (an older file). */
+static inline uint64_t trace_module_bias(const struct trace *t, size_t m)
+{
+	return m < t->module_bias_cnt ? t->module_bias[m] : TRACE_BIAS_UNKNOWN;
+}
 
 /* Open and index a trace.  On failure returns NULL and puts in err a
  * message that says what is wrong with the file. */

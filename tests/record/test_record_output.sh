@@ -24,8 +24,8 @@ wait $rec
 exec 2>&4 4>&-
 exec 3>&-
 check_eq "killed recording: no temporary file is left" "$(ls "$T" | grep -c tmp)" 0
-check_eq "killed recording: modules, sites and their sizes, objects and clock, then chunks, nothing damaged" \
-	"$(trace_sections "$T/k.data" | sed 's/ cut$//')" "3 4 13 9 1 6"
+check_eq "killed recording: modules, sites and their sizes, load biases, objects and clock, then chunks, nothing damaged" \
+	"$(trace_sections "$T/k.data" | sed 's/ cut$//')" "3 4 13 18 9 1 6"
 "$NEEDLE" info -i "$T/k.data" >/dev/null 2>&1
 check "killed recording: info does not crash on it" test $? -le 1
 

@@ -61,6 +61,7 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 		out.traceable = !s->unusable && !s->gone && s->stub;
 		out.func_size = s->func_size;
 		out.compiler_marked = s->compiler_marked;
+		out.module_bias = s->module->bias;
 		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
 		memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
 	}

@@ -954,6 +954,7 @@ static int meta_dump(int fd)
 			mods = v;
 			mods[mod_cnt++] = info.module;
 			fprintf(out, META_MODULE_WRITE, meta_modules + (unsigned)m, info.module);
+			fprintf(out, META_BIAS_WRITE, meta_modules + (unsigned)m, (unsigned long long)info.module_bias);
 		}
 		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, meta_modules + (unsigned)m,
 			(unsigned long long)info.func_size, info.name);

@@ -25,9 +25,10 @@ struct string_arena {
 	size_t len, cap;
 };
 
-static long arena_add(struct string_arena *a, const char *s)
+/* n bytes of s, then a NUL: its offset, or -1 out of memory. */
+static long arena_add_len(struct string_arena *a, const char *s, size_t len)
 {
-	size_t n = strlen(s) + 1;
+	size_t n = len + 1;
 	if (a->len + n > a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 4096;
 		while (cap < a->len + n)
@@ -38,9 +39,29 @@ static long arena_add(struct string_arena *a, const char *s)
 		a->buf = buf;
 		a->cap = cap;
 	}
-	memcpy(a->buf + a->len, s, n);
+	memcpy(a->buf + a->len, s, len);
+	a->buf[a->len + len] = 0;
 	a->len += n;
 	return (long)(a->len - n);
+}
+
+static long arena_add(struct string_arena *a, const char *s)
+{
+	return arena_add_len(a, s, strlen(s));
+}
+
+static int add_func(struct elf_image *img, size_t *cap, struct elf_func f)
+{
+	if (img->func_cnt == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct elf_func *v = realloc(img->funcs, ncap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		img->funcs = v;
+		*cap = ncap;
+	}
+	img->funcs[img->func_cnt++] = f;
+	return 0;
 }
 
 /* Underscores a name starts with: glibc's internal aliases (__write,
@@ -105,24 +126,56 @@ static int read_funcs(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, uint64_t bias,
 		const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (img->func_cnt == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 1024;
-			struct elf_func *f = realloc(img->funcs, ncap * sizeof(*f));
-			if (!f)
-				return -ENOMEM;
-			img->funcs = f;
-			*cap = ncap;
-		}
 		long off = arena_add(arena, name);
-		if (off < 0)
+		if (off < 0 || add_func(img, cap,
+					(struct elf_func){
+						.addr = sym.st_value + bias,
+						.size = sym.st_size,
+						.name = (const char *)(uintptr_t)off,
+						.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
+						.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
+					}))
 			return -ENOMEM;
-		img->funcs[img->func_cnt++] = (struct elf_func){
-			.addr = sym.st_value + bias,
-			.size = sym.st_size,
-			.name = (const char *)(uintptr_t)off,
-			.ifunc = GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC,
-			.global = GELF_ST_BIND(sym.st_info) != STB_LOCAL,
-		};
+	}
+	return 0;
+}
+
+/* --with-syms: lines "OBJECT<tab>ADDR<tab>SIZE<tab>NAME" (hex; OBJECT a
+ * file name, ADDR its file's address), set once before the first
+ * discovery (agent.c) and never freed. */
+static const char *extra_symbols;
+
+void elf_image_extra_symbols(const char *lines)
+{
+	extra_symbols = lines;
+}
+
+/* The functions extra_symbols names in the object whose file is called
+ * object: an object with neither .symtab nor a debug file (stripped),
+ * named from a copy taken before it was. */
+static int read_extra_symbols(const char *object, uint64_t bias, struct elf_image *img, struct string_arena *arena,
+			      size_t *cap)
+{
+	size_t olen = strlen(object);
+	for (const char *p = extra_symbols; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		const char *end = nl ? nl : p + strlen(p);
+		if ((size_t)(end - p) > olen + 1 && !memcmp(p, object, olen) && p[olen] == '\t') {
+			char *q;
+			unsigned long long addr = strtoull(p + olen + 1, &q, 16), size = 0;
+			if (*q == '\t')
+				size = strtoull(q + 1, &q, 16);
+			if (*q == '\t' && q + 1 < end && addr) {
+				long off = arena_add_len(arena, q + 1, (size_t)(end - q - 1));
+				if (off < 0 || add_func(img, cap,
+							(struct elf_func){ .addr = addr + bias,
+									   .size = size,
+									   .name = (const char *)(uintptr_t)off,
+									   .global = 1 }))
+					return -ENOMEM;
+			}
+		}
+		p = nl ? nl + 1 : end;
 	}
 	return 0;
 }
@@ -202,6 +255,8 @@ static int debug_file_path(Elf *elf, const char *obj_dir, char *out, size_t len)
 }
 
 static char debug_dir[4096];
+/* The file name of the object elf_image_load reads (read_image's). */
+static const char *object_name = "";
 
 static int read_debug_file(Elf *elf, uint64_t bias, struct elf_image *img, struct string_arena *arena, size_t *cap)
 {
@@ -286,6 +341,8 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 		err = 0;
 	if (!err && !symtab)
 		err = read_debug_file(elf, bias, img, arena, &cap);
+	if (!err && !symtab && !img->debug_file && extra_symbols)
+		err = read_extra_symbols(object_name, bias, img, arena, &cap);
 	if (err)
 		return err;
 	for (size_t i = 0; symtab && i < img->func_cnt; i++)
@@ -340,6 +397,7 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	}
 	const char *slash = strrchr(path, '/');
 	snprintf(debug_dir, sizeof(debug_dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	object_name = slash ? slash + 1 : path;
 	img->bias = bias;
 	img->fd = fd;
 	img->elf = elf;

@@ -57,6 +57,13 @@ struct elf_image {
 	void *cfi;                    /* its .eh_frame for libdw, read on first use */
 };
 
+/* --with-syms: names for the functions of objects stripped of .symtab
+ * with no debug file, as lines "OBJECT<tab>ADDR<tab>SIZE<tab>NAME"
+ * (OBJECT the file's name without its directory, ADDR its address in the
+ * file and SIZE in hex); lines must outlive every later load.  Set
+ * before the first discovery. */
+void elf_image_extra_symbols(const char *lines);
+
 /* Read the object at path, loaded with bias.  0 or negative errno. */
 int elf_image_load(struct elf_image *img, const char *path, uint64_t bias);
 void elf_image_free(struct elf_image *img);

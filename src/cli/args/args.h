@@ -50,12 +50,14 @@ void arg_plan_free(struct arg_plan *p);
 
 /* -F, -N and --trigger patterns: each list (newline-separated globs, or
  * NULL) followed by the mangled symbols of the C++ functions of exe it
- * names (the agent may have no demangler).  match_regex as --match says.
- * 0, or -1 with the error said. */
+ * names (the agent may have no demangler), exe's symbols and those
+ * extra_syms names in its file (--with-syms lines, or NULL).  match_regex
+ * as --match says.  0, or -1 with the error said. */
 struct cxx_pattern_list {
 	char **text;
 	int triggers; /* lines are triggers (a pattern, then its condition) */
 };
-int cxx_patterns_expand(const char *exe, int match_regex, const struct cxx_pattern_list *lists, size_t cnt);
+int cxx_patterns_expand(const char *exe, const char *extra_syms, int match_regex, const struct cxx_pattern_list *lists,
+			size_t cnt);
 
 #endif

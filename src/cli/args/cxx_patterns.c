@@ -42,18 +42,48 @@ struct cxx_sym {
 	int plain;            /* a C name: full is the symbol */
 };
 
-/* The program's defined function symbols, C++ ones demangled. */
-static size_t read_syms(const char *exe, struct cxx_sym **out)
+struct cxx_syms {
+	struct cxx_sym *v;
+	size_t n, cap;
+};
+
+/* Symbol name (len bytes) among s, demangled: 0, or -1 out of memory. */
+static int add_sym(struct cxx_syms *s, const char *name, size_t len)
+{
+	char *mangled = strndup(name, len);
+	if (!mangled)
+		return -1;
+	int status, plain = !cxx_name_is_mangled(mangled);
+	char *full = plain ? strdup(mangled) : __cxa_demangle(mangled, NULL, NULL, &status);
+	if (!full) {
+		free(mangled);
+		return plain ? -1 : 0; /* a name the demangler refuses names nothing */
+	}
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? 2 * s->cap : 64;
+		struct cxx_sym *nv = realloc(s->v, ncap * sizeof(*nv));
+		if (!nv) {
+			free(full);
+			free(mangled);
+			return -1;
+		}
+		s->v = nv;
+		s->cap = ncap;
+	}
+	s->v[s->n++] = (struct cxx_sym){ mangled, full, plain ? strlen(full) : cxx_name_shown(full), plain };
+	return 0;
+}
+
+/* The program's defined function symbols, C++ ones demangled; and those
+ * extra (--with-syms lines, "OBJECT<tab>ADDR<tab>SIZE<tab>NAME") gives
+ * its file, which strip may have left without any. */
+static size_t read_syms(const char *exe, const char *extra, struct cxx_sym **out)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
-	size_t n = 0, cap = 0;
-	struct cxx_sym *v = NULL;
+	struct cxx_syms s = { 0 };
 
-	*out = NULL;
-	if (fd < 0)
-		return 0;
 	elf_version(EV_CURRENT);
-	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
 	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
@@ -65,34 +95,27 @@ static size_t read_syms(const char *exe, struct cxx_sym **out)
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    sym.st_shndx == SHN_UNDEF || !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
 				continue;
-			int status, plain = !cxx_name_is_mangled(name);
-			char *full = plain ? strdup(name) : __cxa_demangle(name, NULL, NULL, &status);
-			if (!full)
-				continue;
-			if (n == cap) {
-				size_t ncap = cap ? 2 * cap : 64;
-				struct cxx_sym *nv = realloc(v, ncap * sizeof(*nv));
-				if (!nv) {
-					free(full);
-					break;
-				}
-				v = nv;
-				cap = ncap;
-			}
-			size_t base = plain ? strlen(full) : cxx_name_shown(full);
-			if (!(v[n].mangled = strdup(name))) {
-				free(full);
+			if (add_sym(&s, name, strlen(name)))
 				break;
-			}
-			v[n].full = full;
-			v[n].plain = plain;
-			v[n++].base = base;
 		}
 	}
-	elf_end(e);
-	close(fd);
-	*out = v;
-	return n;
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	const char *base = strrchr(exe, '/');
+	base = base ? base + 1 : exe;
+	size_t blen = strlen(base);
+	for (const char *p = extra; p && *p;) {
+		const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p), *name;
+		if ((size_t)(end - p) > blen + 1 && !memcmp(p, base, blen) && p[blen] == '\t' &&
+		    (name = memchr(p + blen + 1, '\t', (size_t)(end - p - blen - 1))) &&
+		    (name = memchr(name + 1, '\t', (size_t)(end - name - 1))) && add_sym(&s, name + 1, (size_t)(end - name - 1)))
+			break;
+		p = nl ? nl + 1 : end;
+	}
+	*out = s.v;
+	return s.n;
 }
 
 static int names(const struct cxx_sym *s, const char *glob)
@@ -184,7 +207,8 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 	return 0;
 }
 
-int cxx_patterns_expand(const char *exe, int regex, const struct cxx_pattern_list *lists, size_t cnt)
+int cxx_patterns_expand(const char *exe, const char *extra_syms, int regex, const struct cxx_pattern_list *lists,
+			size_t cnt)
 {
 	struct cxx_sym *syms;
 	int err = 0;
@@ -195,7 +219,7 @@ int cxx_patterns_expand(const char *exe, int regex, const struct cxx_pattern_lis
 		;
 	if (i == cnt)
 		return 0;
-	size_t n = read_syms(exe, &syms);
+	size_t n = read_syms(exe, extra_syms, &syms);
 	for (i = 0; n && !err && i < cnt; i++)
 		if (expand(lists[i].text, syms, n, lists[i].triggers)) {
 			cli_error("record: out of memory");

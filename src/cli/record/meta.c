@@ -244,6 +244,10 @@ void record_write_symbols(struct recording *r)
 	 * their SITES section. */
 	uint32_t *sizes = NULL;
 	size_t sizes_cnt = 0, sizes_cap = 0;
+	/* The new modules' load biases (MODULE_BIAS records), one section
+	 * after the pass's sites. */
+	uint8_t *biases = NULL;
+	size_t biases_len = 0, biases_cap = 0;
 	char *objects = NULL;
 	size_t objects_len = 0;
 	FILE *obj = open_memstream(&objects, &objects_len);
@@ -293,6 +297,24 @@ void record_write_symbols(struct recording *r)
 			/* The trace's first object is the program (INFO's exe). */
 			if (idx == 0 && !r->exe)
 				r->exe = strdup(line + off);
+		} else if (line[0] == META_BIAS) {
+			unsigned idx;
+			unsigned long long bias;
+			if (sscanf(line, META_BIAS_READ, &idx, &bias) != 2 || !im || idx >= im->mod_cap || !im->mod[idx])
+				continue;
+			if (biases_len + 12 > biases_cap) {
+				size_t c = biases_cap ? biases_cap * 2 : 12 * 64;
+				uint8_t *b = realloc(biases, c);
+				if (!b)
+					continue;
+				biases = b;
+				biases_cap = c;
+			}
+			uint32_t mod = im->mod[idx] - 1;
+			uint64_t b = bias;
+			memcpy(biases + biases_len, &mod, 4);
+			memcpy(biases + biases_len + 4, &b, 8);
+			biases_len += 12;
 		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
 			fprintf(obj, "%s\n", line);
 			new_objects = 1;
@@ -347,8 +369,11 @@ void record_write_symbols(struct recording *r)
 	}
 	if (sites_len)
 		write_sites(r, sites, sites_len, sizes, sizes_cnt);
+	if (biases_len)
+		trace_writer_section(&r->w, SEC_MODULE_BIAS, biases, biases_len);
 	free(sites);
 	free(sizes);
+	free(biases);
 	/* The objects' discovery table, as the agent wrote it (needle info):
 	 * whole each time, since a reader keeps the last one. */
 	if (obj && !fclose(obj) && new_objects && objects_len) {

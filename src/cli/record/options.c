@@ -20,6 +20,7 @@
 #include "cli/util/trigger_spec.h"
 #include "common/pattern.h"
 #include "common/value_spec.h"
+#include "reader/sym_source.h"
 
 /* A word of the views' default options (SEC_VIEW_OPTS), kept in the
  * order given: 0, or -1 out of memory. */
@@ -45,6 +46,57 @@ static int view_opt_add2(struct record_opts *o, const char *opt, const char *arg
 
 /* -F GLOB@...: a value filter (GLOB@ARG OP VALUE) when the part after
  * the '@' compares, else uftrace's FUNC@depth=N or FUNC@MODULE. */
+struct syms_text {
+	char *buf;
+	size_t len, cap;
+};
+
+static int syms_line(void *arg, const char *object, uint64_t addr, uint64_t size, const char *name)
+{
+	struct syms_text *t = arg;
+	size_t need = strlen(object) + strlen(name) + 48;
+	if (t->len + need > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 65536;
+		while (cap < t->len + need)
+			cap *= 2;
+		char *b = realloc(t->buf, cap);
+		if (!b)
+			return -1;
+		t->buf = b;
+		t->cap = cap;
+	}
+	t->len += (size_t)snprintf(t->buf + t->len, t->cap - t->len, "%s\t%llx\t%llx\t%s\n", object,
+				   (unsigned long long)addr, (unsigned long long)size, name);
+	return 0;
+}
+
+/* --with-syms PATH as the agent takes it (record_config's syms): every
+ * function PATH names, a line each.  NULL after saying why. */
+static char *with_syms_lines(const char *path)
+{
+	char err[512];
+	struct sym_source *s = sym_source_open(path, err, sizeof(err));
+	if (!s) {
+		cli_error("record: --with-syms: %s", err);
+		return NULL;
+	}
+	struct syms_text t = { 0 };
+	int rc = sym_source_each(s, syms_line, &t);
+	sym_source_close(s);
+	if (rc || !t.buf) {
+		free(t.buf);
+		cli_error("record: --with-syms: out of memory");
+		return NULL;
+	}
+	if (t.len > RECORD_CONFIG_ARGS_MAX) {
+		free(t.buf);
+		cli_error("record: --with-syms: %s names more functions than a recording takes (%u MiB of names)", path,
+			  RECORD_CONFIG_ARGS_MAX >> 20);
+		return NULL;
+	}
+	return t.buf;
+}
+
 static int is_value_filter(const char *arg)
 {
 	const char *at = strchr(arg, '@');
@@ -99,6 +151,10 @@ static const char record_usage[] =
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
+	"      --with-syms PATH     names for the functions of stripped objects, which have none of\n"
+	"                           their own (-F and the other filters match them): from PATH, a\n"
+	"                           trace recorded before they were stripped, or a directory of their\n"
+	"                           unstripped files (or OBJECT.debug files)\n"
 	"  -Z, --size-filter SIZE   functions whose code is smaller than SIZE bytes are not patched\n"
 	"                           (their calls are not recorded, what they call is); a call into a\n"
 	"                           library counts as its 16-byte PLT entry, as uftrace counts it\n"
@@ -388,7 +444,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	       OPT_NEST_LIBCALL, OPT_NO_LIBCALL, OPT_LIBCALL, OPT_MATCH, OPT_TRACER, OPT_DISABLE, OPT_NO_MERGE, OPT_NO_COMMENT,
 	       OPT_NO_SCHED, OPT_NO_EVENT, OPT_NO_SCHED_PREEMPT, OPT_EVENT_FULL,
 	       OPT_DEMANGLE, OPT_FORCE, OPT_NO_PLTBIND, OPT_MAX_STACK, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET,
-	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
+	       OPT_SRCLINE, OPT_NO_FOLLOW_EXEC, OPT_LIBNAME, OPT_KERNEL, OPT_SIGNAL, OPT_WITH_SYMS, OPT_OTLP_ENDPOINT, OPT_OTLP_SPANS,
 	       OPT_ESTIMATE_RETURN, OPT_HOST, OPT_PORT, OPT_NO_PAGER, OPT_TIME };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' }, { "data", required_argument, NULL, 'd' },  { "tracer", required_argument, NULL, OPT_TRACER },
@@ -399,7 +455,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "otlp-spans", required_argument, NULL, OPT_OTLP_SPANS },
 		{ "caller-filter", required_argument, NULL, 'C' },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
-		{ "size-filter", required_argument, NULL, 'Z' },
+		{ "size-filter", required_argument, NULL, 'Z' }, { "with-syms", required_argument, NULL, OPT_WITH_SYMS },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED }, { "no-event", no_argument, NULL, OPT_NO_EVENT },
 		{ "no-sched-preempt", no_argument, NULL, OPT_NO_SCHED_PREEMPT }, { "no-pager", no_argument, NULL, OPT_NO_PAGER },
@@ -630,6 +686,9 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 				return -1;
 			break;
 		}
+		case OPT_WITH_SYMS:
+			o->with_syms = optarg;
+			break;
 		case OPT_SIGNAL:
 			if (append_signal(o, optarg))
 				return -1;
@@ -996,6 +1055,13 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		cli_error("record: --no-pltbind binds a program's symbols as it starts; with -p it has started");
 		return -1;
 	}
+	if (o->with_syms && o->attach_pid) {
+		cli_error("record: --with-syms names functions as a started program's objects load; with -p, "
+			  "give it to the views (needle replay --with-syms %s)", o->with_syms);
+		return -1;
+	}
+	if (o->with_syms && !(o->agent.syms = with_syms_lines(o->with_syms)))
+		return -1;
 	if (o->attach_pid && optind < argc) {
 		cli_error("record: -p records a running process; give either -p PID or a program, not both");
 		return -1;

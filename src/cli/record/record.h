@@ -46,6 +46,7 @@ struct record_opts {
 	struct record_config agent;
 	/* needle record's own */
 	const char *output;
+	const char *with_syms;   /* --with-syms PATH (agent.syms holds its names) */
 	const char *host, *port; /* --host, --port: the trace goes to needle recv there */
 	char *probe_globs;       /* -E PROVIDER:NAME: USDT probes, newline-separated globs */
 	int match_regex; /* --match: 0 by the pattern's look, 1 regex, 2 glob */

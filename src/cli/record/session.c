@@ -36,7 +36,7 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 		{ &o->agent.trace_on, 0 }, { &o->agent.trace_off, 0 }, { &o->agent.finish, 0 },
 	};
 	int err = arg_plan_resolve(&o->values, exe, &libs) ||
-		  cxx_patterns_expand(exe, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0])) ||
+		  cxx_patterns_expand(exe, o->agent.syms, o->match_regex, patterns, sizeof(patterns) / sizeof(patterns[0])) ||
 		  (o->probe_globs && record_probes_resolve(r, exe, &libs));
 	program_libs_free(&libs);
 	if (err)

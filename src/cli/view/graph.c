@@ -66,6 +66,7 @@ struct graph {
 	uint64_t min_ns;     /* -t: only calls that lasted this long, counted at their exit */
 	int srcline;         /* --srcline: each function's source file and line */
 	struct view_filter filter; /* -F, -N, --no-libcall: what the graph is built from */
+	signed char *compiled; /* view_module_compiled's cache, for --srcline */
 	struct call_tree g;  /* keyed by a name's first site */
 	uint64_t *time, *child; /* by node */
 	size_t time_cap, child_cap;
@@ -364,8 +365,10 @@ static int print_tree(struct graph *gr)
 		       node_name(gr, w.node));
 		const char *file;
 		unsigned line;
-		if (gr->srcline && !(n->site & SESSION_KEY) &&
-		    trace_site_srcline(gr->t, n->site, &file, &line))
+		/* The function graphed heads its graph without a source, as
+		 * uftrace draws it: its callees are what the lines place. */
+		if (gr->srcline && !(n->site & SESSION_KEY) && !(gr->func && w.indent == 0) &&
+		    view_site_srcline(gr->t, n->site, &gr->compiled, &file, &line))
 			printf(" [%s:%u]", file, line);
 		putchar('\n');
 		/* This node's level loses its "|" once its last sibling is
@@ -513,6 +516,8 @@ static const char graph_usage[] =
 	"  -N, --notrace FUNC  not FUNC's calls nor what they call (repeatable)\n"
 	"      --no-libcall    not the calls the program makes into libraries\n"
 	"      --srcline       each function's source file and line (DWARF)\n"
+	"      --with-syms PATH  names for stripped objects' functions, from a trace recorded\n"
+	"                      before they were stripped or a directory of their unstripped files\n"
 	"      --task          the task tree instead: processes and threads, how long each ran\n"
 	"                      (and less its time off the CPU, with record --kernel)\n"
 	"FUNC is a function's name as replay shows it, a glob, or a regular expression\n"
@@ -573,6 +578,7 @@ static void graph_free(struct graph *gr)
 	call_tree_free(&gr->g);
 	call_tree_free(&gr->bt);
 	view_filter_free(&gr->filter);
+	free(gr->compiled);
 	if (gr->is_regex)
 		regfree(&gr->re);
 }
@@ -585,12 +591,12 @@ int cmd_graph(int argc, char **argv)
 		{ "srcline", no_argument, NULL, 'L' },		   { "help", no_argument, NULL, 'h' },
 		{ "filter", required_argument, NULL, 'F' },	   { "notrace", required_argument, NULL, 'N' },
 		{ "no-libcall", no_argument, NULL, 'B' },	   { "time-filter", required_argument, NULL, 't' },
-		{ "task", no_argument, NULL, 'k' },
+		{ "task", no_argument, NULL, 'k' },		   { "with-syms", required_argument, NULL, 'W' },
 		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct graph gr = { .field_cnt = 1, .fields = { GF_TOTAL } };
-	const char *input = NULL;
+	const char *input = NULL, *with_syms = NULL;
 	uint32_t tid = 0;
 	int c, status, task = 0, other_opts = 0;
 
@@ -633,6 +639,9 @@ int cmd_graph(int argc, char **argv)
 			break;
 		case 'L':
 			gr.srcline = 1;
+			break;
+		case 'W':
+			with_syms = optarg;
 			break;
 		case 'F':
 		case 'N':
@@ -686,6 +695,8 @@ int cmd_graph(int argc, char **argv)
 		return status;
 	}
 	int err = 1;
+	if (with_syms && view_use_syms(gr.t, with_syms))
+		goto out;
 	if (call_tree_init(&gr.g, &gr.t->work) || call_tree_init(&gr.bt, &gr.t->work) || index_names(&gr) ||
 	    (view_filter_active(&gr.filter) && view_filter_start(&gr.filter, gr.t)) ||
 	    !(gr.th = calloc(gr.t->thread_cnt ? gr.t->thread_cnt : 1, sizeof(*gr.th)))) {

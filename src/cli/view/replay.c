@@ -322,6 +322,7 @@ struct replay {
 	uint32_t *column; /* by thread index: column + 1, 0 none yet */
 	signed char *module_compiled; /* view_module_compiled's cache */
 	int srcline;             /* --srcline: a call's source file and line after its opening */
+	const char *with_syms;   /* --with-syms: names for stripped objects' functions */
 	struct loc_list *locs;   /* -L */
 	int locs_show;           /* some -L without @hide: the functions of other files are hidden */
 	uint64_t min_size;       /* -Z: functions of fewer bytes are hidden */
@@ -425,6 +426,9 @@ static const char replay_usage[] =
 	"                     calls shown a level up (repeatable); LOCATION@hide: those hidden\n"
 	"      --srcline      each call's source file and line (from the objects' DWARF, read\n"
 	"                     from their files: an object rebuilt since the recording has none)\n"
+	"      --with-syms PATH  names for the functions of stripped objects (func_0x...@OBJECT):\n"
+	"                     from PATH, a trace recorded before they were stripped, or a directory\n"
+	"                     of their unstripped files (or OBJECT.debug files)\n"
 	"  -T, --trigger FUNC@ACTION[,ACTION...]  uftrace's triggers: filter, notrace, depth=N, hide,\n"
 	"                     backtrace (its callers first), trace_on, trace_off (showing stops at\n"
 	"                     its entry until a trace_on), trace (shown whatever -t says),\n"
@@ -934,16 +938,9 @@ static int module_compiled(struct replay *r, uint32_t module)
 	return view_module_compiled(r->t, module, &r->module_compiled);
 }
 
-/* Where site's function is defined, for --srcline and -L: not for a
- * library call (a function of a library built without patchable
- * entries, --no-libcall's), whose line in the C library's sources
- * (where its debug files are installed) is not the program's. */
 static int site_srcline(struct replay *r, uint32_t site, const char **file, unsigned *line)
 {
-	const struct trace_site *ts = site < r->t->site_cap ? &r->t->sites[site] : NULL;
-	if (!ts || (ts->module != 0 && !module_compiled(r, ts->module)))
-		return 0;
-	return trace_site_srcline(r->t, site, file, line);
+	return view_site_srcline(r->t, site, &r->module_compiled, file, line);
 }
 
 /* The actions (TRIGGER_*, CL_CALLER) of a site, matched once. */
@@ -1660,7 +1657,7 @@ static void fields_header(const struct replay *r)
 static int replay_parse(int argc, char **argv, struct replay *r, const char **input, uint32_t *tid)
 {
 	enum { OPT_TID = 256, OPT_NO_KERNEL, OPT_NO_COMMENT, OPT_NO_MERGE, OPT_DISABLE, OPT_RET_EQ, OPT_RET_NE, OPT_ARG_NAMES,
-	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_LIBNAME,
+	       OPT_DEMANGLE, OPT_NO_ARGS, OPT_NO_LIBCALL, OPT_COLUMN_VIEW, OPT_COLUMN_OFFSET, OPT_SRCLINE, OPT_WITH_SYMS, OPT_LIBNAME,
 	       OPT_MARK_UNWOUND };
 	r->range_end = UINT64_MAX;
 	static const struct option longopts[] = {
@@ -1680,7 +1677,7 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 		{ "no-libcall", no_argument, NULL, OPT_NO_LIBCALL }, { "time-range", required_argument, NULL, 'r' },
 		{ "column-view", no_argument, NULL, OPT_COLUMN_VIEW },
 		{ "column-offset", required_argument, NULL, OPT_COLUMN_OFFSET },
-		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "loc-filter", required_argument, NULL, 'L' },
+		{ "srcline", no_argument, NULL, OPT_SRCLINE }, { "with-syms", required_argument, NULL, OPT_WITH_SYMS }, { "loc-filter", required_argument, NULL, 'L' },
 		{ "libname", no_argument, NULL, OPT_LIBNAME },
 		{ "size-filter", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },          VIEW_SCHED_LONGOPTS,
@@ -1719,6 +1716,9 @@ static int replay_parse(int argc, char **argv, struct replay *r, const char **in
 			break;
 		case OPT_SRCLINE:
 			r->srcline = 1;
+			break;
+		case OPT_WITH_SYMS:
+			r->with_syms = optarg;
 			break;
 		case OPT_LIBNAME:
 			r->libname = 1;
@@ -1940,6 +1940,13 @@ int cmd_replay(int argc, char **argv)
 		return 2;
 	}
 	/* Before any name is matched or shown. */
+	if (r.with_syms && view_use_syms(r.t, r.with_syms)) {
+		view_close(r.t);
+		free(all_argv);
+		pat_free(r.pats);
+		loc_free(r.locs);
+		return 1;
+	}
 	if (r.demangle)
 		trace_set_demangle(r.t, (enum trace_demangle)(r.demangle - 1));
 	if (r.ret_filter && r.t->tracer == TRACER_FUNCTION) {

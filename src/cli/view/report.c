@@ -88,6 +88,7 @@ struct report {
 	int srcline;               /* --srcline: each function's [file:line] after its name */
 	char task_name[96];        /* row_name's of a thread */
 	struct view_filter filter; /* -F, -N, -D, --no-libcall */
+	signed char *compiled;     /* view_module_compiled's cache, for --srcline */
 	uint64_t min_ns;           /* -t: only calls that lasted this long (counted at their exit) */
 	struct active_call *active; /* open calls by (thread, context, site): recursion (active_add) */
 	uint32_t *ctx;              /* by thread: its coroutine context now (TEV_SWITCH) */
@@ -651,6 +652,7 @@ static void report_free(struct report *r)
 	free(r->active);
 	free(r->ctx);
 	view_filter_free(&r->filter);
+	free(r->compiled);
 	view_close(r->t);
 }
 
@@ -741,6 +743,8 @@ static const char report_usage[] =
 	"      --kernel       the system calls of each function (record --kernel=syscall): calls,\n"
 	"                     errors and time in the kernel, by function and system call\n"
 	"      --srcline      each function's source file and line (DWARF) after its name\n"
+	"      --with-syms PATH  names for stripped objects' functions, from a trace recorded before\n"
+	"                     they were stripped or a directory of their unstripped files\n"
 	"      --task         a row per thread (uftrace's): its outermost calls' time, its\n"
 	"                     self time and its calls (-f total,self,func,tid)\n"
 	"      --by-arg N|NAME\n"
@@ -897,7 +901,7 @@ static void print_row(struct report *r, const struct report_columns *c, const st
 	}
 	const char *file;
 	unsigned line;
-	if (r->srcline && !r->task && trace_site_srcline(r->t, f->site, &file, &line))
+	if (r->srcline && !r->task && view_site_srcline(r->t, f->site, &r->compiled, &file, &line))
 		printf("  %s [%s:%u]\n", row_name(r, f), file, line);
 	else
 		printf("  %s\n", row_name(r, f));
@@ -1197,11 +1201,11 @@ int cmd_report(int argc, char **argv)
 		{ "diff-policy", required_argument, NULL, 'P' }, { "sort-column", required_argument, NULL, 'O' },
 		{ "no-libcall", no_argument, NULL, 'L' },    { "time-filter", required_argument, NULL, 't' },
 		{ "task", no_argument, NULL, 'k' },          { "srcline", no_argument, NULL, 'l' },
-		{ "time-range", required_argument, NULL, 'r' },
+		{ "time-range", required_argument, NULL, 'r' }, { "with-syms", required_argument, NULL, 'W' },
 		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
+	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL, *with_syms = NULL;
 	int diff_policy = DIFF_ABS, sort_column = 2;
 	struct report r = { .range_end = UINT64_MAX };
 	uint32_t tid = 0;
@@ -1271,6 +1275,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'l':
 			r.srcline = 1;
+			break;
+		case 'W':
+			with_syms = optarg;
 			break;
 		case 'X':
 			diff_path = optarg;
@@ -1350,6 +1357,10 @@ int cmd_report(int argc, char **argv)
 	if (prog_arg && view_check_program_arg(r.t, "report", prog_arg)) {
 		report_free(&r);
 		return 2;
+	}
+	if (with_syms && view_use_syms(r.t, with_syms)) {
+		report_free(&r);
+		return 1;
 	}
 	if (view_filter_active(&r.filter) && view_filter_start(&r.filter, r.t)) {
 		cli_error("out of memory");

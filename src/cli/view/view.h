@@ -103,6 +103,15 @@ int view_module_compiled(struct trace *t, uint32_t module, signed char **cache);
  * function of an object other than the program's with no compiled
  * sites. */
 int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
+/* --with-syms PATH: name the functions of stripped objects from PATH (a
+ * trace recorded while they had symbols, or a directory of their
+ * unstripped files or .debug files), before any name is matched or
+ * demangled.  0, or -1 after printing why PATH gives none. */
+int view_use_syms(struct trace *t, const char *path);
+/* Where site's function is defined (--srcline, -L), or 0: never for a
+ * library call, whose line in the C library's sources (where its debug
+ * files are installed) is not the program's, as uftrace shows none. */
+int view_site_srcline(struct trace *t, uint32_t site, signed char **cache, const char **file, unsigned *line);
 /* The programs of the trace: the recorded one (0) and each it exec'ed.
  * Objects are numbered in the order they were loaded, a program's own
  * first: an object that defines main, after the first that does, begins

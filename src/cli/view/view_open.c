@@ -12,6 +12,7 @@
 #include "cli/util/cli_util.h"
 #include "cli/util/trigger_spec.h"
 #include "cli/view/view.h"
+#include "reader/sym_source.h"
 #include "common/shm_layout.h"
 
 struct trace *view_open(const char *path)
@@ -242,6 +243,26 @@ int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache)
 	uint32_t m = t->sites[site].module;
 	/* Module 0 is the program: discovery takes it first. */
 	return m != 0 && !view_module_compiled(t, m, cache);
+}
+
+int view_use_syms(struct trace *t, const char *path)
+{
+	char err[512];
+	struct sym_source *s = sym_source_open(path, err, sizeof(err));
+	if (!s) {
+		cli_error("--with-syms: %s", err);
+		return -1;
+	}
+	trace_use_syms(t, s);
+	sym_source_close(s);
+	return 0;
+}
+
+int view_site_srcline(struct trace *t, uint32_t site, signed char **cache, const char **file, unsigned *line)
+{
+	if (site >= t->site_cap || view_site_is_libcall(t, site, cache))
+		return 0;
+	return trace_site_srcline(t, site, file, line);
 }
 
 uint32_t *view_module_programs(struct trace *t, uint32_t *programs)
