@@ -340,6 +340,7 @@ __attribute__((used)) static int dlopen_wrap_wanted(const char *file, int mode, 
 			dlopen_pending.rsp = (uint64_t)(uintptr_t)ret_slot + 8;
 			dlopen_pending.ret = (uint64_t)(uintptr_t)caller;
 			in_wrapped_dlopen = 1;
+			recorder_thread_loading(1);
 			*ret_slot = stub;
 		}
 	}
@@ -358,6 +359,7 @@ __attribute__((used)) static uint64_t dlopen_landing(uint64_t entry_rsp, void *h
 	uint64_t ret = dlopen_pending.ret;
 	dlopen_pending.rsp = 0;
 	in_wrapped_dlopen = 0;
+	recorder_thread_loading(0);
 	if (handle) {
 		int saved = errno;
 		needle_agent_busy++;
@@ -373,7 +375,9 @@ __attribute__((used)) static void *dlopen_wrapped(const char *file, int mode)
 {
 	void *(*real)(const char *, int) = (void *(*)(const char *, int))dlopen_real;
 	in_wrapped_dlopen = 1;
+	recorder_thread_loading(1);
 	void *h = real(file, mode);
+	recorder_thread_loading(0);
 	in_wrapped_dlopen = 0;
 	if (h) {
 		int saved = errno;

@@ -39,3 +39,31 @@ check_eq "-F plug_fn@libplug_search: its calls and nothing else" \
 "$NEEDLE" record -F 'no_such_fn@rpath' -o "$T/none.data" -- "$T/app/bin/rpath" libplug_search.so $N >/dev/null 2>"$T/none.err"
 check_eq "-F naming a function the loaded program does not have: refused, exit 1, no trace" \
 	"$?/$(grep -c 'match no function' "$T/none.err")/$(test -e "$T/none.data" && echo file || echo none)" "1/1/none"
+
+# A C++ plugin dlopen'ed by a C program brings libstdc++, whose
+# constructors call into the C library while dlopen runs (before the
+# recorder knows libstdc++'s span): those calls are libstdc++'s, not the
+# program's, so uftrace's library-call view (the default) leaves them
+# out; --nest-libcall shows them, as calls between objects.
+cat >"$T/cxxplug.cc" <<'CC'
+#include <string>
+extern "C" int plug_fn(int i) { return (int)std::to_string(i).size(); }
+CC
+if g++ -O2 -shared -fPIC "$T/cxxplug.cc" -o "$T/app/plug/libcxxplug.so" 2>/dev/null; then
+	check "the C program does not load libstdc++ itself" sh -c "! ldd '$T/app/bin/origin' | grep -q stdc++"
+	want=$("$T/app/bin/origin" '$ORIGIN/../plug/libcxxplug.so' 3)
+	for v in "default" "nest --nest-libcall"; do
+		name=${v%% *}
+		opt=${v#"$name"}
+		out=$(NEEDLE_SITES= "$NEEDLE" record $opt -o "$T/cxx$name.data" -- "$T/app/bin/origin" '$ORIGIN/../plug/libcxxplug.so' 3 2>"$T/cxx$name.err")
+		check_eq "C++ plugin ($name): the same output under needle ($(head -c 200 "$T/cxx$name.err"))" "$out" "$want"
+		"$NEEDLE" replay -i "$T/cxx$name.data" | sed 's/^[^|]*| //' >"$T/cxx$name.graph"
+	done
+	check_eq "C++ plugin: main's own lines, dlopen, dlsym, 3 plug_fn calls and printf, nothing of libstdc++'s start-up" \
+		"$(awk '/^  [^ }]/ { sub(/\(.*/, ""); print $1 }' "$T/cxxdefault.graph" | sort | uniq -c | awk '{ print $2 "=" $1 }' | tr '\n' ' ')" \
+		"dlopen=1 dlsym=1 plug_fn=3 printf=1 strtol=1 "
+	check "C++ plugin --nest-libcall: libstdc++'s __cxa_atexit calls while dlopen runs" \
+		grep -q '__cxa_atexit' "$T/cxxnest.graph"
+else
+	fail "g++ builds the C++ plugin"
+fi

@@ -144,8 +144,10 @@ view_refused "graph of a missing file" 1 "nosuch.data" "$NEEDLE" graph -i "$T/no
 view_refused "graph with two functions" 2 "unexpected argument 'b'" "$NEEDLE" graph -i "$T/g.data" a b
 view_refused "graph with a bad regular expression" 2 "not a regular expression" "$NEEDLE" graph -i "$T/g.data" 'a($'
 line=$(grep -n '^NOINLINE void fan' "$(dirname "$0")/../progs/graph_prog.c" | cut -d: -f1)
-check_eq "--srcline: a function's source file and line" \
-	"$(g --srcline fan | awk '$5 == "fan" { print $6 }' | sed 's|.*/||')" "graph_prog.c:$line]"
+check_eq "--srcline: a callee's source file and line" \
+	"$(g --srcline main | awk '$5 == "fan" { print $6 }' | sed 's|.*/||')" "graph_prog.c:$line]"
+check_eq "--srcline: the function graphed heads its graph without one, as uftrace draws it" \
+	"$(g --srcline fan | sed -n '/CALL GRAPH/,$p' | awk '$3 == ":" && $5 == "fan" { print NF }')" 5
 
 # A program exec'ed in the trace is a session of its own (uftrace's):
 # exec_prog forks, the child execs exec_prog abc (main > a > b > c).

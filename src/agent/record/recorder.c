@@ -205,6 +205,15 @@ static struct obj_span {
 } objs[OBJ_MAX];
 static _Atomic unsigned obj_cnt;
 
+/* recorder_thread_loading: this thread is inside dlopen, where the
+ * objects being loaded (their constructors run) are in no span yet. */
+static __thread int rec_loading __attribute__((tls_model("initial-exec")));
+
+void recorder_thread_loading(int loading)
+{
+	rec_loading = loading;
+}
+
 static struct obj_span *obj_of(uint64_t addr)
 {
 	unsigned n = atomic_load_explicit(&obj_cnt, memory_order_acquire);
@@ -368,9 +377,13 @@ static int libcall_recorded(const struct needle_ctx *ctx, struct rec_thread *rt,
 		return ((fl & SF_REAL) || needle_is_return_hook(ret)) && !rt->lib_top;
 	/* A return address in no object is needle's own return hook (the
 	 * caller's call was hooked and it jumped here: a tail call) or a
-	 * JIT's code: the call is recorded, its caller unknown. */
+	 * JIT's code: the call is recorded, its caller unknown.  But inside
+	 * dlopen it is an object being loaded, its constructors calling
+	 * into libraries (libstdc++'s calling __cxa_atexit): not the
+	 * program's call, as uftrace, which sees the program's PLT calls
+	 * only, does not show it either. */
 	if (!from)
-		return 1;
+		return !rec_loading || libcall_mode != LIBCALL_PROGRAM;
 	if (libcall_mode == LIBCALL_ALL)
 		return 1; /* every call, a library's of its own functions too */
 	/* uftrace's view: what the program calls (its PLT calls), or with

@@ -54,6 +54,10 @@ int recorder_wants_new_objects(void);
  * file, and trace those the recording's filters select.  Called after the
  * loader returned (its lock released, the object's constructors run). */
 void recorder_object_loaded(void);
+/* The calling thread is inside the C library's dlopen (1) or out of it
+ * (0): a call whose return address lies in no object known yet comes
+ * from an object being loaded (a constructor), not from the program. */
+void recorder_thread_loading(int loading);
 /* Counters in the trace buffer's header for threads that run untraced,
  * for the agent to wire to the thread-state pool (NULLs when not
  * recording). */
