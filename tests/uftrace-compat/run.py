@@ -150,9 +150,13 @@ def one(suite, name, verbose, cflags):
 
         want = cut(tc.sort(tc.result))
         got = cut(tc.sort(out))
+        # s-libmain.c (the 'lib' cases) exits 1 when lib_c's
+        # getpid() % 0xfff is 0: one process id in 4095, which fails
+        # uftrace's own runner as well.  The graph decides those.
+        pid_status = rc == 1 and tc.name == 'lib' and want == got
         if rc < 0:
             res['reason'] = 'killed by signal %d' % -rc
-        elif rc > 0:
+        elif rc > 0 and not pid_status:
             res['reason'] = 'exit status %d' % rc
         elif want.strip() == '':
             res['reason'] = 'the case expects no output'
