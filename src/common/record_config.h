@@ -71,7 +71,8 @@
 	X(17, patch_keeps_libcalls, "1: -P selects the program's functions, library calls follow --libcall (uftrace's -P)") \
 	X(18, start_paused, "--disable: nothing is recorded until a trace_on trigger or signal") \
 	X(19, estimate_return, "--estimate-return: function_graph with no return hooked; a call ends at the next entry at or above its stack") \
-	X(20, subtree_optional, "1: -F naming no function leaves the recording unfiltered, as uftrace's does (run as uftrace)")
+	X(20, subtree_optional, "1: -F naming no function leaves the recording unfiltered, as uftrace's does (run as uftrace)") \
+	X(21, watch, "-W: RECORD_WATCH_* bits, what each recorded event notes when it changed")
 
 /* X(tag, name, most bytes, meaning) - strings (tags 32-63). */
 #define RECORD_CONFIG_STRINGS(X)                                                                      \
@@ -89,6 +90,8 @@
 	X(43, signals, 4096, "--signal: lines SIG<tab>on|off|finish")                                   \
 	X(44, syms, RECORD_CONFIG_ARGS_MAX, "--with-syms: OBJECT<tab>ADDR<tab>SIZE<tab>NAME lines, names for stripped objects")
 
+/* watch's bits */
+enum { RECORD_WATCH_CPU = 1 };
 /* libcall's values */
 enum { RECORD_LIBCALL_PROGRAM, RECORD_LIBCALL_NEST, RECORD_LIBCALL_NONE, RECORD_LIBCALL_ALL };
 /* sites' values (the agent's SITE_KINDS_*) */

@@ -80,8 +80,13 @@ enum arg_kind {
 	 * trigger -T FUNC@read=... asks for at the entry and the exit (the
 	 * views show them as comments, and the exit's as a difference). */
 	ARG_KIND_READ = 7,
+	/* Not a register: what record -W (uftrace's --watch) watches, added
+	 * to the block of the first event after it changed (index
+	 * ARG_WATCH_CPU: the CPU the thread runs on). */
+	ARG_KIND_WATCH = 8,
 };
 #define ARG_KIND_LAST ARG_KIND_READ
+enum arg_watch { ARG_WATCH_CPU = 1 };
 /* ARG_KIND_READ's indexes: /proc/self/statm's size, resident and shared
  * (KB), getrusage's major and minor page faults (RUSAGE_SELF). */
 enum arg_read {

@@ -6,12 +6,14 @@
  * milliseconds (never again in snapshot mode), and a futex wake when the
  * reader sleeps and the wake policy asks for one. */
 #include <linux/futex.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent/base/process_ids.h"
+#include "agent/base/raw_syscall.h"
 #include "agent/record/event_writer.h"
 
 struct shm_header *shm;
@@ -267,5 +269,63 @@ __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned 
 	}
 	rt->pos = p + 2 + n;
 	events_publish(rt);
+	return 1;
+}
+
+int rec_watch_cpu;
+
+/* glibc 2.35 and later register an rseq area for every thread (0 size:
+ * not registered, tunable glibc.pthread.rseq=0); weak, for an older C
+ * library that has neither symbol. */
+extern const ptrdiff_t __rseq_offset __attribute__((weak));
+extern const unsigned int __rseq_size __attribute__((weak));
+
+/* The CPU the calling thread runs on: the kernel keeps it in the rseq
+ * area's cpu_id (offset 4), one load; without rseq, the getcpu system
+ * call, made directly (sched_getcpu is the C library's, which may be
+ * traced). */
+static uint32_t current_cpu(void)
+{
+	if (&__rseq_size && __rseq_size >= 8) {
+		char *tp;
+		__asm__("mov %%fs:0, %0" : "=r"(tp));
+		int32_t cpu = *(const volatile int32_t *)(tp + __rseq_offset + 4);
+		if (cpu >= 0)
+			return (uint32_t)cpu;
+	}
+	unsigned cpu = 0;
+	raw_syscall4(SYS_getcpu, (long)&cpu, 0, 0, 0);
+	return cpu;
+}
+
+/* -W cpu: an event whose thread runs on another CPU than at its last
+ * one gets a data block noting it (its values first, if any); any other
+ * is written as without -W. */
+__attribute__((noinline)) int event_write_watched(struct rec_thread *rt, unsigned type, uint32_t site,
+						 const struct needle_ctx *ctx, const struct arg_spec *as, int at_exit)
+{
+	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
+	uint32_t cpu = current_cpu();
+	uint64_t delta;
+
+	if (rt->watch_cpu == cpu + 1) {
+		if (!cnt)
+			return event_write(rt, type, site);
+		if (at_exit ? as->exit_fixed : as->entry_fixed)
+			return event_write_fixed(rt, type, site, at_exit ? as->exit : as->entry, cnt, ctx);
+		return event_write_data(rt, type, site, as, at_exit, ctx);
+	}
+	size_t most = cnt ? (at_exit ? as->exit_words_max : as->entry_words_max) : 0;
+	if (!event_room(rt, 2 + most + 2, type, site, &delta))
+		return 0;
+	size_t n = cnt ? args_payload(as, at_exit, ctx, rt->pos + 2) : 0;
+	rt->pos[2 + n] = arg_item_word(ARG_KIND_WATCH, ARG_WATCH_CPU, 'u', 32, 8, 0);
+	rt->pos[3 + n] = cpu;
+	n += 2;
+	rt->pos[0] = ev_make(type, site, delta);
+	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+	rt->pos += 2 + n;
+	events_publish(rt);
+	rt->watch_cpu = cpu + 1;
 	return 1;
 }

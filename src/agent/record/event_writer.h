@@ -87,6 +87,9 @@ struct rec_thread {
 	 * (recorder.c, jumped_to). */
 	uint64_t jump_sp;
 	uint64_t *jump_pos;
+	/* -W cpu: the CPU the thread's last watched event noted, plus one
+	 * (0: none yet). */
+	uint32_t watch_cpu;
 };
 
 /* The calling thread's recording state once it has taken a chunk (NULL
@@ -159,12 +162,23 @@ static inline int event_write(struct rec_thread *rt, unsigned type, uint32_t sit
 	return 1;
 }
 
+/* -W cpu (uftrace's --watch): every event notes the CPU its thread runs
+ * on when it changed since the thread's last one (rec_watch_cpu set
+ * before the recording starts; 0: not watched). */
+extern int rec_watch_cpu;
+/* The event, its values if as asks for some, and the CPU it runs on now,
+ * when that changed (event_writer.c). */
+int event_write_watched(struct rec_thread *rt, unsigned type, uint32_t site, const struct needle_ctx *ctx,
+			const struct arg_spec *as, int at_exit);
+
 /* The event, with its values when -A / -R asked for some. */
 static inline int event_write_args(struct rec_thread *rt, unsigned type, uint32_t site, const struct needle_ctx *ctx,
 				   const struct arg_spec *as, int at_exit)
 {
 	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
 
+	if (__builtin_expect(rec_watch_cpu, 0))
+		return event_write_watched(rt, type, site, ctx, as, at_exit);
 	if (__builtin_expect(!cnt, 1))
 		return event_write(rt, type, site);
 	if (at_exit ? as->exit_fixed : as->entry_fixed)

@@ -1891,6 +1891,7 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 		return fail(meta_fd, -ENOMEM, "out of memory");
 	rec_max_depth = rc->depth > 0 && rc->depth < UINT32_MAX ? (uint32_t)rc->depth : UINT32_MAX;
 	estimate_return = rc->estimate_return > 0;
+	rec_watch_cpu = (rc->watch & RECORD_WATCH_CPU) != 0;
 	/* A later session (needle record -p again) counts its own. */
 	if (atomic_exchange(&entry_only_used, 0))
 		memset(entry_only_seen, 0, sizeof(entry_only_seen));
@@ -1983,7 +1984,8 @@ int recorder_start(const struct recorder_start_cfg *cfg)
 	/* The direct path (recorder_direct.c) for function_graph; NEEDLE_DIRECT=0
 	 * leaves every call to the full one (benchmarks measure both). */
 	const char *direct = getenv("NEEDLE_DIRECT");
-	if (graph && !estimate_return && !(direct && *direct == '0')) {
+	/* -W: every event looks at the CPU, which the direct path does not. */
+	if (graph && !estimate_return && !rec_watch_cpu && !(direct && *direct == '0')) {
 		o.direct_entry = rec_graph_direct_entry;
 		o.direct_exit = rec_graph_direct_exit;
 	}

@@ -151,6 +151,8 @@ static const char record_usage[] =
 	"  -H, --hide GLOB          the views do not show matching functions, only what they call\n"
 	"  -C, --caller-filter GLOB the views show the calls of matching functions and their callers\n"
 	"      --demangle=simple|full|no  how the views show C++ names (see needle replay --help)\n"
+	"  -W, --watch cpu          each recorded call notes the CPU its thread runs on when it\n"
+	"                           changed since the thread's last (replay: /* watch:cpu (cpu=N) */)\n"
 	"      --with-syms PATH     names for the functions of stripped objects, which have none of\n"
 	"                           their own (-F and the other filters match them): from PATH, a\n"
 	"                           trace recorded before they were stripped, or a directory of their\n"
@@ -456,6 +458,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "caller-filter", required_argument, NULL, 'C' },
 		{ "demangle", required_argument, NULL, OPT_DEMANGLE },
 		{ "size-filter", required_argument, NULL, 'Z' }, { "with-syms", required_argument, NULL, OPT_WITH_SYMS },
+		{ "watch", required_argument, NULL, 'W' },
 		{ "no-merge", no_argument, NULL, OPT_NO_MERGE }, { "no-comment", no_argument, NULL, OPT_NO_COMMENT },
 		{ "no-sched", no_argument, NULL, OPT_NO_SCHED }, { "no-event", no_argument, NULL, OPT_NO_EVENT },
 		{ "no-sched-preempt", no_argument, NULL, OPT_NO_SCHED_PREEMPT }, { "no-pager", no_argument, NULL, OPT_NO_PAGER },
@@ -526,11 +529,11 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 	 * pass; then each pattern is spelled as it says when read. */
 	optind = 0; /* 0, not 1: glibc's getopt starts over entirely */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:W:aelh", longopts, NULL)) != -1)
 		if (c == OPT_MATCH)
 			cli_pattern_match = !strcmp(optarg, "regex") ? 1 : !strcmp(optarg, "glob") ? 2 : 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:W:aelh", longopts, NULL)) != -1) {
 		/* A function pattern, with what follows its '@'. */
 		if (optarg && c > 0 && c < 128 && strchr("FNPUTARHC", c))
 			optarg = (char *)cli_pattern_spelled(optarg);
@@ -689,6 +692,23 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_WITH_SYMS:
 			o->with_syms = optarg;
 			break;
+		case 'W': {
+			/* uftrace's points, comma-separated: cpu is the one it has. */
+			char words[256];
+			snprintf(words, sizeof(words), "%s", optarg);
+			for (char *w = strtok(words, ","); w; w = strtok(NULL, ",")) {
+				if (strcmp(w, "cpu")) {
+					cli_error("-W: needle watches cpu (the CPU a thread runs on), not '%s'", w);
+					return -1;
+				}
+				RECORD_CONFIG_SET(&o->agent, watch, o->agent.watch | RECORD_WATCH_CPU);
+			}
+			if (!o->agent.watch) {
+				cli_error("-W needs a point to watch: cpu");
+				return -1;
+			}
+			break;
+		}
 		case OPT_SIGNAL:
 			if (append_signal(o, optarg))
 				return -1;
@@ -984,7 +1004,7 @@ int record_parse_opts(int argc, char **argv, struct record_opts *o)
 			fputs(record_usage, stdout);
 			exit(0);
 		default:
-			cli_option_error(argv[0], argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:aelh", longopts);
+			cli_option_error(argv[0], argc, argv, "+o:d:f:t:T:H:C:F:N:P:U:D:Z:p:A:R:E:W:aelh", longopts);
 			return -1;
 		}
 	}

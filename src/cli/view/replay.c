@@ -1012,19 +1012,26 @@ static struct tree_frame *tree_frame(struct replay *r, struct tree_thread *th, u
 /* -T FUNC@read=: a call's readings as comments a level inside it, at
  * its entry (data: the entry's block) or, given the entry's block, their
  * differences at its exit. */
+static void put_note(struct replay *r, uint32_t tid, uint32_t depth, const char *text)
+{
+	line(r, "", tid, depth);
+	put(r, "/* ");
+	put(r, text);
+	put(r, " */");
+	end_line(r);
+}
+
 static void put_reads(struct replay *r, uint32_t tid, uint32_t depth, const uint8_t *data, size_t n,
 		      const uint8_t *entry, size_t entry_n)
 {
 	char text[256];
 
-	for (int faults = 0; faults < 2; faults++) {
-		if (!view_format_reads(text, sizeof(text), data, n, entry, entry_n, faults))
+	for (int k = 0; k < 3; k++) {
+		/* k 2: -W cpu's note, of this event alone (never a difference). */
+		if (k == 2 ? !view_format_watch(text, sizeof(text), data, n)
+			   : !view_format_reads(text, sizeof(text), data, n, entry, entry_n, k))
 			continue;
-		line(r, "", tid, depth);
-		put(r, "/* ");
-		put(r, text);
-		put(r, " */");
-		end_line(r);
+		put_note(r, tid, depth, text);
 	}
 }
 
@@ -1408,7 +1415,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 				return 0;
 			tree_open_callers(r, th, ev->depth, ev->tid);
 			/* A call with readings (-T read=) has them inside. */
-			int reads = view_has_reads(f->data, f->data_len);
+			int reads = view_has_reads(f->data, f->data_len) || view_has_reads(ev->data, ev->data_len);
 			if (done && !(ev->flags & (marked_unwound(r) | TEV_UNMATCHED)) && !reads) {
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
@@ -1556,13 +1563,18 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			break;
 		}
 		struct trace_event next;
+		char watch[64];
 		if (ev->flags & TEV_INHERITED)
 			return 0; /* its line is its parent's: the exit closes it */
+		/* -W cpu: a note at the entry is a line inside the call. */
+		int watched = view_format_watch(watch, sizeof(watch), ev->data, ev->data_len);
 		/* A leaf when its exit is the next line: another thread's
 		 * event between them splits it into an opening and an end, as
 		 * uftrace shows a call that other threads ran during. */
-		if (trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT && next.site == ev->site &&
-		    next.depth == ev->depth && !(next.flags & (TEV_OPEN | TEV_ORPHAN | marked_unwound(r) | TEV_EXIT_LOST)) &&
+		if (!watched && trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT &&
+		    next.site == ev->site && next.depth == ev->depth &&
+		    !(next.flags & (TEV_OPEN | TEV_ORPHAN | marked_unwound(r) | TEV_EXIT_LOST)) &&
+		    !view_format_watch(watch, sizeof(watch), next.data, next.data_len) &&
 		    trace_iter_next_is_same_thread(it)) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
@@ -1578,12 +1590,20 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			put_args(r, ev);
 			put(r, " {");
 			put_srcline(r, ev->site);
+			if (watched) {
+				end_line(r);
+				put_note(r, ev->tid, ev->depth + 1, watch);
+				return 0;
+			}
 		}
 		break;
 	case TEV_EXIT: {
+		char watch[64];
 		int unfinished = put_unfinished(r, ev, name, ev->depth);
 		if (unfinished == 2)
 			return 0; /* listed after the graph */
+		if (!unfinished && view_format_watch(watch, sizeof(watch), ev->data, ev->data_len))
+			put_note(r, ev->tid, ev->depth + 1, watch);
 		if (unfinished) {
 			/* said */
 		} else if (ev->flags & (TEV_ORPHAN | TEV_BEFORE)) {

@@ -223,8 +223,9 @@ static int item_next(const uint8_t *data, size_t n, size_t *at, int ret, struct 
 		it->bits = (item >> 24) & 0xff;
 		it->shift = arg_item_shift(item);
 		it->len = len;
-		/* A reading (-T read=) is no value: view_format_reads. */
-		if (arg_kind_is_ret(it->kind) != ret || it->kind == ARG_KIND_READ)
+		/* A reading (-T read=) or a watch (-W) is no value:
+		 * view_format_reads, view_format_watch. */
+		if (arg_kind_is_ret(it->kind) != ret || it->kind == ARG_KIND_READ || it->kind == ARG_KIND_WATCH)
 			continue;
 		it->word = 0;
 		memcpy(&it->word, it->v, len < 8 ? len : 8);
@@ -500,10 +501,29 @@ unsigned view_readings(const uint8_t *data, size_t n, uint64_t v[VIEW_READINGS])
 	return found;
 }
 
+int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n)
+{
+	for (size_t at = 0; data && at + 16 <= n;) {
+		uint64_t item, v;
+		memcpy(&item, data + at, 8);
+		size_t ilen = arg_item_len(item);
+		if (ilen > n - at - 8)
+			break;
+		if ((item & 0xff) == ARG_KIND_WATCH && ((item >> 8) & 0xff) == ARG_WATCH_CPU && ilen == 8) {
+			memcpy(&v, data + at + 8, 8);
+			snprintf(buf, len, "watch:cpu (cpu=%llu)", (unsigned long long)v);
+			return 1;
+		}
+		at += 8 + ilen;
+	}
+	return 0;
+}
+
 int view_has_reads(const uint8_t *data, size_t n)
 {
 	uint64_t v[ARG_READ_LAST + 1];
-	return data && view_readings(data, n, v) != 0;
+	char text[64];
+	return data && (view_readings(data, n, v) != 0 || view_format_watch(text, sizeof(text), data, n));
 }
 
 int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,

@@ -36,6 +36,10 @@ size_t view_format_values(char *buf, size_t len, struct trace *t, const struct t
  * "diff:proc/statm (size=+0KB, ...)".  1 when written, 0 when the block
  * has not those readings. */
 int view_has_reads(const uint8_t *data, size_t n);
+/* needle record -W cpu: the CPU a data block notes its thread ran on
+ * ("watch:cpu (cpu=1)", uftrace's comment): 1 when written, 0 when the
+ * block notes none.  view_has_reads counts it as a reading. */
+int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n);
 /* The readings of a data block (its ARG_KIND_READ items) into v, by
  * ARG_READ_* index; returns a bit (1 << index) per index found.  v has
  * VIEW_READINGS slots (ARG_READ_LAST + 1: this header leaves the record

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# test_watch_cpu - needle record -W cpu (uftrace's --watch): a recorded
+# call notes the CPU its thread runs on when that changed since the
+# thread's last recorded event, and replay shows it as uftrace does, a
+# comment inside the call.  cpu_hop pins itself to each CPU it may use in
+# turn before each call of work() and prints where work() ran: the notes
+# must say the same, one per move, none when it stays.  Values recorded
+# with -A stay values; -W takes cpu only.
+. "$(dirname "$0")/../lib.sh"
+P="$PROGS/cpu_hop"
+N=12
+
+"$NEEDLE" record -W cpu -F work -A 'work@arg1' -o "$T/w.data" -- "$P" $N >"$T/out" 2>"$T/err"
+check_eq "record -W cpu: exit 0 ($(head -c 200 "$T/err"))" "$?" 0
+check_eq "the program's output: $N lines" "$(wc -l <"$T/out")" $N
+"$NEEDLE" replay -i "$T/w.data" | sed 's/^[^|]*| //' >"$T/g"
+# What the program saw, as the notes a call gets: one where the CPU
+# changed from the previous call's (the first call always: the thread's
+# first event).
+awk 'NR == 1 || $1 != prev { printf "work(%d) { /* watch:cpu (cpu=%d) */ }\n", NR - 1, $1; prev = $1; next }
+	{ printf "work(%d);\n", NR - 1; prev = $1 }' "$T/out" >"$T/want"
+grep -v '^#' "$T/g" | tr -s ' ' | sed 's/^ //' | tr '\n' '#' | sed 's/ {#\/\*/ { \/*/g; s/\*\/#}[^#]*#/*\/ }\n/g; s/;#/;\n/g' | sed '/^$/d' >"$T/got"
+check_eq "each call's note is the CPU it ran on, at each move and never else" "$(cat "$T/got")" "$(cat "$T/want")"
+cpus=$(sort -u "$T/out" | wc -l)
+if [ "$cpus" -ge 2 ]; then
+	check_eq "the thread moved at every call ($cpus CPUs): $N notes" "$(grep -c 'watch:cpu' "$T/g")" $N
+else
+	check_eq "one CPU: the first call's note only" "$(grep -c 'watch:cpu' "$T/g")" 1
+fi
+check "-A's value is shown as before, the note is no value" grep -q '^work(3) {' "$T/g"
+check_eq "tree view (-D 2): the same notes" "$("$NEEDLE" replay -D 2 -i "$T/w.data" | grep -c 'watch:cpu')" "$(grep -c 'watch:cpu' "$T/g")"
+check_eq "report: work called $N times, the notes change nothing" "$(calls "$T/w.data" work)" $N
+
+"$NEEDLE" record -F work -o "$T/n.data" -- "$P" $N >/dev/null 2>&1
+check_eq "without -W: no note" "$("$NEEDLE" replay -i "$T/n.data" | grep -c watch)" 0
+check_eq "without -W: every call one line" "$("$NEEDLE" replay -i "$T/n.data" | grep -c 'work();')" $N
+
+bad_input "-W of a point needle does not watch" "watches cpu" -W memory
+bad_input "-W with an empty list" "needs a point" -W ,
