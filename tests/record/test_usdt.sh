@@ -34,6 +34,13 @@ check_eq "all probes: the thread's 200, inside work()" "$(inside "$T/all.data" u
 check "all probes: info counts the hits" grep -q "USDT probes: *600 hits of the 3 probes" <("$NEEDLE" info -i "$T/all.data")
 check "all probes: the record line counts them" grep -q "and 600 of the kernel's" "$T/all.err"
 check_eq "all probes: tracefs as it was" "$(ours)" "$before"
+# The janitor is needle record's child but no process of the program's:
+# once the program has exited, needle record does not look for its
+# descendants (a quarter of a second of 50 ms sleeps, before).
+strace -f -qq -e trace=nanosleep,clock_nanosleep -o "$T/sleeps" \
+	"$NEEDLE" record -E 'usdt_test:step' -o "$T/j.data" -- "$P" 5 >/dev/null 2>&1
+check_eq "the janitor alone: no look for descendants after the program's end" \
+	"$(grep -c 'tv_nsec=50000000' "$T/sleeps")" 0
 
 # tracefs not mounted (as at boot on some machines): needle mounts it
 # where the kernel made its mount point.  In a mount namespace of its own,

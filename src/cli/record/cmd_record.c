@@ -21,6 +21,7 @@
  *    the buffer the recording goes on (they write into it), unless the
  *    user stops it.  Each of these is said in one line on stderr.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -122,6 +123,40 @@ static void format_pids(char *buf, size_t len, const pid_t *pids, size_t n, size
 		snprintf(buf + off, len - (size_t)off, ")");
 }
 
+/* Has needle record a child besides except (-E's uprobe janitor, which
+ * maps no buffer)?  From each of its threads' children lists; 1 when
+ * they cannot be read. */
+static int has_child_besides(pid_t except)
+{
+	DIR *d = opendir("/proc/self/task");
+	int other = 0, read_any = 0;
+	for (struct dirent *de; d && !other && (de = readdir(d));) {
+		char path[300], buf[4096];
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n < 0)
+			continue;
+		read_any = 1;
+		buf[n] = 0;
+		for (char *p = buf, *end; *p; p = end) {
+			long pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid != except)
+				other = 1;
+		}
+	}
+	if (d)
+		closedir(d);
+	return other || !read_any;
+}
+
 /* The program has exited, but processes it forked may still write into
  * the buffer: drain until none maps it, or the user stops the recording. */
 static void follow_descendants(struct recording *r, struct record_hold *hold)
@@ -136,6 +171,8 @@ static void follow_descendants(struct recording *r, struct record_hold *hold)
 	/* Every live descendant has a live parent among them, or is ours by
 	 * now: with no child at all, there is nothing to look for. */
 	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) && errno == ECHILD)
+		return;
+	if (r->kernel.have_janitor && !has_child_besides(r->kernel.janitor_pid))
 		return;
 	if (fstat(r->buf_fd, &st))
 		return;

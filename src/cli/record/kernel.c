@@ -514,6 +514,7 @@ static void start_janitor(struct kernel_rec *k)
 	if (ok && attr_ok && !posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ)) {
 		k->janitor_fd = p[1];
 		k->have_janitor = 1;
+		k->janitor_pid = pid;
 	} else {
 		close(p[1]);
 	}

@@ -71,6 +71,7 @@ struct kernel_rec {
 	 * (open_probes); have_janitor: it was started. */
 	int janitor_fd;
 	int have_janitor;
+	pid_t janitor_pid; /* a child of needle record's that is not the program's */
 };
 #define KERNEL_PROBES_MAX 65535 /* an index fits ring_event.major */
 /* Add a USDT probe for kernel_open (before it): 0, or -1 (out of memory,
