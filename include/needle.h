@@ -447,6 +447,10 @@ struct needle_site_info {
 	/* The object's load bias: its addresses in this process less its
 	 * file's (func_ip less the symbol's value). */
 	uint64_t module_bias;
+	/* Its file's build id (.note.gnu.build-id, the first 32 bytes),
+	 * module_build_id_len bytes; 0 when it has none. */
+	uint8_t module_build_id[32];
+	uint32_t module_build_id_len;
 };
 
 /* Discover sites in objects loaded since the last call (it also runs at

@@ -50,10 +50,11 @@
 #define META_MODULE_WRITE "M %u %s\n"
 #define META_MODULE_READ "M %u %n"   /* then the path from %n */
 
-/* A module's load bias, right after its M line: index, bias. */
+/* A module's load bias and build id, right after its M line: index,
+ * bias, the build id in hex ("-": none). */
 #define META_BIAS 'B'
-#define META_BIAS_WRITE "B %u %llx\n"
-#define META_BIAS_READ "B %u %llx"
+#define META_BIAS_WRITE "B %u %llx %s\n"
+#define META_BIAS_READ "B %u %llx %64s"
 
 #define META_SITE 'S'
 #define META_SITE_WRITE "S %u %llx %u %llx %s\n" /* id, function address, module, function bytes (0: unknown), name */

@@ -53,8 +53,11 @@ enum trace_section {
 	SEC_TASKS = 15,  /* struct task_record records: each thread's process and its parent */
 	SEC_INFO = 16,   /* text: "KEY<tab>VALUE" lines, the machine and the program's use of it (file-format.md) */
 	SEC_PROBES = 17, /* text: the USDT probes -E asked for, "INDEX<tab>PROVIDER:NAME<tab>OBJECT<tab>OFFSET" lines */
-	SEC_MODULE_BIAS = 18, /* records: u32 module index, u64 load bias, of modules of the MODULE sections before */
+	SEC_MODULE_BIAS = 18, /* records of MODULE_BIAS_RECORD bytes: u32 module index, u64 load bias, u8 build id
+			       * length, 3 zero, 32 bytes of build id, of modules of the MODULE sections before */
 };
+
+#define MODULE_BIAS_RECORD 48
 
 /* A thread lifetime (tid, serial, as its chunks name it) and the process
  * it ran in: pid, and the process's parent (ppid), read by the thread at

@@ -641,24 +641,27 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 	case SEC_MODULE_BIAS:
 		/* Of modules already read (the writer puts it after their
 		 * MODULE sections). */
-		bad = sh->length % 12 != 0;
-		for (uint64_t k = 0; !bad && k < sh->length; k += 12) {
+		bad = sh->length % MODULE_BIAS_RECORD != 0;
+		for (uint64_t k = 0; !bad && k < sh->length; k += MODULE_BIAS_RECORD) {
 			uint32_t idx;
 			uint64_t bias;
 			memcpy(&idx, p + k, 4);
 			memcpy(&bias, p + k + 4, 8);
 			if (idx >= t->module_cnt)
 				continue;
-			if (idx >= t->module_bias_cnt) {
-				uint64_t *b = realloc(t->module_bias, t->module_cnt * sizeof(*b));
-				if (!b)
+			if (idx >= t->module_ids_cnt) {
+				struct trace_module_id *v = realloc(t->module_ids, t->module_cnt * sizeof(*v));
+				if (!v)
 					break;
-				for (size_t i = t->module_bias_cnt; i < t->module_cnt; i++)
-					b[i] = TRACE_BIAS_UNKNOWN;
-				t->module_bias = b;
-				t->module_bias_cnt = t->module_cnt;
+				for (size_t i = t->module_ids_cnt; i < t->module_cnt; i++)
+					v[i] = (struct trace_module_id){ .bias = TRACE_BIAS_UNKNOWN };
+				t->module_ids = v;
+				t->module_ids_cnt = t->module_cnt;
 			}
-			t->module_bias[idx] = bias;
+			struct trace_module_id *m = &t->module_ids[idx];
+			m->bias = bias;
+			m->id_len = p[k + 12] <= sizeof(m->id) ? p[k + 12] : sizeof(m->id);
+			memcpy(m->id, p + k + 16, sizeof(m->id));
 		}
 		break;
 	case SEC_SITES:
@@ -1097,7 +1100,7 @@ void trace_close(struct trace *t)
 	for (size_t i = 0; i < t->module_cnt; i++)
 		free(t->modules[i]);
 	free(t->modules);
-	free(t->module_bias);
+	free(t->module_ids);
 	trace_data_free(t);
 	trace_src_lines_free(t);
 	free(t->objects);

@@ -41,8 +41,14 @@ struct trace_site {
  * does, a comment with its duration. */
 #define TRACE_SITE_EVENT 1u
 
-/* trace.module_bias of an object the file gives none for. */
+/* A module's load bias and build id (MODULE_BIAS); bias
+ * TRACE_BIAS_UNKNOWN, id_len 0 when the file gives none. */
 #define TRACE_BIAS_UNKNOWN UINT64_MAX
+struct trace_module_id {
+	uint64_t bias;
+	uint8_t id_len;
+	uint8_t id[32];
+};
 
 struct trace_chunk_ref {
 	uint64_t offset;     /* of the section payload */
@@ -135,8 +141,8 @@ struct trace {
 	int kernel_recorded;      /* a KERNEL section, of events or the marker: --kernel was on */
 	char **modules;
 	size_t module_cnt;
-	uint64_t *module_bias;    /* by module: its load bias (MODULE_BIAS), TRACE_BIAS_UNKNOWN if not said */
-	size_t module_bias_cnt;
+	struct trace_module_id *module_ids; /* by module: its load bias and build id (MODULE_BIAS) */
+	size_t module_ids_cnt;
 	struct trace_site *sites; /* by id */
 	size_t site_cap;
 	char *names;              /* arena of site names */
@@ -164,7 +170,16 @@ struct trace {
 /* Module m's load bias, or TRACE_BIAS_UNKNOWN (an older file). */
 static inline uint64_t trace_module_bias(const struct trace *t, size_t m)
 {
-	return m < t->module_bias_cnt ? t->module_bias[m] : TRACE_BIAS_UNKNOWN;
+	return m < t->module_ids_cnt ? t->module_ids[m].bias : TRACE_BIAS_UNKNOWN;
+}
+
+/* Module m's build id (*len bytes), or NULL when the file does not say. */
+static inline const uint8_t *trace_module_build_id(const struct trace *t, size_t m, size_t *len)
+{
+	if (m >= t->module_ids_cnt || !t->module_ids[m].id_len)
+		return NULL;
+	*len = t->module_ids[m].id_len;
+	return t->module_ids[m].id;
 }
 
 /* Open and index a trace.  On failure returns NULL and puts in err a

@@ -37,3 +37,27 @@ check_eq "without -W: every call one line" "$("$NEEDLE" replay -i "$T/n.data" | 
 
 bad_input "-W of a point needle does not watch" "watches cpu" -W memory
 bad_input "-W with an empty list" "needs a point" -W ,
+
+# The function tracer (entries only): the same notes, after each entry.
+"$NEEDLE" record -W cpu -t function -F work -o "$T/f.data" -- "$P" $N >"$T/fout" 2>/dev/null
+check_eq "-t function: one note per move, as many as with function_graph" \
+	"$("$NEEDLE" replay -i "$T/f.data" | grep -c 'watch:cpu')" "$(awk 'NR == 1 || $1 != p { n++ } { p = $1 } END { print n }' "$T/fout")"
+
+# A forked child's thread: its first event notes its CPU (the parent's
+# last note is not its own).
+"$NEEDLE" record -W cpu -F work -F main -o "$T/k.data" -- "$P" 1 fork >"$T/kout" 2>/dev/null
+child=$(trace_tids "$T/k.data" | tail -1)
+check_eq "a forked child: its own note, the CPU it printed" \
+	"$("$NEEDLE" replay --tid "$child" -i "$T/k.data" | grep -o 'watch:cpu (cpu=[0-9]*)')" "watch:cpu (cpu=$(cat "$T/kout"))"
+
+# The flight recorder: a thread that never moves keeps its note in the
+# snapshot, though the ring overwrote its first event's chunk: each chunk
+# notes the CPU again, and replay shows the first of equal notes only.
+"$NEEDLE" record -W cpu --snapshot=1 -F work -o "$T/s.data" -- "$P" 400000 stay >"$T/sout" 2>/dev/null
+check "snapshot: the first chunk was overwritten (fewer than 400000 calls kept)" \
+	test "$(calls "$T/s.data" work)" -lt 400000
+check "snapshot: the raw events note the CPU more than once (a note per chunk)" \
+	test "$("$NEEDLE" dump -i "$T/s.data" | grep -c 'watch:cpu')" -gt 1
+check_eq "snapshot: replay shows one note, the CPU the program ran on" \
+	"$("$NEEDLE" replay -i "$T/s.data" | grep -o 'watch:cpu (cpu=[0-9]*)' | sort | uniq -c | awk '{ print $1, $NF }')" \
+	"1 (cpu=$(cat "$T/sout"))"

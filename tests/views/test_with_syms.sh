@@ -89,3 +89,61 @@ bad_input "record --with-syms of an empty directory" "holds no object with symbo
 rc=$?
 check "record -p with --with-syms: refused (exit $rc), naming the views' option" \
 	sh -c "test $rc -ne 0 && grep -q 'needle replay --with-syms' '$T/perr'"
+
+# Another build of the program (-O2, a function changed): its names are
+# other code's.  Nothing names the stripped program from it: the views
+# say so in a warning, needle record leaves its functions unnamed (a
+# wrong name would patch the middle of an instruction), and the program
+# runs as it would.
+sed 's/return leaf(x) \* 2;/return leaf(x) * 2 + leaf(x + 1) - leaf(x + 1);/' "$T/prog.cc" >"$T/prog2.cc"
+mkdir "$T/other"
+g++ -O2 -fno-inline -fpatchable-function-entry=5 -o "$T/other/prog" "$T/prog2.cc"
+"$NEEDLE" record -o "$T/other.data" -- "$T/other/prog" >/dev/null 2>&1
+for src in "$T/other.data" "$T/other"; do
+	what=${src#"$T"/}
+	"$NEEDLE" replay --with-syms "$src" -i "$T/stripped.data" >"$T/g.other" 2>"$T/e.other"
+	check_eq "another build ($what): replay still exits 0" "$?" 0
+	check_eq "another build ($what): the graph keeps no name of it" "$(graph -i "$T/stripped.data")" \
+		"$(sed 's/^[^|]*| //' "$T/g.other")"
+	check "another build ($what): a warning names the object and its build ids" \
+		grep -q "another build of .*prog (their build ids differ)" "$T/e.other"
+	"$NEEDLE" record -F 'ns::twice' --with-syms "$src" -o "$T/ob.data" -- "$T/bin/prog" >"$T/out.ob" 2>"$T/err.ob"
+	rc=$?
+	check "another build ($what): record -F of its name matches nothing, the program never ran ($rc)" \
+		sh -c "test $rc -eq 1 && grep -q 'match no function' '$T/err.ob'"
+	"$NEEDLE" record --with-syms "$src" -o "$T/ob.data" -- "$T/bin/prog" >"$T/out.ob" 2>"$T/err.ob"
+	check_eq "another build ($what): recorded, the program's output as untraced" "$?/$(cat "$T/out.ob")" "0/$(cat "$T/out.full")"
+	check "another build ($what): record warns that the names are another build's" \
+		grep -q "another build of prog" "$T/err.ob"
+done
+
+# A source whose build id is the program's names it under any file name.
+mkdir "$T/renamed"
+cp "$T/full" "$T/renamed/prog-1.0-unstripped"
+check_eq "by build id: a file of another name" "$(graph --with-syms "$T/renamed" -i "$T/stripped.data")" "$(cat "$T/g.full")"
+# uftrace's symbol files (OBJECT.sym, "ADDR TYPE NAME").
+mkdir "$T/uft"
+nm --defined-only "$T/full" | awk '$2 ~ /^[TtWw]$/ { print $1, $2, $3 }' | sort >"$T/uft/prog.sym"
+check_eq "uftrace's .sym files" "$(graph --with-syms "$T/uft" -i "$T/stripped.data")" "$(cat "$T/g.full")"
+# A FIFO, a device and a subdirectory beside the file: skipped, never
+# waited on.
+mkfifo "$T/copies/zpipe"
+ln -s /dev/zero "$T/copies/zero"
+mkdir "$T/copies/sub"
+check_eq "a FIFO, a device and a directory in it: skipped" \
+	"$(timeout 20 "$NEEDLE" replay --with-syms "$T/copies" -i "$T/stripped.data" | sed 's/^[^|]*| //')" "$(cat "$T/g.full")"
+# Started through a link: the names are its target's.
+ln -s "$T/bin/prog" "$T/link"
+"$NEEDLE" record -F 'ns::twice' --with-syms "$T/copies" -o "$T/l.data" -- "$T/link" >/dev/null 2>"$T/err.l"
+check_eq "through a link: -F ns::twice matches ($(head -c 200 "$T/err.l"))" "$(calls "$T/l.data" 'ns::twice')" 3
+# report --diff names both traces.
+"$NEEDLE" record -o "$T/stripped2.data" -- "$T/bin/prog" >/dev/null 2>&1
+check "report --diff --with-syms: both traces named, ns::twice on both sides" \
+	grep -q 'ns::twice' <("$NEEDLE" report --with-syms "$T/full.data" -i "$T/stripped.data" --diff "$T/stripped2.data")
+check "report --diff --with-syms: no unnamed function left on either side" \
+	sh -c "! '$NEEDLE' report --with-syms '$T/full.data' -i '$T/stripped.data' --diff '$T/stripped2.data' | grep -q func_0x"
+# A source that names none of the trace's unnamed functions (another
+# program's trace): a warning.
+"$NEEDLE" record -o "$T/unrelated.data" -- "$PROGS/exitwith" 0 >/dev/null 2>&1
+"$NEEDLE" replay --with-syms "$T/unrelated.data" -i "$T/stripped.data" >/dev/null 2>"$T/e.none"
+check "a source naming none of them: a warning says so" grep -q "names none of the trace's" "$T/e.none"

@@ -62,6 +62,8 @@ NEEDLE_API int needle_site_info(uint32_t id, struct needle_site_info *info)
 		out.func_size = s->func_size;
 		out.compiler_marked = s->compiler_marked;
 		out.module_bias = s->module->bias;
+		memcpy(out.module_build_id, s->module->build_id, sizeof(out.module_build_id));
+		out.module_build_id_len = s->module->build_id_len;
 		memcpy(out.off_bytes, s->off_bytes, sizeof(out.off_bytes));
 		memcpy(info, &out, info->sz < sizeof(out) ? info->sz : sizeof(out));
 	}

@@ -221,6 +221,11 @@ __attribute__((noinline)) int chunk_next(struct rec_thread *rt, uint64_t now, un
 	} else if (shm->snapshot_mode) {
 		before_enter(rt, c, type, site, words);
 	}
+	/* -W in the flight recorder: the chunk that held the thread's last
+	 * note may be overwritten, so each chunk notes the CPU again (the
+	 * views drop a note that repeats the one before). */
+	if (shm->snapshot_mode)
+		rt->watch_cpu = 0;
 	return 1;
 }
 
@@ -300,32 +305,35 @@ static uint32_t current_cpu(void)
 
 /* -W cpu: an event whose thread runs on another CPU than at its last
  * one gets a data block noting it (its values first, if any); any other
- * is written as without -W. */
+ * is written as without -W.  Room is made for the note first: a fresh
+ * chunk (snapshot mode) asks for one. */
 __attribute__((noinline)) int event_write_watched(struct rec_thread *rt, unsigned type, uint32_t site,
 						 const struct needle_ctx *ctx, const struct arg_spec *as, int at_exit)
 {
 	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
-	uint32_t cpu = current_cpu();
+	size_t most = cnt ? (at_exit ? as->exit_words_max : as->entry_words_max) : 0;
 	uint64_t delta;
 
-	if (rt->watch_cpu == cpu + 1) {
-		if (!cnt)
-			return event_write(rt, type, site);
-		if (at_exit ? as->exit_fixed : as->entry_fixed)
-			return event_write_fixed(rt, type, site, at_exit ? as->exit : as->entry, cnt, ctx);
-		return event_write_data(rt, type, site, as, at_exit, ctx);
-	}
-	size_t most = cnt ? (at_exit ? as->exit_words_max : as->entry_words_max) : 0;
 	if (!event_room(rt, 2 + most + 2, type, site, &delta))
 		return 0;
-	size_t n = cnt ? args_payload(as, at_exit, ctx, rt->pos + 2) : 0;
-	rt->pos[2 + n] = arg_item_word(ARG_KIND_WATCH, ARG_WATCH_CPU, 'u', 32, 8, 0);
-	rt->pos[3 + n] = cpu;
-	n += 2;
+	uint32_t cpu = current_cpu();
+	int note = rt->watch_cpu != cpu + 1;
+	size_t n = 0;
+	if (cnt)
+		n = args_payload(as, at_exit, ctx, rt->pos + 2);
+	if (note) {
+		rt->pos[2 + n] = arg_item_word(ARG_KIND_WATCH, ARG_WATCH_CPU, 'u', 32, 8, 0);
+		rt->pos[3 + n] = cpu;
+		n += 2;
+		rt->watch_cpu = cpu + 1;
+	}
 	rt->pos[0] = ev_make(type, site, delta);
-	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
-	rt->pos += 2 + n;
+	if (n) {
+		rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
+		rt->pos += 2 + n;
+	} else {
+		rt->pos += 1;
+	}
 	events_publish(rt);
-	rt->watch_cpu = cpu + 1;
 	return 1;
 }

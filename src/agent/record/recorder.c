@@ -886,6 +886,7 @@ static void after_fork_child(void *thread_data, void *user_data)
 		rt->lost = 0;
 		rt->full = (struct overwrite_list){ 0 }; /* the parent's */
 		rt->inherit = rt->depth;
+		rt->watch_cpu = 0; /* -W: a thread's first event notes its CPU */
 	}
 }
 
@@ -967,7 +968,10 @@ static int meta_dump(int fd)
 			mods = v;
 			mods[mod_cnt++] = info.module;
 			fprintf(out, META_MODULE_WRITE, meta_modules + (unsigned)m, info.module);
-			fprintf(out, META_BIAS_WRITE, meta_modules + (unsigned)m, (unsigned long long)info.module_bias);
+			char id[65] = "-";
+			for (uint32_t k = 0; k < info.module_build_id_len && k < 32; k++)
+				snprintf(id + 2 * k, 3, "%02x", info.module_build_id[k]);
+			fprintf(out, META_BIAS_WRITE, meta_modules + (unsigned)m, (unsigned long long)info.module_bias, id);
 		}
 		fprintf(out, META_SITE_WRITE, info.id, (unsigned long long)info.func_ip, meta_modules + (unsigned)m,
 			(unsigned long long)info.func_size, info.name);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/base/log.h"
 #include "agent/sites/elf_image.h"
 
 struct string_arena {
@@ -150,33 +151,76 @@ void elf_image_extra_symbols(const char *lines)
 	extra_symbols = lines;
 }
 
-/* The functions extra_symbols names in the object whose file is called
- * object: an object with neither .symtab nor a debug file (stripped),
- * named from a copy taken before it was. */
+/* Is the build id field of a --with-syms line (hex, len bytes) the
+ * object's? */
+static int same_build_id(const char *hex, size_t len, const struct elf_image *img)
+{
+	if (len != 2u * img->build_id_len)
+		return 0;
+	for (size_t i = 0; i < img->build_id_len; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || v != img->build_id[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The functions extra_symbols names in an object with neither .symtab
+ * nor a debug file (stripped), whose file is called object: the lines of
+ * its build id, or, when none are, those of its file name that say no
+ * build id.  Lines of its name for another build would name the wrong
+ * code: left, with a warning. */
 static int read_extra_symbols(const char *object, uint64_t bias, struct elf_image *img, struct string_arena *arena,
 			      size_t *cap)
 {
 	size_t olen = strlen(object);
-	for (const char *p = extra_symbols; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		const char *end = nl ? nl : p + strlen(p);
-		if ((size_t)(end - p) > olen + 1 && !memcmp(p, object, olen) && p[olen] == '\t') {
+	int other_build = 0;
+
+	/* Pass 0: by build id; pass 1 (when pass 0 took none): by name. */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t before = img->func_cnt;
+		for (const char *p = extra_symbols; p && *p;) {
+			const char *nl = strchr(p, '\n');
+			const char *end = nl ? nl : p + strlen(p);
+			const char *line = p;
+			p = nl ? nl + 1 : end;
+			const char *id = memchr(line, '\t', (size_t)(end - line));
+			const char *addr = id ? memchr(id + 1, '\t', (size_t)(end - id - 1)) : NULL;
+			if (!addr)
+				continue;
+			id++;
+			size_t id_len = (size_t)(addr - id);
+			int no_id = id_len == 1 && *id == '-';
+			if (pass == 0 ? no_id || !img->build_id_len || !same_build_id(id, id_len, img)
+				      : (size_t)(id - 1 - line) != olen || memcmp(line, object, olen))
+				continue;
+			if (pass == 1 && !no_id && img->build_id_len) {
+				other_build = 1; /* its name, another build's id */
+				continue;
+			}
 			char *q;
-			unsigned long long addr = strtoull(p + olen + 1, &q, 16), size = 0;
+			unsigned long long a = strtoull(addr + 1, &q, 16), size = 0;
 			if (*q == '\t')
 				size = strtoull(q + 1, &q, 16);
-			if (*q == '\t' && q + 1 < end && addr) {
-				long off = arena_add_len(arena, q + 1, (size_t)(end - q - 1));
-				if (off < 0 || add_func(img, cap,
-							(struct elf_func){ .addr = addr + bias,
-									   .size = size,
-									   .name = (const char *)(uintptr_t)off,
-									   .global = 1 }))
-					return -ENOMEM;
-			}
+			if (*q != '\t' || q + 1 >= end || !a)
+				continue;
+			long off = arena_add_len(arena, q + 1, (size_t)(end - q - 1));
+			if (off < 0 ||
+			    add_func(img, cap,
+				     (struct elf_func){
+					     .addr = a + bias,
+					     .size = size,
+					     .name = (const char *)(uintptr_t)off,
+					     .global = 1,
+					     .extra = 1 }))
+				return -ENOMEM;
 		}
-		p = nl ? nl + 1 : end;
+		if (img->func_cnt > before)
+			return 0;
 	}
+	if (other_build)
+		pr_warn("--with-syms names another build of %s (their build ids differ): its functions stay unnamed\n",
+			object);
 	return 0;
 }
 
@@ -399,6 +443,12 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	snprintf(debug_dir, sizeof(debug_dir), "%.*s", slash ? (int)(slash - path) : 0, path);
 	object_name = slash ? slash + 1 : path;
 	img->bias = bias;
+	const void *id;
+	ssize_t id_len = dwelf_elf_gnu_build_id(elf, &id);
+	if (id_len > 0) {
+		img->build_id_len = (uint8_t)(id_len < (ssize_t)sizeof(img->build_id) ? id_len : (ssize_t)sizeof(img->build_id));
+		memcpy(img->build_id, id, img->build_id_len);
+	}
 	img->fd = fd;
 	img->elf = elf;
 	err = read_image(elf, bias, img, &arena);

@@ -15,6 +15,10 @@ struct elf_func {
 	const char *name; /* owned by the elf_image */
 	int ifunc;        /* an IFUNC symbol: addr is its resolver */
 	int global;       /* STB_GLOBAL or STB_WEAK: the name callers use */
+	/* From --with-syms, not the object: a name, never by itself a
+	 * function's start to relocate (only where call-frame information
+	 * begins one too), since another build's addresses are other code. */
+	int extra;
 };
 
 /* A function's extent from an FDE of .eh_frame (runtime addresses). */
@@ -48,6 +52,8 @@ struct elf_image {
 	const char *debug_file;       /* separate debug file whose symbols were read, or NULL */
 	uint64_t bias;
 	uint64_t entry;               /* the entry point (e_entry, runtime), or 0 */
+	uint8_t build_id[32];         /* .note.gnu.build-id's bytes (the first 32), build_id_len of them */
+	uint8_t build_id_len;
 	/* V8's embedded builtins (v8_Default_embedded_blob_code_ and the
 	 * address of the uint32 holding its size), 0 when absent: code that
 	 * V8 copies at run time and walks with its own stack walker. */
@@ -58,10 +64,13 @@ struct elf_image {
 };
 
 /* --with-syms: names for the functions of objects stripped of .symtab
- * with no debug file, as lines "OBJECT<tab>ADDR<tab>SIZE<tab>NAME"
- * (OBJECT the file's name without its directory, ADDR its address in the
- * file and SIZE in hex); lines must outlive every later load.  Set
- * before the first discovery. */
+ * with no debug file, as lines "OBJECT<tab>BUILDID<tab>ADDR<tab>SIZE<tab>NAME"
+ * (OBJECT the file's name without its directory, BUILDID its build id
+ * in hex or "-" when not known, ADDR its address in the file and SIZE in
+ * hex); lines must outlive every later load.  Set before the first
+ * discovery.  An object takes the lines of its own build id, else those
+ * of its file name without one; lines of its name for another build are
+ * never its (a warning says so). */
 void elf_image_extra_symbols(const char *lines);
 
 /* Read the object at path, loaded with bias.  0 or negative errno. */

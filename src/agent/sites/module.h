@@ -39,6 +39,11 @@ struct module {
 	 * (code_map.h). */
 	uint64_t foreign_lo, foreign_hi;
 	struct module *next;
+	/* Its file's build id, build_id_len bytes (0: none), set by
+	 * discovery (last: the direct paths' assembly knows the fields
+	 * above by offset). */
+	uint8_t build_id[32];
+	uint8_t build_id_len;
 };
 
 struct discovery;

@@ -507,14 +507,16 @@ static int list_functions(struct module *m, struct elf_image *img, struct fn **o
 		return -ENOMEM;
 	for (size_t i = 0; i < img->func_cnt; i++) {
 		const struct elf_func *f = &img->funcs[i];
-		if (f->size && !f->ifunc && module_in_exec(m, f->addr, f->size))
+		if (f->size && !f->ifunc && !f->extra && module_in_exec(m, f->addr, f->size))
 			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0, 0 };
 	}
 	for (size_t i = 0; i < img->fde_cnt; i++) {
 		const struct elf_range *r = &img->fdes[i];
 		const struct elf_func *f = elf_image_func_at(img, r->lo);
-		if (!f || f->addr != r->lo)
-			v[n++] = (struct fn){ r->lo, r->hi, NULL, 0, 0 };
+		/* --with-syms names a function the call-frame information
+		 * says begins there; any other of its names are labels only. */
+		if (!f || f->addr != r->lo || f->extra)
+			v[n++] = (struct fn){ r->lo, r->hi, f && f->addr == r->lo ? f->name : NULL, 0, 0 };
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), fn_cmp);
@@ -780,6 +782,8 @@ int site_discover(struct module *m, struct discovery *d)
 		pr_debug("cannot read %s (%d); its functions cannot be traced\n", m->path, err);
 		return 0;
 	}
+	memcpy(m->build_id, img.build_id, sizeof(m->build_id));
+	m->build_id_len = img.build_id_len;
 	/* The C++ runtime's demangler, for patterns that name C++
 	 * functions as the views show them (site_names.c). */
 	for (size_t i = 0; i < img.func_cnt; i++)

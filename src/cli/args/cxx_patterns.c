@@ -18,6 +18,7 @@
  * begins; reads the program's symbol tables with libelf; adds names and
  * never removes a pattern, so a pattern the agent can demangle matches as
  * it would anyway. */
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <gelf.h>
@@ -74,16 +75,50 @@ static int add_sym(struct cxx_syms *s, const char *name, size_t len)
 	return 0;
 }
 
-/* The program's defined function symbols, C++ ones demangled; and those
- * extra (--with-syms lines, "OBJECT<tab>ADDR<tab>SIZE<tab>NAME") gives
- * its file, which strip may have left without any. */
+/* The names extra (--with-syms lines, agent/sites/elf_image.h's
+ * "OBJECT<tab>BUILDID<tab>ADDR<tab>SIZE<tab>NAME") gives the program,
+ * whose file (base its name, id its build id in hex, "" if none) strip
+ * may have left without symbols: the lines of its build id, else those
+ * of its name that say no build id, as the agent takes them. */
+static void extra_syms(struct cxx_syms *s, const char *extra, const char *base, const char *id)
+{
+	size_t blen = strlen(base), ilen = strlen(id);
+	for (int pass = 0; pass < 2; pass++) {
+		size_t before = s->n;
+		for (const char *p = extra; p && *p;) {
+			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p), *line = p;
+			p = nl ? nl + 1 : end;
+			const char *f[4] = { memchr(line, '\t', (size_t)(end - line)) };
+			for (int k = 1; k < 4 && f[k - 1]; k++)
+				f[k] = memchr(f[k - 1] + 1, '\t', (size_t)(end - f[k - 1] - 1));
+			if (!f[3])
+				continue;
+			size_t flen = (size_t)(f[1] - f[0] - 1);
+			int match = pass == 0 ? ilen && flen == ilen && !memcmp(f[0] + 1, id, ilen)
+					      : (size_t)(f[0] - line) == blen && !memcmp(line, base, blen) &&
+							(!ilen || (flen == 1 && f[0][1] == '-'));
+			if (match && add_sym(s, f[3] + 1, (size_t)(end - f[3] - 1)))
+				return;
+		}
+		if (s->n > before)
+			return;
+	}
+}
+
+/* The program's defined function symbols, C++ ones demangled, and those
+ * extra gives it (--with-syms). */
 static size_t read_syms(const char *exe, const char *extra, struct cxx_sym **out)
 {
 	int fd = open(exe, O_RDONLY | O_CLOEXEC);
 	struct cxx_syms s = { 0 };
+	char id[65] = "";
 
 	elf_version(EV_CURRENT);
 	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	const void *idb;
+	ssize_t id_len = e ? dwelf_elf_gnu_build_id(e, &idb) : 0;
+	for (ssize_t i = 0; i < id_len && i < 32; i++)
+		snprintf(id + 2 * i, 3, "%02x", ((const uint8_t *)idb)[i]);
 	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || !sh.sh_entsize)
@@ -103,17 +138,12 @@ static size_t read_syms(const char *exe, const char *extra, struct cxx_sym **out
 		elf_end(e);
 	if (fd >= 0)
 		close(fd);
-	const char *base = strrchr(exe, '/');
-	base = base ? base + 1 : exe;
-	size_t blen = strlen(base);
-	for (const char *p = extra; p && *p;) {
-		const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p), *name;
-		if ((size_t)(end - p) > blen + 1 && !memcmp(p, base, blen) && p[blen] == '\t' &&
-		    (name = memchr(p + blen + 1, '\t', (size_t)(end - p - blen - 1))) &&
-		    (name = memchr(name + 1, '\t', (size_t)(end - name - 1))) && add_sym(&s, name + 1, (size_t)(end - name - 1)))
-			break;
-		p = nl ? nl + 1 : end;
-	}
+	/* The agent names the object by the file the loader mapped: a
+	 * program started through a link is its target. */
+	char *real = extra ? realpath(exe, NULL) : NULL;
+	const char *base = strrchr(real ? real : exe, '/');
+	extra_syms(&s, extra, base ? base + 1 : real ? real : exe, id);
+	free(real);
 	*out = s.v;
 	return s.n;
 }

@@ -118,6 +118,10 @@ static int dump_call(const struct trace_event *ev, void *arg)
 		putchar('\n');
 		if (ev->data_len && !d->no_args)
 			print_values(d, ev);
+		/* -W cpu's note: no value, but the event carries it. */
+		char note[64];
+		if (view_format_watch(note, sizeof(note), ev->data, ev->data_len))
+			printf("  %s\n", note);
 		return 0;
 	}
 }

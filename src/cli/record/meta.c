@@ -300,10 +300,11 @@ void record_write_symbols(struct recording *r)
 		} else if (line[0] == META_BIAS) {
 			unsigned idx;
 			unsigned long long bias;
-			if (sscanf(line, META_BIAS_READ, &idx, &bias) != 2 || !im || idx >= im->mod_cap || !im->mod[idx])
+			char hex[65] = "-";
+			if (sscanf(line, META_BIAS_READ, &idx, &bias, hex) < 2 || !im || idx >= im->mod_cap || !im->mod[idx])
 				continue;
-			if (biases_len + 12 > biases_cap) {
-				size_t c = biases_cap ? biases_cap * 2 : 12 * 64;
+			if (biases_len + MODULE_BIAS_RECORD > biases_cap) {
+				size_t c = biases_cap ? biases_cap * 2 : MODULE_BIAS_RECORD * 64;
 				uint8_t *b = realloc(biases, c);
 				if (!b)
 					continue;
@@ -312,9 +313,16 @@ void record_write_symbols(struct recording *r)
 			}
 			uint32_t mod = im->mod[idx] - 1;
 			uint64_t b = bias;
-			memcpy(biases + biases_len, &mod, 4);
-			memcpy(biases + biases_len + 4, &b, 8);
-			biases_len += 12;
+			uint8_t *rec = biases + biases_len;
+			memset(rec, 0, MODULE_BIAS_RECORD);
+			memcpy(rec, &mod, 4);
+			memcpy(rec + 4, &b, 8);
+			/* u8 build id length at 12, the id from 16 */
+			uint8_t n = 0;
+			for (unsigned v; n < 32 && hex[2 * n] && hex[2 * n + 1] && sscanf(hex + 2 * n, "%2x", &v) == 1; n++)
+				rec[16 + n] = (uint8_t)v;
+			rec[12] = n;
+			biases_len += MODULE_BIAS_RECORD;
 		} else if ((line[0] == META_OBJECT || line[0] == META_REASON) && obj) {
 			fprintf(obj, "%s\n", line);
 			new_objects = 1;

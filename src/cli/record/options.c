@@ -51,10 +51,11 @@ struct syms_text {
 	size_t len, cap;
 };
 
-static int syms_line(void *arg, const char *object, uint64_t addr, uint64_t size, const char *name)
+static int syms_line(void *arg, const char *object, const uint8_t *id, size_t id_len, uint64_t addr, uint64_t size,
+		     const char *name)
 {
 	struct syms_text *t = arg;
-	size_t need = strlen(object) + strlen(name) + 48;
+	size_t need = strlen(object) + strlen(name) + 48 + 2 * id_len;
 	if (t->len + need > t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 65536;
 		while (cap < t->len + need)
@@ -65,7 +66,11 @@ static int syms_line(void *arg, const char *object, uint64_t addr, uint64_t size
 		t->buf = b;
 		t->cap = cap;
 	}
-	t->len += (size_t)snprintf(t->buf + t->len, t->cap - t->len, "%s\t%llx\t%llx\t%s\n", object,
+	/* elf_image.h's line: OBJECT BUILDID ADDR SIZE NAME */
+	t->len += (size_t)snprintf(t->buf + t->len, t->cap - t->len, "%s\t", object);
+	for (size_t i = 0; i < id_len; i++)
+		t->len += (size_t)snprintf(t->buf + t->len, t->cap - t->len, "%02x", id[i]);
+	t->len += (size_t)snprintf(t->buf + t->len, t->cap - t->len, "%s\t%llx\t%llx\t%s\n", id_len ? "" : "-",
 				   (unsigned long long)addr, (unsigned long long)size, name);
 	return 0;
 }

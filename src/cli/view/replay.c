@@ -310,6 +310,7 @@ struct replay {
 	 * thread index), for -f's columns; the last line's time for delta. */
 	uint64_t at_ns, last_ns;
 	uint32_t at_site, at_thread;
+	uint32_t *watch_last;    /* -W cpu: by thread, the CPU its last note shown said, plus one */
 	int have_first;
 	/* -r START~END: only what happened in that time (ns since the
 	 * trace's first event; 0, UINT64_MAX: open). */
@@ -1021,6 +1022,32 @@ static void put_note(struct replay *r, uint32_t tid, uint32_t depth, const char 
 	end_line(r);
 }
 
+/* The -W cpu note of a data block of the thread of the event being
+ * shown (r->at_thread) into text, 1 when it has one that says another
+ * CPU than the thread's last one shown (the flight recorder notes the
+ * CPU again in each chunk); with take, that one is the last shown now.
+ * The graph in event order only: the tree view, which writes lines
+ * later than their events, shows each note. */
+static int watch_note_take(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len, int take)
+{
+	if (!view_format_watch(text, len, data, n))
+		return 0;
+	const char *eq = strstr(text, "cpu=");
+	uint32_t cpu = eq ? (uint32_t)strtoul(eq + 4, NULL, 10) + 1 : 0;
+	if (!r->watch_last || r->at_thread >= r->t->thread_cnt)
+		return 1;
+	if (r->watch_last[r->at_thread] == cpu)
+		return 0;
+	if (take)
+		r->watch_last[r->at_thread] = cpu;
+	return 1;
+}
+
+static int watch_note(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len)
+{
+	return watch_note_take(r, data, n, text, len, 1);
+}
+
 static void put_reads(struct replay *r, uint32_t tid, uint32_t depth, const uint8_t *data, size_t n,
 		      const uint8_t *entry, size_t entry_n)
 {
@@ -1560,6 +1587,12 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 			put(r, name);
 			put_args(r, ev);
 			put(r, ";");
+			char note[64];
+			if (watch_note(r, ev->data, ev->data_len, note, sizeof(note))) {
+				end_line(r);
+				put_note(r, ev->tid, ev->depth + 1, note);
+				return 0;
+			}
 			break;
 		}
 		struct trace_event next;
@@ -1567,14 +1600,14 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		if (ev->flags & TEV_INHERITED)
 			return 0; /* its line is its parent's: the exit closes it */
 		/* -W cpu: a note at the entry is a line inside the call. */
-		int watched = view_format_watch(watch, sizeof(watch), ev->data, ev->data_len);
+		int watched = watch_note(r, ev->data, ev->data_len, watch, sizeof(watch));
 		/* A leaf when its exit is the next line: another thread's
 		 * event between them splits it into an opening and an end, as
 		 * uftrace shows a call that other threads ran during. */
 		if (!watched && trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT &&
 		    next.site == ev->site && next.depth == ev->depth &&
 		    !(next.flags & (TEV_OPEN | TEV_ORPHAN | marked_unwound(r) | TEV_EXIT_LOST)) &&
-		    !view_format_watch(watch, sizeof(watch), next.data, next.data_len) &&
+		    !watch_note_take(r, next.data, next.data_len, watch, sizeof(watch), 0) &&
 		    trace_iter_next_is_same_thread(it)) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
@@ -1602,7 +1635,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		int unfinished = put_unfinished(r, ev, name, ev->depth);
 		if (unfinished == 2)
 			return 0; /* listed after the graph */
-		if (!unfinished && view_format_watch(watch, sizeof(watch), ev->data, ev->data_len))
+		if (!unfinished && watch_note(r, ev->data, ev->data_len, watch, sizeof(watch)))
 			put_note(r, ev->tid, ev->depth + 1, watch);
 		if (unfinished) {
 			/* said */
@@ -1977,6 +2010,7 @@ int cmd_replay(int argc, char **argv)
 	}
 	view_buffer_output(stdout);
 	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1)) ||
+	    !(r.watch_last = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.watch_last))) ||
 	    !(r.tt = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.tt))) ||
 	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_class))) ||
 	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth))) ||
@@ -2030,6 +2064,7 @@ int cmd_replay(int argc, char **argv)
 	size_t threads = r.t->thread_cnt;
 	view_close(r.t);
 	free(r.skip);
+	free(r.watch_last);
 	for (size_t i = 0; r.tt && i < threads; i++) {
 		for (size_t c = 0; c < r.tt[i].cnt; c++) {
 			for (size_t d = 0; d < r.tt[i].v[c].cap; d++)

@@ -89,6 +89,7 @@ struct report {
 	char task_name[96];        /* row_name's of a thread */
 	struct view_filter filter; /* -F, -N, -D, --no-libcall */
 	signed char *compiled;     /* view_module_compiled's cache, for --srcline */
+	const char *with_syms;     /* --with-syms: names for stripped objects, of both traces of --diff */
 	uint64_t min_ns;           /* -t: only calls that lasted this long (counted at their exit) */
 	struct active_call *active; /* open calls by (thread, context, site): recursion (active_add) */
 	uint32_t *ctx;              /* by thread: its coroutine context now (TEV_SWITCH) */
@@ -1087,6 +1088,8 @@ static int report_diff(struct report *r, size_t n, const char *other_path, uint3
 	view_filter_stop(&o.filter);
 	if (!(o.t = view_open(other_path)))
 		goto out;
+	if (r->with_syms && view_use_syms(o.t, r->with_syms))
+		goto out;
 	if (tid && !trace_thread_find(o.t, tid)) {
 		cli_error("thread %u is not in %s (needle info lists the threads)", tid, o.t->path);
 		goto out;
@@ -1205,7 +1208,7 @@ int cmd_report(int argc, char **argv)
 		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL, *with_syms = NULL;
+	const char *input = NULL, *sort_arg = NULL, *fields_arg = NULL, *diff_path = NULL;
 	int diff_policy = DIFF_ABS, sort_column = 2;
 	struct report r = { .range_end = UINT64_MAX };
 	uint32_t tid = 0;
@@ -1277,7 +1280,7 @@ int cmd_report(int argc, char **argv)
 			r.srcline = 1;
 			break;
 		case 'W':
-			with_syms = optarg;
+			r.with_syms = optarg;
 			break;
 		case 'X':
 			diff_path = optarg;
@@ -1358,7 +1361,7 @@ int cmd_report(int argc, char **argv)
 		report_free(&r);
 		return 2;
 	}
-	if (with_syms && view_use_syms(r.t, with_syms)) {
+	if (r.with_syms && view_use_syms(r.t, r.with_syms)) {
 		report_free(&r);
 		return 1;
 	}

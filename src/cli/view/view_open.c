@@ -253,8 +253,21 @@ int view_use_syms(struct trace *t, const char *path)
 		cli_error("--with-syms: %s", err);
 		return -1;
 	}
-	trace_use_syms(t, s);
+	struct sym_use use;
+	int rc = trace_use_syms(t, s, &use);
 	sym_source_close(s);
+	if (rc) {
+		cli_error("out of memory");
+		return -1;
+	}
+	/* Said, not refused: the names it did give are right. */
+	if (use.other_build)
+		cli_error("warning: --with-syms: %s is another build of %s (their build ids differ): its functions "
+			  "stay unnamed",
+			  path, use.other_build);
+	else if (use.unnamed && !use.named)
+		cli_error("warning: --with-syms: %s names none of the trace's %zu functions without a name", path,
+			  use.unnamed);
 	return 0;
 }
 
