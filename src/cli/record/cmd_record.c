@@ -41,6 +41,7 @@
 #include "cli/record/hold.h"
 #include "cli/record/record.h"
 #include "cli/util/cli_util.h"
+#include "cli/util/procfs.h"
 #include "common/tsc.h"
 
 volatile sig_atomic_t record_sigchld;
@@ -131,19 +132,14 @@ static int has_child_besides(pid_t except)
 	DIR *d = opendir("/proc/self/task");
 	int other = 0, read_any = 0;
 	for (struct dirent *de; d && !other && (de = readdir(d));) {
-		char path[300], buf[4096];
+		char name[300];
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n < 0)
+		snprintf(name, sizeof(name), "task/%s/children", de->d_name);
+		char *buf = proc_read(getpid(), name, NULL);
+		if (!buf)
 			continue;
 		read_any = 1;
-		buf[n] = 0;
 		for (char *p = buf, *end; *p; p = end) {
 			long pid = strtol(p, &end, 10);
 			if (end == p)
@@ -151,6 +147,7 @@ static int has_child_besides(pid_t except)
 			if (pid != except)
 				other = 1;
 		}
+		free(buf);
 	}
 	if (d)
 		closedir(d);
