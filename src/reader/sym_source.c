@@ -214,7 +214,7 @@ static int from_sym_file(struct sym_source *s, int fd, const char *name, size_t 
 			continue;
 		char type = end[1];
 		const char *sym = end + 3;
-		size_t len = strcspn(sym, "\n");
+		size_t len = strcspn(sym, "\r\n");
 		/* The entry before ends where this line begins. */
 		if (s->n > first && !s->v[s->n - 1].size && a > prev)
 			s->v[s->n - 1].size = a - prev;
@@ -355,9 +355,24 @@ void sym_source_close(struct sym_source *s)
 	free(s);
 }
 
-long sym_source_object(const struct sym_source *s, const char *object, const uint8_t *id, size_t id_len)
+static long object_by(const struct sym_source *s, const char *object, const uint8_t *id, size_t id_len);
+
+long sym_source_object(const struct sym_source *s, const char *path, const uint8_t *id, size_t id_len)
 {
-	object = base_name(object);
+	long o = object_by(s, base_name(path), id, id_len);
+	if (o != SYM_SOURCE_NONE)
+		return o;
+	/* A library opened through its soname link (libfoo.so.1): the
+	 * source may have it under the name of the file it points to. */
+	char *real = realpath(path, NULL);
+	if (real && strcmp(base_name(real), base_name(path)))
+		o = object_by(s, base_name(real), id, id_len);
+	free(real);
+	return o;
+}
+
+static long object_by(const struct sym_source *s, const char *object, const uint8_t *id, size_t id_len)
+{
 	if (id_len > sizeof(s->objs[0].id))
 		id_len = sizeof(s->objs[0].id);
 	/* By build id first: the same build under another file name (a

@@ -17,9 +17,9 @@ struct sym_source *sym_source_open(const char *path, char *err, size_t errlen);
 void sym_source_close(struct sym_source *s);
 
 /* The source's object for the object at path (its file name is what
- * counts) of build id id (id_len bytes; 0: not known): the one of that
- * build id, else the one of that file name unless both know their build
- * and they differ.  Its index, or SYM_SOURCE_NONE, or
+ * counts, or that of the file a link of that name points to) of build id
+ * id (id_len bytes; 0: not known): the one of that build id, else the
+ * one of that file name unless both know their build and they differ.  Its index, or SYM_SOURCE_NONE, or
  * SYM_SOURCE_OTHER_BUILD (a file of that name, another build). */
 #define SYM_SOURCE_NONE (-1L)
 #define SYM_SOURCE_OTHER_BUILD (-2L)

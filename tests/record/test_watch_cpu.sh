@@ -61,3 +61,5 @@ check "snapshot: the raw events note the CPU more than once (a note per chunk)" 
 check_eq "snapshot: replay shows one note, the CPU the program ran on" \
 	"$("$NEEDLE" replay -i "$T/s.data" | grep -o 'watch:cpu (cpu=[0-9]*)' | sort | uniq -c | awk '{ print $1, $NF }')" \
 	"1 (cpu=$(cat "$T/sout"))"
+check_eq "snapshot: the tree view (-D 1) shows that one note too" \
+	"$("$NEEDLE" replay -D 1 -i "$T/s.data" | grep -c 'watch:cpu')" 1

@@ -147,3 +147,79 @@ check "report --diff --with-syms: no unnamed function left on either side" \
 "$NEEDLE" record -o "$T/unrelated.data" -- "$PROGS/exitwith" 0 >/dev/null 2>&1
 "$NEEDLE" replay --with-syms "$T/unrelated.data" -i "$T/stripped.data" >/dev/null 2>"$T/e.none"
 check "a source naming none of them: a warning says so" grep -q "names none of the trace's" "$T/e.none"
+
+# Without build ids (--build-id=none), an object is matched by its file
+# name alone, and the names only label: a wrong one (another build's,
+# here a cold part's renamed) never makes needle take code entered by a
+# jump for a function, so the program runs as untraced (relocated: built
+# without flags, -O2).
+mkdir "$T/cold" "$T/cold/bin" "$T/cold/wrong" "$T/cold/right"
+cat >"$T/cold/cold.c" <<'CC'
+#include <stdio.h>
+#include <stdlib.h>
+volatile int sink;
+__attribute__((noinline)) int twice(int x) { return x * 2 + sink; }
+__attribute__((noinline)) int thrice(int x) { return x * 3 + sink; }
+__attribute__((cold, noinline)) void report(int x, int a) { fprintf(stderr, "rare %d %d\n", x, a); }
+__attribute__((noinline)) int work(int x)
+{
+	int a = x * 7, b = x ^ 3, c = x + sink;
+	if (x % 3 == 0) {
+		report(x, a);
+		a += b * c;
+		sink += a;
+		printf("r %d %d %d\n", a, b, c);
+	}
+	return a + b + c;
+}
+int main(int argc, char **argv)
+{
+	int (*volatile pick)(int) = argc > 5 ? thrice : twice;
+	register int (*fp)(int) asm("rbx") = pick;
+	int n = argc > 1 ? atoi(argv[1]) : 6;
+	long s = 0;
+	for (int i = 0; i < n; i++) {
+		s += work(i);
+		asm volatile("" : "+r"(fp));
+		s += fp(i);
+	}
+	printf("%ld\n", s);
+	return 0;
+}
+CC
+gcc -O2 -Wl,--build-id=none -o "$T/cold/cold" "$T/cold/cold.c"
+cp "$T/cold/cold" "$T/cold/bin/cold"
+strip "$T/cold/bin/cold"
+nm --defined-only "$T/cold/cold" | awk '$2 ~ /^[TtWw]$/ { print $1, $2, $3 }' | sort >"$T/cold/right/cold.sym"
+check "the cold program has a cold part to mislabel" grep -q ' work\.cold$' "$T/cold/right/cold.sym"
+sed 's/ work\.cold$/ helper_from_other_build/' "$T/cold/right/cold.sym" >"$T/cold/wrong/cold.sym"
+"$T/cold/bin/cold" 6 >"$T/cold/plain.out" 2>&1
+NEEDLE_SITES=all "$NEEDLE" record --with-syms "$T/cold/wrong" -o "$T/cold/w.data" -- "$T/cold/bin/cold" 6 >"$T/cold/w.out" 2>&1
+check_eq "a wrong label without build ids: the program's status is its own" "$?" 0
+check_eq "a wrong label without build ids: its output, as untraced" \
+	"$(grep -v '^needle:' "$T/cold/w.out")" "$(cat "$T/cold/plain.out")"
+NEEDLE_SITES=all "$NEEDLE" record -F work --with-syms "$T/cold/right" -o "$T/cold/r.data" -- "$T/cold/bin/cold" 6 >/dev/null 2>&1
+check_eq "the right labels without build ids: -F work, called directly, records its 6 calls" "$(calls "$T/cold/r.data" work)" 6
+# CRLF line ends in a .sym file are no part of the names.
+mkdir "$T/crlf"
+sed 's/$/\r/' "$T/cold/right/cold.sym" >"$T/crlf/cold.sym"
+NEEDLE_SITES=all "$NEEDLE" record -F work --with-syms "$T/crlf" -o "$T/cold/c.data" -- "$T/cold/bin/cold" 6 >/dev/null 2>&1
+check_eq ".sym with CRLF line ends: -F work matches" "$(calls "$T/cold/c.data" work)" 6
+
+# A library without a build id, loaded through its soname link: the
+# source names it under its real file's name.
+mkdir -p "$T/so/lib" "$T/so/src"
+cat >"$T/so/lib.c" <<'CC'
+int lib_api(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * 5 + 3; return s; }
+CC
+printf '#include <stdio.h>\nint lib_api(int);\nint main(void) { int s = 0; for (int k = 0; k < 4; k++) s += lib_api(k + 2); printf("%%d\\n", s); return 0; }\n' >"$T/so/main.c"
+gcc -O1 -fpatchable-function-entry=5 -shared -fPIC -Wl,--build-id=none,-soname,libsofoo.so.1 -o "$T/so/src/libsofoo.so.1.0.0" "$T/so/lib.c"
+cp "$T/so/src/libsofoo.so.1.0.0" "$T/so/lib/"
+strip "$T/so/lib/libsofoo.so.1.0.0"
+ln -s libsofoo.so.1.0.0 "$T/so/lib/libsofoo.so.1"
+gcc -O1 -o "$T/so/prog" "$T/so/main.c" -L"$T/so/lib" -l:libsofoo.so.1 -Wl,-rpath,"$T/so/lib"
+"$NEEDLE" record -o "$T/so/s.data" -- "$T/so/prog" >/dev/null 2>&1
+check_eq "a soname link without build id: replay names the library's function from its real file" \
+	"$("$NEEDLE" replay --with-syms "$T/so/src" -i "$T/so/s.data" | grep -c 'lib_api()')" 4
+"$NEEDLE" record -F lib_api --with-syms "$T/so/src" -o "$T/so/f.data" -- "$T/so/prog" >/dev/null 2>&1
+check_eq "a soname link without build id: record -F lib_api matches its 4 calls" "$(calls "$T/so/f.data" lib_api)" 4

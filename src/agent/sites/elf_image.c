@@ -166,14 +166,15 @@ static int same_build_id(const char *hex, size_t len, const struct elf_image *im
 }
 
 /* The functions extra_symbols names in an object with neither .symtab
- * nor a debug file (stripped), whose file is called object: the lines of
- * its build id, or, when none are, those of its file name that say no
- * build id.  Lines of its name for another build would name the wrong
- * code: left, with a warning. */
-static int read_extra_symbols(const char *object, uint64_t bias, struct elf_image *img, struct string_arena *arena,
-			      size_t *cap)
+ * nor a debug file (stripped), whose file is called object (or real, the
+ * name of the file a link of that name points to: a library's soname
+ * link): the lines of its build id, or, when none are, those of its file
+ * name that say no build id.  Lines of its name for another build would
+ * name the wrong code: left, with a warning. */
+static int read_extra_symbols(const char *object, const char *real, uint64_t bias, struct elf_image *img,
+			      struct string_arena *arena, size_t *cap)
 {
-	size_t olen = strlen(object);
+	size_t olen = strlen(object), rlen = real ? strlen(real) : 0;
 	int other_build = 0;
 
 	/* Pass 0: by build id; pass 1 (when pass 0 took none): by name. */
@@ -191,8 +192,10 @@ static int read_extra_symbols(const char *object, uint64_t bias, struct elf_imag
 			id++;
 			size_t id_len = (size_t)(addr - id);
 			int no_id = id_len == 1 && *id == '-';
+			size_t nlen = (size_t)(id - 1 - line);
 			if (pass == 0 ? no_id || !img->build_id_len || !same_build_id(id, id_len, img)
-				      : (size_t)(id - 1 - line) != olen || memcmp(line, object, olen))
+				      : !(nlen == olen && !memcmp(line, object, olen)) &&
+						!(real && nlen == rlen && !memcmp(line, real, rlen)))
 				continue;
 			if (pass == 1 && !no_id && img->build_id_len) {
 				other_build = 1; /* its name, another build's id */
@@ -212,7 +215,7 @@ static int read_extra_symbols(const char *object, uint64_t bias, struct elf_imag
 					     .size = size,
 					     .name = (const char *)(uintptr_t)off,
 					     .global = 1,
-					     .extra = 1 }))
+					     .extra = pass == 0 ? ELF_EXTRA_VERIFIED : ELF_EXTRA_LABEL }))
 				return -ENOMEM;
 		}
 		if (img->func_cnt > before)
@@ -299,8 +302,8 @@ static int debug_file_path(Elf *elf, const char *obj_dir, char *out, size_t len)
 }
 
 static char debug_dir[4096];
-/* The file name of the object elf_image_load reads (read_image's). */
-static const char *object_name = "";
+/* The path and file name of the object elf_image_load reads (read_image's). */
+static const char *object_path = "", *object_name = "";
 
 static int read_debug_file(Elf *elf, uint64_t bias, struct elf_image *img, struct string_arena *arena, size_t *cap)
 {
@@ -385,8 +388,14 @@ static int read_image(Elf *elf, uint64_t bias, struct elf_image *img, struct str
 		err = 0;
 	if (!err && !symtab)
 		err = read_debug_file(elf, bias, img, arena, &cap);
-	if (!err && !symtab && !img->debug_file && extra_symbols)
-		err = read_extra_symbols(object_name, bias, img, arena, &cap);
+	if (!err && !symtab && !img->debug_file && extra_symbols) {
+		/* Not on a hot path: discovery, once per object. */
+		char *resolved = realpath(object_path, NULL);
+		const char *real = resolved ? strrchr(resolved, '/') : NULL;
+		err = read_extra_symbols(object_name, real && strcmp(real + 1, object_name) ? real + 1 : NULL, bias, img,
+					 arena, &cap);
+		free(resolved);
+	}
 	if (err)
 		return err;
 	for (size_t i = 0; symtab && i < img->func_cnt; i++)
@@ -441,6 +450,7 @@ int elf_image_load(struct elf_image *img, const char *path, uint64_t bias)
 	}
 	const char *slash = strrchr(path, '/');
 	snprintf(debug_dir, sizeof(debug_dir), "%.*s", slash ? (int)(slash - path) : 0, path);
+	object_path = path;
 	object_name = slash ? slash + 1 : path;
 	img->bias = bias;
 	const void *id;

@@ -15,11 +15,15 @@ struct elf_func {
 	const char *name; /* owned by the elf_image */
 	int ifunc;        /* an IFUNC symbol: addr is its resolver */
 	int global;       /* STB_GLOBAL or STB_WEAK: the name callers use */
-	/* From --with-syms, not the object: a name, never by itself a
-	 * function's start to relocate (only where call-frame information
-	 * begins one too), since another build's addresses are other code. */
+	/* From --with-syms, not the object: ELF_EXTRA_VERIFIED, for the
+	 * object's own build (their build ids agree), a name as good as
+	 * its own; ELF_EXTRA_LABEL, matched by file name alone, a label:
+	 * never by itself a function's start to relocate, nor a reason to
+	 * take one (site_discover.c), since another build's addresses are
+	 * other code. */
 	int extra;
 };
+enum { ELF_EXTRA_VERIFIED = 1, ELF_EXTRA_LABEL = 2 };
 
 /* A function's extent from an FDE of .eh_frame (runtime addresses). */
 struct elf_range {

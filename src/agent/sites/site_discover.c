@@ -309,7 +309,7 @@ static int gather(const struct module *m, const struct elf_image *img, struct ca
 		err = add_xray_entries(c, m, img->xray_map.addr, img->xray_map.size);
 	if (!err && (img->linked_with_pg || img->fentry_slot_cnt))
 		for (size_t i = 0; i < img->func_cnt && !err; i++)
-			if (module_in_exec(m, img->funcs[i].addr, 9))
+			if (img->funcs[i].extra != ELF_EXTRA_LABEL && module_in_exec(m, img->funcs[i].addr, 9))
 				err = cand_add(c, img->funcs[i].addr, 0);
 	if (err)
 		return err;
@@ -474,6 +474,7 @@ static void v8_blob_range(struct module *m, const struct elf_image *img)
 struct fn {
 	uint64_t lo, hi;
 	const char *name;
+	const char *label; /* a --with-syms name by file name alone (ELF_EXTRA_LABEL): shown, never trusted */
 	size_t ijump_lo, ijump_hi; /* its indirect jumps, in find_relocatable's list */
 };
 
@@ -507,16 +508,18 @@ static int list_functions(struct module *m, struct elf_image *img, struct fn **o
 		return -ENOMEM;
 	for (size_t i = 0; i < img->func_cnt; i++) {
 		const struct elf_func *f = &img->funcs[i];
-		if (f->size && !f->ifunc && !f->extra && module_in_exec(m, f->addr, f->size))
-			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, 0, 0 };
+		if (f->size && !f->ifunc && f->extra != ELF_EXTRA_LABEL && module_in_exec(m, f->addr, f->size))
+			v[n++] = (struct fn){ f->addr, f->addr + f->size, f->name, NULL, 0, 0 };
 	}
 	for (size_t i = 0; i < img->fde_cnt; i++) {
 		const struct elf_range *r = &img->fdes[i];
 		const struct elf_func *f = elf_image_func_at(img, r->lo);
-		/* --with-syms names a function the call-frame information
-		 * says begins there; any other of its names are labels only. */
-		if (!f || f->addr != r->lo || f->extra)
-			v[n++] = (struct fn){ r->lo, r->hi, f && f->addr == r->lo ? f->name : NULL, 0, 0 };
+		/* A label (elf_image.h) is this start's name to show, where
+		 * the call-frame information begins a function; it is
+		 * treated as unnamed. */
+		int label = f && f->addr == r->lo && f->extra == ELF_EXTRA_LABEL;
+		if (!f || f->addr != r->lo || label)
+			v[n++] = (struct fn){ r->lo, r->hi, NULL, label ? f->name : NULL, 0, 0 };
 	}
 	if (n > 1)
 		qsort(v, n, sizeof(*v), fn_cmp);
@@ -656,7 +659,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		 * not counted among the functions found. */
 		size_t c = reloc_addrs_lower_bound(&calls, f->lo);
 		if (in_plt(img, f->lo) || (!f->name && (c == calls.cnt || calls.v[c] != f->lo)) ||
-		    entered_without_call(f->name) || f->lo == img->entry)
+		    entered_without_call(f->name) || entered_without_call(f->label) || f->lo == img->entry)
 			continue;
 		/* An object built with gcc -pg (no -mfentry) says which of
 		 * its functions it meant to trace: those that call mcount.
@@ -679,9 +682,11 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 		 * copy near its code range, where a rel32 jump to a detour
 		 * lands nowhere), call each other with V8's own conventions and
 		 * are walked by its stack walker. */
+		/* A label refuses as a name would: refusing is safe. */
+		const char *shown = f->name ? f->name : f->label;
 		enum reloc_reason why = in_v8_builtins(m, f)		  ? RELOC_RUNTIME_CODE
-					: named(f->name, vfork_names)	  ? RELOC_RETURNS_TWICE
-					: f->name && interpose_is_interposed(f->name)
+					: named(shown, vfork_names)	  ? RELOC_RETURNS_TWICE
+					: shown && interpose_is_interposed(shown)
 						? RELOC_INTERPOSED
 						: reloc_plan_entry(f->lo, site, f->hi, &targets, &plan);
 		/* With one covered instruction nothing can land inside it. */
@@ -700,7 +705,7 @@ static int find_relocatable(struct module *m, struct elf_image *img, struct foun
 			continue;
 		}
 		v[(*found_cnt)++] = (struct found){ .addr = site, .form = NEEDLE_FORM_RELOCATED, .load_len = 5,
-						    .func = f->lo, .func_size = f->hi - f->lo, .name = f->name,
+						    .func = f->lo, .func_size = f->hi - f->lo, .name = shown,
 						    .plan = plan, .mcount = mcount };
 	}
 	if (v)

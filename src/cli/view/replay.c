@@ -1026,8 +1026,8 @@ static void put_note(struct replay *r, uint32_t tid, uint32_t depth, const char 
  * shown (r->at_thread) into text, 1 when it has one that says another
  * CPU than the thread's last one shown (the flight recorder notes the
  * CPU again in each chunk); with take, that one is the last shown now.
- * The graph in event order only: the tree view, which writes lines
- * later than their events, shows each note. */
+ * In the order lines are written, which is each thread's event order in
+ * the tree view too. */
 static int watch_note_take(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len, int take)
 {
 	if (!view_format_watch(text, len, data, n))
@@ -1055,7 +1055,7 @@ static void put_reads(struct replay *r, uint32_t tid, uint32_t depth, const uint
 
 	for (int k = 0; k < 3; k++) {
 		/* k 2: -W cpu's note, of this event alone (never a difference). */
-		if (k == 2 ? !view_format_watch(text, sizeof(text), data, n)
+		if (k == 2 ? !watch_note(r, data, n, text, sizeof(text))
 			   : !view_format_reads(text, sizeof(text), data, n, entry, entry_n, k))
 			continue;
 		put_note(r, tid, depth, text);
@@ -1441,8 +1441,13 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			if (r->have_callers && !(fl & FR_CALLER))
 				return 0;
 			tree_open_callers(r, th, ev->depth, ev->tid);
-			/* A call with readings (-T read=) has them inside. */
-			int reads = view_has_reads(f->data, f->data_len) || view_has_reads(ev->data, ev->data_len);
+			/* A call with readings (-T read=), or a -W note not
+			 * shown before, has them inside. */
+			uint64_t rv[VIEW_READINGS];
+			char note[64];
+			int reads = view_readings(f->data, f->data_len, rv) || view_readings(ev->data, ev->data_len, rv) ||
+				    watch_note_take(r, f->data, f->data_len, note, sizeof(note), 0) ||
+				    watch_note_take(r, ev->data, ev->data_len, note, sizeof(note), 0);
 			if (done && !(ev->flags & (marked_unwound(r) | TEV_UNMATCHED)) && !reads) {
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
