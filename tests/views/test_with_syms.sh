@@ -223,3 +223,12 @@ check_eq "a soname link without build id: replay names the library's function fr
 	"$("$NEEDLE" replay --with-syms "$T/so/src" -i "$T/so/s.data" | grep -c 'lib_api()')" 4
 "$NEEDLE" record -F lib_api --with-syms "$T/so/src" -o "$T/so/f.data" -- "$T/so/prog" >/dev/null 2>&1
 check_eq "a soname link without build id: record -F lib_api matches its 4 calls" "$(calls "$T/so/f.data" lib_api)" 4
+
+# dump and export name them too.
+check_eq "dump --with-syms: 3 entries of ns::twice" \
+	"$("$NEEDLE" dump --with-syms "$T/full.data" -i "$T/stripped.data" | grep -c '\[entry\] ns::twice(')" 3
+"$NEEDLE" export --with-syms "$T/copies" --format=chrome -o "$T/named.json" -i "$T/stripped.data" 2>/dev/null
+check "export --with-syms --format=chrome: the names, no func_0x" \
+	sh -c "grep -q 'ns::twice' '$T/named.json' && ! grep -q 'func_0x' '$T/named.json'"
+view_refused "export --with-syms of a missing path" 1 "cannot read $T/nope" \
+	"$NEEDLE" export --with-syms "$T/nope" --format=chrome -o "$T/x.json" -i "$T/stripped.data"

@@ -311,6 +311,7 @@ static const char dump_usage[] =
 	"values recorded with -A/-R after it.\n"
 	"  -i, --input FILE    trace file (default needle.data)\n"
 	"      --tid TID       only this thread\n"
+	"      --with-syms PATH  names for stripped objects' functions (see needle replay --help)\n"
 	"  -E, --event linux:schedule  each time a call was off the\n"
 	"                     CPU (record -E linux:schedule or --kernel=switch) as a call\n"
 	"                     to linux:schedule inside it; --event-full: outside calls too;\n"
@@ -378,12 +379,13 @@ int cmd_dump(int argc, char **argv)
 		{ "no-libcall", no_argument, NULL, 'L' },    { "graphviz", no_argument, NULL, 'V' },
 		{ "mermaid", no_argument, NULL, 'M' },       { "time-filter", required_argument, NULL, 't' },
 		{ "no-args", no_argument, NULL, 'A' },       { "sample-time", required_argument, NULL, 'S' },
+		{ "with-syms", required_argument, NULL, 'W' },
 		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct dump d = { 0 };
 	uint64_t sample_ns = 0;
-	const char *input = NULL;
+	const char *input = NULL, *with_syms = NULL;
 	uint32_t tid = 0;
 	int c, status, other = 0, callgraph = 0, err = 2;
 
@@ -394,6 +396,9 @@ int cmd_dump(int argc, char **argv)
 		VIEW_SCHED_CASES:
 			if (view_sched_option(&sched, c, optarg))
 				return 2;
+			break;
+		case 'W':
+			with_syms = optarg;
 			break;
 		case 'i':
 		case 'd': /* uftrace's -d DIR: here the trace file */
@@ -475,6 +480,11 @@ int cmd_dump(int argc, char **argv)
 	}
 	if (prog_arg && view_check_program_arg(d.t, "dump", prog_arg)) {
 		view_close(d.t);
+		goto out;
+	}
+	if (with_syms && view_use_syms(d.t, with_syms)) {
+		view_close(d.t);
+		err = 1;
 		goto out;
 	}
 	err = 1;

@@ -24,6 +24,7 @@ static const char export_usage[] =
 	"                      data directory: uftrace replay, report, graph, dump, tui and\n"
 	"                      script read it with -d OUT) or ctf (a CTF 1.8 trace directory\n"
 	"                      for babeltrace2 and Trace Compass)\n"
+	"      --with-syms PATH  names for stripped objects' functions (see needle replay --help)\n"
 	"  -o, --output OUT    output file (default needle.perfetto-trace, needle.json,\n"
 	"                      needle.folded or needle.pb.gz; '-' for standard output), or for\n"
 	"                      uftrace and ctf a directory that does not exist yet (default\n"
@@ -50,12 +51,13 @@ int cmd_export(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' }, { "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' }, { "help", no_argument, NULL, 'h' },
 		{ "spans", required_argument, NULL, 'S' }, { "time-filter", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'J' },        VIEW_SCHED_LONGOPTS,
+		{ "json", no_argument, NULL, 'J' },        { "with-syms", required_argument, NULL, 'W' },
+		VIEW_SCHED_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *spans[64];
 	int otlp_only = 0;
-	const char *input = NULL, *output = NULL, *format = NULL;
+	const char *input = NULL, *output = NULL, *format = NULL, *with_syms = NULL;
 	int (*fn)(struct trace *, FILE *) = NULL;
 	const char *def = NULL;
 	int c;
@@ -97,6 +99,9 @@ int cmd_export(int argc, char **argv)
 		case 'J':
 			otlp.json = 1;
 			otlp_only = 1;
+			break;
+		case 'W':
+			with_syms = optarg;
 			break;
 		case 'h':
 			fputs(export_usage, stdout);
@@ -150,6 +155,10 @@ int cmd_export(int argc, char **argv)
 	struct trace *t = view_open(input);
 	if (!t)
 		return 1;
+	if (with_syms && view_use_syms(t, with_syms)) {
+		view_close(t);
+		return 1;
+	}
 	if (view_sched_apply(t, &sched)) {
 		trace_close(t);
 		return 1;
