@@ -20,6 +20,7 @@
 
 #include "agent/base/log.h"
 #include "agent/sites/elf_image.h"
+#include "common/with_syms.h"
 
 struct string_arena {
 	char *buf;
@@ -151,71 +152,39 @@ void elf_image_extra_symbols(const char *lines)
 	extra_symbols = lines;
 }
 
-/* Is the build id field of a --with-syms line (hex, len bytes) the
- * object's? */
-static int same_build_id(const char *hex, size_t len, const struct elf_image *img)
-{
-	if (len != 2u * img->build_id_len)
-		return 0;
-	for (size_t i = 0; i < img->build_id_len; i++) {
-		unsigned v;
-		if (sscanf(hex + 2 * i, "%2x", &v) != 1 || v != img->build_id[i])
-			return 0;
-	}
-	return 1;
-}
-
 /* The functions extra_symbols names in an object with neither .symtab
  * nor a debug file (stripped), whose file is called object (or real, the
  * name of the file a link of that name points to: a library's soname
- * link): the lines of its build id, or, when none are, those of its file
- * name that say no build id.  Lines of its name for another build would
- * name the wrong code: left, with a warning. */
+ * link), by common/with_syms.h's rule.  A name matched by build id is as
+ * good as the object's own (ELF_EXTRA_VERIFIED); one matched by file
+ * name alone may be another build's, and only labels (ELF_EXTRA_LABEL).
+ * Lines of its name for another build would name the wrong code: left,
+ * with a warning. */
 static int read_extra_symbols(const char *object, const char *real, uint64_t bias, struct elf_image *img,
 			      struct string_arena *arena, size_t *cap)
 {
-	size_t olen = strlen(object), rlen = real ? strlen(real) : 0;
+	const char *names[] = { object, real };
+	char hex_id[2 * sizeof(img->build_id) + 1] = "";
 	int other_build = 0;
 
-	/* Pass 0: by build id; pass 1 (when pass 0 took none): by name. */
-	for (int pass = 0; pass < 2; pass++) {
+	for (size_t i = 0; i < img->build_id_len && i < sizeof(img->build_id); i++)
+		snprintf(hex_id + 2 * i, 3, "%02x", img->build_id[i]);
+	for (enum with_syms_pass pass = WITH_SYMS_BY_ID; pass <= WITH_SYMS_BY_NAME; pass++) {
 		size_t before = img->func_cnt;
-		for (const char *p = extra_symbols; p && *p;) {
-			const char *nl = strchr(p, '\n');
-			const char *end = nl ? nl : p + strlen(p);
-			const char *line = p;
-			p = nl ? nl + 1 : end;
-			const char *id = memchr(line, '\t', (size_t)(end - line));
-			const char *addr = id ? memchr(id + 1, '\t', (size_t)(end - id - 1)) : NULL;
-			if (!addr)
+		struct with_syms_line l;
+		for (const char *p = extra_symbols; with_syms_next(&p, &l);) {
+			enum with_syms_match m = with_syms_match(&l, pass, names, real ? 2 : 1, hex_id);
+			other_build |= m == WITH_SYMS_OTHER_BUILD;
+			if (m != WITH_SYMS_YES)
 				continue;
-			id++;
-			size_t id_len = (size_t)(addr - id);
-			int no_id = id_len == 1 && *id == '-';
-			size_t nlen = (size_t)(id - 1 - line);
-			if (pass == 0 ? no_id || !img->build_id_len || !same_build_id(id, id_len, img)
-				      : !(nlen == olen && !memcmp(line, object, olen)) &&
-						!(real && nlen == rlen && !memcmp(line, real, rlen)))
-				continue;
-			if (pass == 1 && !no_id && img->build_id_len) {
-				other_build = 1; /* its name, another build's id */
-				continue;
-			}
-			char *q;
-			unsigned long long a = strtoull(addr + 1, &q, 16), size = 0;
-			if (*q == '\t')
-				size = strtoull(q + 1, &q, 16);
-			if (*q != '\t' || q + 1 >= end || !a)
-				continue;
-			long off = arena_add_len(arena, q + 1, (size_t)(end - q - 1));
-			if (off < 0 ||
-			    add_func(img, cap,
-				     (struct elf_func){
-					     .addr = a + bias,
-					     .size = size,
-					     .name = (const char *)(uintptr_t)off,
-					     .global = 1,
-					     .extra = pass == 0 ? ELF_EXTRA_VERIFIED : ELF_EXTRA_LABEL }))
+			long off = arena_add_len(arena, l.name, l.name_len);
+			if (off < 0 || add_func(img, cap,
+						(struct elf_func){ .addr = l.addr + bias,
+								   .size = l.size,
+								   .name = (const char *)(uintptr_t)off,
+								   .global = 1,
+								   .extra = pass == WITH_SYMS_BY_ID ? ELF_EXTRA_VERIFIED
+												    : ELF_EXTRA_LABEL }))
 				return -ENOMEM;
 		}
 		if (img->func_cnt > before)

@@ -33,6 +33,7 @@
 #include "cli/util/cli_util.h"
 #include "common/cxx_name.h"
 #include "common/pattern.h"
+#include "common/with_syms.h"
 
 /* From libstdc++: the Itanium C++ ABI demangler. */
 extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -75,31 +76,17 @@ static int add_sym(struct cxx_syms *s, const char *name, size_t len)
 	return 0;
 }
 
-/* The names extra (--with-syms lines, agent/sites/elf_image.h's
- * "OBJECT<tab>BUILDID<tab>ADDR<tab>SIZE<tab>NAME") gives the program,
- * whose file (base its name, id its build id in hex, "" if none) strip
- * may have left without symbols: the lines of its build id, else those
- * of its name that say no build id, as the agent takes them. */
+/* The names extra (--with-syms lines, common/with_syms.h) gives the
+ * program, whose file (base its name, id its build id in hex, "" if
+ * none) strip may have left without symbols: those the agent takes. */
 static void extra_syms(struct cxx_syms *s, const char *extra, const char *base, const char *id)
 {
-	size_t blen = strlen(base), ilen = strlen(id);
-	for (int pass = 0; pass < 2; pass++) {
+	for (enum with_syms_pass pass = WITH_SYMS_BY_ID; pass <= WITH_SYMS_BY_NAME; pass++) {
 		size_t before = s->n;
-		for (const char *p = extra; p && *p;) {
-			const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p), *line = p;
-			p = nl ? nl + 1 : end;
-			const char *f[4] = { memchr(line, '\t', (size_t)(end - line)) };
-			for (int k = 1; k < 4 && f[k - 1]; k++)
-				f[k] = memchr(f[k - 1] + 1, '\t', (size_t)(end - f[k - 1] - 1));
-			if (!f[3])
-				continue;
-			size_t flen = (size_t)(f[1] - f[0] - 1);
-			int match = pass == 0 ? ilen && flen == ilen && !memcmp(f[0] + 1, id, ilen)
-					      : (size_t)(f[0] - line) == blen && !memcmp(line, base, blen) &&
-							(!ilen || (flen == 1 && f[0][1] == '-'));
-			if (match && add_sym(s, f[3] + 1, (size_t)(end - f[3] - 1)))
+		struct with_syms_line l;
+		for (const char *p = extra; with_syms_next(&p, &l);)
+			if (with_syms_match(&l, pass, &base, 1, id) == WITH_SYMS_YES && add_sym(s, l.name, l.name_len))
 				return;
-		}
 		if (s->n > before)
 			return;
 	}
