@@ -1030,10 +1030,11 @@ static void put_note(struct replay *r, uint32_t tid, uint32_t depth, const char 
  * the tree view too. */
 static int watch_note_take(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len, int take)
 {
-	if (!view_format_watch(text, len, data, n))
+	uint64_t on;
+	if (!view_watch_cpu(data, n, &on))
 		return 0;
-	const char *eq = strstr(text, "cpu=");
-	uint32_t cpu = eq ? (uint32_t)strtoul(eq + 4, NULL, 10) + 1 : 0;
+	view_format_watch(text, len, data, n);
+	uint32_t cpu = (uint32_t)on + 1; /* 0: none shown yet */
 	if (!r->watch_last || r->at_thread >= r->t->thread_cnt)
 		return 1;
 	if (r->watch_last[r->at_thread] == cpu)

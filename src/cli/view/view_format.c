@@ -501,17 +501,16 @@ unsigned view_readings(const uint8_t *data, size_t n, uint64_t v[VIEW_READINGS])
 	return found;
 }
 
-int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n)
+int view_watch_cpu(const uint8_t *data, size_t n, uint64_t *cpu)
 {
 	for (size_t at = 0; data && at + 16 <= n;) {
-		uint64_t item, v;
+		uint64_t item;
 		memcpy(&item, data + at, 8);
 		size_t ilen = arg_item_len(item);
 		if (ilen > n - at - 8)
 			break;
 		if ((item & 0xff) == ARG_KIND_WATCH && ((item >> 8) & 0xff) == ARG_WATCH_CPU && ilen == 8) {
-			memcpy(&v, data + at + 8, 8);
-			snprintf(buf, len, "watch:cpu (cpu=%llu)", (unsigned long long)v);
+			memcpy(cpu, data + at + 8, 8);
 			return 1;
 		}
 		at += 8 + ilen;
@@ -519,11 +518,19 @@ int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n)
 	return 0;
 }
 
+int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n)
+{
+	uint64_t cpu;
+	if (!view_watch_cpu(data, n, &cpu))
+		return 0;
+	snprintf(buf, len, "watch:cpu (cpu=%llu)", (unsigned long long)cpu);
+	return 1;
+}
+
 int view_has_reads(const uint8_t *data, size_t n)
 {
-	uint64_t v[ARG_READ_LAST + 1];
-	char text[64];
-	return data && (view_readings(data, n, v) != 0 || view_format_watch(text, sizeof(text), data, n));
+	uint64_t v[ARG_READ_LAST + 1], cpu;
+	return data && (view_readings(data, n, v) != 0 || view_watch_cpu(data, n, &cpu));
 }
 
 int view_format_reads(char *buf, size_t len, const uint8_t *data, size_t n, const uint8_t *entry, size_t entry_n,

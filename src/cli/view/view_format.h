@@ -40,6 +40,8 @@ int view_has_reads(const uint8_t *data, size_t n);
  * ("watch:cpu (cpu=1)", uftrace's comment): 1 when written, 0 when the
  * block notes none.  view_has_reads counts it as a reading. */
 int view_format_watch(char *buf, size_t len, const uint8_t *data, size_t n);
+/* The same CPU as a number: 1 with *cpu set, 0 when the block notes none. */
+int view_watch_cpu(const uint8_t *data, size_t n, uint64_t *cpu);
 /* The readings of a data block (its ARG_KIND_READ items) into v, by
  * ARG_READ_* index; returns a bit (1 << index) per index found.  v has
  * VIEW_READINGS slots (ARG_READ_LAST + 1: this header leaves the record
