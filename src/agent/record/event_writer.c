@@ -235,25 +235,6 @@ __attribute__((noinline)) void event_lost(struct rec_thread *rt)
 	atomic_fetch_add_explicit(&shm->lost_events, 1, memory_order_relaxed);
 }
 
-/* An event and its data block (-A / -R), in one chunk: the block must
- * follow its event, so both go to a fresh chunk when the most the block
- * can take does not fit; the values are then written in place. */
-__attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
-						      const struct arg_spec *as, int at_exit,
-						      const struct needle_ctx *ctx)
-{
-	uint64_t delta;
-
-	if (!event_room(rt, 2u + (at_exit ? as->exit_words_max : as->entry_words_max), type, site, &delta))
-		return 0;
-	size_t n = args_payload(as, at_exit, ctx, rt->pos + 2);
-	rt->pos[0] = ev_make(type, site, delta);
-	rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
-	rt->pos += 2 + n;
-	events_publish(rt);
-	return 1;
-}
-
 /* A data block of register values only (the spec's items are fixed):
  * written in place, its item words from the table. */
 __attribute__((noinline)) int event_write_fixed(struct rec_thread *rt, unsigned type, uint32_t site,
@@ -303,32 +284,36 @@ static uint32_t current_cpu(void)
 	return cpu;
 }
 
-/* -W cpu: an event whose thread runs on another CPU than at its last
- * one gets a data block noting it (its values first, if any); any other
- * is written as without -W.  Room is made for the note first: a fresh
- * chunk (snapshot mode) asks for one. */
-__attribute__((noinline)) int event_write_watched(struct rec_thread *rt, unsigned type, uint32_t site,
-						 const struct needle_ctx *ctx, const struct arg_spec *as, int at_exit)
+/* An event and its data block, in one chunk: the -A / -R values as asks
+ * for (if any), then, when watched (-W cpu) and the thread runs on
+ * another CPU than at its last event, the note of it.  The block must
+ * follow its event, so both go to a fresh chunk when the most the block
+ * can take does not fit, and the note is decided after that: a fresh
+ * chunk of the flight recorder asks for one (chunk_next).  The values are
+ * then written in place. */
+static inline __attribute__((always_inline)) int event_write_block(struct rec_thread *rt, unsigned type,
+								   uint32_t site, const struct arg_spec *as,
+								   int at_exit, const struct needle_ctx *ctx,
+								   int watched)
 {
 	uint8_t cnt = as ? (at_exit ? as->exit_cnt : as->entry_cnt) : 0;
 	size_t most = cnt ? (at_exit ? as->exit_words_max : as->entry_words_max) : 0;
 	uint64_t delta;
 
-	if (!event_room(rt, 2 + most + 2, type, site, &delta))
+	if (!event_room(rt, 2 + most + (watched ? 2 : 0), type, site, &delta))
 		return 0;
-	uint32_t cpu = current_cpu();
-	int note = rt->watch_cpu != cpu + 1;
-	size_t n = 0;
-	if (cnt)
-		n = args_payload(as, at_exit, ctx, rt->pos + 2);
-	if (note) {
-		rt->pos[2 + n] = arg_item_word(ARG_KIND_WATCH, ARG_WATCH_CPU, 'u', 32, 8, 0);
-		rt->pos[3 + n] = cpu;
-		n += 2;
-		rt->watch_cpu = cpu + 1;
+	size_t n = cnt ? args_payload(as, at_exit, ctx, rt->pos + 2) : 0;
+	if (watched) {
+		uint32_t cpu = current_cpu();
+		if (rt->watch_cpu != cpu + 1) {
+			rt->pos[2 + n] = arg_item_word(ARG_KIND_WATCH, ARG_WATCH_CPU, 'u', 32, 8, 0);
+			rt->pos[3 + n] = cpu;
+			n += 2;
+			rt->watch_cpu = cpu + 1;
+		}
 	}
 	rt->pos[0] = ev_make(type, site, delta);
-	if (n) {
+	if (n || cnt) {
 		rt->pos[1] = ev_make(EV_SWITCH, EV_DATA_SITE, n);
 		rt->pos += 2 + n;
 	} else {
@@ -336,4 +321,18 @@ __attribute__((noinline)) int event_write_watched(struct rec_thread *rt, unsigne
 	}
 	events_publish(rt);
 	return 1;
+}
+
+__attribute__((noinline)) int event_write_data(struct rec_thread *rt, unsigned type, uint32_t site,
+						      const struct arg_spec *as, int at_exit,
+						      const struct needle_ctx *ctx)
+{
+	return event_write_block(rt, type, site, as, at_exit, ctx, 0);
+}
+
+/* -W cpu: any event; one whose thread moved gets the note. */
+__attribute__((noinline)) int event_write_watched(struct rec_thread *rt, unsigned type, uint32_t site,
+						 const struct needle_ctx *ctx, const struct arg_spec *as, int at_exit)
+{
+	return event_write_block(rt, type, site, as, at_exit, ctx, 1);
 }
