@@ -13,6 +13,8 @@
  *       ev.reads     an entry's or exit's -T FUNC@read= readings: a tuple
  *                    of (name, value), uftrace's names (vmsize, vmrss and
  *                    shared in KB; major, minor page faults)
+ *       ev.cpu       record -W cpu: the CPU an entry or exit notes its
+ *                    thread moved to (None when it notes none)
  *
  * Values are Python ints for integers, floats for floating point, str for
  * strings (their text without quotes) and the text replay shows for the
@@ -199,11 +201,12 @@ static PyStructSequence_Field event_fields[] = {
 	{ "retval", "an exit: its recorded return value; else None" },
 	{ "lost", "a lost event: how many were dropped; else None" },
 	{ "reads", "an entry or exit: its -T read= readings, a tuple of (name, value); else None" },
+	{ "cpu", "an entry or exit noting a move (record -W cpu): the CPU its thread now runs on; else None" },
 	{ NULL, NULL },
 };
 
 static PyStructSequence_Desc event_desc = {
-	"needle.Event", "One event of a trace (an entry, an exit, a loss, ...).", event_fields, 11,
+	"needle.Event", "One event of a trace (an entry, an exit, a loss, ...).", event_fields, 12,
 };
 
 static PyTypeObject *EventType;
@@ -395,7 +398,14 @@ static PyObject *iter_next(IterObject *self)
 		Py_INCREF(Py_None);
 		PyStructSequence_SET_ITEM(e, 10, Py_None);
 	}
-	for (Py_ssize_t i = 0; i < 11; i++)
+	uint64_t cpu;
+	if (call && view_watch_cpu(ev.data, ev.data_len, &cpu)) {
+		PyStructSequence_SET_ITEM(e, 11, PyLong_FromUnsignedLongLong(cpu));
+	} else {
+		Py_INCREF(Py_None);
+		PyStructSequence_SET_ITEM(e, 11, Py_None);
+	}
+	for (Py_ssize_t i = 0; i < 12; i++)
 		if (!PyStructSequence_GET_ITEM(e, i)) {
 			Py_DECREF(e);
 			return NULL;

@@ -63,3 +63,30 @@ check_eq "snapshot: replay shows one note, the CPU the program ran on" \
 	"1 (cpu=$(cat "$T/sout"))"
 check_eq "snapshot: the tree view (-D 1) shows that one note too" \
 	"$("$NEEDLE" replay -D 1 -i "$T/s.data" | grep -c 'watch:cpu')" 1
+
+# The exports carry the notes: chrome's event args "cpu", perfetto's
+# debug annotation "cpu" (uint_value), the Python module's ev.cpu; each
+# the same CPUs, in the same order, as replay's notes.
+want_cpus=$(grep -o 'watch:cpu (cpu=[0-9]*)' "$T/g" | tr -dc '0-9\n')
+"$NEEDLE" export --format=chrome -i "$T/w.data" -o "$T/w.json" 2>/dev/null
+check_eq "chrome: each note an event's args.cpu" "$(python3 -c '
+import json, sys
+evs = json.load(open(sys.argv[1]))
+evs = evs["traceEvents"] if isinstance(evs, dict) else evs
+print("\n".join(str(e["args"]["cpu"]) for e in evs if "cpu" in e.get("args", {})))' "$T/w.json")" "$want_cpus"
+"$NEEDLE" export --format=perfetto -i "$T/w.data" -o "$T/w.pftrace" 2>/dev/null
+check_eq "perfetto: each note a debug annotation cpu=N" "$(python3 -c '
+import sys
+b = open(sys.argv[1], "rb").read()
+key = b"\x52\x03cpu\x18"  # name (10) "cpu", then uint_value (3)
+at = b.find(key)
+while at >= 0:
+    at += len(key); v = s = 0
+    while True:
+        c = b[at]; at += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: break
+    print(v)
+    at = b.find(key, at)' "$T/w.pftrace")" "$want_cpus"
+check_eq "python: each note an event's ev.cpu" "$(PYTHONPATH="$BUILD/python" python3 -c '
+import needle, sys
+print("\n".join(str(e.cpu) for e in needle.open(sys.argv[1]).events() if e.cpu is not None))' "$T/w.data")" "$want_cpus"

@@ -99,7 +99,8 @@ static void put_where(struct chrome *c, const struct trace_event *ev)
 }
 
 /* ,"args":{"arg1":"5",...} or {"retval":"0"}: the values an event
- * carries (needle record -A / -R), shown in the UI's details pane.  The
+ * carries (needle record -A / -R), and "cpu" for a -W cpu note, shown in
+ * the UI's details pane.  The
  * values are formatted as replay shows them, one per key. */
 static void put_values(struct chrome *c, const struct trace_event *ev)
 {
@@ -116,6 +117,16 @@ static void put_values(struct chrome *c, const struct trace_event *ev)
 		json_string(c, name);
 		PUT(c, ":");
 		json_string(c, val);
+	}
+	/* -W cpu's note: the CPU the thread moved to. */
+	uint64_t cpu;
+	if (view_watch_cpu(ev->data, ev->data_len, &cpu)) {
+		if (first)
+			PUT(c, ",\"args\":{\"cpu\":");
+		else
+			PUT(c, ",\"cpu\":");
+		put_u64(c, cpu);
+		first = 0;
 	}
 	if (!first)
 		PUT(c, "}");

@@ -121,6 +121,7 @@ static int intern(struct perfetto *x, uint32_t site)
 
 /* The values an event carries (needle record -A / -R) as TrackEvent
  * debug annotations (field 4; DebugAnnotation: name 10, string_value 6),
+ * and a -W cpu note as "cpu" (uint_value 3),
  * formatted as replay shows them: the UI lists them in the slice's
  * arguments, an end event's merged with its begin's. */
 static void put_annotations(struct perfetto *x, const struct trace_event *ev)
@@ -132,6 +133,14 @@ static void put_annotations(struct perfetto *x, const struct trace_event *ev)
 		x->annotation.len = 0;
 		pb_string(&x->annotation, 10, name);
 		pb_string(&x->annotation, 6, val);
+		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
+	}
+	/* -W cpu's note (DebugAnnotation uint_value 3). */
+	uint64_t cpu;
+	if (view_watch_cpu(ev->data, ev->data_len, &cpu)) {
+		x->annotation.len = 0;
+		pb_string(&x->annotation, 10, "cpu");
+		pb_uint(&x->annotation, 3, cpu);
 		pb_bytes(&x->event, 4, x->annotation.p, x->annotation.len);
 	}
 }
