@@ -90,3 +90,17 @@ while at >= 0:
 check_eq "python: each note an event's ev.cpu" "$(PYTHONPATH="$BUILD/python" python3 -c '
 import needle, sys
 print("\n".join(str(e.cpu) for e in needle.open(sys.argv[1]).events() if e.cpu is not None))' "$T/w.data")" "$want_cpus"
+
+# A move inside a call the view hides: the first line shown after it
+# notes the CPU.  Recorded whole, cpu_hop moves inside pin()'s
+# sched_setaffinity; with -N pin, each work() that runs on another CPU
+# than the last note shown says so, and no other line does.
+"$NEEDLE" record -W cpu -o "$T/h.data" -- "$P" $N >"$T/hout" 2>/dev/null
+"$NEEDLE" replay -N pin -i "$T/h.data" | sed 's/^[^|]*| //' >"$T/hg"
+first=$(grep -m1 -o 'cpu=[0-9]*' "$T/hg" | tr -dc '0-9')
+check_eq "-N pin: the notes inside work() are its moves, as the program saw them" \
+	"$(grep -A1 '^ *work() {' "$T/hg" | grep -o 'cpu=[0-9]*' | tr -dc '0-9\n')" \
+	"$(awk -v p="$first" '$1 != p { print $1; p = $1 }' "$T/hout")"
+check_eq "-N pin: no note elsewhere but main's first" \
+	"$(grep -c 'watch:cpu' "$T/hg")" \
+	"$((1 + $(awk -v p="$first" '$1 != p { n++; p = $1 } END { print n + 0 }' "$T/hout")))"

@@ -311,6 +311,7 @@ struct replay {
 	uint64_t at_ns, last_ns;
 	uint32_t at_site, at_thread;
 	uint32_t *watch_last;    /* -W cpu: by thread, the CPU its last note shown said, plus one */
+	uint32_t *watch_seen;    /* ... and the CPU its latest event noted, shown or hidden, plus one */
 	int have_first;
 	/* -r START~END: only what happened in that time (ns since the
 	 * trace's first event; 0, UINT64_MAX: open). */
@@ -373,6 +374,7 @@ struct tree_frame {
 	uint16_t data_len;
 	uint8_t *data; /* the entry's values, copied: written later than read */
 	size_t cap;
+	uint32_t watch_cpu; /* -W cpu: the CPU the thread was last noted on at the entry, plus one */
 };
 
 /* A stack of a thread: its own, or a coroutine context's (each has its
@@ -1026,37 +1028,49 @@ static void put_note(struct replay *r, uint32_t tid, uint32_t depth, const char 
  * shown (r->at_thread) into text, 1 when it has one that says another
  * CPU than the thread's last one shown (the flight recorder notes the
  * CPU again in each chunk); with take, that one is the last shown now.
- * In the order lines are written, which is each thread's event order in
- * the tree view too. */
-static int watch_note_take(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len, int take)
+ * A block without a note says pending (a CPU plus one, or 0), the CPU
+ * the thread was last noted on when the line's event happened: another
+ * than the last shown when it moved in a call the view hides (-N, -H,
+ * -D...), and this line is the first shown to run there.  In the order
+ * lines are written, which is each thread's event order in the tree view
+ * too. */
+static int watch_note_take(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len, int take,
+			   uint32_t pending)
 {
 	uint64_t on;
-	if (!view_watch_cpu(data, n, &on))
+	uint32_t cpu = view_watch_cpu(data, n, &on) ? (uint32_t)on + 1 : pending; /* 0: none */
+	int have = r->watch_last && r->at_thread < r->t->thread_cnt;
+
+	if (!cpu || (have && r->watch_last[r->at_thread] == cpu))
 		return 0;
-	view_format_watch(text, len, data, n);
-	uint32_t cpu = (uint32_t)on + 1; /* 0: none shown yet */
-	if (!r->watch_last || r->at_thread >= r->t->thread_cnt)
-		return 1;
-	if (r->watch_last[r->at_thread] == cpu)
-		return 0;
-	if (take)
+	snprintf(text, len, "watch:cpu (cpu=%u)", cpu - 1);
+	if (have && take)
 		r->watch_last[r->at_thread] = cpu;
 	return 1;
 }
 
-static int watch_note(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len)
+/* The CPU the thread of the event being shown was last noted on, plus
+ * one (0: none yet). */
+static uint32_t watch_now(const struct replay *r)
 {
-	return watch_note_take(r, data, n, text, len, 1);
+	return r->watch_seen && r->at_thread < r->t->thread_cnt ? r->watch_seen[r->at_thread] : 0;
 }
 
+static int watch_note(struct replay *r, const uint8_t *data, size_t n, char *text, size_t len)
+{
+	return watch_note_take(r, data, n, text, len, 1, watch_now(r));
+}
+
+/* The readings and -W note of a block (the note's pending CPU as
+ * watch_note_take takes it). */
 static void put_reads(struct replay *r, uint32_t tid, uint32_t depth, const uint8_t *data, size_t n,
-		      const uint8_t *entry, size_t entry_n)
+		      const uint8_t *entry, size_t entry_n, uint32_t pending)
 {
 	char text[256];
 
 	for (int k = 0; k < 3; k++) {
 		/* k 2: -W cpu's note, of this event alone (never a difference). */
-		if (k == 2 ? !watch_note(r, data, n, text, sizeof(text))
+		if (k == 2 ? !watch_note_take(r, data, n, text, sizeof(text), 1, pending)
 			   : !view_format_reads(text, sizeof(text), data, n, entry, entry_n, k))
 			continue;
 		put_note(r, tid, depth, text);
@@ -1085,7 +1099,7 @@ static void tree_open_callers(struct replay *r, struct tree_thread *th, uint32_t
 		put(r, " {");
 		put_srcline(r, f->site);
 		end_line(r);
-		put_reads(r, tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
+		put_reads(r, tid, f->sdepth + 1, f->data, f->data_len, NULL, 0, f->watch_cpu);
 		f->flags |= FR_PRINTED;
 	}
 	r->at_ns = at_ns;
@@ -1179,9 +1193,9 @@ static void tree_leaf(struct replay *r, const struct trace_event *ev, const stru
 		put(r, " {");
 		put_srcline(r, f->site);
 		end_line(r);
-		put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
+		put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0, f->watch_cpu);
 		r->at_ns = ev->ns;
-		put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
+		put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len, watch_now(r));
 		put_closed(r, ev, name, f->sdepth, ns);
 		end_line(r);
 		return;
@@ -1308,6 +1322,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		f->site = ev->site;
 		f->ns = ev->ns;
 		f->flags = FR_ENTERED;
+		f->watch_cpu = watch_now(r);
 		f->saved_limit = th->limit;
 		f->sdepth = th->sdepth;
 		if (th->out)
@@ -1447,8 +1462,8 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			uint64_t rv[VIEW_READINGS];
 			char note[64];
 			int reads = view_readings(f->data, f->data_len, rv) || view_readings(ev->data, ev->data_len, rv) ||
-				    watch_note_take(r, f->data, f->data_len, note, sizeof(note), 0) ||
-				    watch_note_take(r, ev->data, ev->data_len, note, sizeof(note), 0);
+				    watch_note_take(r, f->data, f->data_len, note, sizeof(note), 0, f->watch_cpu) ||
+				    watch_note_take(r, ev->data, ev->data_len, note, sizeof(note), 0, watch_now(r));
 			if (done && !(ev->flags & (marked_unwound(r) | TEV_UNMATCHED)) && !reads) {
 				tree_leaf(r, ev, f, name, ns);
 				return 0;
@@ -1460,7 +1475,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 			put(r, " {");
 			put_srcline(r, f->site);
 			end_line(r);
-			put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0);
+			put_reads(r, ev->tid, f->sdepth + 1, f->data, f->data_len, NULL, 0, f->watch_cpu);
 		}
 		r->at_ns = ev->ns;
 		r->at_site = ev->site;
@@ -1468,7 +1483,7 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		if (!unfinished && (ev->flags & TEV_BEFORE)) {
 			put_return_before(r, ev, name, f->sdepth);
 		} else if (!unfinished) {
-			put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len);
+			put_reads(r, ev->tid, f->sdepth + 1, ev->data, ev->data_len, f->data, f->data_len, watch_now(r));
 			put_closed(r, ev, name, f->sdepth, ns);
 		}
 		if (unfinished != 2)
@@ -1529,6 +1544,9 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 	r->at_ns = ev->ns;
 	r->at_site = ev->site;
 	r->at_thread = ev->thread;
+	uint64_t cpu;
+	if (ev->data_len && ev->thread < r->t->thread_cnt && view_watch_cpu(ev->data, ev->data_len, &cpu))
+		r->watch_seen[ev->thread] = (uint32_t)cpu + 1;
 	/* An exec's name has no line: uftrace, starting in the new program,
 	 * never sees it (-f task shows it). */
 	if (ev->kind == TEV_KERNEL && ev->kev.kind == KEV_COMM && (ev->kev.flags & KEV_COMM_EXEC))
@@ -1613,7 +1631,7 @@ static int print_event(const struct trace_event *ev, struct replay *r, struct tr
 		if (!watched && trace_iter_peek_same_thread(it, &next) > 0 && next.kind == TEV_EXIT &&
 		    next.site == ev->site && next.depth == ev->depth &&
 		    !(next.flags & (TEV_OPEN | TEV_ORPHAN | marked_unwound(r) | TEV_EXIT_LOST)) &&
-		    !watch_note_take(r, next.data, next.data_len, watch, sizeof(watch), 0) &&
+		    !watch_note_take(r, next.data, next.data_len, watch, sizeof(watch), 0, watch_now(r)) &&
 		    trace_iter_next_is_same_thread(it)) {
 			cli_format_duration(dur, sizeof(dur), next.ns - next.entry_ns);
 			line(r, dur, ev->tid, ev->depth);
@@ -2017,6 +2035,7 @@ int cmd_replay(int argc, char **argv)
 	view_buffer_output(stdout);
 	if (!(r.skip = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, 1)) ||
 	    !(r.watch_last = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.watch_last))) ||
+	    !(r.watch_seen = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.watch_seen))) ||
 	    !(r.tt = calloc(r.t->thread_cnt ? r.t->thread_cnt : 1, sizeof(*r.tt))) ||
 	    !(r.site_class = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_class))) ||
 	    !(r.site_depth = calloc(r.t->site_cap ? r.t->site_cap : 1, sizeof(*r.site_depth))) ||
@@ -2071,6 +2090,7 @@ int cmd_replay(int argc, char **argv)
 	view_close(r.t);
 	free(r.skip);
 	free(r.watch_last);
+	free(r.watch_seen);
 	for (size_t i = 0; r.tt && i < threads; i++) {
 		for (size_t c = 0; c < r.tt[i].cnt; c++) {
 			for (size_t d = 0; d < r.tt[i].v[c].cap; d++)
