@@ -189,3 +189,12 @@ check_eq "-t 2ms: every call shown lasted 2 ms or more" \
 	"$(sed -n '/CALL GRAPH/,$p' "$T/gt" | awk -F: '/\(/ { t = $1; gsub(/ /, "", t); v = t + 0;
 		if (t ~ /us$/ || t ~ /ns$/ || (t ~ /ms$/ && v < 2)) bad++ } END { print bad + 0 }')" 0
 view_refused "graph -t nonsense" 2 "takes a duration" "$NEEDLE" graph -i "$T/sb.data" -t soon main
+
+# The function tracer (entries only, no exits): graph FUNC is FUNC's
+# graph alone, each of its calls a hit; not one graph for every function
+# that came after the first call (whose end was never recorded).
+"$NEEDLE" record -o "$T/f.data" --libcall=none --tracer function -- "$P" 3 >/dev/null 2>&1
+check_eq "function tracer: graph fan is one graph" "$("$NEEDLE" graph -i "$T/f.data" fan | grep -c '^# Function Call Graph')" 1
+check_eq "function tracer: its 3 calls are 3 hits and (3) fan" \
+	"$("$NEEDLE" graph -i "$T/f.data" -f none fan | norm | grep -E 'hit|fan$' | tr -s ' ' | tr '\n' '|')" \
+	" backtrace #0: hit 3| [0] fan|(3) fan|"

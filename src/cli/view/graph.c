@@ -198,6 +198,12 @@ static int graph_event(const struct trace_event *ev, void *arg)
 			gr->oom = 1;
 			return 1;
 		}
+		/* A call at FUNC's depth or above while FUNC's graph is on:
+		 * that call of FUNC has ended without an exit (the function
+		 * tracer records none; a lost one), and this call is not in
+		 * it. */
+		if (th->on && gr->func && d <= th->start)
+			th->on = 0;
 		th->site[d] = ev->site;
 		th->node[d] = 0;
 		if (th->path_valid > d)
