@@ -87,3 +87,9 @@ check_eq "the interposers' own calls are not lines; ppoll, called for the progra
 check "jumps: dlsym(RTLD_NEXT) found the ppoll the program is bound to, as untraced" grep -q 'next is the bound ppoll 1' "$T/jplain"
 check_eq "jumps: _setjmp, longjmp, dlopen and dlsym, whose return is never hooked, show when they were called, not a duration" \
 	"$(replay_threads "$T/j.data" | grep -cE '^ *@[0-9.]+ .*\| +(_setjmp|longjmp|dlopen|dlsym)\(\);$')" 5
+# Those lines keep to -D as every other call does: longjmp, inside
+# jump_back, is left out at -D 2, and every one of them at -D 1.
+check_eq "jumps: replay -D 2 leaves out longjmp (depth 3), keeps the depth-2 lines" \
+	"$("$NEEDLE" replay -D 2 -i "$T/j.data" | grep -v "^#" | sed 's/^[^|]*| //' | tr -d ' \n')" \
+	"main(){_setjmp();jump_back();after();dlopen();dlsym();dlsym();sigemptyset();ppoll();printf();}/*main*/"
+check_eq "jumps: replay -D 1: main alone" "$("$NEEDLE" replay -D 1 -i "$T/j.data" | grep -v "^#" | sed 's/^[^|]*| //' | tr -d ' \n')" "main();"

@@ -1304,8 +1304,10 @@ static int tree_event(const struct trace_event *ev, struct replay *r)
 		}
 		if (ev->flags & TEV_FLAT) {
 			/* The function tracer's entries: no exits, no subtrees. */
+			uint32_t limit = th->limit ? th->limit : r->max_depth;
 			if (th->out || (c & (TRIGGER_NOTRACE | TRIGGER_HIDE)) ||
-			    (r->have_sel && !(c & TRIGGER_FILTER) && !th->in) || r->have_callers || th->threshold)
+			    (r->have_sel && !(c & TRIGGER_FILTER) && !th->in) || r->have_callers || th->threshold ||
+			    (limit && th->sdepth >= limit))
 				return 0;
 			snprintf(dur, sizeof(dur), "@%.6f", ev->ns / 1e9);
 			tree_open_callers(r, th, ev->depth, ev->tid);
