@@ -126,6 +126,31 @@ env -u NEEDLE_SITES "$NEEDLE" record -o "$T/f.data" -- "$PROGS/exec_prog" fork >
 st=$?
 check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$st" 0
 check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"
+# Its chrome dump under filters: each B of a thread has its E (the calls
+# the child inherits are shown, or not, as their ends are), and under
+# -F main the child goes on inside main, as replay shows it.
+balance() {
+	python3 -c '
+import json, sys, collections
+st = collections.defaultdict(list); bad = 0
+for e in json.load(sys.stdin)["traceEvents"]:
+    k = (e.get("pid"), e.get("tid"))
+    if e["ph"] == "B": st[k].append(e["name"])
+    elif e["ph"] == "E":
+        if st[k] and st[k][-1] == e["name"]: st[k].pop()
+        else: bad += 1
+print(bad + sum(len(v) for v in st.values()))'
+}
+for o in "" "-D 1" "-D 2" "-F main" "-F fork" "-N fork" "-N main"; do
+	check_eq "--chrome $o of a trace with a fork: every B has its E" \
+		"$("$NEEDLE" dump -i "$T/f.data" --chrome $o | balance)" 0
+done
+child=$(trace_tids "$T/f.data" | sed -n 2p)
+check_eq "--chrome -F main: the child's fork returns inside main" \
+	"$("$NEEDLE" dump -i "$T/f.data" --chrome -F main | python3 -c '
+import json, sys
+print(" ".join(e["name"] + e["ph"] for e in json.load(sys.stdin)["traceEvents"]
+               if e.get("tid") == int(sys.argv[1]) and e["ph"] in "BE")[:40])' "$child" | cut -d" " -f1-3)" "mainB forkB forkE"
 view_refused "dump with two output forms" 2 "one of --chrome" "$NEEDLE" dump -i "$T/g.data" --chrome --graphviz
 
 # -t TIME: only the calls that lasted TIME or more (and so the calls they

@@ -104,11 +104,11 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 	int v = f->pats ? site_verdict(f, ev->site) : 1;
 
 	/* A forked child's calls open at the fork are its parent's: they
-	 * count (their exits are the child's) but open no subtree in it
-	 * (uftrace's child starts outside them), and its levels count from
-	 * its first own event. */
-	if (entry && (ev->flags & TEV_INHERITED))
-		return 1;
+	 * count (their exits are the child's), and the child goes on inside
+	 * them, in a -F subtree or a -N one as its parent was, as replay
+	 * shows it.  Its levels count from its first event, the outermost
+	 * of them, so that each is shown, or not, as its exit will be (a B
+	 * has its E). */
 	if (f->base[ev->thread] == UINT32_MAX)
 		f->base[ev->thread] = depth;
 	if (entry) {
