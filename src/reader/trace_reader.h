@@ -182,6 +182,13 @@ static inline const uint8_t *trace_module_build_id(const struct trace *t, size_t
 	return t->module_ids[m].id;
 }
 
+/* The process thread (an index) ran in: its TASKS record's, else the
+ * recorded process's (an older file, an unfinished recording). */
+static inline uint32_t trace_thread_pid(const struct trace *t, size_t thread)
+{
+	return thread < t->thread_cnt && t->threads[thread].pid ? t->threads[thread].pid : t->process.pid;
+}
+
 /* Open and index a trace.  On failure returns NULL and puts in err a
  * message that says what is wrong with the file. */
 struct trace *trace_open(const char *path, char *err, size_t errlen);

@@ -146,6 +146,23 @@ for o in "" "-D 1" "-D 2" "-F main" "-F fork" "-N fork" "-N main"; do
 		"$("$NEEDLE" dump -i "$T/f.data" --chrome $o | balance)" 0
 done
 child=$(trace_tids "$T/f.data" | sed -n 2p)
+parent=$(trace_tids "$T/f.data" | sed -n 1p)
+# The child is a process of its own in the exports, as info --task says.
+# (It exec's: two lives of its tid, each names the process.)
+check_eq "--chrome: the child's events are its own process's (pid = its tid), named once a life" \
+	"$("$NEEDLE" dump -i "$T/f.data" --chrome | python3 -c '
+import json, sys
+evs = json.load(sys.stdin)["traceEvents"]
+print(sorted({e["pid"] for e in evs if e.get("tid") == int(sys.argv[1])}),
+      sum(1 for e in evs if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] == int(sys.argv[1])))' "$child")" \
+	"[$child] 2"
+"$NEEDLE" export --format=perfetto -i "$T/f.data" -o "$T/f.pf" 2>/dev/null
+protoc --decode_raw <"$T/f.pf" >"$T/f.pfraw"
+check_eq "perfetto: a process track for the parent and one for the child" \
+	"$(awk '/^    3 \{/ { p = 1; next } p && /^      1: / { print $2; p = 0 }' "$T/f.pfraw" | sort -n | tr '\n' ' ')" \
+	"$(printf '%s\n' "$parent" "$child" | sort -n | tr '\n' ' ')"
+check_eq "perfetto: the child's thread track is in the child's process" \
+	"$(awk -v c="$child" '/^    4 \{/ { t = 1; pid = ""; next } t && /^      1: / { pid = $2 } t && /^      2: / { if ($2 == c) print pid; t = 0 }' "$T/f.pfraw" | sort -u)" "$child"
 check_eq "--chrome -F main: the child's fork returns inside main" \
 	"$("$NEEDLE" dump -i "$T/f.data" --chrome -F main | python3 -c '
 import json, sys

@@ -87,13 +87,14 @@ static void flush_line(struct chrome *c)
 	c->b.len = 0;
 }
 
-/* ,"ts":T,"pid":P,"tid":T} */
+/* ,"ts":T,"pid":P,"tid":T}: P the process of the event's thread (a
+ * forked child is a process of its own). */
 static void put_where(struct chrome *c, const struct trace_event *ev)
 {
 	PUT(c, ",\"ts\":");
 	put_us(c, ev->ns);
 	PUT(c, ",\"pid\":");
-	put_u64(c, c->t->process.pid);
+	put_u64(c, trace_thread_pid(c->t, ev->thread));
 	PUT(c, ",\"tid\":");
 	put_u64(c, ev->tid);
 }
@@ -161,14 +162,15 @@ static int chrome_call(const struct trace_event *ev, void *arg)
 		if (ev->kev.flags & KEV_COMM_EXEC)
 			return 0;
 		char comm[16];
+		uint32_t pid = trace_thread_pid(c->t, ev->thread);
 		view_kernel_comm(&ev->kev, comm);
-		for (int thread = ev->tid != c->t->process.pid; thread < 2; thread++) {
+		for (int thread = ev->tid != pid; thread < 2; thread++) {
 			sep(c);
 			if (thread)
 				PUT(c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
 			else
 				PUT(c, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-			put_u64(c, c->t->process.pid);
+			put_u64(c, pid);
 			if (thread) {
 				PUT(c, ",\"tid\":");
 				put_u64(c, ev->tid);
@@ -274,12 +276,27 @@ int export_chrome_filtered(struct trace *t, FILE *out, struct view_filter *filte
 	json_string(&c, pname);
 	PUT(&c, "}}");
 	flush_line(&c);
+	/* Each other process (a forked child, a program it exec'ed), named
+	 * by its first thread: once for each of that tid's lives, and the
+	 * viewers keep the last, the program it became. */
+	for (size_t i = 0; i < t->thread_cnt; i++) {
+		uint32_t pid = trace_thread_pid(t, i);
+		if (pid == t->process.pid || t->threads[i].tid != pid || (tid && tid != pid))
+			continue;
+		sep(&c);
+		PUT(&c, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+		put_u64(&c, pid);
+		PUT(&c, ",\"args\":{\"name\":");
+		json_string(&c, t->threads[i].name[0] ? t->threads[i].name : "process");
+		PUT(&c, "}}");
+		flush_line(&c);
+	}
 	for (size_t i = 0; i < t->thread_cnt; i++) {
 		if (tid && t->threads[i].tid != tid)
 			continue;
 		sep(&c);
 		PUT(&c, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-		put_u64(&c, t->process.pid);
+		put_u64(&c, trace_thread_pid(t, i));
 		PUT(&c, ",\"tid\":");
 		put_u64(&c, t->threads[i].tid);
 		PUT(&c, ",\"args\":{\"name\":");

@@ -68,27 +68,66 @@ static uint64_t thread_uuid(uint32_t thread)
 	return ((uint64_t)thread + 1) << 8 | 2;
 }
 
+/* A process's track: the recorded process's, or a child's (forked, or
+ * a program it exec'ed), by its pid (the low byte tells it from a
+ * thread's). */
+static uint64_t process_uuid(const struct trace *t, uint32_t pid)
+{
+	return pid == t->process.pid ? PROCESS_UUID : (uint64_t)pid << 8 | 1;
+}
+
+static void process_descriptor(struct perfetto *x, uint32_t pid, const char *name)
+{
+	x->nested.len = 0;
+	pb_uint(&x->nested, 1, pid);
+	pb_string(&x->nested, 6, name);
+	x->event.len = 0;
+	pb_uint(&x->event, 1, process_uuid(x->t, pid));
+	pb_bytes(&x->event, 3, x->nested.p, x->nested.len);
+	pb_bytes(&x->packet, 60, x->event.p, x->event.len);
+	emit_packet(x);
+}
+
+static int by_tid_then_index(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return *x < *y ? -1 : *x > *y;
+}
+
 static void track_descriptors(struct perfetto *x)
 {
 	struct trace *t = x->t;
 	const char *pname = t->argv && t->argv[0] ? t->argv[0] : "traced program";
 
-	x->nested.len = 0;
-	pb_uint(&x->nested, 1, t->process.pid);
-	pb_string(&x->nested, 6, pname);
-	x->event.len = 0;
-	pb_uint(&x->event, 1, PROCESS_UUID);
-	pb_bytes(&x->event, 3, x->nested.p, x->nested.len);
-	pb_bytes(&x->packet, 60, x->event.p, x->event.len);
-	emit_packet(x);
+	process_descriptor(x, t->process.pid, pname);
+	/* Each other process, named by its first thread's last life (the
+	 * program it became): one descriptor each, so the records of that
+	 * thread are sorted by tid, then by index. */
+	uint64_t *mains = malloc((t->thread_cnt ? t->thread_cnt : 1) * sizeof(*mains));
+	size_t n = 0;
+	for (size_t i = 0; mains && i < t->thread_cnt; i++) {
+		uint32_t pid = trace_thread_pid(t, i);
+		if (pid != t->process.pid && t->threads[i].tid == pid)
+			mains[n++] = (uint64_t)pid << 32 | i;
+	}
+	if (mains)
+		qsort(mains, n, sizeof(*mains), by_tid_then_index);
+	for (size_t k = 0; k < n; k++) {
+		if (k + 1 < n && mains[k + 1] >> 32 == mains[k] >> 32)
+			continue;
+		const struct trace_thread *th = &t->threads[(uint32_t)mains[k]];
+		process_descriptor(x, th->tid, th->name[0] ? th->name : "process");
+	}
+	free(mains);
 	for (size_t i = 0; i < t->thread_cnt; i++) {
+		uint32_t pid = trace_thread_pid(t, i);
 		x->nested.len = 0;
-		pb_uint(&x->nested, 1, t->process.pid);
+		pb_uint(&x->nested, 1, pid);
 		pb_uint(&x->nested, 2, t->threads[i].tid);
 		pb_string(&x->nested, 5, t->threads[i].name[0] ? t->threads[i].name : "thread");
 		x->event.len = 0;
 		pb_uint(&x->event, 1, thread_uuid((uint32_t)i));
-		pb_uint(&x->event, 5, PROCESS_UUID);
+		pb_uint(&x->event, 5, process_uuid(t, pid));
 		pb_bytes(&x->event, 4, x->nested.p, x->nested.len);
 		pb_bytes(&x->packet, 60, x->event.p, x->event.len);
 		emit_packet(x);
