@@ -160,8 +160,35 @@ wait_for pgrep -f "^$A/ticker 500" >/dev/null
 tp=$(pgrep -f "^$A/ticker 500" | head -1)
 wait_for grep -q 'needle-buffer' /proc/"$tp"/maps
 refused "started by needle record" "$tp" "already being recorded"
+# ... and needle record itself, whose program is the one to record.
+refused "needle record's own PID" "$np" "is needle itself"
 wait "$np"
 check_eq "started by needle record: its recording ends well" "$?" 0
+
+# A stopped process lends no thread: refused at once, and it stays
+# stopped (then runs on to its end when continued).
+"$A/ticker" 300 >/dev/null &
+tp=$!
+wait_for grep -q ticker /proc/"$tp"/comm
+kill -STOP "$tp"
+wait_for grep -q '^State:.*T' /proc/"$tp"/status
+refused "a stopped process" "$tp" "is stopped"
+check "a stopped process: still stopped" grep -q '^State:.*T' /proc/"$tp"/status
+check "a stopped process: no libneedle loaded" sh -c "! grep -q needle /proc/$tp/maps"
+kill -CONT "$tp"
+wait "$tp"
+check_eq "a stopped process: runs to its end when continued" "$?" 0
+
+# A thread's id: /proc shows it, but the process is what is recorded.
+python3 -c 'import threading, time, os
+t = threading.Thread(target=time.sleep, args=(5,)); t.start()
+print(t.native_id, flush=True); t.join()' >"$T/tid" &
+tpy=$!
+wait_for test -s "$T/tid"
+refused "a thread's id" "$(cat "$T/tid")" "is a thread of process $tpy"
+check "a thread's id: no libneedle loaded in its process" sh -c "! grep -q needle /proc/$tpy/maps"
+kill "$tpy"
+wait "$tpy" 2>/dev/null
 
 # Traced by someone else.
 "$A/ticker" 500 >/dev/null &

@@ -146,22 +146,32 @@ static int buffer_served(pid_t pid, const char *maps, const char *at, ino_t *orp
  * line said when not. */
 static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 {
-	char *stat = proc_read(pid, "stat", NULL);
+	char *stat_line = proc_read(pid, "stat", NULL);
 	snprintf(comm, commlen, "?");
-	if (!stat) {
+	if (!stat_line) {
 		cli_error("no process with PID %d", (int)pid);
 		return -1;
 	}
-	char *open_paren = strchr(stat, '('), *close_paren = strrchr(stat, ')');
+	char *open_paren = strchr(stat_line, '('), *close_paren = strrchr(stat_line, ')');
 	char state = 0;
 	unsigned long flags = 0;
 	if (open_paren && close_paren && close_paren > open_paren) {
 		snprintf(comm, commlen, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
 		sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags);
 	}
-	free(stat);
+	free(stat_line);
 	if (pid == getpid()) {
 		cli_error("process %d is this needle record", (int)pid);
+		return -1;
+	}
+	/* Another needle (a needle record that started a program): its
+	 * program is the process to record. */
+	struct stat self_st, exe_st;
+	char exe_link[64];
+	snprintf(exe_link, sizeof(exe_link), "/proc/%d/exe", (int)pid);
+	if (!stat("/proc/self/exe", &self_st) && !stat(exe_link, &exe_st) && self_st.st_dev == exe_st.st_dev &&
+	    self_st.st_ino == exe_st.st_ino) {
+		cli_error("process %d is needle itself: record the program it runs (its child), not needle", (int)pid);
 		return -1;
 	}
 	if (state == 'Z' || state == 'X') {
@@ -180,7 +190,29 @@ static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 	}
 	long uid = status_number(status, "\nUid:");
 	long tracer = status_number(status, "\nTracerPid:");
+	long tgid = status_number(status, "\nTgid:");
 	free(status);
+	/* /proc shows a thread's id too, and the attach would wait for a
+	 * process that never answers (the session is the process's). */
+	if (tgid > 0 && tgid != pid) {
+		char tcomm[64] = "?";
+		char *ts = proc_read((pid_t)tgid, "comm", NULL);
+		if (ts) {
+			snprintf(tcomm, sizeof(tcomm), "%s", ts);
+			tcomm[strcspn(tcomm, "\n")] = 0;
+			free(ts);
+		}
+		cli_error("%d (%s) is a thread of process %ld (%s): record the process, needle record -p %ld", (int)pid,
+			  comm, tgid, tcomm, tgid);
+		return -1;
+	}
+	/* A stopped process runs no thread to lend (the attach's borrowed
+	 * thread): it would be waited for in vain. */
+	if (state == 'T') {
+		cli_error("process %d (%s) is stopped (SIGSTOP, or a shell's job control): let it run (kill -CONT %d), "
+			  "then record it", (int)pid, comm, (int)pid);
+		return -1;
+	}
 	if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
 		struct passwd *pw = getpwuid((uid_t)uid);
 		cli_error("process %d (%s) belongs to user %s: record it as that user, or as root", (int)pid, comm,
