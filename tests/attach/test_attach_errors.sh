@@ -190,6 +190,28 @@ check "a thread's id: no libneedle loaded in its process" sh -c "! grep -q needl
 kill "$tpy"
 wait "$tpy" 2>/dev/null
 
+# Stopped during libneedle's start-up (Ctrl-C once the buffer is mapped,
+# a quarter of a second before python3's functions are found): the next
+# -p, right after, waits for the process to let go of it and records.
+# (A fresh process each round: a second start-up in one is quicker.)
+for round in 1 2 3; do
+	python3 -c 'import time; time.sleep(60)' &
+	tpy=$!
+	wait_for grep -q python3 /proc/"$tpy"/comm
+	"$NEEDLE" record -p "$tpy" -o "$T/early.data" >/dev/null 2>"$T/early.err" &
+	np=$!
+	wait_for grep -q needle-buffer /proc/"$tpy"/maps
+	kill -INT "$np"
+	wait "$np"
+	check "early Ctrl-C, round $round: stopped before recording began ($(head -c 200 "$T/early.err"))" \
+		grep -q "stopped before recording began" "$T/early.err"
+	"$NEEDLE" record -p "$tpy" -o "$T/again.data" --duration 0.3 >/dev/null 2>"$T/again.err"
+	st=$?; check_eq "early Ctrl-C, round $round: the next -p at once records ($(tail -1 "$T/again.err"))" "$st" 0
+	check "early Ctrl-C, round $round: the process runs on" kill -0 "$tpy"
+	kill "$tpy"
+	wait "$tpy" 2>/dev/null
+done
+
 # Traced by someone else.
 "$A/ticker" 500 >/dev/null &
 tp=$!

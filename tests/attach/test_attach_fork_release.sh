@@ -134,7 +134,7 @@ wait "$np" 2>/dev/null
 wait_for sh -c "! grep -q needle-buffer /proc/$fp/maps"
 check "killed: the child keeps its copy (work() starts $(entry "$cp"))" test "$(entry "$cp")" != 0f1f440000
 "$NEEDLE" record -p "$cp" --duration=0.5 -o "$T/k2.data" 2>"$T/k2.err"
-check_eq "killed: -p on the child records ($(tr '\n' ' ' <"$T/k2.err" | head -c 300))" "$?" 0
+st=$?; check_eq "killed: -p on the child records ($(tr '\n' ' ' <"$T/k2.err" | head -c 300))" "$st" 0
 n=$(calls "$T/k2.data" work)
 check "killed: -p on the child: work() recorded ($n)" test "$n" != missing -a "$n" != 0
 released "killed: after -p on the child" "$cp"
@@ -204,7 +204,7 @@ ap=$(awk '/^child/ { print $2 }' "$T/a.out")
 kill -INT "$np"
 wait "$np"
 "$NEEDLE" record -p "$ap" --duration=0.5 -o "$T/a2.data" 2>"$T/a2.err"
-check_eq "other path: -p records ($(tr '\n' ' ' <"$T/a2.err"))" "$?" 0
+st=$?; check_eq "other path: -p records ($(tr '\n' ' ' <"$T/a2.err"))" "$st" 0
 check "other path: says it uses the libneedle loaded" grep -q "has $T/lib2/libneedle.so loaded already" "$T/a2.err"
 check_eq "other path: one libneedle in it" "$(grep 'libneedle.so' /proc/"$ap"/maps | awk '{ print $6 }' | sort -u | wc -l)" 1
 n=$(calls "$T/a2.data" work)

@@ -11,7 +11,7 @@ P="$BUILD/tests/attach/ticker"
 pid=$!
 sleep 0.2
 "$BUILD/tests/attach/inject_driver" "$pid" "$(readlink -f "$BUILD/libneedle.so")" >"$T/inj" 2>"$T/err"
-check "inject: libneedle loaded into the running process ($(cat "$T/inj" "$T/err"))" test $? = 0
+st=$?; check "inject: libneedle loaded into the running process ($(cat "$T/inj" "$T/err"))" test "$st" = 0
 check "inject: libneedle is in its maps" grep -q libneedle "/proc/$pid/maps"
 wait "$pid"
 check_eq "inject: the program exited with status 0" "$?" 0

@@ -65,7 +65,7 @@ for opt in O0 O2; do
 			-Wl,-rpath,"$T"
 		"$T/pg_$v" 3 >"$T/plain_$v.out" 2>/dev/null
 		"$NEEDLE" record -o "$T/pg_$v.data" -- "$T/pg_$v" 3 >"$T/pg_$v.out" 2>"$T/pg_$v.err"
-		check_eq "$v: recorded, the program's status ($(tail -1 "$T/pg_$v.err"))" "$?" 0
+		st=$?; check_eq "$v: recorded, the program's status ($(tail -1 "$T/pg_$v.err"))" "$st" 0
 		check "$v: the program's output as untraced" cmp -s "$T/plain_$v.out" "$T/pg_$v.out"
 		"$NEEDLE" record -o "$T/pf_$v.data" -- "$T/pf_$v" 3 >/dev/null 2>&1
 		graph "$T/pg_$v.data" | grep -v '^ *\(monstartup\|__cxa_atexit\)();$' >"$T/pg_$v.graph"

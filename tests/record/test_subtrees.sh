@@ -182,7 +182,7 @@ check_eq "--match after the program's name is the program's: 'ea*f' stays a glob
 	"$?:$(graph -i ma.data 2>/dev/null | grep -c '} = ')" "1:0"
 # --match=regex leaves a plain name a name: the one debug info describes.
 "$NEEDLE" record -o "$T/mn.data" --match=regex -A 'target@x' -- "$PROGS/uvalues" >/dev/null 2>"$T/mn.err"
-check_eq "--match=regex -A 'target@x': a parameter named by a plain name ($(tail -1 "$T/mn.err"))" "$?" 0
+st=$?; check_eq "--match=regex -A 'target@x': a parameter named by a plain name ($(tail -1 "$T/mn.err"))" "$st" 0
 # Run as uftrace with --match=glob: the agent and the views read 'ou*' alike.
 check_eq "as uftrace with --match=glob: -N 'ou*' is a glob for the views too (outer only dropped)" \
 	"$(cd "$T" && "$T/uftrace" --match=glob -F main -N 'ou*' "$P" 2>/dev/null | sed -n 's/^[^|]*| //p' | tr -d ' \n')" \

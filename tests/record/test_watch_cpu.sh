@@ -11,7 +11,7 @@ P="$PROGS/cpu_hop"
 N=12
 
 "$NEEDLE" record -W cpu -F work -A 'work@arg1' -o "$T/w.data" -- "$P" $N >"$T/out" 2>"$T/err"
-check_eq "record -W cpu: exit 0 ($(head -c 200 "$T/err"))" "$?" 0
+st=$?; check_eq "record -W cpu: exit 0 ($(head -c 200 "$T/err"))" "$st" 0
 check_eq "the program's output: $N lines" "$(wc -l <"$T/out")" $N
 "$NEEDLE" replay -i "$T/w.data" | sed 's/^[^|]*| //' >"$T/g"
 # What the program saw, as the notes a call gets: one where the CPU

@@ -561,7 +561,24 @@ int record_attach(struct recording *r, const char *agent_default)
 	 * that was killed still records into that recording's buffer, which
 	 * nobody reads: let go of it first, as that needle record would
 	 * have. */
-	if (orphan && record_release_orphan(pid, orphan, err, sizeof(err))) {
+	int released = orphan ? record_release_orphan(pid, orphan, err, sizeof(err)) : 0;
+	/* One whose libneedle is still in that recording's session (it was
+	 * stopped or killed during its start-up) lets go of it by itself
+	 * when the start-up ends: waited for, up to 10 s, as long as it
+	 * keeps the buffer mapped. */
+	for (int waited = 0; released == -EBUSY && waited < 100; waited++) {
+		struct timespec t = { 0, 100 * 1000 * 1000 };
+		nanosleep(&t, NULL);
+		if (check_target(pid, comm, sizeof(comm), &orphan))
+			return 1;
+		released = orphan ? record_release_orphan(pid, orphan, err, sizeof(err)) : 0;
+	}
+	if (released == -EBUSY) {
+		cli_error("process %d (%s) is still ending an earlier recording that was stopped during its start "
+			  "(after 10 s): try again once it has", (int)pid, comm);
+		return 1;
+	}
+	if (released) {
 		cli_error("process %d (%s) keeps the patched code of a recording whose needle record was killed, "
 			  "and cannot be let go of (%s): it cannot be recorded again until it restarts",
 			  (int)pid, comm, err);

@@ -266,7 +266,9 @@ struct record_hold;
 size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_t except);
 /* Process pid keeps the copy of a recording that ended without letting
  * go of it (its needle record was killed): the buffer of inode ino, which
- * nobody reads.  Let go of it as above: 0, or -1 with why in err. */
+ * nobody reads.  Let go of it as above: 0, or -1 with why in err;
+ * -EBUSY when its libneedle is still in that recording's session (one
+ * stopped during its start-up, which it lets go of when that ends). */
 int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen);
 /* Does process pid map the buffer (the memfd "needle-buffer" of inode
  * ino)? */

@@ -270,6 +270,11 @@ static int wait_released(struct recording *r, int sock)
  * else -1 with why in err.  r: the recording, drained meanwhile, or NULL
  * (nobody reads that buffer any more); hold, if any, is retargeted to
  * pid. */
+/* Set by release_one when the process's libneedle was in a session of
+ * its own (a recording stopped during its start-up, which it lets go of
+ * when that ends). */
+static int release_busy;
+
 static int release_one(struct recording *r, ino_t ino, struct record_hold *hold, pid_t pid, char *err,
 		       size_t errlen)
 {
@@ -319,6 +324,7 @@ static int release_one(struct recording *r, ino_t ino, struct record_hold *hold,
 	if (inject_library(pid, &req, &res, err, errlen))
 		goto fail;
 	if (res.entry_ret) {
+		release_busy = res.entry_ret == -EBUSY;
 		snprintf(err, errlen, "%s", res.entry_ret == -EBUSY ? "it is in a needle session of its own"
 								  : strerror((int)-res.entry_ret));
 		goto fail;
@@ -389,12 +395,13 @@ int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen)
 	static struct record_hold hold;
 	struct shm_header *h = map_header_of(pid, ino);
 	int held = h && !record_hold_start(&hold, h, pid);
+	release_busy = 0;
 	int done = release_one(NULL, ino, held ? &hold : NULL, pid, err, errlen);
 	if (held)
 		record_hold_stop(&hold);
 	if (h)
 		munmap(h, SHM_HEADER_SIZE);
-	return done < 0 ? -1 : 0;
+	return done >= 0 ? 0 : release_busy ? -EBUSY : -1;
 }
 
 static int pid_in(const pid_t *v, size_t n, pid_t pid)
