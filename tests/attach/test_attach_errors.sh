@@ -212,6 +212,24 @@ for round in 1 2 3; do
 	wait "$tpy" 2>/dev/null
 done
 
+# Ctrl-C (SIGINT) at once, to a -p started as a script's background job
+# (which its shell starts with SIGINT ignored): it stops before recording
+# begins, the process untouched or let go of, not records on.
+python3 -c 'import time; time.sleep(60)' &
+tpy=$!
+wait_for grep -q python3 /proc/"$tpy"/comm
+timeout 30 sh -c '"$1" record -p "$2" -o "$3" 2>"$4" & echo $! >"$5"; wait $!' sh \
+	"$NEEDLE" "$tpy" "$T/bg.data" "$T/bg.err" "$T/bg.pid" &
+sp=$!
+wait_for test -s "$T/bg.pid"
+kill -INT "$(cat "$T/bg.pid")"
+wait "$sp"
+st=$?; check_eq "SIGINT at once to a background -p: it stops, exit 1 ($(head -c 200 "$T/bg.err"))" "$st" 1
+check "SIGINT at once to a background -p: stopped before recording began" grep -q "stopped before recording began" "$T/bg.err"
+check "SIGINT at once to a background -p: the process runs on" kill -0 "$tpy"
+kill "$tpy"
+wait "$tpy" 2>/dev/null
+
 # Traced by someone else.
 "$A/ticker" 500 >/dev/null &
 tp=$!

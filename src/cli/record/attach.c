@@ -554,6 +554,17 @@ int record_attach(struct recording *r, const char *agent_default)
 	char comm[64], name[ATTACH_NAME_MAX + 1], err[600];
 	int lfd = -1, sock = -1, pidfd = -1, ret = 1;
 
+	/* Ctrl-C, SIGTERM and SIGHUP stop the recording from the first:
+	 * caught before the slow steps (the program's DWARF, libneedle's
+	 * start-up), so that one sent early is not lost, even to a
+	 * background job whose shell left SIGINT ignored. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop; /* no SA_RESTART: waits end at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
 	ino_t orphan;
 	if (check_target(pid, comm, sizeof(comm), &orphan))
 		return 1;
@@ -607,12 +618,10 @@ int record_attach(struct recording *r, const char *agent_default)
 	}
 	if (o->snapshot)
 		snapshot_catch_sigusr2();
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop; /* no SA_RESTART: waits end at once */
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	if (stop_asked) {
+		cli_error("stopped before recording began; process %d (%s) was not touched", (int)pid, comm);
+		goto abandon;
+	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 
 	r->pid = pid;
