@@ -230,6 +230,16 @@ check "SIGINT at once to a background -p: the process runs on" kill -0 "$tpy"
 kill "$tpy"
 wait "$tpy" 2>/dev/null
 
+# A process that rewrote its title in place: its command line is the
+# title, not the title and a run of empty arguments.
+"$A/ticker" 300 retitle >/dev/null &
+tp=$!
+wait_for grep -q retitled /proc/"$tp"/cmdline
+"$NEEDLE" record -p "$tp" -o "$T/title.data" --duration 0.2 >/dev/null 2>&1
+check_eq "a retitled process: info's command is its title" \
+	"$("$NEEDLE" info -i "$T/title.data" | sed -n 's/^command: *//p')" "'ticker: retitled'"
+wait "$tp"
+
 # Traced by someone else.
 "$A/ticker" 500 >/dev/null &
 tp=$!

@@ -1,7 +1,9 @@
-/* ticker N [exec] - four threads compute while the main thread prints N
- * lines, one every 2 ms, then the threads' sums: the same output whether
- * or not a library is loaded into it meanwhile.  With "exec", it then
- * becomes sleep 1 instead of exiting. */
+/* ticker N [exec|retitle] - four threads compute while the main thread
+ * prints N lines, one every 2 ms, then the threads' sums: the same output
+ * whether or not a library is loaded into it meanwhile.  With "exec", it
+ * then becomes sleep 1 instead of exiting; with "retitle", it first
+ * rewrites its command line in place as servers do (redis, postgres):
+ * "ticker: retitled", the rest of its arguments' bytes NULs. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -32,6 +34,12 @@ int main(int argc, char **argv)
 	int n = argc > 1 ? atoi(argv[1]) : 500;
 	pthread_t t[4];
 	long ok[4];
+
+	if (argc > 2 && !strcmp(argv[2], "retitle")) {
+		char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+		memset(argv[0], 0, (size_t)(end - argv[0]));
+		strcpy(argv[0], "ticker: retitled"); /* fits: "/.../ticker N retitle" is longer */
+	}
 
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, worker, &ok[i]);

@@ -317,6 +317,11 @@ static char **target_argv(pid_t pid, const char *comm)
 			argv[0] = strdup(comm);
 		return argv;
 	}
+	/* A program that rewrote its title in place (redis, postgres,
+	 * nginx's "worker process") leaves the rest of the old arguments'
+	 * bytes as NULs: not arguments. */
+	while (len > 1 && !cmd[len - 1] && !cmd[len - 2])
+		len--;
 	for (size_t i = 0; i < len; i++)
 		n += cmd[i] == 0;
 	if (cmd[len - 1])
