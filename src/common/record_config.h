@@ -47,7 +47,7 @@
  * /proc/PID/environ to explain a process that does not answer). */
 #define RECORD_CONFIG_ENV "NEEDLE_CONFIG"
 
-#define RECORD_CONFIG_GLOBS_MAX (1u << 20)  /* bytes of a list of globs, triggers or filters */
+#define RECORD_CONFIG_GLOBS_MAX (64u << 20) /* bytes of a list of globs, triggers or filters */
 #define RECORD_CONFIG_ARGS_MAX (64u << 20)  /* --auto-args: a line per function */
 
 /* X(tag, name, meaning) - integers (tags 1-31). */

@@ -70,6 +70,16 @@ server_test() {
 	n=$(traced_calls "$T/$name.c.data")
 	check "$name: the widened session's trace holds traced calls ($n)" test "$n" -gt 100
 
+	# A C++ pattern that names every V8 function (tens of thousands of
+	# mangled names, sent whole to the agent, found by one lookup a site).
+	if [ "$name" = node ]; then
+		"$NEEDLE" record -p "$spid" -o "$T/$name.v8.data" -F 'v8::*' --duration=1 2>"$T/$name.v8.rec"
+		st=$?
+		check_eq "node: -p -F 'v8::*' ends 0 ($(tail -1 "$T/$name.v8.rec"))" "$st" 0
+		check "node: -p -F 'v8::*': its trace holds v8:: calls" \
+			sh -c "'$NEEDLE' report -i '$T/$name.v8.data' | grep -q ' v8::'"
+	fi
+
 	touch "$T/$name.stop"
 	wait "$lpid"
 	local lstatus=$?

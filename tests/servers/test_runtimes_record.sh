@@ -43,6 +43,17 @@ else
 		run "node$k" node -e "$JS"
 	done
 	check_eq "node: traced, the program's own status, 3" "$RUN_STATUS" 3
+	# -F with C++ patterns that name every function of node's: each is
+	# sent as the mangled names it matches (megabytes), found by one
+	# lookup a site; '*' matches every name as spelled, and is sent alone.
+	for pat in 'node::*' 'v8::*' '*'; do
+		(cd "$T" && "$NEEDLE" record -o "$T/nodef.data" -F "$pat" -- node -e "$JS") >"$T/nodef.out" 2>"$T/nodef.err"
+		st=$?
+		check_eq "node -F '$pat': the program's own status, 3 ($(grep '^needle: ' "$T/nodef.err" | tail -1))" "$st" 3
+		check "node -F '$pat': stdout as untraced" cmp -s "$T/node1.u.out" "$T/nodef.out"
+		n=$(traced_calls "$T/nodef.data")
+		check "node -F '$pat': the trace holds traced calls ($n)" test "$n" -gt 100
+	done
 	n=$(traced_calls "$T/node1.data")
 	check "node: the trace holds traced calls ($n)" test "$n" -gt 1000
 	"$NEEDLE" info -i "$T/node1.data" >"$T/node.info"

@@ -67,6 +67,7 @@
 #include "agent/record/recorder_direct.h"
 #include "agent/record/overwrite.h"
 #include "agent/record/hold_client.h"
+#include "agent/record/name_index.h"
 #include "agent/record/recorder.h"
 #include "agent/record/trigger.h"
 #include "common/meta_protocol.h"
@@ -1016,15 +1017,41 @@ static int in_module(uint32_t id, const char *module)
 	return !needle_site_info(id, &info) && info.module && module_name_matches(module, info.module);
 }
 
+/* The lists select_sites tests every site against, their mangled names
+ * indexed (name_index.h) for that run, on the thread that runs it. */
+static __thread struct name_index *sel_index;
+static __thread size_t sel_index_cnt;
+
+static const struct name_index *index_of(const char *list)
+{
+	for (size_t i = 0; list && i < sel_index_cnt; i++)
+		if (sel_index[i].list == list)
+			return &sel_index[i];
+	return NULL;
+}
+
 /* Does a glob of list match the site?  *pos: the largest POS of those
  * that do (0 for lines without one).  A line "GLOB<tab>m=MODULE" names
- * that object's functions only. */
+ * that object's functions only.  An indexed list's mangled names are
+ * looked up, its other lines tested. */
 static int glob_list_find(const char *list, uint32_t id, unsigned long *pos)
 {
-	const char *p = list;
+	const struct name_index *x = index_of(list);
 	char pat[512];
 	int found = 0;
 
+	if (x) {
+		struct needle_site_info info = { .sz = sizeof(info) };
+		unsigned long at = 0;
+		if (!needle_site_info(id, &info) && name_index_find(x, info.name, &at)) {
+			if (!pos)
+				return 1;
+			*pos = at;
+			found = 1;
+		}
+		list = name_index_rest(x);
+	}
+	const char *p = list;
 	while (p && *p) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
@@ -1061,6 +1088,10 @@ static int glob_list_match(const char *list, uint32_t id)
  * GLOB@MODULE patches a library's functions). */
 static int module_glob_match(const char *list, uint32_t id)
 {
+	/* Module lines are never indexed: an index's other lines hold them. */
+	const struct name_index *x = index_of(list);
+	if (x)
+		list = name_index_rest(x);
 	for (const char *p = list; p && *p;) {
 		const char *nl = strchr(p, '\n'), *tab = strchr(p, '\t');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
@@ -1246,7 +1277,30 @@ static int refold(char *why, size_t whylen)
  * malloc'ed array, *n of them (*usable: how many were traceable). */
 /* Only among the sites the meta file names: a site found later and not
  * named yet (its events would carry an id nothing names) waits. */
+static uint64_t *select_sites_indexed(const char *filter, const char *notrace, size_t *n, size_t *usable);
+
 static uint64_t *select_sites(const char *filter, const char *notrace, size_t *n, size_t *usable)
+{
+	const char *lists[] = { filter, notrace, cur_subtree, cur_drop, cur_on, cur_off, cur_finish };
+	struct name_index index[sizeof(lists) / sizeof(lists[0])];
+	size_t cnt = 0;
+
+	/* An index that could not be built (out of memory) is left out:
+	 * its list is tested line by line. */
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (lists[i] && *lists[i] && !index_of(lists[i]) && !name_index_build(&index[cnt], lists[i])) {
+			sel_index = index;
+			sel_index_cnt = ++cnt;
+		}
+	uint64_t *addrs = select_sites_indexed(filter, notrace, n, usable);
+	sel_index = NULL;
+	sel_index_cnt = 0;
+	for (size_t i = 0; i < cnt; i++)
+		name_index_free(&index[i]);
+	return addrs;
+}
+
+static uint64_t *select_sites_indexed(const char *filter, const char *notrace, size_t *n, size_t *usable)
 {
 	int total = needle_site_count();
 	if (total > meta_sites)

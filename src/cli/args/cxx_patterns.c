@@ -196,24 +196,27 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 			 * program's (fired once a call, by one line). */
 			int hit = 0;
 			for (size_t i = 0; i < n && !hit; i++)
-				hit = regex_names(&re, &syms[i]);
+				hit = regex_names(&re, &syms[i]) && regexec(&re, syms[i].mangled, 0, NULL, 0);
 			if (!(replace && hit))
 				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
 			for (size_t i = 0; hit && i < n; i++)
-				if (regex_names(&re, &syms[i]))
+				if (regex_names(&re, &syms[i]) && regexec(&re, syms[i].mangled, 0, NULL, 0))
 					fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "",
 						rest ? rest : "");
 			regfree(&re);
 			p += l + (p[l] == '\n');
 			continue;
 		}
+		/* A symbol the pattern matches as it is spelled ('*', 'foo*')
+		 * the agent finds by the pattern: not added again (for -F '*',
+		 * every symbol of the program). */
 		int named = 0;
 		for (size_t i = 0; i < n; i++)
-			named |= strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern);
+			named |= fnmatch(pattern, syms[i].mangled, 0) && names(&syms[i], pattern);
 		if (!(replace && named))
 			fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
 		for (size_t i = 0; named && i < n; i++)
-			if (strcmp(pattern, syms[i].mangled) && names(&syms[i], pattern))
+			if (fnmatch(pattern, syms[i].mangled, 0) && names(&syms[i], pattern))
 				fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "", rest ? rest : "");
 		p += l + (p[l] == '\n');
 	}

@@ -43,6 +43,20 @@ int record_prepare(struct recording *r, const char *exe, pid_t pid)
 		return -1;
 	o->agent.args = o->values.args;
 	o->agent.arg_filters = o->values.arg_filters;
+	/* What the agent is handed has its limits (common/record_config.h):
+	 * said here, in the command's words, not as the program's exec or the
+	 * session failing. */
+	uint8_t *config;
+	size_t config_len;
+	int size_err = record_config_encode(&o->agent, &config, &config_len);
+	if (size_err == -E2BIG) {
+		cli_error("the functions named are too many to hand to the program (a list over %u MiB, the values over "
+			  "%u MiB): narrow -F, -N, -P, -U, -T or --trigger patterns (C++ patterns are sent as every "
+			  "mangled name they match)", RECORD_CONFIG_GLOBS_MAX >> 20, RECORD_CONFIG_ARGS_MAX >> 20);
+		return -1;
+	}
+	if (!size_err)
+		free(config);
 	/* A file size limit (ulimit -f) is a write error (EFBIG), for the
 	 * trace file and the buffer alike, not a reason to die. */
 	signal(SIGXFSZ, SIG_IGN);
