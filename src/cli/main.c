@@ -25,7 +25,7 @@ static const char usage[] =
 	"  replay [-i FILE] [options]        print the function graph\n"
 	"  live   [options] -- PROG [ARGS]   record PROG, then print its function graph\n"
 	"  report [-i FILE] [-s KEY]         per-function calls and times\n"
-	"  export [-i FILE] --format=F -o OUT  perfetto, chrome, folded or uftrace\n"
+	"  export [-i FILE] --format=F -o OUT  perfetto, chrome, folded, pprof, otlp, uftrace or ctf\n"
 	"  graph  [-i FILE] [FUNC]           the call graph of FUNC, calls merged by path\n"
 	"  dump   [-i FILE]                  every event as a line, thread by thread\n"
 	"  script -S FILE.py [-i FILE]       run a Python script over the events (import needle)\n"

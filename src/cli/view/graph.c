@@ -514,7 +514,7 @@ static const char graph_usage[] =
 	"                     --no-sched-preempt: not where it was preempted; --no-sched\n"
 	"                     (or --no-event): none;\n"
 	"                     an -E beside either wins; --no-pager: accepted (needle never pages)\n"
-	"  -D, --depth N       at most N levels below FUNC\n"
+	"  -D, --depth N       at most N levels, FUNC's the first (-D 1: FUNC alone)\n"
 	"  -t, --time-filter TIME  only the calls that lasted TIME or more (e.g. 1ms)\n"
 	"  -f, --output-fields total,self,addr|none\n"
 	"                      the columns before the graph (default total; +FIELDS adds)\n"
