@@ -45,6 +45,18 @@ check_eq "report --task -r T~: its calls are report -r T~'s" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task -r "$mid~" --csv | awk -F, 'NR > 1 { n += $3 } END { print n }')" \
 	"$("$NEEDLE" report -i "$T/tk.data" -r "$mid~" --csv | awk -F, 'NR > 1 { n += $2 } END { print n }')"
 
+# A program killed while its threads ran: their outermost calls never
+# returned; each thread's total is still no less than its self time
+# (the time of its calls inside, which the trace holds).
+"$NEEDLE" record -o "$T/kill.data" -- "$BUILD/tests/attach/ticker" 100000 >/dev/null 2>"$T/kill.err" &
+krec=$!
+wait_for sh -c "pgrep -f '^$BUILD/tests/attach/ticker 100000' >/dev/null"
+sleep 0.3
+kill -KILL "$(pgrep -f "^$BUILD/tests/attach/ticker 100000" | head -1)"
+wait "$krec"
+check_eq "--task, a killed program: 5 threads, each with a total no less than its self time (and not 0)" \
+	"$("$NEEDLE" report -i "$T/kill.data" --task --csv | awk -F, 'NR > 1 { n++; if ($4 < $5 || $4 == 0) bad++ } END { print n, bad + 0 }')" "5 0"
+
 check_eq "--task -f tid,func: the tid column, then the calls and the name" \
 	"$("$NEEDLE" report -i "$T/tk.data" --task -f tid,func | awk 'NR > 2 { print $2 }' | sort -n | tr '\n' ' ')" "1 301 301 "
 check_eq "--task: the tids are the trace's threads" \

@@ -384,8 +384,9 @@ static int account(const struct trace_event *ev, void *arg)
 			if (!r->min_ns && (r->task || !(ev->flags & TEV_INHERITED)))
 				f->calls++;
 			/* --task: the thread's outermost call that counts (depth
-			 * 0, unless -F, -N, -D or -r left it out). */
-			if (r->task && !f->task_top && !(ev->flags & TEV_FLAT))
+			 * 0, unless -F, -N, -D or -r left it out); a forked
+			 * child's starts outside the calls it inherits. */
+			if (r->task && !f->task_top && !(ev->flags & (TEV_FLAT | TEV_INHERITED)))
 				f->task_top = ev->depth + 1;
 		}
 		/* A call open before a snapshot's window is no call of it:
@@ -400,6 +401,11 @@ static int account(const struct trace_event *ev, void *arg)
 	 * thread's (--task): the time of its outermost calls. */
 	int outermost = 1;
 	struct func_stats *task_row = NULL;
+	/* --task: the end of a call a forked child inherited is no time of
+	 * the child's (the call began in its parent), as its own calls are
+	 * (so a thread's self time never passes its total). */
+	if (r->task && ev->kind == TEV_EXIT && (ev->flags & TEV_INHERITED))
+		return 0;
 	if (r->task) {
 		task_row = stats_for(r, ev->thread);
 		outermost = task_row && ev->kind == TEV_EXIT && task_row->task_top == ev->depth + 1;
@@ -414,6 +420,13 @@ static int account(const struct trace_event *ev, void *arg)
 	/* Durations come from exits; a call still running at the end, whose
 	 * exit was lost or whose entry is missing counts as a call but has
 	 * no time. */
+	/* --task: a thread whose outermost call still ran at the end (a
+	 * program killed, a thread that never returned) ran at least from
+	 * its entry to its last event: its total, so that it is no less
+	 * than the time of the calls inside. */
+	if (r->task && outermost && task_row && ev->kind == TEV_EXIT && (ev->flags & TEV_UNTIMED) == TEV_OPEN &&
+	    !r->min_ns && ev->ns > ev->entry_ns)
+		task_row->total += ev->ns - ev->entry_ns;
 	if (ev->kind != TEV_EXIT || (ev->flags & TEV_UNTIMED) ||
 	    !(f = r->task ? task_row : row_for(r, ev)))
 		return 0;
