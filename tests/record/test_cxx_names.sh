@@ -120,3 +120,19 @@ record "$T/dk.data" -F 'kv::Store::get' --demangle=full
 check_eq "record --demangle=full: kept for the views" \
 	"$("$NEEDLE" replay -i "$T/dk.data" | grep -c 'kv::Store::get(int) const;')" 3
 check_eq "--demangle=other: refused" "$("$NEEDLE" replay --demangle=other -i "$T/d.data" >/dev/null 2>&1; echo $?)" 2
+
+# The views take the names record's patterns take: with the parameter
+# list ("scale(double)", a regular expression's look too) or template
+# arguments ("twice<long>"), in replay's -F/-N, dump's and graph's FUNC.
+record "$T/all.data"
+check_eq "replay -F 'scale(double)': one overload's call" \
+	"$("$NEEDLE" replay -F 'scale(double)' -i "$T/all.data" | grep -c 'scale')" 1
+check_eq "replay -N 'scale(double)': the other overload's 2 calls stay" \
+	"$("$NEEDLE" replay -N 'scale(double)' -i "$T/all.data" | grep -c 'scale();')" 2
+check_eq "replay -F 'twice<long>': its call" \
+	"$("$NEEDLE" replay -F 'twice<long>' -i "$T/all.data" | grep -c 'twice')" 1
+check_eq "replay -F 'kv::Store::get(int) const': its 3 calls" \
+	"$("$NEEDLE" replay -F 'kv::Store::get(int) const' -i "$T/all.data" | grep -c 'kv::Store::get')" 3
+check "graph 'twice<long>': its graph" sh -c "'$NEEDLE' graph -i '$T/all.data' 'twice<long>' | grep -q '(1) twice'"
+check_eq "dump --chrome -F 'scale(double)': one call's begin" \
+	"$("$NEEDLE" dump --chrome -F 'scale(double)' -i "$T/all.data" | grep -o '"name":"scale","ph":"B"' | wc -l)" 1

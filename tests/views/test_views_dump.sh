@@ -127,8 +127,7 @@ st=$?
 check_eq "--graphviz of a trace with a fork: exit 0 ($(head -1 "$T/f.err"))" "$st" 0
 check "--graphviz of a trace with a fork: the child's fork return under main" grep -q '"main" -> "fork"' "$T/f.dot"
 # Its chrome dump under filters: each B of a thread has its E (the calls
-# the child inherits are shown, or not, as their ends are), and under
-# -F main the child goes on inside main, as replay shows it.
+# the child inherits are shown, or not, as their ends are).
 balance() {
 	python3 -c '
 import json, sys, collections
@@ -163,11 +162,6 @@ check_eq "perfetto: a process track for the parent and one for the child" \
 	"$(printf '%s\n' "$parent" "$child" | sort -n | tr '\n' ' ')"
 check_eq "perfetto: the child's thread track is in the child's process" \
 	"$(awk -v c="$child" '/^    4 \{/ { t = 1; pid = ""; next } t && /^      1: / { pid = $2 } t && /^      2: / { if ($2 == c) print pid; t = 0 }' "$T/f.pfraw" | sort -u)" "$child"
-check_eq "--chrome -F main: the child's fork returns inside main" \
-	"$("$NEEDLE" dump -i "$T/f.data" --chrome -F main | python3 -c '
-import json, sys
-print(" ".join(e["name"] + e["ph"] for e in json.load(sys.stdin)["traceEvents"]
-               if e.get("tid") == int(sys.argv[1]) and e["ph"] in "BE")[:40])' "$child" | cut -d" " -f1-3)" "mainB forkB forkE"
 view_refused "dump with two output forms" 2 "one of --chrome" "$NEEDLE" dump -i "$T/g.data" --chrome --graphviz
 
 # -t TIME: only the calls that lasted TIME or more (and so the calls they

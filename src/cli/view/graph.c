@@ -101,13 +101,14 @@ static int grow_u64(uint64_t **v, size_t *cap, size_t need)
 	return 0;
 }
 
-static int graph_name_matches(struct graph *gr, const char *name)
+static int graph_name_matches(struct graph *gr, const char *name, const char *sym)
 {
-	if (gr->is_regex)
-		return !regexec(&gr->re, name, 0, NULL, 0);
+	if (gr->is_regex && !regexec(&gr->re, name, 0, NULL, 0))
+		return 1;
 	/* A glob ("fa*", "kv_[gs]et"), as the filters take it; else the
-	 * name itself (uftrace's graph FUNC). */
-	return !fnmatch(gr->func, name, 0);
+	 * name itself (uftrace's graph FUNC); or a C++ name as needle
+	 * record's -F takes it ("twice<long>"). */
+	return !fnmatch(gr->func, name, 0) || view_cxx_pattern_names(gr->func, sym);
 }
 
 /* name_of: sites of one name share a key; matches: FUNC's sites. */
@@ -119,7 +120,7 @@ static int index_names(struct graph *gr)
 	if (!gr->name_of || !gr->matches)
 		return -1;
 	for (size_t s = 0; s < n && gr->func; s++)
-		gr->matches[s] = graph_name_matches(gr, trace_site_name(gr->t, (uint32_t)s));
+		gr->matches[s] = graph_name_matches(gr, trace_site_name(gr->t, (uint32_t)s), gr->t->sites[s].sym);
 	return 0;
 }
 

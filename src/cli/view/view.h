@@ -103,6 +103,13 @@ int view_module_compiled(struct trace *t, uint32_t module, signed char **cache);
  * function of an object other than the program's with no compiled
  * sites. */
 int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
+/* Does a pattern the views read as a glob (a regular expression's text
+ * too: "catcher(int)" reads as both, as needle record reads it) name a
+ * C++ function by the names needle record's patterns take besides the
+ * one shown: its demangled name with its parameter list or template
+ * arguments ("twice<long>", "catcher(int)"), without an ABI tag?  sym
+ * the site's symbol; 0 for a C function. */
+int view_cxx_pattern_names(const char *pattern, const char *sym);
 /* --with-syms PATH: name the functions of stripped objects from PATH (a
  * trace recorded while they had symbols, or a directory of their
  * unstripped files or .debug files), before any name is matched or

@@ -30,9 +30,9 @@ struct view_filter {
 	struct trace *t;
 	uint8_t *verdict;             /* by site: 0 not looked at, 1 none, 2 -F, 3 -N */
 	uint32_t *in_filter, *in_notrace; /* by thread: where its subtree began, UINT32_MAX none */
-	uint32_t *base;               /* by thread: the level of its first own event (a forked
-				       * child's, after the calls it inherits), where -D counts
-				       * from without -F; UINT32_MAX before it */
+	uint32_t *base;               /* by thread: the level of its first event (a forked
+				       * child's: the outermost call it inherits), where -D
+				       * counts from without -F; UINT32_MAX before it */
 };
 
 /* Add -F (notrace 0) or -N (1) PATTERN: a glob, or a regular expression

@@ -13,6 +13,7 @@
 #include "cli/util/trigger_spec.h"
 #include "cli/view/view.h"
 #include "reader/sym_source.h"
+#include "common/cxx_name.h"
 #include "common/shm_layout.h"
 
 struct trace *view_open(const char *path)
@@ -452,4 +453,22 @@ uint32_t *view_name_keys(struct trace *t)
 	}
 	free(slot);
 	return key;
+}
+
+/* libstdc++'s (the command links it): cxx_name.h leaves demangling to
+ * the caller. */
+extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+int view_cxx_pattern_names(const char *pattern, const char *sym)
+{
+	int status;
+	if (!sym || !cxx_name_is_mangled(sym))
+		return 0;
+	char *d = __cxa_demangle(sym, NULL, NULL, &status);
+	if (!d)
+		return 0;
+	size_t base = cxx_name_shown(d);
+	int hit = cxx_name_fnmatch(pattern, d, base);
+	free(d);
+	return hit;
 }
