@@ -287,8 +287,14 @@ struct sec_end {
 	/* Functions whose calls were recorded entry-only (their returns
 	 * lead into generated code).  An END of 64 bytes reads it as 0. */
 	uint64_t funcs_entry_only;
+	/* The trace file could not be written to the end (the disk filled,
+	 * EFBIG): the errno, and of lost_events those drained but not
+	 * written.  0 when it was whole.  An END of 72 bytes reads them as 0. */
+	uint64_t write_errno;
+	uint64_t events_unwritten;
 };
 #define SEC_END_V1_SIZE 48u
 #define SEC_END_V2_SIZE 64u
+#define SEC_END_V3_SIZE 72u
 
 #endif

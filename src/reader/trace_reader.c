@@ -771,7 +771,8 @@ static int load_section(struct trace *t, struct open_state *os, const struct tra
 		}
 		break;
 	case SEC_END:
-		bad = sh->length != sizeof(t->end) && sh->length != SEC_END_V1_SIZE && sh->length != SEC_END_V2_SIZE;
+		bad = sh->length != sizeof(t->end) && sh->length != SEC_END_V1_SIZE && sh->length != SEC_END_V2_SIZE &&
+		      sh->length != SEC_END_V3_SIZE;
 		if (!bad) {
 			memset(&t->end, 0, sizeof(t->end));
 			memcpy(&t->end, p, sh->length);

@@ -42,6 +42,13 @@ full_disk() { # full_disk NAME DIR: record into DIR until it is full
 	got=$(calls "$2/f.data" step)
 	check "$1: it holds some of the calls, not all ($got of 800000)" test "$got" -gt 0 -a "$got" -lt 800000
 	check_eq "$1: recorded + lost is every event of the program" "$(events_and_lost "$2/f.data")" "$all"
+	# The views say why: the file, not the buffer.
+	check "$1: info says it was cut short by the write error ($("$NEEDLE" info -i "$2/f.data" | grep '^status:'))" \
+		sh -c "'$NEEDLE' info -i '$2/f.data' | grep -q '^status: *cut short: the trace file could not be written to its end ($3)'"
+	check "$1: replay's loss line blames the file" \
+		sh -c "'$NEEDLE' replay -i '$2/f.data' | head -1 | grep -q 'could not be written to its end ($3): its last [0-9]* events are not in it'"
+	check "$1: report's too" \
+		sh -c "'$NEEDLE' report -i '$2/f.data' | head -1 | grep -q 'could not be written to its end ($3)'"
 }
 events_and_lost() { # what info counts, recorded plus lost
 	"$NEEDLE" info -i "$1" | awk '/^events:/ { e = $2 } /^lost events:/ { l = $3 } END { print e + l }'
@@ -50,10 +57,10 @@ events_and_lost() { # what info counts, recorded plus lost
 all=$(events_and_lost "$T/all.data")
 check "a whole recording counts $all events" test "$all" -ge 2400000
 mkdir "$T/small"
-(ulimit -f 2048; full_disk "file size limit" "$T/small")
+(ulimit -f 2048; full_disk "file size limit" "$T/small" "File too large")
 trap 'umount "$T/tmpfs" 2>/dev/null; rm -rf "$T"' EXIT
 if [ "$(id -u)" = 0 ] && mkdir -p "$T/tmpfs" && mount -t tmpfs -o size=1m needle-test "$T/tmpfs" 2>/dev/null; then
-	full_disk "1 MiB tmpfs" "$T/tmpfs"
+	full_disk "1 MiB tmpfs" "$T/tmpfs" "No space left on device"
 	umount "$T/tmpfs"
 else
 	echo "(no 1 MiB tmpfs: not root, or mount not allowed; the file size limit stands in)"

@@ -156,6 +156,8 @@ int record_write_tail(struct recording *r, const struct out_mark *m, int minimal
 		.threads_refused = atomic_load(&r->shm->threads_refused),
 		.threads_shared_tls = atomic_load(&r->shm->threads_shared_tls),
 		.funcs_entry_only = atomic_load(&r->shm->funcs_entry_only),
+		.write_errno = r->out.err > 0 ? (uint64_t)r->out.err : r->drained > m->events ? EIO : 0,
+		.events_unwritten = r->drained - m->events,
 	};
 	return trace_writer_section(&r->w, SEC_END, &end, sizeof(end));
 }

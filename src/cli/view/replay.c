@@ -2064,10 +2064,12 @@ int cmd_replay(int argc, char **argv)
 		cli_error("%s: %s", r.t->path, it.err);
 		ret = 1;
 	} else {
-		if (r.t->end.lost_events)
-			printf("# %llu events were lost (the buffer was full: record with a larger --buffer-size);"
-			       " calls around the losses may be missing\n",
-			       (unsigned long long)r.t->end.lost_events);
+		if (r.t->end.lost_events) {
+			char why[256];
+			view_lost_reason(r.t, why, sizeof(why));
+			printf("# %llu events were lost (%s); calls around the losses may be missing\n",
+			       (unsigned long long)r.t->end.lost_events, why);
+		}
 		if (r.custom_fields)
 			fields_header(&r);
 		else

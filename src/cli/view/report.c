@@ -1421,12 +1421,15 @@ int cmd_report(int argc, char **argv)
 	qsort(r.v, n, sizeof(*r.v), cmp_stats);
 	/* The times of calls that overlap a loss are missing or bounds; CSV
 	 * keeps its lines all data, so the note goes to stderr there. */
+	char why[256] = "";
+	if (r.t->end.write_errno) /* the buffer's reason goes without saying here */
+		view_lost_reason(r.t, why, sizeof(why));
 	if (r.t->end.lost_events && csv)
-		cli_error("warning: %llu events lost: times of calls around the loss are incomplete",
-			  (unsigned long long)r.t->end.lost_events);
+		cli_error("warning: %llu events lost%s%s%s: times of calls around the loss are incomplete",
+			  (unsigned long long)r.t->end.lost_events, why[0] ? " (" : "", why, why[0] ? ")" : "");
 	else if (r.t->end.lost_events)
-		printf("# %llu events lost: times of calls around the loss are incomplete\n",
-		       (unsigned long long)r.t->end.lost_events);
+		printf("# %llu events lost%s%s%s: times of calls around the loss are incomplete\n",
+		       (unsigned long long)r.t->end.lost_events, why[0] ? " (" : "", why, why[0] ? ")" : "");
 	/* The function tracer's trace has no durations: calls alone.  (A
 	 * function_graph trace keeps its columns whatever the filters leave,
 	 * so that what reads them does not see them change.) */

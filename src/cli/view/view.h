@@ -103,6 +103,10 @@ int view_module_compiled(struct trace *t, uint32_t module, signed char **cache);
  * function of an object other than the program's with no compiled
  * sites. */
 int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
+/* Why the trace's events were lost, for the line the views print: the
+ * trace file could not be written to its end (the disk filled), or the
+ * buffer was full. */
+void view_lost_reason(const struct trace *t, char *buf, size_t len);
 /* Does a pattern the views read as a glob (a regular expression's text
  * too: "catcher(int)" reads as both, as needle record reads it) name a
  * C++ function by the names needle record's patterns take besides the
