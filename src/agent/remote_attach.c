@@ -34,8 +34,8 @@
  *    way the recording stops and every site returns to its NOP before the
  *    thread exits, but for a process with a thread that blocks every
  *    signal whose needle record went away: only needle record could hold
- *    that thread for the batch, so its sites stay patched, with no
- *    consumer (said on stderr), until a later attach restores them.  libneedle stays loaded and idle: hijacked returns may
+ *    that thread for the batch, so its sites stay patched, recording
+ *    nothing (said on stderr), until a later attach restores them.  libneedle stays loaded and idle: hijacked returns may
  *    still be on threads' stacks (a call blocked for an hour), and they
  *    return through its trampoline.  A later attach reuses it.
  *  - The program's environment is never read for configuration nor
