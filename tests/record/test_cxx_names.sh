@@ -136,3 +136,18 @@ check_eq "replay -F 'kv::Store::get(int) const': its 3 calls" \
 check "graph 'twice<long>': its graph" sh -c "'$NEEDLE' graph -i '$T/all.data' 'twice<long>' | grep -q '(1) twice'"
 check_eq "dump --chrome -F 'scale(double)': one call's begin" \
 	"$("$NEEDLE" dump --chrome -F 'scale(double)' -i "$T/all.data" | grep -o '"name":"scale","ph":"B"' | wc -l)" 1
+
+# A pattern of the user's that reads as a regular expression is one, even
+# when it starts like a mangled name ("_Z5scale." finds both overloads'
+# symbols); the mangled names record expands C++ patterns to are exact.
+record "$T/rx.data" -F '_Z5scale.'
+st=$?; check_eq "-F '_Z5scale.' (a regular expression): recorded ($(tail -1 "$T/err"))" "$st" 0
+check_eq "-F '_Z5scale.': both overloads, 3 calls" "$(calls "$T/rx.data" scale)" 3
+# A --trigger that reads as a regular expression and names a C function
+# (main) besides a C++ one fires on the C function too: at main's entry,
+# the first call, not at the method's.
+rm -f "$T"/tr.data*
+record "$T/tr.data" --snapshot --trigger '^(main|kv::Store::hash)$'
+check_eq "--trigger '^(main|kv::Store::hash)\$': one snapshot" "$(ls "$T" | grep -c '^tr\.data\.')" 1
+check "--trigger '^(main|kv::Store::hash)\$': fired at main ($("$NEEDLE" info -i "$T/tr.data.1" | grep 'trigger:'))" \
+	sh -c "'$NEEDLE' info -i '$T/tr.data.1' | grep -q '^ *trigger:.*: main in thread'"

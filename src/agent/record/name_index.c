@@ -18,7 +18,10 @@ static uint32_t name_hash(const char *s, size_t n)
 	return h;
 }
 
-/* A line's pattern (up to its tab) that the table can hold. */
+/* A line's pattern (up to its tab) that the table can hold: a mangled
+ * name, its '.'s escaped ("\\."), as needle record sends the names a
+ * pattern expands to.  A bare '.' is the user's regular expression's
+ * (any character, searched for anywhere): tested as one. */
 static int indexable(const char *line, size_t n, const char *tab)
 {
 	size_t plen = tab ? (size_t)(tab - line) : n;
@@ -26,12 +29,14 @@ static int indexable(const char *line, size_t n, const char *tab)
 		return 0;
 	if (tab && !strncmp(tab + 1, "m=", 2))
 		return 0;
-	/* A '.' is a clone's suffix (".isra.0", ".cold"), which makes the
-	 * line a regular expression to site_names.c, one that finds the
-	 * name itself: the mangled names needle record sends are exact. */
-	for (size_t i = 0; i < plen; i++)
-		if (strchr("*?[]^$()|+\\{}", line[i]))
+	for (size_t i = 0; i < plen; i++) {
+		if (line[i] == '\\' && i + 1 < plen && line[i + 1] == '.') {
+			i++;
+			continue;
+		}
+		if (strchr("*?[]^$.()|+\\{}", line[i]))
 			return 0;
+	}
 	return 1;
 }
 
@@ -59,26 +64,34 @@ int name_index_build(struct name_index *x, const char *list)
 		cap *= 2;
 	x->slots = calloc(cap, sizeof(*x->slots));
 	x->rest = malloc(strlen(list) + 1);
-	if (!x->slots || !x->rest) {
+	x->names = malloc(strlen(list) + 1);
+	if (!x->slots || !x->rest || !x->names) {
 		free(x->slots);
 		free(x->rest);
+		free(x->names);
 		memset(x, 0, sizeof(*x));
 		x->list = list;
 		return -ENOMEM;
 	}
 	x->mask = cap - 1;
-	char *r = x->rest;
+	char *r = x->rest, *names = x->names;
 	for (const char *p = list; *p;) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		const char *tab = memchr(p, '\t', n);
 		if (n && indexable(p, n, tab)) {
-			size_t len = tab ? (size_t)(tab - p) : n;
+			size_t plen = tab ? (size_t)(tab - p) : n, len = 0;
 			unsigned long pos = tab ? strtoul(tab + 1, NULL, 10) : 0;
-			uint32_t h = name_hash(p, len);
-			struct name_slot *s = slot_of(x, p, len, h);
+			/* The name as the symbol spells it: escapes undone. */
+			char *name = names;
+			for (size_t i = 0; i < plen; i++)
+				if (p[i] != '\\')
+					name[len++] = p[i];
+			names += len;
+			uint32_t h = name_hash(name, len);
+			struct name_slot *s = slot_of(x, name, len, h);
 			if (!s->name) {
-				*s = (struct name_slot){ .name = p, .len = (uint32_t)len, .hash = h, .pos = pos };
+				*s = (struct name_slot){ .name = name, .len = (uint32_t)len, .hash = h, .pos = pos };
 				x->indexed++;
 			} else if (pos > s->pos) {
 				s->pos = pos;
@@ -99,6 +112,7 @@ void name_index_free(struct name_index *x)
 {
 	free(x->slots);
 	free(x->rest);
+	free(x->names);
 	memset(x, 0, sizeof(*x));
 }
 

@@ -10,20 +10,18 @@
  * plain C names, module lines) are still tested one by one.
  *
  * Invariants:
- *   - A line is indexed only when it starts with "_Z", has no glob or
- *     regular-expression character but '.' and no module: such a
- *     pattern names the one symbol spelled so (site_names.c's fnmatch
- *     of a plain pattern is string equality, and no demangled form
- *     starts with "_Z"), so a lookup of the site's symbol says what
- *     testing the line would.  A '.' is a clone's suffix (".isra.0",
- *     ".cold"): the regular expression site_names.c would make of it
- *     finds the name spelled so, and, taken as one, the names that
- *     contain it as well (a clone's own ".cold" part); the lookup takes
- *     the name as needle record sent it, exact, as each of the clone's
- *     parts it names is a line of its own.
+ *   - A line is indexed only when it starts with "_Z" and has no glob or
+ *     regular-expression character but escaped '.'s ("\\.", a clone's
+ *     ".isra.0" as needle record writes it), and no module: such a
+ *     pattern names the one symbol spelled so (site_names.c reads it as a
+ *     regular expression whose escapes make it the name, and as a glob
+ *     whose escapes do too; no demangled form starts with "_Z"), so a
+ *     lookup of the site's symbol says what testing the line would.  A
+ *     line with a bare '.' is the user's regular expression (any
+ *     character, found anywhere): tested as one.
  *   - An index is built from a list's text and used while that text
  *     lives unchanged (recorder.c builds them for one selection of
- *     sites and frees them after).  It points into the text. */
+ *     sites and frees them after). */
 #ifndef NEEDLE_AGENT_NAME_INDEX_H
 #define NEEDLE_AGENT_NAME_INDEX_H
 
@@ -31,7 +29,7 @@
 #include <stdint.h>
 
 struct name_slot {
-	const char *name; /* into the list's text; NULL: free */
+	const char *name; /* into names; NULL: free */
 	uint32_t len;
 	uint32_t hash;
 	unsigned long pos; /* the largest POS of the lines of this name */
@@ -39,6 +37,7 @@ struct name_slot {
 
 struct name_index {
 	const char *list;       /* the text indexed */
+	char *names;            /* the indexed names, escapes undone */
 	struct name_slot *slots; /* a power of two of them, at most half full */
 	size_t mask;
 	size_t indexed;         /* lines in the table */

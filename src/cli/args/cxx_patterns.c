@@ -158,6 +158,23 @@ static int regex_names(const regex_t *re, const struct cxx_sym *s)
 	return !regexec(re, shown, 0, NULL, 0);
 }
 
+/* A mangled name the pattern names, as a line of its own: its '.'s (a
+ * clone's ".isra.0", ".cold") escaped, so that the agent, which reads a
+ * line with a '.' as a regular expression, finds this name exactly
+ * (agent/record/name_index.h indexes such lines); then rest. */
+static void put_name(FILE *m, const char *mangled, const char *rest)
+{
+	if (ftell(m))
+		fputc('\n', m);
+	for (const char *c = mangled; *c; c++) {
+		if (*c == '.')
+			fputc('\\', m);
+		fputc(*c, m);
+	}
+	if (rest)
+		fprintf(m, "\t%s", rest);
+}
+
 /* Each line of *list (a pattern, then the rest of the line after a tab
  * for triggers), followed by the mangled symbols it names; or, with
  * replace, those instead of it when it names some (a trigger's pattern
@@ -194,30 +211,38 @@ static int expand(char **list, const struct cxx_sym *syms, size_t n, int replace
 			 * itself kept for the other objects' functions it
 			 * names, but for a trigger that names some of the
 			 * program's (fired once a call, by one line). */
+			/* A symbol the regex finds as it is spelled the line itself
+			 * names, and is not sent again; but a trigger's line goes
+			 * when it names some of the program's functions, and then
+			 * each function it names is a line. */
 			int hit = 0;
 			for (size_t i = 0; i < n && !hit; i++)
-				hit = regex_names(&re, &syms[i]) && regexec(&re, syms[i].mangled, 0, NULL, 0);
+				hit = regex_names(&re, &syms[i]) &&
+				      (replace || regexec(&re, syms[i].mangled, 0, NULL, 0));
 			if (!(replace && hit))
 				fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
 			for (size_t i = 0; hit && i < n; i++)
-				if (regex_names(&re, &syms[i]) && regexec(&re, syms[i].mangled, 0, NULL, 0))
-					fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "",
-						rest ? rest : "");
+				if ((regex_names(&re, &syms[i]) || (replace && !regexec(&re, syms[i].mangled, 0, NULL, 0))) &&
+				    (replace || regexec(&re, syms[i].mangled, 0, NULL, 0)))
+					put_name(m, syms[i].mangled, rest);
 			regfree(&re);
 			p += l + (p[l] == '\n');
 			continue;
 		}
 		/* A symbol the pattern matches as it is spelled ('*', 'foo*')
 		 * the agent finds by the pattern: not added again (for -F '*',
-		 * every symbol of the program). */
+		 * every symbol of the program).  A trigger's line, replaced,
+		 * is replaced by every function it names, those too. */
 		int named = 0;
 		for (size_t i = 0; i < n; i++)
 			named |= fnmatch(pattern, syms[i].mangled, 0) && names(&syms[i], pattern);
 		if (!(replace && named))
 			fprintf(m, "%s%s", ftell(m) ? "\n" : "", line);
-		for (size_t i = 0; named && i < n; i++)
-			if (fnmatch(pattern, syms[i].mangled, 0) && names(&syms[i], pattern))
-				fprintf(m, "%s%s%s%s", ftell(m) ? "\n" : "", syms[i].mangled, rest ? "\t" : "", rest ? rest : "");
+		for (size_t i = 0; named && i < n; i++) {
+			int as_spelled = !fnmatch(pattern, syms[i].mangled, 0);
+			if (as_spelled ? replace : names(&syms[i], pattern))
+				put_name(m, syms[i].mangled, rest);
+		}
 		p += l + (p[l] == '\n');
 	}
 	if (fclose(m))
