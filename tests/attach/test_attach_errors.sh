@@ -27,6 +27,10 @@ refused() {
 	check "$name: no trace file left" test ! -e "$T/r.data"
 }
 
+# The Python interpreter itself, not a wrapper script that execs it
+# (pyenv's shims): a process recorded must not exec while attached to.
+PY=$(python3 -c 'import sys; print(sys.executable)')
+
 # Options.
 "$NEEDLE" record -p 1 -- true 2>"$T/o.err"
 check_eq "-p with a program: usage error" "$?" 2
@@ -180,7 +184,7 @@ wait "$tp"
 check_eq "a stopped process: runs to its end when continued" "$?" 0
 
 # A thread's id: /proc shows it, but the process is what is recorded.
-python3 -c 'import threading, time, os
+"$PY" -c 'import threading, time, os
 t = threading.Thread(target=time.sleep, args=(5,)); t.start()
 print(t.native_id, flush=True); t.join()' >"$T/tid" &
 tpy=$!
@@ -195,7 +199,7 @@ wait "$tpy" 2>/dev/null
 # -p, right after, waits for the process to let go of it and records.
 # (A fresh process each round: a second start-up in one is quicker.)
 for round in 1 2 3; do
-	python3 -c 'import time; time.sleep(60)' &
+	"$PY" -c 'import time; time.sleep(60)' &
 	tpy=$!
 	wait_for grep -q python3 /proc/"$tpy"/comm
 	"$NEEDLE" record -p "$tpy" -o "$T/early.data" >/dev/null 2>"$T/early.err" &
@@ -215,7 +219,7 @@ done
 # Ctrl-C (SIGINT) at once, to a -p started as a script's background job
 # (which its shell starts with SIGINT ignored): it stops before recording
 # begins, the process untouched or let go of, not records on.
-python3 -c 'import time; time.sleep(60)' &
+"$PY" -c 'import time; time.sleep(60)' &
 tpy=$!
 wait_for grep -q python3 /proc/"$tpy"/comm
 timeout 30 sh -c '"$1" record -p "$2" -o "$3" 2>"$4" & echo $! >"$5"; wait $!' sh \

@@ -151,3 +151,5 @@ record "$T/tr.data" --snapshot --trigger '^(main|kv::Store::hash)$'
 check_eq "--trigger '^(main|kv::Store::hash)\$': one snapshot" "$(ls "$T" | grep -c '^tr\.data\.')" 1
 check "--trigger '^(main|kv::Store::hash)\$': fired at main ($("$NEEDLE" info -i "$T/tr.data.1" | grep 'trigger:'))" \
 	sh -c "'$NEEDLE' info -i '$T/tr.data.1' | grep -q '^ *trigger:.*: main in thread'"
+check_eq "replay -F '_Z5scale.' (a regular expression aimed at symbols): both overloads' 3 calls" \
+	"$("$NEEDLE" replay -F '_Z5scale.' -i "$T/all.data" | grep -c 'scale();')" 3

@@ -146,6 +146,15 @@ for o in "" "-D 1" "-D 2" "-F main" "-F fork" "-N fork" "-N main"; do
 done
 child=$(trace_tids "$T/f.data" | sed -n 2p)
 parent=$(trace_tids "$T/f.data" | sed -n 1p)
+# -D counts the child's levels from the outermost call it inherits, in
+# the text dump as in --chrome and replay: at -D 1, only depth 0.
+check_eq "dump -D 1: the forked child's lines are at depth 0 only" \
+	"$("$NEEDLE" dump -i "$T/f.data" -D 1 | grep -c " $child: .*depth: [1-9]")" 0
+# -N main: the child goes on inside main, which hides what it does there.
+check_eq "dump --chrome -N main: nothing of the child's first life (it runs inside main)" \
+	"$("$NEEDLE" dump -i "$T/f.data" --chrome -N main | python3 -c '
+import json, sys
+print(sum(1 for e in json.load(sys.stdin)["traceEvents"] if e.get("tid") == int(sys.argv[1]) and e["ph"] in "BE"))' "$child")" 0
 # The child is a process of its own in the exports, as info --task says.
 # (It exec's: two lives of its tid, each names the process.)
 check_eq "--chrome: the child's events are its own process's (pid = its tid), named once a life" \

@@ -64,11 +64,14 @@ static int dump_event(struct dump *d, const struct trace_event *ev)
 	switch (ev->kind) {
 	case TEV_ENTRY:
 	case TEV_EXIT: {
-		if (ev->kind == TEV_ENTRY && (ev->flags & TEV_INHERITED))
-			return 0;
 		if (ev->kind == TEV_EXIT && (ev->flags & TEV_OPEN))
 			return 0;
+		/* An inherited entry goes through the filter too (it sets
+		 * where a forked child's levels count from, as for the other
+		 * views), but has no line: its call is the parent's. */
 		if (view_filter_active(&d->filter) && !view_filter_shows(&d->filter, ev))
+			return 0;
+		if (ev->kind == TEV_ENTRY && (ev->flags & TEV_INHERITED))
 			return 0;
 		if (d->min_ns && !(ev->flags & TEV_FLAT))
 			return view_defer_event(&d->defer, ev, dump_call, d) < 0 ? -1 : 0;

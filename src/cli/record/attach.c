@@ -583,6 +583,11 @@ int record_attach(struct recording *r, const char *agent_default)
 	 * when the start-up ends: waited for, up to 10 s, as long as it
 	 * keeps the buffer mapped. */
 	for (int waited = 0; released == -EBUSY && waited < 100; waited++) {
+		if (stop_asked) {
+			cli_error("stopped while process %d (%s) was still ending an earlier recording; it was not "
+				  "touched", (int)pid, comm);
+			return 1;
+		}
 		struct timespec t = { 0, 100 * 1000 * 1000 };
 		nanosleep(&t, NULL);
 		if (check_target(pid, comm, sizeof(comm), &orphan))
@@ -624,7 +629,8 @@ int record_attach(struct recording *r, const char *agent_default)
 	if (o->snapshot)
 		snapshot_catch_sigusr2();
 	if (stop_asked) {
-		cli_error("stopped before recording began; process %d (%s) was not touched", (int)pid, comm);
+		cli_error("stopped before recording began; process %d (%s) %s", (int)pid, comm,
+			  orphan ? "runs on, let go of the earlier recording it kept" : "was not touched");
 		goto abandon;
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -103,7 +103,7 @@ static int grow_u64(uint64_t **v, size_t *cap, size_t need)
 
 static int graph_name_matches(struct graph *gr, const char *name, const char *sym)
 {
-	if (gr->is_regex && !regexec(&gr->re, name, 0, NULL, 0))
+	if (gr->is_regex && (!regexec(&gr->re, name, 0, NULL, 0) || (sym && view_regex_for_symbols(gr->func) && !regexec(&gr->re, sym, 0, NULL, 0))))
 		return 1;
 	/* A glob ("fa*", "kv_[gs]et"), as the filters take it; else the
 	 * name itself (uftrace's graph FUNC); or a C++ name as needle

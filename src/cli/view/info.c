@@ -403,10 +403,13 @@ int cmd_info(int argc, char **argv)
 		       " ignored%s\n",
 		       (unsigned long long)t->end.chunks, (unsigned long long)t->tail_bytes,
 		       t->names_len ? "" : "; no function names (they show as site#N)");
-	else if (t->end.write_errno)
+	else if (t->end.write_errno && t->end.events_unwritten)
 		printf("status:        cut short: the trace file could not be written to its end (%s); its last %llu "
 		       "events are not in it\n",
 		       strerror((int)t->end.write_errno), (unsigned long long)t->end.events_unwritten);
+	else if (t->end.write_errno)
+		printf("status:        cut short: the trace file could not be written to its end (%s)\n",
+		       strerror((int)t->end.write_errno));
 	else
 		printf("status:        complete\n");
 	char returns[32];

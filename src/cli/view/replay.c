@@ -180,7 +180,8 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 		/* Either reading of a pattern that looks like a regular
 		 * expression, and the C++ names record's -F takes, as needle
 		 * record matches it ("catcher(int)", "twice<long>"). */
-		if ((l->is_regex && !regexec(&l->re, name, 0, NULL, 0)) || !fnmatch(l->glob, name, 0) ||
+		if ((l->is_regex && (!regexec(&l->re, name, 0, NULL, 0) || (sym && view_regex_for_symbols(l->glob) && !regexec(&l->re, sym, 0, NULL, 0)))) ||
+		    !fnmatch(l->glob, name, 0) ||
 		    (sym && !fnmatch(l->glob, sym, 0)) || view_cxx_pattern_names(l->glob, sym)) {
 			if ((l->actions & TRIGGER_DEPTH) && !have_depth) {
 				*depth = l->depth;

@@ -10,6 +10,7 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "reader/trace_reader.h"
 
@@ -107,6 +108,13 @@ int view_site_is_libcall(struct trace *t, uint32_t site, signed char **cache);
  * trace file could not be written to its end (the disk filled), or the
  * buffer was full. */
 void view_lost_reason(const struct trace *t, char *buf, size_t len);
+/* Does a regular expression aim at symbols ("_Z5scale.", "^_ZN2ns"), and
+ * so is also searched for in a C++ function's mangled name?  Others are
+ * not: ".*v$" would find most of them. */
+static inline int view_regex_for_symbols(const char *pattern)
+{
+	return !strncmp(pattern, "_Z", 2) || !strncmp(pattern, "^_Z", 3);
+}
 /* Does a pattern the views read as a glob (a regular expression's text
  * too: "catcher(int)" reads as both, as needle record reads it) name a
  * C++ function by the names needle record's patterns take besides the

@@ -81,7 +81,8 @@ static int site_verdict(struct view_filter *f, uint32_t site)
 	int v = 1;
 	for (struct view_filter_pat *p = f->pats; p; p = p->next) {
 		/* As replay's patterns (pat_match). */
-		int hit = (p->is_regex && !regexec(&p->re, name, 0, NULL, 0)) || !fnmatch(p->text, name, 0) ||
+		int hit = (p->is_regex && (!regexec(&p->re, name, 0, NULL, 0) || (sym && view_regex_for_symbols(p->text) && !regexec(&p->re, sym, 0, NULL, 0)))) ||
+			  !fnmatch(p->text, name, 0) ||
 			  (sym && !fnmatch(p->text, sym, 0)) || view_cxx_pattern_names(p->text, sym);
 		if (hit) {
 			v = p->notrace ? 3 : 2;
@@ -105,18 +106,19 @@ int view_filter_shows(struct view_filter *f, const struct trace_event *ev)
 	int v = f->pats ? site_verdict(f, ev->site) : 1;
 
 	/* A forked child's calls open at the fork are its parent's: they
-	 * count (their exits are the child's) but open no subtree in it
+	 * count (their exits are the child's) but open no -F subtree in it
 	 * (uftrace's child starts outside them: graph -F main counts the
-	 * parent's calls alone).  Its levels count from its first event, the
-	 * outermost of them, so that each is shown, or not, as its exit will
-	 * be (a B has its E). */
+	 * parent's calls alone); a -N one goes on hiding what the child does
+	 * inside it, as replay hides it.  Its levels count from its first
+	 * event, the outermost of them, so that each is shown, or not, as
+	 * its exit will be (a B has its E). */
 	int inherited = entry && (ev->flags & TEV_INHERITED);
 	if (f->base[ev->thread] == UINT32_MAX)
 		f->base[ev->thread] = depth;
-	if (entry && !inherited) {
+	if (entry) {
 		if (v == 3 && *in_notrace == UINT32_MAX)
 			*in_notrace = depth;
-		if (v == 2 && *in_filter == UINT32_MAX && *in_notrace == UINT32_MAX)
+		if (v == 2 && !inherited && *in_filter == UINT32_MAX && *in_notrace == UINT32_MAX)
 			*in_filter = depth;
 	}
 	int show = *in_notrace == UINT32_MAX && (!f->have_filter || *in_filter != UINT32_MAX);

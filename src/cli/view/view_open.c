@@ -480,8 +480,10 @@ void view_lost_reason(const struct trace *t, char *buf, size_t len)
 		snprintf(buf, len, "the buffer was full: record with a larger --buffer-size");
 		return;
 	}
-	int n = snprintf(buf, len, "the trace file could not be written to its end (%s): its last %llu events are "
-			 "not in it", strerror((int)t->end.write_errno), (unsigned long long)unwritten);
+	int n = unwritten ? snprintf(buf, len, "the trace file could not be written to its end (%s): its last %llu "
+				     "events are not in it", strerror((int)t->end.write_errno), (unsigned long long)unwritten)
+			  : snprintf(buf, len, "the trace file could not be written to its end (%s)",
+				     strerror((int)t->end.write_errno));
 	if (lost > unwritten && n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, ", and %llu were lost before (the buffer was full)",
 			 (unsigned long long)(lost - unwritten));
