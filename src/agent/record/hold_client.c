@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,18 +39,12 @@ static struct shm_hold *hold_area;
  * debugger)?  It cannot answer then: the request is given up at once,
  * not after 2 s with every other thread of the process stopped
  * (redis's main thread froze for 2 s while needle record -p was
- * SIGSTOPped during its start).  /proc/TID/stat's state, read with
- * async-signal-safe calls only (open, read, close: no allocation). */
+ * SIGSTOPped during its start).  /proc/TID/stat's state, read with no
+ * allocation (open, read, close). */
 static int server_stopped(uint32_t tid)
 {
-	char path[32] = "/proc/", buf[128], digits[12];
-	size_t n = 0, at = 6;
-	do
-		digits[n++] = (char)('0' + tid % 10);
-	while ((tid /= 10) && n < sizeof(digits));
-	while (n)
-		path[at++] = digits[--n];
-	memcpy(path + at, "/stat", 6);
+	char path[32], buf[128];
+	snprintf(path, sizeof(path), "/proc/%u/stat", tid); /* as task_list.c formats in this window */
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;

@@ -5,7 +5,6 @@
 #include "agent/record/name_index.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

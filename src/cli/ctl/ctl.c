@@ -73,14 +73,6 @@ static int ctl_connect(long pid)
 	return fd;
 }
 
-static void proc_comm(long pid, char *out, size_t len)
-{
-	char *c = proc_read((pid_t)pid, "comm", NULL);
-	snprintf(out, len, "%s", c ? c : "?");
-	out[strcspn(out, "\n")] = 0;
-	free(c);
-}
-
 /* The value of variable name in /proc/PID/environ: 1 found, 0 not, -1
  * unreadable. */
 static int proc_env(long pid, const char *name, char *val, size_t len)
@@ -152,7 +144,7 @@ static void explain(long pid, int err)
 		cli_error("no process with PID %ld", pid);
 		return;
 	}
-	proc_comm(pid, comm, sizeof(comm));
+	proc_comm((pid_t)pid, comm, sizeof(comm));
 	if (err != ECONNREFUSED) {
 		cli_error("cannot reach process %ld (%s): %s", pid, comm, strerror(err));
 		return;

@@ -141,15 +141,6 @@ static int buffer_served(pid_t pid, const char *maps, const char *at, ino_t *orp
 	return served || !looked;
 }
 
-/* Process pid's name, "?" when it cannot be read. */
-static void comm_of(pid_t pid, char *out, size_t len)
-{
-	char *c = proc_read(pid, "comm", NULL);
-	snprintf(out, len, "%s", c ? c : "?");
-	out[strcspn(out, "\n")] = 0;
-	free(c);
-}
-
 /* 0 when pid may be attached to (*orphan: the inode of a dead
  * recording's buffer it must first be let go of, else 0), -1 with one
  * line said when not. */
@@ -205,7 +196,7 @@ static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 	 * process that never answers (the session is the process's). */
 	if (tgid > 0 && tgid != pid) {
 		char tcomm[64];
-		comm_of((pid_t)tgid, tcomm, sizeof(tcomm));
+		proc_comm((pid_t)tgid, tcomm, sizeof(tcomm));
 		cli_error("%d (%s) is a thread of process %ld (%s): record the process, needle record -p %ld", (int)pid,
 			  comm, tgid, tcomm, tgid);
 		return -1;
@@ -244,7 +235,7 @@ static int check_target(pid_t pid, char *comm, size_t commlen, ino_t *orphan)
 	}
 	if (tracer > 0) {
 		char tcomm[64];
-		comm_of((pid_t)tracer, tcomm, sizeof(tcomm));
+		proc_comm((pid_t)tracer, tcomm, sizeof(tcomm));
 		cli_error("process %d (%s) is already traced by process %ld (%s): detach that debugger or tracer first",
 			  (int)pid, comm, tracer, tcomm);
 		return -1;

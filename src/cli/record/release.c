@@ -233,14 +233,6 @@ static size_t buffer_holders(ino_t ino, pid_t except, pid_t *pids, size_t max)
 	return n;
 }
 
-static void comm_of(pid_t pid, char *comm, size_t len)
-{
-	char *c = proc_read(pid, "comm", NULL);
-	snprintf(comm, len, "%s", c ? c : "?");
-	comm[strcspn(comm, "\n")] = 0;
-	free(c);
-}
-
 /* Until the agent says it let go (1), says why not and closes (-1), or
  * 30 s passed (0); the buffer drained meanwhile (r, when it is still
  * read), as during a detach (attach.c).  After its answer, until its end
@@ -267,20 +259,18 @@ static int wait_released(struct recording *r, int sock)
 
 /* Let go of process pid's copy of the recording whose buffer is inode
  * ino.  1 when it was let go, 0 when it ended (or exec'ed) meanwhile,
- * else -1 with why in err.  r: the recording, drained meanwhile, or NULL
+ * else -1 with why in err, or -EBUSY when its libneedle was in a session
+ * of its own (a recording stopped during its start-up, which it lets go
+ * of when that ends).  r: the recording, drained meanwhile, or NULL
  * (nobody reads that buffer any more); hold, if any, is retargeted to
  * pid. */
-/* Set by release_one when the process's libneedle was in a session of
- * its own (a recording stopped during its start-up, which it lets go of
- * when that ends). */
-static int release_busy;
 
 static int release_one(struct recording *r, ino_t ino, struct record_hold *hold, pid_t pid, char *err,
 		       size_t errlen)
 {
 	char name[ATTACH_NAME_MAX + 1];
 	struct agent_map a;
-	int lfd = -1, sock = -1, ok = 0;
+	int lfd = -1, sock = -1, ok = 0, busy = 0;
 
 	err[0] = 0;
 	if (!holds_buffer(pid, ino, &a))
@@ -324,7 +314,7 @@ static int release_one(struct recording *r, ino_t ino, struct record_hold *hold,
 	if (inject_library(pid, &req, &res, err, errlen))
 		goto fail;
 	if (res.entry_ret) {
-		release_busy = res.entry_ret == -EBUSY;
+		busy = res.entry_ret == -EBUSY;
 		snprintf(err, errlen, "%s", res.entry_ret == -EBUSY ? "it is in a needle session of its own"
 								  : strerror((int)-res.entry_ret));
 		goto fail;
@@ -359,7 +349,7 @@ fail:
 	}
 	if (lfd >= 0)
 		close(lfd);
-	return ok ? 1 : process_ended(pid) ? 0 : -1;
+	return ok ? 1 : process_ended(pid) ? 0 : busy ? -EBUSY : -1;
 }
 
 /* The header of the buffer of inode ino that process pid maps, mapped
@@ -395,13 +385,12 @@ int record_release_orphan(pid_t pid, ino_t ino, char *err, size_t errlen)
 	static struct record_hold hold;
 	struct shm_header *h = map_header_of(pid, ino);
 	int held = h && !record_hold_start(&hold, h, pid);
-	release_busy = 0;
 	int done = release_one(NULL, ino, held ? &hold : NULL, pid, err, errlen);
 	if (held)
 		record_hold_stop(&hold);
 	if (h)
 		munmap(h, SHM_HEADER_SIZE);
-	return done >= 0 ? 0 : release_busy ? -EBUSY : -1;
+	return done >= 0 ? 0 : done;
 }
 
 static int pid_in(const pid_t *v, size_t n, pid_t pid)
@@ -431,7 +420,7 @@ size_t record_release_forked(struct recording *r, struct record_hold *hold, pid_
 			char why[600], comm[64];
 			int done = release_one(r, st.st_ino, hold, pids[i], why, sizeof(why));
 			if (done < 0) {
-				comm_of(pids[i], comm, sizeof(comm));
+				proc_comm(pids[i], comm, sizeof(comm));
 				cli_error("process %d (%s), forked during the recording, keeps its patched code: %s",
 					  (int)pids[i], comm, why);
 				if (failed_cnt < RELEASE_MAX)

@@ -1,6 +1,7 @@
 /* procfs.c - /proc files of another process (procfs.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -38,6 +39,14 @@ char *proc_read(pid_t pid, const char *name, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
+}
+
+void proc_comm(pid_t pid, char *out, size_t len)
+{
+	char *c = proc_read(pid, "comm", NULL);
+	snprintf(out, len, "%s", c ? c : "?");
+	out[strcspn(out, "\n")] = 0;
+	free(c);
 }
 
 int maps_open(struct maps_reader *m, pid_t pid)

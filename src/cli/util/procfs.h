@@ -18,6 +18,9 @@
  * NUL-terminated (malloc'ed; *len its length without the NUL, if len is
  * not NULL); NULL with errno. */
 char *proc_read(pid_t pid, const char *name, size_t *len);
+/* Process pid's name (/proc/PID/comm) into out, "?" when it cannot be
+ * read. */
+void proc_comm(pid_t pid, char *out, size_t len);
 
 /* One line of /proc/PID/maps: "lo-hi perms offset maj:min inode path". */
 struct maps_line {

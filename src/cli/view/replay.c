@@ -177,12 +177,7 @@ static unsigned pat_match(const struct pat_list *l, const char *name, const char
 		if (l->module && !strcasecmp(l->module, "plt") ? !module || in_program
 		    : l->module && (!module || !module_name_matches(l->module, module)))
 			continue;
-		/* Either reading of a pattern that looks like a regular
-		 * expression, and the C++ names record's -F takes, as needle
-		 * record matches it ("catcher(int)", "twice<long>"). */
-		if ((l->is_regex && (!regexec(&l->re, name, 0, NULL, 0) || (sym && view_regex_for_symbols(l->glob) && !regexec(&l->re, sym, 0, NULL, 0)))) ||
-		    !fnmatch(l->glob, name, 0) ||
-		    (sym && !fnmatch(l->glob, sym, 0)) || view_cxx_pattern_names(l->glob, sym)) {
+		if (view_pattern_names(l->glob, l->is_regex ? &l->re : NULL, name, sym)) {
 			if ((l->actions & TRIGGER_DEPTH) && !have_depth) {
 				*depth = l->depth;
 				have_depth = 1;

@@ -8,6 +8,7 @@
 #ifndef NEEDLE_VIEW_H
 #define NEEDLE_VIEW_H
 
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -115,6 +116,12 @@ static inline int view_regex_for_symbols(const char *pattern)
 {
 	return !strncmp(pattern, "_Z", 2) || !strncmp(pattern, "^_Z", 3);
 }
+/* Does a -F/-N/... pattern (its text; re its compiled regular expression
+ * when it reads as one, else NULL) name the function shown as name,
+ * whose symbol is sym?  Either reading of a pattern that looks like a
+ * regular expression, the symbol, and the C++ names record's -F takes
+ * (view_cxx_pattern_names), as needle record matches it. */
+int view_pattern_names(const char *pattern, const regex_t *re, const char *name, const char *sym);
 /* Does a pattern the views read as a glob (a regular expression's text
  * too: "catcher(int)" reads as both, as needle record reads it) name a
  * C++ function by the names needle record's patterns take besides the

@@ -80,11 +80,7 @@ static int site_verdict(struct view_filter *f, uint32_t site)
 	const char *sym = f->t->sites[site].sym;
 	int v = 1;
 	for (struct view_filter_pat *p = f->pats; p; p = p->next) {
-		/* As replay's patterns (pat_match). */
-		int hit = (p->is_regex && (!regexec(&p->re, name, 0, NULL, 0) || (sym && view_regex_for_symbols(p->text) && !regexec(&p->re, sym, 0, NULL, 0)))) ||
-			  !fnmatch(p->text, name, 0) ||
-			  (sym && !fnmatch(p->text, sym, 0)) || view_cxx_pattern_names(p->text, sym);
-		if (hit) {
+		if (view_pattern_names(p->text, p->is_regex ? &p->re : NULL, name, sym)) {
 			v = p->notrace ? 3 : 2;
 			break;
 		}

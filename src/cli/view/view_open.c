@@ -488,3 +488,11 @@ void view_lost_reason(const struct trace *t, char *buf, size_t len)
 		snprintf(buf + n, len - (size_t)n, ", and %llu were lost before (the buffer was full)",
 			 (unsigned long long)(lost - unwritten));
 }
+
+int view_pattern_names(const char *pattern, const regex_t *re, const char *name, const char *sym)
+{
+	if (re && (!regexec(re, name, 0, NULL, 0) ||
+		   (sym && view_regex_for_symbols(pattern) && !regexec(re, sym, 0, NULL, 0))))
+		return 1;
+	return !fnmatch(pattern, name, 0) || (sym && !fnmatch(pattern, sym, 0)) || view_cxx_pattern_names(pattern, sym);
+}
