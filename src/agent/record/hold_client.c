@@ -6,8 +6,7 @@
  * Invariants:
  *  - Runs while other threads of the process may be stopped at the stop
  *    signal, holding any lock: no allocation, no lock, no print; only
- *    stores to the shared header, futex calls, and a read of the hold
- *    thread's /proc stat while an answer is late.
+ *    stores to the shared header and futex calls.
  *  - A request's fields are written before req is release-stored, and
  *    needle record's answer is read after done is acquire-loaded.
  *  - A hold is never left behind: a request given up on (needle record
@@ -18,10 +17,8 @@
  *  - The ops are offered only while the buffer is mapped (hold_client_
  *    attach / hold_client_detach around the recording). */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -35,32 +32,7 @@ _Static_assert(THREAD_HOLD_MAX == SHM_HOLD_MAX, "one request holds a batch's thr
 
 static struct shm_hold *hold_area;
 
-/* Is needle record's hold thread tid stopped (SIGSTOP, Ctrl-Z, a
- * debugger)?  It cannot answer then: the request is given up at once,
- * not after 2 s with every other thread of the process stopped
- * (redis's main thread froze for 2 s while needle record -p was
- * SIGSTOPped during its start).  /proc/TID/stat's state, read with no
- * allocation (open, read, close). */
-static int server_stopped(uint32_t tid)
-{
-	char path[32], buf[128];
-	snprintf(path, sizeof(path), "/proc/%u/stat", tid); /* as task_list.c formats in this window */
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t got = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = 0;
-	/* "TID (comm) S ...": the state follows the last ')' (a comm may hold
-	 * one); a comm long enough to push it out of buf reads as running. */
-	char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
-}
-
-/* Wait (2 s at most, and no longer than needle record's hold thread
- * runs) until needle record has answered request req. */
+/* Wait (2 s at most) until needle record has answered request req. */
 static int wait_done(struct shm_hold *h, uint32_t req)
 {
 	struct timespec start, now;
@@ -71,8 +43,7 @@ static int wait_done(struct shm_hold *h, uint32_t req)
 			return 0;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		long ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-		uint32_t server = atomic_load(&h->served_by);
-		if (ms >= 2000 || !server || (ms >= 20 && server_stopped(server)))
+		if (ms >= 2000 || !atomic_load(&h->served_by))
 			return -ETIMEDOUT;
 		struct timespec t = { 0, 20 * 1000 * 1000 };
 		/* Shared futex: needle record's wake comes from another process. */
